@@ -1,0 +1,94 @@
+//! The shell, the router and the layout every page shares.
+
+use crate::components::SignedInHeader;
+use crate::pages::{audit, home, login, teams, users};
+use leptos::prelude::*;
+use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::{SsrMode, path};
+
+/// The HTML document around the app. On the server it also hands the
+/// request's CSP nonce to Leptos, so the hydration scripts carry it.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    provide_csp_nonce();
+    view! {
+        <!DOCTYPE html>
+        <html lang="en">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body>
+                <App />
+            </body>
+        </html>
+    }
+}
+
+/// The nonce the server's security-header middleware put on this request.
+#[derive(Clone, Debug)]
+pub struct CspNonce(pub String);
+
+#[cfg(feature = "ssr")]
+fn provide_csp_nonce() {
+    if let Some(parts) = use_context::<axum::http::request::Parts>()
+        && let Some(nonce) = parts.extensions.get::<CspNonce>()
+    {
+        provide_context(leptos::nonce::Nonce::from_value(nonce.0.clone()));
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    mark_hydrated();
+    view! {
+        <Stylesheet id="streamkeeper" href="/pkg/streamkeeper.css" />
+        <Title formatter=|page: String| {
+            if page.is_empty() { "Streamkeeper".to_string() } else { format!("{page} · Streamkeeper") }
+        } />
+        <Router>
+            <SignedInHeader />
+            <main class="page">
+                <Routes fallback=NotFound>
+                    <Route path=path!("/") view=home::HomePage ssr=SsrMode::Async />
+                    <Route path=path!("/login") view=login::LoginPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users") view=users::UsersPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/users/:id") view=users::UserPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams") view=teams::TeamsPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams/:id") view=teams::TeamPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/audit") view=audit::AuditPage ssr=SsrMode::Async />
+                </Routes>
+            </main>
+        </Router>
+    }
+}
+
+/// Marks the body once the wasm has hydrated, so end-to-end tests wait on a
+/// fact instead of a fixed sleep.
+fn mark_hydrated() {
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(body) = web_sys::window()
+            .and_then(|w| w.document())
+            .and_then(|d| d.body())
+        {
+            // Failing to set a test marker must not break the page.
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
+}
+
+#[component]
+fn NotFound() -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    crate::port::set_status(&crate::error::AppError::NotFound(String::new()));
+    view! {
+        <Title text="Not found" />
+        <h1>"Page not found"</h1>
+        <p>"There is nothing at this address. " <a href="/">"Go to the start page"</a> "."</p>
+    }
+}

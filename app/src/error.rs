@@ -1,0 +1,65 @@
+//! The one error type of the screens and their server functions. It carries
+//! a message fit to show a person; the server never puts database text in it.
+
+use leptos::server_fn::codec::JsonEncoding;
+use leptos::server_fn::error::{FromServerFnError, ServerFnErrorErr};
+use serde::{Deserialize, Serialize};
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+pub enum AppError {
+    #[error("Your session has ended. Sign in again.")]
+    Unauthenticated,
+    #[error("You are not allowed to {0}.")]
+    Forbidden(String),
+    #[error("{0} was not found.")]
+    NotFound(String),
+    #[error("{0}")]
+    Invalid(String),
+    #[error("{0}")]
+    Conflict(String),
+    #[error("The service is unavailable right now: {0}")]
+    Unavailable(String),
+    #[error("Something went wrong on the server (reference {0}).")]
+    Internal(String),
+    /// The request itself could not be read or sent (bad form, network).
+    #[error("The request could not be processed: {0}")]
+    Request(String),
+}
+
+impl AppError {
+    /// A stable code for the REST API and for tests.
+    pub fn code(&self) -> &'static str {
+        match self {
+            AppError::Unauthenticated => "unauthenticated",
+            AppError::Forbidden(_) => "forbidden",
+            AppError::NotFound(_) => "not_found",
+            AppError::Invalid(_) => "invalid",
+            AppError::Conflict(_) => "conflict",
+            AppError::Unavailable(_) => "unavailable",
+            AppError::Internal(_) => "internal",
+            AppError::Request(_) => "bad_request",
+        }
+    }
+
+    /// The HTTP status this error answers with.
+    pub fn status(&self) -> u16 {
+        match self {
+            AppError::Unauthenticated => 401,
+            AppError::Forbidden(_) => 403,
+            AppError::NotFound(_) => 404,
+            AppError::Invalid(_) => 422,
+            AppError::Conflict(_) => 409,
+            AppError::Unavailable(_) => 503,
+            AppError::Internal(_) => 500,
+            AppError::Request(_) => 400,
+        }
+    }
+}
+
+impl FromServerFnError for AppError {
+    type Encoder = JsonEncoding;
+
+    fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
+        AppError::Request(value.to_string())
+    }
+}

@@ -1,0 +1,8 @@
+//! One module a page (or a pair of list and detail pages), each with its
+//! server functions first and its components after.
+
+pub mod audit;
+pub mod home;
+pub mod login;
+pub mod teams;
+pub mod users;

@@ -1,0 +1,124 @@
+//! The backend port: what the screens need from the server, one trait for
+//! each area. The server implements it (with Postgres); server functions
+//! find it in the Leptos context, authenticate, and call it. Every method
+//! that acts takes the acting principal and checks it itself, so the REST
+//! API and the screens share one authorization point.
+
+use crate::error::AppError;
+use crate::model::{
+    AuditFilter, AuditRow, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary,
+    UserUpdate,
+};
+use axum::Extension;
+use std::sync::Arc;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+
+/// Where a request came from, as recorded in the audit log. Set by the
+/// server on every request.
+#[derive(Clone, Debug)]
+pub struct ClientAddr(pub String);
+
+#[async_trait::async_trait]
+pub trait Accounts: Send + Sync {
+    async fn me(&self, who: &Principal) -> Result<Me, AppError>;
+    async fn list_users(
+        &self,
+        who: &Principal,
+        query: Option<String>,
+        page: PageRequest,
+    ) -> Result<Page<UserSummary>, AppError>;
+    async fn user(&self, who: &Principal, id: i64) -> Result<UserDetail, AppError>;
+    async fn create_user(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewUser,
+    ) -> Result<UserSummary, AppError>;
+    async fn update_user(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        update: UserUpdate,
+    ) -> Result<UserSummary, AppError>;
+    async fn list_teams(
+        &self,
+        who: &Principal,
+        page: PageRequest,
+    ) -> Result<Page<TeamSummary>, AppError>;
+    async fn team(&self, who: &Principal, id: i64) -> Result<TeamDetail, AppError>;
+    async fn create_team(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewTeam,
+    ) -> Result<TeamSummary, AppError>;
+    async fn add_member(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        username: &str,
+    ) -> Result<(), AppError>;
+    async fn remove_member(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        user_id: i64,
+    ) -> Result<(), AppError>;
+}
+
+#[async_trait::async_trait]
+pub trait Audit: Send + Sync {
+    async fn entries(
+        &self,
+        who: &Principal,
+        filter: AuditFilter,
+        page: PageRequest,
+    ) -> Result<Page<AuditRow>, AppError>;
+}
+
+/// Everything the screens need, handed to Leptos as context by the server.
+#[derive(Clone)]
+pub struct Backend {
+    pub accounts: Arc<dyn Accounts>,
+    pub audit: Arc<dyn Audit>,
+}
+
+/// The backend, from the Leptos context.
+pub fn backend() -> Result<Backend, AppError> {
+    leptos::prelude::use_context::<Backend>()
+        .ok_or_else(|| AppError::Internal("backend missing from context".into()))
+}
+
+/// The principal the server resolved for this request (session or token);
+/// [`AppError::Unauthenticated`] when there is none.
+pub async fn principal() -> Result<Principal, AppError> {
+    leptos_axum::extract::<Option<Extension<Principal>>>()
+        .await
+        .map_err(|e| AppError::Request(e.to_string()))?
+        .map(|Extension(p)| p)
+        .ok_or(AppError::Unauthenticated)
+}
+
+/// Where this request came from, for the audit log.
+pub async fn client_addr() -> String {
+    leptos_axum::extract::<Option<Extension<ClientAddr>>>()
+        .await
+        .ok()
+        .flatten()
+        .map(|Extension(a)| a.0)
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Sets the HTTP status of the page being rendered to match an error, so a
+/// forbidden or missing page answers 403 or 404 and not 200.
+pub fn set_status(err: &AppError) {
+    if let Some(opts) = leptos::prelude::use_context::<leptos_axum::ResponseOptions>()
+        && let Ok(status) = axum::http::StatusCode::from_u16(err.status())
+    {
+        opts.set_status(status);
+    }
+}

@@ -1,0 +1,8 @@
+//! Streamkeeper's domain: what a user, a role, an audit entry and a page of
+//! results are, and the rules about them. Pure Rust with no IO, so it builds
+//! for the server and for the browser (wasm) alike.
+
+pub mod account;
+pub mod audit;
+pub mod page;
+pub mod role;

@@ -12,6 +12,7 @@ const MIN_PASSWORD_SCORE: u8 = 3;
 
 /// Who a request runs as, resolved by the server from a session or a token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Principal {
     pub user_id: i64,
     pub username: String,
@@ -21,6 +22,7 @@ pub struct Principal {
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Credential {
     Session,

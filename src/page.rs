@@ -39,6 +39,7 @@ impl Default for PageRequest {
 
 /// One page of items with the total, so a pager can say "page 2 of 7".
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Page<T> {
     pub items: Vec<T>,
     pub page: u32,

@@ -8,6 +8,7 @@ use std::str::FromStr;
 /// A role a user holds. A user may hold several; every signed-in user can at
 /// least read (viewer).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
     Viewer,

@@ -13,7 +13,6 @@ pub struct UserSummary {
     pub id: i64,
     pub username: String,
     pub display_name: String,
-    #[cfg_attr(feature = "ssr", schema(value_type = Vec<String>, example = json!(["viewer"])))]
     pub roles: Vec<Role>,
     pub disabled: bool,
     pub created_at: DateTime<Utc>,
@@ -78,7 +77,6 @@ pub struct NewUser {
     #[serde(default)]
     pub display_name: String,
     pub password: String,
-    #[cfg_attr(feature = "ssr", schema(value_type = Vec<String>, example = json!(["viewer"])))]
     pub roles: Vec<Role>,
 }
 
@@ -87,7 +85,6 @@ pub struct NewUser {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UserUpdate {
     pub display_name: Option<String>,
-    #[cfg_attr(feature = "ssr", schema(value_type = Option<Vec<String>>))]
     pub roles: Option<Vec<Role>>,
     pub disabled: Option<bool>,
 }
@@ -102,6 +99,7 @@ pub struct NewTeam {
 
 /// The signed-in user and their teams, for the header and the home page.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Me {
     pub principal: Principal,
     pub teams: Vec<TeamRef>,

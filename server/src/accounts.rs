@@ -1,0 +1,412 @@
+//! Users and teams: the rules of who may change what, applied to the store,
+//! with every change written to the audit log in the same transaction.
+
+use crate::errors::db;
+use crate::password;
+use crate::store::{self, audit::Event, is_unique_violation, users::UserRow};
+use serde_json::json;
+use sqlx::PgPool;
+use streamkeeper::account::{
+    Credential, Principal, check_display_name, check_password, check_team_name, check_username,
+};
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::role::{self, Action};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::model::{
+    Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
+};
+
+#[derive(Clone)]
+pub struct AccountService {
+    pool: PgPool,
+}
+
+pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppError> {
+    if who.may(action) {
+        Ok(())
+    } else {
+        Err(AppError::Forbidden(what.to_string()))
+    }
+}
+
+pub fn principal_of(u: &UserRow, via: Credential) -> Principal {
+    Principal {
+        user_id: u.id,
+        username: u.username.clone(),
+        display_name: u.display_name.clone(),
+        roles: u.roles(),
+        via,
+    }
+}
+
+impl AccountService {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Checks a username and password. `None` for an unknown, disabled or
+    /// wrong-password account alike, in about the same time.
+    pub async fn authenticate(
+        &self,
+        username: &str,
+        password: &str,
+    ) -> Result<Option<UserRow>, AppError> {
+        let user = store::users::by_username(&self.pool, username.trim())
+            .await
+            .map_err(db)?;
+        let Some(user) = user else {
+            password::verify_dummy(password);
+            return Ok(None);
+        };
+        let ok = password::verify(password, &user.password_hash);
+        Ok((ok && !user.disabled).then_some(user))
+    }
+
+    pub async fn user_row(&self, id: i64) -> Result<Option<UserRow>, AppError> {
+        store::users::by_id(&self.pool, id).await.map_err(db)
+    }
+
+    pub async fn user_for_token(&self, token: &str) -> Result<Option<UserRow>, AppError> {
+        store::tokens::user_for(&self.pool, token).await.map_err(db)
+    }
+
+    pub async fn record(&self, ev: Event<'_>) -> Result<(), AppError> {
+        store::audit::record(&self.pool, ev).await.map(drop).map_err(db)
+    }
+
+    async fn existing_user(&self, id: i64) -> Result<UserRow, AppError> {
+        self.user_row(id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("User {id}")))
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> AppError {
+    AppError::Invalid(e.to_string())
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Accounts for AccountService {
+    async fn me(&self, who: &Principal) -> Result<Me, AppError> {
+        let teams = store::users::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
+        Ok(Me {
+            principal: who.clone(),
+            teams,
+        })
+    }
+
+    async fn list_users(
+        &self,
+        who: &Principal,
+        query: Option<String>,
+        page: PageRequest,
+    ) -> Result<Page<UserSummary>, AppError> {
+        require(who, Action::ManageUsers, "list users")?;
+        store::users::list(&self.pool, query.as_deref(), page)
+            .await
+            .map_err(db)
+    }
+
+    async fn user(&self, who: &Principal, id: i64) -> Result<UserDetail, AppError> {
+        // Anyone may read their own account; only admins read others'.
+        if who.user_id != id {
+            require(who, Action::ManageUsers, "see other users")?;
+        }
+        let user = self.existing_user(id).await?;
+        let teams = store::users::teams_of(&self.pool, id).await.map_err(db)?;
+        Ok(UserDetail {
+            user: user.summary(),
+            teams,
+        })
+    }
+
+    async fn create_user(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewUser,
+    ) -> Result<UserSummary, AppError> {
+        require(who, Action::ManageUsers, "create users")?;
+        let username = check_username(&new.username).map_err(invalid)?;
+        let display_name = check_display_name(&new.display_name, &username).map_err(invalid)?;
+        check_password(&new.password, &[&username, &display_name]).map_err(invalid)?;
+        let roles = role::normalize(new.roles);
+        if roles.is_empty() {
+            return Err(AppError::Invalid("Give the user at least one role.".into()));
+        }
+        let hash = password::hash(&new.password).map_err(|e| {
+            tracing::error!(error = %e, "hashing failed");
+            AppError::Internal(crate::errors::reference())
+        })?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let row = match store::users::insert(&mut tx, &username, &display_name, &hash, &roles).await
+        {
+            Ok(row) => row,
+            Err(e) if is_unique_violation(&e) => {
+                return Err(AppError::Conflict(format!(
+                    "A user named {username} already exists."
+                )));
+            }
+            Err(e) => return Err(db(e)),
+        };
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "user.create",
+                target: format!("user:{username}"),
+                detail: json!({ "roles": store::users::role_strings(&roles), "display_name": display_name }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(row.summary())
+    }
+
+    async fn update_user(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        update: UserUpdate,
+    ) -> Result<UserSummary, AppError> {
+        require(who, Action::ManageUsers, "change users")?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let before = store::users::lock(&mut tx, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("User {id}")))?;
+        let mut after = before.clone();
+        let mut changes = serde_json::Map::new();
+        if let Some(name) = update.display_name {
+            after.display_name = check_display_name(&name, &before.username).map_err(invalid)?;
+            if after.display_name != before.display_name {
+                changes.insert("display_name".into(), json!(after.display_name));
+            }
+        }
+        if let Some(roles) = update.roles {
+            let roles = role::normalize(roles);
+            if roles.is_empty() {
+                return Err(AppError::Invalid("Give the user at least one role.".into()));
+            }
+            // An admin cannot take away their own admin role: it would leave
+            // them unable to undo it, and possibly no admin at all.
+            if who.user_id == id && !roles.contains(&role::Role::Admin) {
+                return Err(AppError::Invalid(
+                    "You cannot remove your own admin role; ask another admin.".into(),
+                ));
+            }
+            after.roles = store::users::role_strings(&roles);
+            if after.roles() != before.roles() {
+                changes.insert(
+                    "roles".into(),
+                    json!({ "from": before.roles, "to": after.roles }),
+                );
+            }
+        }
+        if let Some(disabled) = update.disabled {
+            if disabled && who.user_id == id {
+                return Err(AppError::Invalid("You cannot disable your own account.".into()));
+            }
+            after.disabled = disabled;
+            if disabled != before.disabled {
+                changes.insert("disabled".into(), json!(disabled));
+            }
+        }
+        if changes.is_empty() {
+            return Ok(before.summary());
+        }
+        // Disabling and losing roles both end the user's sessions, so a
+        // demoted user does not keep a session with the old powers cached.
+        let end_sessions = after.disabled || changes.contains_key("roles");
+        let row = store::users::update(&mut tx, &after, end_sessions)
+            .await
+            .map_err(db)?;
+        let action = match update.disabled {
+            Some(true) if changes.contains_key("disabled") => "user.disable",
+            Some(false) if changes.contains_key("disabled") => "user.enable",
+            _ => "user.update",
+        };
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action,
+                target: format!("user:{}", row.username),
+                detail: serde_json::Value::Object(changes),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(row.summary())
+    }
+
+    async fn list_teams(
+        &self,
+        who: &Principal,
+        page: PageRequest,
+    ) -> Result<Page<TeamSummary>, AppError> {
+        require(who, Action::ManageUsers, "manage teams")?;
+        store::teams::list(&self.pool, page).await.map_err(db)
+    }
+
+    async fn team(&self, who: &Principal, id: i64) -> Result<TeamDetail, AppError> {
+        require(who, Action::ManageUsers, "manage teams")?;
+        let team = store::teams::by_id(&self.pool, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Team {id}")))?;
+        let members = store::teams::members(&self.pool, id).await.map_err(db)?;
+        Ok(TeamDetail { team, members })
+    }
+
+    async fn create_team(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewTeam,
+    ) -> Result<TeamSummary, AppError> {
+        require(who, Action::ManageUsers, "create teams")?;
+        let name = check_team_name(&new.name).map_err(invalid)?;
+        let description = new.description.trim().to_string();
+        if description.chars().count() > 500 {
+            return Err(AppError::Invalid(
+                "The description must be at most 500 characters.".into(),
+            ));
+        }
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let team = match store::teams::insert(&mut tx, &name, &description).await {
+            Ok(t) => t,
+            Err(e) if is_unique_violation(&e) => {
+                return Err(AppError::Conflict(format!("A team named {name} already exists.")));
+            }
+            Err(e) => return Err(db(e)),
+        };
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "team.create",
+                target: format!("team:{name}"),
+                detail: json!({ "description": description }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        Ok(team)
+    }
+
+    async fn add_member(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        username: &str,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "manage teams")?;
+        let team = store::teams::by_id(&self.pool, team_id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
+        let user = store::users::by_username(&self.pool, username.trim())
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("User {}", username.trim())))?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        if !store::teams::add_member(&mut tx, team_id, user.id)
+            .await
+            .map_err(db)?
+        {
+            return Err(AppError::Conflict(format!(
+                "{} is already a member of {}.",
+                user.username, team.name
+            )));
+        }
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "team.member.add",
+                target: format!("team:{}", team.name),
+                detail: json!({ "user": user.username }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn remove_member(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        user_id: i64,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "manage teams")?;
+        let team = store::teams::by_id(&self.pool, team_id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
+        let user = self.existing_user(user_id).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        if !store::teams::remove_member(&mut tx, team_id, user_id)
+            .await
+            .map_err(db)?
+        {
+            return Err(AppError::NotFound(format!(
+                "{} in team {}",
+                user.username, team.name
+            )));
+        }
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "team.member.remove",
+                target: format!("team:{}", team.name),
+                detail: json!({ "user": user.username }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+}
+
+/// The audit log as the screens and the API read it.
+#[derive(Clone)]
+pub struct AuditService {
+    pool: PgPool,
+}
+
+impl AuditService {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Audit for AuditService {
+    async fn entries(
+        &self,
+        who: &Principal,
+        filter: streamkeeper_app::model::AuditFilter,
+        page: PageRequest,
+    ) -> Result<Page<streamkeeper_app::model::AuditRow>, AppError> {
+        require(who, Action::ReadAudit, "read the audit log")?;
+        store::audit::list(&self.pool, &filter, page)
+            .await
+            .map_err(db)
+    }
+}

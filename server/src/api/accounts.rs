@@ -1,0 +1,170 @@
+//! `/api/v1/me`, `/users` and `/teams`.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::model::{
+    Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
+};
+use streamkeeper_app::port::ClientAddr;
+use utoipa::{IntoParams, ToSchema};
+
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::web::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ListQuery {
+    /// Substring of the username or display name.
+    q: Option<String>,
+    /// Page number, from 1.
+    page: Option<u32>,
+    /// Items per page (1–200, default 25).
+    per_page: Option<u32>,
+}
+
+/// The signed-in user or token owner.
+#[utoipa::path(get, path = "/api/v1/me", tag = "accounts",
+    responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
+pub async fn me(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<Me>, ApiError> {
+    Ok(Json(st.backend.accounts.me(&who).await?))
+}
+
+/// Users, by username (admin).
+#[utoipa::path(get, path = "/api/v1/users", tag = "accounts", params(ListQuery),
+    responses((status = 200, body = Page<UserSummary>), (status = 403, body = ErrorBody)))]
+pub async fn list_users(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<ListQuery>,
+) -> Result<Json<Page<UserSummary>>, ApiError> {
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.backend.accounts.list_users(&who, q.q, page).await?))
+}
+
+/// Create a user (admin).
+#[utoipa::path(post, path = "/api/v1/users", tag = "accounts", request_body = NewUser,
+    responses((status = 201, body = UserSummary), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn create_user(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(new): ApiJson<NewUser>,
+) -> Result<(StatusCode, Json<UserSummary>), ApiError> {
+    let user = st.backend.accounts.create_user(&who, &from, new).await?;
+    Ok((StatusCode::CREATED, Json(user)))
+}
+
+/// A user and their teams (admin, or the user themselves).
+#[utoipa::path(get, path = "/api/v1/users/{id}", tag = "accounts", params(("id" = i64, Path)),
+    responses((status = 200, body = UserDetail), (status = 404, body = ErrorBody)))]
+pub async fn get_user(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<UserDetail>, ApiError> {
+    Ok(Json(st.backend.accounts.user(&who, id).await?))
+}
+
+/// Change a user's display name, roles or access (admin). Disabling or
+/// changing roles ends the user's sessions.
+#[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "accounts", params(("id" = i64, Path)),
+    request_body = UserUpdate,
+    responses((status = 200, body = UserSummary), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn update_user(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(update): ApiJson<UserUpdate>,
+) -> Result<Json<UserSummary>, ApiError> {
+    Ok(Json(st.backend.accounts.update_user(&who, &from, id, update).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct PageQuery {
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// Teams, by name (admin).
+#[utoipa::path(get, path = "/api/v1/teams", tag = "accounts", params(PageQuery),
+    responses((status = 200, body = Page<TeamSummary>), (status = 403, body = ErrorBody)))]
+pub async fn list_teams(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Json<Page<TeamSummary>>, ApiError> {
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.backend.accounts.list_teams(&who, page).await?))
+}
+
+/// Create a team (admin).
+#[utoipa::path(post, path = "/api/v1/teams", tag = "accounts", request_body = NewTeam,
+    responses((status = 201, body = TeamSummary), (status = 409, body = ErrorBody)))]
+pub async fn create_team(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(new): ApiJson<NewTeam>,
+) -> Result<(StatusCode, Json<TeamSummary>), ApiError> {
+    let team = st.backend.accounts.create_team(&who, &from, new).await?;
+    Ok((StatusCode::CREATED, Json(team)))
+}
+
+/// A team and its members (admin).
+#[utoipa::path(get, path = "/api/v1/teams/{id}", tag = "accounts", params(("id" = i64, Path)),
+    responses((status = 200, body = TeamDetail), (status = 404, body = ErrorBody)))]
+pub async fn get_team(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<TeamDetail>, ApiError> {
+    Ok(Json(st.backend.accounts.team(&who, id).await?))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NewMember {
+    pub username: String,
+}
+
+/// Add a member to a team (admin).
+#[utoipa::path(post, path = "/api/v1/teams/{id}/members", tag = "accounts", params(("id" = i64, Path)),
+    request_body = NewMember,
+    responses((status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn add_member(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(m): ApiJson<NewMember>,
+) -> Result<StatusCode, ApiError> {
+    st.backend
+        .accounts
+        .add_member(&who, &from, id, &m.username)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Remove a member from a team (admin).
+#[utoipa::path(delete, path = "/api/v1/teams/{id}/members/{user_id}", tag = "accounts",
+    params(("id" = i64, Path), ("user_id" = i64, Path)),
+    responses((status = 204), (status = 404, body = ErrorBody)))]
+pub async fn remove_member(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((id, user_id)): ApiPath<(i64, i64)>,
+) -> Result<StatusCode, ApiError> {
+    st.backend
+        .accounts
+        .remove_member(&who, &from, id, user_id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}

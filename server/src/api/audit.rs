@@ -1,0 +1,42 @@
+//! `/api/v1/audit`.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use serde::Deserialize;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::model::{AuditFilter, AuditRow};
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ApiQuery, ErrorBody};
+use crate::web::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct AuditQuery {
+    /// Substring of the actor's name.
+    actor: Option<String>,
+    /// Substring of the action, e.g. `login.failure`.
+    action: Option<String>,
+    /// Substring of the target, e.g. `user:alice`.
+    target: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// Audit entries, newest first (admin).
+#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(AuditQuery),
+    responses((status = 200, body = Page<AuditRow>), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<AuditQuery>,
+) -> Result<Json<Page<AuditRow>>, ApiError> {
+    let filter = AuditFilter {
+        actor: q.actor,
+        action: q.action,
+        target: q.target,
+    };
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.backend.audit.entries(&who, filter, page).await?))
+}

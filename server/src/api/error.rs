@@ -1,0 +1,114 @@
+//! REST errors: JSON with a stable code and a message, and extractors that
+//! turn malformed bodies, queries and paths into 400s with the reason.
+
+use axum::Json;
+use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::http::StatusCode;
+use axum::http::request::Parts;
+use axum::response::{IntoResponse, Response};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use streamkeeper_app::error::AppError;
+use utoipa::ToSchema;
+
+#[derive(Debug)]
+pub struct ApiError(pub AppError);
+
+/// The body of every error: `{"error": {"code": "...", "message": "..."}}`.
+#[derive(Serialize, ToSchema)]
+pub struct ErrorBody {
+    pub error: ErrorDetail,
+}
+
+#[derive(Serialize, ToSchema)]
+pub struct ErrorDetail {
+    /// Stable: unauthenticated, forbidden, not_found, invalid, conflict,
+    /// unavailable, internal, bad_request, cross_site.
+    pub code: String,
+    pub message: String,
+}
+
+impl ApiError {
+    /// The same error with a more specific message.
+    pub fn with_message(self, message: &str) -> ApiMessage {
+        ApiMessage(self.0, message.to_string())
+    }
+}
+
+pub struct ApiMessage(AppError, String);
+
+fn respond(err: &AppError, message: String) -> Response {
+    let status = StatusCode::from_u16(err.status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    let body = ErrorBody {
+        error: ErrorDetail {
+            code: err.code().to_string(),
+            message,
+        },
+    };
+    (status, Json(body)).into_response()
+}
+
+impl IntoResponse for ApiError {
+    fn into_response(self) -> Response {
+        respond(&self.0, self.0.to_string())
+    }
+}
+
+impl IntoResponse for ApiMessage {
+    fn into_response(self) -> Response {
+        respond(&self.0, self.1)
+    }
+}
+
+impl From<AppError> for ApiError {
+    fn from(e: AppError) -> Self {
+        ApiError(e)
+    }
+}
+
+fn bad_request(what: &str, text: String) -> ApiError {
+    ApiError(AppError::Request(format!("{what}: {text}")))
+}
+
+/// `Json` whose rejections are 400 JSON errors with the parser's reason.
+pub struct ApiJson<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+    type Rejection = ApiError;
+
+    async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        Json::<T>::from_request(req, state)
+            .await
+            .map(|Json(v)| ApiJson(v))
+            .map_err(|e: JsonRejection| bad_request("the JSON body is invalid", e.body_text()))
+    }
+}
+
+/// `Query` whose rejections are 400 JSON errors.
+pub struct ApiQuery<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Query::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Query(v)| ApiQuery(v))
+            .map_err(|e: QueryRejection| bad_request("the query string is invalid", e.body_text()))
+    }
+}
+
+/// `Path` whose rejections are 400 JSON errors.
+pub struct ApiPath<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|Path(v)| ApiPath(v))
+            .map_err(|e: PathRejection| bad_request("the path is invalid", e.body_text()))
+    }
+}

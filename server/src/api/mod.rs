@@ -1,0 +1,74 @@
+//! The REST API under `/api/v1`, for machines (bearer tokens) and scripts,
+//! described by the OpenAPI document at `/api/v1/openapi.json`.
+
+mod accounts;
+mod audit;
+mod error;
+
+pub use error::ApiError;
+
+use axum::routing::{delete, get};
+use axum::{Json, Router};
+use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
+use utoipa::{Modify, OpenApi};
+
+use crate::web::AppState;
+
+#[derive(OpenApi)]
+#[openapi(
+    info(title = "Streamkeeper API", description = "Read-only watch over Kafka streams, and the changes named approvers sign off."),
+    paths(
+        accounts::me,
+        accounts::list_users,
+        accounts::create_user,
+        accounts::get_user,
+        accounts::update_user,
+        accounts::list_teams,
+        accounts::create_team,
+        accounts::get_team,
+        accounts::add_member,
+        accounts::remove_member,
+        audit::list,
+    ),
+    components(schemas(error::ErrorBody, error::ErrorDetail)),
+    modifiers(&BearerAuth),
+    security(("bearer" = [])),
+)]
+pub struct ApiDoc;
+
+struct BearerAuth;
+
+impl Modify for BearerAuth {
+    fn modify(&self, doc: &mut utoipa::openapi::OpenApi) {
+        let components = doc.components.get_or_insert_with(Default::default);
+        components.add_security_scheme(
+            "bearer",
+            SecurityScheme::Http(Http::new(HttpAuthScheme::Bearer)),
+        );
+    }
+}
+
+async fn openapi() -> Json<utoipa::openapi::OpenApi> {
+    Json(ApiDoc::openapi())
+}
+
+/// Unknown API paths answer a JSON 404, not the HTML page.
+async fn not_found() -> ApiError {
+    ApiError(streamkeeper_app::error::AppError::NotFound(
+        "That API route".into(),
+    ))
+}
+
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .route("/openapi.json", get(openapi))
+        .route("/me", get(accounts::me))
+        .route("/users", get(accounts::list_users).post(accounts::create_user))
+        .route("/users/{id}", get(accounts::get_user).patch(accounts::update_user))
+        .route("/teams", get(accounts::list_teams).post(accounts::create_team))
+        .route("/teams/{id}", get(accounts::get_team))
+        .route("/teams/{id}/members", axum::routing::post(accounts::add_member))
+        .route("/teams/{id}/members/{user_id}", delete(accounts::remove_member))
+        .route("/audit", get(audit::list))
+        .fallback(not_found)
+}

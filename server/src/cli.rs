@@ -1,0 +1,244 @@
+//! The administrative subcommands: users, tokens and the audit log. Each
+//! change is recorded in the audit log with the actor `cli`.
+
+use crate::config::{AuditCommand, TokenCommand, UserCommand};
+use crate::password;
+use crate::store::{self, audit::Event, is_unique_violation};
+use anyhow::{Context, bail};
+use serde_json::json;
+use sqlx::PgPool;
+use std::io::Read;
+use std::process::ExitCode;
+use streamkeeper::account::{check_display_name, check_password, check_username};
+use streamkeeper::role;
+
+const ACTOR: &str = "cli";
+const SOURCE: &str = "cli";
+
+fn read_password(from_stdin: bool, user_inputs: &[&str]) -> anyhow::Result<(String, bool)> {
+    if !from_stdin {
+        return Ok((password::generate(), true));
+    }
+    let mut s = String::new();
+    std::io::stdin()
+        .read_to_string(&mut s)
+        .context("reading the password from standard input")?;
+    let p = s.trim_end_matches(['\n', '\r']).to_string();
+    check_password(&p, user_inputs)?;
+    Ok((p, false))
+}
+
+pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        UserCommand::Add {
+            username,
+            display_name,
+            roles,
+            password_stdin,
+        } => {
+            let username = check_username(&username)?;
+            let display_name = check_display_name(&display_name, &username)?;
+            let roles = role::normalize(roles);
+            let (pw, generated) = read_password(password_stdin, &[&username, &display_name])?;
+            let hash = password::hash(&pw)?;
+            let mut tx = pool.begin().await?;
+            match store::users::insert(&mut tx, &username, &display_name, &hash, &roles).await {
+                Ok(_) => {}
+                Err(e) if is_unique_violation(&e) => bail!("a user named {username} already exists"),
+                Err(e) => return Err(e.into()),
+            }
+            store::audit::append(
+                &mut tx,
+                Event {
+                    actor: ACTOR,
+                    action: "user.create",
+                    target: format!("user:{username}"),
+                    detail: json!({ "roles": store::users::role_strings(&roles), "display_name": display_name }),
+                    source: SOURCE,
+                },
+            )
+            .await?;
+            tx.commit().await?;
+            let roles: Vec<&str> = roles.iter().map(|r| r.as_str()).collect();
+            println!("created user {username} with roles {}", roles.join(", "));
+            if generated {
+                println!("password (shown once): {pw}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        UserCommand::Passwd {
+            username,
+            password_stdin,
+        } => {
+            let mut tx = pool.begin().await?;
+            let Some(found) = store::users::by_username(pool, &username).await? else {
+                bail!("no user named {username}");
+            };
+            let mut u = store::users::lock(&mut tx, found.id)
+                .await?
+                .context("the user vanished")?;
+            let (pw, generated) = read_password(password_stdin, &[&u.username, &u.display_name])?;
+            u.password_hash = password::hash(&pw)?;
+            store::users::update(&mut tx, &u, true).await?;
+            store::audit::append(
+                &mut tx,
+                Event {
+                    actor: ACTOR,
+                    action: "user.password",
+                    target: format!("user:{username}"),
+                    detail: json!({ "sessions_ended": true }),
+                    source: SOURCE,
+                },
+            )
+            .await?;
+            tx.commit().await?;
+            println!("password of {username} changed; their sessions are ended");
+            if generated {
+                println!("password (shown once): {pw}");
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+        UserCommand::Disable { username } => {
+            let Some(found) = store::users::by_username(pool, &username).await? else {
+                bail!("no user named {username}");
+            };
+            let mut tx = pool.begin().await?;
+            let mut u = store::users::lock(&mut tx, found.id)
+                .await?
+                .context("the user vanished")?;
+            u.disabled = true;
+            store::users::update(&mut tx, &u, true).await?;
+            store::audit::append(
+                &mut tx,
+                Event {
+                    actor: ACTOR,
+                    action: "user.disable",
+                    target: format!("user:{username}"),
+                    detail: json!({ "disabled": true }),
+                    source: SOURCE,
+                },
+            )
+            .await?;
+            tx.commit().await?;
+            println!("disabled {username}; their sessions and tokens no longer work");
+            Ok(ExitCode::SUCCESS)
+        }
+        UserCommand::List => {
+            let mut page = streamkeeper::page::PageRequest::new(Some(1), Some(200));
+            println!("{:<6} {:<24} {:<28} {:<9} roles", "id", "username", "name", "status");
+            loop {
+                let p = store::users::list(pool, None, page).await?;
+                for u in &p.items {
+                    let roles: Vec<&str> = u.roles.iter().map(|r| r.as_str()).collect();
+                    let status = if u.disabled { "disabled" } else { "active" };
+                    println!(
+                        "{:<6} {:<24} {:<28} {:<9} {}",
+                        u.id,
+                        u.username,
+                        u.display_name,
+                        status,
+                        roles.join(",")
+                    );
+                }
+                if !p.has_next() {
+                    break;
+                }
+                page.page += 1;
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        TokenCommand::Create { user, name } => {
+            let name = name.trim().to_string();
+            if name.is_empty() || name.chars().count() > 100 {
+                bail!("--name must be 1 to 100 characters");
+            }
+            let Some(u) = store::users::by_username(pool, &user).await? else {
+                bail!("no user named {user}");
+            };
+            if u.disabled {
+                bail!("{user} is disabled");
+            }
+            let token = store::tokens::generate();
+            let mut tx = pool.begin().await?;
+            let id = store::tokens::insert(&mut tx, u.id, &name, &token).await?;
+            store::audit::append(
+                &mut tx,
+                Event {
+                    actor: ACTOR,
+                    action: "token.create",
+                    target: format!("user:{user}"),
+                    detail: json!({ "token_id": id, "name": name }),
+                    source: SOURCE,
+                },
+            )
+            .await?;
+            tx.commit().await?;
+            println!("token {id} for {user} ({name}), shown once:");
+            println!("{token}");
+            Ok(ExitCode::SUCCESS)
+        }
+        TokenCommand::Revoke { id } => {
+            let mut tx = pool.begin().await?;
+            let Some(owner) = store::tokens::revoke(&mut tx, id).await? else {
+                bail!("no live token with id {id}");
+            };
+            store::audit::append(
+                &mut tx,
+                Event {
+                    actor: ACTOR,
+                    action: "token.revoke",
+                    target: format!("user:{owner}"),
+                    detail: json!({ "token_id": id }),
+                    source: SOURCE,
+                },
+            )
+            .await?;
+            tx.commit().await?;
+            println!("revoked token {id} of {owner}");
+            Ok(ExitCode::SUCCESS)
+        }
+        TokenCommand::List => {
+            println!("{:<6} {:<24} {:<28} {:<20} state", "id", "user", "name", "last used");
+            for t in store::tokens::list(pool).await? {
+                let used = t
+                    .last_used_at
+                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
+                    .unwrap_or_else(|| "never".into());
+                let state = match t.revoked_at {
+                    Some(d) => format!("revoked {}", d.format("%Y-%m-%d")),
+                    None => "live".into(),
+                };
+                println!(
+                    "{:<6} {:<24} {:<28} {:<20} {state} (created {})",
+                    t.id,
+                    t.username,
+                    t.name,
+                    used,
+                    t.created_at.format("%Y-%m-%d")
+                );
+            }
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        AuditCommand::Verify => match store::audit::verify(pool).await {
+            Ok(n) => {
+                println!("audit log intact: {n} entries verified");
+                Ok(ExitCode::SUCCESS)
+            }
+            Err(store::audit::VerifyError::Broken(b)) => {
+                println!("audit log BROKEN at entry {}: {b}", b.id());
+                Ok(ExitCode::from(1))
+            }
+            Err(e) => Err(e.into()),
+        },
+    }
+}

@@ -1,0 +1,284 @@
+//! Command line and environment, parsed by clap and validated before
+//! anything starts. Every error names the setting (flag and variable) so an
+//! operator knows what to fix; secrets are never printed.
+
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::time::Duration;
+use streamkeeper::role::Role;
+use url::Url;
+
+#[derive(Debug, Parser)]
+#[command(
+    name = "streamkeeper",
+    version,
+    about = "Keeps watch over Kafka streams, read-only, and gets the first alert to the stream's owner."
+)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: GlobalArgs,
+    #[command(subcommand)]
+    pub command: Option<Command>,
+}
+
+#[derive(Debug, Args)]
+pub struct GlobalArgs {
+    /// Postgres connection URL (postgres://user:pass@host:port/db).
+    #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
+    pub database_url: Option<String>,
+    /// Log filter: error, warn, info, debug, trace, or a tracing directive.
+    #[arg(long, env = "STREAMKEEPER_LOG", default_value = "info", global = true)]
+    pub log_level: String,
+    /// How long to keep retrying an unreachable Postgres at start, in seconds.
+    #[arg(long, env = "STREAMKEEPER_DB_CONNECT_TIMEOUT", default_value_t = 30, global = true)]
+    pub db_connect_timeout: u64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// Serve the console and the API (the default).
+    Serve(ServeArgs),
+    /// Apply the database migrations and exit.
+    Migrate,
+    /// Manage users.
+    #[command(subcommand)]
+    User(UserCommand),
+    /// Manage bearer tokens for machines (CI jobs, OpenLineage producers).
+    #[command(subcommand)]
+    Token(TokenCommand),
+    /// Check the audit log.
+    #[command(subcommand)]
+    Audit(AuditCommand),
+}
+
+#[derive(Debug, Args)]
+pub struct ServeArgs {
+    /// Address to listen on.
+    #[arg(long, env = "STREAMKEEPER_BIND", default_value = "127.0.0.1:3000")]
+    pub bind: String,
+    /// The URL users reach the console at; https turns on Secure cookies,
+    /// the __Host- cookie name and HSTS. Defaults to http://BIND.
+    #[arg(long, env = "STREAMKEEPER_PUBLIC_URL")]
+    pub public_url: Option<String>,
+    /// Folder with the built site (pkg/ with the wasm, JS and CSS).
+    #[arg(long, env = "STREAMKEEPER_SITE_ROOT", default_value = "target/site")]
+    pub site_root: String,
+    /// Minutes without a request after which a session ends.
+    #[arg(long, env = "STREAMKEEPER_SESSION_IDLE_MINUTES", default_value_t = 30)]
+    pub session_idle_minutes: i64,
+    /// Hours after sign-in after which a session ends, however active.
+    #[arg(long, env = "STREAMKEEPER_SESSION_MAX_HOURS", default_value_t = 12)]
+    pub session_max_hours: i64,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum UserCommand {
+    /// Create a user. Prints a generated password once unless --password-stdin.
+    Add {
+        username: String,
+        #[arg(long, default_value = "")]
+        display_name: String,
+        /// A role (repeat for several): viewer, owner, approver, manager, admin.
+        #[arg(long = "role", default_value = "viewer")]
+        roles: Vec<Role>,
+        /// Read the password from standard input instead of generating one.
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Set a user's password and end their sessions.
+    Passwd {
+        username: String,
+        #[arg(long)]
+        password_stdin: bool,
+    },
+    /// Disable a user and end their sessions.
+    Disable { username: String },
+    /// List users.
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TokenCommand {
+    /// Create a bearer token acting as USER. The token is printed once.
+    Create {
+        #[arg(long)]
+        user: String,
+        /// What the token is for, e.g. "ci-schema-check".
+        #[arg(long)]
+        name: String,
+    },
+    /// Revoke a token by its id.
+    Revoke { id: i64 },
+    /// List tokens (never their secrets).
+    List,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum AuditCommand {
+    /// Check the whole hash chain and name the first broken entry.
+    Verify,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum ConfigError {
+    #[error("DATABASE_URL (--database-url) is not set: give the Postgres URL, e.g. postgres://streamkeeper@localhost:5432/streamkeeper")]
+    MissingDatabaseUrl,
+    #[error("DATABASE_URL (--database-url) is not a postgres:// or postgresql:// URL")]
+    BadDatabaseUrl,
+    #[error("STREAMKEEPER_BIND (--bind) '{0}' is not an address like 127.0.0.1:3000")]
+    BadBind(String),
+    #[error("STREAMKEEPER_PUBLIC_URL (--public-url) '{0}' is not an http:// or https:// URL with a host")]
+    BadPublicUrl(String),
+    #[error("STREAMKEEPER_SESSION_IDLE_MINUTES (--session-idle-minutes) must be between 1 and 1440, not {0}")]
+    BadIdle(i64),
+    #[error("STREAMKEEPER_SESSION_MAX_HOURS (--session-max-hours) must be between 1 and 720, not {0}")]
+    BadMax(i64),
+    #[error("a STREAMKEEPER_ setting is malformed: {0}")]
+    Environment(String),
+    #[error("STREAMKEEPER_LOG (--log-level) '{0}' is not a log filter")]
+    BadLogLevel(String),
+}
+
+/// `serve`'s settings from the environment and defaults, for a bare
+/// `streamkeeper` with no subcommand.
+pub fn serve_args_from_env() -> Result<ServeArgs, ConfigError> {
+    #[derive(Parser)]
+    struct ServeOnly {
+        #[command(flatten)]
+        args: ServeArgs,
+    }
+    // Parsing no arguments reads only environment variables and defaults.
+    ServeOnly::try_parse_from(["streamkeeper"])
+        .map(|s| s.args)
+        .map_err(|e| ConfigError::Environment(e.to_string().trim().to_string()))
+}
+
+/// The database settings every subcommand needs.
+pub fn database_url(g: &GlobalArgs) -> Result<String, ConfigError> {
+    let url = g
+        .database_url
+        .as_deref()
+        .filter(|u| !u.trim().is_empty())
+        .ok_or(ConfigError::MissingDatabaseUrl)?;
+    let parsed = Url::parse(url).map_err(|_| ConfigError::BadDatabaseUrl)?;
+    if !matches!(parsed.scheme(), "postgres" | "postgresql") {
+        return Err(ConfigError::BadDatabaseUrl);
+    }
+    Ok(url.to_string())
+}
+
+/// Validated settings of `serve`.
+#[derive(Debug, Clone)]
+pub struct ServeConfig {
+    pub bind: SocketAddr,
+    pub public_url: Url,
+    pub site_root: String,
+    pub session_idle: Duration,
+    pub session_max: Duration,
+}
+
+impl ServeConfig {
+    pub fn from_args(a: &ServeArgs) -> Result<Self, ConfigError> {
+        let bind: SocketAddr = a
+            .bind
+            .parse()
+            .map_err(|_| ConfigError::BadBind(a.bind.clone()))?;
+        let public = a
+            .public_url
+            .clone()
+            .unwrap_or_else(|| format!("http://{bind}"));
+        let public_url = Url::parse(&public)
+            .ok()
+            .filter(|u| matches!(u.scheme(), "http" | "https") && u.host_str().is_some())
+            .ok_or(ConfigError::BadPublicUrl(public))?;
+        if !(1..=1440).contains(&a.session_idle_minutes) {
+            return Err(ConfigError::BadIdle(a.session_idle_minutes));
+        }
+        if !(1..=720).contains(&a.session_max_hours) {
+            return Err(ConfigError::BadMax(a.session_max_hours));
+        }
+        Ok(Self {
+            bind,
+            public_url,
+            site_root: a.site_root.clone(),
+            session_idle: Duration::from_secs(a.session_idle_minutes.unsigned_abs() * 60),
+            session_max: Duration::from_secs(a.session_max_hours.unsigned_abs() * 3600),
+        })
+    }
+
+    pub fn https(&self) -> bool {
+        self.public_url.scheme() == "https"
+    }
+
+    /// The origin browsers send in `Origin` for this console.
+    pub fn origin(&self) -> String {
+        self.public_url.origin().ascii_serialization()
+    }
+
+    /// `__Host-` binds the cookie to this exact origin, but browsers accept
+    /// it only with `Secure`, so plain-http installs use a plain name.
+    pub fn cookie_name(&self) -> &'static str {
+        if self.https() {
+            "__Host-streamkeeper"
+        } else {
+            "streamkeeper"
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn args() -> ServeArgs {
+        ServeArgs {
+            bind: "127.0.0.1:3000".into(),
+            public_url: None,
+            site_root: "site".into(),
+            session_idle_minutes: 30,
+            session_max_hours: 12,
+        }
+    }
+
+    #[test]
+    fn defaults_public_url_from_bind() {
+        let c = ServeConfig::from_args(&args()).expect("valid");
+        assert_eq!(c.origin(), "http://127.0.0.1:3000");
+        assert!(!c.https());
+        assert_eq!(c.cookie_name(), "streamkeeper");
+    }
+
+    #[test]
+    fn https_uses_host_prefixed_cookie() {
+        let mut a = args();
+        a.public_url = Some("https://sk.example.com/".into());
+        let c = ServeConfig::from_args(&a).expect("valid");
+        assert_eq!(c.cookie_name(), "__Host-streamkeeper");
+        assert_eq!(c.origin(), "https://sk.example.com");
+    }
+
+    #[test]
+    fn errors_name_the_setting() {
+        let mut a = args();
+        a.bind = "nonsense".into();
+        let e = ServeConfig::from_args(&a).expect_err("bad bind");
+        assert!(e.to_string().contains("STREAMKEEPER_BIND"));
+        let mut a = args();
+        a.public_url = Some("ftp://x".into());
+        assert!(matches!(
+            ServeConfig::from_args(&a),
+            Err(ConfigError::BadPublicUrl(_))
+        ));
+        let g = GlobalArgs {
+            database_url: None,
+            log_level: "info".into(),
+            db_connect_timeout: 1,
+        };
+        assert_eq!(database_url(&g), Err(ConfigError::MissingDatabaseUrl));
+        let g = GlobalArgs {
+            database_url: Some("mysql://x".into()),
+            ..g
+        };
+        assert_eq!(database_url(&g), Err(ConfigError::BadDatabaseUrl));
+    }
+}

@@ -1,0 +1,169 @@
+//! Appending to and reading the hash-chained audit log.
+
+use streamkeeper_app::model::{AuditFilter, AuditRow};
+use chrono::Utc;
+use sqlx::{PgConnection, PgPool, Row};
+use streamkeeper::audit::{self, ChainBreak, ChainVerifier, EntryContent, GENESIS, StoredEntry};
+use streamkeeper::page::{Page, PageRequest};
+
+/// Fixed key of the advisory lock that serialises appends, so each entry
+/// chains to the one before it.
+const APPEND_LOCK: i64 = 0x5354_524d_4155_4454; // "STRMAUDT"
+
+/// What happened, before it gets its time and chain position.
+#[derive(Debug, Clone)]
+pub struct Event<'a> {
+    pub actor: &'a str,
+    pub action: &'a str,
+    pub target: String,
+    pub detail: serde_json::Value,
+    pub source: &'a str,
+}
+
+/// Appends an entry inside the caller's transaction, so the change and its
+/// record commit or roll back together.
+pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx::Error> {
+    sqlx::query("SELECT pg_advisory_xact_lock($1)")
+        .bind(APPEND_LOCK)
+        .execute(&mut *conn)
+        .await?;
+    let last: Option<(i64, Vec<u8>)> =
+        sqlx::query_as("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1")
+            .fetch_optional(&mut *conn)
+            .await?;
+    let (id, prev) = match last {
+        Some((id, hash)) => (id + 1, hash),
+        None => (1, GENESIS.to_vec()),
+    };
+    let prev_arr: audit::Hash = prev.as_slice().try_into().unwrap_or(GENESIS);
+    let content = EntryContent {
+        at: audit::to_micros(Utc::now()),
+        actor: ev.actor.to_string(),
+        action: ev.action.to_string(),
+        target: ev.target,
+        detail: ev.detail.to_string(),
+        source: ev.source.to_string(),
+    };
+    let hash = audit::entry_hash(&prev_arr, id, &content);
+    sqlx::query(
+        "INSERT INTO audit_log (id, at, actor, action, target, detail, source, prev_hash, hash)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+    )
+    .bind(id)
+    .bind(content.at)
+    .bind(&content.actor)
+    .bind(&content.action)
+    .bind(&content.target)
+    .bind(&content.detail)
+    .bind(&content.source)
+    .bind(&prev)
+    .bind(hash.as_slice())
+    .execute(&mut *conn)
+    .await?;
+    Ok(id)
+}
+
+/// Appends an entry in its own transaction (for events that change nothing
+/// else, such as a failed login).
+pub async fn record(pool: &PgPool, ev: Event<'_>) -> Result<i64, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    let id = append(&mut tx, ev).await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+fn like(s: &Option<String>) -> Option<String> {
+    s.as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")))
+}
+
+/// Entries newest first, filtered by substrings of actor, action and target.
+pub async fn list(
+    pool: &PgPool,
+    f: &AuditFilter,
+    page: PageRequest,
+) -> Result<Page<AuditRow>, sqlx::Error> {
+    let (actor, action, target) = (like(&f.actor), like(&f.action), like(&f.target));
+    const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
+        AND ($2::text IS NULL OR action ILIKE $2)
+        AND ($3::text IS NULL OR target ILIKE $3)";
+    let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM audit_log WHERE {WHERE}"))
+        .bind(&actor)
+        .bind(&action)
+        .bind(&target)
+        .fetch_one(pool)
+        .await?;
+    let rows = sqlx::query(&format!(
+        "SELECT id, at, actor, action, target, detail, source FROM audit_log
+         WHERE {WHERE} ORDER BY id DESC LIMIT $4 OFFSET $5"
+    ))
+    .bind(&actor)
+    .bind(&action)
+    .bind(&target)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|r| {
+            Ok(AuditRow {
+                id: r.try_get("id")?,
+                at: r.try_get("at")?,
+                actor: r.try_get("actor")?,
+                action: r.try_get("action")?,
+                target: r.try_get("target")?,
+                detail: r.try_get("detail")?,
+                source: r.try_get("source")?,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    Ok(Page::new(items, page, total.unsigned_abs()))
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum VerifyError {
+    #[error(transparent)]
+    Broken(#[from] ChainBreak),
+    #[error("reading the audit log failed: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// Walks the whole chain in batches; returns how many entries were checked.
+pub async fn verify(pool: &PgPool) -> Result<u64, VerifyError> {
+    const BATCH: i64 = 5_000;
+    let mut verifier = ChainVerifier::new();
+    let mut after = 0_i64;
+    loop {
+        let rows = sqlx::query(
+            "SELECT id, at, actor, action, target, detail, source, prev_hash, hash
+             FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2",
+        )
+        .bind(after)
+        .bind(BATCH)
+        .fetch_all(pool)
+        .await?;
+        if rows.is_empty() {
+            return Ok(verifier.checked());
+        }
+        for r in rows {
+            let entry = StoredEntry {
+                id: r.try_get("id")?,
+                content: EntryContent {
+                    at: r.try_get("at")?,
+                    actor: r.try_get("actor")?,
+                    action: r.try_get("action")?,
+                    target: r.try_get("target")?,
+                    detail: r.try_get("detail")?,
+                    source: r.try_get("source")?,
+                },
+                prev_hash: r.try_get("prev_hash")?,
+                hash: r.try_get("hash")?,
+            };
+            verifier.check(&entry)?;
+            after = entry.id;
+        }
+    }
+}

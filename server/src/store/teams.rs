@@ -1,0 +1,116 @@
+//! Teams and their memberships.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgConnection, PgPool};
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::model::{TeamSummary, UserSummary};
+
+use super::users::UserRow;
+
+#[derive(Debug, Clone, FromRow)]
+struct TeamRow {
+    id: i64,
+    name: String,
+    description: String,
+    members: i64,
+    created_at: DateTime<Utc>,
+}
+
+impl From<TeamRow> for TeamSummary {
+    fn from(t: TeamRow) -> Self {
+        TeamSummary {
+            id: t.id,
+            name: t.name,
+            description: t.description,
+            members: t.members,
+            created_at: t.created_at,
+        }
+    }
+}
+
+const SELECT: &str = "SELECT t.id, t.name, t.description, t.created_at,
+        (SELECT count(*) FROM memberships m WHERE m.team_id = t.id) AS members
+    FROM teams t";
+
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<TeamSummary>, sqlx::Error> {
+    let row: Option<TeamRow> = sqlx::query_as(&format!("{SELECT} WHERE t.id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?;
+    Ok(row.map(Into::into))
+}
+
+pub async fn list(pool: &PgPool, page: PageRequest) -> Result<Page<TeamSummary>, sqlx::Error> {
+    let total: i64 = sqlx::query_scalar("SELECT count(*) FROM teams")
+        .fetch_one(pool)
+        .await?;
+    let rows: Vec<TeamRow> = sqlx::query_as(&format!("{SELECT} ORDER BY t.name LIMIT $1 OFFSET $2"))
+        .bind(page.limit())
+        .bind(page.offset())
+        .fetch_all(pool)
+        .await?;
+    Ok(Page::new(
+        rows.into_iter().map(Into::into).collect(),
+        page,
+        total.unsigned_abs(),
+    ))
+}
+
+pub async fn insert(
+    conn: &mut PgConnection,
+    name: &str,
+    description: &str,
+) -> Result<TeamSummary, sqlx::Error> {
+    let row: TeamRow = sqlx::query_as(
+        "INSERT INTO teams (name, description) VALUES ($1, $2)
+         RETURNING id, name, description, created_at, 0::bigint AS members",
+    )
+    .bind(name)
+    .bind(description)
+    .fetch_one(conn)
+    .await?;
+    Ok(row.into())
+}
+
+pub async fn members(pool: &PgPool, team_id: i64) -> Result<Vec<UserSummary>, sqlx::Error> {
+    let rows: Vec<UserRow> = sqlx::query_as(
+        "SELECT u.id, u.username, u.display_name, u.password_hash, u.roles, u.disabled,
+                u.session_epoch, u.created_at
+         FROM users u JOIN memberships m ON m.user_id = u.id
+         WHERE m.team_id = $1 ORDER BY u.username",
+    )
+    .bind(team_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.iter().map(UserRow::summary).collect())
+}
+
+/// Adds a membership; `false` when it already existed.
+pub async fn add_member(
+    conn: &mut PgConnection,
+    team_id: i64,
+    user_id: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "INSERT INTO memberships (team_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
+    )
+    .bind(team_id)
+    .bind(user_id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+/// Removes a membership; `false` when there was none.
+pub async fn remove_member(
+    conn: &mut PgConnection,
+    team_id: i64,
+    user_id: i64,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("DELETE FROM memberships WHERE team_id = $1 AND user_id = $2")
+        .bind(team_id)
+        .bind(user_id)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}

@@ -1,0 +1,287 @@
+//! Who is asking: sign-in and sign-out, and the middleware that resolves a
+//! session or bearer token into a principal and turns everyone else away.
+
+use axum::{Extension, Form};
+use axum::extract::rejection::FormRejection;
+use axum::extract::{ConnectInfo, Request, State};
+use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Redirect, Response};
+use chrono::Utc;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use std::net::SocketAddr;
+use streamkeeper::account::{Credential, Principal};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::port::ClientAddr;
+use tower_sessions::Session;
+
+use super::AppState;
+use crate::accounts::principal_of;
+use crate::api::ApiError;
+use crate::store::audit::Event;
+
+/// What a session holds: the user, the epoch of their account when they
+/// signed in (a disable or password change bumps it) and when they did.
+#[derive(Clone, Copy, Debug, Serialize, Deserialize)]
+pub struct SessionUser {
+    pub user_id: i64,
+    pub epoch: i32,
+    pub auth_time: i64,
+}
+
+const SESSION_KEY: &str = "auth";
+
+pub fn client_addr(req: &Request) -> String {
+    req.extensions()
+        .get::<ConnectInfo<SocketAddr>>()
+        .map(|ci| ci.0.ip().to_string())
+        .unwrap_or_else(|| "unknown".into())
+}
+
+/// Paths anyone may reach: the sign-in page and its assets.
+fn is_public(path: &str) -> bool {
+    matches!(path, "/login" | "/logout" | "/healthz" | "/favicon.ico") || path.starts_with("/pkg/")
+}
+
+fn bearer(req: &Request) -> Option<String> {
+    req.headers()
+        .get(header::AUTHORIZATION)?
+        .to_str()
+        .ok()?
+        .strip_prefix("Bearer ")
+        .map(|t| t.trim().to_string())
+}
+
+async fn session_principal(st: &AppState, session: &Session) -> Result<Option<Principal>, AppError> {
+    let stored: Option<SessionUser> = session.get(SESSION_KEY).await.map_err(|e| {
+        tracing::error!(error = %e, "session store");
+        AppError::Unavailable("sessions cannot be read right now".into())
+    })?;
+    let Some(su) = stored else {
+        return Ok(None);
+    };
+    let user = st.accounts.user_row(su.user_id).await?;
+    let age = Utc::now().timestamp() - su.auth_time;
+    let max = i64::try_from(st.config.session_max.as_secs()).unwrap_or(i64::MAX);
+    match user {
+        Some(u) if !u.disabled && u.session_epoch == su.epoch && (0..max).contains(&age) => {
+            Ok(Some(principal_of(&u, Credential::Session)))
+        }
+        _ => {
+            // Disabled, demoted, password changed or past the absolute
+            // lifetime: end the session on the server.
+            if let Err(e) = session.flush().await {
+                tracing::warn!(error = %e, "could not end a stale session");
+            }
+            Ok(None)
+        }
+    }
+}
+
+/// Resolves the principal (bearer token first, then session), records the
+/// client address, and refuses anything but the public paths without one:
+/// pages redirect to sign-in and back, APIs answer 401.
+pub async fn authenticate(
+    State(st): State<AppState>,
+    session: Session,
+    mut req: Request,
+    next: Next,
+) -> Response {
+    let addr = client_addr(&req);
+    req.extensions_mut().insert(ClientAddr(addr));
+    let had_cookie = req
+        .headers()
+        .get(header::COOKIE)
+        .and_then(|c| c.to_str().ok())
+        .is_some_and(|c| c.contains(st.config.cookie_name()));
+    let principal = match bearer(&req) {
+        Some(token) => match st.accounts.user_for_token(&token).await {
+            Ok(Some(u)) => Some(principal_of(&u, Credential::Token)),
+            Ok(None) => {
+                return ApiError(AppError::Unauthenticated)
+                    .with_message("The bearer token is unknown, revoked, or its user is disabled.")
+                    .into_response();
+            }
+            Err(e) => return ApiError(e).into_response(),
+        },
+        None => match session_principal(&st, &session).await {
+            Ok(p) => p,
+            Err(e) => return ApiError(e).into_response(),
+        },
+    };
+    let path = req.uri().path().to_string();
+    match principal {
+        Some(p) => {
+            req.extensions_mut().insert(p);
+        }
+        None if is_public(&path) => {}
+        None => return turn_away(&req, &path, had_cookie),
+    }
+    next.run(req).await
+}
+
+fn turn_away(req: &Request, path: &str, expired: bool) -> Response {
+    if path.starts_with("/api/") || path.starts_with("/fn/") {
+        let mut res = ApiError(AppError::Unauthenticated).into_response();
+        res.headers_mut()
+            .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+        return res;
+    }
+    if matches!(*req.method(), Method::GET | Method::HEAD) {
+        let next = req
+            .uri()
+            .path_and_query()
+            .map(|pq| pq.as_str().to_string())
+            .unwrap_or_else(|| "/".into());
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("next", &next);
+        if expired {
+            q.append_pair("expired", "1");
+        }
+        return Redirect::to(&format!("/login?{}", q.finish())).into_response();
+    }
+    (StatusCode::UNAUTHORIZED, "Sign in first.").into_response()
+}
+
+#[derive(Debug, Deserialize)]
+pub struct LoginForm {
+    username: String,
+    password: String,
+    #[serde(default)]
+    next: String,
+}
+
+/// Only local paths, so a crafted link cannot send a user elsewhere after
+/// sign-in; and never back to the sign-in page itself.
+fn safe_next(next: &str) -> &str {
+    let local = next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\");
+    if local && !next.starts_with("/login") {
+        next
+    } else {
+        "/"
+    }
+}
+
+pub async fn login(
+    State(st): State<AppState>,
+    session: Session,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    form: Result<Form<LoginForm>, FormRejection>,
+) -> Response {
+    let Form(form) = match form {
+        Ok(f) => f,
+        Err(e) => {
+            return ApiError(AppError::Request(format!(
+                "the sign-in form could not be read: {}",
+                e.body_text()
+            )))
+            .into_response();
+        }
+    };
+    let username = form.username.trim().to_lowercase();
+    let next = safe_next(&form.next).to_string();
+    let failed = || {
+        let mut q = form_urlencoded::Serializer::new(String::new());
+        q.append_pair("error", "1");
+        if next != "/" {
+            q.append_pair("next", &next);
+        }
+        Redirect::to(&format!("/login?{}", q.finish())).into_response()
+    };
+    // Attempted names are recorded clipped: they may be passwords typed
+    // into the wrong field.
+    let attempted: String = username.chars().take(64).collect();
+    let throttled = !st.limiter.allow(&username, &from);
+    let user = if throttled {
+        None
+    } else {
+        match st.accounts.authenticate(&username, &form.password).await {
+            Ok(u) => u,
+            Err(e) => return ApiError(e).into_response(),
+        }
+    };
+    let Some(user) = user else {
+        let reason = if throttled { "throttled" } else { "invalid credentials" };
+        let event = Event {
+            actor: "anonymous",
+            action: "login.failure",
+            target: format!("user:{attempted}"),
+            detail: json!({ "reason": reason }),
+            source: &from,
+        };
+        if let Err(e) = st.accounts.record(event).await {
+            return ApiError(e).into_response();
+        }
+        return failed();
+    };
+    // A new session id at every sign-in (no session fixation).
+    let session_set = async {
+        session.cycle_id().await?;
+        session
+            .insert(
+                SESSION_KEY,
+                SessionUser {
+                    user_id: user.id,
+                    epoch: user.session_epoch,
+                    auth_time: Utc::now().timestamp(),
+                },
+            )
+            .await
+    };
+    if let Err(e) = session_set.await {
+        tracing::error!(error = %e, "could not start a session");
+        return ApiError(AppError::Unavailable("sessions cannot be stored right now".into()))
+            .into_response();
+    }
+    let event = Event {
+        actor: &user.username,
+        action: "login.success",
+        target: format!("user:{}", user.username),
+        detail: json!({}),
+        source: &from,
+    };
+    if let Err(e) = st.accounts.record(event).await {
+        return ApiError(e).into_response();
+    }
+    Redirect::to(&next).into_response()
+}
+
+pub async fn logout(
+    State(st): State<AppState>,
+    session: Session,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    principal: Option<Extension<Principal>>,
+) -> Response {
+    if let Some(Extension(p)) = principal {
+        let event = Event {
+            actor: &p.username,
+            action: "logout",
+            target: format!("user:{}", p.username),
+            detail: json!({}),
+            source: &from,
+        };
+        if let Err(e) = st.accounts.record(event).await {
+            tracing::error!(error = %e, "could not record a sign-out");
+        }
+    }
+    if let Err(e) = session.flush().await {
+        tracing::error!(error = %e, "could not end a session");
+    }
+    Redirect::to("/login").into_response()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::safe_next;
+
+    #[test]
+    fn next_stays_local() {
+        assert_eq!(safe_next("/settings/users?page=2"), "/settings/users?page=2");
+        assert_eq!(safe_next("//evil.example/x"), "/");
+        assert_eq!(safe_next("https://evil.example"), "/");
+        assert_eq!(safe_next("/\\evil.example"), "/");
+        assert_eq!(safe_next("/login?next=/x"), "/");
+        assert_eq!(safe_next(""), "/");
+    }
+}

@@ -1,0 +1,125 @@
+//! The HTTP server: the Leptos pages and server functions, sign-in, the
+//! REST API and static assets, behind the security layers.
+
+pub mod auth;
+pub mod limiter;
+pub mod security;
+pub mod server_fns;
+
+use crate::accounts::{AccountService, AuditService};
+use crate::config::ServeConfig;
+use axum::extract::{FromRef, Request};
+use axum::http::{HeaderValue, header};
+use axum::routing::{get, post};
+use axum::{Router, middleware};
+use leptos::prelude::{LeptosOptions, provide_context};
+use leptos_axum::{LeptosRoutes, generate_route_list};
+use sqlx::PgPool;
+use std::sync::Arc;
+use streamkeeper_app::app::{App, shell};
+use streamkeeper_app::port::Backend;
+use tower::ServiceBuilder;
+use tower_http::services::ServeDir;
+use tower_http::set_header::SetResponseHeaderLayer;
+use tower_http::trace::TraceLayer;
+use tower_sessions::cookie::SameSite;
+use tower_sessions::{Expiry, SessionManagerLayer};
+use tower_sessions_sqlx_store::PostgresStore;
+
+#[derive(Clone)]
+pub struct AppState {
+    pub leptos: LeptosOptions,
+    pub config: Arc<ServeConfig>,
+    pub accounts: Arc<AccountService>,
+    pub backend: Backend,
+    pub limiter: limiter::LoginLimiter,
+}
+
+impl FromRef<AppState> for LeptosOptions {
+    fn from_ref(s: &AppState) -> Self {
+        s.leptos.clone()
+    }
+}
+
+impl AppState {
+    pub fn new(pool: PgPool, config: ServeConfig) -> Self {
+        let leptos = LeptosOptions::builder()
+            .output_name("streamkeeper")
+            .site_root(config.site_root.as_str())
+            .site_pkg_dir("pkg")
+            .site_addr(config.bind)
+            .build();
+        let accounts = Arc::new(AccountService::new(pool.clone()));
+        let backend = Backend {
+            accounts: accounts.clone(),
+            audit: Arc::new(AuditService::new(pool)),
+        };
+        Self {
+            leptos,
+            config: Arc::new(config),
+            accounts,
+            backend,
+            limiter: limiter::LoginLimiter::new(),
+        }
+    }
+}
+
+/// The whole application. `store` keeps the sessions (Postgres in
+/// production and tests).
+pub fn router(state: AppState, store: PostgresStore) -> Router {
+    let routes = generate_route_list(App);
+    let backend = state.backend.clone();
+    let context = move || provide_context(backend.clone());
+    let fn_context = context.clone();
+    let leptos = state.leptos.clone();
+    let pkg = format!("{}/pkg", state.config.site_root);
+
+    let sessions = SessionManagerLayer::new(store)
+        .with_name(state.config.cookie_name())
+        .with_secure(state.config.https())
+        .with_http_only(true)
+        .with_same_site(SameSite::Strict)
+        .with_path("/")
+        .with_expiry(Expiry::OnInactivity(time::Duration::seconds(
+            i64::try_from(state.config.session_idle.as_secs()).unwrap_or(1800),
+        )));
+
+    let server_fns = Router::new()
+        .route(
+            "/fn/{*name}",
+            post(move |req: Request| leptos_axum::handle_server_fns_with_context(fn_context.clone(), req)),
+        )
+        .layer(middleware::from_fn(server_fns::error_status));
+
+    let assets = Router::new().nest_service(
+        "/pkg",
+        ServiceBuilder::new()
+            .layer(SetResponseHeaderLayer::overriding(
+                header::CACHE_CONTROL,
+                HeaderValue::from_static("no-cache"),
+            ))
+            .service(ServeDir::new(pkg).precompressed_gzip()),
+    );
+
+    Router::new()
+        .route("/login", post(auth::login))
+        .route("/logout", post(auth::logout))
+        .route("/healthz", get(|| async { "ok" }))
+        .nest("/api/v1", crate::api::router())
+        .merge(server_fns)
+        .merge(assets)
+        .leptos_routes_with_context(&state, routes, context.clone(), move || shell(leptos.clone()))
+        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
+            context,
+            shell,
+        ))
+        .layer(
+            ServiceBuilder::new()
+                .layer(TraceLayer::new_for_http())
+                .layer(middleware::from_fn_with_state(state.clone(), security::headers))
+                .layer(middleware::from_fn_with_state(state.clone(), security::same_origin))
+                .layer(sessions)
+                .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate)),
+        )
+        .with_state(state)
+}

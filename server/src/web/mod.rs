@@ -8,7 +8,7 @@ pub mod server_fns;
 
 use crate::accounts::{AccountService, AuditService};
 use crate::config::ServeConfig;
-use axum::extract::{FromRef, Request};
+use axum::extract::FromRef;
 use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
@@ -64,13 +64,13 @@ impl AppState {
     }
 }
 
-/// The whole application. `store` keeps the sessions (Postgres in
+/// The whole application. Server functions are routed by
+/// `leptos_routes_with_context` at `/fn/<name>`. `store` keeps the sessions (Postgres in
 /// production and tests).
 pub fn router(state: AppState, store: PostgresStore) -> Router {
     let routes = generate_route_list(App);
     let backend = state.backend.clone();
     let context = move || provide_context(backend.clone());
-    let fn_context = context.clone();
     let leptos = state.leptos.clone();
     let pkg = format!("{}/pkg", state.config.site_root);
 
@@ -83,13 +83,6 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .with_expiry(Expiry::OnInactivity(time::Duration::seconds(
             i64::try_from(state.config.session_idle.as_secs()).unwrap_or(1800),
         )));
-
-    let server_fns = Router::new()
-        .route(
-            "/fn/{*name}",
-            post(move |req: Request| leptos_axum::handle_server_fns_with_context(fn_context.clone(), req)),
-        )
-        .layer(middleware::from_fn(server_fns::error_status));
 
     let assets = Router::new().nest_service(
         "/pkg",
@@ -106,7 +99,6 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .route("/logout", post(auth::logout))
         .route("/healthz", get(|| async { "ok" }))
         .nest("/api/v1", crate::api::router())
-        .merge(server_fns)
         .merge(assets)
         .leptos_routes_with_context(&state, routes, context.clone(), move || shell(leptos.clone()))
         .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
@@ -119,7 +111,8 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                 .layer(middleware::from_fn_with_state(state.clone(), security::headers))
                 .layer(middleware::from_fn_with_state(state.clone(), security::same_origin))
                 .layer(sessions)
-                .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate)),
+                .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
+                .layer(middleware::from_fn(server_fns::error_status)),
         )
         .with_state(state)
 }

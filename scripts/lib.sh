@@ -1,0 +1,142 @@
+# Shared by scripts/demo and scripts/test: install what is missing, start and
+# stop the throwaway Postgres and broker, build the site. Source it; it sets
+# no traps itself (the caller owns cleanup).
+
+SK_ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+SK_STATE="${SK_STATE:-$SK_ROOT/.local}"
+# Builds and installed tools live outside the clone, so a fresh clone (and a
+# warm CI run) reuses them.
+export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/streamkeeper/target}"
+export PATH="$HOME/.cargo/bin:$PATH"
+NISSHI_VERSION="0.8.1"
+SITE_DIR="$CARGO_TARGET_DIR/site"
+
+log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+apt_install() {
+  local missing=()
+  for p in "$@"; do dpkg -s "$p" >/dev/null 2>&1 || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  log "installing ${missing[*]} (apt)"
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  $sudo apt-get update -qq >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+}
+
+ensure_toolchain() {
+  (cd "$SK_ROOT" && rustc --version >/dev/null 2>&1) && return 0
+  log "installing the Rust toolchain pinned in rust-toolchain.toml"
+  (cd "$SK_ROOT" && rustup toolchain install) >&2
+}
+
+# The wasm-bindgen CLI must match the wasm-bindgen crate to the patch.
+ensure_wasm_bindgen() {
+  local want
+  want=$(awk '/^name = "wasm-bindgen"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$SK_ROOT/Cargo.lock")
+  [ -n "$want" ] || die "wasm-bindgen is not in Cargo.lock"
+  if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
+    log "installing wasm-bindgen-cli $want (a few minutes, once)"
+    # No --locked: the CLI's own lockfile pins a crate version the registry no longer serves.
+    (cd "$SK_ROOT" && cargo install wasm-bindgen-cli --version "$want") >&2
+  fi
+}
+
+ensure_nisshi() {
+  if [ "$(nisshi --version 2>/dev/null | awk '{print $2}')" != "$NISSHI_VERSION" ]; then
+    log "installing the nisshi broker $NISSHI_VERSION (about 11 minutes, once)"
+    (cd "$SK_ROOT" && cargo install nisshi --version "$NISSHI_VERSION" --locked \
+      --no-default-features --features dynostore) >&2
+  fi
+}
+
+pg_bin() {
+  local d
+  for d in /usr/lib/postgresql/*/bin; do
+    [ -x "$d/initdb" ] && { echo "$d"; return 0; }
+  done
+  return 1
+}
+
+ensure_postgres() {
+  pg_bin >/dev/null || apt_install postgresql
+  pg_bin >/dev/null || die "initdb not found after installing postgresql"
+}
+
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] || apt_install chromium
+}
+
+ensure_node_modules() {
+  command -v npm >/dev/null || apt_install nodejs npm
+  if [ ! -d "$SK_ROOT/end2end/node_modules/playwright-core" ]; then
+    log "installing playwright-core (npm)"
+    (cd "$SK_ROOT/end2end" && npm ci --no-audit --no-fund --silent) >&2
+  fi
+}
+
+free_port() {
+  python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1]); s.close()'
+}
+
+wait_port() { # port, seconds
+  local i
+  for ((i = 0; i < $2 * 10; i++)); do
+    (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
+as_pg() {
+  if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi
+}
+
+# start_postgres DIR PORT: a throwaway cluster with trust auth on loopback.
+start_postgres() {
+  local dir=$1 port=$2 bin
+  bin=$(pg_bin)
+  rm -rf "$dir"
+  mkdir -p "$dir"
+  [ "$(id -u)" -eq 0 ] && chown postgres "$dir"
+  as_pg "$bin/initdb" -D "$dir" -U postgres --auth=trust >"$dir.initdb.log" 2>&1 \
+    || { cat "$dir.initdb.log" >&2; die "initdb failed"; }
+  as_pg "$bin/pg_ctl" -D "$dir" -w -o "-p $port -k $dir -c listen_addresses=127.0.0.1 -c max_connections=300 -c fsync=off" \
+    -l "$dir/log" start >/dev/null || { cat "$dir/log" >&2; die "Postgres did not start"; }
+}
+
+stop_postgres() {
+  local dir=$1 bin
+  bin=$(pg_bin) || return 0
+  [ -f "$dir/postmaster.pid" ] && as_pg "$bin/pg_ctl" -D "$dir" -m immediate stop >/dev/null 2>&1
+  return 0
+}
+
+# start_broker PORT LOGFILE: prints the broker's pid.
+start_broker() {
+  local port=$1 logf=$2
+  nisshi broker --listener-url "tcp://127.0.0.1:$port" \
+    --advertised-listener-url "tcp://127.0.0.1:$port" >"$logf" 2>&1 &
+  local pid=$!
+  wait_port "$port" 20 || { cat "$logf" >&2; die "the broker did not start"; }
+  echo "$pid"
+}
+
+# Builds the hydrated wasm into $SITE_DIR/pkg and the server binary.
+build_site() {
+  log "building the wasm (hydrate)"
+  (cd "$SK_ROOT" && cargo build -q -p streamkeeper-app --lib --target wasm32-unknown-unknown \
+    --features hydrate --profile wasm-release) >&2
+  mkdir -p "$SITE_DIR/pkg"
+  wasm-bindgen --target web --no-typescript --out-dir "$SITE_DIR/pkg" --out-name streamkeeper \
+    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/streamkeeper_app.wasm"
+  cp "$SK_ROOT/style/main.css" "$SITE_DIR/pkg/streamkeeper.css"
+  for f in streamkeeper_bg.wasm streamkeeper.js streamkeeper.css; do
+    gzip -9 -k -f "$SITE_DIR/pkg/$f"
+  done
+  log "building the server"
+  (cd "$SK_ROOT" && cargo build -q -p streamkeeper-server) >&2
+  SK_BIN="$CARGO_TARGET_DIR/debug/streamkeeper"
+  export SK_BIN
+}

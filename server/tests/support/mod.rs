@@ -1,0 +1,188 @@
+//! A test harness: the real router over a fresh Postgres database (one per
+//! test, made by `#[sqlx::test]`), driven through `oneshot` with a small
+//! cookie jar, as a browser would.
+
+#![allow(dead_code)] // each test file uses a different part of the harness
+
+use axum::Router;
+use axum::body::{Body, to_bytes};
+use axum::http::{HeaderMap, Method, Request, StatusCode, header};
+use sqlx::PgPool;
+use std::time::Duration;
+use streamkeeper::role::Role;
+use streamkeeper_server::config::ServeConfig;
+use streamkeeper_server::web::{AppState, router};
+use tower::ServiceExt;
+use tower_sessions_sqlx_store::PostgresStore;
+
+pub const ORIGIN: &str = "http://127.0.0.1:3000";
+pub const PASSWORD: &str = "correct-horse-battery-staple";
+
+pub fn config() -> ServeConfig {
+    ServeConfig {
+        bind: "127.0.0.1:3000".parse().expect("addr"),
+        public_url: url::Url::parse(ORIGIN).expect("url"),
+        site_root: "target/site".into(),
+        session_idle: Duration::from_secs(1800),
+        session_max: Duration::from_secs(12 * 3600),
+    }
+}
+
+pub struct TestApp {
+    pub pool: PgPool,
+    pub app: Router,
+}
+
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: String,
+}
+
+impl Reply {
+    pub fn json(&self) -> serde_json::Value {
+        serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("not JSON ({e}): {}", self.body))
+    }
+
+    pub fn location(&self) -> &str {
+        self.headers
+            .get(header::LOCATION)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+    }
+
+    /// The session cookie set by this reply, as `name=value`.
+    pub fn cookie(&self) -> Option<String> {
+        self.headers
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .filter_map(|v| v.to_str().ok())
+            .find(|c| c.contains("streamkeeper="))
+            .and_then(|c| c.split(';').next())
+            .map(str::to_string)
+    }
+
+    pub fn set_cookie_header(&self) -> String {
+        self.headers
+            .get(header::SET_COOKIE)
+            .and_then(|v| v.to_str().ok())
+            .unwrap_or("")
+            .to_string()
+    }
+}
+
+impl TestApp {
+    pub async fn new(pool: PgPool) -> Self {
+        Self::with_config(pool, config()).await
+    }
+
+    pub async fn with_config(pool: PgPool, cfg: ServeConfig) -> Self {
+        let store = PostgresStore::new(pool.clone());
+        store.migrate().await.expect("session table");
+        let app = router(AppState::new(pool.clone(), cfg), store);
+        Self { pool, app }
+    }
+
+    pub async fn send(&self, req: Request<Body>) -> Reply {
+        let res = self.app.clone().oneshot(req).await.expect("infallible");
+        let status = res.status();
+        let headers = res.headers().clone();
+        let bytes = to_bytes(res.into_body(), 16 * 1024 * 1024)
+            .await
+            .expect("body");
+        Reply {
+            status,
+            headers,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        }
+    }
+
+    pub async fn get(&self, path: &str, cookie: Option<&str>) -> Reply {
+        let mut b = Request::get(path);
+        if let Some(c) = cookie {
+            b = b.header(header::COOKIE, c);
+        }
+        self.send(b.body(Body::empty()).expect("request")).await
+    }
+
+    /// A same-origin form post, as a browser sends it.
+    pub async fn post_form(&self, path: &str, cookie: Option<&str>, form: &[(&str, &str)]) -> Reply {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let mut b = Request::post(path)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ORIGIN, ORIGIN)
+            .header("sec-fetch-site", "same-origin");
+        if let Some(c) = cookie {
+            b = b.header(header::COOKIE, c);
+        }
+        self.send(b.body(Body::from(body)).expect("request")).await
+    }
+
+    /// A machine's API call with a bearer token.
+    pub async fn api(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<serde_json::Value>,
+    ) -> Reply {
+        let mut b = Request::builder()
+            .method(method)
+            .uri(path)
+            .header(header::AUTHORIZATION, format!("Bearer {token}"));
+        let body = match body {
+            Some(v) => {
+                b = b.header(header::CONTENT_TYPE, "application/json");
+                Body::from(v.to_string())
+            }
+            None => Body::empty(),
+        };
+        self.send(b.body(body).expect("request")).await
+    }
+
+    /// Creates a user directly in the store, with the test password.
+    pub async fn user(&self, username: &str, roles: &[Role]) -> i64 {
+        let hash = streamkeeper_server::password::hash(PASSWORD).expect("hash");
+        let mut conn = self.pool.acquire().await.expect("conn");
+        streamkeeper_server::store::users::insert(&mut conn, username, username, &hash, roles)
+            .await
+            .expect("insert user")
+            .id
+    }
+
+    /// A bearer token for `username`.
+    pub async fn token(&self, user_id: i64) -> String {
+        let token = streamkeeper_server::store::tokens::generate();
+        let mut conn = self.pool.acquire().await.expect("conn");
+        streamkeeper_server::store::tokens::insert(&mut conn, user_id, "test", &token)
+            .await
+            .expect("insert token");
+        token
+    }
+
+    /// Signs in through the form and returns the session cookie.
+    pub async fn login(&self, username: &str, password: &str) -> Option<String> {
+        let r = self
+            .post_form(
+                "/login",
+                None,
+                &[("username", username), ("password", password), ("next", "/")],
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "login answers with a redirect");
+        if r.location().starts_with("/login") {
+            None
+        } else {
+            r.cookie()
+        }
+    }
+
+    pub async fn audit_actions(&self) -> Vec<String> {
+        sqlx::query_scalar("SELECT action FROM audit_log ORDER BY id")
+            .fetch_all(&self.pool)
+            .await
+            .expect("audit")
+    }
+}

@@ -27,7 +27,7 @@ pub struct GlobalArgs {
     #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
     pub database_url: Option<String>,
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
-    #[arg(long, env = "STREAMKEEPER_LOG", default_value = "info", global = true)]
+    #[arg(long, env = "STREAMKEEPER_LOG", default_value = "info,sqlx=warn", global = true)]
     pub log_level: String,
     /// How long to keep retrying an unreachable Postgres at start, in seconds.
     #[arg(long, env = "STREAMKEEPER_DB_CONNECT_TIMEOUT", default_value_t = 30, global = true)]

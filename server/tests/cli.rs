@@ -1,0 +1,153 @@
+//! The `streamkeeper` binary: configuration errors, user and token
+//! management, and `audit verify`, against a fresh database per test.
+
+use sqlx::PgPool;
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
+    for var in ["DATABASE_URL", "STREAMKEEPER_BIND", "STREAMKEEPER_PUBLIC_URL"] {
+        c.env_remove(var);
+    }
+    c
+}
+
+/// The URL of this test's own database.
+fn url_of(pool: &PgPool) -> String {
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL for tests");
+    let db = pool.connect_options().get_database().unwrap_or("postgres").to_string();
+    let mut u = url::Url::parse(&base).expect("DATABASE_URL");
+    u.set_path(&db);
+    u.to_string()
+}
+
+fn run(pool: &PgPool, args: &[&str], stdin: Option<&str>) -> Output {
+    let mut c = bin();
+    c.env("DATABASE_URL", url_of(pool)).args(args);
+    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = c.spawn().expect("spawn");
+    if let Some(input) = stdin
+        && let Some(mut s) = child.stdin.take()
+    {
+        s.write_all(input.as_bytes()).expect("stdin");
+    }
+    child.wait_with_output().expect("wait")
+}
+
+fn text(o: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn missing_or_wrong_settings_are_named() {
+    let o = bin().arg("migrate").output().expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("DATABASE_URL"), "{}", text(&o));
+
+    let o = bin()
+        .args(["serve", "--bind", "not-an-address"])
+        .env("DATABASE_URL", "postgres://x@127.0.0.1:1/x")
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("STREAMKEEPER_BIND"), "{}", text(&o));
+
+    let o = bin()
+        .env("DATABASE_URL", "postgres://x@127.0.0.1:1/x")
+        .env("STREAMKEEPER_SESSION_IDLE_MINUTES", "soon")
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("session-idle-minutes"), "{}", text(&o));
+
+    let o = bin()
+        .args(["--log-level", "[", "migrate"])
+        .env("DATABASE_URL", "postgres://x@127.0.0.1:1/x")
+        .output()
+        .expect("run");
+    assert!(text(&o).contains("STREAMKEEPER_LOG"), "{}", text(&o));
+}
+
+#[test]
+fn unreachable_postgres_is_retried_then_reported() {
+    let started = std::time::Instant::now();
+    let o = bin()
+        .args(["--db-connect-timeout", "2", "migrate"])
+        .env("DATABASE_URL", "postgres://sk:secret-pw@127.0.0.1:1/sk")
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    let out = text(&o);
+    assert!(out.contains("could not reach Postgres"), "{out}");
+    assert!(!out.contains("secret-pw"), "secrets are never printed: {out}");
+    assert!(started.elapsed().as_secs_f64() >= 1.0, "it retried for a while");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
+    let o = run(&pool, &["user", "add", "ada", "--role", "admin", "--role", "approver"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    let pw = out
+        .lines()
+        .find_map(|l| l.strip_prefix("password (shown once): "))
+        .expect("generated password printed once");
+    assert_eq!(pw.len(), 20);
+
+    let o = run(&pool, &["user", "add", "bob", "--password-stdin"], Some("short\n"));
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("at least 12 characters"), "{}", text(&o));
+    let o = run(&pool, &["user", "add", "bob", "--password-stdin"], Some("correct-horse-battery-staple\n"));
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(!text(&o).contains("shown once"));
+    let o = run(&pool, &["user", "add", "bob"], None);
+    assert!(text(&o).contains("already exists"), "{}", text(&o));
+
+    let o = run(&pool, &["user", "list"], None);
+    let out = text(&o);
+    assert!(out.contains("ada") && out.contains("approver,admin") && out.contains("bob"), "{out}");
+
+    let o = run(&pool, &["token", "create", "--user", "bob", "--name", "ci"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let token = text(&o).lines().find(|l| l.starts_with("sk_")).expect("token").to_string();
+    let stored: Vec<u8> = sqlx::query_scalar("SELECT token_hash FROM api_tokens")
+        .fetch_one(&pool)
+        .await
+        .expect("token row");
+    assert_eq!(stored, streamkeeper_server::store::tokens::digest(&token), "only the hash is stored");
+    let o = run(&pool, &["token", "list"], None);
+    assert!(text(&o).contains("live") && !text(&o).contains(&token), "{}", text(&o));
+    let o = run(&pool, &["token", "revoke", "1"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&pool, &["token", "revoke", "1"], None);
+    assert_eq!(o.status.code(), Some(2));
+
+    let o = run(&pool, &["user", "passwd", "bob"], None);
+    assert!(text(&o).contains("sessions are ended"), "{}", text(&o));
+    let o = run(&pool, &["user", "disable", "bob"], None);
+    assert!(o.status.success());
+    let o = run(&pool, &["user", "disable", "nobody"], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("no user named nobody"));
+
+    let o = run(&pool, &["audit", "verify"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("6 entries verified"), "{}", text(&o));
+
+    sqlx::query("ALTER TABLE audit_log DISABLE TRIGGER USER")
+        .execute(&pool)
+        .await
+        .expect("superuser");
+    sqlx::query("UPDATE audit_log SET actor = 'mallory' WHERE id = 4")
+        .execute(&pool)
+        .await
+        .expect("tamper");
+    let o = run(&pool, &["audit", "verify"], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("BROKEN at entry 4"), "{}", text(&o));
+}

@@ -129,7 +129,7 @@ build_site() {
   (cd "$SK_ROOT" && cargo build -q -p streamkeeper-app --lib --target wasm32-unknown-unknown \
     --features hydrate --profile wasm-release) >&2
   mkdir -p "$SITE_DIR/pkg"
-  wasm-bindgen --target web --no-typescript --out-dir "$SITE_DIR/pkg" --out-name streamkeeper \
+  wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$SITE_DIR/pkg" --out-name streamkeeper \
     "$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/streamkeeper_app.wasm"
   cp "$SK_ROOT/style/main.css" "$SITE_DIR/pkg/streamkeeper.css"
   for f in streamkeeper_bg.wasm streamkeeper.js streamkeeper.css; do

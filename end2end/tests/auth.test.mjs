@@ -1,0 +1,143 @@
+// Sign-in, sign-out, redirects and roles in a real headless Chromium.
+// scripts/test runs this file twice: SK_JS=off (server-rendered forms only)
+// and SK_JS=on (hydrated; every step waits for the hydration marker).
+import { test, before, after, beforeEach, afterEach } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.SK_URL;
+const ADMIN = process.env.SK_ADMIN_USER;
+const ADMIN_PW = process.env.SK_ADMIN_PASSWORD;
+const JS = process.env.SK_JS !== 'off';
+const MODE = JS ? 'js' : 'nojs';
+if (!BASE || !ADMIN || !ADMIN_PW) {
+  throw new Error('SK_URL, SK_ADMIN_USER and SK_ADMIN_PASSWORD must be set (scripts/test sets them)');
+}
+
+let browser;
+let context;
+let page;
+let problems;
+
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
+    args: [
+      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync',
+    ],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+});
+
+beforeEach(async () => {
+  context = await browser.newContext({ javaScriptEnabled: JS });
+  page = await context.newPage();
+  problems = [];
+  page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+});
+
+afterEach(async () => {
+  await context?.close();
+  // Hydration errors, CSP violations and panics show up here.
+  assert.deepEqual(problems.filter((p) => !p.includes('status of 40')), []);
+});
+
+async function hydrated() {
+  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+}
+
+async function open(path) {
+  await page.goto(BASE + path);
+  await hydrated();
+}
+
+async function signIn(username, password) {
+  await page.fill('input[name="username"]', username);
+  await page.fill('input[name="password"]', password);
+  await Promise.all([
+    page.waitForNavigation(),
+    page.click('form[action="/login"] button[type="submit"]'),
+  ]);
+  await hydrated();
+}
+
+function path() {
+  const u = new URL(page.url());
+  return u.pathname + u.search;
+}
+
+test(`${MODE}: a wrong password shows an error`, async () => {
+  await open('/login');
+  await signIn(ADMIN, 'certainly-not-the-password');
+  assert.match(path(), /^\/login\?error=1/);
+  const error = await page.textContent('[data-testid="login-error"]');
+  assert.match(error, /Invalid username or password/);
+});
+
+test(`${MODE}: signing in lands on the home page`, async () => {
+  await open('/login');
+  await signIn(ADMIN, ADMIN_PW);
+  assert.equal(path(), '/');
+  assert.match(await page.textContent('h1'), /Welcome/);
+  assert.ok(await page.isVisible('[data-testid="signed-in-user"]'));
+});
+
+test(`${MODE}: a page visited without a session redirects to sign-in and back`, async () => {
+  await open('/settings/teams?page=1');
+  assert.equal(path(), '/login?next=%2Fsettings%2Fteams%3Fpage%3D1');
+  await signIn(ADMIN, ADMIN_PW);
+  assert.equal(path(), '/settings/teams?page=1');
+  assert.equal(await page.textContent('h1'), 'Teams');
+});
+
+test(`${MODE}: signing out ends the session`, async () => {
+  await open('/login');
+  await signIn(ADMIN, ADMIN_PW);
+  await Promise.all([page.waitForNavigation(), page.click('text=Sign out')]);
+  assert.equal(path(), '/login');
+  await open('/');
+  assert.match(path(), /^\/login\?next=%2F/);
+  const cookies = await context.cookies();
+  assert.equal(cookies.filter((c) => c.name.includes('streamkeeper')).length, 0);
+});
+
+test(`${MODE}: an admin creates a user who signs in and sees only what a viewer may`, async () => {
+  const username = `viewer-${MODE}-${Date.now() % 100000}`;
+  const password = 'amber-kettle-violin-harbor';
+  await open('/login');
+  await signIn(ADMIN, ADMIN_PW);
+  await open('/settings/users');
+  const form = 'form[data-testid="create-user"]';
+  await page.fill(`${form} input[name="username"]`, username);
+  await page.fill(`${form} input[name="display_name"]`, 'Vera Viewer');
+  await page.fill(`${form} input[name="password"]`, password);
+  if (JS) {
+    await page.click(`${form} button[type="submit"]`);
+    await page.waitForSelector(`text=Created user ${username}.`);
+  } else {
+    await Promise.all([page.waitForNavigation(), page.click(`${form} button[type="submit"]`)]);
+  }
+  await page.waitForSelector(`table.list >> text=${username}`);
+
+  // A fresh browser for the new user.
+  await context.close();
+  context = await browser.newContext({ javaScriptEnabled: JS });
+  page = await context.newPage();
+  await open('/login');
+  await signIn(username, password);
+  assert.equal(path(), '/');
+  assert.match(await page.textContent('h1'), /Welcome, Vera Viewer/);
+  const nav = await page.textContent('header nav');
+  assert.doesNotMatch(nav, /Users|Teams|Audit/);
+  await open('/settings/users');
+  assert.match(await page.textContent('[role="alert"]'), /not allowed/);
+  await open('/settings/audit');
+  assert.match(await page.textContent('[role="alert"]'), /not allowed/);
+});

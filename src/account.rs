@@ -143,7 +143,10 @@ mod tests {
             check_username("Alice"),
             Err(NameError::BadCharacters { .. })
         ));
-        assert!(matches!(check_username("-x"), Err(NameError::BadCharacters { .. })));
+        assert!(matches!(
+            check_username("-x"),
+            Err(NameError::BadCharacters { .. })
+        ));
         assert!(matches!(check_username(""), Err(NameError::Empty { .. })));
         assert!(matches!(
             check_username(&"a".repeat(65)),

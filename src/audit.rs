@@ -215,7 +215,10 @@ mod tests {
         let mut c = chain(4);
         c[1].content.detail = "{}".into();
         c[1].hash = entry_hash(&hash_of(&c[0]), 2, &c[1].content).to_vec();
-        assert!(matches!(verify(&c), Err(ChainBreak::Unlinked { id: 3, .. })));
+        assert!(matches!(
+            verify(&c),
+            Err(ChainBreak::Unlinked { id: 3, .. })
+        ));
     }
 
     fn hash_of(e: &StoredEntry) -> Hash {
@@ -227,7 +230,10 @@ mod tests {
         // Swapped: entry 3 no longer follows the entry it was chained to.
         let mut c = chain(3);
         c.swap(1, 2);
-        assert!(matches!(verify(&c), Err(ChainBreak::Unlinked { id: 3, .. })));
+        assert!(matches!(
+            verify(&c),
+            Err(ChainBreak::Unlinked { id: 3, .. })
+        ));
         // Replayed: an old entry appended again.
         let mut c = chain(3);
         c.push(c[1].clone());

@@ -16,9 +16,7 @@ impl PageRequest {
     pub fn new(page: Option<u32>, per_page: Option<u32>) -> Self {
         Self {
             page: page.unwrap_or(1).max(1),
-            per_page: per_page
-                .unwrap_or(DEFAULT_PER_PAGE)
-                .clamp(1, MAX_PER_PAGE),
+            per_page: per_page.unwrap_or(DEFAULT_PER_PAGE).clamp(1, MAX_PER_PAGE),
         }
     }
 

@@ -77,7 +77,10 @@ pub fn ActionNote<T: Clone + Send + Sync + 'static>(
 ) -> impl IntoView {
     move || match value.get() {
         Some(Ok(v)) => view! { <p class="ok" role="status">{ok(&v)}</p> }.into_any(),
-        Some(Err(e)) => view! { <p class="error" role="alert" data-code=e.code()>{e.to_string()}</p> }.into_any(),
+        Some(Err(e)) => {
+            view! { <p class="error" role="alert" data-code=e.code()>{e.to_string()}</p> }
+                .into_any()
+        }
         None => ().into_any(),
     }
 }

@@ -71,7 +71,10 @@ impl AccountService {
     }
 
     pub async fn record(&self, ev: Event<'_>) -> Result<(), AppError> {
-        store::audit::record(&self.pool, ev).await.map(drop).map_err(db)
+        store::audit::record(&self.pool, ev)
+            .await
+            .map(drop)
+            .map_err(db)
     }
 
     async fn existing_user(&self, id: i64) -> Result<UserRow, AppError> {
@@ -210,7 +213,9 @@ impl streamkeeper_app::port::Accounts for AccountService {
         }
         if let Some(disabled) = update.disabled {
             if disabled && who.user_id == id {
-                return Err(AppError::Invalid("You cannot disable your own account.".into()));
+                return Err(AppError::Invalid(
+                    "You cannot disable your own account.".into(),
+                ));
             }
             after.disabled = disabled;
             if disabled != before.disabled {
@@ -284,7 +289,9 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let team = match store::teams::insert(&mut tx, &name, &description).await {
             Ok(t) => t,
             Err(e) if is_unique_violation(&e) => {
-                return Err(AppError::Conflict(format!("A team named {name} already exists.")));
+                return Err(AppError::Conflict(format!(
+                    "A team named {name} already exists."
+                )));
             }
             Err(e) => return Err(db(e)),
         };

@@ -44,7 +44,9 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             let mut tx = pool.begin().await?;
             match store::users::insert(&mut tx, &username, &display_name, &hash, &roles).await {
                 Ok(_) => {}
-                Err(e) if is_unique_violation(&e) => bail!("a user named {username} already exists"),
+                Err(e) if is_unique_violation(&e) => {
+                    bail!("a user named {username} already exists")
+                }
                 Err(e) => return Err(e.into()),
             }
             store::audit::append(
@@ -125,7 +127,10 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
         }
         UserCommand::List => {
             let mut page = streamkeeper::page::PageRequest::new(Some(1), Some(200));
-            println!("{:<6} {:<24} {:<28} {:<9} roles", "id", "username", "name", "status");
+            println!(
+                "{:<6} {:<24} {:<28} {:<9} roles",
+                "id", "username", "name", "status"
+            );
             loop {
                 let p = store::users::list(pool, None, page).await?;
                 for u in &p.items {
@@ -203,7 +208,10 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
             Ok(ExitCode::SUCCESS)
         }
         TokenCommand::List => {
-            println!("{:<6} {:<24} {:<28} {:<20} state", "id", "user", "name", "last used");
+            println!(
+                "{:<6} {:<24} {:<28} {:<20} state",
+                "id", "user", "name", "last used"
+            );
             for t in store::tokens::list(pool).await? {
                 let used = t
                     .last_used_at

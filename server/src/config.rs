@@ -27,10 +27,20 @@ pub struct GlobalArgs {
     #[arg(long, env = "DATABASE_URL", global = true, hide_env_values = true)]
     pub database_url: Option<String>,
     /// Log filter: error, warn, info, debug, trace, or a tracing directive.
-    #[arg(long, env = "STREAMKEEPER_LOG", default_value = "info,sqlx=warn", global = true)]
+    #[arg(
+        long,
+        env = "STREAMKEEPER_LOG",
+        default_value = "info,sqlx=warn",
+        global = true
+    )]
     pub log_level: String,
     /// How long to keep retrying an unreachable Postgres at start, in seconds.
-    #[arg(long, env = "STREAMKEEPER_DB_CONNECT_TIMEOUT", default_value_t = 30, global = true)]
+    #[arg(
+        long,
+        env = "STREAMKEEPER_DB_CONNECT_TIMEOUT",
+        default_value_t = 30,
+        global = true
+    )]
     pub db_connect_timeout: u64,
 }
 
@@ -121,17 +131,25 @@ pub enum AuditCommand {
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum ConfigError {
-    #[error("DATABASE_URL (--database-url) is not set: give the Postgres URL, e.g. postgres://streamkeeper@localhost:5432/streamkeeper")]
+    #[error(
+        "DATABASE_URL (--database-url) is not set: give the Postgres URL, e.g. postgres://streamkeeper@localhost:5432/streamkeeper"
+    )]
     MissingDatabaseUrl,
     #[error("DATABASE_URL (--database-url) is not a postgres:// or postgresql:// URL")]
     BadDatabaseUrl,
     #[error("STREAMKEEPER_BIND (--bind) '{0}' is not an address like 127.0.0.1:3000")]
     BadBind(String),
-    #[error("STREAMKEEPER_PUBLIC_URL (--public-url) '{0}' is not an http:// or https:// URL with a host")]
+    #[error(
+        "STREAMKEEPER_PUBLIC_URL (--public-url) '{0}' is not an http:// or https:// URL with a host"
+    )]
     BadPublicUrl(String),
-    #[error("STREAMKEEPER_SESSION_IDLE_MINUTES (--session-idle-minutes) must be between 1 and 1440, not {0}")]
+    #[error(
+        "STREAMKEEPER_SESSION_IDLE_MINUTES (--session-idle-minutes) must be between 1 and 1440, not {0}"
+    )]
     BadIdle(i64),
-    #[error("STREAMKEEPER_SESSION_MAX_HOURS (--session-max-hours) must be between 1 and 720, not {0}")]
+    #[error(
+        "STREAMKEEPER_SESSION_MAX_HOURS (--session-max-hours) must be between 1 and 720, not {0}"
+    )]
     BadMax(i64),
     #[error("a STREAMKEEPER_ setting is malformed: {0}")]
     Environment(String),

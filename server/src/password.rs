@@ -2,9 +2,9 @@
 //! argon2 crate's defaults), and a dummy verification so that unknown users
 //! take as long to reject as wrong passwords.
 
+use argon2::Argon2;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
-use argon2::Argon2;
 use std::sync::OnceLock;
 
 #[derive(Debug, thiserror::Error)]

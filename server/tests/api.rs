@@ -24,21 +24,43 @@ async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::FORBIDDEN);
     assert_eq!(r.json()["error"]["code"], "forbidden");
     // Object level: a viewer reads their own account, not another's.
-    assert_eq!(t.api(Method::GET, &format!("/api/v1/users/{viewer}"), &vt, None).await.status, StatusCode::OK);
-    assert_eq!(t.api(Method::GET, &format!("/api/v1/users/{admin}"), &vt, None).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        t.api(Method::GET, &format!("/api/v1/users/{viewer}"), &vt, None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    assert_eq!(
+        t.api(Method::GET, &format!("/api/v1/users/{admin}"), &vt, None)
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
     let r = t.api(Method::POST, "/api/v1/users", &vt, Some(json!({"username": "x", "password": "correct-horse-battery-staple", "roles": ["admin"]}))).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "no self-service admin");
 
-    let r = t.api(Method::GET, "/api/v1/users?per_page=1&page=2", &at, None).await;
+    let r = t
+        .api(Method::GET, "/api/v1/users?per_page=1&page=2", &at, None)
+        .await;
     assert_eq!(r.status, StatusCode::OK);
     let page = r.json();
-    assert_eq!((page["total"].as_i64(), page["per_page"].as_i64()), (Some(2), Some(1)));
+    assert_eq!(
+        (page["total"].as_i64(), page["per_page"].as_i64()),
+        (Some(2), Some(1))
+    );
     assert_eq!(page["items"][0]["username"], "vic");
     assert!(page["items"][0].get("password_hash").is_none());
 
-    let r = t.api(Method::GET, "/api/v1/me", "sk_not-a-real-token", None).await;
+    let r = t
+        .api(Method::GET, "/api/v1/me", "sk_not-a-real-token", None)
+        .await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
-    assert!(r.json()["error"]["message"].as_str().unwrap_or("").contains("token"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("token")
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -47,17 +69,34 @@ async fn revoked_tokens_and_disabled_users_are_refused(pool: sqlx::PgPool) {
     let admin = t.user("ada", &[Role::Admin]).await;
     let bot = t.user("ci-bot", &[Role::Viewer]).await;
     let (at, bt) = (t.token(admin).await, t.token(bot).await);
-    assert_eq!(t.api(Method::GET, "/api/v1/me", &bt, None).await.status, StatusCode::OK);
-    t.api(Method::PATCH, &format!("/api/v1/users/{bot}"), &at, Some(json!({"disabled": true}))).await;
-    assert_eq!(t.api(Method::GET, "/api/v1/me", &bt, None).await.status, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        t.api(Method::GET, "/api/v1/me", &bt, None).await.status,
+        StatusCode::OK
+    );
+    t.api(
+        Method::PATCH,
+        &format!("/api/v1/users/{bot}"),
+        &at,
+        Some(json!({"disabled": true})),
+    )
+    .await;
+    assert_eq!(
+        t.api(Method::GET, "/api/v1/me", &bt, None).await.status,
+        StatusCode::UNAUTHORIZED
+    );
     let mut conn = t.pool.acquire().await.expect("conn");
     let id: i64 = sqlx::query_scalar("SELECT id FROM api_tokens WHERE user_id = $1")
         .bind(admin)
         .fetch_one(&mut *conn)
         .await
         .expect("token id");
-    streamkeeper_server::store::tokens::revoke(&mut conn, id).await.expect("revoke");
-    assert_eq!(t.api(Method::GET, "/api/v1/me", &at, None).await.status, StatusCode::UNAUTHORIZED);
+    streamkeeper_server::store::tokens::revoke(&mut conn, id)
+        .await
+        .expect("revoke");
+    assert_eq!(
+        t.api(Method::GET, "/api/v1/me", &at, None).await.status,
+        StatusCode::UNAUTHORIZED
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -66,24 +105,42 @@ async fn users_are_created_validated_and_changed(pool: sqlx::PgPool) {
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
     let new = json!({"username": "bob", "display_name": "Bob B", "password": "correct-horse-battery-staple", "roles": ["owner", "viewer", "owner"]});
-    let r = t.api(Method::POST, "/api/v1/users", &at, Some(new.clone())).await;
+    let r = t
+        .api(Method::POST, "/api/v1/users", &at, Some(new.clone()))
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     assert_eq!(r.json()["roles"], json!(["viewer", "owner"]));
     let bob = r.json()["id"].as_i64().expect("id");
 
     let r = t.api(Method::POST, "/api/v1/users", &at, Some(new)).await;
     assert_eq!(r.status, StatusCode::CONFLICT);
-    assert_eq!(r.json()["error"]["message"], "A user named bob already exists.");
+    assert_eq!(
+        r.json()["error"]["message"],
+        "A user named bob already exists."
+    );
 
     let weak = json!({"username": "carol", "password": "password1234", "roles": ["viewer"]});
     let r = t.api(Method::POST, "/api/v1/users", &at, Some(weak)).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
-    assert!(r.json()["error"]["message"].as_str().unwrap_or("").contains("too easy to guess"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("too easy to guess")
+    );
 
     let bad_name = json!({"username": "Carol!", "password": "correct-horse-battery-staple", "roles": ["viewer"]});
-    assert_eq!(t.api(Method::POST, "/api/v1/users", &at, Some(bad_name)).await.status, StatusCode::UNPROCESSABLE_ENTITY);
-    let bad_role = json!({"username": "carol", "password": "correct-horse-battery-staple", "roles": ["root"]});
-    let r = t.api(Method::POST, "/api/v1/users", &at, Some(bad_role)).await;
+    assert_eq!(
+        t.api(Method::POST, "/api/v1/users", &at, Some(bad_name))
+            .await
+            .status,
+        StatusCode::UNPROCESSABLE_ENTITY
+    );
+    let bad_role =
+        json!({"username": "carol", "password": "correct-horse-battery-staple", "roles": ["root"]});
+    let r = t
+        .api(Method::POST, "/api/v1/users", &at, Some(bad_role))
+        .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
     assert_eq!(r.json()["error"]["code"], "bad_request");
 
@@ -94,27 +151,75 @@ async fn users_are_created_validated_and_changed(pool: sqlx::PgPool) {
         .expect("request");
     let r = t.send(malformed).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
-    assert!(r.json()["error"]["message"].as_str().unwrap_or("").contains("JSON"));
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("JSON")
+    );
 
-    let r = t.api(Method::PATCH, &format!("/api/v1/users/{bob}"), &at, Some(json!({"display_name": "Robert", "roles": ["approver"]}))).await;
+    let r = t
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{bob}"),
+            &at,
+            Some(json!({"display_name": "Robert", "roles": ["approver"]})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK);
-    assert_eq!((r.json()["display_name"].clone(), r.json()["roles"].clone()), (json!("Robert"), json!(["approver"])));
-    let r = t.api(Method::PATCH, &format!("/api/v1/users/{admin}"), &at, Some(json!({"disabled": true}))).await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "no locking yourself out");
-    let r = t.api(Method::PATCH, &format!("/api/v1/users/{admin}"), &at, Some(json!({"roles": ["viewer"]}))).await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "no demoting yourself");
-    let r = t.api(Method::PATCH, "/api/v1/users/99999", &at, Some(json!({"disabled": true}))).await;
+    assert_eq!(
+        (r.json()["display_name"].clone(), r.json()["roles"].clone()),
+        (json!("Robert"), json!(["approver"]))
+    );
+    let r = t
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{admin}"),
+            &at,
+            Some(json!({"disabled": true})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "no locking yourself out"
+    );
+    let r = t
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{admin}"),
+            &at,
+            Some(json!({"roles": ["viewer"]})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "no demoting yourself"
+    );
+    let r = t
+        .api(
+            Method::PATCH,
+            "/api/v1/users/99999",
+            &at,
+            Some(json!({"disabled": true})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
     let r = t.api(Method::GET, "/api/v1/users/abc", &at, None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 
     let actions: Vec<String> = t.audit_actions().await;
     assert_eq!(actions, vec!["user.create", "user.update"]);
-    let detail: String = sqlx::query_scalar("SELECT detail FROM audit_log WHERE action = 'user.update'")
-        .fetch_one(&t.pool)
-        .await
-        .expect("detail");
-    assert!(detail.contains("Robert") && detail.contains("approver"), "{detail}");
+    let detail: String =
+        sqlx::query_scalar("SELECT detail FROM audit_log WHERE action = 'user.update'")
+            .fetch_one(&t.pool)
+            .await
+            .expect("detail");
+    assert!(
+        detail.contains("Robert") && detail.contains("approver"),
+        "{detail}"
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -123,30 +228,76 @@ async fn teams_and_memberships(pool: sqlx::PgPool) {
     let admin = t.user("ada", &[Role::Admin]).await;
     let bob = t.user("bob", &[Role::Owner]).await;
     let at = t.token(admin).await;
-    let r = t.api(Method::POST, "/api/v1/teams", &at, Some(json!({"name": "payments", "description": "Pays"}))).await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": "payments", "description": "Pays"})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     let team = r.json()["id"].as_i64().expect("id");
     let members = format!("/api/v1/teams/{team}/members");
-    let r = t.api(Method::POST, &members, &at, Some(json!({"username": "bob"}))).await;
+    let r = t
+        .api(
+            Method::POST,
+            &members,
+            &at,
+            Some(json!({"username": "bob"})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
-    let r = t.api(Method::POST, &members, &at, Some(json!({"username": "bob"}))).await;
+    let r = t
+        .api(
+            Method::POST,
+            &members,
+            &at,
+            Some(json!({"username": "bob"})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
-    let r = t.api(Method::POST, &members, &at, Some(json!({"username": "ghost"}))).await;
+    let r = t
+        .api(
+            Method::POST,
+            &members,
+            &at,
+            Some(json!({"username": "ghost"})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 
-    let r = t.api(Method::GET, &format!("/api/v1/teams/{team}"), &at, None).await;
+    let r = t
+        .api(Method::GET, &format!("/api/v1/teams/{team}"), &at, None)
+        .await;
     assert_eq!(r.json()["members"][0]["username"], "bob");
     assert_eq!(r.json()["team"]["members"], 1);
     let bt = t.token(bob).await;
     let me = t.api(Method::GET, "/api/v1/me", &bt, None).await;
     assert_eq!(me.json()["teams"][0]["name"], "payments");
-    assert_eq!(t.api(Method::GET, &format!("/api/v1/teams/{team}"), &bt, None).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        t.api(Method::GET, &format!("/api/v1/teams/{team}"), &bt, None)
+            .await
+            .status,
+        StatusCode::FORBIDDEN
+    );
 
-    let r = t.api(Method::DELETE, &format!("{members}/{bob}"), &at, None).await;
+    let r = t
+        .api(Method::DELETE, &format!("{members}/{bob}"), &at, None)
+        .await;
     assert_eq!(r.status, StatusCode::NO_CONTENT);
-    let r = t.api(Method::DELETE, &format!("{members}/{bob}"), &at, None).await;
+    let r = t
+        .api(Method::DELETE, &format!("{members}/{bob}"), &at, None)
+        .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
-    let r = t.api(Method::POST, "/api/v1/teams", &at, Some(json!({"name": "payments"}))).await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": "payments"})),
+        )
+        .await;
     assert_eq!(r.status, StatusCode::CONFLICT);
     assert_eq!(
         t.audit_actions().await,
@@ -161,19 +312,37 @@ async fn audit_is_filtered_paginated_and_admin_only(pool: sqlx::PgPool) {
     let viewer = t.user("vic", &[Role::Viewer]).await;
     let (at, vt) = (t.token(admin).await, t.token(viewer).await);
     for name in ["a", "b", "c"] {
-        t.api(Method::POST, "/api/v1/teams", &at, Some(json!({"name": name}))).await;
+        t.api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": name})),
+        )
+        .await;
     }
     t.login("vic", "wrong").await;
-    let r = t.api(Method::GET, "/api/v1/audit?action=team.create&per_page=2", &at, None).await;
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/audit?action=team.create&per_page=2",
+            &at,
+            None,
+        )
+        .await;
     assert_eq!(r.status, StatusCode::OK);
     let page = r.json();
     assert_eq!(page["total"], 3);
     assert_eq!(page["items"][0]["target"], "team:c", "newest first");
     assert_eq!(page["items"].as_array().map(Vec::len), Some(2));
-    let r = t.api(Method::GET, "/api/v1/audit?actor=anonymous", &at, None).await;
+    let r = t
+        .api(Method::GET, "/api/v1/audit?actor=anonymous", &at, None)
+        .await;
     assert_eq!(r.json()["items"][0]["action"], "login.failure");
     assert_eq!(r.json()["items"][0]["target"], "user:vic");
-    assert_eq!(t.api(Method::GET, "/api/v1/audit", &vt, None).await.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        t.api(Method::GET, "/api/v1/audit", &vt, None).await.status,
+        StatusCode::FORBIDDEN
+    );
     let r = t.api(Method::GET, "/api/v1/audit?page=x", &at, None).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 }
@@ -187,7 +356,13 @@ async fn openapi_document_describes_the_api(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::OK);
     let doc = r.json();
     assert!(doc["openapi"].as_str().unwrap_or("").starts_with("3."));
-    for path in ["/api/v1/users", "/api/v1/users/{id}", "/api/v1/teams/{id}/members", "/api/v1/audit", "/api/v1/me"] {
+    for path in [
+        "/api/v1/users",
+        "/api/v1/users/{id}",
+        "/api/v1/teams/{id}/members",
+        "/api/v1/audit",
+        "/api/v1/me",
+    ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");
     }
     assert!(doc["components"]["securitySchemes"].get("bearer").is_some());
@@ -199,10 +374,25 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
     for name in ["a", "b", "c", "d"] {
-        t.api(Method::POST, "/api/v1/teams", &at, Some(json!({"name": name}))).await;
+        t.api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": name})),
+        )
+        .await;
     }
-    assert_eq!(streamkeeper_server::store::audit::verify(&t.pool).await.expect("intact"), 4);
-    for sql in ["UPDATE audit_log SET actor = 'x' WHERE id = 2", "DELETE FROM audit_log WHERE id = 2", "TRUNCATE audit_log"] {
+    assert_eq!(
+        streamkeeper_server::store::audit::verify(&t.pool)
+            .await
+            .expect("intact"),
+        4
+    );
+    for sql in [
+        "UPDATE audit_log SET actor = 'x' WHERE id = 2",
+        "DELETE FROM audit_log WHERE id = 2",
+        "TRUNCATE audit_log",
+    ] {
         let e = sqlx::query(sql).execute(&t.pool).await.expect_err(sql);
         assert!(e.to_string().contains("append-only"), "{e}");
     }
@@ -215,6 +405,8 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
         .execute(&t.pool)
         .await
         .expect("tamper");
-    let e = streamkeeper_server::store::audit::verify(&t.pool).await.expect_err("broken");
+    let e = streamkeeper_server::store::audit::verify(&t.pool)
+        .await
+        .expect_err("broken");
     assert!(e.to_string().contains("entry 3"), "{e}");
 }

@@ -101,7 +101,10 @@ async fn produce_consume_commit_and_read_offsets() {
             _ => 0,
         })
         .sum();
-    assert_eq!(total, 7, "committed offsets add up to the messages consumed");
+    assert_eq!(
+        total, 7,
+        "committed offsets add up to the messages consumed"
+    );
     let (low, high) = reader
         .fetch_watermarks(topic, 0, Duration::from_secs(10))
         .expect("watermarks");

@@ -7,7 +7,11 @@ use std::process::{Command, Output, Stdio};
 
 fn bin() -> Command {
     let mut c = Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
-    for var in ["DATABASE_URL", "STREAMKEEPER_BIND", "STREAMKEEPER_PUBLIC_URL"] {
+    for var in [
+        "DATABASE_URL",
+        "STREAMKEEPER_BIND",
+        "STREAMKEEPER_PUBLIC_URL",
+    ] {
         c.env_remove(var);
     }
     c
@@ -16,7 +20,11 @@ fn bin() -> Command {
 /// The URL of this test's own database.
 fn url_of(pool: &PgPool) -> String {
     let base = std::env::var("DATABASE_URL").expect("DATABASE_URL for tests");
-    let db = pool.connect_options().get_database().unwrap_or("postgres").to_string();
+    let db = pool
+        .connect_options()
+        .get_database()
+        .unwrap_or("postgres")
+        .to_string();
     let mut u = url::Url::parse(&base).expect("DATABASE_URL");
     u.set_path(&db);
     u.to_string()
@@ -25,7 +33,9 @@ fn url_of(pool: &PgPool) -> String {
 fn run(pool: &PgPool, args: &[&str], stdin: Option<&str>) -> Output {
     let mut c = bin();
     c.env("DATABASE_URL", url_of(pool)).args(args);
-    c.stdin(Stdio::piped()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    c.stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
     let mut child = c.spawn().expect("spawn");
     if let Some(input) = stdin
         && let Some(mut s) = child.stdin.take()
@@ -84,13 +94,25 @@ fn unreachable_postgres_is_retried_then_reported() {
     assert_eq!(o.status.code(), Some(2));
     let out = text(&o);
     assert!(out.contains("could not reach Postgres"), "{out}");
-    assert!(!out.contains("secret-pw"), "secrets are never printed: {out}");
-    assert!(started.elapsed().as_secs_f64() >= 1.0, "it retried for a while");
+    assert!(
+        !out.contains("secret-pw"),
+        "secrets are never printed: {out}"
+    );
+    assert!(
+        started.elapsed().as_secs_f64() >= 1.0,
+        "it retried for a while"
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
-    let o = run(&pool, &["user", "add", "ada", "--role", "admin", "--role", "approver"], None);
+    let o = run(
+        &pool,
+        &[
+            "user", "add", "ada", "--role", "admin", "--role", "approver",
+        ],
+        None,
+    );
     assert!(o.status.success(), "{}", text(&o));
     let out = text(&o);
     let pw = out
@@ -99,10 +121,18 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
         .expect("generated password printed once");
     assert_eq!(pw.len(), 20);
 
-    let o = run(&pool, &["user", "add", "bob", "--password-stdin"], Some("short\n"));
+    let o = run(
+        &pool,
+        &["user", "add", "bob", "--password-stdin"],
+        Some("short\n"),
+    );
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("at least 12 characters"), "{}", text(&o));
-    let o = run(&pool, &["user", "add", "bob", "--password-stdin"], Some("correct-horse-battery-staple\n"));
+    let o = run(
+        &pool,
+        &["user", "add", "bob", "--password-stdin"],
+        Some("correct-horse-battery-staple\n"),
+    );
     assert!(o.status.success(), "{}", text(&o));
     assert!(!text(&o).contains("shown once"));
     let o = run(&pool, &["user", "add", "bob"], None);
@@ -110,18 +140,37 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
 
     let o = run(&pool, &["user", "list"], None);
     let out = text(&o);
-    assert!(out.contains("ada") && out.contains("approver,admin") && out.contains("bob"), "{out}");
+    assert!(
+        out.contains("ada") && out.contains("approver,admin") && out.contains("bob"),
+        "{out}"
+    );
 
-    let o = run(&pool, &["token", "create", "--user", "bob", "--name", "ci"], None);
+    let o = run(
+        &pool,
+        &["token", "create", "--user", "bob", "--name", "ci"],
+        None,
+    );
     assert!(o.status.success(), "{}", text(&o));
-    let token = text(&o).lines().find(|l| l.starts_with("sk_")).expect("token").to_string();
+    let token = text(&o)
+        .lines()
+        .find(|l| l.starts_with("sk_"))
+        .expect("token")
+        .to_string();
     let stored: Vec<u8> = sqlx::query_scalar("SELECT token_hash FROM api_tokens")
         .fetch_one(&pool)
         .await
         .expect("token row");
-    assert_eq!(stored, streamkeeper_server::store::tokens::digest(&token), "only the hash is stored");
+    assert_eq!(
+        stored,
+        streamkeeper_server::store::tokens::digest(&token),
+        "only the hash is stored"
+    );
     let o = run(&pool, &["token", "list"], None);
-    assert!(text(&o).contains("live") && !text(&o).contains(&token), "{}", text(&o));
+    assert!(
+        text(&o).contains("live") && !text(&o).contains(&token),
+        "{}",
+        text(&o)
+    );
     let o = run(&pool, &["token", "revoke", "1"], None);
     assert!(o.status.success(), "{}", text(&o));
     let o = run(&pool, &["token", "revoke", "1"], None);

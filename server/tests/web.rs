@@ -18,8 +18,17 @@ async fn nothing_answers_without_a_session(pool: sqlx::PgPool) {
     let r = t.get("/settings/users?page=2", None).await;
     assert_eq!(r.location(), "/login?next=%2Fsettings%2Fusers%3Fpage%3D2");
     let r = t.get("/no/such/page", None).await;
-    assert_eq!(r.status, StatusCode::SEE_OTHER, "even a 404 needs a session first");
-    for path in ["/api/v1/users", "/api/v1/me", "/api/v1/openapi.json", "/api/v1/audit"] {
+    assert_eq!(
+        r.status,
+        StatusCode::SEE_OTHER,
+        "even a 404 needs a session first"
+    );
+    for path in [
+        "/api/v1/users",
+        "/api/v1/me",
+        "/api/v1/openapi.json",
+        "/api/v1/audit",
+    ] {
         let r = t.get(path, None).await;
         assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{path}");
         assert_eq!(r.json()["error"]["code"], "unauthenticated", "{path}");
@@ -36,17 +45,36 @@ async fn wrong_password_fails_uniformly_and_is_audited(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
     let wrong = t
-        .post_form("/login", None, &[("username", "alice"), ("password", "nope"), ("next", "/x")])
+        .post_form(
+            "/login",
+            None,
+            &[("username", "alice"), ("password", "nope"), ("next", "/x")],
+        )
         .await;
     let unknown = t
-        .post_form("/login", None, &[("username", "nobody"), ("password", "nope"), ("next", "/x")])
+        .post_form(
+            "/login",
+            None,
+            &[("username", "nobody"), ("password", "nope"), ("next", "/x")],
+        )
         .await;
     assert_eq!(wrong.location(), "/login?error=1&next=%2Fx");
-    assert_eq!(unknown.location(), wrong.location(), "same answer for unknown users");
+    assert_eq!(
+        unknown.location(),
+        wrong.location(),
+        "same answer for unknown users"
+    );
     assert!(wrong.cookie().is_none(), "no session for a failed login");
-    assert_eq!(t.audit_actions().await, vec!["login.failure", "login.failure"]);
+    assert_eq!(
+        t.audit_actions().await,
+        vec!["login.failure", "login.failure"]
+    );
     let page = t.get(wrong.location(), None).await;
-    assert!(page.body.contains("Invalid username or password"), "{}", page.body);
+    assert!(
+        page.body.contains("Invalid username or password"),
+        "{}",
+        page.body
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -54,13 +82,28 @@ async fn login_sets_a_strict_cookie_and_rotates_the_session(pool: sqlx::PgPool) 
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
     let r = t
-        .post_form("/login", None, &[("username", "alice"), ("password", PASSWORD), ("next", "/settings/teams")])
+        .post_form(
+            "/login",
+            None,
+            &[
+                ("username", "alice"),
+                ("password", PASSWORD),
+                ("next", "/settings/teams"),
+            ],
+        )
         .await;
-    assert_eq!(r.location(), "/settings/teams", "back to where the user was going");
+    assert_eq!(
+        r.location(),
+        "/settings/teams",
+        "back to where the user was going"
+    );
     let set = r.set_cookie_header();
     assert!(set.contains("HttpOnly"), "{set}");
     assert!(set.contains("SameSite=Strict"), "{set}");
-    assert!(!set.contains("Secure"), "plain http: no Secure flag ({set})");
+    assert!(
+        !set.contains("Secure"),
+        "plain http: no Secure flag ({set})"
+    );
     let first = r.cookie().expect("cookie");
     let home = t.get("/", Some(&first)).await;
     assert_eq!(home.status, StatusCode::OK);
@@ -68,13 +111,20 @@ async fn login_sets_a_strict_cookie_and_rotates_the_session(pool: sqlx::PgPool) 
 
     // Signing in again, with the old session, gives a new id and kills the old one.
     let r = t
-        .post_form("/login", Some(&first), &[("username", "alice"), ("password", PASSWORD)])
+        .post_form(
+            "/login",
+            Some(&first),
+            &[("username", "alice"), ("password", PASSWORD)],
+        )
         .await;
     let second = r.cookie().expect("cookie");
     assert_ne!(first, second, "session id rotated at login");
     assert_eq!(t.get("/", Some(&first)).await.status, StatusCode::SEE_OTHER);
     assert_eq!(t.get("/", Some(&second)).await.status, StatusCode::OK);
-    assert_eq!(t.audit_actions().await, vec!["login.success", "login.success"]);
+    assert_eq!(
+        t.audit_actions().await,
+        vec!["login.success", "login.success"]
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -92,7 +142,10 @@ async fn https_uses_secure_host_cookie_and_hsts(pool: sqlx::PgPool) {
     let r = t.send(req).await;
     let set = r.set_cookie_header();
     assert!(set.starts_with("__Host-streamkeeper="), "{set}");
-    assert!(set.contains("Secure") && set.contains("Path=/") && !set.contains("Domain"), "{set}");
+    assert!(
+        set.contains("Secure") && set.contains("Path=/") && !set.contains("Domain"),
+        "{set}"
+    );
     assert!(r.headers.get(header::STRICT_TRANSPORT_SECURITY).is_some());
 }
 
@@ -111,16 +164,30 @@ async fn logout_ends_the_session(pool: sqlx::PgPool) {
 async fn every_response_carries_security_headers(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     for r in [t.get("/login", None).await, t.get("/api/v1/me", None).await] {
-        let csp = r.headers[header::CONTENT_SECURITY_POLICY].to_str().expect("csp");
-        assert!(csp.contains("frame-ancestors 'none'") && csp.contains("'nonce-"), "{csp}");
+        let csp = r.headers[header::CONTENT_SECURITY_POLICY]
+            .to_str()
+            .expect("csp");
+        assert!(
+            csp.contains("frame-ancestors 'none'") && csp.contains("'nonce-"),
+            "{csp}"
+        );
         assert_eq!(r.headers[header::X_CONTENT_TYPE_OPTIONS], "nosniff");
         assert_eq!(r.headers[header::REFERRER_POLICY], "same-origin");
-        assert!(r.headers.get(header::STRICT_TRANSPORT_SECURITY).is_none(), "no HSTS on http");
+        assert!(
+            r.headers.get(header::STRICT_TRANSPORT_SECURITY).is_none(),
+            "no HSTS on http"
+        );
     }
     // The hydration script carries the response's nonce.
     let r = t.get("/login", None).await;
-    let csp = r.headers[header::CONTENT_SECURITY_POLICY].to_str().expect("csp");
-    let nonce = csp.split("'nonce-").nth(1).and_then(|s| s.split('\'').next()).expect("nonce");
+    let csp = r.headers[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .expect("csp");
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|s| s.split('\'').next())
+        .expect("nonce");
     assert!(r.body.contains(&format!("nonce=\"{nonce}\"")), "{}", r.body);
 }
 
@@ -150,7 +217,13 @@ async fn cross_site_posts_are_refused_and_recorded(pool: sqlx::PgPool) {
     let teams = t.api(Method::GET, "/api/v1/teams", &token, None).await;
     assert_eq!(teams.json()["total"], 0);
     let actions = t.audit_actions().await;
-    assert_eq!(actions.iter().filter(|a| *a == "request.cross_site").count(), 2);
+    assert_eq!(
+        actions
+            .iter()
+            .filter(|a| *a == "request.cross_site")
+            .count(),
+        2
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -162,10 +235,11 @@ async fn logins_are_throttled_per_account(pool: sqlx::PgPool) {
     }
     // The right password no longer helps, and the answer is the same.
     assert!(t.login("alice", PASSWORD).await.is_none());
-    let reasons: Vec<String> = sqlx::query_scalar("SELECT detail FROM audit_log ORDER BY id DESC LIMIT 1")
-        .fetch_all(&t.pool)
-        .await
-        .expect("audit");
+    let reasons: Vec<String> =
+        sqlx::query_scalar("SELECT detail FROM audit_log ORDER BY id DESC LIMIT 1")
+            .fetch_all(&t.pool)
+            .await
+            .expect("audit");
     assert!(reasons[0].contains("throttled"), "{reasons:?}");
 }
 
@@ -177,7 +251,12 @@ async fn disabling_or_demoting_a_user_ends_their_sessions(pool: sqlx::PgPool) {
     let token = t.token(admin).await;
     let c = t.login("bob", PASSWORD).await.expect("signed in");
     let r = t
-        .api(Method::PATCH, &format!("/api/v1/users/{bob}"), &token, Some(serde_json::json!({"roles": ["viewer"]})))
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{bob}"),
+            &token,
+            Some(serde_json::json!({"roles": ["viewer"]})),
+        )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let r = t.get("/", Some(&c)).await;
@@ -186,11 +265,19 @@ async fn disabling_or_demoting_a_user_ends_their_sessions(pool: sqlx::PgPool) {
 
     let c = t.login("bob", PASSWORD).await.expect("signed in again");
     let r = t
-        .api(Method::PATCH, &format!("/api/v1/users/{bob}"), &token, Some(serde_json::json!({"disabled": true})))
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{bob}"),
+            &token,
+            Some(serde_json::json!({"disabled": true})),
+        )
         .await;
     assert_eq!(r.json()["disabled"], true);
     assert_eq!(t.get("/", Some(&c)).await.status, StatusCode::SEE_OTHER);
-    assert!(t.login("bob", PASSWORD).await.is_none(), "a disabled user cannot sign in");
+    assert!(
+        t.login("bob", PASSWORD).await.is_none(),
+        "a disabled user cannot sign in"
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -213,17 +300,30 @@ async fn viewers_see_no_settings(pool: sqlx::PgPool) {
     let viewer = t.login("vic", PASSWORD).await.expect("signed in");
     let admin = t.login("ada", PASSWORD).await.expect("signed in");
     let home = t.get("/", Some(&viewer)).await;
-    assert!(!home.body.contains("/settings/users"), "no admin links for a viewer");
+    assert!(
+        !home.body.contains("/settings/users"),
+        "no admin links for a viewer"
+    );
     let home = t.get("/", Some(&admin)).await;
     assert!(home.body.contains("/settings/users"));
     for path in ["/settings/users", "/settings/teams", "/settings/audit"] {
         let r = t.get(path, Some(&viewer)).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}");
         assert!(r.body.contains("You are not allowed"), "{path}");
-        assert_eq!(t.get(path, Some(&admin)).await.status, StatusCode::OK, "{path}");
+        assert_eq!(
+            t.get(path, Some(&admin)).await.status,
+            StatusCode::OK,
+            "{path}"
+        );
     }
     // Server functions check the role too, not only the pages.
-    let r = t.post_form("/fn/create_team", Some(&viewer), &[("name", "x"), ("description", "")]).await;
+    let r = t
+        .post_form(
+            "/fn/create_team",
+            Some(&viewer),
+            &[("name", "x"), ("description", "")],
+        )
+        .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 }
 
@@ -243,17 +343,30 @@ async fn forms_work_without_javascript(pool: sqlx::PgPool) {
             .body(Body::from(body))
             .expect("request")
     };
-    let r = t.send(send("name=payments&description=Payments+team")).await;
+    let r = t
+        .send(send("name=payments&description=Payments+team"))
+        .await;
     assert_eq!(r.status, StatusCode::FOUND);
-    assert_eq!(r.location().trim_end_matches('?'), format!("{ORIGIN}/settings/teams"));
+    assert_eq!(
+        r.location().trim_end_matches('?'),
+        format!("{ORIGIN}/settings/teams")
+    );
     let page = t.get("/settings/teams", Some(&c)).await;
     assert!(page.body.contains("payments"), "{}", page.body);
     // An error comes back in the URL and shows on the page.
     let r = t.send(send("name=payments&description=again")).await;
-    let back = r.location().strip_prefix(ORIGIN).expect("same origin").to_string();
+    let back = r
+        .location()
+        .strip_prefix(ORIGIN)
+        .expect("same origin")
+        .to_string();
     assert!(back.contains("__err="), "{back}");
     let page = t.get(&back, Some(&c)).await;
-    assert!(page.body.contains("A team named payments already exists."), "{}", page.body);
+    assert!(
+        page.body.contains("A team named payments already exists."),
+        "{}",
+        page.body
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -261,7 +374,9 @@ async fn malformed_input_is_a_400_and_unknown_routes_404(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
     let c = t.login("ada", PASSWORD).await.expect("signed in");
-    let r = t.post_form("/fn/create_team", Some(&c), &[("nonsense", "1")]).await;
+    let r = t
+        .post_form("/fn/create_team", Some(&c), &[("nonsense", "1")])
+        .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
     let r = t.post_form("/login", None, &[("user", "x")]).await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);

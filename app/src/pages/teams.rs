@@ -106,7 +106,11 @@ pub fn TeamsPage() -> impl IntoView {
 #[component]
 pub fn TeamPage() -> impl IntoView {
     let params = use_params_map();
-    let id = Memo::new(move |_| params.with(|p| p.get("id")).and_then(|v| v.parse::<i64>().ok()));
+    let id = Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    });
     let add = ServerAction::<AddTeamMember>::new();
     let remove = ServerAction::<RemoveTeamMember>::new();
     let team = Resource::new(

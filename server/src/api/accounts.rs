@@ -84,7 +84,12 @@ pub async fn update_user(
     ApiPath(id): ApiPath<i64>,
     ApiJson(update): ApiJson<UserUpdate>,
 ) -> Result<Json<UserSummary>, ApiError> {
-    Ok(Json(st.backend.accounts.update_user(&who, &from, id, update).await?))
+    Ok(Json(
+        st.backend
+            .accounts
+            .update_user(&who, &from, id, update)
+            .await?,
+    ))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -63,12 +63,27 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/openapi.json", get(openapi))
         .route("/me", get(accounts::me))
-        .route("/users", get(accounts::list_users).post(accounts::create_user))
-        .route("/users/{id}", get(accounts::get_user).patch(accounts::update_user))
-        .route("/teams", get(accounts::list_teams).post(accounts::create_team))
+        .route(
+            "/users",
+            get(accounts::list_users).post(accounts::create_user),
+        )
+        .route(
+            "/users/{id}",
+            get(accounts::get_user).patch(accounts::update_user),
+        )
+        .route(
+            "/teams",
+            get(accounts::list_teams).post(accounts::create_team),
+        )
         .route("/teams/{id}", get(accounts::get_team))
-        .route("/teams/{id}/members", axum::routing::post(accounts::add_member))
-        .route("/teams/{id}/members/{user_id}", delete(accounts::remove_member))
+        .route(
+            "/teams/{id}/members",
+            axum::routing::post(accounts::add_member),
+        )
+        .route(
+            "/teams/{id}/members/{user_id}",
+            delete(accounts::remove_member),
+        )
         .route("/audit", get(audit::list))
         .fallback(not_found)
 }

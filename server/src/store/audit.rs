@@ -1,10 +1,10 @@
 //! Appending to and reading the hash-chained audit log.
 
-use streamkeeper_app::model::{AuditFilter, AuditRow};
 use chrono::Utc;
 use sqlx::{PgConnection, PgPool, Row};
 use streamkeeper::audit::{self, ChainBreak, ChainVerifier, EntryContent, GENESIS, StoredEntry};
 use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::model::{AuditFilter, AuditRow};
 
 /// Fixed key of the advisory lock that serialises appends, so each entry
 /// chains to the one before it.
@@ -76,7 +76,14 @@ fn like(s: &Option<String>) -> Option<String> {
     s.as_deref()
         .map(str::trim)
         .filter(|s| !s.is_empty())
-        .map(|s| format!("%{}%", s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")))
+        .map(|s| {
+            format!(
+                "%{}%",
+                s.replace('\\', "\\\\")
+                    .replace('%', "\\%")
+                    .replace('_', "\\_")
+            )
+        })
 }
 
 /// Entries newest first, filtered by substrings of actor, action and target.

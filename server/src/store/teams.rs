@@ -44,11 +44,12 @@ pub async fn list(pool: &PgPool, page: PageRequest) -> Result<Page<TeamSummary>,
     let total: i64 = sqlx::query_scalar("SELECT count(*) FROM teams")
         .fetch_one(pool)
         .await?;
-    let rows: Vec<TeamRow> = sqlx::query_as(&format!("{SELECT} ORDER BY t.name LIMIT $1 OFFSET $2"))
-        .bind(page.limit())
-        .bind(page.offset())
-        .fetch_all(pool)
-        .await?;
+    let rows: Vec<TeamRow> =
+        sqlx::query_as(&format!("{SELECT} ORDER BY t.name LIMIT $1 OFFSET $2"))
+            .bind(page.limit())
+            .bind(page.offset())
+            .fetch_all(pool)
+            .await?;
     Ok(Page::new(
         rows.into_iter().map(Into::into).collect(),
         page,

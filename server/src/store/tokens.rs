@@ -38,12 +38,14 @@ pub async fn insert(
     name: &str,
     token: &str,
 ) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3) RETURNING id")
-        .bind(user_id)
-        .bind(name)
-        .bind(digest(token))
-        .fetch_one(conn)
-        .await
+    sqlx::query_scalar(
+        "INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3) RETURNING id",
+    )
+    .bind(user_id)
+    .bind(name)
+    .bind(digest(token))
+    .fetch_one(conn)
+    .await
 }
 
 /// Revokes a live token; returns its owner's username, or `None` when there

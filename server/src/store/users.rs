@@ -61,10 +61,12 @@ pub async fn by_username(pool: &PgPool, username: &str) -> Result<Option<UserRow
 
 /// Locks the row for a read-modify-write in a transaction.
 pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1 FOR UPDATE"))
-        .bind(id)
-        .fetch_optional(conn)
-        .await
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM users WHERE id = $1 FOR UPDATE"
+    ))
+    .bind(id)
+    .fetch_optional(conn)
+    .await
 }
 
 pub async fn insert(
@@ -113,10 +115,14 @@ pub async fn list(
     query: Option<&str>,
     page: PageRequest,
 ) -> Result<Page<UserSummary>, sqlx::Error> {
-    let pattern = query
-        .map(str::trim)
-        .filter(|q| !q.is_empty())
-        .map(|q| format!("%{}%", q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")));
+    let pattern = query.map(str::trim).filter(|q| !q.is_empty()).map(|q| {
+        format!(
+            "%{}%",
+            q.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        )
+    });
     let total: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM users WHERE $1::text IS NULL OR username ILIKE $1 OR display_name ILIKE $1",
     )

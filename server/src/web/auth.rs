@@ -1,12 +1,12 @@
 //! Who is asking: sign-in and sign-out, and the middleware that resolves a
 //! session or bearer token into a principal and turns everyone else away.
 
-use axum::{Extension, Form};
 use axum::extract::rejection::FormRejection;
 use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
+use axum::{Extension, Form};
 use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
@@ -53,7 +53,10 @@ fn bearer(req: &Request) -> Option<String> {
         .map(|t| t.trim().to_string())
 }
 
-async fn session_principal(st: &AppState, session: &Session) -> Result<Option<Principal>, AppError> {
+async fn session_principal(
+    st: &AppState,
+    session: &Session,
+) -> Result<Option<Principal>, AppError> {
     let stored: Option<SessionUser> = session.get(SESSION_KEY).await.map_err(|e| {
         tracing::error!(error = %e, "session store");
         AppError::Unavailable("sessions cannot be read right now".into())
@@ -202,7 +205,11 @@ pub async fn login(
         }
     };
     let Some(user) = user else {
-        let reason = if throttled { "throttled" } else { "invalid credentials" };
+        let reason = if throttled {
+            "throttled"
+        } else {
+            "invalid credentials"
+        };
         let event = Event {
             actor: "anonymous",
             action: "login.failure",
@@ -231,8 +238,10 @@ pub async fn login(
     };
     if let Err(e) = session_set.await {
         tracing::error!(error = %e, "could not start a session");
-        return ApiError(AppError::Unavailable("sessions cannot be stored right now".into()))
-            .into_response();
+        return ApiError(AppError::Unavailable(
+            "sessions cannot be stored right now".into(),
+        ))
+        .into_response();
     }
     let event = Event {
         actor: &user.username,
@@ -277,7 +286,10 @@ mod tests {
 
     #[test]
     fn next_stays_local() {
-        assert_eq!(safe_next("/settings/users?page=2"), "/settings/users?page=2");
+        assert_eq!(
+            safe_next("/settings/users?page=2"),
+            "/settings/users?page=2"
+        );
         assert_eq!(safe_next("//evil.example/x"), "/");
         assert_eq!(safe_next("https://evil.example"), "/");
         assert_eq!(safe_next("/\\evil.example"), "/");

@@ -100,18 +100,29 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .route("/healthz", get(|| async { "ok" }))
         .nest("/api/v1", crate::api::router())
         .merge(assets)
-        .leptos_routes_with_context(&state, routes, context.clone(), move || shell(leptos.clone()))
-        .fallback(leptos_axum::file_and_error_handler_with_context::<AppState, _>(
-            context,
-            shell,
-        ))
+        .leptos_routes_with_context(&state, routes, context.clone(), move || {
+            shell(leptos.clone())
+        })
+        .fallback(leptos_axum::file_and_error_handler_with_context::<
+            AppState,
+            _,
+        >(context, shell))
         .layer(
             ServiceBuilder::new()
                 .layer(TraceLayer::new_for_http())
-                .layer(middleware::from_fn_with_state(state.clone(), security::headers))
-                .layer(middleware::from_fn_with_state(state.clone(), security::same_origin))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    security::headers,
+                ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    security::same_origin,
+                ))
                 .layer(sessions)
-                .layer(middleware::from_fn_with_state(state.clone(), auth::authenticate))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    auth::authenticate,
+                ))
                 .layer(middleware::from_fn(server_fns::error_status)),
         )
         .with_state(state)

@@ -32,10 +32,16 @@ pub async fn headers(State(st): State<AppState>, mut req: Request, next: Next) -
     if let Ok(v) = HeaderValue::from_str(&csp) {
         h.insert(header::CONTENT_SECURITY_POLICY, v);
     }
-    h.insert(header::X_CONTENT_TYPE_OPTIONS, HeaderValue::from_static("nosniff"));
+    h.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
     // Same-origin form posts need the full Referer (server functions
     // redirect back to it without wasm); other sites get nothing.
-    h.insert(header::REFERRER_POLICY, HeaderValue::from_static("same-origin"));
+    h.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("same-origin"),
+    );
     h.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
     h.insert(
         "cross-origin-opener-policy",
@@ -77,7 +83,8 @@ pub fn cross_site_reason(
         };
     }
     if let Some(o) = headers.get(header::ORIGIN) {
-        return (o.as_bytes() != origin.as_bytes()).then_some("the request's Origin is not this console");
+        return (o.as_bytes() != origin.as_bytes())
+            .then_some("the request's Origin is not this console");
     }
     let bearer = headers
         .get(header::AUTHORIZATION)
@@ -132,25 +139,70 @@ mod tests {
 
     #[test]
     fn reads_are_never_cross_site() {
-        assert_eq!(cross_site_reason(&Method::GET, &h(&[("sec-fetch-site", "cross-site")]), ORIGIN), None);
+        assert_eq!(
+            cross_site_reason(
+                &Method::GET,
+                &h(&[("sec-fetch-site", "cross-site")]),
+                ORIGIN
+            ),
+            None
+        );
     }
 
     #[test]
     fn fetch_metadata_decides_when_present() {
-        assert_eq!(cross_site_reason(&Method::POST, &h(&[("sec-fetch-site", "same-origin")]), ORIGIN), None);
-        assert!(cross_site_reason(&Method::POST, &h(&[("sec-fetch-site", "same-site")]), ORIGIN).is_some());
-        assert!(cross_site_reason(&Method::POST, &h(&[("sec-fetch-site", "cross-site"), ("origin", ORIGIN)]), ORIGIN).is_some());
+        assert_eq!(
+            cross_site_reason(
+                &Method::POST,
+                &h(&[("sec-fetch-site", "same-origin")]),
+                ORIGIN
+            ),
+            None
+        );
+        assert!(
+            cross_site_reason(
+                &Method::POST,
+                &h(&[("sec-fetch-site", "same-site")]),
+                ORIGIN
+            )
+            .is_some()
+        );
+        assert!(
+            cross_site_reason(
+                &Method::POST,
+                &h(&[("sec-fetch-site", "cross-site"), ("origin", ORIGIN)]),
+                ORIGIN
+            )
+            .is_some()
+        );
     }
 
     #[test]
     fn origin_decides_otherwise() {
-        assert_eq!(cross_site_reason(&Method::POST, &h(&[("origin", ORIGIN)]), ORIGIN), None);
-        assert!(cross_site_reason(&Method::DELETE, &h(&[("origin", "https://evil.example")]), ORIGIN).is_some());
+        assert_eq!(
+            cross_site_reason(&Method::POST, &h(&[("origin", ORIGIN)]), ORIGIN),
+            None
+        );
+        assert!(
+            cross_site_reason(
+                &Method::DELETE,
+                &h(&[("origin", "https://evil.example")]),
+                ORIGIN
+            )
+            .is_some()
+        );
     }
 
     #[test]
     fn headless_requests_need_a_bearer_token() {
         assert!(cross_site_reason(&Method::POST, &h(&[]), ORIGIN).is_some());
-        assert_eq!(cross_site_reason(&Method::POST, &h(&[("authorization", "Bearer sk_x")]), ORIGIN), None);
+        assert_eq!(
+            cross_site_reason(
+                &Method::POST,
+                &h(&[("authorization", "Bearer sk_x")]),
+                ORIGIN
+            ),
+            None
+        );
     }
 }

@@ -15,7 +15,8 @@ const MAX_ERROR_BODY: usize = 64 * 1024;
 
 pub async fn error_status(req: Request, next: Next) -> Response {
     let res = next.run(req).await;
-    if res.status() != StatusCode::INTERNAL_SERVER_ERROR || !res.headers().contains_key("serverfnerror")
+    if res.status() != StatusCode::INTERNAL_SERVER_ERROR
+        || !res.headers().contains_key("serverfnerror")
     {
         return res;
     }

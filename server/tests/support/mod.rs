@@ -106,7 +106,12 @@ impl TestApp {
     }
 
     /// A same-origin form post, as a browser sends it.
-    pub async fn post_form(&self, path: &str, cookie: Option<&str>, form: &[(&str, &str)]) -> Reply {
+    pub async fn post_form(
+        &self,
+        path: &str,
+        cookie: Option<&str>,
+        form: &[(&str, &str)],
+    ) -> Reply {
         let body = form_urlencoded::Serializer::new(String::new())
             .extend_pairs(form)
             .finish();
@@ -168,10 +173,18 @@ impl TestApp {
             .post_form(
                 "/login",
                 None,
-                &[("username", username), ("password", password), ("next", "/")],
+                &[
+                    ("username", username),
+                    ("password", password),
+                    ("next", "/"),
+                ],
             )
             .await;
-        assert_eq!(r.status, StatusCode::SEE_OTHER, "login answers with a redirect");
+        assert_eq!(
+            r.status,
+            StatusCode::SEE_OTHER,
+            "login answers with a redirect"
+        );
         if r.location().starts_with("/login") {
             None
         } else {

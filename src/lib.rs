@@ -4,5 +4,7 @@
 
 pub mod account;
 pub mod audit;
+pub mod health;
+pub mod lag;
 pub mod page;
 pub mod role;

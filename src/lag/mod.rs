@@ -1,0 +1,13 @@
+//! Consumer lag: how far behind a consumer group is, in offsets and in
+//! time, and what its recent history says about it (Burrow's statuses, with
+//! the fixes from `../shared/reference/field-notes.md`).
+//!
+//! - [`offset`]: lag per partition from one sample, with "no commit" and
+//!   "beyond retention" told apart from a count.
+//! - [`time`]: time lag estimated from the history of log-end offsets
+//!   (kafka-lag-exporter's interpolation), with its failure modes named.
+//! - [`status`]: the windowed status of a partition and of a group.
+
+pub mod offset;
+pub mod status;
+pub mod time;

@@ -1,0 +1,379 @@
+//! The windowed status of a consumer group: Burrow's evaluation, adapted to
+//! what a read-only sampler sees (committed offsets and log ends every pass,
+//! the group's state), with its known false alarms and blind spots fixed:
+//!
+//! - lag is computed from the newest sample, at evaluation time, not when
+//!   the group last committed (Burrow's stale-lag false alarms);
+//! - a group that has read everything is OK however idle the topic is, so
+//!   consumers of idle topics are never flagged;
+//! - a group that does not move while behind is STOP when it has no members
+//!   and STALL when it has, whether or not the topic is still being written
+//!   to, so stopped consumers of slow topics are caught (Burrow needs new
+//!   commits to compare).
+
+use super::offset::{OffsetLag, offset_lag};
+use serde::{Deserialize, Serialize};
+
+/// One pass's reading of one partition for one group.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Sample {
+    pub at_ms: i64,
+    /// `None`: the group has no committed offset here.
+    pub committed: Option<i64>,
+    pub log_start: i64,
+    pub log_end: i64,
+}
+
+impl Sample {
+    pub fn lag(&self) -> OffsetLag {
+        offset_lag(self.committed, self.log_start, self.log_end)
+    }
+}
+
+/// Status of a partition or group, worst last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Status {
+    /// Not enough history to judge yet.
+    Incomplete,
+    /// The group never committed on this partition.
+    NoCommit,
+    Ok,
+    /// Lag grew over the whole window.
+    Warn,
+    /// The committed offset moved back and has not recovered.
+    Rewind,
+    /// Members are present but the committed offset does not move while behind.
+    Stall,
+    /// No members, not moving, and behind.
+    Stop,
+    /// The committed offset is below log-start: unread data was deleted.
+    Lost,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Incomplete => "INCOMPLETE",
+            Status::NoCommit => "NO_COMMIT",
+            Status::Ok => "OK",
+            Status::Warn => "WARN",
+            Status::Rewind => "REWIND",
+            Status::Stall => "STALL",
+            Status::Stop => "STOP",
+            Status::Lost => "LOST",
+        }
+    }
+
+    /// Whether this status is trouble to flag to the owner.
+    pub fn is_trouble(self) -> bool {
+        self >= Status::Warn
+    }
+}
+
+/// Thresholds of the evaluation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Rules {
+    /// Samples needed before anything but OK is said (Burrow's
+    /// `minimum-complete` × `intervals`).
+    pub min_samples: usize,
+    /// Lag at or below this counts as caught up.
+    pub allowed_lag: u64,
+}
+
+impl Default for Rules {
+    fn default() -> Self {
+        Self {
+            min_samples: 4,
+            allowed_lag: 0,
+        }
+    }
+}
+
+/// A status with the sentence that explains it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Verdict {
+    pub status: Status,
+    pub lag: OffsetLag,
+    pub reason: String,
+}
+
+fn verdict(status: Status, lag: OffsetLag, reason: String) -> Verdict {
+    Verdict {
+        status,
+        lag,
+        reason,
+    }
+}
+
+/// Evaluates one partition's window (oldest sample first). `has_members`
+/// says whether the group had active members at the newest sample.
+pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> Verdict {
+    let Some(newest) = window.last() else {
+        return verdict(
+            Status::Incomplete,
+            OffsetLag::NoCommit,
+            "no samples yet".into(),
+        );
+    };
+    let lag = newest.lag();
+    let behind = match lag {
+        OffsetLag::NoCommit => {
+            return verdict(
+                Status::NoCommit,
+                lag,
+                "the group has never committed here".into(),
+            );
+        }
+        OffsetLag::BeyondRetention { lost, .. } => {
+            return verdict(
+                Status::Lost,
+                lag,
+                format!(
+                    "{lost} unread messages were deleted by retention before the group read them"
+                ),
+            );
+        }
+        OffsetLag::Behind { messages } => messages,
+    };
+    if behind <= rules.allowed_lag {
+        return verdict(Status::Ok, lag, "caught up".into());
+    }
+    if window.len() < rules.min_samples {
+        return verdict(
+            Status::Incomplete,
+            lag,
+            format!(
+                "{behind} behind; {} of {} samples needed to judge",
+                window.len(),
+                rules.min_samples
+            ),
+        );
+    }
+    let committed: Vec<i64> = window.iter().filter_map(|s| s.committed).collect();
+    if let Some((at, from, to)) = unrecovered_rewind(&committed) {
+        return verdict(
+            Status::Rewind,
+            lag,
+            format!(
+                "committed offset moved back from {from} to {to} (sample {at}) and has not caught up since"
+            ),
+        );
+    }
+    let lags: Vec<u64> = window.iter().filter_map(|s| s.lag().messages()).collect();
+    // Caught up at some point in the window: it keeps up, just not this instant.
+    if lags.iter().any(|l| *l <= rules.allowed_lag) {
+        return verdict(
+            Status::Ok,
+            lag,
+            format!("{behind} behind, but caught up within the window"),
+        );
+    }
+    let span_s = (newest.at_ms - window[0].at_ms) / 1000;
+    let not_moving = committed.len() == window.len() && committed.windows(2).all(|w| w[0] == w[1]);
+    if not_moving {
+        let at = committed.first().copied().unwrap_or_default();
+        return if has_members {
+            verdict(
+                Status::Stall,
+                lag,
+                format!(
+                    "members are connected but the committed offset has stayed at {at} for {span_s} s while {behind} behind"
+                ),
+            )
+        } else {
+            verdict(
+                Status::Stop,
+                lag,
+                format!("no members and no progress for {span_s} s while {behind} behind"),
+            )
+        };
+    }
+    let growing = lags.windows(2).all(|w| w[1] >= w[0]) && lags.last() > lags.first();
+    if growing {
+        let first = lags.first().copied().unwrap_or_default();
+        return verdict(
+            Status::Warn,
+            lag,
+            format!("lag grew from {first} to {behind} over {span_s} s"),
+        );
+    }
+    verdict(Status::Ok, lag, format!("{behind} behind and keeping pace"))
+}
+
+/// The newest point where the committed offset went down and no later commit
+/// reached the pre-rewind offset: (index, from, to).
+fn unrecovered_rewind(committed: &[i64]) -> Option<(usize, i64, i64)> {
+    (1..committed.len()).rev().find_map(|i| {
+        let (before, after) = (committed[i - 1], committed[i]);
+        let recovered = committed[i..].iter().any(|c| *c >= before);
+        (after < before && !recovered).then_some((i, before, after))
+    })
+}
+
+/// A group's status: its worst partition's.
+pub fn group_status<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Status {
+    verdicts
+        .into_iter()
+        .map(|v| v.status)
+        .max()
+        .unwrap_or(Status::Incomplete)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A window from (committed, log_end) pairs, one sample every 15 s.
+    fn window(points: &[(Option<i64>, i64)]) -> Vec<Sample> {
+        points
+            .iter()
+            .enumerate()
+            .map(|(i, &(committed, log_end))| Sample {
+                at_ms: i as i64 * 15_000,
+                committed,
+                log_start: 0,
+                log_end,
+            })
+            .collect()
+    }
+
+    fn status(points: &[(Option<i64>, i64)], members: bool) -> Status {
+        partition_status(&window(points), members, &Rules::default()).status
+    }
+
+    #[test]
+    fn caught_up_is_ok_even_on_an_idle_topic() {
+        let w = [(Some(100), 100); 10];
+        assert_eq!(status(&w, false), Status::Ok);
+        assert_eq!(status(&w, true), Status::Ok);
+    }
+
+    #[test]
+    fn lag_is_judged_at_the_newest_sample() {
+        // Far behind earlier in the window, caught up now: OK (Burrow would
+        // still report the lag of its last commit).
+        let w = [
+            (Some(0), 900),
+            (Some(300), 950),
+            (Some(700), 1000),
+            (Some(1000), 1000),
+        ];
+        assert_eq!(status(&w, true), Status::Ok);
+    }
+
+    #[test]
+    fn a_consumer_that_stops_is_stop() {
+        let w = [
+            (Some(50), 60),
+            (Some(50), 80),
+            (Some(50), 100),
+            (Some(50), 120),
+        ];
+        let v = partition_status(&window(&w), false, &Rules::default());
+        assert_eq!(v.status, Status::Stop);
+        assert_eq!(v.lag, OffsetLag::Behind { messages: 70 });
+        assert!(
+            v.reason.contains("no progress for 45 s while 70 behind"),
+            "{}",
+            v.reason
+        );
+    }
+
+    #[test]
+    fn a_stopped_consumer_of_a_slow_topic_is_still_stop() {
+        // Nothing new was written in the window; Burrow misses this.
+        let w = [(Some(40), 50); 6];
+        assert_eq!(status(&w, false), Status::Stop);
+    }
+
+    #[test]
+    fn connected_but_stuck_is_stall() {
+        let w = [
+            (Some(40), 50),
+            (Some(40), 60),
+            (Some(40), 70),
+            (Some(40), 80),
+        ];
+        assert_eq!(status(&w, true), Status::Stall);
+    }
+
+    #[test]
+    fn falling_behind_is_warn() {
+        let w = [
+            (Some(10), 20),
+            (Some(20), 40),
+            (Some(30), 60),
+            (Some(40), 80),
+        ];
+        let v = partition_status(&window(&w), true, &Rules::default());
+        assert_eq!(v.status, Status::Warn);
+        assert!(v.reason.contains("from 10 to 40"), "{}", v.reason);
+    }
+
+    #[test]
+    fn behind_but_keeping_pace_is_ok() {
+        let w = [
+            (Some(10), 40),
+            (Some(40), 70),
+            (Some(60), 80),
+            (Some(90), 110),
+        ];
+        assert_eq!(status(&w, true), Status::Ok);
+    }
+
+    #[test]
+    fn a_commit_moved_back_is_rewind_until_it_recovers() {
+        let w = [
+            (Some(100), 120),
+            (Some(110), 130),
+            (Some(20), 140),
+            (Some(40), 150),
+        ];
+        assert_eq!(status(&w, true), Status::Rewind);
+        let w = [
+            (Some(100), 120),
+            (Some(20), 130),
+            (Some(80), 140),
+            (Some(115), 150),
+        ];
+        assert_ne!(status(&w, true), Status::Rewind);
+    }
+
+    #[test]
+    fn never_committed_and_data_loss_are_named() {
+        assert_eq!(status(&[(None, 500); 5], false), Status::NoCommit);
+        let w = vec![Sample {
+            at_ms: 0,
+            committed: Some(5),
+            log_start: 100,
+            log_end: 200,
+        }];
+        let v = partition_status(&w, true, &Rules::default());
+        assert_eq!(v.status, Status::Lost);
+        assert!(v.reason.contains("95 unread messages"), "{}", v.reason);
+    }
+
+    #[test]
+    fn too_little_history_is_incomplete_not_ok() {
+        let w = [(Some(10), 50), (Some(10), 60)];
+        let v = partition_status(&window(&w), false, &Rules::default());
+        assert_eq!(v.status, Status::Incomplete);
+        assert!(v.reason.contains("2 of 4 samples"), "{}", v.reason);
+        assert_eq!(
+            partition_status(&[], true, &Rules::default()).status,
+            Status::Incomplete
+        );
+    }
+
+    #[test]
+    fn group_takes_its_worst_partition() {
+        let ok = partition_status(&window(&[(Some(5), 5); 4]), true, &Rules::default());
+        let stop = partition_status(&window(&[(Some(5), 9); 4]), false, &Rules::default());
+        assert_eq!(group_status([&ok, &stop]), Status::Stop);
+        assert_eq!(group_status([&ok]), Status::Ok);
+        assert!(
+            Status::Warn.is_trouble() && !Status::Ok.is_trouble() && !Status::NoCommit.is_trouble()
+        );
+    }
+}

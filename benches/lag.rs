@@ -68,7 +68,10 @@ fn main() {
         let mut total = 0.0;
         for (p, h) in histories.iter().enumerate() {
             let committed = (p as i64 % 500) * 3;
-            total += h.time_lag(black_box(committed), 900_000).seconds().unwrap_or(0.0);
+            total += h
+                .time_lag(black_box(committed), 900_000)
+                .seconds()
+                .unwrap_or(0.0);
         }
         let time_s = start.elapsed().as_secs_f64();
         println!(

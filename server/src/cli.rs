@@ -1,7 +1,9 @@
 //! The administrative subcommands: users, tokens and the audit log. Each
 //! change is recorded in the audit log with the actor `cli`.
 
-use crate::config::{AuditCommand, TokenCommand, UserCommand};
+use crate::config::{AuditCommand, KafkaArgs, KafkaCommand, TokenCommand, UserCommand};
+use crate::kafka::reader;
+use crate::kafka::settings::ClusterSettings;
 use crate::password;
 use crate::store::{self, audit::Event, is_unique_violation};
 use anyhow::{Context, bail};
@@ -249,4 +251,87 @@ pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode>
             Err(e) => Err(e.into()),
         },
     }
+}
+
+fn cluster(a: &KafkaArgs) -> anyhow::Result<ClusterSettings> {
+    let reference = |r: &Option<String>| r.as_deref().map(str::parse).transpose();
+    Ok(ClusterSettings::new(
+        &a.bootstrap,
+        a.security_protocol.parse()?,
+        a.sasl_mechanism.as_deref().map(str::parse).transpose()?,
+        reference(&a.username)?,
+        reference(&a.password)?,
+    )?)
+}
+
+pub async fn kafka(cmd: KafkaCommand) -> anyhow::Result<ExitCode> {
+    let (args, lag) = match &cmd {
+        KafkaCommand::Check(a) => (a, false),
+        KafkaCommand::Lag(a) => (a, true),
+    };
+    let settings = cluster(args)?;
+    let known = Default::default();
+    let reading = tokio::task::spawn_blocking(move || reader::read(&settings, &known)).await?;
+    let r = match reading {
+        Ok(r) => r,
+        Err(e) => {
+            println!("UNREACHABLE: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let partitions: usize = r.topics.iter().map(|t| t.partitions.len()).sum();
+    let with_ends = r
+        .topics
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .filter(|p| p.log_end.is_some())
+        .count();
+    if lag {
+        for g in &r.groups {
+            println!("group {} ({}, {} members)", g.name, g.state, g.members);
+            if let Some(e) = &g.error {
+                println!("  offsets could not be read: {e}");
+            }
+            for ((topic, partition), committed) in &g.offsets {
+                let part = r
+                    .topics
+                    .iter()
+                    .find(|t| &t.name == topic)
+                    .and_then(|t| t.partitions.iter().find(|p| p.partition == *partition));
+                let (start, end) = part
+                    .map(|p| (p.log_start, p.log_end))
+                    .unwrap_or((None, None));
+                let lag = match (start, end) {
+                    (Some(s), Some(e)) => {
+                        format!(
+                            "{:?}",
+                            streamkeeper::lag::offset::offset_lag(*committed, s, e)
+                        )
+                    }
+                    _ => "unknown (log offsets not read)".into(),
+                };
+                let committed = committed.map_or("none".to_string(), |c| c.to_string());
+                let end = end.map_or("?".to_string(), |e| e.to_string());
+                println!("  {topic}[{partition}] committed {committed} end {end} lag {lag}");
+            }
+        }
+    } else {
+        println!(
+            "read {} brokers, {} topics ({} partitions), {} consumer groups in {} ms",
+            r.brokers,
+            r.topics.len(),
+            partitions,
+            r.groups.len(),
+            (r.finished - r.started).num_milliseconds()
+        );
+        println!("log offsets read for {with_ends} of {partitions} partitions");
+    }
+    for p in &r.problems {
+        println!("could not read: {p}");
+    }
+    Ok(if r.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
 }

@@ -59,6 +59,36 @@ pub enum Command {
     /// Check the audit log.
     #[command(subcommand)]
     Audit(AuditCommand),
+    /// Read a Kafka cluster, read-only (needs no database).
+    #[command(subcommand)]
+    Kafka(KafkaCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KafkaCommand {
+    /// Test a connection: say what could and could not be read.
+    Check(KafkaArgs),
+    /// Print every consumer group's lag per partition.
+    Lag(KafkaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KafkaArgs {
+    /// host:port[,host:port…]
+    #[arg(long)]
+    pub bootstrap: String,
+    /// PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (Confluent Cloud: SASL_SSL).
+    #[arg(long, default_value = "PLAINTEXT")]
+    pub security_protocol: String,
+    /// PLAIN (Confluent Cloud API keys), SCRAM-SHA-256 or SCRAM-SHA-512.
+    #[arg(long)]
+    pub sasl_mechanism: Option<String>,
+    /// Username reference: env:NAME or file:/path.
+    #[arg(long)]
+    pub username: Option<String>,
+    /// Password reference: env:NAME or file:/path.
+    #[arg(long)]
+    pub password: Option<String>,
 }
 
 #[derive(Debug, Args)]

@@ -8,6 +8,7 @@ pub mod cli;
 pub mod config;
 pub mod db;
 pub mod errors;
+pub mod kafka;
 pub mod password;
 pub mod serve;
 pub mod store;
@@ -35,6 +36,7 @@ enum Task {
     User(config::UserCommand),
     Token(config::TokenCommand),
     Audit(config::AuditCommand),
+    Kafka(config::KafkaCommand),
 }
 
 fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
@@ -45,13 +47,18 @@ fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
         Some(Command::User(c)) => Task::User(c),
         Some(Command::Token(c)) => Task::Token(c),
         Some(Command::Audit(c)) => Task::Audit(c),
+        Some(Command::Kafka(c)) => Task::Kafka(c),
     })
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // Every setting is checked before waiting on the database.
-    let url = config::database_url(&cli.global)?;
     let task = task(cli.command)?;
+    if let Task::Kafka(c) = task {
+        // Reading a cluster needs no database.
+        return cli::kafka(c).await;
+    }
+    let url = config::database_url(&cli.global)?;
     let pool = db::connect(&url, Duration::from_secs(cli.global.db_connect_timeout)).await?;
     db::migrate(&pool).await?;
     match task {
@@ -66,5 +73,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Task::User(c) => cli::user(&pool, c).await,
         Task::Token(c) => cli::token(&pool, c).await,
         Task::Audit(c) => cli::audit(&pool, c).await,
+        Task::Kafka(c) => cli::kafka(c).await,
     }
 }

@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod audit;
+pub mod cluster;
 pub mod consumer_protocol;
 pub mod health;
 pub mod lag;

@@ -79,6 +79,8 @@ pub enum Action {
     ManageUsers,
     /// Browse the audit log.
     ReadAudit,
+    /// Add and change the clusters Streamkeeper watches.
+    ManageClusters,
 }
 
 /// Whether someone holding `roles` may perform `action`.
@@ -87,7 +89,7 @@ pub fn may(roles: &[Role], action: Action) -> bool {
     match action {
         // Every role includes reading; a user with no role at all reads nothing.
         Action::Read => !roles.is_empty(),
-        Action::ManageUsers | Action::ReadAudit => admin,
+        Action::ManageUsers | Action::ReadAudit | Action::ManageClusters => admin,
     }
 }
 

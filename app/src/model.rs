@@ -104,3 +104,81 @@ pub struct Me {
     pub principal: Principal,
     pub teams: Vec<TeamRef>,
 }
+
+/// A watched cluster, with how fresh its data is. Credentials appear only
+/// as whether they are set: references are never echoed back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ClusterView {
+    pub id: i64,
+    pub name: String,
+    pub bootstrap: String,
+    pub security_protocol: String,
+    pub sasl_mechanism: Option<String>,
+    pub credentials_set: bool,
+    pub interval_s: i32,
+    pub state: streamkeeper::cluster::ClusterState,
+    /// When the last pass that read anything finished.
+    pub last_good_pass_at: Option<DateTime<Utc>>,
+    /// Seconds since then: how old every lag figure of this cluster is.
+    pub data_age_s: Option<i64>,
+    /// What the latest pass could not read.
+    pub problems: Vec<String>,
+}
+
+/// A cluster as an admin adds it. Credentials are references such as
+/// `env:KAFKA_API_SECRET` or `file:/run/secrets/kafka`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewCluster {
+    pub name: String,
+    pub bootstrap: String,
+    #[serde(default = "plaintext")]
+    pub security_protocol: String,
+    pub sasl_mechanism: Option<String>,
+    pub username_ref: Option<String>,
+    pub password_ref: Option<String>,
+    #[serde(default = "default_interval")]
+    pub interval_s: i32,
+}
+
+fn plaintext() -> String {
+    "PLAINTEXT".into()
+}
+
+fn default_interval() -> i32 {
+    15
+}
+
+/// One partition of a group's lag, with the evaluation of its window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PartitionLagView {
+    pub topic: String,
+    pub partition: i32,
+    pub committed: Option<i64>,
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+    /// Messages behind; absent when there is no commit or no log offset.
+    pub lag: Option<u64>,
+    /// Seconds behind, estimated from the log-end history; absent when too
+    /// little history.
+    pub time_lag_s: Option<f64>,
+    pub status: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct GroupLagView {
+    pub cluster: String,
+    pub group: String,
+    pub state: String,
+    pub members: i32,
+    /// The worst partition's status.
+    pub status: String,
+    /// The time of the newest sample shown.
+    pub as_of: Option<DateTime<Utc>>,
+    pub cluster_state: streamkeeper::cluster::ClusterState,
+    pub partitions: Vec<PartitionLagView>,
+}

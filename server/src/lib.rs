@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod api;
 pub mod cli;
+pub mod clusters;
 pub mod config;
 pub mod db;
 pub mod errors;
@@ -12,6 +13,7 @@ pub mod kafka;
 pub mod password;
 pub mod serve;
 pub mod store;
+pub mod watch;
 pub mod web;
 
 use config::{Cli, Command, ServeConfig};

@@ -27,6 +27,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     store.migrate().await.map_err(ServeError::Sessions)?;
     let bind = config.bind;
     let public = config.public_url.to_string();
+    let pool_for_watch = pool.clone();
     let state = AppState::new(pool, config);
 
     // Housekeeping that logs and carries on: expired sessions, and the
@@ -45,6 +46,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
         }
     });
 
+    crate::watch::spawn(pool_for_watch);
     let app = router(state, store);
     let listener = tokio::net::TcpListener::bind(bind)
         .await

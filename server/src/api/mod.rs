@@ -3,6 +3,7 @@
 
 mod accounts;
 mod audit;
+mod clusters;
 mod error;
 
 pub use error::ApiError;
@@ -29,6 +30,10 @@ use crate::web::AppState;
         accounts::add_member,
         accounts::remove_member,
         audit::list,
+        clusters::list,
+        clusters::create,
+        clusters::get,
+        clusters::group,
     ),
     components(schemas(error::ErrorBody, error::ErrorDetail)),
     modifiers(&BearerAuth),
@@ -85,5 +90,8 @@ pub fn router() -> Router<AppState> {
             delete(accounts::remove_member),
         )
         .route("/audit", get(audit::list))
+        .route("/clusters", get(clusters::list).post(clusters::create))
+        .route("/clusters/{id}", get(clusters::get))
+        .route("/clusters/{id}/groups/{group}", get(clusters::group))
         .fallback(not_found)
 }

@@ -2,6 +2,7 @@
 //! errors; the services turn them into errors a person understands.
 
 pub mod audit;
+pub mod clusters;
 pub mod teams;
 pub mod tokens;
 pub mod users;

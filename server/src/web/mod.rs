@@ -7,6 +7,7 @@ pub mod security;
 pub mod server_fns;
 
 use crate::accounts::{AccountService, AuditService};
+use crate::clusters::ClusterService;
 use crate::config::ServeConfig;
 use axum::extract::FromRef;
 use axum::http::{HeaderValue, header};
@@ -31,6 +32,7 @@ pub struct AppState {
     pub leptos: LeptosOptions,
     pub config: Arc<ServeConfig>,
     pub accounts: Arc<AccountService>,
+    pub clusters: Arc<ClusterService>,
     pub backend: Backend,
     pub limiter: limiter::LoginLimiter,
 }
@@ -50,6 +52,7 @@ impl AppState {
             .site_addr(config.bind)
             .build();
         let accounts = Arc::new(AccountService::new(pool.clone()));
+        let clusters = Arc::new(ClusterService::new(pool.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool)),
@@ -58,6 +61,7 @@ impl AppState {
             leptos,
             config: Arc::new(config),
             accounts,
+            clusters,
             backend,
             limiter: limiter::LoginLimiter::new(),
         }

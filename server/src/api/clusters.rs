@@ -1,0 +1,58 @@
+//! `/api/v1/clusters`: watched clusters and consumer-group lag.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use streamkeeper::account::Principal;
+use streamkeeper_app::model::{ClusterView, GroupLagView, NewCluster};
+use streamkeeper_app::port::ClientAddr;
+
+use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
+use crate::web::AppState;
+
+/// Watched clusters with their state and data age.
+#[utoipa::path(get, path = "/api/v1/clusters", tag = "watch",
+    responses((status = 200, body = Vec<ClusterView>)))]
+pub async fn list(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<Vec<ClusterView>>, ApiError> {
+    Ok(Json(st.clusters.list(&who).await?))
+}
+
+/// Add a cluster to watch (admin). Credentials are references only.
+#[utoipa::path(post, path = "/api/v1/clusters", tag = "watch", request_body = NewCluster,
+    responses((status = 201, body = ClusterView), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn create(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(new): ApiJson<NewCluster>,
+) -> Result<(StatusCode, Json<ClusterView>), ApiError> {
+    let c = st.clusters.create(&who, &from, new).await?;
+    Ok((StatusCode::CREATED, Json(c)))
+}
+
+/// One cluster.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = ClusterView), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ClusterView>, ApiError> {
+    Ok(Json(st.clusters.get(&who, id).await?))
+}
+
+/// A consumer group's lag per partition, judged over the last passes.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/groups/{group}", tag = "watch",
+    params(("id" = i64, Path), ("group" = String, Path)),
+    responses((status = 200, body = GroupLagView), (status = 404, body = ErrorBody)))]
+pub async fn group(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath((id, group)): ApiPath<(i64, String)>,
+) -> Result<Json<GroupLagView>, ApiError> {
+    Ok(Json(st.clusters.group_lag(&who, id, &group).await?))
+}

@@ -1,0 +1,232 @@
+//! Watched clusters as users see them: their state and data age, and a
+//! consumer group's lag evaluated over its recent window.
+
+use crate::accounts::require;
+use crate::errors::db;
+use crate::store::{self, audit::Event, is_unique_violation};
+use chrono::Utc;
+use serde_json::json;
+use sqlx::PgPool;
+use std::collections::BTreeMap;
+use streamkeeper::account::Principal;
+use streamkeeper::cluster::{self, ClusterState, LastPass};
+use streamkeeper::lag::status::{Rules, Sample, group_status, partition_status};
+use streamkeeper::lag::time::{EndOffsets, Point};
+use streamkeeper::role::Action;
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::model::{ClusterView, GroupLagView, NewCluster, PartitionLagView};
+
+/// Passes a group's status is judged over.
+const WINDOW_PASSES: i64 = 10;
+
+#[derive(Clone)]
+pub struct ClusterService {
+    pool: PgPool,
+}
+
+impl ClusterService {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    async fn view(&self, c: store::clusters::ClusterRow) -> Result<ClusterView, AppError> {
+        let last = store::clusters::last_pass(&self.pool, c.id)
+            .await
+            .map_err(db)?;
+        let good = store::clusters::last_good_pass(&self.pool, c.id)
+            .await
+            .map_err(db)?;
+        let now = Utc::now();
+        let state = cluster::state(
+            last.as_ref().map(|p| LastPass {
+                outcome: ClusterState::parse(&p.outcome),
+                finished_at: p.finished_at,
+            }),
+            i64::from(c.interval_s),
+            now,
+        );
+        Ok(ClusterView {
+            id: c.id,
+            name: c.name,
+            bootstrap: c.bootstrap,
+            security_protocol: c.security_protocol,
+            sasl_mechanism: c.sasl_mechanism,
+            credentials_set: c.username_ref.is_some() && c.password_ref.is_some(),
+            interval_s: c.interval_s,
+            state,
+            last_good_pass_at: good,
+            data_age_s: good.map(|g| (now - g).num_seconds()),
+            problems: last.map(|p| p.problems).unwrap_or_default(),
+        })
+    }
+
+    pub async fn list(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
+        require(who, Action::Read, "see clusters")?;
+        let mut out = Vec::new();
+        for c in store::clusters::all(&self.pool).await.map_err(db)? {
+            out.push(self.view(c).await?);
+        }
+        Ok(out)
+    }
+
+    pub async fn get(&self, who: &Principal, id: i64) -> Result<ClusterView, AppError> {
+        require(who, Action::Read, "see clusters")?;
+        let c = store::clusters::by_id(&self.pool, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
+        self.view(c).await
+    }
+
+    pub async fn create(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewCluster,
+    ) -> Result<ClusterView, AppError> {
+        require(who, Action::ManageClusters, "add clusters")?;
+        let name = streamkeeper::account::check_team_name(&new.name)
+            .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
+        if !(5..=3600).contains(&new.interval_s) {
+            return Err(AppError::Invalid(
+                "The sampling interval must be 5 to 3600 seconds.".into(),
+            ));
+        }
+        let probe = store::clusters::ClusterRow {
+            id: 0,
+            name: name.clone(),
+            bootstrap: new.bootstrap.trim().to_string(),
+            security_protocol: new.security_protocol.trim().to_ascii_uppercase(),
+            sasl_mechanism: new.sasl_mechanism.clone().filter(|m| !m.trim().is_empty()),
+            username_ref: new.username_ref.clone().filter(|r| !r.trim().is_empty()),
+            password_ref: new.password_ref.clone().filter(|r| !r.trim().is_empty()),
+            interval_s: new.interval_s,
+            created_at: Utc::now(),
+        };
+        // Validates bootstrap, protocol, mechanism and that credentials are
+        // references (resolving them waits for the first pass).
+        crate::watch::settings_of(&probe).map_err(AppError::Invalid)?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let row = store::clusters::insert(
+            &mut tx,
+            &store::clusters::NewCluster {
+                name: &probe.name,
+                bootstrap: &probe.bootstrap,
+                security_protocol: &probe.security_protocol,
+                sasl_mechanism: probe.sasl_mechanism.as_deref(),
+                username_ref: probe.username_ref.as_deref(),
+                password_ref: probe.password_ref.as_deref(),
+                interval_s: probe.interval_s,
+            },
+        )
+        .await
+        .map_err(|e| {
+            if is_unique_violation(&e) {
+                AppError::Conflict(format!("A cluster named {name} already exists."))
+            } else {
+                db(e)
+            }
+        })?;
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "cluster.create",
+                target: format!("cluster:{name}"),
+                detail: json!({
+                    "bootstrap": row.bootstrap,
+                    "security_protocol": row.security_protocol,
+                    "interval_s": row.interval_s,
+                }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        self.view(row).await
+    }
+
+    /// A group's lag per partition, each judged over the last passes.
+    pub async fn group_lag(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+    ) -> Result<GroupLagView, AppError> {
+        let cluster = self.get(who, id).await?;
+        let g = store::clusters::groups(&self.pool, id)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .find(|g| g.name == group)
+            .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
+        let rows = store::clusters::group_window(&self.pool, id, group, WINDOW_PASSES)
+            .await
+            .map_err(db)?;
+        let mut by_partition: BTreeMap<(String, i32), Vec<store::clusters::SampleRow>> =
+            BTreeMap::new();
+        for r in rows {
+            by_partition
+                .entry((r.topic.clone(), r.partition))
+                .or_default()
+                .push(r);
+        }
+        let rules = Rules::default();
+        let has_members = g.members > 0;
+        let mut partitions = Vec::new();
+        let mut verdicts = Vec::new();
+        let mut as_of = None;
+        for ((topic, partition), samples) in by_partition {
+            // Samples without log offsets cannot be judged; they are gaps.
+            let window: Vec<Sample> = samples
+                .iter()
+                .filter_map(|s| {
+                    Some(Sample {
+                        at_ms: s.at.timestamp_millis(),
+                        committed: s.committed,
+                        log_start: s.log_start?,
+                        log_end: s.log_end?,
+                    })
+                })
+                .collect();
+            let mut ends = EndOffsets::new(60);
+            for s in &window {
+                // Out-of-order points cannot happen in a time-ordered window.
+                let _ = ends.add(Point {
+                    offset: s.log_end,
+                    at_ms: s.at_ms,
+                });
+            }
+            let newest = samples.last();
+            as_of = as_of.max(newest.map(|s| s.at));
+            let verdict = partition_status(&window, has_members, &rules);
+            let time_lag_s = newest.and_then(|s| s.committed).and_then(|c| {
+                ends.time_lag(c, newest.map_or(0, |s| s.at.timestamp_millis()))
+                    .seconds()
+            });
+            partitions.push(PartitionLagView {
+                topic,
+                partition,
+                committed: newest.and_then(|s| s.committed),
+                log_start: newest.and_then(|s| s.log_start),
+                log_end: newest.and_then(|s| s.log_end),
+                lag: window.last().and_then(|s| s.lag().messages()),
+                time_lag_s,
+                status: verdict.status.as_str().into(),
+                reason: verdict.reason.clone(),
+            });
+            verdicts.push(verdict);
+        }
+        Ok(GroupLagView {
+            cluster: cluster.name,
+            group: g.name,
+            state: g.state,
+            members: g.members,
+            status: group_status(&verdicts).as_str().into(),
+            as_of,
+            cluster_state: cluster.state,
+            partitions,
+        })
+    }
+}

@@ -1,0 +1,301 @@
+//! Clusters, their passes, consumer groups and lag samples.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::{BTreeMap, BTreeSet};
+
+use crate::kafka::reader::Reading;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ClusterRow {
+    pub id: i64,
+    pub name: String,
+    pub bootstrap: String,
+    pub security_protocol: String,
+    pub sasl_mechanism: Option<String>,
+    pub username_ref: Option<String>,
+    pub password_ref: Option<String>,
+    pub interval_s: i32,
+    pub created_at: DateTime<Utc>,
+}
+
+const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s, created_at";
+
+pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters ORDER BY name"))
+        .fetch_all(pool)
+        .await
+}
+
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<ClusterRow>, sqlx::Error> {
+    sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+pub struct NewCluster<'a> {
+    pub name: &'a str,
+    pub bootstrap: &'a str,
+    pub security_protocol: &'a str,
+    pub sasl_mechanism: Option<&'a str>,
+    pub username_ref: Option<&'a str>,
+    pub password_ref: Option<&'a str>,
+    pub interval_s: i32,
+}
+
+pub async fn insert(
+    conn: &mut PgConnection,
+    c: &NewCluster<'_>,
+) -> Result<ClusterRow, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s)
+         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
+    ))
+    .bind(c.name)
+    .bind(c.bootstrap)
+    .bind(c.security_protocol)
+    .bind(c.sasl_mechanism)
+    .bind(c.username_ref)
+    .bind(c.password_ref)
+    .bind(c.interval_s)
+    .fetch_one(conn)
+    .await
+}
+
+/// Takes or renews the lease of `routine` on a cluster for `holder`; true
+/// when this holder has it now.
+pub async fn lease(
+    pool: &PgPool,
+    routine: &str,
+    cluster_id: i64,
+    holder: &str,
+    seconds: i64,
+) -> Result<bool, sqlx::Error> {
+    let got: Option<String> = sqlx::query_scalar(
+        "INSERT INTO routine_leases (routine, cluster_id, holder, expires_at)
+         VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+         ON CONFLICT (routine, cluster_id) DO UPDATE
+            SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+            WHERE routine_leases.holder = EXCLUDED.holder OR routine_leases.expires_at < now()
+         RETURNING holder",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .bind(holder)
+    .bind(seconds as f64)
+    .fetch_optional(pool)
+    .await?;
+    Ok(got.is_some())
+}
+
+/// Topics each group of a cluster was seen reading.
+pub async fn known_topics(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<BTreeMap<String, BTreeSet<String>>, sqlx::Error> {
+    let rows: Vec<(String, Vec<String>)> =
+        sqlx::query_as("SELECT name, topics FROM consumer_groups WHERE cluster_id = $1")
+            .bind(cluster_id)
+            .fetch_all(pool)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(g, t)| (g, t.into_iter().collect()))
+        .collect())
+}
+
+/// Records a pass that read nothing: a gap, with the reason.
+pub async fn record_failure(
+    pool: &PgPool,
+    cluster_id: i64,
+    started: DateTime<Utc>,
+    error: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome, problems)
+         VALUES ($1, $2, now(), 'UNREACHABLE', ARRAY[$3])",
+    )
+    .bind(cluster_id)
+    .bind(started)
+    .bind(error)
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// Stores a pass in one transaction: the pass, the groups and every sample
+/// (one multi-row insert through UNNEST). Returns the samples written.
+pub async fn record_reading(
+    pool: &PgPool,
+    cluster_id: i64,
+    r: &Reading,
+) -> Result<usize, sqlx::Error> {
+    let outcome = if r.problems.is_empty() {
+        "UP"
+    } else {
+        "DEGRADED"
+    };
+    let mut tx = pool.begin().await?;
+    let pass_id: i64 = sqlx::query_scalar(
+        "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome, problems)
+         VALUES ($1, $2, $3, $4, $5) RETURNING id",
+    )
+    .bind(cluster_id)
+    .bind(r.started)
+    .bind(r.finished)
+    .bind(outcome)
+    .bind(&r.problems)
+    .fetch_one(&mut *tx)
+    .await?;
+
+    let ends: BTreeMap<(&str, i32), (Option<i64>, Option<i64>)> = r
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| ((t.name.as_str(), p.partition), (p.log_start, p.log_end)))
+        })
+        .collect();
+    let (mut groups, mut topics, mut parts, mut committed, mut starts, mut lasts) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    for g in &r.groups {
+        // A group whose offsets could not be read gets no samples: a gap.
+        if g.error.is_some() {
+            continue;
+        }
+        for ((topic, partition), c) in &g.offsets {
+            let (s, e) = ends
+                .get(&(topic.as_str(), *partition))
+                .copied()
+                .unwrap_or((None, None));
+            groups.push(g.name.clone());
+            topics.push(topic.clone());
+            parts.push(*partition);
+            committed.push(*c);
+            starts.push(s);
+            lasts.push(e);
+        }
+        let seen: Vec<String> = g
+            .offsets
+            .keys()
+            .map(|(t, _)| t.clone())
+            .collect::<BTreeSet<_>>()
+            .into_iter()
+            .collect();
+        sqlx::query(
+            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+             VALUES ($1, $2, $3, $4, $5, $6, $6)
+             ON CONFLICT (cluster_id, name) DO UPDATE SET state = EXCLUDED.state,
+                members = EXCLUDED.members, last_seen = EXCLUDED.last_seen,
+                topics = ARRAY(SELECT DISTINCT unnest(consumer_groups.topics || EXCLUDED.topics) ORDER BY 1)",
+        )
+        .bind(cluster_id)
+        .bind(&g.name)
+        .bind(&g.state)
+        .bind(i32::try_from(g.members).unwrap_or(i32::MAX))
+        .bind(&seen)
+        .bind(r.finished)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let written = groups.len();
+    sqlx::query(
+        "INSERT INTO lag_samples (cluster_id, pass_id, at, group_name, topic, partition, committed, log_start, log_end)
+         SELECT $1, $2, $3, * FROM UNNEST($4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[], $9::bigint[])",
+    )
+    .bind(cluster_id)
+    .bind(pass_id)
+    .bind(r.finished)
+    .bind(&groups)
+    .bind(&topics)
+    .bind(&parts)
+    .bind(&committed)
+    .bind(&starts)
+    .bind(&lasts)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(written)
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct PassRow {
+    pub started_at: DateTime<Utc>,
+    pub finished_at: DateTime<Utc>,
+    pub outcome: String,
+    pub problems: Vec<String>,
+}
+
+pub async fn last_pass(pool: &PgPool, cluster_id: i64) -> Result<Option<PassRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT started_at, finished_at, outcome, problems FROM cluster_passes
+         WHERE cluster_id = $1 ORDER BY started_at DESC LIMIT 1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(pool)
+    .await
+}
+
+pub async fn last_good_pass(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT max(finished_at) FROM cluster_passes WHERE cluster_id = $1 AND outcome <> 'UNREACHABLE'",
+    )
+    .bind(cluster_id)
+    .fetch_one(pool)
+    .await
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct GroupRow {
+    pub name: String,
+    pub state: String,
+    pub members: i32,
+    pub last_seen: DateTime<Utc>,
+}
+
+pub async fn groups(pool: &PgPool, cluster_id: i64) -> Result<Vec<GroupRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT name, state, members, last_seen FROM consumer_groups WHERE cluster_id = $1 ORDER BY name",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct SampleRow {
+    pub at: DateTime<Utc>,
+    pub topic: String,
+    pub partition: i32,
+    pub committed: Option<i64>,
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+}
+
+/// A group's samples over the last `window` passes of its cluster, oldest
+/// first.
+pub async fn group_window(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+    passes: i64,
+) -> Result<Vec<SampleRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT s.at, s.topic, s.partition, s.committed, s.log_start, s.log_end
+         FROM lag_samples s
+         WHERE s.cluster_id = $1 AND s.group_name = $2
+           AND s.pass_id IN (SELECT id FROM cluster_passes WHERE cluster_id = $1
+                             ORDER BY started_at DESC LIMIT $3)
+         ORDER BY s.topic, s.partition, s.at",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .bind(passes)
+    .fetch_all(pool)
+    .await
+}

@@ -124,6 +124,9 @@ pub async fn record_failure(
     .map(drop)
 }
 
+/// Log-start and log-end of a partition, when they could be read.
+type LogOffsets = (Option<i64>, Option<i64>);
+
 /// Stores a pass in one transaction: the pass, the groups and every sample
 /// (one multi-row insert through UNNEST). Returns the samples written.
 pub async fn record_reading(
@@ -149,7 +152,7 @@ pub async fn record_reading(
     .fetch_one(&mut *tx)
     .await?;
 
-    let ends: BTreeMap<(&str, i32), (Option<i64>, Option<i64>)> = r
+    let ends: BTreeMap<(&str, i32), LogOffsets> = r
         .topics
         .iter()
         .flat_map(|t| {

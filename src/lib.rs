@@ -10,3 +10,4 @@ pub mod health;
 pub mod lag;
 pub mod page;
 pub mod role;
+pub mod series;

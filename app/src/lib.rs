@@ -3,6 +3,7 @@
 //! call the backend port the server implements.
 
 pub mod app;
+pub mod chart;
 pub mod components;
 pub mod error;
 pub mod model;

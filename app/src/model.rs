@@ -182,3 +182,32 @@ pub struct GroupLagView {
     pub cluster_state: streamkeeper::cluster::ClusterState,
     pub partitions: Vec<PartitionLagView>,
 }
+
+/// A consumer group in a cluster's list, with its current status.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct GroupSummary {
+    pub name: String,
+    pub state: String,
+    pub members: i32,
+    pub status: String,
+    /// Messages behind over all partitions with a commit and log offsets.
+    pub total_lag: Option<u64>,
+    pub last_seen: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ClusterDetail {
+    pub cluster: ClusterView,
+    pub groups: Vec<GroupSummary>,
+}
+
+/// A group's total lag per pass: `None` where the pass read nothing (a gap,
+/// drawn as a gap).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct LagPoint {
+    pub at: DateTime<Utc>,
+    pub lag: Option<i64>,
+}

@@ -85,6 +85,7 @@ pub trait Audit: Send + Sync {
 pub struct Backend {
     pub accounts: Arc<dyn Accounts>,
     pub audit: Arc<dyn Audit>,
+    pub watch: Arc<dyn Watch>,
 }
 
 /// The backend, from the Leptos context.
@@ -121,4 +122,24 @@ pub fn set_status(err: &AppError) {
     {
         opts.set_status(status);
     }
+}
+
+#[async_trait::async_trait]
+pub trait Watch: Send + Sync {
+    async fn clusters(&self, who: &Principal) -> Result<Vec<crate::model::ClusterView>, AppError>;
+    async fn cluster(&self, who: &Principal, id: i64) -> Result<crate::model::ClusterDetail, AppError>;
+    async fn group_lag(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+    ) -> Result<crate::model::GroupLagView, AppError>;
+    /// Total lag per pass since `hours` ago, at most `points` points.
+    async fn lag_series(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+        hours: i64,
+    ) -> Result<Vec<crate::model::LagPoint>, AppError>;
 }

@@ -14,7 +14,9 @@ use streamkeeper::lag::status::{Rules, Sample, group_status, partition_status};
 use streamkeeper::lag::time::{EndOffsets, Point};
 use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{ClusterView, GroupLagView, NewCluster, PartitionLagView};
+use streamkeeper_app::model::{
+    ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint, NewCluster, PartitionLagView,
+};
 
 /// Passes a group's status is judged over.
 const WINDOW_PASSES: i64 = 10;
@@ -161,6 +163,16 @@ impl ClusterService {
             .into_iter()
             .find(|g| g.name == group)
             .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
+        self.evaluate(&cluster, g).await
+    }
+
+    /// Judges each partition of a group over its window of passes.
+    async fn evaluate(
+        &self,
+        cluster: &ClusterView,
+        g: store::clusters::GroupRow,
+    ) -> Result<GroupLagView, AppError> {
+        let (id, group) = (cluster.id, g.name.as_str());
         let rows = store::clusters::group_window(&self.pool, id, group, WINDOW_PASSES)
             .await
             .map_err(db)?;
@@ -219,14 +231,71 @@ impl ClusterService {
             verdicts.push(verdict);
         }
         Ok(GroupLagView {
-            cluster: cluster.name,
-            group: g.name,
-            state: g.state,
+            cluster: cluster.name.clone(),
+            group: g.name.clone(),
+            state: g.state.clone(),
             members: g.members,
             status: group_status(&verdicts).as_str().into(),
             as_of,
             cluster_state: cluster.state,
             partitions,
         })
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Watch for ClusterService {
+    async fn clusters(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
+        self.list(who).await
+    }
+
+    async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
+        let cluster = self.get(who, id).await?;
+        let mut groups = Vec::new();
+        for g in store::clusters::groups(&self.pool, id).await.map_err(db)? {
+            let last_seen = g.last_seen;
+            let v = self.evaluate(&cluster, g).await?;
+            let lags: Vec<u64> = v.partitions.iter().filter_map(|p| p.lag).collect();
+            groups.push(GroupSummary {
+                name: v.group,
+                state: v.state,
+                members: v.members,
+                status: v.status,
+                total_lag: (!lags.is_empty()).then(|| lags.iter().sum()),
+                last_seen,
+            });
+        }
+        Ok(ClusterDetail { cluster, groups })
+    }
+
+    async fn group_lag(&self, who: &Principal, id: i64, group: &str) -> Result<GroupLagView, AppError> {
+        ClusterService::group_lag(self, who, id, group).await
+    }
+
+    async fn lag_series(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+        hours: i64,
+    ) -> Result<Vec<LagPoint>, AppError> {
+        self.get(who, id).await?;
+        let since = Utc::now() - chrono::Duration::hours(hours.clamp(1, 24 * 7));
+        let rows = store::clusters::lag_series(&self.pool, id, group, since)
+            .await
+            .map_err(db)?;
+        // A pass that read nothing, or had nothing for this group, is a gap.
+        let points: Vec<(i64, Option<i64>)> = rows
+            .into_iter()
+            .map(|(at, outcome, total)| {
+                (at.timestamp_millis(), total.filter(|_| outcome != "UNREACHABLE"))
+            })
+            .collect();
+        Ok(streamkeeper::series::downsample(&points, 400)
+            .into_iter()
+            .filter_map(|(ms, lag)| {
+                chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })
+            })
+            .collect())
     }
 }

@@ -6,3 +6,4 @@ pub mod home;
 pub mod login;
 pub mod teams;
 pub mod users;
+pub mod watch;

@@ -302,3 +302,32 @@ pub async fn group_window(
     .fetch_all(pool)
     .await
 }
+
+/// Per pass since `since`: when it finished, whether it read the cluster,
+/// and the group's total lag in it (NULL when the pass had no samples for
+/// the group).
+pub async fn lag_series(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+    since: DateTime<Utc>,
+) -> Result<Vec<(DateTime<Utc>, String, Option<i64>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT p.finished_at, p.outcome, s.total
+         FROM cluster_passes p
+         LEFT JOIN (
+             SELECT pass_id, sum(GREATEST(log_end - GREATEST(committed, log_start), 0))::bigint AS total
+             FROM lag_samples
+             WHERE cluster_id = $1 AND group_name = $2 AND at >= $3
+               AND committed IS NOT NULL AND log_end IS NOT NULL AND log_start IS NOT NULL
+             GROUP BY pass_id
+         ) s ON s.pass_id = p.id
+         WHERE p.cluster_id = $1 AND p.started_at >= $3
+         ORDER BY p.started_at",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .bind(since)
+    .fetch_all(pool)
+    .await
+}

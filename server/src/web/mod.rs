@@ -56,6 +56,7 @@ impl AppState {
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool)),
+            watch: clusters.clone(),
         };
         Self {
             leptos,

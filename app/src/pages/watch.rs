@@ -1,0 +1,231 @@
+//! Watch: clusters with their state and data age, a cluster's consumer
+//! groups, and a group's lag per partition with its chart.
+
+use crate::chart::LagChart;
+use crate::components::{ErrorNote, href_with, query_param};
+use crate::error::AppError;
+use crate::model::{ClusterDetail, ClusterView, GroupLagView, LagPoint};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use streamkeeper::cluster::ClusterState;
+
+#[server(prefix = "/fn", endpoint = "list_clusters")]
+pub async fn list_clusters() -> Result<Vec<ClusterView>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.clusters(&who).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_cluster")]
+pub async fn get_cluster(id: i64) -> Result<ClusterDetail, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.cluster(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_group_lag")]
+pub async fn get_group_lag(id: i64, group: String) -> Result<GroupLagView, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.group_lag(&who, id, &group).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_lag_series")]
+pub async fn get_lag_series(id: i64, group: String, hours: i64) -> Result<Vec<LagPoint>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.lag_series(&who, id, &group, hours).await
+}
+
+fn state_class(s: ClusterState) -> &'static str {
+    match s {
+        ClusterState::Up => "badge state-ok",
+        ClusterState::Degraded => "badge state-warn",
+        ClusterState::Unreachable => "badge state-bad",
+        ClusterState::Unknown => "badge",
+    }
+}
+
+fn status_class(s: &str) -> &'static str {
+    match s {
+        "OK" => "badge state-ok",
+        "WARN" | "INCOMPLETE" => "badge state-warn",
+        "NO_COMMIT" => "badge",
+        _ => "badge state-bad",
+    }
+}
+
+fn age(s: Option<i64>) -> String {
+    match s {
+        None => "never read".into(),
+        Some(s) if s < 120 => format!("{s} s old"),
+        Some(s) if s < 7200 => format!("{} min old", s / 60),
+        Some(s) => format!("{} h old", s / 3600),
+    }
+}
+
+#[component]
+pub fn ClustersPage() -> impl IntoView {
+    let clusters = Resource::new(|| (), |_| list_clusters());
+    view! {
+        <Title text="Clusters" />
+        <h1>"Clusters"</h1>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match clusters.await {
+                    Ok(list) if list.is_empty() => view! {
+                        <p class="note">"No clusters are watched yet. An admin adds one with "
+                            <code>"POST /api/v1/clusters"</code>"."</p>
+                    }.into_any(),
+                    Ok(list) => view! {
+                        <table class="list" data-testid="clusters">
+                            <thead><tr><th>"Cluster"</th><th>"State"</th><th>"Bootstrap"</th><th>"Security"</th><th>"Every"</th><th>"Data"</th><th>"Problems"</th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|c| view! {
+                                    <tr>
+                                        <td><a href=format!("/clusters/{}", c.id)>{c.name}</a></td>
+                                        <td><span class=state_class(c.state)>{c.state.as_str()}</span></td>
+                                        <td><code>{c.bootstrap}</code></td>
+                                        <td>{c.security_protocol}</td>
+                                        <td>{format!("{} s", c.interval_s)}</td>
+                                        <td>{age(c.data_age_s)}</td>
+                                        <td>{c.problems.join("; ")}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn ClusterPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.with(|p| p.get("id")).and_then(|v| v.parse::<i64>().ok()));
+    let detail = Resource::new(
+        move || id.get(),
+        |id| async move {
+            match id {
+                Some(id) => get_cluster(id).await,
+                None => Err(AppError::NotFound("That cluster".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Cluster" />
+        <p><a href="/clusters">"← Clusters"</a></p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => {
+                        let c = d.cluster;
+                        let id = c.id;
+                        view! {
+                            <h1>{c.name.clone()} " " <span class=state_class(c.state)>{c.state.as_str()}</span></h1>
+                            <p class="note" data-testid="data-age">
+                                {format!("Data {}; sampled every {} s from {}.", age(c.data_age_s), c.interval_s, c.bootstrap)}
+                            </p>
+                            {(!c.problems.is_empty()).then(|| view! {
+                                <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
+                            })}
+                            <h2>"Consumer groups"</h2>
+                            <table class="list" data-testid="groups">
+                                <thead><tr><th>"Group"</th><th>"Status"</th><th>"State"</th><th>"Members"</th><th>"Lag (msgs)"</th></tr></thead>
+                                <tbody>
+                                    {d.groups.into_iter().map(|g| {
+                                        let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
+                                        view! {
+                                            <tr>
+                                                <td><a href=href>{g.name}</a></td>
+                                                <td><span class=status_class(&g.status)>{g.status.clone()}</span></td>
+                                                <td>{g.state}</td>
+                                                <td>{g.members}</td>
+                                                <td>{g.total_lag.map_or("–".to_string(), |l| l.to_string())}</td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn GroupPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| params.with(|p| p.get("id")).and_then(|v| v.parse::<i64>().ok()));
+    let name = query_param("name");
+    let range = query_param("range");
+    let hours = Memo::new(move |_| match range.get().as_deref() {
+        Some("24h") => 24,
+        Some("7d") => 24 * 7,
+        _ => 1,
+    });
+    let lag = Resource::new(
+        move || (id.get(), name.get(), hours.get()),
+        |(id, name, hours)| async move {
+            let (Some(id), Some(name)) = (id, name) else {
+                return Err(AppError::NotFound("That consumer group".into()));
+            };
+            let view = get_group_lag(id, name.clone()).await?;
+            let series = get_lag_series(id, name, hours).await?;
+            Ok((view, series))
+        },
+    );
+    view! {
+        <Title text="Consumer group" />
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match lag.await {
+                    Ok((g, series)) => {
+                        let cid = id.get_untracked().unwrap_or_default();
+                        let base = format!("/clusters/{cid}/group");
+                        let link = |r: &str| href_with(&base, &[("name", Some(g.group.clone())), ("range", Some(r.to_string()))]);
+                        let as_of = g.as_of.map_or("no samples yet".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+                        view! {
+                            <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
+                            <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
+                            <p class="note">
+                                {format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str())}
+                            </p>
+                            <nav class="ranges" aria-label="Range">
+                                <a href=link("1h")>"1 h"</a>
+                                <a href=link("24h")>"24 h"</a>
+                                <a href=link("7d")>"7 d"</a>
+                            </nav>
+                            <LagChart points=series />
+                            <table class="list" data-testid="partitions">
+                                <thead><tr><th>"Topic"</th><th>"Partition"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>
+                                <tbody>
+                                    {g.partitions.into_iter().map(|p| view! {
+                                        <tr>
+                                            <td>{p.topic}</td>
+                                            <td>{p.partition}</td>
+                                            <td>{p.committed.map_or("no commit".to_string(), |c| c.to_string())}</td>
+                                            <td>{p.log_end.map_or("?".to_string(), |e| e.to_string())}</td>
+                                            <td>{p.lag.map_or("–".to_string(), |l| l.to_string())}</td>
+                                            <td>{p.time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s"))}</td>
+                                            <td><span class=status_class(&p.status)>{p.status.clone()}</span></td>
+                                            <td>{p.reason}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

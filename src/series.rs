@@ -1,0 +1,41 @@
+//! Time series for charts: thinning long ranges to what a chart can show
+//! without hiding peaks or gaps.
+
+/// Thins `points` (time order) to at most `max` by taking, for each run of
+/// neighbours, the time of its first point and the largest value. A run of
+/// only gaps stays a gap; a gap next to values is dropped only when it would
+/// not be seen at that scale anyway.
+pub fn downsample(points: &[(i64, Option<i64>)], max: usize) -> Vec<(i64, Option<i64>)> {
+    if points.len() <= max || max == 0 {
+        return points.to_vec();
+    }
+    let per = points.len().div_ceil(max);
+    points
+        .chunks(per)
+        .map(|run| (run[0].0, run.iter().filter_map(|(_, v)| *v).max()))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keeps_short_series() {
+        let p = vec![(0, Some(1)), (1, None), (2, Some(3))];
+        assert_eq!(downsample(&p, 10), p);
+    }
+
+    #[test]
+    fn keeps_peaks_and_gaps() {
+        let mut p: Vec<(i64, Option<i64>)> = (0..100).map(|i| (i, Some(1))).collect();
+        p[37].1 = Some(500);
+        for g in p.iter_mut().skip(80).take(10) {
+            g.1 = None;
+        }
+        let d = downsample(&p, 10);
+        assert_eq!(d.len(), 10);
+        assert_eq!(d[3], (30, Some(500)));
+        assert_eq!(d[8], (80, None));
+    }
+}

@@ -140,8 +140,14 @@ mod tests {
 
     #[test]
     fn gaps_break_the_line_and_are_shaded() {
-        let p = plot(&[pt(0, Some(5)), pt(15, Some(10)), pt(30, None), pt(45, Some(7)), pt(60, Some(8))])
-            .expect("plot");
+        let p = plot(&[
+            pt(0, Some(5)),
+            pt(15, Some(10)),
+            pt(30, None),
+            pt(45, Some(7)),
+            pt(60, Some(8)),
+        ])
+        .expect("plot");
         assert_eq!(p.line.matches('M').count(), 2, "{}", p.line);
         assert_eq!(p.gaps.len(), 1);
         assert_eq!(p.y_max, 10);

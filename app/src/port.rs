@@ -127,7 +127,11 @@ pub fn set_status(err: &AppError) {
 #[async_trait::async_trait]
 pub trait Watch: Send + Sync {
     async fn clusters(&self, who: &Principal) -> Result<Vec<crate::model::ClusterView>, AppError>;
-    async fn cluster(&self, who: &Principal, id: i64) -> Result<crate::model::ClusterDetail, AppError>;
+    async fn cluster(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<crate::model::ClusterDetail, AppError>;
     async fn group_lag(
         &self,
         who: &Principal,

@@ -1,7 +1,9 @@
 //! The administrative subcommands: users, tokens and the audit log. Each
 //! change is recorded in the audit log with the actor `cli`.
 
-use crate::config::{AuditCommand, KafkaArgs, KafkaCommand, TokenCommand, UserCommand};
+use crate::config::{
+    AuditCommand, ClusterCommand, KafkaArgs, KafkaCommand, TokenCommand, UserCommand,
+};
 use crate::kafka::reader;
 use crate::kafka::settings::ClusterSettings;
 use crate::password;
@@ -253,7 +255,7 @@ pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode>
     }
 }
 
-fn cluster(a: &KafkaArgs) -> anyhow::Result<ClusterSettings> {
+fn cluster_settings(a: &KafkaArgs) -> anyhow::Result<ClusterSettings> {
     let reference = |r: &Option<String>| r.as_deref().map(str::parse).transpose();
     Ok(ClusterSettings::new(
         &a.bootstrap,
@@ -269,7 +271,7 @@ pub async fn kafka(cmd: KafkaCommand) -> anyhow::Result<ExitCode> {
         KafkaCommand::Check(a) => (a, false),
         KafkaCommand::Lag(a) => (a, true),
     };
-    let settings = cluster(args)?;
+    let settings = cluster_settings(args)?;
     let known = Default::default();
     let reading = tokio::task::spawn_blocking(move || reader::read(&settings, &known)).await?;
     let r = match reading {
@@ -334,4 +336,63 @@ pub async fn kafka(cmd: KafkaCommand) -> anyhow::Result<ExitCode> {
     } else {
         ExitCode::from(1)
     })
+}
+
+/// The command line acts with full rights (it holds the database
+/// credentials), and is recorded as `cli`.
+fn cli_principal() -> streamkeeper::account::Principal {
+    streamkeeper::account::Principal {
+        user_id: 0,
+        username: ACTOR.into(),
+        display_name: "command line".into(),
+        roles: vec![role::Role::Admin],
+        via: streamkeeper::account::Credential::Token,
+    }
+}
+
+pub async fn cluster(pool: &PgPool, cmd: ClusterCommand) -> anyhow::Result<ExitCode> {
+    let service = crate::clusters::ClusterService::new(pool.clone());
+    let who = cli_principal();
+    match cmd {
+        ClusterCommand::Add {
+            name,
+            conn,
+            interval,
+        } => {
+            let new = streamkeeper_app::model::NewCluster {
+                name,
+                bootstrap: conn.bootstrap,
+                security_protocol: conn.security_protocol,
+                sasl_mechanism: conn.sasl_mechanism,
+                username_ref: conn.username,
+                password_ref: conn.password,
+                interval_s: interval,
+            };
+            let c = service.create(&who, SOURCE, new).await?;
+            println!(
+                "watching cluster {} (id {}) every {} s",
+                c.name, c.id, c.interval_s
+            );
+        }
+        ClusterCommand::List => {
+            println!(
+                "{:<6} {:<20} {:<12} {:<12} bootstrap",
+                "id", "name", "state", "data age"
+            );
+            for c in service.list(&who).await? {
+                let age = c
+                    .data_age_s
+                    .map_or("never".to_string(), |s| format!("{s} s"));
+                println!(
+                    "{:<6} {:<20} {:<12} {:<12} {}",
+                    c.id,
+                    c.name,
+                    c.state.as_str(),
+                    age,
+                    c.bootstrap
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
 }

@@ -268,7 +268,12 @@ impl streamkeeper_app::port::Watch for ClusterService {
         Ok(ClusterDetail { cluster, groups })
     }
 
-    async fn group_lag(&self, who: &Principal, id: i64, group: &str) -> Result<GroupLagView, AppError> {
+    async fn group_lag(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+    ) -> Result<GroupLagView, AppError> {
         ClusterService::group_lag(self, who, id, group).await
     }
 
@@ -288,7 +293,10 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let points: Vec<(i64, Option<i64>)> = rows
             .into_iter()
             .map(|(at, outcome, total)| {
-                (at.timestamp_millis(), total.filter(|_| outcome != "UNREACHABLE"))
+                (
+                    at.timestamp_millis(),
+                    total.filter(|_| outcome != "UNREACHABLE"),
+                )
             })
             .collect();
         Ok(streamkeeper::series::downsample(&points, 400)

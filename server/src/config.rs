@@ -62,6 +62,24 @@ pub enum Command {
     /// Read a Kafka cluster, read-only (needs no database).
     #[command(subcommand)]
     Kafka(KafkaCommand),
+    /// Manage the clusters the console watches.
+    #[command(subcommand)]
+    Cluster(ClusterCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Watch a cluster (read-only). Credentials are references, never values.
+    Add {
+        name: String,
+        #[command(flatten)]
+        conn: KafkaArgs,
+        /// Seconds between passes (5–3600).
+        #[arg(long, default_value_t = 15)]
+        interval: i32,
+    },
+    /// List watched clusters with their state and data age.
+    List,
 }
 
 #[derive(Debug, Subcommand)]

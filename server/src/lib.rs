@@ -39,6 +39,7 @@ enum Task {
     Token(config::TokenCommand),
     Audit(config::AuditCommand),
     Kafka(config::KafkaCommand),
+    Cluster(config::ClusterCommand),
 }
 
 fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
@@ -50,6 +51,7 @@ fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
         Some(Command::Token(c)) => Task::Token(c),
         Some(Command::Audit(c)) => Task::Audit(c),
         Some(Command::Kafka(c)) => Task::Kafka(c),
+        Some(Command::Cluster(c)) => Task::Cluster(c),
     })
 }
 
@@ -76,5 +78,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Task::Token(c) => cli::token(&pool, c).await,
         Task::Audit(c) => cli::audit(&pool, c).await,
         Task::Kafka(c) => cli::kafka(c).await,
+        Task::Cluster(c) => cli::cluster(&pool, c).await,
     }
 }

@@ -159,6 +159,25 @@ async fn lag_statuses_and_gaps_through_the_api(pool: sqlx::PgPool) {
         p(0, "reason")
     );
 
+    // The same, server-rendered for a signed-in viewer, chart included.
+    let cookie = t.login("vic", support::PASSWORD).await.expect("signed in");
+    let page = t
+        .get(&format!("/clusters/{id}/group?name={group}"), Some(&cookie))
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("STOP") && page.body.contains("<svg"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("no progress for"), "the reason is shown");
+    let page = t.get(&format!("/clusters/{id}"), Some(&cookie)).await;
+    assert!(
+        page.body.contains(group.as_str()) && page.body.contains("UP"),
+        "{}",
+        page.body
+    );
+
     // Catching up resolves it.
     commit(&bootstrap, &group, &topic, &[(0, 10), (1, 10)]);
     passes(&t, id, 1).await;

@@ -106,7 +106,11 @@ pub fn ClustersPage() -> impl IntoView {
 #[component]
 pub fn ClusterPage() -> impl IntoView {
     let params = use_params_map();
-    let id = Memo::new(move |_| params.with(|p| p.get("id")).and_then(|v| v.parse::<i64>().ok()));
+    let id = Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    });
     let detail = Resource::new(
         move || id.get(),
         |id| async move {
@@ -163,7 +167,11 @@ pub fn ClusterPage() -> impl IntoView {
 #[component]
 pub fn GroupPage() -> impl IntoView {
     let params = use_params_map();
-    let id = Memo::new(move |_| params.with(|p| p.get("id")).and_then(|v| v.parse::<i64>().ok()));
+    let id = Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    });
     let name = query_param("name");
     let range = query_param("range");
     let hours = Memo::new(move |_| match range.get().as_deref() {

@@ -6,6 +6,7 @@ pub mod account;
 pub mod audit;
 pub mod cluster;
 pub mod consumer_protocol;
+pub mod flag;
 pub mod health;
 pub mod lag;
 pub mod page;

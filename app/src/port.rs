@@ -86,6 +86,7 @@ pub struct Backend {
     pub accounts: Arc<dyn Accounts>,
     pub audit: Arc<dyn Audit>,
     pub watch: Arc<dyn Watch>,
+    pub flags: Arc<dyn Flags>,
 }
 
 /// The backend, from the Leptos context.
@@ -146,4 +147,30 @@ pub trait Watch: Send + Sync {
         group: &str,
         hours: i64,
     ) -> Result<Vec<crate::model::LagPoint>, AppError>;
+}
+
+#[async_trait::async_trait]
+pub trait Flags: Send + Sync {
+    /// Flags routed to the caller's teams (`mine`), or all; live only or all states.
+    async fn list(
+        &self,
+        who: &Principal,
+        mine: bool,
+        live_only: bool,
+        page: PageRequest,
+    ) -> Result<Page<crate::model::FlagView>, AppError>;
+    async fn get(&self, who: &Principal, id: i64) -> Result<crate::model::FlagView, AppError>;
+    async fn acknowledge(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<crate::model::FlagView, AppError>;
+    async fn dismiss(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<crate::model::FlagView, AppError>;
 }

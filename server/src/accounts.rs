@@ -417,3 +417,84 @@ impl streamkeeper_app::port::Audit for AuditService {
             .map_err(db)
     }
 }
+
+impl AccountService {
+    /// Sets or clears a team's Slack-compatible webhook (admin).
+    pub async fn set_webhook(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        url: Option<&str>,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "manage teams")?;
+        let url = url.map(str::trim).filter(|u| !u.is_empty());
+        if let Some(u) = url {
+            let ok = url::Url::parse(u)
+                .ok()
+                .is_some_and(|p| matches!(p.scheme(), "http" | "https") && p.host_str().is_some());
+            if !ok {
+                return Err(AppError::Invalid(
+                    "The webhook must be an http:// or https:// URL.".into(),
+                ));
+            }
+        }
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        if !store::flags::set_webhook(&mut tx, team_id, url)
+            .await
+            .map_err(db)?
+        {
+            return Err(AppError::NotFound(format!("Team {team_id}")));
+        }
+        // Webhook URLs carry their own secret: only the host is recorded.
+        let host = url
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_string));
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "team.webhook",
+                target: format!("team:{team_id}"),
+                detail: json!({ "host": host }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+
+    /// The team that receives flags nobody owns (admin).
+    pub async fn set_platform_team(
+        &self,
+        who: &Principal,
+        from: &str,
+        team: &str,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "change settings")?;
+        let id: i64 = sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
+            .bind(team.trim())
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Team {team}")))?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::flags::set_setting(&mut tx, "platform_team_id", &id.to_string())
+            .await
+            .map_err(db)?;
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "settings.platform_team",
+                target: format!("team:{}", team.trim()),
+                detail: json!({}),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
+    }
+}

@@ -19,7 +19,37 @@ use streamkeeper_app::model::{
 };
 
 /// Passes a group's status is judged over.
-const WINDOW_PASSES: i64 = 10;
+pub const WINDOW_PASSES: i64 = 10;
+
+/// A group's samples per partition over its window of passes.
+pub type Windows = BTreeMap<(String, i32), Vec<store::clusters::SampleRow>>;
+
+pub async fn windows(pool: &PgPool, cluster_id: i64, group: &str) -> Result<Windows, sqlx::Error> {
+    let rows = store::clusters::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
+    let mut by_partition = Windows::new();
+    for r in rows {
+        by_partition
+            .entry((r.topic.clone(), r.partition))
+            .or_default()
+            .push(r);
+    }
+    Ok(by_partition)
+}
+
+/// Samples that can be judged: those with log offsets (the others are gaps).
+pub fn judgeable(samples: &[store::clusters::SampleRow]) -> Vec<Sample> {
+    samples
+        .iter()
+        .filter_map(|s| {
+            Some(Sample {
+                at_ms: s.at.timestamp_millis(),
+                committed: s.committed,
+                log_start: s.log_start?,
+                log_end: s.log_end?,
+            })
+        })
+        .collect()
+}
 
 #[derive(Clone)]
 pub struct ClusterService {
@@ -173,35 +203,14 @@ impl ClusterService {
         g: store::clusters::GroupRow,
     ) -> Result<GroupLagView, AppError> {
         let (id, group) = (cluster.id, g.name.as_str());
-        let rows = store::clusters::group_window(&self.pool, id, group, WINDOW_PASSES)
-            .await
-            .map_err(db)?;
-        let mut by_partition: BTreeMap<(String, i32), Vec<store::clusters::SampleRow>> =
-            BTreeMap::new();
-        for r in rows {
-            by_partition
-                .entry((r.topic.clone(), r.partition))
-                .or_default()
-                .push(r);
-        }
+        let by_partition = windows(&self.pool, id, group).await.map_err(db)?;
         let rules = Rules::default();
         let has_members = g.members > 0;
         let mut partitions = Vec::new();
         let mut verdicts = Vec::new();
         let mut as_of = None;
         for ((topic, partition), samples) in by_partition {
-            // Samples without log offsets cannot be judged; they are gaps.
-            let window: Vec<Sample> = samples
-                .iter()
-                .filter_map(|s| {
-                    Some(Sample {
-                        at_ms: s.at.timestamp_millis(),
-                        committed: s.committed,
-                        log_start: s.log_start?,
-                        log_end: s.log_end?,
-                    })
-                })
-                .collect();
+            let window = judgeable(&samples);
             let mut ends = EndOffsets::new(60);
             for s in &window {
                 // Out-of-order points cannot happen in a time-ordered window.
@@ -305,5 +314,78 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })
             })
             .collect())
+    }
+}
+
+impl ClusterService {
+    /// Sets or clears a group's owner team. Admins may do anything; an
+    /// owner may claim an unowned group for a team they belong to.
+    pub async fn set_group_owner(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        group: &str,
+        team: Option<&str>,
+    ) -> Result<(), AppError> {
+        require(who, Action::Read, "claim groups")?;
+        let team_row = match team {
+            Some(name) => Some(
+                store::users::teams_of(&self.pool, who.user_id)
+                    .await
+                    .map_err(db)?
+                    .into_iter()
+                    .find(|t| t.name == name)
+                    .map(|t| (t.id, true))
+                    .or(
+                        sqlx::query_scalar::<_, i64>("SELECT id FROM teams WHERE name = $1")
+                            .bind(name)
+                            .fetch_optional(&self.pool)
+                            .await
+                            .map_err(db)?
+                            .map(|id| (id, false)),
+                    )
+                    .ok_or_else(|| AppError::NotFound(format!("Team {name}")))?,
+            ),
+            None => None,
+        };
+        let current: Option<Option<i64>> = sqlx::query_scalar(
+            "SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
+        )
+        .bind(id)
+        .bind(group)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(db)?;
+        let Some(current) = current else {
+            return Err(AppError::NotFound(format!("Consumer group {group}")));
+        };
+        let admin = who.has(streamkeeper::role::Role::Admin);
+        let claim = matches!(team_row, Some((_, true)))
+            && current.is_none()
+            && who.has(streamkeeper::role::Role::Owner);
+        if !(admin || claim) {
+            return Err(AppError::Forbidden(
+                "change this group's owner (owners may claim unowned groups for their own team)"
+                    .into(),
+            ));
+        }
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::flags::set_group_owner(&mut tx, id, group, team_row.map(|t| t.0))
+            .await
+            .map_err(db)?;
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "group.owner",
+                target: format!("group:{group}"),
+                detail: json!({ "cluster_id": id, "team": team }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)
     }
 }

@@ -3,6 +3,7 @@
 //! lease in Postgres makes one replica sample each cluster at a time;
 //! another takes over when it expires.
 
+use crate::flagger::{self, PassResult};
 use crate::kafka::reader::{self, Reading};
 use crate::kafka::settings::ClusterSettings;
 use crate::store::clusters::{self as store, ClusterRow};
@@ -53,7 +54,7 @@ pub async fn pass(pool: &PgPool, c: &ClusterRow, pending: &mut Option<Pending>) 
     if pending.as_ref().is_some_and(|h| !h.is_finished()) {
         return fail(
             pool,
-            c.id,
+            c,
             started,
             "the previous pass is still running".into(),
         )
@@ -61,7 +62,7 @@ pub async fn pass(pool: &PgPool, c: &ClusterRow, pending: &mut Option<Pending>) 
     }
     let settings = match settings_of(c) {
         Ok(s) => s,
-        Err(e) => return fail(pool, c.id, started, format!("settings: {e}")).await,
+        Err(e) => return fail(pool, c, started, format!("settings: {e}")).await,
     };
     let known = match store::known_topics(pool, c.id).await {
         Ok(k) => k,
@@ -80,28 +81,41 @@ pub async fn pass(pool: &PgPool, c: &ClusterRow, pending: &mut Option<Pending>) 
             *pending = Some(handle);
             fail(
                 pool,
-                c.id,
+                c,
                 started,
                 format!("the pass took longer than {} s", budget.as_secs()),
             )
             .await
         }
-        Some(Err(e)) => fail(pool, c.id, started, format!("the reader crashed: {e}")).await,
-        Some(Ok(Err(e))) => fail(pool, c.id, started, e.to_string()).await,
+        Some(Err(e)) => fail(pool, c, started, format!("the reader crashed: {e}")).await,
+        Some(Ok(Err(e))) => fail(pool, c, started, e.to_string()).await,
         Some(Ok(Ok(reading))) => match store::record_reading(pool, c.id, &reading).await {
-            Ok(samples) => PassOutcome::Stored {
-                samples,
-                problems: reading.problems.len(),
-            },
+            Ok(samples) => {
+                if let Err(e) = flagger::after_pass(pool, c, PassResult::Read(&reading)).await {
+                    tracing::error!(cluster = %c.name, error = %e, "could not update flags");
+                }
+                PassOutcome::Stored {
+                    samples,
+                    problems: reading.problems.len(),
+                }
+            }
             Err(e) => PassOutcome::Failed(format!("storing the pass failed: {e}")),
         },
     }
 }
 
-async fn fail(pool: &PgPool, id: i64, started: chrono::DateTime<Utc>, why: String) -> PassOutcome {
-    tracing::warn!(cluster = id, reason = %why, "pass failed");
-    if let Err(e) = store::record_failure(pool, id, started, &why).await {
-        tracing::error!(cluster = id, error = %e, "could not record a failed pass");
+async fn fail(
+    pool: &PgPool,
+    c: &ClusterRow,
+    started: chrono::DateTime<Utc>,
+    why: String,
+) -> PassOutcome {
+    tracing::warn!(cluster = %c.name, reason = %why, "pass failed");
+    if let Err(e) = store::record_failure(pool, c.id, started, &why).await {
+        tracing::error!(cluster = %c.name, error = %e, "could not record a failed pass");
+    }
+    if let Err(e) = flagger::after_pass(pool, c, PassResult::Failed(&why)).await {
+        tracing::error!(cluster = %c.name, error = %e, "could not update flags");
     }
     PassOutcome::Failed(why)
 }

@@ -211,6 +211,18 @@ fn unrecovered_rewind(committed: &[i64]) -> Option<(usize, i64, i64)> {
     })
 }
 
+/// When the current trouble began: the time of the first sample of the
+/// newest unbroken run of samples that were behind (lag above `allowed`).
+/// `None` when the newest sample is not behind.
+pub fn onset_ms(window: &[Sample], allowed_lag: u64) -> Option<i64> {
+    let behind = |s: &Sample| s.lag().messages().is_some_and(|l| l > allowed_lag);
+    if !window.last().is_some_and(behind) {
+        return None;
+    }
+    let start = window.iter().rposition(|s| !behind(s)).map_or(0, |i| i + 1);
+    window.get(start).map(|s| s.at_ms)
+}
+
 /// A group's status: its worst partition's.
 pub fn group_status<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Status {
     verdicts
@@ -364,6 +376,22 @@ mod tests {
             partition_status(&[], true, &Rules::default()).status,
             Status::Incomplete
         );
+    }
+
+    #[test]
+    fn onset_is_the_start_of_the_current_bad_run() {
+        let w = window(&[
+            (Some(5), 5),
+            (Some(5), 9),
+            (Some(9), 9),
+            (Some(9), 12),
+            (Some(9), 15),
+        ]);
+        assert_eq!(onset_ms(&w, 0), Some(45_000));
+        let w = window(&[(Some(5), 9), (Some(5), 12)]);
+        assert_eq!(onset_ms(&w, 0), Some(0));
+        let w = window(&[(Some(5), 9), (Some(12), 12)]);
+        assert_eq!(onset_ms(&w, 0), None);
     }
 
     #[test]

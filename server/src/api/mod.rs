@@ -5,10 +5,11 @@ mod accounts;
 mod audit;
 mod clusters;
 mod error;
+mod flags;
 
 pub use error::ApiError;
 
-use axum::routing::{delete, get};
+use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
@@ -34,6 +35,13 @@ use crate::web::AppState;
         clusters::create,
         clusters::get,
         clusters::group,
+        flags::list,
+        flags::get,
+        flags::acknowledge,
+        flags::dismiss,
+        flags::set_owner,
+        flags::set_webhook,
+        flags::set_platform_team,
     ),
     components(schemas(error::ErrorBody, error::ErrorDetail)),
     modifiers(&BearerAuth),
@@ -81,10 +89,7 @@ pub fn router() -> Router<AppState> {
             get(accounts::list_teams).post(accounts::create_team),
         )
         .route("/teams/{id}", get(accounts::get_team))
-        .route(
-            "/teams/{id}/members",
-            axum::routing::post(accounts::add_member),
-        )
+        .route("/teams/{id}/members", post(accounts::add_member))
         .route(
             "/teams/{id}/members/{user_id}",
             delete(accounts::remove_member),
@@ -93,5 +98,12 @@ pub fn router() -> Router<AppState> {
         .route("/clusters", get(clusters::list).post(clusters::create))
         .route("/clusters/{id}", get(clusters::get))
         .route("/clusters/{id}/groups/{group}", get(clusters::group))
+        .route("/clusters/{id}/groups/{group}/owner", put(flags::set_owner))
+        .route("/flags", get(flags::list))
+        .route("/flags/{id}", get(flags::get))
+        .route("/flags/{id}/acknowledge", post(flags::acknowledge))
+        .route("/flags/{id}/dismiss", post(flags::dismiss))
+        .route("/teams/{id}/webhook", put(flags::set_webhook))
+        .route("/settings/platform-team", put(flags::set_platform_team))
         .fallback(not_found)
 }

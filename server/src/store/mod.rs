@@ -3,6 +3,7 @@
 
 pub mod audit;
 pub mod clusters;
+pub mod flags;
 pub mod teams;
 pub mod tokens;
 pub mod users;

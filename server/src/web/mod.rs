@@ -55,8 +55,9 @@ impl AppState {
         let clusters = Arc::new(ClusterService::new(pool.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
-            audit: Arc::new(AuditService::new(pool)),
+            audit: Arc::new(AuditService::new(pool.clone())),
             watch: clusters.clone(),
+            flags: Arc::new(crate::flags::FlagService::new(pool.clone())),
         };
         Self {
             leptos,

@@ -1,0 +1,148 @@
+//! `/api/v1/flags`, group ownership, team webhooks and the platform team.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::model::FlagView;
+use streamkeeper_app::port::ClientAddr;
+use utoipa::{IntoParams, ToSchema};
+
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::web::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct FlagQuery {
+    /// `mine` (flags routed to the caller's teams, the default) or `all`.
+    scope: Option<String>,
+    /// `live` (open and acknowledged, the default) or `any`.
+    state: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// Flags, newest first.
+#[utoipa::path(get, path = "/api/v1/flags", tag = "watch", params(FlagQuery),
+    responses((status = 200, body = Page<FlagView>)))]
+pub async fn list(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<FlagQuery>,
+) -> Result<Json<Page<FlagView>>, ApiError> {
+    let mine = q.scope.as_deref() != Some("all");
+    let live = q.state.as_deref() != Some("any");
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.backend.flags.list(&who, mine, live, page).await?))
+}
+
+/// A flag with its receipts.
+#[utoipa::path(get, path = "/api/v1/flags/{id}", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = FlagView), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<FlagView>, ApiError> {
+    Ok(Json(st.backend.flags.get(&who, id).await?))
+}
+
+/// Acknowledge a flag (a member of its team, or an admin).
+#[utoipa::path(post, path = "/api/v1/flags/{id}/acknowledge", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn acknowledge(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<FlagView>, ApiError> {
+    Ok(Json(st.backend.flags.acknowledge(&who, &from, id).await?))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Dismissal {
+    /// Why: stays on the record.
+    pub reason: String,
+}
+
+/// Dismiss a flag with a reason.
+#[utoipa::path(post, path = "/api/v1/flags/{id}/dismiss", tag = "watch", params(("id" = i64, Path)),
+    request_body = Dismissal,
+    responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn dismiss(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(d): ApiJson<Dismissal>,
+) -> Result<Json<FlagView>, ApiError> {
+    Ok(Json(
+        st.backend.flags.dismiss(&who, &from, id, &d.reason).await?,
+    ))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Owner {
+    /// Team name, or null to make the group unowned.
+    pub team: Option<String>,
+}
+
+/// Set a consumer group's owner team (admin; owners may claim an unowned group for their team).
+#[utoipa::path(put, path = "/api/v1/clusters/{id}/groups/{group}/owner", tag = "watch",
+    params(("id" = i64, Path), ("group" = String, Path)), request_body = Owner,
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn set_owner(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((id, group)): ApiPath<(i64, String)>,
+    ApiJson(o): ApiJson<Owner>,
+) -> Result<StatusCode, ApiError> {
+    st.clusters
+        .set_group_owner(&who, &from, id, &group, o.team.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Webhook {
+    /// A Slack-compatible incoming-webhook URL, or null to remove it.
+    pub url: Option<String>,
+}
+
+/// Set a team's webhook (admin).
+#[utoipa::path(put, path = "/api/v1/teams/{id}/webhook", tag = "accounts", params(("id" = i64, Path)),
+    request_body = Webhook,
+    responses((status = 204), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_webhook(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(w): ApiJson<Webhook>,
+) -> Result<StatusCode, ApiError> {
+    st.accounts
+        .set_webhook(&who, &from, id, w.url.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct PlatformTeam {
+    pub team: String,
+}
+
+/// Choose the team that receives unowned flags (admin).
+#[utoipa::path(put, path = "/api/v1/settings/platform-team", tag = "accounts", request_body = PlatformTeam,
+    responses((status = 204), (status = 404, body = ErrorBody)))]
+pub async fn set_platform_team(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(p): ApiJson<PlatformTeam>,
+) -> Result<StatusCode, ApiError> {
+    st.accounts.set_platform_team(&who, &from, &p.team).await?;
+    Ok(StatusCode::NO_CONTENT)
+}

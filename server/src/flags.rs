@@ -1,0 +1,183 @@
+//! Flags as owners use them: their lists, a flag's receipts, acknowledging
+//! and dismissing (with a reason that stays on the record). Only members of
+//! the flag's team, or admins, act on a flag.
+
+use crate::accounts::require;
+use crate::errors::db;
+use crate::store::{self, audit::Event, flags::FlagRow};
+use serde_json::json;
+use sqlx::PgPool;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::role::{Action, Role};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::model::FlagView;
+
+#[derive(Clone)]
+pub struct FlagService {
+    pool: PgPool,
+}
+
+fn view(f: FlagRow, actionable: bool) -> FlagView {
+    FlagView {
+        id: f.id,
+        cluster_id: f.cluster_id,
+        cluster: f.cluster,
+        subject_kind: f.subject_kind,
+        subject: f.subject,
+        kind: f.kind,
+        state: f.state,
+        team: f.team,
+        reason: f.reason,
+        evidence: f.evidence,
+        onset_at: f.onset_at,
+        raised_at: f.raised_at,
+        notified_at: f.notified_at,
+        acknowledged_at: f.acknowledged_at,
+        acknowledged_by: f.acknowledged_by,
+        dismissed_at: f.dismissed_at,
+        dismissed_by: f.dismissed_by,
+        dismissed_reason: f.dismissed_reason,
+        resolved_at: f.resolved_at,
+        actionable,
+    }
+}
+
+impl FlagService {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    async fn may_act(&self, who: &Principal, team_id: Option<i64>) -> Result<bool, AppError> {
+        if who.has(Role::Admin) {
+            return Ok(true);
+        }
+        let teams = store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
+        Ok(team_id.is_some_and(|t| teams.contains(&t)))
+    }
+
+    async fn act(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        dismiss_reason: Option<&str>,
+    ) -> Result<FlagView, AppError> {
+        require(who, Action::Read, "act on flags")?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let (state, team) = store::flags::lock(&mut tx, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;
+        if !self.may_act(who, team).await? {
+            return Err(AppError::Forbidden("act on a flag of another team".into()));
+        }
+        let action = match dismiss_reason {
+            None => {
+                if state != "open" {
+                    return Err(AppError::Conflict(format!(
+                        "This flag is {state}; only open flags can be acknowledged."
+                    )));
+                }
+                store::flags::acknowledge(&mut tx, id, &who.username)
+                    .await
+                    .map_err(db)?;
+                "flag.acknowledge"
+            }
+            Some(reason) => {
+                let reason = reason.trim();
+                if reason.is_empty() {
+                    return Err(AppError::Invalid(
+                        "Say why the flag is dismissed; the reason stays on the record.".into(),
+                    ));
+                }
+                if !matches!(state.as_str(), "open" | "acknowledged") {
+                    return Err(AppError::Conflict(format!("This flag is {state} already.")));
+                }
+                store::flags::dismiss(&mut tx, id, &who.username, reason)
+                    .await
+                    .map_err(db)?;
+                "flag.dismiss"
+            }
+        };
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action,
+                target: format!("flag:{id}"),
+                detail: json!({ "reason": dismiss_reason }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        streamkeeper_app::port::Flags::get(self, who, id).await
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Flags for FlagService {
+    async fn list(
+        &self,
+        who: &Principal,
+        mine: bool,
+        live_only: bool,
+        page: PageRequest,
+    ) -> Result<Page<FlagView>, AppError> {
+        require(who, Action::Read, "see flags")?;
+        let my_teams = store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
+        let teams = mine.then_some(my_teams.as_slice());
+        let p = store::flags::list(&self.pool, teams, live_only, page)
+            .await
+            .map_err(db)?;
+        let admin = who.has(Role::Admin);
+        let items = p
+            .items
+            .into_iter()
+            .map(|f| {
+                let actionable = admin || f.team_id.is_some_and(|t| my_teams.contains(&t));
+                view(f, actionable)
+            })
+            .collect();
+        Ok(Page::new(
+            items,
+            PageRequest::new(Some(p.page), Some(p.per_page)),
+            p.total,
+        ))
+    }
+
+    async fn get(&self, who: &Principal, id: i64) -> Result<FlagView, AppError> {
+        require(who, Action::Read, "see flags")?;
+        let f = store::flags::by_id(&self.pool, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;
+        let actionable = self.may_act(who, f.team_id).await?;
+        Ok(view(f, actionable))
+    }
+
+    async fn acknowledge(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<FlagView, AppError> {
+        self.act(who, from, id, None).await
+    }
+
+    async fn dismiss(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<FlagView, AppError> {
+        self.act(who, from, id, Some(reason)).await
+    }
+}

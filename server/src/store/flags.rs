@@ -1,0 +1,341 @@
+//! Flags, ownership and webhook deliveries.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::BTreeMap;
+use streamkeeper::flag::{FlagKey, Observation};
+use streamkeeper::page::{Page, PageRequest};
+
+/// Live (open or acknowledged) flags of a cluster: key → (id, kind).
+pub async fn live(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<BTreeMap<FlagKey, (i64, String)>, sqlx::Error> {
+    let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
+        "SELECT id, subject_kind, subject, rule, kind FROM flags
+         WHERE cluster_id = $1 AND state IN ('open', 'acknowledged')",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, subject_kind, subject, rule, kind)| {
+            (
+                FlagKey {
+                    subject_kind,
+                    subject,
+                    rule,
+                },
+                (id, kind),
+            )
+        })
+        .collect())
+}
+
+pub async fn raise(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    o: &Observation,
+    team_id: Option<i64>,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO flags (cluster_id, subject_kind, subject, rule, kind, team_id, reason, evidence, onset_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+    )
+    .bind(cluster_id)
+    .bind(&o.key.subject_kind)
+    .bind(&o.key.subject)
+    .bind(&o.key.rule)
+    .bind(&o.kind)
+    .bind(team_id)
+    .bind(&o.reason)
+    .bind(&o.evidence)
+    .bind(DateTime::from_timestamp_millis(o.onset_ms).unwrap_or_else(Utc::now))
+    .fetch_one(conn)
+    .await
+}
+
+pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE flags SET kind = $2, reason = $3, evidence = $4, updated_at = now() WHERE id = $1",
+    )
+    .bind(id)
+    .bind(&o.kind)
+    .bind(&o.reason)
+    .bind(&o.evidence)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+pub async fn resolve(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE flags SET state = 'resolved', resolved_at = now(), updated_at = now() WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// Marks a flag notified (first notification only).
+pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, now()) WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+pub async fn enqueue(
+    conn: &mut PgConnection,
+    flag_id: i64,
+    url: &str,
+    body: &serde_json::Value,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO deliveries (flag_id, url, body) VALUES ($1, $2, $3)")
+        .bind(flag_id)
+        .bind(url)
+        .bind(body)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// The team a group's flags go to: its owner, else the platform team.
+/// With the team's webhook, if it has one.
+pub async fn route_group(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+) -> Result<Option<(i64, String, Option<String>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT t.id, t.name, t.webhook_url FROM teams t
+         WHERE t.id = COALESCE(
+            (SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2),
+            (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'))",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .fetch_optional(pool)
+    .await
+}
+
+pub async fn route_platform(
+    pool: &PgPool,
+) -> Result<Option<(i64, String, Option<String>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT t.id, t.name, t.webhook_url FROM teams t
+         WHERE t.id = (SELECT value::bigint FROM settings WHERE key = 'platform_team_id')",
+    )
+    .fetch_optional(pool)
+    .await
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct FlagRow {
+    pub id: i64,
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub subject_kind: String,
+    pub subject: String,
+    pub kind: String,
+    pub state: String,
+    pub team_id: Option<i64>,
+    pub team: Option<String>,
+    pub reason: String,
+    pub evidence: serde_json::Value,
+    pub onset_at: DateTime<Utc>,
+    pub raised_at: DateTime<Utc>,
+    pub notified_at: Option<DateTime<Utc>>,
+    pub acknowledged_at: Option<DateTime<Utc>>,
+    pub acknowledged_by: Option<String>,
+    pub dismissed_at: Option<DateTime<Utc>>,
+    pub dismissed_by: Option<String>,
+    pub dismissed_reason: Option<String>,
+    pub resolved_at: Option<DateTime<Utc>>,
+}
+
+const SELECT: &str = "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.state,
+        f.team_id, t.name AS team, f.reason, f.evidence, f.onset_at, f.raised_at, f.notified_at,
+        f.acknowledged_at, f.acknowledged_by, f.dismissed_at, f.dismissed_by, f.dismissed_reason, f.resolved_at
+    FROM flags f JOIN clusters c ON c.id = f.cluster_id LEFT JOIN teams t ON t.id = f.team_id";
+
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<FlagRow>, sqlx::Error> {
+    sqlx::query_as(&format!("{SELECT} WHERE f.id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+pub async fn lock(
+    conn: &mut PgConnection,
+    id: i64,
+) -> Result<Option<(String, Option<i64>)>, sqlx::Error> {
+    sqlx::query_as("SELECT state, team_id FROM flags WHERE id = $1 FOR UPDATE")
+        .bind(id)
+        .fetch_optional(conn)
+        .await
+}
+
+/// Flags of the given teams (all teams when `teams` is `None`), newest
+/// first; `live_only` keeps open and acknowledged ones.
+pub async fn list(
+    pool: &PgPool,
+    teams: Option<&[i64]>,
+    live_only: bool,
+    page: PageRequest,
+) -> Result<Page<FlagRow>, sqlx::Error> {
+    const WHERE: &str = "($1::bigint[] IS NULL OR f.team_id = ANY($1))
+        AND (NOT $2 OR f.state IN ('open', 'acknowledged'))";
+    let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM flags f WHERE {WHERE}"))
+        .bind(teams)
+        .bind(live_only)
+        .fetch_one(pool)
+        .await?;
+    let rows: Vec<FlagRow> = sqlx::query_as(&format!(
+        "{SELECT} WHERE {WHERE} ORDER BY f.raised_at DESC, f.id DESC LIMIT $3 OFFSET $4"
+    ))
+    .bind(teams)
+    .bind(live_only)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    Ok(Page::new(rows, page, total.unsigned_abs()))
+}
+
+pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE flags SET state = 'acknowledged', acknowledged_at = now(), acknowledged_by = $2, updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(by)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+pub async fn dismiss(
+    conn: &mut PgConnection,
+    id: i64,
+    by: &str,
+    reason: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE flags SET state = 'dismissed', dismissed_at = now(), dismissed_by = $2,
+             dismissed_reason = $3, updated_at = now()
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(by)
+    .bind(reason)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Team ids the user belongs to.
+pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT team_id FROM memberships WHERE user_id = $1")
+        .bind(user_id)
+        .fetch_all(pool)
+        .await
+}
+
+pub async fn set_group_owner(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    group: &str,
+    team_id: Option<i64>,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query(
+        "UPDATE consumer_groups SET owner_team_id = $3 WHERE cluster_id = $1 AND name = $2",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .bind(team_id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn set_setting(
+    conn: &mut PgConnection,
+    key: &str,
+    value: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
+        .bind(key)
+        .bind(value)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+pub async fn set_webhook(
+    conn: &mut PgConnection,
+    team_id: i64,
+    url: Option<&str>,
+) -> Result<bool, sqlx::Error> {
+    let r = sqlx::query("UPDATE teams SET webhook_url = $2 WHERE id = $1")
+        .bind(team_id)
+        .bind(url)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct Delivery {
+    pub id: i64,
+    pub flag_id: i64,
+    pub url: String,
+    pub body: serde_json::Value,
+    pub attempts: i32,
+}
+
+/// Claims up to `n` due deliveries (skipping ones another replica holds).
+pub async fn due(conn: &mut PgConnection, n: i64) -> Result<Vec<Delivery>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, flag_id, url, body, attempts FROM deliveries
+         WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
+         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+    )
+    .bind(n)
+    .fetch_all(conn)
+    .await
+}
+
+pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE deliveries SET delivered_at = now(), attempts = attempts + 1 WHERE id = $1",
+    )
+    .bind(d.id)
+    .execute(&mut *conn)
+    .await?;
+    mark_notified(conn, d.flag_id).await
+}
+
+/// Records a failed attempt; after `max` attempts the delivery is given up.
+pub async fn retry_later(
+    conn: &mut PgConnection,
+    d: &Delivery,
+    error: &str,
+    backoff_s: i64,
+    max: i32,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE deliveries SET attempts = attempts + 1, last_error = $2,
+             next_attempt_at = now() + make_interval(secs => $3),
+             failed_at = CASE WHEN attempts + 1 >= $4 THEN now() END
+         WHERE id = $1",
+    )
+    .bind(d.id)
+    .bind(error)
+    .bind(backoff_s as f64)
+    .bind(max)
+    .execute(conn)
+    .await
+    .map(drop)
+}

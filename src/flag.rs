@@ -1,0 +1,156 @@
+//! Flags: trouble raised to a stream's owner once, kept up to date while it
+//! lasts, and resolved when it is gone. The evaluation says what is wrong
+//! now; [`reconcile`] says what to do with the flags already open.
+
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+/// What a flag is about, and its identity: one open flag per key, so the
+/// same trouble is never raised twice.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+pub struct FlagKey {
+    /// `group`, `topic` or `cluster`.
+    pub subject_kind: String,
+    pub subject: String,
+    /// For groups the key is the group alone (a WARN that becomes a STOP is
+    /// the same trouble, escalated); for topics each health rule is its own.
+    pub rule: String,
+}
+
+/// Trouble seen by the latest evaluation.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Observation {
+    pub key: FlagKey,
+    /// e.g. STOP, WARN, UNDER_REPLICATED, UNREACHABLE.
+    pub kind: String,
+    pub reason: String,
+    /// When the trouble started (first bad sample), ms since the epoch.
+    pub onset_ms: i64,
+    /// The receipts: the samples, rule, threshold and window behind it.
+    pub evidence: serde_json::Value,
+}
+
+/// What to do with a flag.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Step {
+    Raise(Observation),
+    /// Still there; `escalated` when its kind changed.
+    Update {
+        observation: Observation,
+        escalated: bool,
+    },
+    Resolve(FlagKey),
+}
+
+/// Compares the open flags (key → kind) with what was observed now.
+/// Resolution needs `evaluated` to cover the flag's subject: a group or
+/// topic that was not evaluated this time (say, its offsets could not be
+/// read) keeps its flag rather than being declared healthy.
+pub fn reconcile(
+    open: &BTreeMap<FlagKey, String>,
+    observed: Vec<Observation>,
+    evaluated: &dyn Fn(&FlagKey) -> bool,
+) -> Vec<Step> {
+    let mut steps = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for o in observed {
+        seen.insert(o.key.clone());
+        match open.get(&o.key) {
+            None => steps.push(Step::Raise(o)),
+            Some(kind) => {
+                let escalated = *kind != o.kind;
+                steps.push(Step::Update {
+                    observation: o,
+                    escalated,
+                });
+            }
+        }
+    }
+    for key in open.keys() {
+        if !seen.contains(key) && evaluated(key) {
+            steps.push(Step::Resolve(key.clone()));
+        }
+    }
+    steps
+}
+
+/// The text of a Slack-compatible message for a raised flag.
+pub fn message(cluster: &str, o: &Observation, owner: Option<&str>) -> String {
+    let owner = owner.map_or("unowned (platform team)".to_string(), |t| {
+        format!("team {t}")
+    });
+    format!(
+        "[{}] {} {} on cluster {}: {} — owner: {}",
+        o.kind, o.key.subject_kind, o.key.subject, cluster, o.reason, owner
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(s: &str) -> FlagKey {
+        FlagKey {
+            subject_kind: "group".into(),
+            subject: s.into(),
+            rule: "lag".into(),
+        }
+    }
+
+    fn obs(s: &str, kind: &str) -> Observation {
+        Observation {
+            key: key(s),
+            kind: kind.into(),
+            reason: "r".into(),
+            onset_ms: 0,
+            evidence: serde_json::json!({}),
+        }
+    }
+
+    #[test]
+    fn raises_once_updates_and_resolves() {
+        let mut open = BTreeMap::new();
+        let all = |_: &FlagKey| true;
+        let steps = reconcile(&open, vec![obs("a", "WARN")], &all);
+        assert!(matches!(&steps[..], [Step::Raise(o)] if o.kind == "WARN"));
+
+        open.insert(key("a"), "WARN".to_string());
+        let steps = reconcile(&open, vec![obs("a", "WARN")], &all);
+        assert!(
+            matches!(
+                &steps[..],
+                [Step::Update {
+                    escalated: false,
+                    ..
+                }]
+            ),
+            "not raised twice"
+        );
+        let steps = reconcile(&open, vec![obs("a", "STOP")], &all);
+        assert!(matches!(
+            &steps[..],
+            [Step::Update {
+                escalated: true,
+                ..
+            }]
+        ));
+
+        let steps = reconcile(&open, vec![], &all);
+        assert_eq!(steps, vec![Step::Resolve(key("a"))]);
+    }
+
+    #[test]
+    fn unevaluated_subjects_keep_their_flags() {
+        let open = BTreeMap::from([(key("a"), "STOP".to_string())]);
+        let none = |_: &FlagKey| false;
+        assert!(reconcile(&open, vec![], &none).is_empty());
+    }
+
+    #[test]
+    fn message_names_kind_subject_and_owner() {
+        let m = message("prod", &obs("billing", "STOP"), Some("payments"));
+        assert!(m.starts_with("[STOP] group billing on cluster prod"), "{m}");
+        assert!(m.ends_with("owner: team payments"));
+        assert!(message("prod", &obs("x", "WARN"), None).contains("unowned"));
+    }
+}

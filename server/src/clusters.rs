@@ -329,25 +329,23 @@ impl ClusterService {
         team: Option<&str>,
     ) -> Result<(), AppError> {
         require(who, Action::Read, "claim groups")?;
-        let team_row = match team {
+        let team_id = match team {
             Some(name) => Some(
-                store::users::teams_of(&self.pool, who.user_id)
+                sqlx::query_scalar::<_, i64>("SELECT id FROM teams WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(&self.pool)
                     .await
                     .map_err(db)?
-                    .into_iter()
-                    .find(|t| t.name == name)
-                    .map(|t| (t.id, true))
-                    .or(
-                        sqlx::query_scalar::<_, i64>("SELECT id FROM teams WHERE name = $1")
-                            .bind(name)
-                            .fetch_optional(&self.pool)
-                            .await
-                            .map_err(db)?
-                            .map(|id| (id, false)),
-                    )
                     .ok_or_else(|| AppError::NotFound(format!("Team {name}")))?,
             ),
             None => None,
+        };
+        let member = match team_id {
+            Some(t) => store::flags::teams_of(&self.pool, who.user_id)
+                .await
+                .map_err(db)?
+                .contains(&t),
+            None => false,
         };
         let current: Option<Option<i64>> = sqlx::query_scalar(
             "SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
@@ -361,9 +359,7 @@ impl ClusterService {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
         let admin = who.has(streamkeeper::role::Role::Admin);
-        let claim = matches!(team_row, Some((_, true)))
-            && current.is_none()
-            && who.has(streamkeeper::role::Role::Owner);
+        let claim = member && current.is_none() && who.has(streamkeeper::role::Role::Owner);
         if !(admin || claim) {
             return Err(AppError::Forbidden(
                 "change this group's owner (owners may claim unowned groups for their own team)"
@@ -371,7 +367,7 @@ impl ClusterService {
             ));
         }
         let mut tx = self.pool.begin().await.map_err(db)?;
-        store::flags::set_group_owner(&mut tx, id, group, team_row.map(|t| t.0))
+        store::flags::set_group_owner(&mut tx, id, group, team_id)
             .await
             .map_err(db)?;
         store::audit::append(

@@ -1,0 +1,67 @@
+// An owner sees their team's flag, opens its receipts and acknowledges it.
+// scripts/test prepares a stopped consumer group per run (SK_GROUP) owned by
+// the owner's team, on a broker the console watches, and waits until its
+// flag is raised.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.SK_URL;
+const OWNER = process.env.SK_OWNER_USER;
+const PW = process.env.SK_OWNER_PASSWORD;
+const GROUP = process.env.SK_GROUP;
+const JS = process.env.SK_JS !== 'off';
+const MODE = JS ? 'js' : 'nojs';
+
+let browser;
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => browser?.close());
+
+test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`, { skip: !OWNER && 'no flag fixture' }, async () => {
+  const context = await browser.newContext({ javaScriptEnabled: JS });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  const hydrated = async () => {
+    if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+  };
+  await page.goto(`${BASE}/flags`);
+  await page.fill('input[name="username"]', OWNER);
+  await page.fill('input[name="password"]', PW);
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
+  await hydrated();
+  assert.equal(new URL(page.url()).pathname, '/flags');
+
+  const row = page.locator('table[data-testid="flags"] tr', { hasText: GROUP });
+  assert.equal(await row.count(), 1, 'the flag is in My flags');
+  assert.match(await row.textContent(), /STOP/);
+  await Promise.all([page.waitForNavigation(), row.locator('a').first().click()]);
+  await hydrated();
+
+  assert.equal(await page.textContent('[data-testid="flag-kind"]'), 'STOP');
+  assert.match(await page.textContent('[data-testid="flag-reason"]'), /no progress/);
+  const receipts = await page.textContent('[data-testid="receipts"]');
+  assert.match(receipts, /Rule: windowed lag status/);
+  assert.match(receipts, /Sampled at/);
+  assert.equal(await page.textContent('[data-testid="flag-state"]'), 'open');
+
+  const ack = 'form[data-testid="acknowledge"] button[type="submit"]';
+  if (JS) {
+    await page.click(ack);
+    await page.waitForSelector('text=acknowledged.');
+  } else {
+    await Promise.all([page.waitForNavigation(), page.click(ack)]);
+  }
+  await page.waitForFunction(
+    () => document.querySelector('[data-testid="flag-state"]')?.textContent === 'acknowledged',
+  );
+  assert.match(await page.textContent('section.card dl'), new RegExp(`by ${OWNER}`));
+  await context.close();
+  assert.deepEqual(problems, []);
+});

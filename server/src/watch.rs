@@ -16,6 +16,11 @@ use tokio::time::Instant;
 
 const ROUTINE: &str = "sample";
 
+/// Samples are kept 8 days: the longest chart range (7 d) plus a margin.
+/// (Time partitions and rollups, so long ranges read less, are the next
+/// step; until then retention is a periodic DELETE with a BRIN index on time.)
+const RETENTION_DAYS: i32 = 8;
+
 /// How a pass ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum PassOutcome {
@@ -152,7 +157,15 @@ pub fn spawn(pool: PgPool) -> JoinHandle<()> {
     let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
     tokio::spawn(async move {
         let mut running: HashMap<i64, JoinHandle<()>> = HashMap::new();
+        let mut last_expiry: Option<Instant> = None;
         loop {
+            if last_expiry.is_none_or(|t| t.elapsed() > Duration::from_secs(3600)) {
+                match store::expire(&pool, RETENTION_DAYS).await {
+                    Ok(n) => tracing::debug!(removed = n, "expired old samples"),
+                    Err(e) => tracing::error!(error = %e, "could not expire old samples"),
+                }
+                last_expiry = Some(Instant::now());
+            }
             match store::all(&pool).await {
                 Ok(clusters) => {
                     running.retain(|_, h| !h.is_finished());

@@ -331,3 +331,21 @@ pub async fn lag_series(
     .fetch_all(pool)
     .await
 }
+
+/// Deletes samples and passes older than `days`; returns the samples removed.
+pub async fn expire(pool: &PgPool, days: i32) -> Result<u64, sqlx::Error> {
+    let samples =
+        sqlx::query("DELETE FROM lag_samples WHERE at < now() - make_interval(days => $1)")
+            .bind(days)
+            .execute(pool)
+            .await?
+            .rows_affected();
+    sqlx::query(
+        "DELETE FROM cluster_passes p WHERE p.started_at < now() - make_interval(days => $1)
+         AND NOT EXISTS (SELECT 1 FROM lag_samples s WHERE s.pass_id = p.id)",
+    )
+    .bind(days)
+    .execute(pool)
+    .await?;
+    Ok(samples)
+}

@@ -84,7 +84,11 @@ impl TestApp {
     }
 
     pub async fn send(&self, req: Request<Body>) -> Reply {
-        let res = self.app.clone().oneshot(req).await.expect("infallible");
+        // A hung request fails the test instead of hanging the run.
+        let res = tokio::time::timeout(Duration::from_secs(30), self.app.clone().oneshot(req))
+            .await
+            .expect("the request answered within 30 s")
+            .expect("infallible");
         let status = res.status();
         let headers = res.headers().clone();
         let bytes = to_bytes(res.into_body(), 16 * 1024 * 1024)

@@ -201,6 +201,20 @@ pub struct GroupSummary {
 pub struct ClusterDetail {
     pub cluster: ClusterView,
     pub groups: Vec<GroupSummary>,
+    pub topics: Vec<TopicView>,
+}
+
+/// A topic's health as the last good pass saw it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TopicView {
+    pub name: String,
+    pub partitions: i32,
+    pub under_replicated: Vec<i32>,
+    pub offline: Vec<i32>,
+    /// Sum of log-end offsets, when every partition's could be read.
+    pub log_end_total: Option<i64>,
+    pub last_seen: DateTime<Utc>,
 }
 
 /// A group's total lag per pass: `None` where the pass read nothing (a gap,

@@ -16,6 +16,7 @@ use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint, NewCluster, PartitionLagView,
+    TopicView,
 };
 
 /// Passes a group's status is judged over.
@@ -274,7 +275,24 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 last_seen,
             });
         }
-        Ok(ClusterDetail { cluster, groups })
+        let topics = store::clusters::topics(&self.pool, id)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(|t| TopicView {
+                name: t.name,
+                partitions: t.partitions,
+                under_replicated: t.under_replicated,
+                offline: t.offline,
+                log_end_total: t.log_end_total,
+                last_seen: t.last_seen,
+            })
+            .collect();
+        Ok(ClusterDetail {
+            cluster,
+            groups,
+            topics,
+        })
     }
 
     async fn group_lag(

@@ -123,6 +123,47 @@ pub async fn after_pass(
             evidence: json!({ "rule": "a pass that reads nothing", "error": why }),
         }),
         PassResult::Read(reading) => {
+            for t in &reading.topics {
+                let health = crate::store::clusters::topic_health(t, reading.finished);
+                for (rule, kind, parts, what) in [
+                    (
+                        "replication",
+                        "UNDER_REPLICATED",
+                        &health.under_replicated,
+                        "fewer in-sync replicas than replicas",
+                    ),
+                    (
+                        "leadership",
+                        "OFFLINE",
+                        &health.offline,
+                        "no leader: nobody can read or write them",
+                    ),
+                ] {
+                    let key = FlagKey {
+                        subject_kind: "topic".into(),
+                        subject: t.name.clone(),
+                        rule: rule.into(),
+                    };
+                    evaluated.insert(key.clone());
+                    if !parts.is_empty() {
+                        observed.push(Observation {
+                            key,
+                            kind: kind.into(),
+                            reason: format!("partitions {parts:?} have {what}"),
+                            onset_ms: reading.finished.timestamp_millis(),
+                            evidence: json!({
+                                "rule": format!("{kind} partitions in topic metadata"),
+                                "partitions": t.partitions.iter().map(|p| json!({
+                                    "partition": p.partition,
+                                    "leader": p.leader,
+                                    "replicas": p.replicas,
+                                    "isr": p.isr,
+                                })).collect::<Vec<_>>(),
+                            }),
+                        });
+                    }
+                }
+            }
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 if let Some(o) = observe_group(pool, cluster.id, &g.name, g.members).await? {

@@ -155,6 +155,29 @@ pub fn ClusterPage() -> impl IntoView {
                                     }).collect_view()}
                                 </tbody>
                             </table>
+                            <h2>"Topics"</h2>
+                            <table class="list" data-testid="topics">
+                                <thead><tr><th>"Topic"</th><th>"Partitions"</th><th>"Health"</th><th>"Messages written"</th></tr></thead>
+                                <tbody>
+                                    {d.topics.into_iter().map(|t| {
+                                        let (class, health) = if !t.offline.is_empty() {
+                                            ("badge state-bad", format!("OFFLINE partitions {:?}", t.offline))
+                                        } else if !t.under_replicated.is_empty() {
+                                            ("badge state-warn", format!("UNDER-REPLICATED partitions {:?}", t.under_replicated))
+                                        } else {
+                                            ("badge state-ok", "OK".to_string())
+                                        };
+                                        view! {
+                                            <tr>
+                                                <td>{t.name}</td>
+                                                <td>{t.partitions}</td>
+                                                <td><span class=class>{health}</span></td>
+                                                <td>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
                         }.into_any()
                     }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),

@@ -4,7 +4,24 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::kafka::reader::Reading;
+use crate::kafka::reader::{Reading, TopicReading};
+use streamkeeper::health::{PartitionMeta, TopicHealth};
+
+/// Replication and leadership of a topic from its metadata. (Quiet topics
+/// need the stream's expected interval, which the catalog will hold.)
+pub fn topic_health(t: &TopicReading, at: DateTime<Utc>) -> TopicHealth {
+    let meta: Vec<PartitionMeta> = t
+        .partitions
+        .iter()
+        .map(|p| PartitionMeta {
+            partition: p.partition,
+            leader: p.leader,
+            replicas: p.replicas.clone(),
+            isr: p.isr.clone(),
+        })
+        .collect();
+    streamkeeper::health::topic_health(&meta, None, at.timestamp_millis(), None)
+}
 
 #[derive(Debug, Clone, FromRow)]
 pub struct ClusterRow {
@@ -203,6 +220,26 @@ pub async fn record_reading(
         .execute(&mut *tx)
         .await?;
     }
+    for t in &r.topics {
+        let health = topic_health(t, r.finished);
+        let ends: Option<i64> = t.partitions.iter().map(|p| p.log_end).sum();
+        sqlx::query(
+            "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total, first_seen, last_seen)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+             ON CONFLICT (cluster_id, name) DO UPDATE SET partitions = EXCLUDED.partitions,
+                under_replicated = EXCLUDED.under_replicated, offline = EXCLUDED.offline,
+                log_end_total = EXCLUDED.log_end_total, last_seen = EXCLUDED.last_seen",
+        )
+        .bind(cluster_id)
+        .bind(&t.name)
+        .bind(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX))
+        .bind(&health.under_replicated)
+        .bind(&health.offline)
+        .bind(ends)
+        .bind(r.finished)
+        .execute(&mut *tx)
+        .await?;
+    }
     let written = groups.len();
     sqlx::query(
         "INSERT INTO lag_samples (cluster_id, pass_id, at, group_name, topic, partition, committed, log_start, log_end)
@@ -348,4 +385,24 @@ pub async fn expire(pool: &PgPool, days: i32) -> Result<u64, sqlx::Error> {
     .execute(pool)
     .await?;
     Ok(samples)
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct TopicRow {
+    pub name: String,
+    pub partitions: i32,
+    pub under_replicated: Vec<i32>,
+    pub offline: Vec<i32>,
+    pub log_end_total: Option<i64>,
+    pub last_seen: DateTime<Utc>,
+}
+
+pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT name, partitions, under_replicated, offline, log_end_total, last_seen
+         FROM topics WHERE cluster_id = $1 ORDER BY name",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await
 }

@@ -27,9 +27,11 @@ impl Broker {
             .stderr(Stdio::null())
             .spawn()
             .expect("nisshi on PATH (scripts/test installs it)");
+        // Owned at once, so a broker that never answers is killed on drop.
+        let broker = Self { child };
         for _ in 0..100 {
             if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return Self { child };
+                return broker;
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -215,6 +215,32 @@ pub struct TopicView {
     /// Sum of log-end offsets, when every partition's could be read.
     pub log_end_total: Option<i64>,
     pub last_seen: DateTime<Utc>,
+    /// When the log end last moved forward.
+    pub last_message_at: Option<DateTime<Utc>>,
+    /// The stream's catalog entry; all empty for an undescribed topic.
+    pub owner: Option<String>,
+    pub domain: Option<String>,
+    pub tier: Option<i16>,
+    pub freshness_budget_s: Option<i32>,
+    pub expected_interval_s: Option<i32>,
+    pub description: Option<String>,
+}
+
+/// What an owner declares about a stream. `owner_team: null` leaves it unowned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamSpec {
+    pub owner_team: Option<String>,
+    #[serde(default)]
+    pub domain: String,
+    /// 1 (99.9 %), 2 (99.5 %) or 3 (99.0 %).
+    pub tier: Option<i16>,
+    /// Time lag tolerated for its consumers, in seconds.
+    pub freshness_budget_s: Option<i32>,
+    /// How often a message is expected, in seconds.
+    pub expected_interval_s: Option<i32>,
+    #[serde(default)]
+    pub description: String,
 }
 
 /// A group's total lag per pass: `None` where the pass read nothing (a gap,

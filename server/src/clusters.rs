@@ -16,11 +16,29 @@ use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint, NewCluster, PartitionLagView,
-    TopicView,
+    StreamSpec, TopicView,
 };
 
 /// Passes a group's status is judged over.
 pub const WINDOW_PASSES: i64 = 10;
+
+fn topic_view(t: store::clusters::TopicRow) -> TopicView {
+    TopicView {
+        name: t.name,
+        partitions: t.partitions,
+        under_replicated: t.under_replicated,
+        offline: t.offline,
+        log_end_total: t.log_end_total,
+        last_seen: t.last_seen,
+        last_message_at: t.last_advanced_at,
+        owner: t.owner,
+        domain: t.domain,
+        tier: t.tier,
+        freshness_budget_s: t.freshness_budget_s,
+        expected_interval_s: t.expected_interval_s,
+        description: t.description,
+    }
+}
 
 /// A group's samples per partition over its window of passes.
 pub type Windows = BTreeMap<(String, i32), Vec<store::clusters::SampleRow>>;
@@ -279,14 +297,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .await
             .map_err(db)?
             .into_iter()
-            .map(|t| TopicView {
-                name: t.name,
-                partitions: t.partitions,
-                under_replicated: t.under_replicated,
-                offline: t.offline,
-                log_end_total: t.log_end_total,
-                last_seen: t.last_seen,
-            })
+            .map(topic_view)
             .collect();
         Ok(ClusterDetail {
             cluster,
@@ -401,5 +412,108 @@ impl ClusterService {
         .await
         .map_err(db)?;
         tx.commit().await.map_err(db)
+    }
+}
+
+impl ClusterService {
+    /// The catalog of a cluster: every topic seen, with its stream entry.
+    pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
+        self.get(who, id).await?;
+        Ok(store::clusters::topics(&self.pool, id)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(topic_view)
+            .collect())
+    }
+
+    /// Describes a stream. Admins describe any; an owner describes a stream
+    /// that is unowned or owned by one of their teams, for one of their teams.
+    pub async fn describe_stream(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        topic: &str,
+        spec: StreamSpec,
+    ) -> Result<TopicView, AppError> {
+        require(who, Action::Read, "describe streams")?;
+        if spec.tier.is_some_and(|t| !(1..=3).contains(&t)) {
+            return Err(AppError::Invalid("The SLA tier is 1, 2 or 3.".into()));
+        }
+        if spec.freshness_budget_s.is_some_and(|b| b <= 0)
+            || spec.expected_interval_s.is_some_and(|b| b <= 0)
+        {
+            return Err(AppError::Invalid(
+                "Budgets and intervals are positive numbers of seconds.".into(),
+            ));
+        }
+        let current = store::clusters::topics(&self.pool, id)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .find(|t| t.name == topic)
+            .ok_or_else(|| AppError::NotFound(format!("Topic {topic}")))?;
+        let team_id = match spec.owner_team.as_deref() {
+            Some(name) => Some(
+                sqlx::query_scalar::<_, i64>("SELECT id FROM teams WHERE name = $1")
+                    .bind(name)
+                    .fetch_optional(&self.pool)
+                    .await
+                    .map_err(db)?
+                    .ok_or_else(|| AppError::NotFound(format!("Team {name}")))?,
+            ),
+            None => None,
+        };
+        if !who.has(streamkeeper::role::Role::Admin) {
+            let mine = store::flags::teams_of(&self.pool, who.user_id)
+                .await
+                .map_err(db)?;
+            let owns_now = current.owner_team_id.is_none_or(|t| mine.contains(&t));
+            let gives_to_own = team_id.is_some_and(|t| mine.contains(&t));
+            if !(who.has(streamkeeper::role::Role::Owner) && owns_now && gives_to_own) {
+                return Err(AppError::Forbidden(
+                    "describe this stream (owners describe unowned streams and their teams' streams)".into(),
+                ));
+            }
+        }
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::clusters::upsert_stream(
+            &mut tx,
+            id,
+            topic,
+            &store::clusters::StreamSpec {
+                owner_team_id: team_id,
+                domain: spec.domain.trim(),
+                tier: spec.tier,
+                freshness_budget_s: spec.freshness_budget_s,
+                expected_interval_s: spec.expected_interval_s,
+                description: spec.description.trim(),
+            },
+        )
+        .await
+        .map_err(db)?;
+        store::audit::append(
+            &mut tx,
+            Event {
+                actor: &who.username,
+                action: "stream.describe",
+                target: format!("stream:{topic}"),
+                detail: json!({
+                    "cluster_id": id, "owner_team": spec.owner_team, "tier": spec.tier,
+                    "freshness_budget_s": spec.freshness_budget_s,
+                    "expected_interval_s": spec.expected_interval_s,
+                }),
+                source: from,
+            },
+        )
+        .await
+        .map_err(db)?;
+        tx.commit().await.map_err(db)?;
+        self.streams(who, id)
+            .await?
+            .into_iter()
+            .find(|t| t.name == topic)
+            .ok_or_else(|| AppError::NotFound(format!("Topic {topic}")))
     }
 }

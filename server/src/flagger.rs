@@ -3,15 +3,16 @@
 //! the owner team (else the platform team) and queue their webhooks.
 
 use crate::clusters::{judgeable, windows};
-use crate::kafka::reader::Reading;
-use crate::store::clusters::ClusterRow;
+use crate::kafka::reader::{Reading, TopicReading};
+use crate::store::clusters::{ClusterRow, TopicRow};
 use crate::store::flags as store;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use streamkeeper::flag::{self, FlagKey, Observation, Step};
 use streamkeeper::lag::status::{Rules, group_status, onset_ms, partition_status};
+use streamkeeper::lag::time::{EndOffsets, Point};
 
 /// How a pass went, as far as flags care.
 pub enum PassResult<'a> {
@@ -20,34 +21,56 @@ pub enum PassResult<'a> {
 }
 
 fn group_key(group: &str) -> FlagKey {
-    FlagKey {
-        subject_kind: "group".into(),
-        subject: group.into(),
-        rule: "lag".into(),
-    }
+    key("group", group, "lag")
 }
 
 fn cluster_key(name: &str) -> FlagKey {
+    key("cluster", name, "reachability")
+}
+
+fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
     FlagKey {
-        subject_kind: "cluster".into(),
-        subject: name.into(),
-        rule: "reachability".into(),
+        subject_kind: subject_kind.into(),
+        subject: subject.into(),
+        rule: rule.into(),
     }
 }
 
-/// The trouble a group is in, with its receipts, or `None` when it is fine.
+/// A group's troubles: its windowed lag status, and its time lag against
+/// the freshness budgets of the streams it reads.
 async fn observe_group(
     pool: &PgPool,
     cluster_id: i64,
     group: &str,
     members: usize,
-) -> Result<Option<Observation>, sqlx::Error> {
+    budgets: &HashMap<String, i32>,
+) -> Result<Vec<Observation>, sqlx::Error> {
     let rules = Rules::default();
     let mut verdicts = Vec::new();
     let mut receipts = Vec::new();
+    let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
     for ((topic, partition), samples) in windows(pool, cluster_id, group).await? {
         let window = judgeable(&samples);
+        if let (Some(budget), Some(newest)) = (budgets.get(&topic), window.last()) {
+            let mut ends = EndOffsets::new(60);
+            for s in &window {
+                // A time-ordered window cannot be out of order.
+                let _ = ends.add(Point {
+                    offset: s.log_end,
+                    at_ms: s.at_ms,
+                });
+            }
+            let lag = newest
+                .committed
+                .and_then(|c| ends.time_lag(c, newest.at_ms).seconds());
+            if let Some(secs) = lag.filter(|s| *s > f64::from(*budget)) {
+                stale.push(json!({
+                    "topic": topic, "partition": partition,
+                    "time_lag_s": secs.round(), "budget_s": budget,
+                }));
+            }
+        }
         let v = partition_status(&window, members > 0, &rules);
         if v.status.is_trouble() {
             if let Some(o) = onset_ms(&window, rules.allowed_lag) {
@@ -68,40 +91,134 @@ async fn observe_group(
         }
         verdicts.push(v);
     }
-    let status = group_status(&verdicts);
-    if !status.is_trouble() {
-        return Ok(None);
+    let mut found = Vec::new();
+    if let Some(first) = stale.first() {
+        let more = match stale.len() {
+            1 => String::new(),
+            n => format!(" (and {} more partition(s))", n - 1),
+        };
+        found.push(Observation {
+            key: key("group", group, "freshness"),
+            kind: "FRESHNESS".into(),
+            reason: format!(
+                "time lag {} s on {}[{}] is above the stream's freshness budget of {} s{more}",
+                first["time_lag_s"],
+                first["topic"].as_str().unwrap_or(""),
+                first["partition"],
+                first["budget_s"]
+            ),
+            onset_ms: Utc::now().timestamp_millis(),
+            evidence: json!({
+                "rule": "time lag (interpolated from the log-end history) above the stream's freshness budget",
+                "partitions": stale,
+            }),
+        });
     }
-    let worst = verdicts
-        .iter()
-        .filter(|v| v.status == status)
-        .map(|v| v.reason.clone())
-        .next()
-        .unwrap_or_default();
-    let troubled = verdicts.iter().filter(|v| v.status.is_trouble()).count();
-    let reason = if troubled > 1 {
-        format!(
-            "{worst} (and {} more partition(s) in trouble)",
-            troubled - 1
-        )
-    } else {
-        worst
-    };
-    Ok(Some(Observation {
-        key: group_key(group),
-        kind: status.as_str().into(),
-        reason,
-        onset_ms: onset.unwrap_or_else(|| Utc::now().timestamp_millis()),
-        evidence: json!({
-            "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
-            "window_passes": crate::clusters::WINDOW_PASSES,
-            "min_samples": rules.min_samples,
-            "allowed_lag": rules.allowed_lag,
-            "group_members": members,
-            "group_status": status.as_str(),
-            "partitions": receipts,
-        }),
-    }))
+    let status = group_status(&verdicts);
+    if status.is_trouble() {
+        let worst = verdicts
+            .iter()
+            .find(|v| v.status == status)
+            .map(|v| v.reason.clone())
+            .unwrap_or_default();
+        let troubled = verdicts.iter().filter(|v| v.status.is_trouble()).count();
+        let reason = if troubled > 1 {
+            format!(
+                "{worst} (and {} more partition(s) in trouble)",
+                troubled - 1
+            )
+        } else {
+            worst
+        };
+        found.push(Observation {
+            key: group_key(group),
+            kind: status.as_str().into(),
+            reason,
+            onset_ms: onset.unwrap_or_else(|| Utc::now().timestamp_millis()),
+            evidence: json!({
+                "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
+                "window_passes": crate::clusters::WINDOW_PASSES,
+                "min_samples": rules.min_samples,
+                "allowed_lag": rules.allowed_lag,
+                "group_members": members,
+                "group_status": status.as_str(),
+                "partitions": receipts,
+            }),
+        });
+    }
+    Ok(found)
+}
+
+/// A topic's troubles: replication and leadership from its metadata, and
+/// silence beyond 1.5 × the interval its stream expects.
+fn observe_topic(
+    t: &TopicReading,
+    catalog: Option<&TopicRow>,
+    at: chrono::DateTime<Utc>,
+    evaluated: &mut BTreeSet<FlagKey>,
+) -> Vec<Observation> {
+    let mut found = Vec::new();
+    let health = crate::store::clusters::topic_health(t, at);
+    let rules = [
+        (
+            "replication",
+            "UNDER_REPLICATED",
+            &health.under_replicated,
+            "fewer in-sync replicas than replicas",
+        ),
+        (
+            "leadership",
+            "OFFLINE",
+            &health.offline,
+            "no leader: nobody can read or write them",
+        ),
+    ];
+    for (rule, kind, parts, what) in rules {
+        let k = key("topic", &t.name, rule);
+        evaluated.insert(k.clone());
+        if !parts.is_empty() {
+            found.push(Observation {
+                key: k,
+                kind: kind.into(),
+                reason: format!("partitions {parts:?} have {what}"),
+                onset_ms: at.timestamp_millis(),
+                evidence: json!({
+                    "rule": format!("{kind} partitions in topic metadata"),
+                    "partitions": t.partitions.iter().map(|p| json!({
+                        "partition": p.partition, "leader": p.leader,
+                        "replicas": p.replicas, "isr": p.isr,
+                    })).collect::<Vec<_>>(),
+                }),
+            });
+        }
+    }
+    if let Some(c) = catalog {
+        let k = key("topic", &t.name, "quiet");
+        evaluated.insert(k.clone());
+        let quiet = streamkeeper::health::topic_health(
+            &[],
+            c.last_advanced_at.map(|a| a.timestamp_millis()),
+            at.timestamp_millis(),
+            c.expected_interval_s.map(i64::from),
+        );
+        if let (Some(quiet_s), Some(expected)) = (quiet.quiet_for_s, c.expected_interval_s) {
+            found.push(Observation {
+                key: k,
+                kind: "QUIET".into(),
+                reason: format!(
+                    "no new message for {quiet_s} s; one is expected every {expected} s"
+                ),
+                onset_ms: c.last_advanced_at.map_or(0, |a| a.timestamp_millis()),
+                evidence: json!({
+                    "rule": "time since the last message above 1.5 × the expected interval",
+                    "last_message_at": c.last_advanced_at,
+                    "expected_interval_s": expected,
+                    "log_end_total": c.log_end_total,
+                }),
+            });
+        }
+    }
+    found
 }
 
 /// Reconciles flags after a pass. Errors are logged by the caller; a failed
@@ -123,52 +240,29 @@ pub async fn after_pass(
             evidence: json!({ "rule": "a pass that reads nothing", "error": why }),
         }),
         PassResult::Read(reading) => {
+            let catalog: HashMap<String, TopicRow> =
+                crate::store::clusters::topics(pool, cluster.id)
+                    .await?
+                    .into_iter()
+                    .map(|t| (t.name.clone(), t))
+                    .collect();
+            let budgets: HashMap<String, i32> = catalog
+                .iter()
+                .filter_map(|(n, t)| t.freshness_budget_s.map(|b| (n.clone(), b)))
+                .collect();
             for t in &reading.topics {
-                let health = crate::store::clusters::topic_health(t, reading.finished);
-                for (rule, kind, parts, what) in [
-                    (
-                        "replication",
-                        "UNDER_REPLICATED",
-                        &health.under_replicated,
-                        "fewer in-sync replicas than replicas",
-                    ),
-                    (
-                        "leadership",
-                        "OFFLINE",
-                        &health.offline,
-                        "no leader: nobody can read or write them",
-                    ),
-                ] {
-                    let key = FlagKey {
-                        subject_kind: "topic".into(),
-                        subject: t.name.clone(),
-                        rule: rule.into(),
-                    };
-                    evaluated.insert(key.clone());
-                    if !parts.is_empty() {
-                        observed.push(Observation {
-                            key,
-                            kind: kind.into(),
-                            reason: format!("partitions {parts:?} have {what}"),
-                            onset_ms: reading.finished.timestamp_millis(),
-                            evidence: json!({
-                                "rule": format!("{kind} partitions in topic metadata"),
-                                "partitions": t.partitions.iter().map(|p| json!({
-                                    "partition": p.partition,
-                                    "leader": p.leader,
-                                    "replicas": p.replicas,
-                                    "isr": p.isr,
-                                })).collect::<Vec<_>>(),
-                            }),
-                        });
-                    }
-                }
+                observed.extend(observe_topic(
+                    t,
+                    catalog.get(&t.name),
+                    reading.finished,
+                    &mut evaluated,
+                ));
             }
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
-                if let Some(o) = observe_group(pool, cluster.id, &g.name, g.members).await? {
-                    observed.push(o);
-                }
+                evaluated.insert(key("group", &g.name, "freshness"));
+                observed
+                    .extend(observe_group(pool, cluster.id, &g.name, g.members, &budgets).await?);
             }
         }
     }
@@ -196,11 +290,32 @@ pub async fn after_pass(
     Ok(())
 }
 
+/// Groups go to their owner, topics to their stream's owner, the rest (and
+/// anything unowned) to the platform team.
+async fn route(
+    pool: &PgPool,
+    cluster: &ClusterRow,
+    key: &FlagKey,
+) -> Result<Option<(i64, String, Option<String>)>, sqlx::Error> {
+    match key.subject_kind.as_str() {
+        "group" => store::route_group(pool, cluster.id, &key.subject).await,
+        "topic" => {
+            let owner: Option<i64> = sqlx::query_scalar(
+                "SELECT owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2",
+            )
+            .bind(cluster.id)
+            .bind(&key.subject)
+            .fetch_optional(pool)
+            .await?
+            .flatten();
+            store::route_owner(pool, owner).await
+        }
+        _ => store::route_owner(pool, None).await,
+    }
+}
+
 async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(), sqlx::Error> {
-    let route = match o.key.subject_kind.as_str() {
-        "group" => store::route_group(pool, cluster.id, &o.key.subject).await?,
-        _ => store::route_platform(pool).await?,
-    };
+    let route = route(pool, cluster, &o.key).await?;
     let mut tx = pool.begin().await?;
     let id = store::raise(&mut tx, cluster.id, o, route.as_ref().map(|r| r.0)).await?;
     match route
@@ -240,10 +355,7 @@ async fn resolve(
     key: &FlagKey,
     kind: &str,
 ) -> Result<(), sqlx::Error> {
-    let route = match key.subject_kind.as_str() {
-        "group" => store::route_group(pool, cluster.id, &key.subject).await?,
-        _ => store::route_platform(pool).await?,
-    };
+    let route = route(pool, cluster, key).await?;
     let mut tx = pool.begin().await?;
     store::resolve(&mut tx, id).await?;
     if let Some((_, team, Some(url))) = route {

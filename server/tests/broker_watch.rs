@@ -491,3 +491,126 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
             && actions.contains(&"group.owner".to_string())
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn streams_have_freshness_budgets_and_expected_intervals(pool: sqlx::PgPool) {
+    let bootstrap = bootstrap();
+    let run = format!(
+        "{}-{}",
+        std::process::id(),
+        pool.connect_options().get_database().unwrap_or("db")
+    );
+    let topic = format!("fresh-orders-{run}");
+    let group = format!("fresh-readers-{run}");
+    produce(&bootstrap, &topic, 1, 10).await;
+    commit(&bootstrap, &group, &topic, &[(0, 3)]);
+
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let owner = t.user("olga", &[Role::Owner]).await;
+    let (at, ot) = (t.token(admin).await, t.token(owner).await);
+    let team = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": "orders"})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("team");
+    t.api(
+        Method::POST,
+        &format!("/api/v1/teams/{team}/members"),
+        &at,
+        Some(json!({"username": "olga"})),
+    )
+    .await;
+    let id = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(json!({"name": "local", "bootstrap": bootstrap})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("id");
+    passes(&t, id, 1).await;
+
+    // The owner claims the stream for their team, with a 1 s budget and a message expected every second.
+    let url = format!("/api/v1/clusters/{id}/streams/{topic}");
+    let spec = json!({"owner_team": "orders", "domain": "commerce", "tier": 1, "freshness_budget_s": 1, "expected_interval_s": 1});
+    let r = t.api(Method::PUT, &url, &ot, Some(spec)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        (r.json()["owner"].clone(), r.json()["tier"].clone()),
+        (json!("orders"), json!(1))
+    );
+    let r = t
+        .api(
+            Method::PUT,
+            &url,
+            &ot,
+            Some(json!({"tier": 7, "owner_team": "orders"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    tokio::time::sleep(Duration::from_millis(2100)).await;
+    passes(&t, id, 1).await;
+    let flags = t.api(Method::GET, "/api/v1/flags", &ot, None).await.json();
+    let kinds: Vec<String> = flags["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|f| {
+            format!(
+                "{} {}",
+                f["kind"].as_str().unwrap_or(""),
+                f["subject"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    assert!(kinds.contains(&format!("QUIET {topic}")), "{kinds:?}");
+    assert!(
+        kinds.contains(&format!("FRESHNESS {group}"))
+            || kinds.iter().any(|k| k.starts_with("FRESHNESS")),
+        "{kinds:?}"
+    );
+
+    // A new message ends the silence.
+    produce_more(&bootstrap, &topic).await;
+    passes(&t, id, 1).await;
+    let all = t
+        .api(Method::GET, "/api/v1/flags?state=any", &ot, None)
+        .await
+        .json();
+    let quiet = all["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["kind"] == "QUIET")
+        .cloned()
+        .expect("quiet flag");
+    assert_eq!(quiet["state"], "resolved", "{quiet}");
+}
+
+async fn produce_more(bootstrap: &str, topic: &str) {
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("producer");
+    producer
+        .send(
+            FutureRecord::<(), _>::to(topic)
+                .partition(0)
+                .payload("more"),
+            Duration::from_secs(10),
+        )
+        .await
+        .map_err(|(e, _)| e)
+        .expect("delivered");
+}

@@ -157,7 +157,7 @@ pub fn ClusterPage() -> impl IntoView {
                             </table>
                             <h2>"Topics"</h2>
                             <table class="list" data-testid="topics">
-                                <thead><tr><th>"Topic"</th><th>"Partitions"</th><th>"Health"</th><th>"Messages written"</th></tr></thead>
+                                <thead><tr><th>"Stream"</th><th>"Owner"</th><th>"Tier"</th><th>"Freshness budget"</th><th>"Partitions"</th><th>"Health"</th><th>"Messages"</th><th>"Last message"</th></tr></thead>
                                 <tbody>
                                     {d.topics.into_iter().map(|t| {
                                         let (class, health) = if !t.offline.is_empty() {
@@ -169,10 +169,14 @@ pub fn ClusterPage() -> impl IntoView {
                                         };
                                         view! {
                                             <tr>
-                                                <td>{t.name}</td>
+                                                <td title=t.description.clone().unwrap_or_default()>{t.name}</td>
+                                                <td>{t.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                <td>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
+                                                <td>{t.freshness_budget_s.map_or("–".to_string(), |b| format!("{b} s"))}</td>
                                                 <td>{t.partitions}</td>
                                                 <td><span class=class>{health}</span></td>
                                                 <td>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</td>
+                                                <td>{t.last_message_at.map_or("–".to_string(), |a| a.format("%m-%d %H:%M:%S UTC").to_string())}</td>
                                             </tr>
                                         }
                                     }).collect_view()}

@@ -5,7 +5,7 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use streamkeeper::account::Principal;
-use streamkeeper_app::model::{ClusterView, GroupLagView, NewCluster};
+use streamkeeper_app::model::{ClusterView, GroupLagView, NewCluster, StreamSpec, TopicView};
 use streamkeeper_app::port::ClientAddr;
 
 use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
@@ -55,4 +55,33 @@ pub async fn group(
     ApiPath((id, group)): ApiPath<(i64, String)>,
 ) -> Result<Json<GroupLagView>, ApiError> {
     Ok(Json(st.clusters.group_lag(&who, id, &group).await?))
+}
+
+/// The catalog: every topic of the cluster with its health and stream entry.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/streams", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = Vec<TopicView>), (status = 404, body = ErrorBody)))]
+pub async fn streams(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<Vec<TopicView>>, ApiError> {
+    Ok(Json(st.clusters.streams(&who, id).await?))
+}
+
+/// Describe a stream: owner team, domain, tier, freshness budget, expected interval.
+#[utoipa::path(put, path = "/api/v1/clusters/{id}/streams/{topic}", tag = "watch",
+    params(("id" = i64, Path), ("topic" = String, Path)), request_body = StreamSpec,
+    responses((status = 200, body = TopicView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn describe_stream(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((id, topic)): ApiPath<(i64, String)>,
+    ApiJson(spec): ApiJson<StreamSpec>,
+) -> Result<Json<TopicView>, ApiError> {
+    Ok(Json(
+        st.clusters
+            .describe_stream(&who, &from, id, &topic, spec)
+            .await?,
+    ))
 }

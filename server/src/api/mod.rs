@@ -35,6 +35,8 @@ use crate::web::AppState;
         clusters::create,
         clusters::get,
         clusters::group,
+        clusters::streams,
+        clusters::describe_stream,
         flags::list,
         flags::get,
         flags::acknowledge,
@@ -98,6 +100,11 @@ pub fn router() -> Router<AppState> {
         .route("/clusters", get(clusters::list).post(clusters::create))
         .route("/clusters/{id}", get(clusters::get))
         .route("/clusters/{id}/groups/{group}", get(clusters::group))
+        .route("/clusters/{id}/streams", get(clusters::streams))
+        .route(
+            "/clusters/{id}/streams/{topic}",
+            put(clusters::describe_stream),
+        )
         .route("/clusters/{id}/groups/{group}/owner", put(flags::set_owner))
         .route("/flags", get(flags::list))
         .route("/flags/{id}", get(flags::get))

@@ -224,11 +224,15 @@ pub async fn record_reading(
         let health = topic_health(t, r.finished);
         let ends: Option<i64> = t.partitions.iter().map(|p| p.log_end).sum();
         sqlx::query(
-            "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total, first_seen, last_seen)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7)
+            "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total,
+                                 first_seen, last_seen, last_advanced_at)
+             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)
              ON CONFLICT (cluster_id, name) DO UPDATE SET partitions = EXCLUDED.partitions,
                 under_replicated = EXCLUDED.under_replicated, offline = EXCLUDED.offline,
-                log_end_total = EXCLUDED.log_end_total, last_seen = EXCLUDED.last_seen",
+                log_end_total = EXCLUDED.log_end_total, last_seen = EXCLUDED.last_seen,
+                last_advanced_at = CASE
+                    WHEN EXCLUDED.log_end_total > topics.log_end_total
+                    THEN EXCLUDED.last_seen ELSE topics.last_advanced_at END",
         )
         .bind(cluster_id)
         .bind(&t.name)
@@ -387,6 +391,7 @@ pub async fn expire(pool: &PgPool, days: i32) -> Result<u64, sqlx::Error> {
     Ok(samples)
 }
 
+/// A topic with its health and its catalog entry (if any).
 #[derive(Debug, Clone, FromRow)]
 pub struct TopicRow {
     pub name: String,
@@ -395,14 +400,66 @@ pub struct TopicRow {
     pub offline: Vec<i32>,
     pub log_end_total: Option<i64>,
     pub last_seen: DateTime<Utc>,
+    pub last_advanced_at: Option<DateTime<Utc>>,
+    pub owner_team_id: Option<i64>,
+    pub owner: Option<String>,
+    pub domain: Option<String>,
+    pub tier: Option<i16>,
+    pub freshness_budget_s: Option<i32>,
+    pub expected_interval_s: Option<i32>,
+    pub description: Option<String>,
 }
 
 pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT name, partitions, under_replicated, offline, log_end_total, last_seen
-         FROM topics WHERE cluster_id = $1 ORDER BY name",
+        "SELECT t.name, t.partitions, t.under_replicated, t.offline, t.log_end_total, t.last_seen,
+                t.last_advanced_at, s.owner_team_id, tm.name AS owner, s.domain, s.tier,
+                s.freshness_budget_s, s.expected_interval_s, s.description
+         FROM topics t
+         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
+         LEFT JOIN teams tm ON tm.id = s.owner_team_id
+         WHERE t.cluster_id = $1 ORDER BY t.name",
     )
     .bind(cluster_id)
     .fetch_all(pool)
     .await
+}
+
+/// What a stream's owner declares about it.
+pub struct StreamSpec<'a> {
+    pub owner_team_id: Option<i64>,
+    pub domain: &'a str,
+    pub tier: Option<i16>,
+    pub freshness_budget_s: Option<i32>,
+    pub expected_interval_s: Option<i32>,
+    pub description: &'a str,
+}
+
+pub async fn upsert_stream(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    topic: &str,
+    s: &StreamSpec<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO streams (cluster_id, topic, owner_team_id, domain, tier, freshness_budget_s,
+                              expected_interval_s, description)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+         ON CONFLICT (cluster_id, topic) DO UPDATE SET owner_team_id = EXCLUDED.owner_team_id,
+            domain = EXCLUDED.domain, tier = EXCLUDED.tier,
+            freshness_budget_s = EXCLUDED.freshness_budget_s,
+            expected_interval_s = EXCLUDED.expected_interval_s,
+            description = EXCLUDED.description, updated_at = now()",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .bind(s.owner_team_id)
+    .bind(s.domain)
+    .bind(s.tier)
+    .bind(s.freshness_budget_s)
+    .bind(s.expected_interval_s)
+    .bind(s.description)
+    .execute(conn)
+    .await
+    .map(drop)
 }

@@ -4,24 +4,20 @@
 //! the end it is compared with (the negative-lag trap in the field notes).
 //! The reader never joins a group, commits, or produces.
 //!
-//! librdkafka reads a group's committed offsets only through a client whose
-//! `group.id` is that group, so each group costs one short-lived client and
-//! one OffsetFetch; groups run on a bounded pool of threads. Batched
-//! OffsetFetch (one request per coordinator, KIP-709) is the planned next
-//! step for large clusters; see BENCHMARKS.md for today's cost.
+//! Committed offsets come from one OffsetFetch per group, all in flight
+//! together on one client (see group_offsets.rs); batching several groups
+//! into one request per coordinator (OffsetFetch v8, KIP-709) would cut the
+//! request count further and is not done yet.
 
 use chrono::{DateTime, Utc};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Mutex;
 use streamkeeper::consumer_protocol::assigned_partitions;
 
+use super::group_offsets;
 use super::settings::{ClusterSettings, SettingsError};
-
-/// Groups whose offsets are read at the same time.
-const GROUP_WORKERS: usize = 8;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionReading {
@@ -77,8 +73,8 @@ fn describe(e: &KafkaError) -> String {
 }
 
 /// Reads one pass. `known` lists topics each group read in earlier passes,
-/// so a group with no members (a stopped consumer) is still read on them;
-/// a group never seen before with no members is read on every topic once.
+/// so their partitions without a commit show as "no commit" even when the
+/// group has no members.
 pub fn read(
     settings: &ClusterSettings,
     known: &BTreeMap<String, BTreeSet<String>>,
@@ -155,41 +151,40 @@ pub fn read(
             Vec::new()
         }
     };
-    let results = Mutex::new(Vec::with_capacity(groups.len()));
-    let queue = Mutex::new(groups.into_iter());
-    std::thread::scope(|s| {
-        for _ in 0..GROUP_WORKERS {
-            s.spawn(|| {
-                loop {
-                    let next = queue.lock().ok().and_then(|mut q| q.next());
-                    let Some((name, state, members, assigned)) = next else {
-                        break;
-                    };
-                    let mut wanted: BTreeSet<String> = assigned;
-                    if let Some(k) = known.get(&name) {
-                        wanted.extend(k.iter().cloned());
-                    }
-                    let discovering = wanted.is_empty();
-                    if discovering {
-                        wanted.extend(partitions_of.keys().map(|t| t.to_string()));
-                    }
-                    let reading = read_group(
-                        settings,
-                        &name,
-                        &state,
-                        members,
-                        &wanted,
-                        &partitions_of,
-                        discovering,
-                    );
-                    if let Ok(mut r) = results.lock() {
-                        r.push(reading);
+    // One client, one queue, every group's OffsetFetch in flight together.
+    let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
+    let mut fetched = group_offsets::list(&client, &names, settings.timeout);
+    let mut readings = Vec::with_capacity(groups.len());
+    for (name, state, members, assigned) in groups {
+        let mut reading = GroupReading {
+            name: name.clone(),
+            state,
+            members,
+            offsets: BTreeMap::new(),
+            error: None,
+        };
+        match fetched.remove(&name) {
+            Some(Ok(offsets)) => {
+                // Partitions of topics the group reads (now or before) that it
+                // never committed are "no commit", not absent.
+                let mut topics: BTreeSet<String> = assigned;
+                if let Some(k) = known.get(&name) {
+                    topics.extend(k.iter().cloned());
+                }
+                topics.extend(offsets.iter().map(|((t, _), _)| t.clone()));
+                for t in &topics {
+                    for p in partitions_of.get(t.as_str()).into_iter().flatten() {
+                        reading.offsets.insert((t.clone(), *p), None);
                     }
                 }
-            });
+                reading.offsets.extend(offsets);
+            }
+            Some(Err(e)) => reading.error = Some(e),
+            None => reading.error = Some("no answer".into()),
         }
-    });
-    let mut groups = results.into_inner().unwrap_or_default();
+        readings.push(reading);
+    }
+    let mut groups = readings;
     groups.sort_by(|a, b| a.name.cmp(&b.name));
     for g in &groups {
         if let Some(e) = &g.error {
@@ -213,73 +208,6 @@ pub fn read(
         groups,
         problems,
     })
-}
-
-fn read_group(
-    settings: &ClusterSettings,
-    name: &str,
-    state: &str,
-    members: usize,
-    topics: &BTreeSet<String>,
-    partitions_of: &BTreeMap<&str, Vec<i32>>,
-    discovering: bool,
-) -> GroupReading {
-    let mut reading = GroupReading {
-        name: name.to_string(),
-        state: state.to_string(),
-        members,
-        offsets: BTreeMap::new(),
-        error: None,
-    };
-    let mut tpl = TopicPartitionList::new();
-    for t in topics {
-        for p in partitions_of.get(t.as_str()).into_iter().flatten() {
-            tpl.add_partition(t, *p);
-        }
-    }
-    if tpl.count() == 0 {
-        return reading;
-    }
-    // A client per group, only to name the group in OffsetFetch: it never
-    // subscribes, so it never joins the group.
-    let committed = settings
-        .client_config()
-        .map_err(|e| e.to_string())
-        .and_then(|mut c| {
-            c.set("group.id", name);
-            c.create::<BaseConsumer>().map_err(|e| describe(&e))
-        })
-        .and_then(|c| {
-            c.committed_offsets(tpl, settings.timeout)
-                .map_err(|e| describe(&e))
-        });
-    match committed {
-        Ok(list) => {
-            let mut by_topic: BTreeMap<String, Vec<(i32, Option<i64>)>> = BTreeMap::new();
-            for e in list.elements() {
-                let offset = match e.offset() {
-                    Offset::Offset(o) if o >= 0 => Some(o),
-                    _ => None,
-                };
-                by_topic
-                    .entry(e.topic().to_string())
-                    .or_default()
-                    .push((e.partition(), offset));
-            }
-            for (topic, parts) in by_topic {
-                // While discovering, a topic the group never committed on is
-                // not one it reads.
-                if discovering && parts.iter().all(|(_, o)| o.is_none()) {
-                    continue;
-                }
-                for (p, o) in parts {
-                    reading.offsets.insert((topic.clone(), p), o);
-                }
-            }
-        }
-        Err(e) => reading.error = Some(e),
-    }
-    reading
 }
 
 fn read_watermarks(

@@ -1,7 +1,7 @@
 //! The shell, the router and the layout every page shares.
 
 use crate::components::SignedInHeader;
-use crate::pages::{audit, flags, home, login, teams, users, watch};
+use crate::pages::{audit, cluster_settings, flags, home, login, teams, users, watch};
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
@@ -61,6 +61,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/teams") view=teams::TeamsPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams/:id") view=teams::TeamPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/audit") view=audit::AuditPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/clusters") view=cluster_settings::ClusterSettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/flags") view=flags::FlagsPage ssr=SsrMode::Async />
                     <Route path=path!("/flags/:id") view=flags::FlagPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters") view=watch::ClustersPage ssr=SsrMode::Async />

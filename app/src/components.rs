@@ -29,6 +29,7 @@ pub fn SignedInHeader() -> impl IntoView {
                                     <Show when=move || admin>
                                         <a href="/settings/users">"Users"</a>
                                         <a href="/settings/teams">"Teams"</a>
+                                        <a href="/settings/clusters">"Add cluster"</a>
                                     </Show>
                                     <Show when=move || audit>
                                         <a href="/settings/audit">"Audit log"</a>

@@ -281,3 +281,19 @@ pub struct FlagView {
     /// Whether the caller may acknowledge or dismiss it.
     pub actionable: bool,
 }
+
+/// What a connection test could and could not read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ConnectionReport {
+    pub reachable: bool,
+    pub brokers: usize,
+    pub topics: usize,
+    pub partitions: usize,
+    pub partitions_with_offsets: usize,
+    pub groups: usize,
+    pub groups_with_offsets: usize,
+    pub took_ms: i64,
+    /// What could not be read, in words.
+    pub problems: Vec<String>,
+}

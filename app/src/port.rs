@@ -139,6 +139,18 @@ pub trait Watch: Send + Sync {
         id: i64,
         group: &str,
     ) -> Result<crate::model::GroupLagView, AppError>;
+    async fn create_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: crate::model::NewCluster,
+    ) -> Result<crate::model::ClusterView, AppError>;
+    /// Reads the cluster once, read-only, and says what worked (admin).
+    async fn test_connection(
+        &self,
+        who: &Principal,
+        new: crate::model::NewCluster,
+    ) -> Result<crate::model::ConnectionReport, AppError>;
     /// Total lag per pass since `hours` ago, at most `points` points.
     async fn lag_series(
         &self,

@@ -15,12 +15,33 @@ use streamkeeper::lag::time::{EndOffsets, Point};
 use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
-    ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint, NewCluster, PartitionLagView,
-    StreamSpec, TopicView,
+    ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagPoint, NewCluster,
+    PartitionLagView, StreamSpec, TopicView,
 };
 
 /// Passes a group's status is judged over.
 pub const WINDOW_PASSES: i64 = 10;
+
+/// A cluster row from what an admin entered, blanks as absent, for
+/// validation and connection tests before anything is stored.
+fn probe_row(new: &NewCluster) -> store::clusters::ClusterRow {
+    let some = |v: &Option<String>| {
+        v.clone()
+            .map(|s| s.trim().to_string())
+            .filter(|s| !s.is_empty())
+    };
+    store::clusters::ClusterRow {
+        id: 0,
+        name: new.name.trim().to_string(),
+        bootstrap: new.bootstrap.trim().to_string(),
+        security_protocol: new.security_protocol.trim().to_ascii_uppercase(),
+        sasl_mechanism: some(&new.sasl_mechanism),
+        username_ref: some(&new.username_ref),
+        password_ref: some(&new.password_ref),
+        interval_s: new.interval_s,
+        created_at: Utc::now(),
+    }
+}
 
 fn topic_view(t: store::clusters::TopicRow) -> TopicView {
     TopicView {
@@ -144,15 +165,8 @@ impl ClusterService {
             ));
         }
         let probe = store::clusters::ClusterRow {
-            id: 0,
             name: name.clone(),
-            bootstrap: new.bootstrap.trim().to_string(),
-            security_protocol: new.security_protocol.trim().to_ascii_uppercase(),
-            sasl_mechanism: new.sasl_mechanism.clone().filter(|m| !m.trim().is_empty()),
-            username_ref: new.username_ref.clone().filter(|r| !r.trim().is_empty()),
-            password_ref: new.password_ref.clone().filter(|r| !r.trim().is_empty()),
-            interval_s: new.interval_s,
-            created_at: Utc::now(),
+            ..probe_row(&new)
         };
         // Validates bootstrap, protocol, mechanism and that credentials are
         // references (resolving them waits for the first pass).
@@ -313,6 +327,60 @@ impl streamkeeper_app::port::Watch for ClusterService {
         group: &str,
     ) -> Result<GroupLagView, AppError> {
         ClusterService::group_lag(self, who, id, group).await
+    }
+
+    async fn create_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewCluster,
+    ) -> Result<ClusterView, AppError> {
+        self.create(who, from, new).await
+    }
+
+    async fn test_connection(
+        &self,
+        who: &Principal,
+        new: NewCluster,
+    ) -> Result<ConnectionReport, AppError> {
+        require(who, Action::ManageClusters, "test cluster connections")?;
+        let row = probe_row(&new);
+        let mut settings = crate::watch::settings_of(&row).map_err(AppError::Invalid)?;
+        settings.timeout = std::time::Duration::from_secs(5);
+        let started = Utc::now();
+        let read = tokio::task::spawn_blocking(move || {
+            crate::kafka::reader::read(&settings, &Default::default())
+        })
+        .await
+        .map_err(|e| AppError::Internal(format!("reader: {e}")))?;
+        let took_ms = (Utc::now() - started).num_milliseconds();
+        Ok(match read {
+            Err(e) => ConnectionReport {
+                reachable: false,
+                brokers: 0,
+                topics: 0,
+                partitions: 0,
+                partitions_with_offsets: 0,
+                groups: 0,
+                groups_with_offsets: 0,
+                took_ms,
+                problems: vec![e.to_string()],
+            },
+            Ok(r) => {
+                let parts = r.topics.iter().flat_map(|t| &t.partitions);
+                ConnectionReport {
+                    reachable: true,
+                    brokers: r.brokers,
+                    topics: r.topics.len(),
+                    partitions: parts.clone().count(),
+                    partitions_with_offsets: parts.filter(|p| p.log_end.is_some()).count(),
+                    groups: r.groups.len(),
+                    groups_with_offsets: r.groups.iter().filter(|g| g.error.is_none()).count(),
+                    took_ms,
+                    problems: r.problems,
+                }
+            }
+        })
     }
 
     async fn lag_series(

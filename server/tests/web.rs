@@ -392,3 +392,60 @@ async fn malformed_input_is_a_400_and_unknown_routes_404(pool: sqlx::PgPool) {
     let r = t.get("/settings/users/not-a-number", Some(&c)).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("ada", &[Role::Admin]).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let admin = t.login("ada", PASSWORD).await.expect("signed in");
+    let viewer = t.login("vic", PASSWORD).await.expect("signed in");
+    assert_eq!(
+        t.get("/settings/clusters", Some(&viewer)).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = dead.local_addr().expect("addr").port();
+    drop(dead);
+    // The connection test is a GET form: its report renders without wasm.
+    let page = t
+        .get(
+            &format!("/settings/clusters?bootstrap=127.0.0.1%3A{port}&security_protocol=PLAINTEXT"),
+            Some(&admin),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("Could not reach the cluster."),
+        "{}",
+        page.body
+    );
+    let page = t
+        .get("/settings/clusters?bootstrap=x.example%3A9092&security_protocol=SASL_SSL&username_ref=apikey&password_ref=env%3AX", Some(&admin))
+        .await;
+    assert!(
+        page.body.contains("reference like env:"),
+        "credentials must be references: {}",
+        page.body
+    );
+
+    let form = [
+        ("name", "prod-eu"),
+        ("bootstrap", "127.0.0.1:9092"),
+        ("security_protocol", "PLAINTEXT"),
+        ("sasl_mechanism", ""),
+        ("username_ref", ""),
+        ("password_ref", ""),
+        ("interval_s", "15"),
+    ];
+    let r = t.post_form("/fn/add_cluster", Some(&viewer), &form).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.post_form("/fn/add_cluster", Some(&admin), &form).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let list = t.get("/clusters", Some(&viewer)).await;
+    assert!(
+        list.body.contains("prod-eu") && list.body.contains("UNKNOWN"),
+        "{}",
+        list.body
+    );
+}

@@ -2,6 +2,7 @@
 //! server functions first and its components after.
 
 pub mod audit;
+pub mod cluster_settings;
 pub mod flags;
 pub mod home;
 pub mod login;

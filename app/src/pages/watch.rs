@@ -75,7 +75,8 @@ pub fn ClustersPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match clusters.await {
                     Ok(list) if list.is_empty() => view! {
-                        <p class="note">"No clusters are watched yet. An admin adds one with "
+                        <p class="note">"No clusters are watched yet. An admin adds one in "
+                            <a href="/settings/clusters">"Settings → Add cluster"</a>" or with "
                             <code>"POST /api/v1/clusters"</code>"."</p>
                     }.into_any(),
                     Ok(list) => view! {

@@ -24,6 +24,7 @@ pub fn SignedInHeader() -> impl IntoView {
                             view! {
                                 <nav aria-label="Main">
                                     <a href="/">"Home"</a>
+                                    <a href="/streams">"Streams"</a>
                                     <a href="/flags">"Flags"</a>
                                     <a href="/clusters">"Clusters"</a>
                                     <Show when=move || admin>

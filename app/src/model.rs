@@ -297,3 +297,52 @@ pub struct ConnectionReport {
     /// What could not be read, in words.
     pub problems: Vec<String>,
 }
+
+/// A stream in the list: its topic, owner, health and worst open flag.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamSummary {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub topic: String,
+    pub owner: Option<String>,
+    pub tier: Option<i16>,
+    pub partitions: i32,
+    /// OK, or the kind of an open flag on the topic or a group reading it.
+    pub status: String,
+    pub last_message_at: Option<DateTime<Utc>>,
+}
+
+/// Filters of the streams list; empty fields do not filter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamFilter {
+    pub q: Option<String>,
+    /// A team name, or `unowned`.
+    pub owner: Option<String>,
+    /// `trouble` or `ok`.
+    pub status: Option<String>,
+}
+
+/// A stream's page: its catalog entry and health, and its consumers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamDetail {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub cluster_state: streamkeeper::cluster::ClusterState,
+    pub data_age_s: Option<i64>,
+    pub topic: TopicView,
+    pub consumers: Vec<StreamConsumer>,
+}
+
+/// A consumer group reading a stream, judged on that stream's partitions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamConsumer {
+    pub group: String,
+    pub owner: Option<String>,
+    pub status: String,
+    pub lag: Option<u64>,
+    pub max_time_lag_s: Option<f64>,
+    pub series: Vec<LagPoint>,
+}

@@ -151,6 +151,19 @@ pub trait Watch: Send + Sync {
         who: &Principal,
         new: crate::model::NewCluster,
     ) -> Result<crate::model::ConnectionReport, AppError>;
+    async fn streams(
+        &self,
+        who: &Principal,
+        filter: crate::model::StreamFilter,
+        page: PageRequest,
+    ) -> Result<Page<crate::model::StreamSummary>, AppError>;
+    async fn stream(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+        hours: i64,
+    ) -> Result<crate::model::StreamDetail, AppError>;
     /// Total lag per pass since `hours` ago, at most `points` points.
     async fn lag_series(
         &self,

@@ -12,11 +12,13 @@ use streamkeeper::account::Principal;
 use streamkeeper::cluster::{self, ClusterState, LastPass};
 use streamkeeper::lag::status::{Rules, Sample, group_status, partition_status};
 use streamkeeper::lag::time::{EndOffsets, Point};
+use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagPoint, NewCluster,
-    PartitionLagView, StreamSpec, TopicView,
+    PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec, StreamSummary,
+    TopicView,
 };
 
 /// Passes a group's status is judged over.
@@ -380,6 +382,97 @@ impl streamkeeper_app::port::Watch for ClusterService {
                     problems: r.problems,
                 }
             }
+        })
+    }
+
+    async fn streams(
+        &self,
+        who: &Principal,
+        filter: StreamFilter,
+        page: PageRequest,
+    ) -> Result<Page<StreamSummary>, AppError> {
+        require(who, Action::Read, "see streams")?;
+        let trouble = match filter.status.as_deref() {
+            Some("trouble") => Some(true),
+            Some("ok") => Some(false),
+            _ => None,
+        };
+        let owner = filter
+            .owner
+            .as_deref()
+            .map(str::trim)
+            .filter(|o| !o.is_empty());
+        let p = store::clusters::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page)
+            .await
+            .map_err(db)?;
+        let items = p
+            .items
+            .into_iter()
+            .map(|r| StreamSummary {
+                cluster_id: r.cluster_id,
+                cluster: r.cluster,
+                topic: r.topic,
+                owner: r.owner,
+                tier: r.tier,
+                partitions: r.partitions,
+                status: r.flag.unwrap_or_else(|| "OK".into()),
+                last_message_at: r.last_advanced_at,
+            })
+            .collect();
+        Ok(Page::new(items, page, p.total))
+    }
+
+    async fn stream(
+        &self,
+        who: &Principal,
+        id: i64,
+        topic: &str,
+        hours: i64,
+    ) -> Result<StreamDetail, AppError> {
+        let cluster = self.get(who, id).await?;
+        let t = self
+            .streams(who, id)
+            .await?
+            .into_iter()
+            .find(|t| t.name == topic)
+            .ok_or_else(|| AppError::NotFound(format!("Stream {topic}")))?;
+        let mut consumers = Vec::new();
+        for (g, owner) in store::clusters::readers(&self.pool, id, topic)
+            .await
+            .map_err(db)?
+        {
+            let name = g.name.clone();
+            let view = self.evaluate(&cluster, g).await?;
+            // Judged on this stream's partitions only.
+            let mine: Vec<&PartitionLagView> = view
+                .partitions
+                .iter()
+                .filter(|p| p.topic == topic)
+                .collect();
+            let status = mine
+                .iter()
+                .filter_map(|p| streamkeeper::lag::status::Status::parse(&p.status))
+                .max()
+                .map_or("INCOMPLETE", |s| s.as_str());
+            let lags: Vec<u64> = mine.iter().filter_map(|p| p.lag).collect();
+            let series =
+                streamkeeper_app::port::Watch::lag_series(self, who, id, &name, hours).await?;
+            consumers.push(StreamConsumer {
+                group: name,
+                owner,
+                status: status.into(),
+                lag: (!lags.is_empty()).then(|| lags.iter().sum()),
+                max_time_lag_s: mine.iter().filter_map(|p| p.time_lag_s).reduce(f64::max),
+                series,
+            });
+        }
+        Ok(StreamDetail {
+            cluster_id: id,
+            cluster: cluster.name,
+            cluster_state: cluster.state,
+            data_age_s: cluster.data_age_s,
+            topic: t,
+            consumers,
         })
     }
 

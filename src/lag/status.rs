@@ -65,6 +65,22 @@ impl Status {
         }
     }
 
+    pub const ALL: [Status; 8] = [
+        Status::Incomplete,
+        Status::NoCommit,
+        Status::Ok,
+        Status::Warn,
+        Status::Rewind,
+        Status::Stall,
+        Status::Stop,
+        Status::Lost,
+    ];
+
+    /// The status named by [`Status::as_str`].
+    pub fn parse(s: &str) -> Option<Status> {
+        Status::ALL.into_iter().find(|x| x.as_str() == s)
+    }
+
     /// Whether this status is trouble to flag to the owner.
     pub fn is_trouble(self) -> bool {
         self >= Status::Warn

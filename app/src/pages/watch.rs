@@ -170,7 +170,9 @@ pub fn ClusterPage() -> impl IntoView {
                                         };
                                         view! {
                                             <tr>
-                                                <td title=t.description.clone().unwrap_or_default()>{t.name}</td>
+                                                <td title=t.description.clone().unwrap_or_default()>
+                                                    <a href=href_with(&format!("/clusters/{id}/stream"), &[("name", Some(t.name.clone()))])>{t.name.clone()}</a>
+                                                </td>
                                                 <td>{t.owner.unwrap_or_else(|| "unowned".into())}</td>
                                                 <td>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
                                                 <td>{t.freshness_budget_s.map_or("–".to_string(), |b| format!("{b} s"))}</td>

@@ -72,27 +72,17 @@ pub async fn record(pool: &PgPool, ev: Event<'_>) -> Result<i64, sqlx::Error> {
     Ok(id)
 }
 
-fn like(s: &Option<String>) -> Option<String> {
-    s.as_deref()
-        .map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| {
-            format!(
-                "%{}%",
-                s.replace('\\', "\\\\")
-                    .replace('%', "\\%")
-                    .replace('_', "\\_")
-            )
-        })
-}
-
 /// Entries newest first, filtered by substrings of actor, action and target.
 pub async fn list(
     pool: &PgPool,
     f: &AuditFilter,
     page: PageRequest,
 ) -> Result<Page<AuditRow>, sqlx::Error> {
-    let (actor, action, target) = (like(&f.actor), like(&f.action), like(&f.target));
+    let (actor, action, target) = (
+        super::contains_pattern(f.actor.as_deref()),
+        super::contains_pattern(f.action.as_deref()),
+        super::contains_pattern(f.target.as_deref()),
+    );
     const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
         AND ($2::text IS NULL OR action ILIKE $2)
         AND ($3::text IS NULL OR target ILIKE $3)";

@@ -463,3 +463,96 @@ pub async fn upsert_stream(
     .await
     .map(drop)
 }
+
+#[derive(Debug, Clone, FromRow)]
+pub struct StreamListRow {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub topic: String,
+    pub owner: Option<String>,
+    pub tier: Option<i16>,
+    pub partitions: i32,
+    pub flag: Option<String>,
+    pub last_advanced_at: Option<DateTime<Utc>>,
+}
+
+/// Streams of every cluster, by cluster and topic, filtered by a substring
+/// of the topic, the owner team (or `unowned`) and trouble.
+pub async fn stream_list(
+    pool: &PgPool,
+    q: Option<&str>,
+    owner: Option<&str>,
+    trouble: Option<bool>,
+    page: streamkeeper::page::PageRequest,
+) -> Result<streamkeeper::page::Page<StreamListRow>, sqlx::Error> {
+    let pattern = super::contains_pattern(q);
+    const FROM: &str = "FROM topics t
+        JOIN clusters c ON c.id = t.cluster_id
+        LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
+        LEFT JOIN teams tm ON tm.id = s.owner_team_id
+        LEFT JOIN LATERAL (
+            SELECT f.kind FROM flags f
+            WHERE f.cluster_id = t.cluster_id AND f.state IN ('open', 'acknowledged')
+              AND ((f.subject_kind = 'topic' AND f.subject = t.name)
+                OR (f.subject_kind = 'group' AND f.subject IN (
+                      SELECT g.name FROM consumer_groups g
+                      WHERE g.cluster_id = t.cluster_id AND t.name = ANY(g.topics))))
+            ORDER BY f.raised_at LIMIT 1) fl ON TRUE
+        WHERE ($1::text IS NULL OR t.name ILIKE $1)
+          AND ($2::text IS NULL OR ($2 = 'unowned' AND s.owner_team_id IS NULL) OR tm.name = $2)
+          AND ($3::bool IS NULL OR ($3 = (fl.kind IS NOT NULL)))";
+    let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) {FROM}"))
+        .bind(&pattern)
+        .bind(owner)
+        .bind(trouble)
+        .fetch_one(pool)
+        .await?;
+    let rows: Vec<StreamListRow> = sqlx::query_as(&format!(
+        "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, tm.name AS owner, s.tier,
+                t.partitions, fl.kind AS flag, t.last_advanced_at
+         {FROM} ORDER BY c.name, t.name LIMIT $4 OFFSET $5"
+    ))
+    .bind(&pattern)
+    .bind(owner)
+    .bind(trouble)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    Ok(streamkeeper::page::Page::new(
+        rows,
+        page,
+        total.unsigned_abs(),
+    ))
+}
+
+/// Groups that read `topic`, with their owner team's name.
+pub async fn readers(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Vec<(GroupRow, Option<String>)>, sqlx::Error> {
+    let rows: Vec<(String, String, i32, DateTime<Utc>, Option<String>)> = sqlx::query_as(
+        "SELECT g.name, g.state, g.members, g.last_seen, tm.name
+         FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+         WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) ORDER BY g.name",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(name, state, members, last_seen, owner)| {
+            (
+                GroupRow {
+                    name,
+                    state,
+                    members,
+                    last_seen,
+                },
+                owner,
+            )
+        })
+        .collect())
+}

@@ -14,3 +14,31 @@ pub fn is_unique_violation(e: &sqlx::Error) -> bool {
         .and_then(|d| d.code())
         .is_some_and(|c| c == "23505")
 }
+
+/// An ILIKE pattern matching `q` anywhere, with LIKE's wildcards escaped;
+/// `None` for a blank or absent query (no filter).
+pub fn contains_pattern(q: Option<&str>) -> Option<String> {
+    q.map(str::trim).filter(|q| !q.is_empty()).map(|q| {
+        format!(
+            "%{}%",
+            q.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::contains_pattern;
+
+    #[test]
+    fn escapes_like_wildcards() {
+        assert_eq!(
+            contains_pattern(Some(" a_b%c ")),
+            Some("%a\\_b\\%c%".into())
+        );
+        assert_eq!(contains_pattern(Some("  ")), None);
+        assert_eq!(contains_pattern(None), None);
+    }
+}

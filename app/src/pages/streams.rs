@@ -1,0 +1,220 @@
+//! Streams: every topic of every watched cluster with its owner and status
+//! (searchable, filterable, paginated on the server), and a stream's page
+//! with its health and its consumers' lag and charts.
+
+use crate::chart::LagChart;
+use crate::components::{ErrorNote, Pager, href_with, page_param, query_param};
+use crate::error::AppError;
+use crate::model::{StreamDetail, StreamSummary};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use streamkeeper::page::Page;
+
+#[server(prefix = "/fn", endpoint = "list_streams")]
+pub async fn list_streams(
+    q: Option<String>,
+    owner: Option<String>,
+    status: Option<String>,
+    page: u32,
+) -> Result<Page<StreamSummary>, AppError> {
+    use crate::model::StreamFilter;
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    let filter = StreamFilter { q, owner, status };
+    backend()?
+        .watch
+        .streams(&who, filter, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_stream")]
+pub async fn get_stream(id: i64, topic: String, hours: i64) -> Result<StreamDetail, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.stream(&who, id, &topic, hours).await
+}
+
+fn status_class(s: &str) -> &'static str {
+    match s {
+        "OK" => "badge state-ok",
+        "WARN" | "QUIET" | "UNDER_REPLICATED" => "badge state-warn",
+        "INCOMPLETE" | "NO_COMMIT" => "badge",
+        _ => "badge state-bad",
+    }
+}
+
+#[component]
+pub fn StreamsPage() -> impl IntoView {
+    let q = query_param("q");
+    let owner = query_param("owner");
+    let status = query_param("status");
+    let page = page_param();
+    let streams = Resource::new(
+        move || (q.get(), owner.get(), status.get(), page.get()),
+        |(q, owner, status, page)| list_streams(q, owner, status, page),
+    );
+    view! {
+        <Title text="Streams" />
+        <h1>"Streams"</h1>
+        <form method="get" action="/streams" class="filters" role="search">
+            <label>"Topic " <input name="q" type="search" value=move || q.get().unwrap_or_default() /></label>
+            <label>"Owner " <input name="owner" placeholder="team, or unowned" value=move || owner.get().unwrap_or_default() /></label>
+            <label>
+                "Status "
+                <select name="status">
+                    <option value="" selected=move || status.get().is_none()>"any"</option>
+                    <option value="trouble" selected=move || status.get().as_deref() == Some("trouble")>"in trouble"</option>
+                    <option value="ok" selected=move || status.get().as_deref() == Some("ok")>"OK"</option>
+                </select>
+            </label>
+            <button type="submit">"Filter"</button>
+        </form>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match streams.await {
+                    Ok(list) => {
+                        let params = (q.get_untracked(), owner.get_untracked(), status.get_untracked());
+                        view! {
+                            <table class="list" data-testid="streams">
+                                <thead><tr><th>"Stream"</th><th>"Cluster"</th><th>"Owner"</th><th>"Tier"</th><th>"Partitions"</th><th>"Status"</th><th>"Last message"</th></tr></thead>
+                                <tbody>
+                                    {list.items.clone().into_iter().map(|s| {
+                                        let href = href_with(&format!("/clusters/{}/stream", s.cluster_id), &[("name", Some(s.topic.clone()))]);
+                                        view! {
+                                            <tr>
+                                                <td><a href=href>{s.topic}</a></td>
+                                                <td>{s.cluster}</td>
+                                                <td>{s.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                <td>{s.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
+                                                <td>{s.partitions}</td>
+                                                <td><span class=status_class(&s.status)>{s.status.clone()}</span></td>
+                                                <td>{s.last_message_at.map_or("–".to_string(), |a| a.format("%m-%d %H:%M:%S UTC").to_string())}</td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                            <Pager page=list href=move |n| href_with("/streams", &[
+                                ("q", params.0.clone()),
+                                ("owner", params.1.clone()),
+                                ("status", params.2.clone()),
+                                ("page", Some(n.to_string())),
+                            ]) />
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn StreamPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    });
+    let name = query_param("name");
+    let range = query_param("range");
+    let hours = Memo::new(move |_| match range.get().as_deref() {
+        Some("24h") => 24,
+        Some("7d") => 24 * 7,
+        _ => 1,
+    });
+    let detail = Resource::new(
+        move || (id.get(), name.get(), hours.get()),
+        |(id, name, hours)| async move {
+            match (id, name) {
+                (Some(id), Some(name)) => get_stream(id, name, hours).await,
+                _ => Err(AppError::NotFound("That stream".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Stream" />
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => view! { <StreamView d /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn StreamView(d: StreamDetail) -> impl IntoView {
+    let t = d.topic;
+    let base = format!("/clusters/{}/stream", d.cluster_id);
+    let link = |r: &str| {
+        href_with(
+            &base,
+            &[
+                ("name", Some(t.name.clone())),
+                ("range", Some(r.to_string())),
+            ],
+        )
+    };
+    let health = if !t.offline.is_empty() {
+        format!("OFFLINE partitions {:?}", t.offline)
+    } else if !t.under_replicated.is_empty() {
+        format!("UNDER-REPLICATED partitions {:?}", t.under_replicated)
+    } else {
+        "all partitions led and in sync".to_string()
+    };
+    let age = d
+        .data_age_s
+        .map_or("never read".to_string(), |s| format!("{s} s old"));
+    view! {
+        <p><a href="/streams">"← Streams"</a></p>
+        <h1>{t.name.clone()}</h1>
+        <p class="note">{format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str())}</p>
+        <section class="card">
+            <dl>
+                <dt>"Owner"</dt><dd>{t.owner.clone().unwrap_or_else(|| "unowned — an owner can claim it".into())}</dd>
+                <dt>"Domain"</dt><dd>{t.domain.clone().filter(|d| !d.is_empty()).unwrap_or_else(|| "–".into())}</dd>
+                <dt>"SLA tier"</dt><dd>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</dd>
+                <dt>"Freshness budget"</dt><dd>{t.freshness_budget_s.map_or("–".to_string(), |b| format!("{b} s"))}</dd>
+                <dt>"Expected interval"</dt><dd>{t.expected_interval_s.map_or("–".to_string(), |b| format!("a message every {b} s"))}</dd>
+                <dt>"Health"</dt><dd>{format!("{} partitions; {health}", t.partitions)}</dd>
+                <dt>"Messages"</dt><dd>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</dd>
+                <dt>"Last message"</dt><dd>{t.last_message_at.map_or("–".to_string(), |a| a.format("%Y-%m-%d %H:%M:%S UTC").to_string())}</dd>
+                <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
+            </dl>
+        </section>
+        <h2>"Consumer groups"</h2>
+        <nav class="ranges" aria-label="Range">
+            <a href=link("1h")>"1 h"</a>
+            <a href=link("24h")>"24 h"</a>
+            <a href=link("7d")>"7 d"</a>
+        </nav>
+        {if d.consumers.is_empty() {
+            view! { <p class="note">"No consumer group has been seen reading this stream."</p> }.into_any()
+        } else {
+            d.consumers.into_iter().map(|c| {
+                let href = href_with(&format!("/clusters/{}/group", d.cluster_id), &[("name", Some(c.group.clone()))]);
+                view! {
+                    <section class="card" data-testid="consumer">
+                        <h3>
+                            <a href=href>{c.group.clone()}</a> " "
+                            <span class=status_class(&c.status)>{c.status.clone()}</span>
+                        </h3>
+                        <p class="note">{format!(
+                            "owner {} · lag {} messages · time lag {}",
+                            c.owner.clone().unwrap_or_else(|| "none".into()),
+                            c.lag.map_or("–".to_string(), |l| l.to_string()),
+                            c.max_time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s")),
+                        )}</p>
+                        <LagChart points=c.series />
+                    </section>
+                }
+            }).collect_view().into_any()
+        }}
+    }
+}

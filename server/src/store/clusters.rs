@@ -526,14 +526,23 @@ pub async fn stream_list(
     ))
 }
 
+#[derive(Debug, Clone, FromRow)]
+struct ReaderRow {
+    name: String,
+    state: String,
+    members: i32,
+    last_seen: DateTime<Utc>,
+    owner: Option<String>,
+}
+
 /// Groups that read `topic`, with their owner team's name.
 pub async fn readers(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
 ) -> Result<Vec<(GroupRow, Option<String>)>, sqlx::Error> {
-    let rows: Vec<(String, String, i32, DateTime<Utc>, Option<String>)> = sqlx::query_as(
-        "SELECT g.name, g.state, g.members, g.last_seen, tm.name
+    let rows: Vec<ReaderRow> = sqlx::query_as(
+        "SELECT g.name, g.state, g.members, g.last_seen, tm.name AS owner
          FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) ORDER BY g.name",
     )
@@ -543,16 +552,14 @@ pub async fn readers(
     .await?;
     Ok(rows
         .into_iter()
-        .map(|(name, state, members, last_seen, owner)| {
-            (
-                GroupRow {
-                    name,
-                    state,
-                    members,
-                    last_seen,
-                },
-                owner,
-            )
+        .map(|r| {
+            let group = GroupRow {
+                name: r.name,
+                state: r.state,
+                members: r.members,
+                last_seen: r.last_seen,
+            };
+            (group, r.owner)
         })
         .collect())
 }

@@ -86,6 +86,30 @@ fn plot(points: &[LagPoint]) -> Option<Plot> {
     })
 }
 
+/// The chart range from the `range` query parameter, in hours: 1 h
+/// (default), 24 h or 7 d.
+pub fn range_hours() -> Memo<i64> {
+    let range = crate::components::query_param("range");
+    Memo::new(move |_| match range.get().as_deref() {
+        Some("24h") => 24,
+        Some("7d") => 24 * 7,
+        _ => 1,
+    })
+}
+
+/// Links to the same page over 1 h, 24 h and 7 d; `href` builds the link
+/// for a `range` value.
+#[component]
+pub fn RangeLinks(href: impl Fn(&str) -> String) -> impl IntoView {
+    view! {
+        <nav class="ranges" aria-label="Range">
+            <a href=href("1h")>"1 h"</a>
+            <a href=href("24h")>"24 h"</a>
+            <a href=href("7d")>"7 d"</a>
+        </nav>
+    }
+}
+
 /// A lag chart: messages behind per pass over the chosen range.
 #[component]
 pub fn LagChart(points: Vec<LagPoint>) -> impl IntoView {

@@ -10,8 +10,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;
 use streamkeeper::cluster::{self, ClusterState, LastPass};
-use streamkeeper::lag::status::{Rules, Sample, group_status, partition_status};
-use streamkeeper::lag::time::{EndOffsets, Point};
+use streamkeeper::lag::status::{Rules, Sample, group_status, partition_status, window_time_lag_s};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
@@ -246,21 +245,10 @@ impl ClusterService {
         let mut as_of = None;
         for ((topic, partition), samples) in by_partition {
             let window = judgeable(&samples);
-            let mut ends = EndOffsets::new(60);
-            for s in &window {
-                // Out-of-order points cannot happen in a time-ordered window.
-                let _ = ends.add(Point {
-                    offset: s.log_end,
-                    at_ms: s.at_ms,
-                });
-            }
             let newest = samples.last();
             as_of = as_of.max(newest.map(|s| s.at));
             let verdict = partition_status(&window, has_members, &rules);
-            let time_lag_s = newest.and_then(|s| s.committed).and_then(|c| {
-                ends.time_lag(c, newest.map_or(0, |s| s.at.timestamp_millis()))
-                    .seconds()
-            });
+            let time_lag_s = window_time_lag_s(&window);
             partitions.push(PartitionLagView {
                 topic,
                 partition,

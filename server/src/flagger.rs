@@ -11,8 +11,9 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use streamkeeper::flag::{self, FlagKey, Observation, Step};
-use streamkeeper::lag::status::{Rules, group_status, onset_ms, partition_status};
-use streamkeeper::lag::time::{EndOffsets, Point};
+use streamkeeper::lag::status::{
+    Rules, group_status, onset_ms, partition_status, window_time_lag_s,
+};
 
 /// How a pass went, as far as flags care.
 pub enum PassResult<'a> {
@@ -52,18 +53,8 @@ async fn observe_group(
     let mut onset: Option<i64> = None;
     for ((topic, partition), samples) in windows(pool, cluster_id, group).await? {
         let window = judgeable(&samples);
-        if let (Some(budget), Some(newest)) = (budgets.get(&topic), window.last()) {
-            let mut ends = EndOffsets::new(60);
-            for s in &window {
-                // A time-ordered window cannot be out of order.
-                let _ = ends.add(Point {
-                    offset: s.log_end,
-                    at_ms: s.at_ms,
-                });
-            }
-            let lag = newest
-                .committed
-                .and_then(|c| ends.time_lag(c, newest.at_ms).seconds());
+        if let Some(budget) = budgets.get(&topic) {
+            let lag = window_time_lag_s(&window);
             if let Some(secs) = lag.filter(|s| *s > f64::from(*budget)) {
                 stale.push(json!({
                     "topic": topic, "partition": partition,

@@ -239,6 +239,22 @@ pub fn onset_ms(window: &[Sample], allowed_lag: u64) -> Option<i64> {
     window.get(start).map(|s| s.at_ms)
 }
 
+/// The time lag, in seconds, of the newest sample's committed offset,
+/// estimated from the log-end offsets of the window itself. `None` without
+/// a commit or with too little history.
+pub fn window_time_lag_s(window: &[Sample]) -> Option<f64> {
+    let newest = window.last()?;
+    let mut ends = super::time::EndOffsets::new(window.len().max(2));
+    for s in window {
+        // A window is in time order; a point out of order is only skipped.
+        let _ = ends.add(super::time::Point {
+            offset: s.log_end,
+            at_ms: s.at_ms,
+        });
+    }
+    ends.time_lag(newest.committed?, newest.at_ms).seconds()
+}
+
 /// A group's status: its worst partition's.
 pub fn group_status<'a>(verdicts: impl IntoIterator<Item = &'a Verdict>) -> Status {
     verdicts
@@ -408,6 +424,21 @@ mod tests {
         assert_eq!(onset_ms(&w, 0), Some(0));
         let w = window(&[(Some(5), 9), (Some(12), 12)]);
         assert_eq!(onset_ms(&w, 0), None);
+    }
+
+    #[test]
+    fn time_lag_of_a_window() {
+        // End moves 10 every 15 s; committed 20 was the end at t=15 s; the
+        // newest sample is at t=45 s: 30 s behind.
+        let w = window(&[
+            (Some(0), 10),
+            (Some(10), 20),
+            (Some(15), 30),
+            (Some(20), 40),
+        ]);
+        assert_eq!(window_time_lag_s(&w), Some(30.0));
+        assert_eq!(window_time_lag_s(&window(&[(None, 10), (None, 20)])), None);
+        assert_eq!(window_time_lag_s(&[]), None);
     }
 
     #[test]

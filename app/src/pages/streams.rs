@@ -2,7 +2,7 @@
 //! (searchable, filterable, paginated on the server), and a stream's page
 //! with its health and its consumers' lag and charts.
 
-use crate::chart::LagChart;
+use crate::chart::{LagChart, RangeLinks, range_hours};
 use crate::components::{ErrorNote, Pager, href_with, page_param, query_param};
 use crate::error::AppError;
 use crate::model::{StreamDetail, StreamSummary};
@@ -120,12 +120,7 @@ pub fn StreamPage() -> impl IntoView {
             .and_then(|v| v.parse::<i64>().ok())
     });
     let name = query_param("name");
-    let range = query_param("range");
-    let hours = Memo::new(move |_| match range.get().as_deref() {
-        Some("24h") => 24,
-        Some("7d") => 24 * 7,
-        _ => 1,
-    });
+    let hours = range_hours();
     let detail = Resource::new(
         move || (id.get(), name.get(), hours.get()),
         |(id, name, hours)| async move {
@@ -152,13 +147,11 @@ pub fn StreamPage() -> impl IntoView {
 fn StreamView(d: StreamDetail) -> impl IntoView {
     let t = d.topic;
     let base = format!("/clusters/{}/stream", d.cluster_id);
-    let link = |r: &str| {
+    let name = t.name.clone();
+    let link = move |r: &str| {
         href_with(
             &base,
-            &[
-                ("name", Some(t.name.clone())),
-                ("range", Some(r.to_string())),
-            ],
+            &[("name", Some(name.clone())), ("range", Some(r.to_string()))],
         )
     };
     let health = if !t.offline.is_empty() {
@@ -189,11 +182,7 @@ fn StreamView(d: StreamDetail) -> impl IntoView {
             </dl>
         </section>
         <h2>"Consumer groups"</h2>
-        <nav class="ranges" aria-label="Range">
-            <a href=link("1h")>"1 h"</a>
-            <a href=link("24h")>"24 h"</a>
-            <a href=link("7d")>"7 d"</a>
-        </nav>
+        <RangeLinks href=link />
         {if d.consumers.is_empty() {
             view! { <p class="note">"No consumer group has been seen reading this stream."</p> }.into_any()
         } else {

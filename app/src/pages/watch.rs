@@ -1,7 +1,7 @@
 //! Watch: clusters with their state and data age, a cluster's consumer
 //! groups, and a group's lag per partition with its chart.
 
-use crate::chart::LagChart;
+use crate::chart::{LagChart, RangeLinks, range_hours};
 use crate::components::{ErrorNote, href_with, query_param};
 use crate::error::AppError;
 use crate::model::{ClusterDetail, ClusterView, GroupLagView, LagPoint};
@@ -203,12 +203,7 @@ pub fn GroupPage() -> impl IntoView {
             .and_then(|v| v.parse::<i64>().ok())
     });
     let name = query_param("name");
-    let range = query_param("range");
-    let hours = Memo::new(move |_| match range.get().as_deref() {
-        Some("24h") => 24,
-        Some("7d") => 24 * 7,
-        _ => 1,
-    });
+    let hours = range_hours();
     let lag = Resource::new(
         move || (id.get(), name.get(), hours.get()),
         |(id, name, hours)| async move {
@@ -236,11 +231,7 @@ pub fn GroupPage() -> impl IntoView {
                             <p class="note">
                                 {format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str())}
                             </p>
-                            <nav class="ranges" aria-label="Range">
-                                <a href=link("1h")>"1 h"</a>
-                                <a href=link("24h")>"24 h"</a>
-                                <a href=link("7d")>"7 d"</a>
-                            </nav>
+                            <RangeLinks href=link />
                             <LagChart points=series />
                             <table class="list" data-testid="partitions">
                                 <thead><tr><th>"Topic"</th><th>"Partition"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>

@@ -2,76 +2,14 @@
 //! lag per partition after producing N and committing M, groups that never
 //! committed, and an unreachable cluster that yields an error, never zeros.
 
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Offset, TopicPartitionList};
+mod support;
+
 use std::collections::BTreeMap;
 use std::time::Duration;
 use streamkeeper::lag::offset::{OffsetLag, offset_lag};
 use streamkeeper_server::kafka::reader::{self, ReadError};
 use streamkeeper_server::kafka::settings::ClusterSettings;
-
-fn bootstrap() -> String {
-    std::env::var("STREAMKEEPER_TEST_BOOTSTRAP")
-        .expect("STREAMKEEPER_TEST_BOOTSTRAP is not set: run this test through scripts/test, which starts the broker")
-}
-
-async fn topic_with(bootstrap: &str, topic: &str, per_partition: &[i32]) {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("admin");
-    let partitions = i32::try_from(per_partition.len()).expect("few partitions");
-    for r in admin
-        .create_topics(
-            &[NewTopic::new(topic, partitions, TopicReplication::Fixed(1))],
-            &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))),
-        )
-        .await
-        .expect("create")
-    {
-        r.expect("created");
-    }
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("producer");
-    for (p, n) in per_partition.iter().enumerate() {
-        for i in 0..*n {
-            let payload = format!("m{i}");
-            producer
-                .send(
-                    FutureRecord::<(), _>::to(topic)
-                        .partition(i32::try_from(p).expect("partition"))
-                        .payload(&payload),
-                    Duration::from_secs(10),
-                )
-                .await
-                .map_err(|(e, _)| e)
-                .expect("delivered");
-        }
-    }
-}
-
-/// Commits `offsets` for `group` as a simple (assign-only) consumer would.
-fn commit(bootstrap: &str, group: &str, topic: &str, offsets: &[(i32, i64)]) {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", group)
-        .set("enable.auto.commit", "false")
-        .create()
-        .expect("consumer");
-    let mut tpl = TopicPartitionList::new();
-    for (p, o) in offsets {
-        tpl.add_partition_offset(topic, *p, Offset::Offset(*o))
-            .expect("tpl");
-    }
-    c.assign(&tpl).expect("assign");
-    c.commit(&tpl, CommitMode::Sync).expect("commit");
-}
+use support::kafka::{bootstrap, commit, topic_with};
 
 #[tokio::test]
 async fn exact_lag_per_partition_read_only() {

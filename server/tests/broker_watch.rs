@@ -6,75 +6,13 @@
 mod support;
 
 use axum::http::{Method, StatusCode};
-use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
-use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-use rdkafka::producer::{FutureProducer, FutureRecord};
-use rdkafka::{Offset, TopicPartitionList};
 use serde_json::json;
 use std::time::Duration;
 use streamkeeper::role::Role;
 use streamkeeper_server::store::clusters as store;
 use streamkeeper_server::watch::{self, PassOutcome};
 use support::TestApp;
-
-fn bootstrap() -> String {
-    std::env::var("STREAMKEEPER_TEST_BOOTSTRAP")
-        .expect("STREAMKEEPER_TEST_BOOTSTRAP is not set: run this test through scripts/test, which starts the broker")
-}
-
-async fn produce(bootstrap: &str, topic: &str, partitions: i32, per_partition: i32) {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("admin");
-    for r in admin
-        .create_topics(
-            &[NewTopic::new(topic, partitions, TopicReplication::Fixed(1))],
-            &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))),
-        )
-        .await
-        .expect("create")
-    {
-        r.expect("created");
-    }
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("producer");
-    for p in 0..partitions {
-        for i in 0..per_partition {
-            let payload = format!("m{i}");
-            producer
-                .send(
-                    FutureRecord::<(), _>::to(topic)
-                        .partition(p)
-                        .payload(&payload),
-                    Duration::from_secs(10),
-                )
-                .await
-                .map_err(|(e, _)| e)
-                .expect("delivered");
-        }
-    }
-}
-
-fn commit(bootstrap: &str, group: &str, topic: &str, offsets: &[(i32, i64)]) {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", group)
-        .set("enable.auto.commit", "false")
-        .create()
-        .expect("consumer");
-    let mut tpl = TopicPartitionList::new();
-    for (p, o) in offsets {
-        tpl.add_partition_offset(topic, *p, Offset::Offset(*o))
-            .expect("tpl");
-    }
-    c.assign(&tpl).expect("assign");
-    c.commit(&tpl, CommitMode::Sync).expect("commit");
-}
+use support::kafka::{bootstrap, commit, produce, topic_with};
 
 async fn passes(t: &TestApp, id: i64, n: usize) {
     let cluster = store::by_id(&t.pool, id)
@@ -102,7 +40,7 @@ async fn lag_statuses_and_gaps_through_the_api(pool: sqlx::PgPool) {
     );
     let topic = format!("watch-orders-{run}");
     let group = format!("watch-readers-{run}");
-    produce(&bootstrap, &topic, 3, 10).await;
+    topic_with(&bootstrap, &topic, &[10, 10, 10]).await;
     commit(&bootstrap, &group, &topic, &[(0, 4), (1, 7)]);
 
     let t = TestApp::new(pool).await;
@@ -293,7 +231,7 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
     );
     let topic = format!("flag-orders-{run}");
     let group = format!("flag-readers-{run}");
-    produce(&bootstrap, &topic, 1, 10).await;
+    topic_with(&bootstrap, &topic, &[10]).await;
     commit(&bootstrap, &group, &topic, &[(0, 3)]);
 
     let t = TestApp::new(pool).await;
@@ -502,7 +440,7 @@ async fn streams_have_freshness_budgets_and_expected_intervals(pool: sqlx::PgPoo
     );
     let topic = format!("fresh-orders-{run}");
     let group = format!("fresh-readers-{run}");
-    produce(&bootstrap, &topic, 1, 10).await;
+    topic_with(&bootstrap, &topic, &[10]).await;
     commit(&bootstrap, &group, &topic, &[(0, 3)]);
 
     let t = TestApp::new(pool).await;
@@ -582,7 +520,7 @@ async fn streams_have_freshness_budgets_and_expected_intervals(pool: sqlx::PgPoo
     );
 
     // A new message ends the silence.
-    produce_more(&bootstrap, &topic).await;
+    produce(&bootstrap, &topic, 0, 1).await;
     passes(&t, id, 1).await;
     let all = t
         .api(Method::GET, "/api/v1/flags?state=any", &ot, None)
@@ -596,21 +534,4 @@ async fn streams_have_freshness_budgets_and_expected_intervals(pool: sqlx::PgPoo
         .cloned()
         .expect("quiet flag");
     assert_eq!(quiet["state"], "resolved", "{quiet}");
-}
-
-async fn produce_more(bootstrap: &str, topic: &str) {
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("producer");
-    producer
-        .send(
-            FutureRecord::<(), _>::to(topic)
-                .partition(0)
-                .payload("more"),
-            Duration::from_secs(10),
-        )
-        .await
-        .map_err(|(e, _)| e)
-        .expect("delivered");
 }

@@ -4,6 +4,8 @@
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod kafka;
+
 use axum::Router;
 use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};

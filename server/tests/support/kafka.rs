@@ -1,0 +1,78 @@
+//! Kafka fixtures for the broker tests: topics with messages, and groups
+//! with committed offsets, made with rdkafka against the broker scripts/test
+//! starts.
+
+use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
+use rdkafka::client::DefaultClientContext;
+use rdkafka::config::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
+use rdkafka::producer::{FutureProducer, FutureRecord};
+use rdkafka::{Offset, TopicPartitionList};
+use std::time::Duration;
+
+pub fn bootstrap() -> String {
+    std::env::var("STREAMKEEPER_TEST_BOOTSTRAP").expect(
+        "STREAMKEEPER_TEST_BOOTSTRAP is not set: run this test through scripts/test, which starts the broker",
+    )
+}
+
+/// Creates `topic` with one partition per entry of `per_partition`, and
+/// writes that many messages to each.
+pub async fn topic_with(bootstrap: &str, topic: &str, per_partition: &[i32]) {
+    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("admin");
+    let partitions = i32::try_from(per_partition.len()).expect("few partitions");
+    for r in admin
+        .create_topics(
+            &[NewTopic::new(topic, partitions, TopicReplication::Fixed(1))],
+            &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))),
+        )
+        .await
+        .expect("create")
+    {
+        r.expect("created");
+    }
+    for (p, n) in per_partition.iter().enumerate() {
+        produce(bootstrap, topic, i32::try_from(p).expect("partition"), *n).await;
+    }
+}
+
+/// Writes `n` messages to one partition.
+pub async fn produce(bootstrap: &str, topic: &str, partition: i32, n: i32) {
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("producer");
+    for i in 0..n {
+        let payload = format!("m{i}");
+        producer
+            .send(
+                FutureRecord::<(), _>::to(topic)
+                    .partition(partition)
+                    .payload(&payload),
+                Duration::from_secs(10),
+            )
+            .await
+            .map_err(|(e, _)| e)
+            .expect("delivered");
+    }
+}
+
+/// Commits `offsets` for `group` as a simple (assign-only) consumer would.
+pub fn commit(bootstrap: &str, group: &str, topic: &str, offsets: &[(i32, i64)]) {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .create()
+        .expect("consumer");
+    let mut tpl = TopicPartitionList::new();
+    for (p, o) in offsets {
+        tpl.add_partition_offset(topic, *p, Offset::Offset(*o))
+            .expect("tpl");
+    }
+    c.assign(&tpl).expect("assign");
+    c.commit(&tpl, CommitMode::Sync).expect("commit");
+}

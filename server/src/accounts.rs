@@ -29,6 +29,31 @@ pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppErr
     }
 }
 
+/// Records what `who` did, from where, in the caller's transaction, so the
+/// change and its audit entry commit together.
+pub async fn audited(
+    tx: &mut sqlx::PgConnection,
+    who: &Principal,
+    from: &str,
+    action: &str,
+    target: String,
+    detail: serde_json::Value,
+) -> Result<(), AppError> {
+    store::audit::append(
+        tx,
+        Event {
+            actor: &who.username,
+            action,
+            target,
+            detail,
+            source: from,
+        },
+    )
+    .await
+    .map(drop)
+    .map_err(db)
+}
+
 pub fn principal_of(u: &UserRow, via: Credential) -> Principal {
     Principal {
         user_id: u.id,
@@ -154,18 +179,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
             }
             Err(e) => return Err(db(e)),
         };
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "user.create",
-                target: format!("user:{username}"),
-                detail: json!({ "roles": store::users::role_strings(&roles), "display_name": display_name }),
-                source: from,
-            },
+            who,
+            from,
+            "user.create",
+            format!("user:{username}"),
+            json!({ "roles": store::users::role_strings(&roles), "display_name": display_name }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)?;
         Ok(row.summary())
     }
@@ -236,18 +258,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
             Some(false) if changes.contains_key("disabled") => "user.enable",
             _ => "user.update",
         };
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action,
-                target: format!("user:{}", row.username),
-                detail: serde_json::Value::Object(changes),
-                source: from,
-            },
+            who,
+            from,
+            action,
+            format!("user:{}", row.username),
+            serde_json::Value::Object(changes),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)?;
         Ok(row.summary())
     }
@@ -295,18 +314,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
             }
             Err(e) => return Err(db(e)),
         };
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "team.create",
-                target: format!("team:{name}"),
-                detail: json!({ "description": description }),
-                source: from,
-            },
+            who,
+            from,
+            "team.create",
+            format!("team:{name}"),
+            json!({ "description": description }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)?;
         Ok(team)
     }
@@ -337,18 +353,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
                 user.username, team.name
             )));
         }
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "team.member.add",
-                target: format!("team:{}", team.name),
-                detail: json!({ "user": user.username }),
-                source: from,
-            },
+            who,
+            from,
+            "team.member.add",
+            format!("team:{}", team.name),
+            json!({ "user": user.username }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)
     }
 
@@ -375,18 +388,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
                 user.username, team.name
             )));
         }
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "team.member.remove",
-                target: format!("team:{}", team.name),
-                detail: json!({ "user": user.username }),
-                source: from,
-            },
+            who,
+            from,
+            "team.member.remove",
+            format!("team:{}", team.name),
+            json!({ "user": user.username }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)
     }
 }
@@ -450,18 +460,15 @@ impl AccountService {
         let host = url
             .and_then(|u| url::Url::parse(u).ok())
             .and_then(|u| u.host_str().map(str::to_string));
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "team.webhook",
-                target: format!("team:{team_id}"),
-                detail: json!({ "host": host }),
-                source: from,
-            },
+            who,
+            from,
+            "team.webhook",
+            format!("team:{team_id}"),
+            json!({ "host": host }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)
     }
 
@@ -483,18 +490,15 @@ impl AccountService {
         store::flags::set_setting(&mut tx, "platform_team_id", &id.to_string())
             .await
             .map_err(db)?;
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "settings.platform_team",
-                target: format!("team:{}", team.trim()),
-                detail: json!({}),
-                source: from,
-            },
+            who,
+            from,
+            "settings.platform_team",
+            format!("team:{}", team.trim()),
+            json!({}),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)
     }
 }

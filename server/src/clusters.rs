@@ -1,9 +1,9 @@
 //! Watched clusters as users see them: their state and data age, and a
 //! consumer group's lag evaluated over its recent window.
 
-use crate::accounts::require;
+use crate::accounts::{audited, require};
 use crate::errors::db;
-use crate::store::{self, audit::Event, is_unique_violation};
+use crate::store::{self, is_unique_violation};
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
@@ -193,22 +193,19 @@ impl ClusterService {
                 db(e)
             }
         })?;
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "cluster.create",
-                target: format!("cluster:{name}"),
-                detail: json!({
-                    "bootstrap": row.bootstrap,
-                    "security_protocol": row.security_protocol,
-                    "interval_s": row.interval_s,
-                }),
-                source: from,
-            },
+            who,
+            from,
+            "cluster.create",
+            format!("cluster:{name}"),
+            json!({
+                "bootstrap": row.bootstrap,
+                "security_protocol": row.security_protocol,
+                "interval_s": row.interval_s,
+            }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)?;
         self.view(row).await
     }
@@ -548,18 +545,15 @@ impl ClusterService {
         store::flags::set_group_owner(&mut tx, id, group, team_id)
             .await
             .map_err(db)?;
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "group.owner",
-                target: format!("group:{group}"),
-                detail: json!({ "cluster_id": id, "team": team }),
-                source: from,
-            },
+            who,
+            from,
+            "group.owner",
+            format!("group:{group}"),
+            json!({ "cluster_id": id, "team": team }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)
     }
 }
@@ -642,22 +636,19 @@ impl ClusterService {
         )
         .await
         .map_err(db)?;
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action: "stream.describe",
-                target: format!("stream:{topic}"),
-                detail: json!({
-                    "cluster_id": id, "owner_team": spec.owner_team, "tier": spec.tier,
-                    "freshness_budget_s": spec.freshness_budget_s,
-                    "expected_interval_s": spec.expected_interval_s,
-                }),
-                source: from,
-            },
+            who,
+            from,
+            "stream.describe",
+            format!("stream:{topic}"),
+            json!({
+                "cluster_id": id, "owner_team": spec.owner_team, "tier": spec.tier,
+                "freshness_budget_s": spec.freshness_budget_s,
+                "expected_interval_s": spec.expected_interval_s,
+            }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)?;
         self.streams(who, id)
             .await?

@@ -2,9 +2,9 @@
 //! and dismissing (with a reason that stays on the record). Only members of
 //! the flag's team, or admins, act on a flag.
 
-use crate::accounts::require;
+use crate::accounts::{audited, require};
 use crate::errors::db;
-use crate::store::{self, audit::Event, flags::FlagRow};
+use crate::store::{self, flags::FlagRow};
 use serde_json::json;
 use sqlx::PgPool;
 use streamkeeper::account::Principal;
@@ -102,18 +102,15 @@ impl FlagService {
                 "flag.dismiss"
             }
         };
-        store::audit::append(
+        audited(
             &mut tx,
-            Event {
-                actor: &who.username,
-                action,
-                target: format!("flag:{id}"),
-                detail: json!({ "reason": dismiss_reason }),
-                source: from,
-            },
+            who,
+            from,
+            action,
+            format!("flag:{id}"),
+            json!({ "reason": dismiss_reason }),
         )
-        .await
-        .map_err(db)?;
+        .await?;
         tx.commit().await.map_err(db)?;
         streamkeeper_app::port::Flags::get(self, who, id).await
     }

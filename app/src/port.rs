@@ -164,6 +164,14 @@ pub trait Watch: Send + Sync {
         topic: &str,
         hours: i64,
     ) -> Result<crate::model::StreamDetail, AppError>;
+    async fn describe_stream(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        topic: &str,
+        spec: crate::model::StreamSpec,
+    ) -> Result<crate::model::TopicView, AppError>;
     /// Total lag per pass since `hours` ago, at most `points` points.
     async fn lag_series(
         &self,

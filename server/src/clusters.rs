@@ -461,6 +461,17 @@ impl streamkeeper_app::port::Watch for ClusterService {
         })
     }
 
+    async fn describe_stream(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        topic: &str,
+        spec: StreamSpec,
+    ) -> Result<TopicView, AppError> {
+        ClusterService::describe_stream(self, who, from, id, topic, spec).await
+    }
+
     async fn lag_series(
         &self,
         who: &Principal,

@@ -2,8 +2,13 @@
 //! (searchable, filterable, paginated on the server), and a stream's page
 //! with its health and its consumers' lag and charts.
 
+// The catalog form's server function takes one argument per field, as
+// ActionForm sends them; the generated client function cannot carry an
+// allow of its own.
+#![allow(clippy::too_many_arguments)]
+
 use crate::chart::{LagChart, RangeLinks, range_hours};
-use crate::components::{ErrorNote, Pager, href_with, page_param, query_param};
+use crate::components::{ActionNote, ErrorNote, Pager, href_with, page_param, query_param};
 use crate::error::AppError;
 use crate::model::{StreamDetail, StreamSummary};
 use leptos::prelude::*;
@@ -34,6 +39,48 @@ pub async fn get_stream(id: i64, topic: String, hours: i64) -> Result<StreamDeta
     use crate::port::{backend, principal};
     let who = principal().await?;
     backend()?.watch.stream(&who, id, &topic, hours).await
+}
+
+/// Parses an optional whole number from a form field ("" is none).
+#[cfg(feature = "ssr")]
+fn number<T: std::str::FromStr>(what: &str, v: Option<String>) -> Result<Option<T>, AppError> {
+    match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v
+            .parse()
+            .map(Some)
+            .map_err(|_| AppError::Invalid(format!("{what} must be a whole number, not '{v}'."))),
+    }
+}
+
+#[server(prefix = "/fn", endpoint = "describe_stream")]
+pub async fn describe_stream(
+    cluster_id: i64,
+    topic: String,
+    owner_team: Option<String>,
+    domain: Option<String>,
+    tier: Option<String>,
+    freshness_budget_s: Option<String>,
+    expected_interval_s: Option<String>,
+    description: Option<String>,
+) -> Result<crate::model::TopicView, AppError> {
+    use crate::model::StreamSpec;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let spec = StreamSpec {
+        owner_team: owner_team
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        domain: domain.unwrap_or_default(),
+        tier: number("The tier", tier)?,
+        freshness_budget_s: number("The freshness budget", freshness_budget_s)?,
+        expected_interval_s: number("The expected interval", expected_interval_s)?,
+        description: description.unwrap_or_default(),
+    };
+    backend()?
+        .watch
+        .describe_stream(&who, &client_addr().await, cluster_id, &topic, spec)
+        .await
 }
 
 fn status_class(s: &str) -> &'static str {
@@ -121,9 +168,10 @@ pub fn StreamPage() -> impl IntoView {
     });
     let name = query_param("name");
     let hours = range_hours();
+    let describe = ServerAction::<DescribeStream>::new();
     let detail = Resource::new(
-        move || (id.get(), name.get(), hours.get()),
-        |(id, name, hours)| async move {
+        move || (id.get(), name.get(), hours.get(), describe.version().get()),
+        |(id, name, hours, _)| async move {
             match (id, name) {
                 (Some(id), Some(name)) => get_stream(id, name, hours).await,
                 _ => Err(AppError::NotFound("That stream".into())),
@@ -135,7 +183,7 @@ pub fn StreamPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
-                    Ok(d) => view! { <StreamView d /> }.into_any(),
+                    Ok(d) => view! { <StreamView d describe /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -144,8 +192,9 @@ pub fn StreamPage() -> impl IntoView {
 }
 
 #[component]
-fn StreamView(d: StreamDetail) -> impl IntoView {
+fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl IntoView {
     let t = d.topic;
+    let form = view! { <CatalogForm cluster_id=d.cluster_id t=t.clone() describe /> };
     let base = format!("/clusters/{}/stream", d.cluster_id);
     let name = t.name.clone();
     let link = move |r: &str| {
@@ -181,6 +230,7 @@ fn StreamView(d: StreamDetail) -> impl IntoView {
                 <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
             </dl>
         </section>
+        {form}
         <h2>"Consumer groups"</h2>
         <RangeLinks href=link />
         {if d.consumers.is_empty() {
@@ -205,5 +255,41 @@ fn StreamView(d: StreamDetail) -> impl IntoView {
                 }
             }).collect_view().into_any()
         }}
+    }
+}
+
+/// The stream's catalog entry as a form: admins edit any stream, owners
+/// claim unowned streams and edit their teams' (the server decides).
+#[component]
+fn CatalogForm(
+    cluster_id: i64,
+    t: crate::model::TopicView,
+    describe: ServerAction<DescribeStream>,
+) -> impl IntoView {
+    let num = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
+    view! {
+        <details class="card">
+            <summary>"Describe or claim this stream"</summary>
+            <ActionForm action=describe attr:class="stack" attr:data-testid="describe-stream">
+                <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
+                <input type="hidden" name="topic" value=t.name.clone() />
+                <label>"Owner team" <input name="owner_team" value=t.owner.clone().unwrap_or_default() placeholder="payments" /></label>
+                <label>"Domain" <input name="domain" value=t.domain.clone().unwrap_or_default() /></label>
+                <label>
+                    "SLA tier"
+                    <select name="tier">
+                        <option value="" selected=t.tier.is_none()>"none"</option>
+                        <option value="1" selected=t.tier == Some(1)>"Tier 1 (99.9 %)"</option>
+                        <option value="2" selected=t.tier == Some(2)>"Tier 2 (99.5 %)"</option>
+                        <option value="3" selected=t.tier == Some(3)>"Tier 3 (99.0 %)"</option>
+                    </select>
+                </label>
+                <label>"Freshness budget (seconds of time lag)" <input name="freshness_budget_s" type="number" min="1" value=num(t.freshness_budget_s) /></label>
+                <label>"Expected message interval (seconds)" <input name="expected_interval_s" type="number" min="1" value=num(t.expected_interval_s) /></label>
+                <label>"Description" <input name="description" value=t.description.clone().unwrap_or_default() /></label>
+                <button type="submit">"Save"</button>
+            </ActionForm>
+            <ActionNote value=describe.value() ok=|t: &crate::model::TopicView| format!("Saved {}.", t.name) />
+        </details>
     }
 }

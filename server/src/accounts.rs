@@ -54,6 +54,14 @@ pub async fn audited(
     .map_err(db)
 }
 
+/// The id of the team named `name`, or a NotFound naming it.
+pub async fn team_id(pool: &PgPool, name: &str) -> Result<i64, AppError> {
+    store::teams::id_by_name(pool, name)
+        .await
+        .map_err(db)?
+        .ok_or_else(|| AppError::NotFound(format!("Team {}", name.trim())))
+}
+
 pub fn principal_of(u: &UserRow, via: Credential) -> Principal {
     Principal {
         user_id: u.id,
@@ -480,12 +488,7 @@ impl AccountService {
         team: &str,
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "change settings")?;
-        let id: i64 = sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
-            .bind(team.trim())
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Team {team}")))?;
+        let id = team_id(&self.pool, team).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
         store::flags::set_setting(&mut tx, "platform_team_id", &id.to_string())
             .await

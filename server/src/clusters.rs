@@ -1,7 +1,7 @@
 //! Watched clusters as users see them: their state and data age, and a
 //! consumer group's lag evaluated over its recent window.
 
-use crate::accounts::{audited, require};
+use crate::accounts::{audited, require, team_id};
 use crate::errors::db;
 use crate::store::{self, is_unique_violation};
 use chrono::Utc;
@@ -516,14 +516,7 @@ impl ClusterService {
     ) -> Result<(), AppError> {
         require(who, Action::Read, "claim groups")?;
         let team_id = match team {
-            Some(name) => Some(
-                sqlx::query_scalar::<_, i64>("SELECT id FROM teams WHERE name = $1")
-                    .bind(name)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(db)?
-                    .ok_or_else(|| AppError::NotFound(format!("Team {name}")))?,
-            ),
+            Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
         let member = match team_id {
@@ -533,14 +526,9 @@ impl ClusterService {
                 .contains(&t),
             None => false,
         };
-        let current: Option<Option<i64>> = sqlx::query_scalar(
-            "SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
-        )
-        .bind(id)
-        .bind(group)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(db)?;
+        let current = store::clusters::group_owner(&self.pool, id, group)
+            .await
+            .map_err(db)?;
         let Some(current) = current else {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
@@ -609,14 +597,7 @@ impl ClusterService {
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Topic {topic}")))?;
         let team_id = match spec.owner_team.as_deref() {
-            Some(name) => Some(
-                sqlx::query_scalar::<_, i64>("SELECT id FROM teams WHERE name = $1")
-                    .bind(name)
-                    .fetch_optional(&self.pool)
-                    .await
-                    .map_err(db)?
-                    .ok_or_else(|| AppError::NotFound(format!("Team {name}")))?,
-            ),
+            Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
         if !who.has(streamkeeper::role::Role::Admin) {

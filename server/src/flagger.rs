@@ -291,14 +291,8 @@ async fn route(
     match key.subject_kind.as_str() {
         "group" => store::route_group(pool, cluster.id, &key.subject).await,
         "topic" => {
-            let owner: Option<i64> = sqlx::query_scalar(
-                "SELECT owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2",
-            )
-            .bind(cluster.id)
-            .bind(&key.subject)
-            .fetch_optional(pool)
-            .await?
-            .flatten();
+            let owner =
+                crate::store::clusters::stream_owner(pool, cluster.id, &key.subject).await?;
             store::route_owner(pool, owner).await
         }
         _ => store::route_owner(pool, None).await,

@@ -563,3 +563,35 @@ pub async fn readers(
         })
         .collect())
 }
+
+/// A group's owner team: `None` when there is no such group, `Some(None)`
+/// when it is unowned.
+pub async fn group_owner(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+) -> Result<Option<Option<i64>>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .fetch_optional(pool)
+    .await
+}
+
+/// A stream's owner team, if it has a catalog entry with one.
+pub async fn stream_owner(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Option<i64>, sqlx::Error> {
+    let owner: Option<Option<i64>> = sqlx::query_scalar(
+        "SELECT owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_optional(pool)
+    .await?;
+    Ok(owner.flatten())
+}

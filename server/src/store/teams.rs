@@ -115,3 +115,10 @@ pub async fn remove_member(
         .await?;
     Ok(r.rows_affected() == 1)
 }
+
+pub async fn id_by_name(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
+        .bind(name.trim())
+        .fetch_optional(pool)
+        .await
+}

@@ -180,6 +180,9 @@ pub struct GroupLagView {
     /// The time of the newest sample shown.
     pub as_of: Option<DateTime<Utc>>,
     pub cluster_state: streamkeeper::cluster::ClusterState,
+    /// When the cluster stopped listing the group (deleted, or expired
+    /// with its offsets); `None` while it is listed.
+    pub gone_since: Option<DateTime<Utc>>,
     pub partitions: Vec<PartitionLagView>,
 }
 
@@ -188,19 +191,36 @@ pub struct GroupLagView {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GroupSummary {
     pub name: String,
+    pub owner: Option<String>,
     pub state: String,
     pub members: i32,
+    /// The status of the last evaluation; `PENDING` before the first.
     pub status: String,
     /// Messages behind over all partitions with a commit and log offsets.
     pub total_lag: Option<u64>,
+    /// The largest time lag of its partitions, in seconds.
+    pub max_time_lag_s: Option<f64>,
     pub last_seen: DateTime<Utc>,
+    /// When the cluster stopped listing the group; `None` while listed.
+    pub gone_since: Option<DateTime<Utc>>,
+    /// When the status and lags above were computed.
+    pub evaluated_at: Option<DateTime<Utc>>,
+}
+
+/// Which consumer groups a cluster's list shows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupFilter {
+    /// A substring of the group's name.
+    pub q: Option<String>,
+    /// A status (`OK`, `WARN`, `STALL`, `STOP`, `REWIND`, `LOST`, …),
+    /// `trouble` for any trouble, or `gone` for groups no longer listed.
+    pub status: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct ClusterDetail {
     pub cluster: ClusterView,
-    pub groups: Vec<GroupSummary>,
     pub topics: Vec<TopicView>,
 }
 

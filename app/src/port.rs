@@ -139,6 +139,14 @@ pub trait Watch: Send + Sync {
         id: i64,
         group: &str,
     ) -> Result<crate::model::GroupLagView, AppError>;
+    /// A page of a cluster's consumer groups, the most troubled first.
+    async fn groups(
+        &self,
+        who: &Principal,
+        id: i64,
+        filter: crate::model::GroupFilter,
+        page: PageRequest,
+    ) -> Result<Page<crate::model::GroupSummary>, AppError>;
     async fn create_cluster(
         &self,
         who: &Principal,

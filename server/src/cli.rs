@@ -350,6 +350,43 @@ fn cli_principal() -> streamkeeper::account::Principal {
     }
 }
 
+/// Applies the clusters file `serve` was started with; a bad file stops
+/// the start, so a typo never runs with half the clusters.
+pub async fn apply_clusters_file(pool: &PgPool, path: &std::path::Path) -> anyhow::Result<()> {
+    let entries = crate::cluster_file::load(path)?;
+    let service = crate::clusters::ClusterService::new(pool.clone());
+    let report = service
+        .apply(&cli_principal(), "clusters-file", entries, false)
+        .await?;
+    tracing::info!(
+        created = ?report.created,
+        updated = ?report.updated,
+        unchanged = report.unchanged.len(),
+        not_in_file = ?report.not_in_file,
+        "applied the clusters file"
+    );
+    Ok(())
+}
+
+/// Prints what applying a clusters file did, a line per cluster.
+pub fn print_apply(r: &crate::clusters::ApplyReport, dry_run: bool) {
+    let (created, updated) = if dry_run {
+        ("would create", "would update")
+    } else {
+        ("created", "updated")
+    };
+    for (verb, names) in [
+        (created, &r.created),
+        (updated, &r.updated),
+        ("unchanged", &r.unchanged),
+        ("not in the file, left alone", &r.not_in_file),
+    ] {
+        for n in names {
+            println!("{verb}: {n}");
+        }
+    }
+}
+
 pub async fn cluster(pool: &PgPool, cmd: ClusterCommand) -> anyhow::Result<ExitCode> {
     let service = crate::clusters::ClusterService::new(pool.clone());
     let who = cli_principal();
@@ -373,6 +410,11 @@ pub async fn cluster(pool: &PgPool, cmd: ClusterCommand) -> anyhow::Result<ExitC
                 "watching cluster {} (id {}) every {} s",
                 c.name, c.id, c.interval_s
             );
+        }
+        ClusterCommand::Apply { file, dry_run } => {
+            let entries = crate::cluster_file::load(&file)?;
+            let report = service.apply(&who, SOURCE, entries, dry_run).await?;
+            print_apply(&report, dry_run);
         }
         ClusterCommand::List => {
             println!(

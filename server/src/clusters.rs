@@ -3,6 +3,7 @@
 
 use crate::accounts::{audited, require, team_id};
 use crate::errors::db;
+use crate::store::samples::SampleRow;
 use crate::store::{self, is_unique_violation};
 use chrono::Utc;
 use serde_json::json;
@@ -10,14 +11,16 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;
 use streamkeeper::cluster::{self, ClusterState, LastPass};
-use streamkeeper::lag::status::{Rules, Sample, group_status, partition_status, window_time_lag_s};
+use streamkeeper::lag::status::{
+    Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
+};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
-    ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagPoint, NewCluster,
-    PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec, StreamSummary,
-    TopicView,
+    ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
+    LagPoint, NewCluster, PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec,
+    StreamSummary, TopicView,
 };
 
 /// Passes a group's status is judged over.
@@ -63,22 +66,30 @@ fn topic_view(t: store::clusters::TopicRow) -> TopicView {
 }
 
 /// A group's samples per partition over its window of passes.
-pub type Windows = BTreeMap<(String, i32), Vec<store::clusters::SampleRow>>;
+pub type Windows = BTreeMap<(String, i32), Vec<SampleRow>>;
 
 pub async fn windows(pool: &PgPool, cluster_id: i64, group: &str) -> Result<Windows, sqlx::Error> {
-    let rows = store::clusters::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
-    let mut by_partition = Windows::new();
+    let rows = store::samples::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
+    Ok(by_group(rows).remove(group).unwrap_or_default())
+}
+
+/// Samples (ordered by group, topic, partition, time) split into each
+/// group's windows.
+pub fn by_group(rows: Vec<SampleRow>) -> BTreeMap<String, Windows> {
+    let mut groups: BTreeMap<String, Windows> = BTreeMap::new();
     for r in rows {
-        by_partition
+        groups
+            .entry(r.group_name.clone())
+            .or_default()
             .entry((r.topic.clone(), r.partition))
             .or_default()
             .push(r);
     }
-    Ok(by_partition)
+    groups
 }
 
 /// Samples that can be judged: those with log offsets (the others are gaps).
-pub fn judgeable(samples: &[store::clusters::SampleRow]) -> Vec<Sample> {
+pub fn judgeable(samples: &[SampleRow]) -> Vec<Sample> {
     samples
         .iter()
         .filter_map(|s| {
@@ -90,6 +101,65 @@ pub fn judgeable(samples: &[store::clusters::SampleRow]) -> Vec<Sample> {
             })
         })
         .collect()
+}
+
+/// Checks a cluster as entered and returns it as it would be stored:
+/// name, interval, bootstrap, protocol, mechanism, and credentials as
+/// references (resolving them waits for the first pass).
+fn validate(new: &NewCluster) -> Result<store::clusters::ClusterRow, AppError> {
+    let name = streamkeeper::account::check_team_name(&new.name)
+        .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
+    if !(5..=3600).contains(&new.interval_s) {
+        return Err(AppError::Invalid(
+            "The sampling interval must be 5 to 3600 seconds.".into(),
+        ));
+    }
+    let probe = store::clusters::ClusterRow {
+        name,
+        ..probe_row(new)
+    };
+    crate::watch::settings_of(&probe).map_err(AppError::Invalid)?;
+    Ok(probe)
+}
+
+fn stored(c: &store::clusters::ClusterRow) -> store::clusters::NewCluster<'_> {
+    store::clusters::NewCluster {
+        name: &c.name,
+        bootstrap: &c.bootstrap,
+        security_protocol: &c.security_protocol,
+        sasl_mechanism: c.sasl_mechanism.as_deref(),
+        username_ref: c.username_ref.as_deref(),
+        password_ref: c.password_ref.as_deref(),
+        interval_s: c.interval_s,
+    }
+}
+
+fn same_settings(a: &store::clusters::ClusterRow, b: &store::clusters::ClusterRow) -> bool {
+    (
+        &a.bootstrap,
+        &a.security_protocol,
+        &a.sasl_mechanism,
+        &a.username_ref,
+        &a.password_ref,
+        a.interval_s,
+    ) == (
+        &b.bootstrap,
+        &b.security_protocol,
+        &b.sasl_mechanism,
+        &b.username_ref,
+        &b.password_ref,
+        b.interval_s,
+    )
+}
+
+/// What applying a clusters file did (or, in a dry run, would do).
+#[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
+pub struct ApplyReport {
+    pub created: Vec<String>,
+    pub updated: Vec<String>,
+    pub unchanged: Vec<String>,
+    /// Clusters in the console the file does not name: left alone.
+    pub not_in_file: Vec<String>,
 }
 
 #[derive(Clone)]
@@ -158,41 +228,18 @@ impl ClusterService {
         new: NewCluster,
     ) -> Result<ClusterView, AppError> {
         require(who, Action::ManageClusters, "add clusters")?;
-        let name = streamkeeper::account::check_team_name(&new.name)
-            .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
-        if !(5..=3600).contains(&new.interval_s) {
-            return Err(AppError::Invalid(
-                "The sampling interval must be 5 to 3600 seconds.".into(),
-            ));
-        }
-        let probe = store::clusters::ClusterRow {
-            name: name.clone(),
-            ..probe_row(&new)
-        };
-        // Validates bootstrap, protocol, mechanism and that credentials are
-        // references (resolving them waits for the first pass).
-        crate::watch::settings_of(&probe).map_err(AppError::Invalid)?;
+        let probe = validate(&new)?;
+        let name = probe.name.clone();
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let row = store::clusters::insert(
-            &mut tx,
-            &store::clusters::NewCluster {
-                name: &probe.name,
-                bootstrap: &probe.bootstrap,
-                security_protocol: &probe.security_protocol,
-                sasl_mechanism: probe.sasl_mechanism.as_deref(),
-                username_ref: probe.username_ref.as_deref(),
-                password_ref: probe.password_ref.as_deref(),
-                interval_s: probe.interval_s,
-            },
-        )
-        .await
-        .map_err(|e| {
-            if is_unique_violation(&e) {
-                AppError::Conflict(format!("A cluster named {name} already exists."))
-            } else {
-                db(e)
-            }
-        })?;
+        let row = store::clusters::insert(&mut tx, &stored(&probe))
+            .await
+            .map_err(|e| {
+                if is_unique_violation(&e) {
+                    AppError::Conflict(format!("A cluster named {name} already exists."))
+                } else {
+                    db(e)
+                }
+            })?;
         audited(
             &mut tx,
             who,
@@ -210,6 +257,86 @@ impl ClusterService {
         self.view(row).await
     }
 
+    /// Makes the clusters named in a clusters file match it, in one
+    /// transaction: every entry is validated before anything changes, so a
+    /// bad file changes nothing. Clusters not in the file are left alone
+    /// and listed. With `dry_run`, says what would change.
+    pub async fn apply(
+        &self,
+        who: &Principal,
+        from: &str,
+        entries: Vec<NewCluster>,
+        dry_run: bool,
+    ) -> Result<ApplyReport, AppError> {
+        require(who, Action::ManageClusters, "apply a clusters file")?;
+        let wanted = entries
+            .iter()
+            .map(|e| {
+                validate(e).map_err(|err| match err {
+                    AppError::Invalid(m) => AppError::Invalid(format!("Cluster {:?}: {m}", e.name)),
+                    other => other,
+                })
+            })
+            .collect::<Result<Vec<_>, _>>()?;
+        let existing: BTreeMap<String, store::clusters::ClusterRow> =
+            store::clusters::all(&self.pool)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(|c| (c.name.clone(), c))
+                .collect();
+        let mut report = ApplyReport::default();
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        for w in &wanted {
+            let (action, row) = match existing.get(&w.name) {
+                Some(old) if same_settings(old, w) => {
+                    report.unchanged.push(w.name.clone());
+                    continue;
+                }
+                Some(old) => {
+                    report.updated.push(w.name.clone());
+                    if dry_run {
+                        continue;
+                    }
+                    let row = store::clusters::update(&mut tx, old.id, &stored(w))
+                        .await
+                        .map_err(db)?;
+                    ("cluster.update", row)
+                }
+                None => {
+                    report.created.push(w.name.clone());
+                    if dry_run {
+                        continue;
+                    }
+                    let row = store::clusters::insert(&mut tx, &stored(w))
+                        .await
+                        .map_err(db)?;
+                    ("cluster.create", row)
+                }
+            };
+            audited(
+                &mut tx,
+                who,
+                from,
+                action,
+                format!("cluster:{}", row.name),
+                json!({
+                    "bootstrap": row.bootstrap,
+                    "security_protocol": row.security_protocol,
+                    "interval_s": row.interval_s,
+                    "source": "clusters file",
+                }),
+            )
+            .await?;
+        }
+        tx.commit().await.map_err(db)?;
+        report.not_in_file = existing
+            .into_keys()
+            .filter(|n| !wanted.iter().any(|w| &w.name == n))
+            .collect();
+        Ok(report)
+    }
+
     /// A group's lag per partition, each judged over the last passes.
     pub async fn group_lag(
         &self,
@@ -218,13 +345,69 @@ impl ClusterService {
         group: &str,
     ) -> Result<GroupLagView, AppError> {
         let cluster = self.get(who, id).await?;
-        let g = store::clusters::groups(&self.pool, id)
+        let g = store::clusters::group(&self.pool, id, group)
             .await
             .map_err(db)?
-            .into_iter()
-            .find(|g| g.name == group)
             .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
         self.evaluate(&cluster, g).await
+    }
+
+    /// A page of a cluster's groups with their last judgement (written by
+    /// the evaluation after each pass, so a page of 10,000 groups is one
+    /// indexed read).
+    pub async fn groups(
+        &self,
+        who: &Principal,
+        id: i64,
+        filter: GroupFilter,
+        page: PageRequest,
+    ) -> Result<Page<GroupSummary>, AppError> {
+        self.get(who, id).await?;
+        let status = filter
+            .status
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty());
+        let status = match status {
+            Some(s) if s.eq_ignore_ascii_case("trouble") => Some("trouble".to_owned()),
+            Some(s) if s.eq_ignore_ascii_case("gone") => Some("gone".to_owned()),
+            Some(s) => Some(
+                Status::parse(&s.to_ascii_uppercase())
+                    .ok_or_else(|| {
+                        AppError::Invalid(format!(
+                            "Unknown status {s:?}: use trouble, gone or one of {}",
+                            Status::ALL.map(Status::as_str).join(", ")
+                        ))
+                    })?
+                    .as_str()
+                    .to_owned(),
+            ),
+            None => None,
+        };
+        let query = store::clusters::GroupQuery {
+            q: filter.q.as_deref(),
+            status: status.as_deref(),
+        };
+        let p = store::clusters::group_list(&self.pool, id, &query, page)
+            .await
+            .map_err(db)?;
+        let items = p
+            .items
+            .into_iter()
+            .map(|g| GroupSummary {
+                name: g.name,
+                owner: g.owner,
+                state: g.state,
+                members: g.members,
+                status: g.status.unwrap_or_else(|| "PENDING".into()),
+                total_lag: g.total_lag.and_then(|l| u64::try_from(l).ok()),
+                max_time_lag_s: g.max_time_lag_s,
+                last_seen: g.last_seen,
+                gone_since: g.gone_since,
+                evaluated_at: g.evaluated_at,
+            })
+            .collect();
+        Ok(Page::new(items, page, p.total))
     }
 
     /// Judges each partition of a group over its window of passes.
@@ -267,6 +450,7 @@ impl ClusterService {
             status: group_status(&verdicts).as_str().into(),
             as_of,
             cluster_state: cluster.state,
+            gone_since: g.gone_since,
             partitions,
         })
     }
@@ -280,31 +464,23 @@ impl streamkeeper_app::port::Watch for ClusterService {
 
     async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
         let cluster = self.get(who, id).await?;
-        let mut groups = Vec::new();
-        for g in store::clusters::groups(&self.pool, id).await.map_err(db)? {
-            let last_seen = g.last_seen;
-            let v = self.evaluate(&cluster, g).await?;
-            let lags: Vec<u64> = v.partitions.iter().filter_map(|p| p.lag).collect();
-            groups.push(GroupSummary {
-                name: v.group,
-                state: v.state,
-                members: v.members,
-                status: v.status,
-                total_lag: (!lags.is_empty()).then(|| lags.iter().sum()),
-                last_seen,
-            });
-        }
         let topics = store::clusters::topics(&self.pool, id)
             .await
             .map_err(db)?
             .into_iter()
             .map(topic_view)
             .collect();
-        Ok(ClusterDetail {
-            cluster,
-            groups,
-            topics,
-        })
+        Ok(ClusterDetail { cluster, topics })
+    }
+
+    async fn groups(
+        &self,
+        who: &Principal,
+        id: i64,
+        filter: GroupFilter,
+        page: PageRequest,
+    ) -> Result<Page<GroupSummary>, AppError> {
+        ClusterService::groups(self, who, id, filter, page).await
     }
 
     async fn group_lag(
@@ -422,11 +598,11 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Stream {topic}")))?;
         let mut consumers = Vec::new();
-        for (g, owner) in store::clusters::readers(&self.pool, id, topic)
+        for g in store::clusters::readers(&self.pool, id, topic)
             .await
             .map_err(db)?
         {
-            let name = g.name.clone();
+            let (name, owner) = (g.name.clone(), g.owner.clone());
             let view = self.evaluate(&cluster, g).await?;
             // Judged on this stream's partitions only.
             let mine: Vec<&PartitionLagView> = view
@@ -480,20 +656,36 @@ impl streamkeeper_app::port::Watch for ClusterService {
         hours: i64,
     ) -> Result<Vec<LagPoint>, AppError> {
         self.get(who, id).await?;
-        let since = Utc::now() - chrono::Duration::hours(hours.clamp(1, 24 * 7));
-        let rows = store::clusters::lag_series(&self.pool, id, group, since)
-            .await
-            .map_err(db)?;
-        // A pass that read nothing, or had nothing for this group, is a gap.
-        let points: Vec<(i64, Option<i64>)> = rows
-            .into_iter()
-            .map(|(at, outcome, total)| {
-                (
-                    at.timestamp_millis(),
-                    total.filter(|_| outcome != "UNREACHABLE"),
-                )
-            })
-            .collect();
+        let hours = hours.clamp(1, 24 * 7);
+        let since = Utc::now() - chrono::Duration::hours(hours);
+        // An hour is drawn pass by pass; a day from the minute rollups, a
+        // week from the hour rollups. Either way a missing pass or bucket
+        // is a gap, never a zero.
+        let rollup = match hours {
+            1 => None,
+            2..=24 => Some(store::samples::Rollup::Minute),
+            _ => Some(store::samples::Rollup::Hour),
+        };
+        let points: Vec<(i64, Option<i64>)> = match rollup {
+            None => store::samples::pass_series(&self.pool, id, group, since)
+                .await
+                .map_err(db)?
+                .into_iter()
+                // A pass that read nothing, or had nothing for this group, is a gap.
+                .map(|(at, outcome, total)| {
+                    (
+                        at.timestamp_millis(),
+                        total.filter(|_| outcome != "UNREACHABLE"),
+                    )
+                })
+                .collect(),
+            Some(r) => store::samples::rollup_series(&self.pool, id, group, since, r)
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(|(at, lag)| (at.timestamp_millis(), lag))
+                .collect(),
+        };
         Ok(streamkeeper::series::downsample(&points, 400)
             .into_iter()
             .filter_map(|(ms, lag)| {

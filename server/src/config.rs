@@ -80,6 +80,15 @@ pub enum ClusterCommand {
     },
     /// List watched clusters with their state and data age.
     List,
+    /// Make the clusters a clusters file names match it (GitOps); clusters
+    /// it does not name are left alone and listed.
+    Apply {
+        /// A TOML file of `[[cluster]]` tables (see the README).
+        file: std::path::PathBuf,
+        /// Say what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -127,6 +136,9 @@ pub struct ServeArgs {
     /// Hours after sign-in after which a session ends, however active.
     #[arg(long, env = "STREAMKEEPER_SESSION_MAX_HOURS", default_value_t = 12)]
     pub session_max_hours: i64,
+    /// A clusters file (TOML) applied at start, as `cluster apply` does.
+    #[arg(long, env = "STREAMKEEPER_CLUSTERS_FILE")]
+    pub clusters_file: Option<std::path::PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -241,6 +253,7 @@ pub struct ServeConfig {
     pub site_root: String,
     pub session_idle: Duration,
     pub session_max: Duration,
+    pub clusters_file: Option<std::path::PathBuf>,
 }
 
 impl ServeConfig {
@@ -269,6 +282,7 @@ impl ServeConfig {
             site_root: a.site_root.clone(),
             session_idle: Duration::from_secs(a.session_idle_minutes.unsigned_abs() * 60),
             session_max: Duration::from_secs(a.session_max_hours.unsigned_abs() * 3600),
+            clusters_file: a.clusters_file.clone(),
         })
     }
 
@@ -303,6 +317,7 @@ mod tests {
             site_root: "site".into(),
             session_idle_minutes: 30,
             session_max_hours: 12,
+            clusters_file: None,
         }
     }
 

@@ -2,8 +2,9 @@
 //! with the open flags (raise once, update, resolve), route new flags to
 //! the owner team (else the platform team) and queue their webhooks.
 
-use crate::clusters::{judgeable, windows};
+use crate::clusters::{WINDOW_PASSES, Windows, by_group, judgeable};
 use crate::kafka::reader::{Reading, TopicReading};
+use crate::store::clusters::Judgement;
 use crate::store::clusters::{ClusterRow, TopicRow};
 use crate::store::flags as store;
 use chrono::Utc;
@@ -12,7 +13,7 @@ use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use streamkeeper::flag::{self, FlagKey, Observation, Step};
 use streamkeeper::lag::status::{
-    Rules, group_status, onset_ms, partition_status, window_time_lag_s,
+    Rules, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
 };
 
 /// How a pass went, as far as flags care.
@@ -38,33 +39,42 @@ fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
 }
 
 /// A group's troubles: its windowed lag status, and its time lag against
-/// the freshness budgets of the streams it reads.
-async fn observe_group(
-    pool: &PgPool,
-    cluster_id: i64,
+/// the freshness budgets of the streams it reads. Also its judgement for
+/// the lists.
+fn observe_group(
     group: &str,
+    windows: Windows,
     members: usize,
     budgets: &HashMap<String, i32>,
-) -> Result<Vec<Observation>, sqlx::Error> {
+) -> (Vec<Observation>, Judgement) {
     let rules = Rules::default();
+    let mut total_lag: Option<i64> = None;
+    let mut max_time_lag: Option<f64> = None;
     let mut verdicts = Vec::new();
     let mut receipts = Vec::new();
     let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
-    for ((topic, partition), samples) in windows(pool, cluster_id, group).await? {
+    for ((topic, partition), samples) in windows {
         let window = judgeable(&samples);
-        if let Some(budget) = budgets.get(&topic) {
-            let lag = window_time_lag_s(&window);
-            if let Some(secs) = lag.filter(|s| *s > f64::from(*budget)) {
-                stale.push(json!({
-                    "topic": topic, "partition": partition,
-                    "time_lag_s": secs.round(), "budget_s": budget,
-                }));
-            }
+        if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
+            let lag = i64::try_from(lag).unwrap_or(i64::MAX);
+            total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
+        }
+        let time_lag = window_time_lag_s(&window);
+        if let Some(t) = time_lag {
+            max_time_lag = Some(max_time_lag.map_or(t, |m| m.max(t)));
+        }
+        if let Some(budget) = budgets.get(&topic)
+            && let Some(secs) = time_lag.filter(|s| *s > f64::from(*budget))
+        {
+            stale.push(json!({
+                "topic": topic, "partition": partition,
+                "time_lag_s": secs.round(), "budget_s": budget,
+            }));
         }
         let v = partition_status(&window, members > 0, &rules);
         if v.status.is_trouble() {
-            if let Some(o) = onset_ms(&window, rules.allowed_lag) {
+            if let Some(o) = trouble_onset_ms(&window, v.status, rules.allowed_lag) {
                 onset = Some(onset.map_or(o, |x| x.min(o)));
             }
             receipts.push(json!({
@@ -128,8 +138,9 @@ async fn observe_group(
             onset_ms: onset.unwrap_or_else(|| Utc::now().timestamp_millis()),
             evidence: json!({
                 "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
-                "window_passes": crate::clusters::WINDOW_PASSES,
+                "window_passes": WINDOW_PASSES,
                 "min_samples": rules.min_samples,
+                "stop_samples": rules.stop_samples,
                 "allowed_lag": rules.allowed_lag,
                 "group_members": members,
                 "group_status": status.as_str(),
@@ -137,7 +148,13 @@ async fn observe_group(
             }),
         });
     }
-    Ok(found)
+    let judgement = Judgement {
+        group: group.to_owned(),
+        status: status.as_str().to_owned(),
+        total_lag,
+        max_time_lag_s: max_time_lag,
+    };
+    (found, judgement)
 }
 
 /// A topic's troubles: replication and leadership from its metadata, and
@@ -249,12 +266,19 @@ pub async fn after_pass(
                     &mut evaluated,
                 ));
             }
+            let window = crate::store::samples::cluster_window(pool, cluster.id, WINDOW_PASSES);
+            let mut windows = by_group(window.await?);
+            let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 evaluated.insert(key("group", &g.name, "freshness"));
-                observed
-                    .extend(observe_group(pool, cluster.id, &g.name, g.members, &budgets).await?);
+                let w = windows.remove(&g.name).unwrap_or_default();
+                let (found, judgement) = observe_group(&g.name, w, g.members, &budgets);
+                observed.extend(found);
+                judgements.push(judgement);
             }
+            crate::store::clusters::set_judgements(pool, cluster.id, reading.finished, &judgements)
+                .await?;
         }
     }
     let live = store::live(pool, cluster.id).await?;

@@ -5,6 +5,7 @@
 pub mod accounts;
 pub mod api;
 pub mod cli;
+pub mod cluster_file;
 pub mod clusters;
 pub mod config;
 pub mod db;
@@ -70,6 +71,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     db::migrate(&pool).await?;
     match task {
         Task::Serve(cfg) => {
+            if let Some(path) = &cfg.clusters_file {
+                cli::apply_clusters_file(&pool, path).await?;
+            }
             serve::serve(pool, cfg).await?;
             Ok(ExitCode::SUCCESS)
         }

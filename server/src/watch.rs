@@ -7,6 +7,7 @@ use crate::flagger::{self, PassResult};
 use crate::kafka::reader::{self, Reading};
 use crate::kafka::settings::ClusterSettings;
 use crate::store::clusters::{self as store, ClusterRow};
+use crate::store::samples;
 use chrono::Utc;
 use sqlx::PgPool;
 use std::collections::HashMap;
@@ -15,11 +16,6 @@ use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
 const ROUTINE: &str = "sample";
-
-/// Samples are kept 8 days: the longest chart range (7 d) plus a margin.
-/// (Time partitions and rollups, so long ranges read less, are the next
-/// step; until then retention is a periodic DELETE with a BRIN index on time.)
-const RETENTION_DAYS: i32 = 8;
 
 /// How a pass ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -152,6 +148,21 @@ async fn watch_cluster(pool: PgPool, id: i64, holder: String) {
     }
 }
 
+/// Hourly: day partitions for the samples to come, and retention (see
+/// `store::samples` for how long each resolution is kept). Logs and
+/// carries on: a failure here never stops sampling, since the default
+/// partition takes rows no day partition does.
+async fn housekeeping(pool: &PgPool) {
+    let now = Utc::now();
+    if let Err(e) = samples::ensure_partitions(pool, now).await {
+        tracing::error!(error = %e, "could not create sample partitions");
+    }
+    match samples::expire(pool, now).await {
+        Ok(gone) => tracing::debug!(?gone, "expired old samples"),
+        Err(e) => tracing::error!(error = %e, "could not expire old samples"),
+    }
+}
+
 /// Starts a watcher for every cluster, and for clusters added later.
 pub fn spawn(pool: PgPool) -> JoinHandle<()> {
     let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
@@ -160,10 +171,7 @@ pub fn spawn(pool: PgPool) -> JoinHandle<()> {
         let mut last_expiry: Option<Instant> = None;
         loop {
             if last_expiry.is_none_or(|t| t.elapsed() > Duration::from_secs(3600)) {
-                match store::expire(&pool, RETENTION_DAYS).await {
-                    Ok(n) => tracing::debug!(removed = n, "expired old samples"),
-                    Err(e) => tracing::error!(error = %e, "could not expire old samples"),
-                }
+                housekeeping(&pool).await;
                 last_expiry = Some(Instant::now());
             }
             match store::all(&pool).await {

@@ -200,3 +200,116 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("BROKEN at entry 4"), "{}", text(&o));
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn clusters_follow_a_clusters_file(pool: PgPool) {
+    let dir = std::env::temp_dir().join(format!("sk-clusters-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join(format!(
+        "clusters-{}.toml",
+        pool.connect_options().get_database().unwrap_or("x")
+    ));
+    let path = file.to_str().expect("utf-8 path");
+    let write = |text: &str| std::fs::write(&file, text).expect("write clusters file");
+
+    // A cluster added by hand stays, and is named as not in the file.
+    let o = run(
+        &pool,
+        &["cluster", "add", "manual", "--bootstrap", "127.0.0.1:1"],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+
+    write(
+        r#"
+        [[cluster]]
+        name = "cloud"
+        bootstrap = "pkc.example:9092"
+        security_protocol = "SASL_SSL"
+        sasl_mechanism = "PLAIN"
+        username = "env:CC_KEY"
+        password = "env:CC_SECRET"
+        "#,
+    );
+    let o = run(&pool, &["cluster", "apply", path, "--dry-run"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("would create: cloud"), "{}", text(&o));
+    let count = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM clusters")
+            .fetch_one(&pool)
+            .await
+            .expect("count")
+    };
+    assert_eq!(count().await, 1, "a dry run changes nothing");
+
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    assert!(out.contains("created: cloud"), "{out}");
+    assert!(out.contains("not in the file, left alone: manual"), "{out}");
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert!(text(&o).contains("unchanged: cloud"), "{}", text(&o));
+
+    // A change in the file updates the cluster and is audited.
+    write(
+        r#"
+        [[cluster]]
+        name = "cloud"
+        bootstrap = "pkc.example:9092"
+        security_protocol = "SASL_SSL"
+        sasl_mechanism = "PLAIN"
+        username = "env:CC_KEY"
+        password = "env:CC_SECRET"
+        interval_s = 60
+        "#,
+    );
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert!(text(&o).contains("updated: cloud"), "{}", text(&o));
+    let interval: i32 = sqlx::query_scalar("SELECT interval_s FROM clusters WHERE name = 'cloud'")
+        .fetch_one(&pool)
+        .await
+        .expect("interval");
+    assert_eq!(interval, 60);
+    let audited: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'cluster.update' AND target = 'cluster:cloud'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(audited, 1);
+
+    // A bad entry changes nothing, and says which entry and why: here a
+    // password given as a value, not a reference, and a misspelt key.
+    write(
+        r#"
+        [[cluster]]
+        name = "cloud"
+        bootstrap = "pkc.example:9092"
+        interval_s = 30
+
+        [[cluster]]
+        name = "leaky"
+        bootstrap = "b:9092"
+        security_protocol = "SASL_SSL"
+        sasl_mechanism = "PLAIN"
+        username = "env:K"
+        password = "hunter2"
+        "#,
+    );
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("leaky"), "{}", text(&o));
+    assert!(
+        !text(&o).contains("hunter2"),
+        "a secret is never echoed: {}",
+        text(&o)
+    );
+    assert_eq!(count().await, 2);
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert_eq!(o.status.code(), Some(2));
+    write("[[cluster]]\nname = 'x'\nbootstrap = 'b:1'\npasword = 'env:X'\n");
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("pasword"), "{}", text(&o));
+    let _ = std::fs::remove_file(&file);
+}

@@ -95,6 +95,9 @@ pub struct Rules {
     pub min_samples: usize,
     /// Lag at or below this counts as caught up.
     pub allowed_lag: u64,
+    /// Samples in a row, without members, without a commit and behind,
+    /// that make a partition STOP at once instead of after a whole window.
+    pub stop_samples: usize,
 }
 
 impl Default for Rules {
@@ -102,6 +105,7 @@ impl Default for Rules {
         Self {
             min_samples: 4,
             allowed_lag: 0,
+            stop_samples: 2,
         }
     }
 }
@@ -154,6 +158,9 @@ pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> 
     };
     if behind <= rules.allowed_lag {
         return verdict(Status::Ok, lag, "caught up".into());
+    }
+    if let Some(v) = stopped_now(window, has_members, rules) {
+        return v;
     }
     if window.len() < rules.min_samples {
         return verdict(
@@ -217,6 +224,46 @@ pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> 
     verdict(Status::Ok, lag, format!("{behind} behind and keeping pace"))
 }
 
+/// A group with no members whose committed offset has not moved for
+/// `stop_samples` samples, behind in each, has stopped: said at once, so
+/// the owner hears one interval after the onset rather than after a whole
+/// window as with Burrow. (With members, standing still may be a slow
+/// batch, so STALL waits for the window.) A rewind is left to the window
+/// rules, which name it.
+fn stopped_now(window: &[Sample], has_members: bool, rules: &Rules) -> Option<Verdict> {
+    let newest = window.last()?;
+    let n = rules.stop_samples.max(2);
+    if has_members || window.len() < n {
+        return None;
+    }
+    let committed: Vec<i64> = window.iter().filter_map(|s| s.committed).collect();
+    if committed.len() != window.len() || unrecovered_rewind(&committed).is_some() {
+        return None;
+    }
+    let behind = |s: &Sample| s.lag().messages().is_some_and(|l| l > rules.allowed_lag);
+    let recent = &window[window.len() - n..];
+    if !recent
+        .iter()
+        .all(|s| s.committed == newest.committed && behind(s))
+    {
+        return None;
+    }
+    // How long it has stood still: since the first sample of the run of
+    // equal commits that ends the window.
+    let since = window
+        .iter()
+        .rposition(|s| s.committed != newest.committed)
+        .map_or(0, |i| i + 1);
+    let span_s = (newest.at_ms - window[since].at_ms) / 1000;
+    let at_lag = newest.lag();
+    let messages = at_lag.messages().unwrap_or_default();
+    Some(verdict(
+        Status::Stop,
+        at_lag,
+        format!("no members and no progress for {span_s} s while {messages} behind"),
+    ))
+}
+
 /// The newest point where the committed offset went down and no later commit
 /// reached the pre-rewind offset: (index, from, to).
 fn unrecovered_rewind(committed: &[i64]) -> Option<(usize, i64, i64)> {
@@ -237,6 +284,23 @@ pub fn onset_ms(window: &[Sample], allowed_lag: u64) -> Option<i64> {
     }
     let start = window.iter().rposition(|s| !behind(s)).map_or(0, |i| i + 1);
     window.get(start).map(|s| s.at_ms)
+}
+
+/// When the trouble a status names began, as the first sample that shows
+/// it. For STOP and STALL that is the first sample at which the committed
+/// offset had not moved since the one before: a consumer that is always a
+/// few messages behind (commits lag writes) would otherwise date a stop to
+/// long before it happened. For the others, [`onset_ms`].
+pub fn trouble_onset_ms(window: &[Sample], status: Status, allowed_lag: u64) -> Option<i64> {
+    if !matches!(status, Status::Stop | Status::Stall) {
+        return onset_ms(window, allowed_lag);
+    }
+    let newest = window.last()?;
+    let run_start = window
+        .iter()
+        .rposition(|s| s.committed != newest.committed)
+        .map_or(0, |i| i + 1);
+    window.get(run_start + 1).or(window.last()).map(|s| s.at_ms)
 }
 
 /// The time lag, in seconds, of the newest sample's committed offset,
@@ -399,9 +463,34 @@ mod tests {
     }
 
     #[test]
+    fn a_group_without_members_is_stop_after_one_interval() {
+        // Consuming, then the last member leaves: STOP one interval later,
+        // though the window still holds samples where it kept up.
+        let w = [
+            (Some(10), 10),
+            (Some(20), 20),
+            (Some(30), 35),
+            (Some(30), 50),
+        ];
+        let v = partition_status(&window(&w), false, &Rules::default());
+        assert_eq!(v.status, Status::Stop);
+        assert!(
+            v.reason.contains("no progress for 15 s while 20 behind"),
+            "{}",
+            v.reason
+        );
+        // One sample behind is not enough; nor is standing still with members.
+        assert_eq!(status(&w[..3], false), Status::Incomplete);
+        assert_eq!(status(&w, true), Status::Ok);
+        // Behind, without members, but still committing: not stopped.
+        let w = [(Some(10), 20), (Some(15), 30)];
+        assert_eq!(status(&w, false), Status::Incomplete);
+    }
+
+    #[test]
     fn too_little_history_is_incomplete_not_ok() {
         let w = [(Some(10), 50), (Some(10), 60)];
-        let v = partition_status(&window(&w), false, &Rules::default());
+        let v = partition_status(&window(&w), true, &Rules::default());
         assert_eq!(v.status, Status::Incomplete);
         assert!(v.reason.contains("2 of 4 samples"), "{}", v.reason);
         assert_eq!(
@@ -424,6 +513,17 @@ mod tests {
         assert_eq!(onset_ms(&w, 0), Some(0));
         let w = window(&[(Some(5), 9), (Some(12), 12)]);
         assert_eq!(onset_ms(&w, 0), None);
+    }
+
+    #[test]
+    fn a_stop_dates_from_the_first_sample_without_progress() {
+        // Always a few behind while consuming, then no progress from t=30 s.
+        let w = window(&[(Some(5), 8), (Some(9), 12), (Some(14), 17), (Some(14), 21)]);
+        assert_eq!(onset_ms(&w, 0), Some(0), "behind all along");
+        assert_eq!(trouble_onset_ms(&w, Status::Stop, 0), Some(45_000));
+        let idle = window(&[(Some(40), 50); 6]);
+        assert_eq!(trouble_onset_ms(&idle, Status::Stop, 0), Some(15_000));
+        assert_eq!(trouble_onset_ms(&w, Status::Warn, 0), Some(0));
     }
 
     #[test]

@@ -2,13 +2,14 @@
 //! groups, and a group's lag per partition with its chart.
 
 use crate::chart::{LagChart, RangeLinks, range_hours};
-use crate::components::{ErrorNote, href_with, query_param};
+use crate::components::{ErrorNote, Pager, href_with, page_param, query_param};
 use crate::error::AppError;
-use crate::model::{ClusterDetail, ClusterView, GroupLagView, LagPoint};
+use crate::model::{ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
 use streamkeeper::cluster::ClusterState;
+use streamkeeper::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterView>, AppError> {
@@ -22,6 +23,24 @@ pub async fn get_cluster(id: i64) -> Result<ClusterDetail, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
     backend()?.watch.cluster(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "list_groups")]
+pub async fn list_groups(
+    id: i64,
+    q: Option<String>,
+    status: Option<String>,
+    page: u32,
+) -> Result<Page<GroupSummary>, AppError> {
+    use crate::model::GroupFilter;
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    let filter = GroupFilter { q, status };
+    backend()?
+        .watch
+        .groups(&who, id, filter, PageRequest::new(Some(page), None))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "get_group_lag")]
@@ -139,23 +158,7 @@ pub fn ClusterPage() -> impl IntoView {
                                 <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
                             })}
                             <h2>"Consumer groups"</h2>
-                            <table class="list" data-testid="groups">
-                                <thead><tr><th>"Group"</th><th>"Status"</th><th>"State"</th><th>"Members"</th><th>"Lag (msgs)"</th></tr></thead>
-                                <tbody>
-                                    {d.groups.into_iter().map(|g| {
-                                        let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
-                                        view! {
-                                            <tr>
-                                                <td><a href=href>{g.name}</a></td>
-                                                <td><span class=status_class(&g.status)>{g.status.clone()}</span></td>
-                                                <td>{g.state}</td>
-                                                <td>{g.members}</td>
-                                                <td>{g.total_lag.map_or("–".to_string(), |l| l.to_string())}</td>
-                                            </tr>
-                                        }
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
+                            <GroupList id />
                             <h2>"Topics"</h2>
                             <table class="list" data-testid="topics">
                                 <thead><tr><th>"Stream"</th><th>"Owner"</th><th>"Tier"</th><th>"Freshness budget"</th><th>"Partitions"</th><th>"Health"</th><th>"Messages"</th><th>"Last message"</th></tr></thead>
@@ -194,6 +197,92 @@ pub fn ClusterPage() -> impl IntoView {
     }
 }
 
+/// Statuses the group list filters on, most troubled first.
+const GROUP_STATUSES: [(&str, &str); 10] = [
+    ("trouble", "in trouble"),
+    ("STOP", "STOP"),
+    ("REWIND", "REWIND"),
+    ("LOST", "LOST"),
+    ("STALL", "STALL"),
+    ("WARN", "WARN"),
+    ("OK", "OK"),
+    ("NO_COMMIT", "no commit"),
+    ("INCOMPLETE", "incomplete"),
+    ("gone", "no longer listed"),
+];
+
+/// A cluster's consumer groups: searchable, filtered by status, paginated
+/// on the server, the most troubled first.
+#[component]
+fn GroupList(id: i64) -> impl IntoView {
+    let q = query_param("q");
+    let status = query_param("status");
+    let page = page_param();
+    let groups = Resource::new(
+        move || (q.get(), status.get(), page.get()),
+        move |(q, status, page)| list_groups(id, q, status, page),
+    );
+    let path = format!("/clusters/{id}");
+    view! {
+        <form method="get" action=path.clone() class="filters" role="search">
+            <label>"Group " <input name="q" type="search" value=move || q.get().unwrap_or_default() /></label>
+            <label>
+                "Status "
+                <select name="status">
+                    <option value="" selected=move || status.get().is_none()>"any"</option>
+                    {GROUP_STATUSES.map(|(value, label)| view! {
+                        <option value=value selected=move || status.get().as_deref() == Some(value)>{label}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <button type="submit">"Filter"</button>
+        </form>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || {
+                let path = path.clone();
+                Suspend::new(async move {
+                    match groups.await {
+                        Ok(list) => {
+                            let params = (q.get_untracked(), status.get_untracked());
+                            view! {
+                                <table class="list" data-testid="groups">
+                                    <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Status"</th><th>"State"</th><th>"Members"</th><th>"Lag (msgs)"</th><th>"Time lag"</th></tr></thead>
+                                    <tbody>
+                                        {list.items.clone().into_iter().map(|g| {
+                                            let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
+                                            let state = match g.gone_since {
+                                                Some(t) => format!("not listed since {}", t.format("%m-%d %H:%M UTC")),
+                                                None => g.state.clone(),
+                                            };
+                                            view! {
+                                                <tr>
+                                                    <td><a href=href>{g.name}</a></td>
+                                                    <td>{g.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                    <td><span class=status_class(&g.status)>{g.status.clone()}</span></td>
+                                                    <td>{state}</td>
+                                                    <td>{g.members}</td>
+                                                    <td>{g.total_lag.map_or("–".to_string(), |l| l.to_string())}</td>
+                                                    <td>{g.max_time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s"))}</td>
+                                                </tr>
+                                            }
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                                <Pager page=list href=move |n| href_with(&path, &[
+                                    ("q", params.0.clone()),
+                                    ("status", params.1.clone()),
+                                    ("page", Some(n.to_string())),
+                                ]) />
+                            }.into_any()
+                        }
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
 #[component]
 pub fn GroupPage() -> impl IntoView {
     let params = use_params_map();
@@ -228,9 +317,14 @@ pub fn GroupPage() -> impl IntoView {
                         view! {
                             <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
                             <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
-                            <p class="note">
+                            <p class="note" data-testid="data-age">
                                 {format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str())}
                             </p>
+                            {g.gone_since.map(|t| view! {
+                                <div class="error" role="alert" data-testid="group-gone">
+                                    {format!("The cluster has not listed this group since {}: it was deleted, or its offsets expired. The figures below are from before.", t.format("%Y-%m-%d %H:%M:%S UTC"))}
+                                </div>
+                            })}
                             <RangeLinks href=link />
                             <LagChart points=series />
                             <table class="list" data-testid="partitions">

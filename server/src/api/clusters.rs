@@ -4,11 +4,16 @@ use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use serde::Deserialize;
 use streamkeeper::account::Principal;
-use streamkeeper_app::model::{ClusterView, GroupLagView, NewCluster, StreamSpec, TopicView};
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::model::{
+    ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, StreamSpec, TopicView,
+};
 use streamkeeper_app::port::ClientAddr;
+use utoipa::IntoParams;
 
-use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 /// Watched clusters with their state and data age.
@@ -43,6 +48,37 @@ pub async fn get(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<ClusterView>, ApiError> {
     Ok(Json(st.clusters.get(&who, id).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct GroupQuery {
+    /// A substring of the group's name.
+    q: Option<String>,
+    /// A status (`OK`, `WARN`, `STALL`, `STOP`, `REWIND`, `LOST`, `NO_COMMIT`,
+    /// `INCOMPLETE`), `trouble` for any trouble, or `gone` for groups the
+    /// cluster no longer lists.
+    status: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// A cluster's consumer groups with their last judgement, the most
+/// troubled first.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/groups", tag = "watch",
+    params(("id" = i64, Path), GroupQuery),
+    responses((status = 200, body = Page<GroupSummary>), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn groups(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<GroupQuery>,
+) -> Result<Json<Page<GroupSummary>>, ApiError> {
+    let filter = GroupFilter {
+        q: q.q,
+        status: q.status,
+    };
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.clusters.groups(&who, id, filter, page).await?))
 }
 
 /// A consumer group's lag per partition, judged over the last passes.

@@ -34,6 +34,7 @@ use crate::web::AppState;
         clusters::list,
         clusters::create,
         clusters::get,
+        clusters::groups,
         clusters::group,
         clusters::streams,
         clusters::describe_stream,
@@ -99,6 +100,7 @@ pub fn router() -> Router<AppState> {
         .route("/audit", get(audit::list))
         .route("/clusters", get(clusters::list).post(clusters::create))
         .route("/clusters/{id}", get(clusters::get))
+        .route("/clusters/{id}/groups", get(clusters::groups))
         .route("/clusters/{id}/groups/{group}", get(clusters::group))
         .route("/clusters/{id}/streams", get(clusters::streams))
         .route(

@@ -56,6 +56,9 @@ pub struct Reading {
     pub brokers: usize,
     pub topics: Vec<TopicReading>,
     pub groups: Vec<GroupReading>,
+    /// Whether the group list was read: only then is a group missing from
+    /// `groups` gone from the cluster, rather than unread.
+    pub groups_listed: bool,
     /// What could not be read, in words; empty on a clean pass.
     pub problems: Vec<String>,
 }
@@ -120,6 +123,7 @@ pub fn read(
         .collect();
 
     // 1. Groups and their committed offsets.
+    let mut groups_listed = true;
     let groups = match client.fetch_group_list(None, settings.timeout) {
         Ok(list) => list
             .groups()
@@ -144,6 +148,7 @@ pub fn read(
             })
             .collect::<Vec<_>>(),
         Err(e) => {
+            groups_listed = false;
             problems.push(format!(
                 "consumer groups could not be listed: {}",
                 describe(&e)
@@ -206,6 +211,7 @@ pub fn read(
         brokers: metadata.brokers().len(),
         topics,
         groups,
+        groups_listed,
         problems,
     })
 }

@@ -4,8 +4,10 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet};
 
+use super::samples::{self, SampleColumns};
 use crate::kafka::reader::{Reading, TopicReading};
 use streamkeeper::health::{PartitionMeta, TopicHealth};
+use streamkeeper::page::{Page, PageRequest};
 
 /// Replication and leadership of a topic from its metadata. (Quiet topics
 /// need the stream's expected interval, which the catalog will hold.)
@@ -80,6 +82,28 @@ pub async fn insert(
     .await
 }
 
+/// Changes a cluster's connection settings and interval.
+pub async fn update(
+    conn: &mut PgConnection,
+    id: i64,
+    c: &NewCluster<'_>,
+) -> Result<ClusterRow, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "UPDATE clusters SET bootstrap = $2, security_protocol = $3, sasl_mechanism = $4,
+            username_ref = $5, password_ref = $6, interval_s = $7
+         WHERE id = $1 RETURNING {COLUMNS}"
+    ))
+    .bind(id)
+    .bind(c.bootstrap)
+    .bind(c.security_protocol)
+    .bind(c.sasl_mechanism)
+    .bind(c.username_ref)
+    .bind(c.password_ref)
+    .bind(c.interval_s)
+    .fetch_one(conn)
+    .await
+}
+
 /// Takes or renews the lease of `routine` on a cluster for `holder`; true
 /// when this holder has it now.
 pub async fn lease(
@@ -144,8 +168,8 @@ pub async fn record_failure(
 /// Log-start and log-end of a partition, when they could be read.
 type LogOffsets = (Option<i64>, Option<i64>);
 
-/// Stores a pass in one transaction: the pass, the groups and every sample
-/// (one multi-row insert through UNNEST). Returns the samples written.
+/// Stores a pass in one transaction: the pass, the groups, every sample and
+/// the rollups. Returns the samples written.
 pub async fn record_reading(
     pool: &PgPool,
     cluster_id: i64,
@@ -178,8 +202,7 @@ pub async fn record_reading(
                 .map(move |p| ((t.name.as_str(), p.partition), (p.log_start, p.log_end)))
         })
         .collect();
-    let (mut groups, mut topics, mut parts, mut committed, mut starts, mut lasts) =
-        (vec![], vec![], vec![], vec![], vec![], vec![]);
+    let mut rows = SampleColumns::default();
     for g in &r.groups {
         // A group whose offsets could not be read gets no samples: a gap.
         if g.error.is_some() {
@@ -190,12 +213,12 @@ pub async fn record_reading(
                 .get(&(topic.as_str(), *partition))
                 .copied()
                 .unwrap_or((None, None));
-            groups.push(g.name.clone());
-            topics.push(topic.clone());
-            parts.push(*partition);
-            committed.push(*c);
-            starts.push(s);
-            lasts.push(e);
+            rows.groups.push(g.name.clone());
+            rows.topics.push(topic.clone());
+            rows.partitions.push(*partition);
+            rows.committed.push(*c);
+            rows.log_start.push(s);
+            rows.log_end.push(e);
         }
         let seen: Vec<String> = g
             .offsets
@@ -208,7 +231,7 @@ pub async fn record_reading(
             "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
              VALUES ($1, $2, $3, $4, $5, $6, $6)
              ON CONFLICT (cluster_id, name) DO UPDATE SET state = EXCLUDED.state,
-                members = EXCLUDED.members, last_seen = EXCLUDED.last_seen,
+                members = EXCLUDED.members, last_seen = EXCLUDED.last_seen, gone_since = NULL,
                 topics = ARRAY(SELECT DISTINCT unnest(consumer_groups.topics || EXCLUDED.topics) ORDER BY 1)",
         )
         .bind(cluster_id)
@@ -217,6 +240,18 @@ pub async fn record_reading(
         .bind(i32::try_from(g.members).unwrap_or(i32::MAX))
         .bind(&seen)
         .bind(r.finished)
+        .execute(&mut *tx)
+        .await?;
+    }
+    if r.groups_listed {
+        let listed: Vec<&str> = r.groups.iter().map(|g| g.name.as_str()).collect();
+        sqlx::query(
+            "UPDATE consumer_groups SET gone_since = $2
+             WHERE cluster_id = $1 AND gone_since IS NULL AND NOT (name = ANY($3))",
+        )
+        .bind(cluster_id)
+        .bind(r.finished)
+        .bind(&listed)
         .execute(&mut *tx)
         .await?;
     }
@@ -244,24 +279,9 @@ pub async fn record_reading(
         .execute(&mut *tx)
         .await?;
     }
-    let written = groups.len();
-    sqlx::query(
-        "INSERT INTO lag_samples (cluster_id, pass_id, at, group_name, topic, partition, committed, log_start, log_end)
-         SELECT $1, $2, $3, * FROM UNNEST($4::text[], $5::text[], $6::int[], $7::bigint[], $8::bigint[], $9::bigint[])",
-    )
-    .bind(cluster_id)
-    .bind(pass_id)
-    .bind(r.finished)
-    .bind(&groups)
-    .bind(&topics)
-    .bind(&parts)
-    .bind(&committed)
-    .bind(&starts)
-    .bind(&lasts)
-    .execute(&mut *tx)
-    .await?;
+    samples::insert(&mut tx, cluster_id, pass_id, r.finished, &rows).await?;
     tx.commit().await?;
-    Ok(written)
+    Ok(rows.len())
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -300,95 +320,126 @@ pub struct GroupRow {
     pub state: String,
     pub members: i32,
     pub last_seen: DateTime<Utc>,
+    pub gone_since: Option<DateTime<Utc>>,
+    pub owner: Option<String>,
+    pub status: Option<String>,
+    pub total_lag: Option<i64>,
+    pub max_time_lag_s: Option<f64>,
+    pub evaluated_at: Option<DateTime<Utc>>,
 }
 
-pub async fn groups(pool: &PgPool, cluster_id: i64) -> Result<Vec<GroupRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT name, state, members, last_seen FROM consumer_groups WHERE cluster_id = $1 ORDER BY name",
-    )
-    .bind(cluster_id)
-    .fetch_all(pool)
-    .await
-}
+const GROUP_COLUMNS: &str =
+    "g.name, g.state, g.members, g.last_seen, g.gone_since, tm.name AS owner,
+    g.status, g.total_lag, g.max_time_lag_s, g.evaluated_at";
 
-#[derive(Debug, Clone, FromRow)]
-pub struct SampleRow {
-    pub at: DateTime<Utc>,
-    pub topic: String,
-    pub partition: i32,
-    pub committed: Option<i64>,
-    pub log_start: Option<i64>,
-    pub log_end: Option<i64>,
-}
-
-/// A group's samples over the last `window` passes of its cluster, oldest
-/// first.
-pub async fn group_window(
+pub async fn group(
     pool: &PgPool,
     cluster_id: i64,
-    group: &str,
-    passes: i64,
-) -> Result<Vec<SampleRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT s.at, s.topic, s.partition, s.committed, s.log_start, s.log_end
-         FROM lag_samples s
-         WHERE s.cluster_id = $1 AND s.group_name = $2
-           AND s.pass_id IN (SELECT id FROM cluster_passes WHERE cluster_id = $1
-                             ORDER BY started_at DESC LIMIT $3)
-         ORDER BY s.topic, s.partition, s.at",
-    )
+    name: &str,
+) -> Result<Option<GroupRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+         WHERE g.cluster_id = $1 AND g.name = $2"
+    ))
     .bind(cluster_id)
-    .bind(group)
-    .bind(passes)
-    .fetch_all(pool)
+    .bind(name)
+    .fetch_optional(pool)
     .await
 }
 
-/// Per pass since `since`: when it finished, whether it read the cluster,
-/// and the group's total lag in it (NULL when the pass had no samples for
-/// the group).
-pub async fn lag_series(
+/// Which groups a list shows.
+#[derive(Debug, Default)]
+pub struct GroupQuery<'a> {
+    /// A substring of the name.
+    pub q: Option<&'a str>,
+    /// One status (`STOP`, …), `trouble` for any trouble, or `gone`.
+    pub status: Option<&'a str>,
+}
+
+/// A page of a cluster's groups: the most troubled first, then by name.
+pub async fn group_list(
     pool: &PgPool,
     cluster_id: i64,
-    group: &str,
-    since: DateTime<Utc>,
-) -> Result<Vec<(DateTime<Utc>, String, Option<i64>)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT p.finished_at, p.outcome, s.total
-         FROM cluster_passes p
-         LEFT JOIN (
-             SELECT pass_id, sum(GREATEST(log_end - GREATEST(committed, log_start), 0))::bigint AS total
-             FROM lag_samples
-             WHERE cluster_id = $1 AND group_name = $2 AND at >= $3
-               AND committed IS NOT NULL AND log_end IS NOT NULL AND log_start IS NOT NULL
-             GROUP BY pass_id
-         ) s ON s.pass_id = p.id
-         WHERE p.cluster_id = $1 AND p.started_at >= $3
-         ORDER BY p.started_at",
-    )
+    query: &GroupQuery<'_>,
+    page: PageRequest,
+) -> Result<Page<GroupRow>, sqlx::Error> {
+    let pattern = super::contains_pattern(query.q);
+    let (status, trouble, gone) = match query.status {
+        Some("trouble") => (None, true, false),
+        Some("gone") => (None, false, true),
+        Some(s) => (Some(s), false, false),
+        None => (None, false, false),
+    };
+    let filter = "g.cluster_id = $1 AND ($2::text IS NULL OR g.name ILIKE $2)
+        AND ($3::text IS NULL OR g.status = $3)
+        AND (NOT $4 OR g.status IN ('WARN', 'STALL', 'STOP', 'REWIND', 'LOST'))
+        AND (NOT $5 OR g.gone_since IS NOT NULL)";
+    let total: i64 = sqlx::query_scalar(&format!(
+        "SELECT count(*) FROM consumer_groups g WHERE {filter}"
+    ))
     .bind(cluster_id)
-    .bind(group)
-    .bind(since)
-    .fetch_all(pool)
-    .await
-}
-
-/// Deletes samples and passes older than `days`; returns the samples removed.
-pub async fn expire(pool: &PgPool, days: i32) -> Result<u64, sqlx::Error> {
-    let samples =
-        sqlx::query("DELETE FROM lag_samples WHERE at < now() - make_interval(days => $1)")
-            .bind(days)
-            .execute(pool)
-            .await?
-            .rows_affected();
-    sqlx::query(
-        "DELETE FROM cluster_passes p WHERE p.started_at < now() - make_interval(days => $1)
-         AND NOT EXISTS (SELECT 1 FROM lag_samples s WHERE s.pass_id = p.id)",
-    )
-    .bind(days)
-    .execute(pool)
+    .bind(&pattern)
+    .bind(status)
+    .bind(trouble)
+    .bind(gone)
+    .fetch_one(pool)
     .await?;
-    Ok(samples)
+    let items = sqlx::query_as(&format!(
+        "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+         WHERE {filter}
+         ORDER BY (g.gone_since IS NULL) DESC,
+                  CASE g.status WHEN 'STOP' THEN 0 WHEN 'REWIND' THEN 1 WHEN 'LOST' THEN 2
+                                WHEN 'STALL' THEN 3 WHEN 'WARN' THEN 4 ELSE 5 END,
+                  g.name
+         LIMIT $6 OFFSET $7"
+    ))
+    .bind(cluster_id)
+    .bind(&pattern)
+    .bind(status)
+    .bind(trouble)
+    .bind(gone)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    Ok(Page::new(items, page, total.unsigned_abs()))
+}
+
+/// A group's status and lag after the evaluation of a pass.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Judgement {
+    pub group: String,
+    pub status: String,
+    pub total_lag: Option<i64>,
+    pub max_time_lag_s: Option<f64>,
+}
+
+/// Stores the judgements of one pass in one statement.
+pub async fn set_judgements(
+    pool: &PgPool,
+    cluster_id: i64,
+    at: DateTime<Utc>,
+    judgements: &[Judgement],
+) -> Result<(), sqlx::Error> {
+    let names: Vec<&str> = judgements.iter().map(|j| j.group.as_str()).collect();
+    let statuses: Vec<&str> = judgements.iter().map(|j| j.status.as_str()).collect();
+    let lags: Vec<Option<i64>> = judgements.iter().map(|j| j.total_lag).collect();
+    let times: Vec<Option<f64>> = judgements.iter().map(|j| j.max_time_lag_s).collect();
+    sqlx::query(
+        "UPDATE consumer_groups g SET status = u.status, total_lag = u.lag,
+            max_time_lag_s = u.time_lag, evaluated_at = $2
+         FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::float8[]) AS u(name, status, lag, time_lag)
+         WHERE g.cluster_id = $1 AND g.name = u.name",
+    )
+    .bind(cluster_id)
+    .bind(at)
+    .bind(&names)
+    .bind(&statuses)
+    .bind(&lags)
+    .bind(&times)
+    .execute(pool)
+    .await
+    .map(drop)
 }
 
 /// A topic with its health and its catalog entry (if any).
@@ -483,8 +534,8 @@ pub async fn stream_list(
     q: Option<&str>,
     owner: Option<&str>,
     trouble: Option<bool>,
-    page: streamkeeper::page::PageRequest,
-) -> Result<streamkeeper::page::Page<StreamListRow>, sqlx::Error> {
+    page: PageRequest,
+) -> Result<Page<StreamListRow>, sqlx::Error> {
     let pattern = super::contains_pattern(q);
     const FROM: &str = "FROM topics t
         JOIN clusters c ON c.id = t.cluster_id
@@ -519,20 +570,7 @@ pub async fn stream_list(
     .bind(page.offset())
     .fetch_all(pool)
     .await?;
-    Ok(streamkeeper::page::Page::new(
-        rows,
-        page,
-        total.unsigned_abs(),
-    ))
-}
-
-#[derive(Debug, Clone, FromRow)]
-struct ReaderRow {
-    name: String,
-    state: String,
-    members: i32,
-    last_seen: DateTime<Utc>,
-    owner: Option<String>,
+    Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
 /// Groups that read `topic`, with their owner team's name.
@@ -540,28 +578,15 @@ pub async fn readers(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
-) -> Result<Vec<(GroupRow, Option<String>)>, sqlx::Error> {
-    let rows: Vec<ReaderRow> = sqlx::query_as(
-        "SELECT g.name, g.state, g.members, g.last_seen, tm.name AS owner
-         FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
-         WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) ORDER BY g.name",
-    )
+) -> Result<Vec<GroupRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+         WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) ORDER BY g.name"
+    ))
     .bind(cluster_id)
     .bind(topic)
     .fetch_all(pool)
-    .await?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            let group = GroupRow {
-                name: r.name,
-                state: r.state,
-                members: r.members,
-                last_seen: r.last_seen,
-            };
-            (group, r.owner)
-        })
-        .collect())
+    .await
 }
 
 /// A group's owner team: `None` when there is no such group, `Some(None)`

@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod clusters;
 pub mod flags;
+pub mod samples;
 pub mod teams;
 pub mod tokens;
 pub mod users;

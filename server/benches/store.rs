@@ -1,0 +1,237 @@
+//! Storing and judging passes in Postgres at scale, and reading a page of
+//! a cluster's consumer groups.
+//!
+//! ```sh
+//! source scripts/lib.sh && start_postgres /tmp/pgbench 55433
+//! DATABASE_URL=postgres://postgres@127.0.0.1:55433/postgres \
+//!   cargo bench -p streamkeeper-server --bench store -- 1000 10000
+//! ```
+//! Arguments: groups, partitions (topics of 50 partitions; each group
+//! commits on one topic's 50 partitions, so 1,000 groups make 50,000
+//! samples a pass). Works in a database of its own, dropped at the end.
+//!
+//! Prints, over 12 synthetic passes (no broker: the reading is built in
+//! memory, so only Postgres and the evaluation are timed):
+//! - ingest: one pass stored (samples through UNNEST into the day
+//!   partition, groups, topics, rollups) in one transaction, rows/s;
+//! - evaluate: the evaluation after a pass (every group's window in one
+//!   read, statuses, flags reconciled, judgements stored);
+//! - the groups page: page 1 of the cluster's groups, the troubled-only
+//!   filter and a name search, as the console's service returns them.
+
+use chrono::{Duration as Span, Utc};
+use sqlx::postgres::PgPoolOptions;
+use std::collections::BTreeMap;
+use std::time::{Duration, Instant};
+use streamkeeper::account::{Credential, Principal};
+use streamkeeper::page::PageRequest;
+use streamkeeper::role::Role;
+use streamkeeper_app::model::GroupFilter;
+use streamkeeper_server::clusters::ClusterService;
+use streamkeeper_server::flagger::{self, PassResult};
+use streamkeeper_server::kafka::reader::{GroupReading, PartitionReading, Reading, TopicReading};
+use streamkeeper_server::store::{clusters, samples};
+
+const PER_TOPIC: usize = 50;
+const PASSES: usize = 12;
+
+#[tokio::main]
+async fn main() {
+    let Ok(base) = std::env::var("DATABASE_URL") else {
+        eprintln!(
+            "set DATABASE_URL to a Postgres server (see the comment at the top of benches/store.rs)"
+        );
+        std::process::exit(2);
+    };
+    let args: Vec<usize> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let groups = args.first().copied().unwrap_or(1_000);
+    let partitions = args.get(1).copied().unwrap_or(10_000);
+    let topics = partitions.div_ceil(PER_TOPIC);
+
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&base)
+        .await
+        .expect("connect");
+    let db = format!("sk_bench_store_{}", std::process::id());
+    sqlx::query(&format!("CREATE DATABASE {db}"))
+        .execute(&admin)
+        .await
+        .expect("create database");
+    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
+    url.set_path(&db);
+    let pool = PgPoolOptions::new()
+        .max_connections(8)
+        .connect(url.as_str())
+        .await
+        .expect("connect to the bench database");
+    streamkeeper_server::db::migrate(&pool)
+        .await
+        .expect("migrate");
+    samples::ensure_partitions(&pool, Utc::now())
+        .await
+        .expect("partitions");
+    let cluster: (i64,) = sqlx::query_as(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('bench', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let row = clusters::by_id(&pool, cluster.0)
+        .await
+        .expect("read cluster")
+        .expect("cluster row");
+
+    let names: Vec<String> = (0..topics).map(|i| format!("topic-{i}")).collect();
+    let start = Utc::now() - Span::seconds(15 * PASSES as i64);
+    let (mut ingest, mut evaluate) = (Vec::new(), Vec::new());
+    let mut rows = 0;
+    for pass in 0..PASSES {
+        let at = start + Span::seconds(15 * pass as i64);
+        let reading = synthetic(&names, groups, pass as i64, at);
+        let t = Instant::now();
+        rows = clusters::record_reading(&pool, row.id, &reading)
+            .await
+            .expect("store a pass");
+        ingest.push(t.elapsed());
+        let t = Instant::now();
+        flagger::after_pass(&pool, &row, PassResult::Read(&reading))
+            .await
+            .expect("evaluate");
+        evaluate.push(t.elapsed());
+    }
+    let med_ingest = median(&mut ingest);
+    println!(
+        "ingest   {groups} groups × {partitions} partitions: {rows} samples a pass, median {:.3} s → {:.0} rows/s (min {:.3} s, max {:.3} s)",
+        med_ingest.as_secs_f64(),
+        rows as f64 / med_ingest.as_secs_f64(),
+        ingest.iter().min().map_or(0.0, Duration::as_secs_f64),
+        ingest.iter().max().map_or(0.0, Duration::as_secs_f64),
+    );
+    println!(
+        "evaluate every group's window after a pass: median {:.3} s (max {:.3} s)",
+        median(&mut evaluate).as_secs_f64(),
+        evaluate.iter().max().map_or(0.0, Duration::as_secs_f64),
+    );
+
+    // The groups page: 10,000 groups need that many rows in the table.
+    if groups < 10_000 {
+        let extra: Vec<String> = (groups..10_000).map(|g| format!("group-{g:05}")).collect();
+        sqlx::query(
+            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen, status, total_lag)
+             SELECT $1, n, 'Stable', 1, '{}', now(), now(), 'OK', 0 FROM UNNEST($2::text[]) AS n",
+        )
+        .bind(row.id)
+        .bind(&extra)
+        .execute(&pool)
+        .await
+        .expect("more groups");
+    }
+    let service = ClusterService::new(pool.clone());
+    let who = Principal {
+        user_id: 0,
+        username: "bench".into(),
+        display_name: "bench".into(),
+        roles: vec![Role::Viewer],
+        via: Credential::Token,
+    };
+    for (label, filter) in [
+        ("page 1", GroupFilter::default()),
+        (
+            "trouble only",
+            GroupFilter {
+                q: None,
+                status: Some("trouble".into()),
+            },
+        ),
+        (
+            "search 'group-09'",
+            GroupFilter {
+                q: Some("group-09".into()),
+                status: None,
+            },
+        ),
+    ] {
+        let mut times = Vec::new();
+        let mut total = 0;
+        for _ in 0..20 {
+            let t = Instant::now();
+            let page = service
+                .groups(
+                    &who,
+                    row.id,
+                    filter.clone(),
+                    PageRequest::new(Some(1), None),
+                )
+                .await
+                .expect("groups page");
+            times.push(t.elapsed());
+            total = page.total;
+        }
+        println!(
+            "groups page, {label}: {total} of 10,000+ groups match, median {:.1} ms (max {:.1} ms)",
+            median(&mut times).as_secs_f64() * 1e3,
+            times.iter().max().map_or(0.0, Duration::as_secs_f64) * 1e3,
+        );
+    }
+
+    pool.close().await;
+    sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&admin)
+        .await
+        .expect("drop database");
+}
+
+/// A pass in which every group commits 90 more messages a partition a
+/// pass, producers write 100 more, and every tenth group has stopped.
+fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<Utc>) -> Reading {
+    let end = 1_000 + pass * 100;
+    Reading {
+        started: at,
+        finished: at,
+        brokers: 1,
+        topics: topics
+            .iter()
+            .map(|name| TopicReading {
+                name: name.clone(),
+                partitions: (0..PER_TOPIC as i32)
+                    .map(|p| PartitionReading {
+                        partition: p,
+                        leader: Some(1),
+                        replicas: vec![1],
+                        isr: vec![1],
+                        log_start: Some(0),
+                        log_end: Some(end),
+                    })
+                    .collect(),
+            })
+            .collect(),
+        groups: (0..groups)
+            .map(|g| {
+                let topic = &topics[g % topics.len()];
+                let stopped = g % 10 == 0;
+                let committed = if stopped { 900 } else { 900 + pass * 90 };
+                GroupReading {
+                    name: format!("group-{g:05}"),
+                    state: if stopped { "Empty" } else { "Stable" }.into(),
+                    members: usize::from(!stopped),
+                    offsets: (0..PER_TOPIC as i32)
+                        .map(|p| ((topic.clone(), p), Some(committed)))
+                        .collect::<BTreeMap<_, _>>(),
+                    error: None,
+                }
+            })
+            .collect(),
+        groups_listed: true,
+        problems: Vec::new(),
+    }
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}

@@ -1,0 +1,154 @@
+//! Clusters declared in a file, for GitOps: the file is the source of
+//! truth for the clusters it names, applied at start (`serve
+//! --clusters-file`) or by a CI job (`streamkeeper cluster apply FILE`).
+//! Credentials stay references (`env:NAME`, `file:/path`), so the file
+//! can live in a repository.
+//!
+//! ```toml
+//! [[cluster]]
+//! name = "prod"
+//! bootstrap = "pkc-abc.eu-west-1.aws.confluent.cloud:9092"
+//! security_protocol = "SASL_SSL"
+//! sasl_mechanism = "PLAIN"
+//! username = "env:CC_API_KEY"
+//! password = "env:CC_API_SECRET"
+//! interval_s = 15
+//! ```
+
+use serde::Deserialize;
+use std::path::Path;
+use streamkeeper_app::model::NewCluster;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ClusterFileError {
+    #[error("the clusters file {path} cannot be read: {source}")]
+    Read {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("the clusters file {path} is not valid: {detail}")]
+    Invalid { path: String, detail: String },
+}
+
+/// One `[[cluster]]` table. Unknown keys are refused: a misspelt
+/// `pasword` must not silently leave a cluster without credentials.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Entry {
+    name: String,
+    bootstrap: String,
+    #[serde(default = "plaintext")]
+    security_protocol: String,
+    sasl_mechanism: Option<String>,
+    /// A reference: `env:NAME` or `file:/path`.
+    username: Option<String>,
+    /// A reference: `env:NAME` or `file:/path`.
+    password: Option<String>,
+    #[serde(default = "default_interval")]
+    interval_s: i32,
+}
+
+fn plaintext() -> String {
+    "PLAINTEXT".into()
+}
+
+fn default_interval() -> i32 {
+    15
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ClusterFile {
+    #[serde(default)]
+    cluster: Vec<Entry>,
+}
+
+/// Parses a clusters file's text; `path` only names it in errors.
+pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError> {
+    let invalid = |detail: String| ClusterFileError::Invalid {
+        path: path.to_owned(),
+        detail,
+    };
+    let file: ClusterFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let mut seen = std::collections::BTreeSet::new();
+    for e in &file.cluster {
+        if !seen.insert(e.name.trim().to_owned()) {
+            return Err(invalid(format!(
+                "the cluster {:?} is declared twice",
+                e.name
+            )));
+        }
+    }
+    Ok(file
+        .cluster
+        .into_iter()
+        .map(|e| NewCluster {
+            name: e.name,
+            bootstrap: e.bootstrap,
+            security_protocol: e.security_protocol,
+            sasl_mechanism: e.sasl_mechanism,
+            username_ref: e.username,
+            password_ref: e.password,
+            interval_s: e.interval_s,
+        })
+        .collect())
+}
+
+/// Reads and parses a clusters file.
+pub fn load(path: &Path) -> Result<Vec<NewCluster>, ClusterFileError> {
+    let name = path.display().to_string();
+    let text = std::fs::read_to_string(path).map_err(|source| ClusterFileError::Read {
+        path: name.clone(),
+        source,
+    })?;
+    parse(&name, &text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_entries_with_defaults() {
+        let c = parse(
+            "c.toml",
+            r#"
+            [[cluster]]
+            name = "local"
+            bootstrap = "127.0.0.1:9092"
+
+            [[cluster]]
+            name = "cloud"
+            bootstrap = "pkc:9092"
+            security_protocol = "SASL_SSL"
+            sasl_mechanism = "PLAIN"
+            username = "env:KEY"
+            password = "file:/run/secrets/cc"
+            interval_s = 30
+            "#,
+        )
+        .expect("valid");
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].security_protocol, "PLAINTEXT");
+        assert_eq!(c[0].interval_s, 15);
+        assert_eq!(c[1].password_ref.as_deref(), Some("file:/run/secrets/cc"));
+    }
+
+    #[test]
+    fn refuses_unknown_keys_duplicates_and_bad_toml() {
+        let e = parse(
+            "c.toml",
+            "[[cluster]]\nname='a'\nbootstrap='b'\npasword='env:X'\n",
+        )
+        .expect_err("unknown key");
+        assert!(e.to_string().contains("pasword"), "{e}");
+        let e = parse(
+            "c.toml",
+            "[[cluster]]\nname='a'\nbootstrap='b'\n[[cluster]]\nname='a'\nbootstrap='c'\n",
+        )
+        .expect_err("twice");
+        assert!(e.to_string().contains("declared twice"), "{e}");
+        let e = parse("c.toml", "[[cluster]\n").expect_err("bad toml");
+        assert!(e.to_string().contains("c.toml"), "{e}");
+    }
+}

@@ -13,6 +13,9 @@ macro_rules! kinds {
         }
 
         impl Kind {
+            #[cfg(test)]
+            pub const ALL: &[Kind] = &[$(Kind::$name),*];
+
             pub fn name(self) -> &'static str {
                 match self {
                     $(Kind::$name => stringify!($name)),*

@@ -9,6 +9,7 @@ pub(super) fn sentence(difference: &Difference) -> String {
     use Kind::*;
     let path = difference.path.as_str();
     let (parent, last) = path.rsplit_once('/').unwrap_or(("", path));
+    let last = unescape(last);
     // `at`: where the difference is; `on`: the schema whose keyword `last`
     // changed (`maxLength` of 'name').
     let at = subject(path);
@@ -167,7 +168,7 @@ fn subject(path: &str) -> String {
     let segments: Vec<String> = path
         .split('/')
         .filter(|s| !s.is_empty())
-        .map(|s| s.replace("~1", "/").replace("~0", "~"))
+        .map(unescape)
         .collect();
     let mut field = String::new();
     let mut rest = segments.iter().peekable();
@@ -205,6 +206,11 @@ fn subject(path: &str) -> String {
     }
 }
 
+/// A JSON Pointer segment back to the name it escapes (RFC 6901).
+fn unescape(segment: &str) -> String {
+    segment.replace("~1", "/").replace("~0", "~")
+}
+
 fn is_index(segment: &str) -> bool {
     segment.parse::<usize>().is_ok()
 }
@@ -219,7 +225,27 @@ fn capitalized(text: &str) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::subject;
+    use super::super::difference::Policy;
+    use super::*;
+
+    /// Whatever STRICT can report reads as a sentence of its own, not as
+    /// the fallback for kinds no policy rejects.
+    #[test]
+    fn every_reportable_kind_has_its_own_sentence() {
+        for &kind in Kind::ALL {
+            if Policy::Strict.allows(kind) {
+                continue;
+            }
+            let difference = Difference {
+                kind,
+                path: "properties/a/dependencies/b".into(),
+                detail: Some(("1".into(), "2".into())),
+            };
+            let sentence = sentence(&difference);
+            assert!(!sentence.contains(kind.name()), "{kind:?}: {sentence}");
+            assert!(sentence.ends_with('.'), "{kind:?}: {sentence}");
+        }
+    }
 
     #[test]
     fn subjects_read_as_data_paths() {

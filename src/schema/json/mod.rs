@@ -10,12 +10,17 @@
 //! Each [`Incompatibility`] has:
 //! - `kind`: the name of Confluent's `Difference.Type`
 //!   (`TYPE_CHANGED`, `REQUIRED_PROPERTY_ADDED_TO_UNOPEN_CONTENT_MODEL`, ...);
-//! - `location`: Confluent's `jsonPath`, a JSON Pointer as a URI fragment
-//!   into the writer's schema as walked by the diff: `#/` for the root,
-//!   `#/properties/age`, `#/properties/tags/items/0`,
-//!   `#/properties/p/oneOf/1/maxLength`, `#/required/age`. `$ref`s are
+//! - `location`: Confluent's `jsonPath`, a JSON Pointer written as a URI
+//!   fragment, to the place the diff was at while walking both schemas side
+//!   by side: `#/` for the root, `#/properties/age`,
+//!   `#/properties/tags/items` (every item), `#/properties/pair/items/0`
+//!   (a tuple position), `#/properties/p/oneOf/1/maxLength` (a branch, by
+//!   its index in the writer's schema), `#/required/age`,
+//!   `#/dependencies/age`, `#/additionalProperties`. A keyword that changed
+//!   ends the pointer (`/maxLength`, `/enum`, `/pattern`); a change of type
+//!   or of a whole property points at the schema itself. `$ref`s are
 //!   followed without adding to the path. Unlike Confluent, a `/` or `~`
-//!   in a property name is escaped as in RFC 6901 (`~1`, `~0`);
+//!   in a property name is escaped as RFC 6901 says (`~1`, `~0`);
 //! - `message`: a sentence naming the place and what differs, in terms of
 //!   the writer's and the reader's schema.
 //!

@@ -22,7 +22,7 @@ pub(super) fn compare(c: &mut Comparer<'_>, ctx: &mut Ctx, original: At, update:
     else {
         return;
     };
-    compare_required(ctx, c, o, u, update);
+    compare_required(c, ctx, o, u, update);
     compare_properties(c, ctx, (original, o), (update, u));
     compare_dependencies(c, ctx, (original, o), (update, u));
     compare_additional_properties(c, ctx, (original, o), (update, u));
@@ -32,7 +32,7 @@ pub(super) fn compare(c: &mut Comparer<'_>, ctx: &mut Ctx, original: At, update:
 
 /// A property required only by the reader is a problem unless its reader
 /// schema has a default. Only properties both sides name are looked at.
-fn compare_required(ctx: &mut Ctx, c: &Comparer<'_>, o: &ObjectRules, u: &ObjectRules, update: At) {
+fn compare_required(c: &Comparer<'_>, ctx: &mut Ctx, o: &ObjectRules, u: &ObjectRules, update: At) {
     ctx.enter("required");
     for name in o.properties.keys() {
         let Some(&update_schema) = u.properties.get(name) else {

@@ -98,3 +98,10 @@ fn run(vectors: &[Vector]) {
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Parsed schemas can be cached and shared between threads.
+#[test]
+fn parsed_schemas_are_send_and_sync() {
+    fn shareable<T: Send + Sync>() {}
+    shareable::<JsonSchema>();
+}

@@ -197,12 +197,12 @@ fn percent_decode(text: &str) -> String {
 /// for the relative names schemas use (`other.json`, `../common/x.json`,
 /// `/schemas/x.json`).
 fn resolve(base: Option<&str>, reference: &str) -> String {
-    let Some(base) = base else {
-        return reference.to_owned();
-    };
     if has_scheme(reference) {
         return reference.to_owned();
     }
+    let Some(base) = base else {
+        return remove_dot_segments(reference);
+    };
     let (scheme, rest) = base.split_once(':').unwrap_or(("", base));
     if let Some(network_path) = reference.strip_prefix("//") {
         return format!("{scheme}://{network_path}");
@@ -280,6 +280,7 @@ mod tests {
         assert_eq!(resolve(base, "/x.json"), "http://example.com/x.json");
         assert_eq!(resolve(base, "urn:example:x"), "urn:example:x");
         assert_eq!(resolve(None, "customer.json"), "customer.json");
+        assert_eq!(resolve(None, "./customer.json"), "customer.json");
     }
 
     #[test]

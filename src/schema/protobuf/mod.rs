@@ -12,10 +12,14 @@
 //!   matched by name (not only the first message, the record type);
 //! - inside a message, fields keyed by tag number, oneofs by name, then the
 //!   nested messages and enums, matched by name;
-//! - a field whose type is a message defined in an import (a reference or a
-//!   well-known `google/protobuf/*.proto` file) is followed into that
-//!   message, which is compared too, guarded against recursion; a message of
-//!   the main file is not followed, as it is compared where it is declared.
+//! - a field whose type is a message defined in an import (a reference or
+//!   a well-known file such as `google/protobuf/timestamp.proto`) is
+//!   followed into that message, which is compared too, guarded against
+//!   recursion; a message of the main file is not followed, as it is
+//!   compared where it is declared;
+//! - labels only when both sides write one, as Confluent compares Wire's
+//!   parse of the text: a proto3 `int32 n` that becomes `repeated int32 n`
+//!   is no difference (an explicit `optional int32 n` that does is).
 //!
 //! Locations are Confluent's `Context` paths: `#/` then the names and numbers
 //! entered, joined by `/`. A message is named by its path from the top of
@@ -24,9 +28,19 @@
 //! tag (`#/Order/payment/7`), an enum value by its number (`#/Status/2`); the
 //! package is `#/`. A message reached through an import is located in its
 //! own file (`#/Money/1`), not under the field that reached it.
+//!
+//! Where this differs from Confluent:
+//! - Confluent reports a followed message's differences once per field
+//!   that reaches it; here each difference is reported once.
+//! - `.proto` text is compiled by protox, which rejects what `protoc`
+//!   rejects (an undefined type, say); Confluent's diff runs on Wire's
+//!   parse, which resolves less strictly.
+//! - `google/type/*.proto` imports need a reference here; Confluent ships
+//!   them. The other well-known files need none, as in Confluent.
 
 mod diff;
 mod difference;
+mod known;
 mod model;
 mod parse;
 #[cfg(test)]

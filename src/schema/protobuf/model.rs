@@ -46,7 +46,7 @@ pub(super) struct SourceFile {
     pub(super) name: String,
     /// The main file, whose messages are compared where they are declared.
     pub(super) is_main: bool,
-    /// The text of a reference; `None` for the well-known files protox ships.
+    /// The text of a reference; `None` for a well-known file.
     pub(super) text: Option<String>,
 }
 

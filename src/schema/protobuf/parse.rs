@@ -1,8 +1,11 @@
 //! Compiling a schema's `.proto` text in memory with protox.
 //!
 //! Imports resolve, like Confluent's `dependenciesWithLogicalTypes`, to the
-//! schema's references (by import path) first, then to the well-known
-//! `google/protobuf/*.proto` files that protox ships.
+//! schema's references (by import path) first, then to the well-known files:
+//! `google/protobuf/*.proto` as protox ships them and Confluent's
+//! `confluent/meta.proto`, `confluent/type/decimal.proto` and
+//! `confluent/type/variant.proto`. Confluent also knows `google/type/*.proto`
+//! without a reference; here those need one.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -11,6 +14,7 @@ use protox::Compiler;
 use protox::file::{File, FileResolver, GoogleFileResolver};
 
 use super::ProtobufSchema;
+use super::known::confluent_file;
 use crate::schema::{ResolvedReference, SchemaError, SchemaText, SchemaType};
 
 impl ProtobufSchema {
@@ -72,6 +76,9 @@ impl FileResolver for SchemaFiles {
         }
         if let Some(reference) = self.references.iter().find(|r| r.name == name) {
             return File::from_source(name, &reference.text);
+        }
+        if let Some(text) = confluent_file(name) {
+            return File::from_source(name, text);
         }
         self.well_known.open_file(name).inspect_err(|err| {
             if err.is_file_not_found() {

@@ -730,6 +730,24 @@ fn well_known_types_need_no_reference() {
     );
 }
 
+#[test]
+fn confluent_files_need_no_reference() {
+    let with = |ty: &str| {
+        format!(
+            "syntax = \"proto3\";\nimport \"confluent/meta.proto\";\nimport \"confluent/type/decimal.proto\";\nmessage Payment {{\n  option (confluent.message_meta).tags = \"PII\";\n  {ty} amount = 1 [(confluent.field_meta).doc = \"The amount\"];\n}}"
+        )
+    };
+    let decimal = schema(&with("confluent.type.Decimal"));
+    assert_eq!(
+        differences(&decimal, &schema(&with("confluent.type.Decimal"))),
+        no_differences()
+    );
+    assert_eq!(
+        differences(&decimal, &schema(&with("double"))),
+        ["FIELD_KIND_CHANGED #/Payment/1"]
+    );
+}
+
 // ---- sentences ----
 
 #[test]

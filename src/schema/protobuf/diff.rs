@@ -103,38 +103,41 @@ impl<'s> Comparison<'s> {
     }
 
     /// `SchemaDiff.compareTypeElements`: messages and enums declared side
-    /// by side, matched by simple name; a message's index counts messages
-    /// only.
+    /// by side, matched by simple name.
     fn compare_types(&mut self, writer: &Types, reader: &Types) {
+        self.compare_declared_messages(&writer.messages, &reader.messages);
+        self.compare_declared_enums(&writer.enums, &reader.enums);
+    }
+
+    fn compare_declared_messages(&mut self, writer: &[usize], reader: &[usize]) {
         let (w, r) = (self.writer, self.reader);
-        let writer_messages = index_by_name(&writer.messages, |id| &w.messages[id].name);
-        let reader_messages = index_by_name(&reader.messages, |id| &r.messages[id].name);
-        for name in union(
-            &writer.messages,
-            &reader.messages,
+        let names = match_by_name(
+            writer,
+            reader,
             |id| &w.messages[id].name,
             |id| &r.messages[id].name,
-        ) {
+        );
+        for (name, in_writer, in_reader) in names {
             self.path.push(name.to_owned());
-            match (writer_messages.get(name), reader_messages.get(name)) {
-                (Some(&(_, id)), None) => self.add(
+            match (in_writer, in_reader) {
+                (Some((_, id)), None) => self.add(
                     Kind::MessageRemoved,
                     format!(
                         "Message `{}` is in the writer's schema but not in the reader's.",
                         w.messages[id].full_name
                     ),
                 ),
-                (None, Some(&(_, id))) => self.add(
+                (None, Some((_, id))) => self.add(
                     Kind::MessageAdded,
                     format!(
                         "Message `{}` is in the reader's schema only.",
                         r.messages[id].full_name
                     ),
                 ),
-                (Some(&(w_index, w_id)), Some(&(r_index, r_id))) => {
+                (Some((w_index, w_id)), Some((r_index, r_id))) => {
                     self.compare_messages(w_id, r_id);
-                    // Message indexes in serialized data refer to the
-                    // writer's schema, so a move is compatible.
+                    // Data refers to a message by its indexes in the schema
+                    // it was written with, so a move is compatible.
                     if w_index != r_index {
                         self.add(
                             Kind::MessageMoved,
@@ -151,32 +154,34 @@ impl<'s> Comparison<'s> {
             }
             self.path.pop();
         }
+    }
 
-        let writer_enums = index_by_name(&writer.enums, |id| &w.enums[id].name);
-        let reader_enums = index_by_name(&reader.enums, |id| &r.enums[id].name);
-        for name in union(
-            &writer.enums,
-            &reader.enums,
+    fn compare_declared_enums(&mut self, writer: &[usize], reader: &[usize]) {
+        let (w, r) = (self.writer, self.reader);
+        let names = match_by_name(
+            writer,
+            reader,
             |id| &w.enums[id].name,
             |id| &r.enums[id].name,
-        ) {
+        );
+        for (name, in_writer, in_reader) in names {
             self.path.push(name.to_owned());
-            match (writer_enums.get(name), reader_enums.get(name)) {
-                (Some(&(_, id)), None) => self.add(
+            match (in_writer, in_reader) {
+                (Some((_, id)), None) => self.add(
                     Kind::EnumRemoved,
                     format!(
                         "Enum `{}` is in the writer's schema but not in the reader's.",
                         w.enums[id].full_name
                     ),
                 ),
-                (None, Some(&(_, id))) => self.add(
+                (None, Some((_, id))) => self.add(
                     Kind::EnumAdded,
                     format!(
                         "Enum `{}` is in the reader's schema only.",
                         r.enums[id].full_name
                     ),
                 ),
-                (Some(&(_, w_id)), Some(&(_, r_id))) => self.compare_enums(w_id, r_id),
+                (Some((_, w_id)), Some((_, r_id))) => self.compare_enums(w_id, r_id),
                 (None, None) => {}
             }
             self.path.pop();
@@ -301,7 +306,8 @@ impl<'s> Comparison<'s> {
             (Some(field), None) => match writer_oneof {
                 // Deleting a whole oneof is compatible; dropping some of
                 // its fields is not.
-                Some(oneof) if !deleted.contains(oneof) => self.add_at_oneof(
+                Some(oneof) if deleted.contains(oneof) => {}
+                Some(oneof) => self.add_at_oneof(
                     oneof,
                     tag,
                     Kind::OneofFieldRemoved,
@@ -310,23 +316,7 @@ impl<'s> Comparison<'s> {
                         field.name
                     ),
                 ),
-                Some(_) => {}
-                None if field.label == Some(Label::Required) => self.add_at(
-                    &tag.to_string(),
-                    Kind::RequiredFieldRemoved,
-                    format!(
-                        "In message `{message}`, required field `{}` ({tag}) is in the writer's schema but not in the reader's.",
-                        field.name
-                    ),
-                ),
-                None => self.add_at(
-                    &tag.to_string(),
-                    Kind::FieldRemoved,
-                    format!(
-                        "In message `{message}`, field `{}` ({tag}) is in the writer's schema but not in the reader's.",
-                        field.name
-                    ),
-                ),
+                None => self.field_removed(message, field),
             },
             (None, Some(field)) => match reader_oneof {
                 Some(oneof) => self.add_at_oneof(
@@ -338,22 +328,7 @@ impl<'s> Comparison<'s> {
                         field.name
                     ),
                 ),
-                None if field.label == Some(Label::Required) => self.add_at(
-                    &tag.to_string(),
-                    Kind::RequiredFieldAdded,
-                    format!(
-                        "In message `{message}`, required field `{}` ({tag}) is in the reader's schema only, so data from the writer lacks it.",
-                        field.name
-                    ),
-                ),
-                None => self.add_at(
-                    &tag.to_string(),
-                    Kind::FieldAdded,
-                    format!(
-                        "In message `{message}`, field `{}` ({tag}) is in the reader's schema only.",
-                        field.name
-                    ),
-                ),
+                None => self.field_added(message, field),
             },
             (Some(w), Some(r)) => {
                 if let (Some(oneof), None) = (writer_oneof, reader_oneof) {
@@ -375,6 +350,44 @@ impl<'s> Comparison<'s> {
             }
             (None, None) => {}
         }
+    }
+
+    /// A top-level field only the writer has.
+    fn field_removed(&mut self, message: &str, field: &Field) {
+        let (kind, what) = if field.label == Some(Label::Required) {
+            (Kind::RequiredFieldRemoved, "required field")
+        } else {
+            (Kind::FieldRemoved, "field")
+        };
+        self.add_at(
+            &field.number.to_string(),
+            kind,
+            format!(
+                "In message `{message}`, {what} `{}` ({}) is in the writer's schema but not in the reader's.",
+                field.name, field.number
+            ),
+        );
+    }
+
+    /// A top-level field only the reader has.
+    fn field_added(&mut self, message: &str, field: &Field) {
+        let (kind, what, consequence) = if field.label == Some(Label::Required) {
+            (
+                Kind::RequiredFieldAdded,
+                "required field",
+                ", so data from the writer lacks it",
+            )
+        } else {
+            (Kind::FieldAdded, "field", "")
+        };
+        self.add_at(
+            &field.number.to_string(),
+            kind,
+            format!(
+                "In message `{message}`, {what} `{}` ({}) is in the reader's schema only{consequence}.",
+                field.name, field.number
+            ),
+        );
     }
 
     /// `FieldSchemaDiff.compare`.
@@ -758,31 +771,35 @@ fn package_phrase(package: &str) -> String {
     }
 }
 
-/// Declarations by simple name, with their index among their siblings.
-fn index_by_name<'a>(
-    ids: &[usize],
-    name: impl Fn(usize) -> &'a String,
-) -> HashMap<&'a str, (usize, usize)> {
-    ids.iter()
-        .enumerate()
-        .map(|(index, &id)| (name(id).as_str(), (index, id)))
-        .collect()
-}
+/// A declaration's position among its siblings of its kind (Confluent's
+/// message index) and its id in the schema.
+type Declared = Option<(usize, usize)>;
 
-/// The writer's names in order, then the reader's that the writer lacks.
-fn union<'a>(
+/// Declarations of one kind matched by simple name: the writer's in order,
+/// then those only the reader has.
+fn match_by_name<'a>(
     writer: &[usize],
     reader: &[usize],
     writer_name: impl Fn(usize) -> &'a String,
     reader_name: impl Fn(usize) -> &'a String,
-) -> Vec<&'a str> {
-    let mut names: Vec<&'a str> = writer.iter().map(|&id| writer_name(id).as_str()).collect();
-    let known: HashSet<&str> = names.iter().copied().collect();
-    names.extend(
-        reader
-            .iter()
-            .map(|&id| reader_name(id).as_str())
-            .filter(|name| !known.contains(name)),
-    );
-    names
+) -> Vec<(&'a str, Declared, Declared)> {
+    let in_reader: HashMap<&str, (usize, usize)> = reader
+        .iter()
+        .enumerate()
+        .map(|(index, &id)| (reader_name(id).as_str(), (index, id)))
+        .collect();
+    let mut matched: Vec<(&str, Declared, Declared)> = writer
+        .iter()
+        .enumerate()
+        .map(|(index, &id)| {
+            let name = writer_name(id).as_str();
+            (name, Some((index, id)), in_reader.get(name).copied())
+        })
+        .collect();
+    let in_writer: HashSet<&str> = matched.iter().map(|(name, ..)| *name).collect();
+    matched.extend(reader.iter().enumerate().filter_map(|(index, &id)| {
+        let name = reader_name(id).as_str();
+        (!in_writer.contains(name)).then_some((name, None, Some((index, id))))
+    }));
+    matched
 }

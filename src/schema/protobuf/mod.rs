@@ -32,6 +32,12 @@
 //! Where this differs from Confluent:
 //! - Confluent reports a followed message's differences once per field
 //!   that reaches it; here each difference is reported once.
+//! - Confluent lists messages, enums and enum values in hash order; here
+//!   messages and enums come in the writer's order of declaration (then the
+//!   reader's), enum values by number. Everything else is in its order.
+//! - Confluent skips following a message whose import is the same subject
+//!   and version on both sides; here, the same import path with the same
+//!   text (which compares equal anyway).
 //! - `.proto` text is compiled by protox, which rejects what `protoc`
 //!   rejects (an undefined type, say); Confluent's diff runs on Wire's
 //!   parse, which resolves less strictly.

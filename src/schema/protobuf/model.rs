@@ -298,15 +298,18 @@ impl Builder {
         }
     }
 
-    /// `None` only for a type missing from the pool, which a compiled pool
-    /// cannot have.
+    /// `None` only for a type missing from the pool or a map entry without
+    /// a key or a value, which a compiled pool cannot have.
     fn field_type(&self, kind: &Kind, is_map: bool) -> Option<FieldType> {
         let scalar = match kind {
+            // Fields 1 and 2 of the entry; looked up rather than taken with
+            // `map_entry_key_field`, which panics on an entry without them.
             Kind::Message(entry) if is_map => {
-                return Some(FieldType::Map(
-                    Box::new(self.field_type(&entry.map_entry_key_field().kind(), false)?),
-                    Box::new(self.field_type(&entry.map_entry_value_field().kind(), false)?),
-                ));
+                let part = |number| {
+                    let field = entry.get_field(number)?;
+                    self.field_type(&field.kind(), false)
+                };
+                return Some(FieldType::Map(Box::new(part(1)?), Box::new(part(2)?)));
             }
             Kind::Message(m) => {
                 return self

@@ -861,6 +861,15 @@ fn a_reference_named_like_the_main_file_does_not_clash() {
     assert!(parsed.is_ok(), "{parsed:?}");
 }
 
+#[test]
+fn an_explicit_map_entry_without_fields_does_not_panic() {
+    // protox accepts `option map_entry = true` on a message of one's own.
+    let source = proto3(
+        "message Entry { option map_entry = true; }\nmessage M { repeated Entry e = 1; int32 a = 2; }",
+    );
+    assert_eq!(diff(&source, &source), no_differences());
+}
+
 // ---- modes ----
 
 fn parsed(source: &str) -> ParsedSchema {

@@ -159,8 +159,10 @@ pub struct Incompatibility {
     /// Confluent's name for the rule, e.g. `READER_FIELD_MISSING_DEFAULT_VALUE`,
     /// `TYPE_NARROWED`, `FIELD_KIND_CHANGED`.
     pub kind: String,
-    /// Where in the schema: a JSON Pointer for Avro and JSON Schema
-    /// (`/fields/1/type`), a message path for Protobuf (`#/Order/3`).
+    /// Where in the schema, as Confluent writes it: a JSON Pointer into the
+    /// reader schema for Avro (`/fields/1/type`), a `#/`-rooted path for
+    /// JSON Schema (`#/properties/age`) and a message path for Protobuf
+    /// (`#/Order/3`, field numbers).
     pub location: String,
     /// A sentence a person understands, naming the field or type.
     pub message: String,

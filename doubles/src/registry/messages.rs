@@ -74,20 +74,34 @@ pub fn level_used(level: &str) -> String {
     format!("{{validateFields: 'false', compatibility: '{level}'}}")
 }
 
-/// Java's `Incompatibility.getMessage()`: for a reader field without a
-/// default, the field's name, which the location points at in the
-/// reader; otherwise the engine's own words.
+/// Java's `Incompatibility.getMessage()`. For a reader field without a
+/// default it is the field's name, which the location points at in the
+/// reader. For the other kinds the engine ends its sentence with Java's
+/// message (`reader type: INT not compatible with writer type: STRING`,
+/// `expected: ns.Name`, `[A, B]`, …), which is cut out; failing that, the
+/// whole sentence.
 fn avro_additional_info(found: &Incompatibility, reader_text: &str) -> String {
-    if found.kind == "READER_FIELD_MISSING_DEFAULT_VALUE"
-        && let Ok(reader) = serde_json::from_str::<serde_json::Value>(reader_text)
-        && let Some(name) = reader
-            .pointer(&found.location)
-            .and_then(|field| field.get("name"))
-            .and_then(|name| name.as_str())
-    {
-        return name.to_string();
-    }
-    found.message.clone()
+    let message = found.message.as_str();
+    let java = match found.kind.as_str() {
+        "READER_FIELD_MISSING_DEFAULT_VALUE" => {
+            return serde_json::from_str::<serde_json::Value>(reader_text)
+                .ok()
+                .and_then(|reader| {
+                    reader
+                        .pointer(&found.location)?
+                        .get("name")?
+                        .as_str()
+                        .map(str::to_string)
+                })
+                .unwrap_or_else(|| message.to_string());
+        }
+        "TYPE_MISMATCH" => message.find("reader type: "),
+        "MISSING_UNION_BRANCH" => message.find("reader union lacking writer type: "),
+        "NAME_MISMATCH" | "FIXED_SIZE_MISMATCH" => message.rfind("expected: "),
+        "MISSING_ENUM_SYMBOLS" => message.rfind(": [").map(|at| at + 2),
+        _ => None,
+    };
+    java.map_or(message, |at| &message[at..]).to_string()
 }
 
 fn avro_description(kind: &str, path: &str, info: &str) -> String {
@@ -315,6 +329,46 @@ mod tests {
             e,
             "{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'f2' at path '/fields/1' in the new schema has no default value and is missing in the old schema', additionalInfo:'f2'}"
         );
+    }
+
+    #[test]
+    fn avro_additional_info_is_javas_message() {
+        let cases = [
+            (
+                "TYPE_MISMATCH",
+                "The type at path '/fields/0/type' of field 'id' in the reader schema does not match the writer schema: reader type: INT not compatible with writer type: STRING",
+                "reader type: INT not compatible with writer type: STRING",
+            ),
+            (
+                "MISSING_UNION_BRANCH",
+                "The union at path '/fields/0/type' in the reader schema has no branch for a type of the writer schema: reader union lacking writer type: STRING",
+                "reader union lacking writer type: STRING",
+            ),
+            (
+                "NAME_MISMATCH",
+                "The name of the record 'a.B' at path '/name' in the reader schema is not the writer schema's, nor one of the reader's aliases: expected: a.C",
+                "expected: a.C",
+            ),
+            (
+                "FIXED_SIZE_MISMATCH",
+                "The size of the fixed 'F' at path '/size' in the reader schema does not match the writer schema: expected: 16, found: 8",
+                "expected: 16, found: 8",
+            ),
+            (
+                "MISSING_ENUM_SYMBOLS",
+                "The enum 'E' at path '/symbols' in the reader schema lacks symbols of the writer schema and has no default symbol: [C, D]",
+                "[C, D]",
+            ),
+        ];
+        for (kind, sentence, java) in cases {
+            let e = entry(
+                SchemaType::Avro,
+                &found(kind, "/x", sentence),
+                roles(Direction::NewReadsOld),
+                "{}",
+            );
+            assert!(e.ends_with(&format!(", additionalInfo:'{java}'}}")), "{e}");
+        }
     }
 
     #[test]

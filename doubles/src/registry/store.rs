@@ -835,13 +835,13 @@ mod tests {
     #[test]
     fn ids_are_global_and_versions_per_subject() {
         let mut s = Store::default();
-        let a = s.register("a", &avro("\"string\""), 409).expect("a");
-        let b = s.register("b", &avro("  \"string\" "), 409).expect("b");
+        let a = s.register("a", &avro("\"int\""), 409).expect("a");
+        let b = s.register("b", &avro("  \"int\" "), 409).expect("b");
         assert_eq!(a, b);
-        let again = s.register("a", &avro("\"string\""), 409).expect("again");
+        let again = s.register("a", &avro("\"int\""), 409).expect("again");
         assert_eq!(again, a);
         assert_eq!(s.versions("a", Listing::Live), Ok(vec![1]));
-        let c = s.register("a", &avro("\"int\""), 409).expect("c");
+        let c = s.register("a", &avro("\"long\""), 409).expect("c");
         assert_ne!(c, a);
         assert_eq!(s.versions("a", Listing::Live), Ok(vec![1, 2]));
     }
@@ -849,12 +849,77 @@ mod tests {
     #[test]
     fn soft_deleted_versions_keep_their_numbers_taken() {
         let mut s = Store::default();
-        s.register("a", &avro("\"string\""), 409).expect("v1");
-        s.register("a", &avro("\"int\""), 409).expect("v2");
+        s.register("a", &avro("\"int\""), 409).expect("v1");
+        s.register("a", &avro("\"long\""), 409).expect("v2");
         assert_eq!(s.delete_subject("a", false), Ok(vec![1, 2]));
-        s.register("a", &avro("\"string\""), 409).expect("v3");
-        s.register("a", &avro("\"int\""), 409).expect("v4");
+        s.register("a", &avro("\"int\""), 409).expect("v3");
+        s.register("a", &avro("\"long\""), 409).expect("v4");
         assert_eq!(s.versions("a", Listing::Live), Ok(vec![3, 4]));
+    }
+
+    const ID: &str = r#"{"type":"record","name":"R","fields":[{"name":"id","type":"string"}]}"#;
+    const ID_AMOUNT: &str = r#"{"type":"record","name":"R","fields":[{"name":"id","type":"string"},{"name":"amount","type":"int"}]}"#;
+    const ID_INT: &str = r#"{"type":"record","name":"R","fields":[{"name":"id","type":"int"}]}"#;
+
+    #[test]
+    fn full_shows_the_old_schema_only_after_the_new_ones_complaints() {
+        let mut s = Store::default();
+        s.set_level(Some("a"), Mode::Full);
+        s.register("a", &avro(ID_AMOUNT), 409).expect("v1");
+        // The new schema reads the old one; the old one cannot read the
+        // new: only a FORWARD complaint, and no old schema shown.
+        let only_forward = s.check("a", None, &avro(ID), true).expect("checked");
+        assert_eq!(
+            only_forward,
+            vec![
+                "{errorType:'READER_FIELD_MISSING_DEFAULT_VALUE', description:'The field 'amount' at path '/fields/1' in the old schema has no default value and is missing in the new schema', additionalInfo:'amount'}".to_string(),
+                "{validateFields: 'false', compatibility: 'FULL'}".to_string(),
+            ]
+        );
+        let both = s.check("a", None, &avro(ID_INT), true).expect("checked");
+        assert!(both[0].contains("in the old schema"), "{both:?}");
+        assert!(
+            both.iter().any(|m| m == "{oldSchemaVersion: 1}"),
+            "{both:?}"
+        );
+        assert_eq!(
+            both.last().map(String::as_str),
+            Some("{validateFields: 'false', compatibility: 'FULL'}")
+        );
+    }
+
+    #[test]
+    fn transitive_levels_report_the_newest_version_that_fails() {
+        let mut s = Store::default();
+        s.register("a", &avro(ID_INT), 409).expect("v1");
+        s.set_level(Some("a"), Mode::None);
+        s.register("a", &avro(ID), 409).expect("v2");
+        s.set_level(Some("a"), Mode::Backward);
+        assert!(
+            s.check("a", None, &avro(ID), false)
+                .expect("latest only")
+                .is_empty()
+        );
+        s.set_level(Some("a"), Mode::BackwardTransitive);
+        let messages = s.check("a", None, &avro(ID), false).expect("all");
+        assert!(
+            messages.contains(&"{oldSchemaVersion: 1}".to_string()),
+            "{messages:?}"
+        );
+        assert!(
+            messages[0].contains(
+                "additionalInfo:'reader type: STRING not compatible with writer type: INT'"
+            ),
+            "{messages:?}"
+        );
+        // A soft-deleted version is no longer checked against.
+        s.delete_version("a", VersionSpec::Number(1), false)
+            .expect("soft delete");
+        assert!(
+            s.check("a", None, &avro(ID), false)
+                .expect("all")
+                .is_empty()
+        );
     }
 
     #[test]

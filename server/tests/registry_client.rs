@@ -1542,6 +1542,14 @@ async fn the_double_answers_in_the_registry_wire_format() {
         .await
         .expect("answer");
     assert_eq!(response.status().as_u16(), 415);
+    let (status, _, body) = raw(reqwest::Method::PATCH, format!("{url}/config"), None).await;
+    assert_eq!(
+        (status, body.as_str()),
+        (
+            405,
+            r#"{"error_code":405,"message":"HTTP 405 Method Not Allowed"}"#
+        )
+    );
     let (status, _, body) = raw(reqwest::Method::GET, format!("{url}/nowhere"), None).await;
     assert_eq!(
         (status, body.as_str()),

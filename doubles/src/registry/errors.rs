@@ -152,6 +152,10 @@ impl ApiError {
         Self::new(404, "HTTP 404 Not Found")
     }
 
+    pub fn method_not_allowed() -> Self {
+        Self::new(405, "HTTP 405 Method Not Allowed")
+    }
+
     pub fn unsupported_media_type() -> Self {
         Self::new(415, "HTTP 415 Unsupported Media Type")
     }

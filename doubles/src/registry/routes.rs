@@ -89,6 +89,7 @@ pub(super) fn router(options: Options) -> Router {
                 .delete(delete_subject_mode),
         )
         .fallback(|| async { ApiError::no_such_resource() })
+        .method_not_allowed_fallback(|| async { ApiError::method_not_allowed() })
         .with_state(shared)
 }
 

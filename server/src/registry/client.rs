@@ -198,10 +198,6 @@ impl RegistryClient {
         })
     }
 
-    pub fn base_url(&self) -> &Url {
-        &self.base
-    }
-
     fn url(&self, call: &Call<'_>) -> Result<Url, RegistryError> {
         let mut url = self.base.clone();
         url.path_segments_mut()

@@ -11,4 +11,5 @@ pub mod health;
 pub mod lag;
 pub mod page;
 pub mod role;
+pub mod schema;
 pub mod series;

@@ -15,6 +15,7 @@ pub mod flags;
 pub mod kafka;
 pub mod notify;
 pub mod password;
+pub mod registry;
 pub mod serve;
 pub mod store;
 pub mod watch;

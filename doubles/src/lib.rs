@@ -1,0 +1,6 @@
+//! Doubles of the external REST services Streamkeeper talks to, for tests
+//! and the demo. Each follows the contract in
+//! `reference/schema-registry-and-connect.md` to the letter: status codes,
+//! error bodies, content types and quirks.
+
+pub mod registry;

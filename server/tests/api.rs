@@ -410,3 +410,227 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
         .expect_err("broken");
     assert!(e.to_string().contains("entry 3"), "{e}");
 }
+
+/// A synthetic pass: `groups` each on its own one-partition topic, with
+/// `log_end` written and `committed` read (the same for every group).
+fn reading(
+    groups: &[&str],
+    at: chrono::DateTime<chrono::Utc>,
+    committed: i64,
+    log_end: i64,
+) -> streamkeeper_server::kafka::reader::Reading {
+    use streamkeeper_server::kafka::reader::{
+        GroupReading, PartitionReading, Reading, TopicReading,
+    };
+    Reading {
+        started: at,
+        finished: at,
+        brokers: 1,
+        topics: groups
+            .iter()
+            .map(|g| TopicReading {
+                name: format!("t-{g}"),
+                partitions: vec![PartitionReading {
+                    partition: 0,
+                    leader: Some(1),
+                    replicas: vec![1],
+                    isr: vec![1],
+                    log_start: Some(0),
+                    log_end: Some(log_end),
+                }],
+            })
+            .collect(),
+        groups: groups
+            .iter()
+            .map(|g| GroupReading {
+                name: (*g).to_string(),
+                state: "Empty".into(),
+                members: 0,
+                offsets: [((format!("t-{g}"), 0), Some(committed))].into(),
+                error: None,
+            })
+            .collect(),
+        groups_listed: true,
+        problems: vec![],
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
+    use chrono::{Duration, Utc};
+    use streamkeeper_server::flagger::{self, PassResult};
+    use streamkeeper_server::store::{clusters, samples};
+
+    let t = TestApp::new(pool.clone()).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let vt = t.token(viewer).await;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('synthetic', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let row = clusters::by_id(&pool, id).await.expect("db").expect("row");
+    samples::ensure_partitions(&pool, Utc::now())
+        .await
+        .expect("partitions");
+
+    // 30 groups; "stuck" never moves, the others keep up. Three passes,
+    // 15 s apart, ending now.
+    let mut names: Vec<String> = (0..29).map(|i| format!("ok-{i:02}")).collect();
+    names.push("stuck".into());
+    let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+    let now = Utc::now();
+    for pass in 0..3i64 {
+        let at = now - Duration::seconds(30 - 15 * pass);
+        let mut r = reading(&refs, at, 100 + 10 * pass, 100 + 10 * pass);
+        // "stuck" stays at 50 while the log grows.
+        if let Some(g) = r.groups.iter_mut().find(|g| g.name == "stuck") {
+            g.offsets.insert(("t-stuck".into(), 0), Some(50));
+        }
+        clusters::record_reading(&pool, id, &r)
+            .await
+            .expect("store");
+        flagger::after_pass(&pool, &row, PassResult::Read(&r))
+            .await
+            .expect("judge");
+    }
+
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = r.json();
+    assert_eq!(page["total"], 30);
+    assert_eq!(page["items"][0]["name"], "stuck", "the troubled come first");
+    assert_eq!(page["items"][0]["status"], "STOP");
+    assert_eq!(page["items"][0]["total_lag"], 70);
+    assert!(page["items"][0]["evaluated_at"].is_string());
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?status=trouble"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["total"], 1);
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?q=ok-1&per_page=5&page=2"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["total"], 10);
+    assert_eq!(r.json()["items"][0]["name"], "ok-15");
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?status=sideways"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let r = t
+        .api(Method::GET, "/api/v1/clusters/99999/groups", &vt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    // A group the cluster stops listing is gone, not zero.
+    let without: Vec<&str> = refs.iter().copied().filter(|n| *n != "ok-00").collect();
+    let r = reading(&without, now + Duration::seconds(1), 130, 130);
+    clusters::record_reading(&pool, id, &r)
+        .await
+        .expect("store");
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?status=gone"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["total"], 1, "{}", r.body);
+    assert_eq!(r.json()["items"][0]["name"], "ok-00");
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups/ok-00"),
+            &vt,
+            None,
+        )
+        .await;
+    assert!(r.json()["gone_since"].is_string(), "{}", r.body);
+    // Listed again: no longer gone.
+    let r = reading(&refs, now + Duration::seconds(2), 140, 140);
+    clusters::record_reading(&pool, id, &r)
+        .await
+        .expect("store");
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?status=gone"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["total"], 0);
+
+    // The rollups: the stuck group's largest lag per minute and per hour,
+    // every bucket listed and the empty ones gaps.
+    let day = samples::rollup_series(
+        &pool,
+        id,
+        "stuck",
+        now - Duration::hours(24),
+        samples::Rollup::Minute,
+    )
+    .await
+    .expect("minute rollup");
+    assert!(day.len() >= 24 * 60, "{}", day.len());
+    assert_eq!(day.iter().filter_map(|(_, v)| *v).max(), Some(70));
+    assert!(day.iter().filter(|(_, v)| v.is_none()).count() >= 24 * 60 - 3);
+    let week = samples::rollup_series(
+        &pool,
+        id,
+        "stuck",
+        now - Duration::days(7),
+        samples::Rollup::Hour,
+    )
+    .await
+    .expect("hour rollup");
+    assert!(week.len() >= 7 * 24);
+    assert_eq!(week.last().and_then(|(_, v)| *v), Some(70));
+
+    // Retention drops whole day partitions, and never today's.
+    let parts = || async {
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM pg_inherits i JOIN pg_class p ON p.oid = i.inhparent WHERE p.relname = 'lag_samples'",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("partitions")
+    };
+    let before = parts().await;
+    samples::ensure_partitions(&pool, now - Duration::days(10))
+        .await
+        .expect("old partitions");
+    assert!(parts().await > before);
+    let gone = samples::expire(&pool, now).await.expect("expire");
+    assert!(gone.partitions >= 3, "{gone:?}");
+    assert_eq!(parts().await, before);
+    let kept: i64 = sqlx::query_scalar("SELECT count(*) FROM lag_samples")
+        .fetch_one(&pool)
+        .await
+        .expect("samples");
+    assert_eq!(kept, 30 * 5 - 1);
+}

@@ -7,6 +7,9 @@ use serde::{Deserialize, Serialize};
 use streamkeeper::account::Principal;
 use streamkeeper::role::Role;
 
+mod schemas;
+pub use schemas::*;
+
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct UserSummary {

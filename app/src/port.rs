@@ -87,6 +87,7 @@ pub struct Backend {
     pub audit: Arc<dyn Audit>,
     pub watch: Arc<dyn Watch>,
     pub flags: Arc<dyn Flags>,
+    pub schemas: Arc<dyn Schemas>,
 }
 
 /// The backend, from the Leptos context.
@@ -214,4 +215,41 @@ pub trait Flags: Send + Sync {
         id: i64,
         reason: &str,
     ) -> Result<crate::model::FlagView, AppError>;
+}
+
+/// Schemas: the catalog's schemas and checks of proposed producer schemas.
+#[async_trait::async_trait]
+pub trait Schemas: Send + Sync {
+    /// A stream's schemas with history, its readers' and its last checks.
+    async fn stream_schemas(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+    ) -> Result<crate::model::StreamSchemas, AppError>;
+    /// Records a stream's schema (`group` `None`) or a group's reader schema.
+    async fn record_schema(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        topic: &str,
+        group: Option<&str>,
+        new: crate::model::NewCatalogSchema,
+    ) -> Result<crate::model::CatalogSchema, AppError>;
+    /// Checks a proposed producer schema against every consumer group of
+    /// the topic and the subject's history; the verdict is recorded.
+    async fn check(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+        proposed: crate::model::ProposedSchema,
+    ) -> Result<crate::model::CompatibilityReport, AppError>;
+    /// A recorded check.
+    async fn check_report(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<crate::model::CompatibilityReport, AppError>;
 }

@@ -16,6 +16,8 @@ pub mod kafka;
 pub mod notify;
 pub mod password;
 pub mod registry;
+pub mod schema_cli;
+pub mod schemas;
 pub mod serve;
 pub mod store;
 pub mod watch;
@@ -38,54 +40,67 @@ pub async fn run(cli: Cli) -> ExitCode {
 
 /// A command whose settings have been validated.
 enum Task {
+    /// Commands that need no database.
+    Offline(Offline),
+    Database(DatabaseTask),
+}
+
+enum DatabaseTask {
     Serve(ServeConfig),
     Migrate,
     User(config::UserCommand),
     Token(config::TokenCommand),
     Audit(config::AuditCommand),
-    Kafka(config::KafkaCommand),
     Cluster(config::ClusterCommand),
 }
 
+enum Offline {
+    Kafka(config::KafkaCommand),
+    Schema(config::SchemaCommand),
+}
+
 fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
+    use DatabaseTask as D;
     Ok(match command {
-        None => Task::Serve(ServeConfig::from_args(&config::serve_args_from_env()?)?),
-        Some(Command::Serve(args)) => Task::Serve(ServeConfig::from_args(&args)?),
-        Some(Command::Migrate) => Task::Migrate,
-        Some(Command::User(c)) => Task::User(c),
-        Some(Command::Token(c)) => Task::Token(c),
-        Some(Command::Audit(c)) => Task::Audit(c),
-        Some(Command::Kafka(c)) => Task::Kafka(c),
-        Some(Command::Cluster(c)) => Task::Cluster(c),
+        None => Task::Database(D::Serve(ServeConfig::from_args(
+            &config::serve_args_from_env()?,
+        )?)),
+        Some(Command::Serve(args)) => Task::Database(D::Serve(ServeConfig::from_args(&args)?)),
+        Some(Command::Migrate) => Task::Database(D::Migrate),
+        Some(Command::User(c)) => Task::Database(D::User(c)),
+        Some(Command::Token(c)) => Task::Database(D::Token(c)),
+        Some(Command::Audit(c)) => Task::Database(D::Audit(c)),
+        Some(Command::Cluster(c)) => Task::Database(D::Cluster(c)),
+        Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
+        Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
     })
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // Every setting is checked before waiting on the database.
-    let task = task(cli.command)?;
-    if let Task::Kafka(c) = task {
-        // Reading a cluster needs no database.
-        return cli::kafka(c).await;
-    }
+    let task = match task(cli.command)? {
+        Task::Offline(Offline::Kafka(c)) => return cli::kafka(c).await,
+        Task::Offline(Offline::Schema(c)) => return schema_cli::run(c).await,
+        Task::Database(t) => t,
+    };
     let url = config::database_url(&cli.global)?;
     let pool = db::connect(&url, Duration::from_secs(cli.global.db_connect_timeout)).await?;
     db::migrate(&pool).await?;
     match task {
-        Task::Serve(cfg) => {
+        DatabaseTask::Serve(cfg) => {
             if let Some(path) = &cfg.clusters_file {
                 cli::apply_clusters_file(&pool, path).await?;
             }
             serve::serve(pool, cfg).await?;
             Ok(ExitCode::SUCCESS)
         }
-        Task::Migrate => {
+        DatabaseTask::Migrate => {
             println!("migrations applied");
             Ok(ExitCode::SUCCESS)
         }
-        Task::User(c) => cli::user(&pool, c).await,
-        Task::Token(c) => cli::token(&pool, c).await,
-        Task::Audit(c) => cli::audit(&pool, c).await,
-        Task::Kafka(c) => cli::kafka(c).await,
-        Task::Cluster(c) => cli::cluster(&pool, c).await,
+        DatabaseTask::User(c) => cli::user(&pool, c).await,
+        DatabaseTask::Token(c) => cli::token(&pool, c).await,
+        DatabaseTask::Audit(c) => cli::audit(&pool, c).await,
+        DatabaseTask::Cluster(c) => cli::cluster(&pool, c).await,
     }
 }

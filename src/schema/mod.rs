@@ -9,6 +9,7 @@
 //! - [`avro`]: Java's `SchemaCompatibility` reader/writer resolution.
 //! - [`json`]: Confluent's JSON Schema diff with its content models.
 //! - [`protobuf`]: Confluent's wire-compatibility diff, fields keyed by tag.
+//! - [`reader`]: which schema a consumer group reads with.
 //! - [`check`]: the modes (BACKWARD, FORWARD, FULL, transitive, NONE) over
 //!   a subject's history, and the per-consumer check.
 
@@ -20,6 +21,7 @@ pub mod check;
 pub mod json;
 #[cfg(feature = "schema")]
 pub mod protobuf;
+pub mod reader;
 
 use serde::{Deserialize, Serialize};
 

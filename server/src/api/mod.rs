@@ -6,6 +6,7 @@ mod audit;
 mod clusters;
 mod error;
 mod flags;
+mod schemas;
 
 pub use error::ApiError;
 
@@ -38,6 +39,12 @@ use crate::web::AppState;
         clusters::group,
         clusters::streams,
         clusters::describe_stream,
+        schemas::stream_schemas,
+        schemas::record_stream_schema,
+        schemas::record_reader_schema,
+        schemas::check,
+        schemas::check_report,
+        schemas::set_registry,
         flags::list,
         flags::get,
         flags::acknowledge,
@@ -108,6 +115,24 @@ pub fn router() -> Router<AppState> {
             put(clusters::describe_stream),
         )
         .route("/clusters/{id}/groups/{group}/owner", put(flags::set_owner))
+        .route(
+            "/clusters/{id}/streams/{topic}/schemas",
+            get(schemas::stream_schemas),
+        )
+        .route(
+            "/clusters/{id}/streams/{topic}/schema",
+            put(schemas::record_stream_schema),
+        )
+        .route(
+            "/clusters/{id}/groups/{group}/reader-schemas/{topic}",
+            put(schemas::record_reader_schema),
+        )
+        .route(
+            "/clusters/{id}/streams/{topic}/compatibility",
+            post(schemas::check),
+        )
+        .route("/schema-checks/{id}", get(schemas::check_report))
+        .route("/clusters/{id}/registry", put(schemas::set_registry))
         .route("/flags", get(flags::list))
         .route("/flags/{id}", get(flags::get))
         .route("/flags/{id}/acknowledge", post(flags::acknowledge))

@@ -48,7 +48,7 @@ impl FromStr for SecretRef {
 }
 
 impl SecretRef {
-    fn resolve(&self) -> Result<String, SettingsError> {
+    pub fn resolve(&self) -> Result<String, SettingsError> {
         match self {
             SecretRef::Env(name) => {
                 std::env::var(name).map_err(|_| SettingsError::MissingEnv(name.clone()))

@@ -5,6 +5,7 @@ pub mod audit;
 pub mod clusters;
 pub mod flags;
 pub mod samples;
+pub mod schemas;
 pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -9,6 +9,7 @@ pub mod server_fns;
 use crate::accounts::{AccountService, AuditService};
 use crate::clusters::ClusterService;
 use crate::config::ServeConfig;
+use crate::schemas::SchemaService;
 use axum::extract::FromRef;
 use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};
@@ -33,6 +34,7 @@ pub struct AppState {
     pub config: Arc<ServeConfig>,
     pub accounts: Arc<AccountService>,
     pub clusters: Arc<ClusterService>,
+    pub schemas: Arc<SchemaService>,
     pub backend: Backend,
     pub limiter: limiter::LoginLimiter,
 }
@@ -53,17 +55,20 @@ impl AppState {
             .build();
         let accounts = Arc::new(AccountService::new(pool.clone()));
         let clusters = Arc::new(ClusterService::new(pool.clone()));
+        let schemas = Arc::new(SchemaService::new(pool.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
             watch: clusters.clone(),
             flags: Arc::new(crate::flags::FlagService::new(pool.clone())),
+            schemas: schemas.clone(),
         };
         Self {
             leptos,
             config: Arc::new(config),
             accounts,
             clusters,
+            schemas,
             backend,
             limiter: limiter::LoginLimiter::new(),
         }

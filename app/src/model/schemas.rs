@@ -1,0 +1,207 @@
+//! Schemas: the catalog's schemas, a proposed producer schema, and the
+//! verdict of checking it against each consumer group that reads the topic.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+use streamkeeper::schema::{Incompatibility, Mode, SchemaType};
+
+/// A producer schema proposed for a topic.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ProposedSchema {
+    pub schema_type: SchemaType,
+    /// The schema's text (an Avro or JSON Schema document, a `.proto` file).
+    pub schema: String,
+    /// Referenced schemas' text by the name the schema uses for them (a
+    /// Protobuf import path, a JSON Schema `$ref`, an Avro full name).
+    #[serde(default)]
+    pub references: BTreeMap<String, String>,
+}
+
+/// A check's answer. Never "compatible" when a reader's schema is unknown.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum Verdict {
+    Compatible,
+    Incompatible,
+    /// Something needed for an answer is missing (a reader schema, the
+    /// subject's history); the summary says what.
+    Undecided,
+}
+
+impl Verdict {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Verdict::Compatible => "COMPATIBLE",
+            Verdict::Incompatible => "INCOMPATIBLE",
+            Verdict::Undecided => "UNDECIDED",
+        }
+    }
+}
+
+/// Where a consumer group's reader schema comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum ReaderSource {
+    /// Recorded for the group.
+    Declared,
+    /// None recorded: the stream's schema that was current when the group
+    /// was first seen.
+    Assumed,
+    /// Neither the group nor the stream has a schema recorded.
+    Missing,
+}
+
+/// One consumer group's verdict: can it read data written with the
+/// proposed schema?
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ConsumerVerdict {
+    pub group: String,
+    pub owner: Option<String>,
+    pub reader: ReaderSource,
+    /// Which reader schema was used, in words.
+    pub reader_note: String,
+    pub verdict: Verdict,
+    pub reasons: Vec<Incompatibility>,
+}
+
+/// One incompatibility with an earlier version of the subject.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct HistoryFinding {
+    /// The earlier version (1 = oldest).
+    pub version: usize,
+    /// `new_reads_old` (BACKWARD) or `old_reads_new` (FORWARD).
+    pub direction: String,
+    #[serde(flatten)]
+    pub incompatibility: Incompatibility,
+}
+
+/// The proposed schema against the subject's history under its
+/// compatibility level, as the registry would judge a registration.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct HistoryVerdict {
+    pub subject: String,
+    /// `registry` (the subject's versions) or `catalog` (the stream's
+    /// recorded schemas, when no registry is configured).
+    pub source: String,
+    pub mode: Mode,
+    pub versions: usize,
+    pub verdict: Verdict,
+    pub findings: Vec<HistoryFinding>,
+    pub note: String,
+}
+
+/// The registry's own compatibility check, as a second opinion.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RegistryOpinion {
+    pub subject: String,
+    pub is_compatible: Option<bool>,
+    pub messages: Vec<String>,
+    /// Why there is no opinion (the registry is down, refused, …).
+    pub error: Option<String>,
+}
+
+/// The answer to "can every consumer read what this producer would write?"
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CompatibilityReport {
+    pub id: i64,
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub topic: String,
+    pub schema_type: SchemaType,
+    pub verdict: Verdict,
+    /// One sentence: who breaks, or why there is no verdict.
+    pub summary: String,
+    pub consumers: Vec<ConsumerVerdict>,
+    pub history: HistoryVerdict,
+    pub registry: Option<RegistryOpinion>,
+    pub submitted_by: String,
+    pub submitted_at: DateTime<Utc>,
+    /// Submission to verdict, in milliseconds.
+    pub elapsed_ms: i64,
+}
+
+/// A schema recorded in the catalog.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CatalogSchema {
+    pub id: i64,
+    pub topic: String,
+    /// The consumer group that reads with it; `None` for the stream's own.
+    pub group: Option<String>,
+    pub schema_type: SchemaType,
+    pub schema: String,
+    /// `text` (pasted or uploaded) or `registry` (pinned to a version).
+    pub source: String,
+    pub subject: Option<String>,
+    pub version: Option<i32>,
+    pub recorded_by: String,
+    pub recorded_at: DateTime<Utc>,
+}
+
+/// A schema to record: text, or a registry subject's version to pin.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewCatalogSchema {
+    pub schema_type: Option<SchemaType>,
+    pub schema: Option<String>,
+    #[serde(default)]
+    pub references: BTreeMap<String, String>,
+    /// With `version`: pin the schema the registry holds there.
+    pub subject: Option<String>,
+    pub version: Option<i32>,
+}
+
+/// A consumer group reading the stream, with the schema it reads with.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ReaderView {
+    pub group: String,
+    pub owner: Option<String>,
+    pub reader: ReaderSource,
+    pub note: String,
+    pub schema: Option<CatalogSchema>,
+}
+
+/// A stream's schemas: its own with history, and its readers'.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamSchemas {
+    pub cluster_id: i64,
+    pub topic: String,
+    /// The stream's schemas, newest first.
+    pub history: Vec<CatalogSchema>,
+    pub readers: Vec<ReaderView>,
+    /// The last checks of proposed changes, newest first.
+    pub checks: Vec<CheckSummary>,
+}
+
+/// A past check in a list.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct CheckSummary {
+    pub id: i64,
+    pub verdict: Verdict,
+    pub summary: String,
+    pub submitted_by: String,
+    pub submitted_at: DateTime<Utc>,
+}
+
+/// A cluster's Schema Registry connection. Credentials are references.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RegistrySpec {
+    pub url: String,
+    /// `env:NAME` or `file:/path` (a Confluent Cloud Schema Registry API key).
+    pub username_ref: Option<String>,
+    /// `env:NAME` or `file:/path` (its secret).
+    pub password_ref: Option<String>,
+}

@@ -1,0 +1,110 @@
+//! `/api/v1/.../schemas`: the catalog's schemas, checks of proposed
+//! producer schemas (for CI jobs), and a cluster's Schema Registry.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use streamkeeper::account::Principal;
+use streamkeeper_app::model::{
+    CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
+    StreamSchemas,
+};
+use streamkeeper_app::port::ClientAddr;
+
+use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
+use crate::web::AppState;
+
+/// A stream's schema with its history, each consumer group's reader schema
+/// (declared, assumed, or missing) and the last checks.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/streams/{topic}/schemas", tag = "schemas",
+    params(("id" = i64, Path), ("topic" = String, Path)),
+    responses((status = 200, body = StreamSchemas), (status = 404, body = ErrorBody)))]
+pub async fn stream_schemas(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath((id, topic)): ApiPath<(i64, String)>,
+) -> Result<Json<StreamSchemas>, ApiError> {
+    Ok(Json(st.schemas.stream_schemas(&who, id, &topic).await?))
+}
+
+/// Record the stream's (producer) schema: text, or a registry subject and
+/// version to pin. Admins, or owners of the stream's team.
+#[utoipa::path(put, path = "/api/v1/clusters/{id}/streams/{topic}/schema", tag = "schemas",
+    params(("id" = i64, Path), ("topic" = String, Path)), request_body = NewCatalogSchema,
+    responses((status = 201, body = CatalogSchema), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn record_stream_schema(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((id, topic)): ApiPath<(i64, String)>,
+    ApiJson(new): ApiJson<NewCatalogSchema>,
+) -> Result<(StatusCode, Json<CatalogSchema>), ApiError> {
+    let s = st
+        .schemas
+        .record(&who, &from, id, &topic, None, new)
+        .await?;
+    Ok((StatusCode::CREATED, Json(s)))
+}
+
+/// Record the reader schema a consumer group reads a topic with. Admins,
+/// or owners of the group's team.
+#[utoipa::path(put, path = "/api/v1/clusters/{id}/groups/{group}/reader-schemas/{topic}", tag = "schemas",
+    params(("id" = i64, Path), ("group" = String, Path), ("topic" = String, Path)),
+    request_body = NewCatalogSchema,
+    responses((status = 201, body = CatalogSchema), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn record_reader_schema(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((id, group, topic)): ApiPath<(i64, String, String)>,
+    ApiJson(new): ApiJson<NewCatalogSchema>,
+) -> Result<(StatusCode, Json<CatalogSchema>), ApiError> {
+    let s = st
+        .schemas
+        .record(&who, &from, id, &topic, Some(&group), new)
+        .await?;
+    Ok((StatusCode::CREATED, Json(s)))
+}
+
+/// Check a proposed producer schema against every consumer group that
+/// reads the topic and against the subject's history (the registry's own
+/// check as a second opinion). For CI: `verdict` is COMPATIBLE,
+/// INCOMPATIBLE or UNDECIDED.
+#[utoipa::path(post, path = "/api/v1/clusters/{id}/streams/{topic}/compatibility", tag = "schemas",
+    params(("id" = i64, Path), ("topic" = String, Path)), request_body = ProposedSchema,
+    responses((status = 200, body = CompatibilityReport), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn check(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath((id, topic)): ApiPath<(i64, String)>,
+    ApiJson(proposed): ApiJson<ProposedSchema>,
+) -> Result<Json<CompatibilityReport>, ApiError> {
+    Ok(Json(st.schemas.check(&who, id, &topic, proposed).await?))
+}
+
+/// A recorded check.
+#[utoipa::path(get, path = "/api/v1/schema-checks/{id}", tag = "schemas", params(("id" = i64, Path)),
+    responses((status = 200, body = CompatibilityReport), (status = 404, body = ErrorBody)))]
+pub async fn check_report(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<CompatibilityReport>, ApiError> {
+    Ok(Json(st.schemas.check_report(&who, id).await?))
+}
+
+/// Set the cluster's Schema Registry (admin). Credentials are references
+/// (`env:NAME`, `file:/path`), e.g. a Confluent Cloud Schema Registry key.
+#[utoipa::path(put, path = "/api/v1/clusters/{id}/registry", tag = "schemas",
+    params(("id" = i64, Path)), request_body = RegistrySpec,
+    responses((status = 200, body = RegistrySpec), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_registry(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(spec): ApiJson<RegistrySpec>,
+) -> Result<Json<RegistrySpec>, ApiError> {
+    Ok(Json(st.schemas.set_registry(&who, &from, id, spec).await?))
+}

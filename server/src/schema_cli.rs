@@ -1,0 +1,194 @@
+//! `streamkeeper schema check`: offline on schema files, printing the
+//! verdict of a compatibility mode as JSON; or against a running console,
+//! printing each consumer group's verdict for a proposed producer schema.
+//! Exit codes: 0 compatible, 1 incompatible, 2 an error or no verdict.
+
+use anyhow::{Context, anyhow, bail};
+use serde_json::json;
+use std::path::Path;
+use std::process::ExitCode;
+use streamkeeper::schema::check::{ParsedSchema, check};
+use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
+use streamkeeper_app::model::{CompatibilityReport, ProposedSchema, Verdict};
+
+use crate::config::{SchemaCheckArgs, SchemaCommand};
+
+pub async fn run(cmd: SchemaCommand) -> anyhow::Result<ExitCode> {
+    let SchemaCommand::Check(args) = cmd;
+    if args.server.is_some() {
+        online(args).await
+    } else {
+        offline(&args)
+    }
+}
+
+fn schema_type(arg: Option<&str>) -> anyhow::Result<SchemaType> {
+    let t = arg.unwrap_or("avro");
+    SchemaType::parse(t).ok_or_else(|| anyhow!("--type {t:?} is not avro, json or protobuf"))
+}
+
+fn read(path: &Path) -> anyhow::Result<String> {
+    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+}
+
+fn references(args: &SchemaCheckArgs) -> anyhow::Result<Vec<ResolvedReference>> {
+    args.references
+        .iter()
+        .map(|r| {
+            let (name, file) = r
+                .split_once('=')
+                .ok_or_else(|| anyhow!("--reference {r:?} is not NAME=FILE"))?;
+            Ok(ResolvedReference {
+                name: name.to_owned(),
+                text: read(Path::new(file))?,
+            })
+        })
+        .collect()
+}
+
+fn parse(ty: SchemaType, path: &Path, refs: &[ResolvedReference]) -> anyhow::Result<ParsedSchema> {
+    let text = SchemaText {
+        schema_type: ty,
+        text: read(path)?,
+        references: refs.to_vec(),
+    };
+    ParsedSchema::parse(&text).with_context(|| path.display().to_string())
+}
+
+fn offline(args: &SchemaCheckArgs) -> anyhow::Result<ExitCode> {
+    let Some(type_arg) = args.schema_type.as_deref() else {
+        bail!(
+            "offline checks need --type (avro, json or protobuf), --mode, --new and --old (or --server for a console)"
+        );
+    };
+    let ty = schema_type(Some(type_arg))?;
+    let mode_arg = args
+        .mode
+        .as_deref()
+        .ok_or_else(|| anyhow!("--mode is required offline (e.g. BACKWARD)"))?;
+    let mode = Mode::parse(mode_arg).ok_or_else(|| {
+        anyhow!(
+            "--mode {mode_arg:?} is not one of {}",
+            Mode::ALL.map(Mode::as_str).join(", ")
+        )
+    })?;
+    let new_path = args
+        .new
+        .as_deref()
+        .ok_or_else(|| anyhow!("--new is required"))?;
+    let refs = references(args)?;
+    let new = parse(ty, new_path, &refs)?;
+    let history = args
+        .old
+        .iter()
+        .map(|p| parse(ty, p, &refs))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let verdict = check(mode, &history, &new);
+    let out = json!({
+        "compatible": verdict.compatible,
+        "schema_type": ty.as_str(),
+        "mode": mode.as_str(),
+        "versions_checked": history.len(),
+        "incompatibilities": verdict.findings.iter().map(|f| json!({
+            "version": f.version,
+            "old": args.old.get(f.version - 1).map(|p| p.display().to_string()),
+            "direction": f.direction,
+            "kind": f.incompatibility.kind,
+            "location": f.incompatibility.location,
+            "message": f.incompatibility.message,
+        })).collect::<Vec<_>>(),
+    });
+    println!("{}", serde_json::to_string_pretty(&out)?);
+    Ok(if verdict.compatible {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
+    let server = args
+        .server
+        .as_deref()
+        .unwrap_or_default()
+        .trim_end_matches('/');
+    let token = args
+        .token
+        .as_deref()
+        .ok_or_else(|| anyhow!("--token (or STREAMKEEPER_TOKEN) is required with --server"))?;
+    let cluster = args
+        .cluster
+        .as_deref()
+        .ok_or_else(|| anyhow!("--cluster is required with --server"))?;
+    let topic = args
+        .topic
+        .as_deref()
+        .ok_or_else(|| anyhow!("--topic is required with --server"))?;
+    let path = args
+        .schema
+        .as_deref()
+        .ok_or_else(|| anyhow!("--schema FILE is required with --server"))?;
+    let proposed = ProposedSchema {
+        schema_type: schema_type(args.schema_type.as_deref())?,
+        schema: read(path)?,
+        references: references(&args)?
+            .into_iter()
+            .map(|r| (r.name, r.text))
+            .collect(),
+    };
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()?;
+    let clusters: Vec<serde_json::Value> = answer(
+        http.get(format!("{server}/api/v1/clusters"))
+            .bearer_auth(token)
+            .send()
+            .await,
+        server,
+    )
+    .await?;
+    let id = clusters
+        .iter()
+        .find(|c| c["name"] == cluster)
+        .and_then(|c| c["id"].as_i64())
+        .ok_or_else(|| anyhow!("the console at {server} watches no cluster named {cluster:?}"))?;
+    let topic_path: String = url::form_urlencoded::byte_serialize(topic.as_bytes()).collect();
+    let report: CompatibilityReport = answer(
+        http.post(format!(
+            "{server}/api/v1/clusters/{id}/streams/{topic_path}/compatibility"
+        ))
+        .bearer_auth(token)
+        .json(&proposed)
+        .send()
+        .await,
+        server,
+    )
+    .await?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(match report.verdict {
+        Verdict::Compatible => ExitCode::SUCCESS,
+        Verdict::Incompatible => ExitCode::from(1),
+        Verdict::Undecided => {
+            eprintln!("no verdict: {}", report.summary);
+            ExitCode::from(2)
+        }
+    })
+}
+
+/// The JSON body of a successful answer, or the API's error message.
+async fn answer<T: serde::de::DeserializeOwned>(
+    sent: Result<reqwest::Response, reqwest::Error>,
+    server: &str,
+) -> anyhow::Result<T> {
+    let r = sent.with_context(|| format!("the console at {server} cannot be reached"))?;
+    let status = r.status();
+    let body = r.text().await.context("reading the console's answer")?;
+    if !status.is_success() {
+        let message = serde_json::from_str::<serde_json::Value>(&body)
+            .ok()
+            .and_then(|v| v["error"]["message"].as_str().map(str::to_owned))
+            .unwrap_or(body);
+        bail!("the console answered {status}: {message}");
+    }
+    serde_json::from_str(&body).with_context(|| format!("unexpected answer from {server}"))
+}

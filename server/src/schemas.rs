@@ -1,0 +1,944 @@
+//! Schemas: a stream's schema and its consumers' reader schemas in the
+//! catalog, with history; and the check of a proposed producer schema
+//! against every consumer group that reads the topic and against the
+//! subject's history, with the registry's own check as a second opinion.
+//! The rules are in `streamkeeper::schema`; this gathers the facts.
+
+use chrono::Utc;
+use serde_json::json;
+use sqlx::PgPool;
+use std::time::Instant;
+use streamkeeper::account::Principal;
+use streamkeeper::role::{Action, Role};
+use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check};
+use streamkeeper::schema::reader::{ReaderChoice, choose};
+use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::model::{
+    CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, HistoryFinding,
+    HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryOpinion,
+    RegistrySpec, StreamSchemas, Verdict,
+};
+
+use crate::accounts::{audited, require};
+use crate::errors::db;
+use crate::kafka::settings::SecretRef;
+use crate::registry::{
+    Auth, CheckOptions, NewSchema, RegistryClient, RegistryError, RegistrySettings, Scope, Secret,
+    VersionRef,
+};
+use crate::store::schemas::{self as store, ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
+
+/// Checks shown on a stream's page.
+const RECENT_CHECKS: i64 = 10;
+
+#[derive(Clone)]
+pub struct SchemaService {
+    pool: PgPool,
+}
+
+/// The subject a topic's values are registered under (TopicNameStrategy).
+pub fn value_subject(topic: &str) -> String {
+    format!("{topic}-value")
+}
+
+fn schema_type(s: &str) -> SchemaType {
+    SchemaType::parse(s).unwrap_or(SchemaType::Avro)
+}
+
+fn text_of(row: &SchemaRow) -> SchemaText {
+    SchemaText {
+        schema_type: schema_type(&row.schema_type),
+        text: row.schema.clone(),
+        references: row
+            .refs
+            .iter()
+            .map(|(name, text)| ResolvedReference {
+                name: name.clone(),
+                text: text.clone(),
+            })
+            .collect(),
+    }
+}
+
+fn view(row: SchemaRow) -> CatalogSchema {
+    CatalogSchema {
+        id: row.id,
+        topic: row.topic,
+        group: row.group_name,
+        schema_type: schema_type(&row.schema_type),
+        schema: row.schema,
+        source: row.source,
+        subject: row.subject,
+        version: row.version,
+        recorded_by: row.recorded_by,
+        recorded_at: row.recorded_at,
+    }
+}
+
+fn invalid(e: impl std::fmt::Display) -> AppError {
+    AppError::Invalid(e.to_string())
+}
+
+/// A client for a cluster's registry, credentials resolved now.
+pub fn client(r: &RegistryRow) -> Result<RegistryClient, String> {
+    let resolve = |v: &Option<String>| -> Result<Option<String>, String> {
+        v.as_deref()
+            .map(|s| {
+                s.parse::<SecretRef>()
+                    .and_then(|r| r.resolve())
+                    .map_err(|e| e.to_string())
+            })
+            .transpose()
+    };
+    let auth = match (resolve(&r.username_ref)?, resolve(&r.password_ref)?) {
+        (Some(user), Some(secret)) => Auth::Basic {
+            user,
+            secret: Secret::new(secret),
+        },
+        (None, None) => Auth::None,
+        _ => return Err("the registry needs both a username and a password reference".into()),
+    };
+    RegistryClient::new(RegistrySettings {
+        auth,
+        ..RegistrySettings::new(&r.url)
+    })
+    .map_err(|e| e.to_string())
+}
+
+/// The reader schema a consumer is checked with, and how it was chosen.
+struct Reader {
+    source: ReaderSource,
+    note: String,
+    row: Option<SchemaRow>,
+}
+
+fn reader_of(group: &ConsumerRow, declared: Option<&SchemaRow>, history: &[SchemaRow]) -> Reader {
+    // `history` is newest first; the rule wants oldest first.
+    let oldest_first: Vec<&SchemaRow> = history.iter().rev().collect();
+    let times: Vec<i64> = oldest_first
+        .iter()
+        .map(|s| s.recorded_at.timestamp_millis())
+        .collect();
+    let when = |r: &SchemaRow| r.recorded_at.format("%Y-%m-%d %H:%M UTC").to_string();
+    match choose(
+        declared.is_some(),
+        group.first_seen.timestamp_millis(),
+        &times,
+    ) {
+        ReaderChoice::Declared => {
+            let row = declared.cloned();
+            Reader {
+                source: ReaderSource::Declared,
+                note: row
+                    .as_ref()
+                    .map(|r| format!("its declared reader schema (recorded {})", when(r)))
+                    .unwrap_or_default(),
+                row,
+            }
+        }
+        ReaderChoice::CurrentAtFirstSeen { index } => {
+            let row = oldest_first.get(index).map(|r| (*r).clone());
+            Reader {
+                source: ReaderSource::Assumed,
+                note: row
+                    .as_ref()
+                    .map(|r| {
+                        format!(
+                            "no reader schema declared: assumed to read the stream's schema recorded {}, the latest when the group was first seen ({})",
+                            when(r),
+                            group.first_seen.format("%Y-%m-%d %H:%M UTC")
+                        )
+                    })
+                    .unwrap_or_default(),
+                row,
+            }
+        }
+        ReaderChoice::OldestRecorded => {
+            let row = oldest_first.first().map(|r| (*r).clone());
+            Reader {
+                source: ReaderSource::Assumed,
+                note: row
+                    .as_ref()
+                    .map(|r| {
+                        format!(
+                            "no reader schema declared, and the group was seen before any stream schema was recorded: assumed to read the oldest one (recorded {})",
+                            when(r)
+                        )
+                    })
+                    .unwrap_or_default(),
+                row,
+            }
+        }
+        ReaderChoice::Missing => Reader {
+            source: ReaderSource::Missing,
+            note:
+                "no reader schema declared and no stream schema recorded: cannot tell what it reads"
+                    .into(),
+            row: None,
+        },
+    }
+}
+
+fn direction(d: Direction) -> String {
+    match d {
+        Direction::NewReadsOld => "new_reads_old".into(),
+        Direction::OldReadsNew => "old_reads_new".into(),
+    }
+}
+
+impl SchemaService {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    async fn cluster_name(&self, cluster_id: i64) -> Result<String, AppError> {
+        crate::store::clusters::by_id(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .map(|c| c.name)
+            .ok_or_else(|| AppError::NotFound("That cluster".into()))
+    }
+
+    /// The topic must be one the watcher has seen: a check of a misspelt
+    /// topic must not come back "compatible" for want of consumers.
+    async fn known_topic(&self, cluster_id: i64, topic: &str) -> Result<(), AppError> {
+        let known = crate::store::clusters::topics(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .iter()
+            .any(|t| t.name == topic);
+        if known {
+            Ok(())
+        } else {
+            Err(AppError::NotFound(format!(
+                "Topic {topic} (the cluster's last pass did not list it)"
+            )))
+        }
+    }
+
+    /// Sets a cluster's registry (admins).
+    pub async fn set_registry(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        spec: RegistrySpec,
+    ) -> Result<RegistrySpec, AppError> {
+        require(
+            who,
+            Action::ManageClusters,
+            "set a cluster's Schema Registry",
+        )?;
+        let name = self.cluster_name(cluster_id).await?;
+        let blank = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
+        let row = RegistryRow {
+            url: spec.url.trim().to_owned(),
+            username_ref: blank(spec.username_ref),
+            password_ref: blank(spec.password_ref),
+        };
+        for r in [&row.username_ref, &row.password_ref].into_iter().flatten() {
+            r.parse::<SecretRef>().map_err(|_| {
+                AppError::Invalid(
+                    "Registry credentials are references: env:NAME or file:/path, never the secret itself.".into(),
+                )
+            })?;
+        }
+        if row.username_ref.is_some() != row.password_ref.is_some() {
+            return Err(AppError::Invalid(
+                "Give both the registry's username and password references, or neither.".into(),
+            ));
+        }
+        // Validates the URL without resolving the references (their
+        // values may exist only where the server runs).
+        RegistryClient::new(RegistrySettings::new(&row.url)).map_err(invalid)?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::set_registry(&mut tx, cluster_id, &row)
+            .await
+            .map_err(db)?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "registry.set",
+            format!("cluster:{name}"),
+            json!({ "url": row.url, "credentials": row.username_ref.is_some() }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)?;
+        Ok(RegistrySpec {
+            url: row.url,
+            username_ref: row.username_ref,
+            password_ref: row.password_ref,
+        })
+    }
+
+    /// Who may record a schema: admins; owners for an unowned stream or
+    /// group, or their own team's.
+    async fn may_record(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+        group: Option<&str>,
+    ) -> Result<(), AppError> {
+        require(who, Action::Read, "record schemas")?;
+        if who.has(Role::Admin) {
+            return Ok(());
+        }
+        let owner = match group {
+            Some(g) => crate::store::clusters::group_owner(&self.pool, cluster_id, g)
+                .await
+                .map_err(db)?
+                .ok_or_else(|| AppError::NotFound(format!("Consumer group {g}")))?,
+            None => crate::store::clusters::stream_owner(&self.pool, cluster_id, topic)
+                .await
+                .map_err(db)?,
+        };
+        let mine = crate::store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
+        if who.has(Role::Owner) && owner.is_none_or(|t| mine.contains(&t)) {
+            Ok(())
+        } else {
+            Err(AppError::Forbidden(
+                "record this schema (owners record schemas of unowned streams and groups, and of their teams')".into(),
+            ))
+        }
+    }
+
+    pub async fn record(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        topic: &str,
+        group: Option<&str>,
+        new: NewCatalogSchema,
+    ) -> Result<CatalogSchema, AppError> {
+        let cluster = self.cluster_name(cluster_id).await?;
+        self.known_topic(cluster_id, topic).await?;
+        self.may_record(who, cluster_id, topic, group).await?;
+        // Text, or a registry version to pin (its text is copied, so the
+        // catalog keeps it if the registry loses it).
+        let (ty, text, refs, pinned) = match (
+            new.schema.filter(|s| !s.trim().is_empty()),
+            new.subject,
+            new.version,
+        ) {
+            (Some(text), None, None) => {
+                let ty = new.schema_type.unwrap_or(SchemaType::Avro);
+                (ty, text, new.references, None)
+            }
+            (None, Some(subject), Some(version)) => {
+                let r = store::registry(&self.pool, cluster_id)
+                    .await
+                    .map_err(db)?
+                    .ok_or_else(|| {
+                        AppError::Invalid(
+                            "This cluster has no Schema Registry to pin a version from.".into(),
+                        )
+                    })?;
+                let number = u32::try_from(version)
+                    .map_err(|_| AppError::Invalid("Registry versions start at 1.".into()))?;
+                let v = client(&r)
+                    .map_err(AppError::Invalid)?
+                    .version(&subject, VersionRef::Number(number), false)
+                    .await
+                    .map_err(registry_error)?;
+                let ty = v.schema_type;
+                (ty, v.schema, Default::default(), Some((subject, version)))
+            }
+            _ => {
+                return Err(AppError::Invalid(
+                    "Give the schema's text, or a registry subject and version to pin — one of the two.".into(),
+                ));
+            }
+        };
+        let text_schema = SchemaText {
+            schema_type: ty,
+            text: text.clone(),
+            references: refs
+                .iter()
+                .map(|(n, t)| ResolvedReference {
+                    name: n.clone(),
+                    text: t.clone(),
+                })
+                .collect(),
+        };
+        ParsedSchema::parse(&text_schema).map_err(invalid)?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let row = store::insert_schema(
+            &mut tx,
+            cluster_id,
+            &NewSchemaRow {
+                topic,
+                group,
+                schema_type: ty.as_str(),
+                schema: &text,
+                refs: &refs,
+                pinned: pinned.as_ref().map(|(s, v)| (s.as_str(), *v)),
+                recorded_by: &who.username,
+            },
+        )
+        .await
+        .map_err(db)?;
+        let target = match group {
+            Some(g) => format!("cluster:{cluster}/group:{g}/topic:{topic}"),
+            None => format!("cluster:{cluster}/stream:{topic}"),
+        };
+        audited(
+            &mut tx,
+            who,
+            from,
+            "schema.record",
+            target,
+            json!({ "schema_type": ty.as_str(), "source": row.source, "id": row.id }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)?;
+        Ok(view(row))
+    }
+
+    pub async fn stream_schemas(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+    ) -> Result<StreamSchemas, AppError> {
+        require(who, Action::Read, "see schemas")?;
+        self.cluster_name(cluster_id).await?;
+        let history = store::stream_history(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?;
+        let declared = store::readers(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?;
+        let consumers = store::consumers(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?;
+        let readers = consumers
+            .iter()
+            .map(|g| {
+                let d = declared
+                    .iter()
+                    .find(|r| r.group_name.as_deref() == Some(&g.name));
+                let r = reader_of(g, d, &history);
+                ReaderView {
+                    group: g.name.clone(),
+                    owner: g.owner.clone(),
+                    reader: r.source,
+                    note: r.note,
+                    schema: r.row.map(view),
+                }
+            })
+            .collect();
+        let checks = store::recent_checks(&self.pool, cluster_id, topic, RECENT_CHECKS)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(|(id, verdict, summary, by, at)| CheckSummary {
+                id,
+                verdict: match verdict.as_str() {
+                    "COMPATIBLE" => Verdict::Compatible,
+                    "INCOMPATIBLE" => Verdict::Incompatible,
+                    _ => Verdict::Undecided,
+                },
+                summary: summary.as_str().unwrap_or_default().to_owned(),
+                submitted_by: by,
+                submitted_at: at,
+            })
+            .collect();
+        Ok(StreamSchemas {
+            cluster_id,
+            topic: topic.to_owned(),
+            history: history.into_iter().map(view).collect(),
+            readers,
+            checks,
+        })
+    }
+
+    /// Checks a proposed producer schema; see the module comment.
+    pub async fn check(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+        proposed: ProposedSchema,
+    ) -> Result<CompatibilityReport, AppError> {
+        require(who, Action::Read, "check schema changes")?;
+        let submitted_at = Utc::now();
+        let started = Instant::now();
+        let cluster = self.cluster_name(cluster_id).await?;
+        self.known_topic(cluster_id, topic).await?;
+        let text = SchemaText {
+            schema_type: proposed.schema_type,
+            text: proposed.schema.clone(),
+            references: proposed
+                .references
+                .iter()
+                .map(|(n, t)| ResolvedReference {
+                    name: n.clone(),
+                    text: t.clone(),
+                })
+                .collect(),
+        };
+        let new = ParsedSchema::parse(&text).map_err(invalid)?;
+        let history = store::stream_history(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?;
+        let declared = store::readers(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?;
+        let groups = store::consumers(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?;
+
+        let consumers: Vec<ConsumerVerdict> = groups
+            .iter()
+            .map(|g| {
+                let d = declared
+                    .iter()
+                    .find(|r| r.group_name.as_deref() == Some(&g.name));
+                let r = reader_of(g, d, &history);
+                let (verdict, reasons, note) = match &r.row {
+                    None => (Verdict::Undecided, Vec::new(), r.note.clone()),
+                    Some(row) => match ParsedSchema::parse(&text_of(row)) {
+                        Ok(reader) => {
+                            let reasons = can_read(&reader, &new);
+                            let v = if reasons.is_empty() {
+                                Verdict::Compatible
+                            } else {
+                                Verdict::Incompatible
+                            };
+                            (v, reasons, r.note.clone())
+                        }
+                        Err(e) => (
+                            Verdict::Undecided,
+                            Vec::new(),
+                            format!("{}; but that schema does not parse: {e}", r.note),
+                        ),
+                    },
+                };
+                ConsumerVerdict {
+                    group: g.name.clone(),
+                    owner: g.owner.clone(),
+                    reader: r.source,
+                    reader_note: note,
+                    verdict,
+                    reasons,
+                }
+            })
+            .collect();
+
+        let subject = value_subject(topic);
+        let registry = store::registry(&self.pool, cluster_id).await.map_err(db)?;
+        let (history_verdict, opinion) = match registry {
+            Some(r) => {
+                self.against_registry(&r, &subject, &new, &proposed, &history, cluster_id, topic)
+                    .await?
+            }
+            None => (
+                self.against_catalog(&subject, &new, &history, cluster_id, topic, None)
+                    .await?,
+                None,
+            ),
+        };
+
+        let broken: Vec<&ConsumerVerdict> = consumers
+            .iter()
+            .filter(|c| c.verdict == Verdict::Incompatible)
+            .collect();
+        let unknown: Vec<&ConsumerVerdict> = consumers
+            .iter()
+            .filter(|c| c.verdict == Verdict::Undecided)
+            .collect();
+        let registry_refuses = opinion
+            .as_ref()
+            .is_some_and(|o| o.is_compatible == Some(false));
+        let name = |c: &&ConsumerVerdict| {
+            format!("{} ({})", c.group, c.owner.as_deref().unwrap_or("unowned"))
+        };
+        let (verdict, summary) = if !broken.is_empty()
+            || history_verdict.verdict == Verdict::Incompatible
+            || registry_refuses
+        {
+            let mut parts = Vec::new();
+            if !broken.is_empty() {
+                parts.push(format!(
+                    "{} of {} consumer group(s) cannot read it: {}",
+                    broken.len(),
+                    consumers.len(),
+                    broken.iter().map(name).collect::<Vec<_>>().join(", ")
+                ));
+            }
+            if history_verdict.verdict == Verdict::Incompatible {
+                parts.push(format!(
+                    "it breaks {} compatibility with {}",
+                    history_verdict.mode.as_str(),
+                    history_verdict.subject
+                ));
+            }
+            if registry_refuses {
+                parts.push("the registry's own check refuses it".into());
+            }
+            (
+                Verdict::Incompatible,
+                format!("Incompatible: {}.", parts.join("; ")),
+            )
+        } else if !unknown.is_empty() || history_verdict.verdict == Verdict::Undecided {
+            let mut parts: Vec<String> = unknown
+                .iter()
+                .map(|c| format!("{}: {}", c.group, c.reader_note))
+                .collect();
+            if history_verdict.verdict == Verdict::Undecided {
+                parts.push(history_verdict.note.clone());
+            }
+            (
+                Verdict::Undecided,
+                format!("No verdict: {}.", parts.join("; ")),
+            )
+        } else {
+            (
+                Verdict::Compatible,
+                format!(
+                    "Compatible: every consumer group ({}) can read it, and it is {} compatible with {} ({} version(s)).",
+                    consumers.len(),
+                    history_verdict.mode.as_str(),
+                    history_verdict.subject,
+                    history_verdict.versions
+                ),
+            )
+        };
+        let decided_at = Utc::now();
+        let mut report = CompatibilityReport {
+            id: 0,
+            cluster_id,
+            cluster,
+            topic: topic.to_owned(),
+            schema_type: proposed.schema_type,
+            verdict,
+            summary,
+            consumers,
+            history: history_verdict,
+            registry: opinion,
+            submitted_by: who.username.clone(),
+            submitted_at,
+            elapsed_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+        };
+        let stored =
+            serde_json::to_value(&report).map_err(|e| AppError::Internal(e.to_string()))?;
+        report.id = store::insert_check(
+            &self.pool,
+            cluster_id,
+            &store::NewCheck {
+                topic,
+                schema_type: proposed.schema_type.as_str(),
+                schema: &proposed.schema,
+                verdict: verdict.as_str(),
+                report: stored,
+                submitted_by: &who.username,
+                submitted_at,
+                decided_at,
+            },
+        )
+        .await
+        .map_err(db)?;
+        Ok(report)
+    }
+
+    /// The subject's history as the catalog recorded it (oldest first),
+    /// under the stream's declared level (BACKWARD if none).
+    async fn against_catalog(
+        &self,
+        subject: &str,
+        new: &ParsedSchema,
+        history: &[SchemaRow],
+        cluster_id: i64,
+        topic: &str,
+        why: Option<String>,
+    ) -> Result<HistoryVerdict, AppError> {
+        let mode = store::declared_compatibility(&self.pool, cluster_id, topic)
+            .await
+            .map_err(db)?
+            .and_then(|m| Mode::parse(&m))
+            .unwrap_or(Mode::Backward);
+        let mut parsed = Vec::new();
+        for row in history.iter().rev() {
+            match ParsedSchema::parse(&text_of(row)) {
+                Ok(p) => parsed.push(p),
+                Err(e) => {
+                    return Ok(HistoryVerdict {
+                        subject: subject.to_owned(),
+                        source: "catalog".into(),
+                        mode,
+                        versions: history.len(),
+                        verdict: Verdict::Undecided,
+                        findings: Vec::new(),
+                        note: format!(
+                            "the stream's schema recorded {} does not parse: {e}",
+                            row.recorded_at
+                        ),
+                    });
+                }
+            }
+        }
+        let v = check(mode, &parsed, new);
+        let base = "checked against the stream's schemas recorded in the catalog (no Schema Registry is configured for this cluster)".to_owned();
+        Ok(HistoryVerdict {
+            subject: subject.to_owned(),
+            source: "catalog".into(),
+            mode,
+            versions: parsed.len(),
+            verdict: if v.compatible {
+                Verdict::Compatible
+            } else {
+                Verdict::Incompatible
+            },
+            findings: v
+                .findings
+                .into_iter()
+                .map(|f| HistoryFinding {
+                    version: f.version,
+                    direction: direction(f.direction),
+                    incompatibility: f.incompatibility,
+                })
+                .collect(),
+            note: why.map_or(base.clone(), |w| format!("{w}; {base}")),
+        })
+    }
+
+    /// The subject's versions and level from the registry, and the
+    /// registry's own check. A registry that cannot be read falls back to
+    /// the catalog, and says so.
+    #[allow(clippy::too_many_arguments)]
+    async fn against_registry(
+        &self,
+        r: &RegistryRow,
+        subject: &str,
+        new: &ParsedSchema,
+        proposed: &ProposedSchema,
+        history: &[SchemaRow],
+        cluster_id: i64,
+        topic: &str,
+    ) -> Result<(HistoryVerdict, Option<RegistryOpinion>), AppError> {
+        let registry = match client(r) {
+            Ok(c) => c,
+            Err(e) => {
+                let why = format!("the registry cannot be used: {e}");
+                let h = self
+                    .against_catalog(subject, new, history, cluster_id, topic, Some(why.clone()))
+                    .await?;
+                return Ok((
+                    h,
+                    Some(RegistryOpinion {
+                        subject: subject.into(),
+                        is_compatible: None,
+                        messages: vec![],
+                        error: Some(why),
+                    }),
+                ));
+            }
+        };
+        let versions = match registry
+            .versions(subject, crate::registry::Deleted::Hide)
+            .await
+        {
+            Ok(v) => Ok(v),
+            Err(RegistryError::SubjectNotFound { .. }) => Ok(Vec::new()),
+            Err(e) => Err(e),
+        };
+        let fetched = match versions {
+            Ok(numbers) => {
+                let mut texts = Vec::new();
+                let mut failed = None;
+                for n in numbers {
+                    match registry
+                        .version(subject, VersionRef::Number(n), false)
+                        .await
+                    {
+                        Ok(v) => texts.push((n, v)),
+                        Err(e) => {
+                            failed = Some(e);
+                            break;
+                        }
+                    }
+                }
+                match failed {
+                    Some(e) => Err(e),
+                    None => Ok(texts),
+                }
+            }
+            Err(e) => Err(e),
+        };
+        // A registry with no level set anywhere uses BACKWARD.
+        let mode = registry
+            .config(Scope::Subject(subject), true)
+            .await
+            .map(|c| c.compatibility_level.unwrap_or(Mode::Backward));
+        let history_verdict = match (fetched, mode) {
+            (Ok(versions), Ok(mode)) => {
+                let mut parsed = Vec::new();
+                let mut bad = None;
+                for (n, v) in &versions {
+                    let text = SchemaText::new(v.schema_type, v.schema.clone());
+                    match ParsedSchema::parse(&text) {
+                        Ok(p) => parsed.push(p),
+                        Err(e) => {
+                            bad = Some(format!("{subject} version {n} does not parse here: {e}"));
+                            break;
+                        }
+                    }
+                }
+                match bad {
+                    Some(note) => HistoryVerdict {
+                        subject: subject.into(),
+                        source: "registry".into(),
+                        mode,
+                        versions: versions.len(),
+                        verdict: Verdict::Undecided,
+                        findings: vec![],
+                        note,
+                    },
+                    None => {
+                        let v = check(mode, &parsed, new);
+                        HistoryVerdict {
+                            subject: subject.into(),
+                            source: "registry".into(),
+                            mode,
+                            versions: parsed.len(),
+                            verdict: if v.compatible {
+                                Verdict::Compatible
+                            } else {
+                                Verdict::Incompatible
+                            },
+                            findings: v
+                                .findings
+                                .into_iter()
+                                .map(|f| HistoryFinding {
+                                    version: versions
+                                        .get(f.version - 1)
+                                        .and_then(|(n, _)| usize::try_from(*n).ok())
+                                        .unwrap_or(f.version),
+                                    direction: direction(f.direction),
+                                    incompatibility: f.incompatibility,
+                                })
+                                .collect(),
+                            note: if versions.is_empty() {
+                                format!(
+                                    "{subject} is not registered yet: nothing to be compatible with"
+                                )
+                            } else {
+                                format!(
+                                    "checked against {subject}'s {} version(s) in the registry under its level {}",
+                                    versions.len(),
+                                    mode.as_str()
+                                )
+                            },
+                        }
+                    }
+                }
+            }
+            (Err(e), _) | (_, Err(e)) => {
+                let why = format!("the registry could not be read ({e})");
+                self.against_catalog(subject, new, history, cluster_id, topic, Some(why))
+                    .await?
+            }
+        };
+        let schema = NewSchema::new(proposed.schema_type, proposed.schema.clone());
+        let opinion = match registry
+            .check_compatibility(
+                subject,
+                VersionRef::Latest,
+                &schema,
+                CheckOptions {
+                    verbose: true,
+                    normalize: false,
+                },
+            )
+            .await
+        {
+            Ok(c) => RegistryOpinion {
+                subject: subject.into(),
+                is_compatible: Some(c.is_compatible),
+                messages: c.messages,
+                error: None,
+            },
+            Err(e) => RegistryOpinion {
+                subject: subject.into(),
+                is_compatible: None,
+                messages: vec![],
+                error: Some(e.to_string()),
+            },
+        };
+        Ok((history_verdict, Some(opinion)))
+    }
+
+    pub async fn check_report(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<CompatibilityReport, AppError> {
+        require(who, Action::Read, "see schema checks")?;
+        let (_, report) = store::check(&self.pool, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound("That check".into()))?;
+        let mut report: CompatibilityReport =
+            serde_json::from_value(report).map_err(|e| AppError::Internal(e.to_string()))?;
+        report.id = id;
+        Ok(report)
+    }
+}
+
+/// A registry failure as the person asking should see it.
+fn registry_error(e: RegistryError) -> AppError {
+    match e {
+        RegistryError::SubjectNotFound { .. } | RegistryError::VersionNotFound { .. } => {
+            AppError::NotFound(e.to_string())
+        }
+        other => AppError::Invalid(format!("The Schema Registry: {other}")),
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Schemas for SchemaService {
+    async fn stream_schemas(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+    ) -> Result<StreamSchemas, AppError> {
+        SchemaService::stream_schemas(self, who, cluster_id, topic).await
+    }
+
+    async fn record_schema(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        topic: &str,
+        group: Option<&str>,
+        new: NewCatalogSchema,
+    ) -> Result<CatalogSchema, AppError> {
+        self.record(who, from, cluster_id, topic, group, new).await
+    }
+
+    async fn check(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+        proposed: ProposedSchema,
+    ) -> Result<CompatibilityReport, AppError> {
+        SchemaService::check(self, who, cluster_id, topic, proposed).await
+    }
+
+    async fn check_report(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<CompatibilityReport, AppError> {
+        SchemaService::check_report(self, who, id).await
+    }
+}

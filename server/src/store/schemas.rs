@@ -1,0 +1,232 @@
+//! Schema registries, the catalog's schemas and compatibility checks.
+
+use chrono::{DateTime, Utc};
+use sqlx::types::Json;
+use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::BTreeMap;
+
+#[derive(Debug, Clone, FromRow)]
+pub struct RegistryRow {
+    pub url: String,
+    pub username_ref: Option<String>,
+    pub password_ref: Option<String>,
+}
+
+pub async fn registry(pool: &PgPool, cluster_id: i64) -> Result<Option<RegistryRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT url, username_ref, password_ref FROM schema_registries WHERE cluster_id = $1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(pool)
+    .await
+}
+
+pub async fn set_registry(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    r: &RegistryRow,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO schema_registries (cluster_id, url, username_ref, password_ref)
+         VALUES ($1, $2, $3, $4)
+         ON CONFLICT (cluster_id) DO UPDATE SET url = EXCLUDED.url,
+            username_ref = EXCLUDED.username_ref, password_ref = EXCLUDED.password_ref,
+            updated_at = now()",
+    )
+    .bind(cluster_id)
+    .bind(&r.url)
+    .bind(&r.username_ref)
+    .bind(&r.password_ref)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct SchemaRow {
+    pub id: i64,
+    pub topic: String,
+    pub group_name: Option<String>,
+    pub schema_type: String,
+    pub schema: String,
+    pub refs: Json<BTreeMap<String, String>>,
+    pub source: String,
+    pub subject: Option<String>,
+    pub version: Option<i32>,
+    pub recorded_by: String,
+    pub recorded_at: DateTime<Utc>,
+}
+
+const SCHEMA_COLUMNS: &str = "id, topic, group_name, schema_type, schema, refs, source, subject, version, recorded_by, recorded_at";
+
+/// A schema to append to the catalog.
+pub struct NewSchemaRow<'a> {
+    pub topic: &'a str,
+    pub group: Option<&'a str>,
+    pub schema_type: &'a str,
+    pub schema: &'a str,
+    pub refs: &'a BTreeMap<String, String>,
+    pub pinned: Option<(&'a str, i32)>,
+    pub recorded_by: &'a str,
+}
+
+pub async fn insert_schema(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    s: &NewSchemaRow<'_>,
+) -> Result<SchemaRow, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "INSERT INTO catalog_schemas (cluster_id, topic, group_name, schema_type, schema, refs, source,
+                                      subject, version, recorded_by)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {SCHEMA_COLUMNS}"
+    ))
+    .bind(cluster_id)
+    .bind(s.topic)
+    .bind(s.group)
+    .bind(s.schema_type)
+    .bind(s.schema)
+    .bind(Json(s.refs))
+    .bind(if s.pinned.is_some() { "registry" } else { "text" })
+    .bind(s.pinned.map(|p| p.0))
+    .bind(s.pinned.map(|p| p.1))
+    .bind(s.recorded_by)
+    .fetch_one(conn)
+    .await
+}
+
+/// The stream's own schemas, newest first.
+pub async fn stream_history(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Vec<SchemaRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {SCHEMA_COLUMNS} FROM catalog_schemas
+         WHERE cluster_id = $1 AND topic = $2 AND group_name IS NULL ORDER BY id DESC"
+    ))
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_all(pool)
+    .await
+}
+
+/// Each group's newest reader schema for a topic.
+pub async fn readers(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Vec<SchemaRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT DISTINCT ON (group_name) {SCHEMA_COLUMNS} FROM catalog_schemas
+         WHERE cluster_id = $1 AND topic = $2 AND group_name IS NOT NULL
+         ORDER BY group_name, id DESC"
+    ))
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_all(pool)
+    .await
+}
+
+/// A group that reads a topic, with when it was first seen.
+#[derive(Debug, Clone, FromRow)]
+pub struct ConsumerRow {
+    pub name: String,
+    pub owner: Option<String>,
+    pub owner_team_id: Option<i64>,
+    pub first_seen: DateTime<Utc>,
+}
+
+pub async fn consumers(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Vec<ConsumerRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT g.name, tm.name AS owner, g.owner_team_id, g.first_seen
+         FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+         WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) AND g.gone_since IS NULL
+         ORDER BY g.name",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_all(pool)
+    .await
+}
+
+/// A check to record.
+pub struct NewCheck<'a> {
+    pub topic: &'a str,
+    pub schema_type: &'a str,
+    pub schema: &'a str,
+    pub verdict: &'a str,
+    pub report: serde_json::Value,
+    pub submitted_by: &'a str,
+    pub submitted_at: DateTime<Utc>,
+    pub decided_at: DateTime<Utc>,
+}
+
+pub async fn insert_check(
+    pool: &PgPool,
+    cluster_id: i64,
+    c: &NewCheck<'_>,
+) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(
+        "INSERT INTO compatibility_checks (cluster_id, topic, schema_type, schema, verdict, report,
+                                           submitted_by, submitted_at, decided_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+    )
+    .bind(cluster_id)
+    .bind(c.topic)
+    .bind(c.schema_type)
+    .bind(c.schema)
+    .bind(c.verdict)
+    .bind(&c.report)
+    .bind(c.submitted_by)
+    .bind(c.submitted_at)
+    .bind(c.decided_at)
+    .fetch_one(pool)
+    .await
+}
+
+/// A recorded check's report, with its id and cluster.
+pub async fn check(
+    pool: &PgPool,
+    id: i64,
+) -> Result<Option<(i64, serde_json::Value)>, sqlx::Error> {
+    sqlx::query_as("SELECT cluster_id, report FROM compatibility_checks WHERE id = $1")
+        .bind(id)
+        .fetch_optional(pool)
+        .await
+}
+
+/// The last checks of a topic, newest first.
+pub async fn recent_checks(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+    limit: i64,
+) -> Result<Vec<(i64, String, serde_json::Value, String, DateTime<Utc>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, verdict, report->'summary', submitted_by, submitted_at FROM compatibility_checks
+         WHERE cluster_id = $1 AND topic = $2 ORDER BY id DESC LIMIT $3",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .bind(limit)
+    .fetch_all(pool)
+    .await
+}
+
+/// The stream's declared compatibility level, if any.
+pub async fn declared_compatibility(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT compatibility FROM streams WHERE cluster_id = $1 AND topic = $2")
+        .bind(cluster_id)
+        .bind(topic)
+        .fetch_optional(pool)
+        .await
+        .map(Option::flatten)
+}

@@ -1,0 +1,570 @@
+//! Schemas through the REST API and the CLI: the catalog's schemas, the
+//! check of a producer change against each consumer group's reader schema
+//! and the subject's history, the registry double as the registry (and as
+//! a registry that fails), and `schema check` offline and against a
+//! running console with its exit codes.
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use std::process::Command;
+use streamkeeper::role::Role;
+use streamkeeper_doubles::registry::{self, Fault};
+use support::TestApp;
+
+const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
+/// Drops `amount`: readers that need it break.
+const DROPS_AMOUNT: &str =
+    r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+/// Adds an optional field: everyone still reads it.
+const ADDS_NOTE: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"},{"name":"note","type":["null","string"],"default":null}]}"#;
+/// The billing team reads with `amount` and a `currency` it defaults.
+const BILLING_READER: &str = r#"{"type":"record","name":"Order","fields":[{"name":"amount","type":"double"},{"name":"currency","type":"string","default":"EUR"}]}"#;
+
+/// A cluster whose last pass saw `orders` read by `billing` (owned by
+/// payments) and `audit` (unowned), and `fresh` read by `newcomer`.
+async fn cluster(t: &TestApp) -> i64 {
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('local', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    for topic in ["orders", "fresh"] {
+        sqlx::query(
+            "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, $2, 1, now(), now())",
+        )
+        .bind(id)
+        .bind(topic)
+        .execute(&t.pool)
+        .await
+        .expect("topic");
+    }
+    for (group, topic) in [
+        ("billing", "orders"),
+        ("audit", "orders"),
+        ("newcomer", "fresh"),
+    ] {
+        sqlx::query(
+            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+             VALUES ($1, $2, 'Stable', 1, ARRAY[$3], now() + interval '1 minute', now())",
+        )
+        .bind(id)
+        .bind(group)
+        .bind(topic)
+        .execute(&t.pool)
+        .await
+        .expect("group");
+    }
+    id
+}
+
+fn proposed(schema: &str) -> Value {
+    json!({"schema_type": "AVRO", "schema": schema})
+}
+
+fn verdict_of<'a>(report: &'a Value, group: &str) -> &'a Value {
+    report["consumers"]
+        .as_array()
+        .and_then(|c| c.iter().find(|c| c["group"] == group))
+        .unwrap_or_else(|| panic!("no verdict for {group}: {report}"))
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_producer_change_is_checked_against_each_consumer(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let id = cluster(&t).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let owner = t.user("olga", &[Role::Owner]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let (at, ot, vt) = (
+        t.token(admin).await,
+        t.token(owner).await,
+        t.token(viewer).await,
+    );
+    sqlx::query("INSERT INTO teams (name) VALUES ('payments'), ('other')")
+        .execute(&t.pool)
+        .await
+        .expect("teams");
+    sqlx::query("UPDATE consumer_groups SET owner_team_id = (SELECT id FROM teams WHERE name = 'payments') WHERE name = 'billing'")
+        .execute(&t.pool)
+        .await
+        .expect("owner");
+
+    // Nothing recorded: no verdict, never "compatible".
+    let url = format!("/api/v1/clusters/{id}/streams/orders/compatibility");
+    let r = t
+        .api(Method::POST, &url, &vt, Some(proposed(ADDS_NOTE)))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["verdict"], "UNDECIDED", "{}", r.body);
+    assert!(
+        r.json()["summary"]
+            .as_str()
+            .is_some_and(|s| s.contains("no stream schema recorded"))
+    );
+
+    // The stream's schema, recorded by an admin; a viewer may not.
+    let schema_url = format!("/api/v1/clusters/{id}/streams/orders/schema");
+    let r = t
+        .api(
+            Method::PUT,
+            &schema_url,
+            &vt,
+            Some(json!({"schema_type": "AVRO", "schema": V1})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            &schema_url,
+            &at,
+            Some(json!({"schema_type": "AVRO", "schema": "{not avro"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("does not parse")),
+        "{}",
+        r.body
+    );
+    let r = t
+        .api(
+            Method::PUT,
+            &schema_url,
+            &at,
+            Some(json!({"schema_type": "AVRO", "schema": V1})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+
+    // billing declares its reader schema; its owner may, others may not.
+    let reader_url = format!("/api/v1/clusters/{id}/groups/billing/reader-schemas/orders");
+    let r = t
+        .api(
+            Method::PUT,
+            &reader_url,
+            &ot,
+            Some(json!({"schema_type": "AVRO", "schema": BILLING_READER})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "olga is not in payments: {}",
+        r.body
+    );
+    sqlx::query("INSERT INTO memberships (team_id, user_id) SELECT id, $1 FROM teams WHERE name = 'payments'")
+        .bind(owner)
+        .execute(&t.pool)
+        .await
+        .expect("member");
+    let r = t
+        .api(
+            Method::PUT,
+            &reader_url,
+            &ot,
+            Some(json!({"schema_type": "AVRO", "schema": BILLING_READER})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/streams/orders/schemas"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let s = r.json();
+    assert_eq!(s["history"].as_array().map(Vec::len), Some(1));
+    let audit = s["readers"]
+        .as_array()
+        .and_then(|r| r.iter().find(|r| r["group"] == "audit"))
+        .expect("audit");
+    assert_eq!(audit["reader"], "assumed");
+    assert!(
+        audit["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("latest when the group was first seen")),
+        "{audit}"
+    );
+
+    // A breaking change: both readers need `amount`.
+    let r = t
+        .api(Method::POST, &url, &vt, Some(proposed(DROPS_AMOUNT)))
+        .await;
+    let report = r.json();
+    assert_eq!(report["verdict"], "INCOMPATIBLE", "{report}");
+    let billing = verdict_of(&report, "billing");
+    assert_eq!(billing["verdict"], "INCOMPATIBLE");
+    assert_eq!(billing["owner"], "payments");
+    assert_eq!(billing["reader"], "declared");
+    assert_eq!(
+        billing["reasons"][0]["kind"],
+        "READER_FIELD_MISSING_DEFAULT_VALUE"
+    );
+    assert!(
+        billing["reasons"][0]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("amount")),
+        "{billing}"
+    );
+    assert_eq!(verdict_of(&report, "audit")["reader"], "assumed");
+    assert_eq!(verdict_of(&report, "audit")["verdict"], "INCOMPATIBLE");
+    // Dropping a field is BACKWARD compatible with the subject's history.
+    assert_eq!(report["history"]["verdict"], "COMPATIBLE", "{report}");
+    assert_eq!(report["history"]["source"], "catalog");
+    let summary = report["summary"].as_str().unwrap_or_default();
+    assert!(
+        summary.contains("billing (payments)") && summary.contains("audit (unowned)"),
+        "{summary}"
+    );
+    assert!(report["elapsed_ms"].as_i64().is_some());
+    // The check is on record.
+    let again = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/schema-checks/{}", report["id"]),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(again.json()["verdict"], "INCOMPATIBLE");
+
+    // A compatible change.
+    let r = t
+        .api(Method::POST, &url, &vt, Some(proposed(ADDS_NOTE)))
+        .await;
+    assert_eq!(r.json()["verdict"], "COMPATIBLE", "{}", r.body);
+
+    // Bad input: a clear error, never a verdict.
+    let r = t
+        .api(
+            Method::POST,
+            &url,
+            &vt,
+            Some(json!({"schema_type": "AVRO", "schema": "{\"type\": \"recrod\"}"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let r = t
+        .api(
+            Method::POST,
+            &url,
+            &vt,
+            Some(json!({"schema_type": "XML", "schema": "<a/>"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(r.body.contains("XML"), "{}", r.body);
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/clusters/{id}/streams/ordres/compatibility"),
+            &vt,
+            Some(proposed(ADDS_NOTE)),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::NOT_FOUND,
+        "a misspelt topic is not compatible: {}",
+        r.body
+    );
+    // A different format than the readers': incompatible, said so.
+    let r = t
+        .api(
+            Method::POST,
+            &url,
+            &vt,
+            Some(json!({"schema_type": "JSON", "schema": "{\"type\":\"object\"}"})),
+        )
+        .await;
+    assert_eq!(r.json()["verdict"], "INCOMPATIBLE", "{}", r.body);
+    assert_eq!(
+        verdict_of(&r.json(), "billing")["reasons"][0]["kind"],
+        "SCHEMA_TYPE_CHANGED"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let id = cluster(&t).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let (base, handle) = registry::spawn().await;
+
+    let reg = format!("/api/v1/clusters/{id}/registry");
+    let r = t
+        .api(
+            Method::PUT,
+            &reg,
+            &at,
+            Some(json!({"url": base, "username_ref": "key-in-clear", "password_ref": "env:X"})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "credentials are references: {}",
+        r.body
+    );
+    let r = t
+        .api(Method::PUT, &reg, &at, Some(json!({"url": base})))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    // v1 registered, level FULL, and the catalog has it too.
+    let client = streamkeeper_server::registry::RegistryClient::new(
+        streamkeeper_server::registry::RegistrySettings::new(base.clone()),
+    )
+    .expect("client");
+    client
+        .register(
+            "orders-value",
+            &streamkeeper_server::registry::NewSchema::avro(V1),
+            false,
+        )
+        .await
+        .expect("register v1");
+    client
+        .set_config(
+            streamkeeper_server::registry::Scope::Subject("orders-value"),
+            streamkeeper::schema::Mode::Full,
+        )
+        .await
+        .expect("level");
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/streams/orders/schema"),
+            &at,
+            Some(json!({"subject": "orders-value", "version": 1})),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "pinned to the registry's version: {}",
+        r.body
+    );
+    assert_eq!(r.json()["source"], "registry");
+
+    // Dropping `amount` (no default) breaks FULL: history and registry agree.
+    let url = format!("/api/v1/clusters/{id}/streams/orders/compatibility");
+    let report = t
+        .api(Method::POST, &url, &at, Some(proposed(DROPS_AMOUNT)))
+        .await
+        .json();
+    assert_eq!(report["history"]["source"], "registry", "{report}");
+    assert_eq!(report["history"]["mode"], "FULL");
+    assert_eq!(report["history"]["verdict"], "INCOMPATIBLE");
+    assert_eq!(
+        report["history"]["findings"][0]["direction"],
+        "old_reads_new"
+    );
+    assert_eq!(report["registry"]["is_compatible"], false, "{report}");
+    assert!(
+        report["registry"]["messages"]
+            .as_array()
+            .is_some_and(|m| !m.is_empty())
+    );
+
+    // The registry failing: the history falls back to the catalog and the
+    // second opinion says why; the verdict is still given, and still right.
+    handle.fail_next(10, Fault::ServerError);
+    let report = t
+        .api(Method::POST, &url, &at, Some(proposed(DROPS_AMOUNT)))
+        .await
+        .json();
+    assert_eq!(report["history"]["source"], "catalog", "{report}");
+    assert!(
+        report["history"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("registry could not be read")),
+        "{report}"
+    );
+    assert!(report["registry"]["error"].is_string(), "{report}");
+    assert_eq!(report["verdict"], "INCOMPATIBLE");
+}
+
+fn bin() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
+    c.env_remove("DATABASE_URL")
+        .env_remove("STREAMKEEPER_SERVER")
+        .env_remove("STREAMKEEPER_TOKEN");
+    c
+}
+
+fn text(o: &std::process::Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&o.stdout),
+        String::from_utf8_lossy(&o.stderr)
+    )
+}
+
+#[test]
+fn schema_check_offline_prints_json_and_exits_by_verdict() {
+    let dir = std::env::temp_dir().join(format!("sk-schema-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = |name: &str, body: &str| {
+        let p = dir.join(name);
+        std::fs::write(&p, body).expect("write");
+        p.to_string_lossy().into_owned()
+    };
+    let (v1, drops, adds) = (
+        file("v1.avsc", V1),
+        file("drops.avsc", DROPS_AMOUNT),
+        file("adds.avsc", ADDS_NOTE),
+    );
+    let run = |args: &[&str]| {
+        bin()
+            .args(["schema", "check"])
+            .args(args)
+            .output()
+            .expect("run")
+    };
+
+    let o = run(&[
+        "--type", "avro", "--mode", "BACKWARD", "--old", &v1, "--new", &adds,
+    ]);
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let out: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(out["compatible"], true);
+
+    // FORWARD: the old schema cannot read data without `amount`.
+    let o = run(&[
+        "--type", "avro", "--mode", "FORWARD", "--old", &v1, "--new", &drops,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    let out: Value = serde_json::from_slice(&o.stdout).expect("JSON");
+    assert_eq!(
+        out["incompatibilities"][0]["kind"],
+        "READER_FIELD_MISSING_DEFAULT_VALUE"
+    );
+    assert_eq!(out["incompatibilities"][0]["direction"], "old_reads_new");
+
+    // Transitive: several --old, oldest first.
+    let o = run(&[
+        "--type",
+        "avro",
+        "--mode",
+        "FORWARD_TRANSITIVE",
+        "--old",
+        &v1,
+        "--old",
+        &adds,
+        "--new",
+        &drops,
+    ]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+
+    // Errors: exit 2 with the reason.
+    let bad = file("bad.avsc", "{\"type\": \"record\"");
+    let o = run(&[
+        "--type", "avro", "--mode", "BACKWARD", "--old", &v1, "--new", &bad,
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("bad.avsc"), "{}", text(&o));
+    let o = run(&["--type", "avro", "--mode", "SIDEWAYS", "--new", &v1]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("SIDEWAYS"), "{}", text(&o));
+    let o = run(&["--type", "yaml", "--mode", "BACKWARD", "--new", &v1]);
+    assert_eq!(o.status.code(), Some(2));
+    let o = run(&["--mode", "BACKWARD", "--new", &v1]);
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "--type is required offline: {}",
+        text(&o)
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let id = cluster(&t).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let token = t.token(admin).await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/streams/orders/schema"),
+            &token,
+            Some(json!({"schema_type": "AVRO", "schema": V1})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let server = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = t.app.clone();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    let dir = std::env::temp_dir().join(format!("sk-schema-online-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let drops = dir.join("drops.avsc");
+    std::fs::write(&drops, DROPS_AMOUNT).expect("write");
+    let adds = dir.join("adds.avsc");
+    std::fs::write(&adds, ADDS_NOTE).expect("write");
+    let run = |topic: &str, schema: &std::path::Path, token: &str| {
+        let (server, topic, schema, token) = (
+            server.clone(),
+            topic.to_owned(),
+            schema.to_path_buf(),
+            token.to_owned(),
+        );
+        async move {
+            tokio::task::spawn_blocking(move || {
+                bin()
+                    .args([
+                        "schema",
+                        "check",
+                        "--server",
+                        &server,
+                        "--token",
+                        &token,
+                        "--cluster",
+                        "local",
+                        "--topic",
+                        &topic,
+                        "--schema",
+                    ])
+                    .arg(&schema)
+                    .output()
+                    .expect("run")
+            })
+            .await
+            .expect("join")
+        }
+    };
+    let o = run("orders", &drops, &token).await;
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+    assert!(text(&o).contains("\"INCOMPATIBLE\""), "{}", text(&o));
+    let o = run("orders", &adds, &token).await;
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    // No reader schema known for `fresh`'s consumer: no verdict, exit 2.
+    let o = run("fresh", &adds, &token).await;
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = run("orders", &adds, "not-a-token").await;
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("401"), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
+}

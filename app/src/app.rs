@@ -1,7 +1,9 @@
 //! The shell, the router and the layout every page shares.
 
 use crate::components::SignedInHeader;
-use crate::pages::{audit, cluster_settings, flags, home, login, streams, teams, users, watch};
+use crate::pages::{
+    audit, cluster_settings, flags, home, login, schemas, streams, teams, users, watch,
+};
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
@@ -66,6 +68,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/flags/:id") view=flags::FlagPage ssr=SsrMode::Async />
                     <Route path=path!("/streams") view=streams::StreamsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/stream") view=streams::StreamPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/stream/check") view=schemas::CheckPage ssr=SsrMode::Async />
+                    <Route path=path!("/schema-checks/:id") view=schemas::CheckReportPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters") view=watch::ClustersPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id") view=watch::ClusterPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/group") view=watch::GroupPage ssr=SsrMode::Async />

@@ -6,6 +6,7 @@ pub mod cluster_settings;
 pub mod flags;
 pub mod home;
 pub mod login;
+pub mod schemas;
 pub mod streams;
 pub mod teams;
 pub mod users;

@@ -11,6 +11,7 @@ use crate::chart::{LagChart, RangeLinks, range_hours};
 use crate::components::{ActionNote, ErrorNote, Pager, href_with, page_param, query_param};
 use crate::error::AppError;
 use crate::model::{StreamDetail, StreamSummary};
+use crate::pages::schemas::StreamSchemasSection;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use leptos_router::hooks::use_params_map;
@@ -231,6 +232,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
             </dl>
         </section>
         {form}
+        <StreamSchemasSection cluster_id=d.cluster_id topic=t.name.clone() />
         <h2>"Consumer groups"</h2>
         <RangeLinks href=link />
         {if d.consumers.is_empty() {

@@ -1,0 +1,369 @@
+//! Schemas on the screens: a stream's schema with its history and its
+//! consumers' reader schemas (on the stream page), the producer-change
+//! page that checks a proposed schema against every consumer group, and a
+//! check's report with each group's verdict and reasons.
+
+use crate::components::{ActionNote, ErrorNote, href_with, query_param};
+use crate::error::AppError;
+use crate::model::{CompatibilityReport, ReaderSource, StreamSchemas, Verdict};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use leptos_router::hooks::use_params_map;
+use streamkeeper::schema::SchemaType;
+
+#[server(prefix = "/fn", endpoint = "get_stream_schemas")]
+pub async fn get_stream_schemas(id: i64, topic: String) -> Result<StreamSchemas, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.schemas.stream_schemas(&who, id, &topic).await
+}
+
+#[cfg(feature = "ssr")]
+fn new_text_schema(
+    schema_type: &str,
+    schema: String,
+) -> Result<crate::model::NewCatalogSchema, AppError> {
+    let t = SchemaType::parse(schema_type)
+        .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
+    Ok(crate::model::NewCatalogSchema {
+        schema_type: Some(t),
+        schema: Some(schema),
+        references: Default::default(),
+        subject: None,
+        version: None,
+    })
+}
+
+/// Records the stream's schema (`group` empty) or a group's reader schema.
+#[server(prefix = "/fn", endpoint = "record_schema")]
+pub async fn record_schema(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    schema_type: String,
+    schema: String,
+) -> Result<crate::model::CatalogSchema, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let group = group.filter(|g| !g.trim().is_empty());
+    backend()?
+        .schemas
+        .record_schema(
+            &who,
+            &client_addr().await,
+            cluster_id,
+            &topic,
+            group.as_deref(),
+            new_text_schema(&schema_type, schema)?,
+        )
+        .await
+}
+
+/// Checks a proposed producer schema, then shows its report (a redirect,
+/// so the form works without JavaScript too).
+#[server(prefix = "/fn", endpoint = "check_schema")]
+pub async fn check_schema(
+    cluster_id: i64,
+    topic: String,
+    schema_type: String,
+    schema: String,
+) -> Result<i64, AppError> {
+    use crate::model::ProposedSchema;
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    let t = SchemaType::parse(&schema_type)
+        .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
+    let proposed = ProposedSchema {
+        schema_type: t,
+        schema,
+        references: Default::default(),
+    };
+    let report = backend()?
+        .schemas
+        .check(&who, cluster_id, &topic, proposed)
+        .await?;
+    leptos_axum::redirect(&format!("/schema-checks/{}", report.id));
+    Ok(report.id)
+}
+
+#[server(prefix = "/fn", endpoint = "get_schema_check")]
+pub async fn get_schema_check(id: i64) -> Result<CompatibilityReport, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.schemas.check_report(&who, id).await
+}
+
+pub fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Compatible => "badge state-ok",
+        Verdict::Incompatible => "badge state-bad",
+        Verdict::Undecided => "badge state-warn",
+    }
+}
+
+fn reader_label(r: ReaderSource) -> &'static str {
+    match r {
+        ReaderSource::Declared => "declared",
+        ReaderSource::Assumed => "assumed",
+        ReaderSource::Missing => "unknown",
+    }
+}
+
+#[component]
+fn TypeSelect() -> impl IntoView {
+    view! {
+        <label>
+            "Format "
+            <select name="schema_type">
+                {SchemaType::ALL.map(|t| view! { <option value=t.as_str()>{t.as_str()}</option> }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// The stream page's schema section.
+#[component]
+pub fn StreamSchemasSection(cluster_id: i64, topic: String) -> impl IntoView {
+    let record = ServerAction::<RecordSchema>::new();
+    let t = topic.clone();
+    let schemas = Resource::new(
+        move || record.version().get(),
+        move |_| get_stream_schemas(cluster_id, t.clone()),
+    );
+    let check_href = href_with(
+        &format!("/clusters/{cluster_id}/stream/check"),
+        &[("name", Some(topic.clone()))],
+    );
+    view! {
+        <h2>"Schema"</h2>
+        <p><a href=check_href data-testid="check-change">"Check a producer change against its consumers →"</a></p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || {
+                let topic = topic.clone();
+                Suspend::new(async move {
+                    match schemas.await {
+                        Ok(s) => view! { <SchemasView s topic record /> }.into_any(),
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+#[component]
+fn SchemasView(
+    s: StreamSchemas,
+    topic: String,
+    record: ServerAction<RecordSchema>,
+) -> impl IntoView {
+    let cluster_id = s.cluster_id;
+    let current = s.history.first().cloned();
+    let older = s.history.len().saturating_sub(1);
+    view! {
+        <section class="card" data-testid="stream-schema">
+            {match current {
+                Some(c) => view! {
+                    <p class="note">{format!(
+                        "{} · recorded {} by {}{}{}",
+                        c.schema_type.as_str(),
+                        c.recorded_at.format("%Y-%m-%d %H:%M UTC"),
+                        c.recorded_by,
+                        c.subject.as_ref().map(|s| format!(" · pinned to {s} v{}", c.version.unwrap_or_default())).unwrap_or_default(),
+                        if older > 0 { format!(" · {older} earlier version(s)") } else { String::new() },
+                    )}</p>
+                    <pre class="schema">{c.schema}</pre>
+                }.into_any(),
+                None => view! { <p class="note">"No schema recorded for this stream yet."</p> }.into_any(),
+            }}
+            <details>
+                <summary>"Record the stream's schema"</summary>
+                <ActionForm action=record attr:class="stack" attr:data-testid="record-stream-schema">
+                    <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
+                    <input type="hidden" name="topic" value=topic.clone() />
+                    <input type="hidden" name="group" value="" />
+                    <TypeSelect />
+                    <label>"Schema " <textarea name="schema" rows="8" required></textarea></label>
+                    <button type="submit">"Record"</button>
+                </ActionForm>
+            </details>
+            <ActionNote value=record.value() ok=|s: &crate::model::CatalogSchema| format!("Recorded the {} schema.", s.group.as_deref().map_or("stream's".to_string(), |g| format!("{g} reader"))) />
+        </section>
+        <h3>"Consumers' reader schemas"</h3>
+        {if s.readers.is_empty() {
+            view! { <p class="note">"No consumer group reads this stream."</p> }.into_any()
+        } else {
+            view! {
+                <table class="list" data-testid="readers">
+                    <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Reader schema"</th><th>"Which"</th></tr></thead>
+                    <tbody>
+                        {s.readers.into_iter().map(|r| view! {
+                            <tr>
+                                <td>{r.group.clone()}</td>
+                                <td>{r.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                <td><span class=if r.reader == ReaderSource::Missing { "badge state-warn" } else { "badge" }>{reader_label(r.reader)}</span></td>
+                                <td>{r.note}</td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+        {(!s.checks.is_empty()).then(|| view! {
+            <h3>"Recent checks"</h3>
+            <ul data-testid="recent-checks">
+                {s.checks.into_iter().map(|c| view! {
+                    <li>
+                        <span class=verdict_class(c.verdict)>{c.verdict.as_str()}</span> " "
+                        <a href=format!("/schema-checks/{}", c.id)>{format!("{} by {}", c.submitted_at.format("%Y-%m-%d %H:%M UTC"), c.submitted_by)}</a>
+                        " — " {c.summary}
+                    </li>
+                }).collect_view()}
+            </ul>
+        })}
+    }
+}
+
+/// `/clusters/:id/stream/check?name=TOPIC`: paste a proposed producer
+/// schema and see which consumer groups break.
+#[component]
+pub fn CheckPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    });
+    let name = query_param("name");
+    let check = ServerAction::<CheckSchema>::new();
+    view! {
+        <Title text="Check a producer change" />
+        {move || match (id.get(), name.get()) {
+            (Some(id), Some(topic)) => {
+                let back = href_with(&format!("/clusters/{id}/stream"), &[("name", Some(topic.clone()))]);
+                view! {
+                    <p><a href=back>"← " {topic.clone()}</a></p>
+                    <h1>"Check a producer change to " {topic.clone()}</h1>
+                    <p class="note">"The proposed schema is checked against the reader schema of every consumer group that reads the topic (can it read what the producer would write?), against the subject's history under its compatibility level, and by the Schema Registry when one is configured. Nothing is registered."</p>
+                    <ActionForm action=check attr:class="stack" attr:data-testid="check-form">
+                        <input type="hidden" name="cluster_id" value=id.to_string() />
+                        <input type="hidden" name="topic" value=topic />
+                        <TypeSelect />
+                        <label>"Proposed schema " <textarea name="schema" rows="14" required></textarea></label>
+                        <button type="submit">"Check"</button>
+                    </ActionForm>
+                    <ActionNote value=check.value() ok=|id: &i64| format!("Checked (report {id}).") />
+                }.into_any()
+            }
+            _ => view! { <ErrorNote err=AppError::NotFound("That stream".into()) /> }.into_any(),
+        }}
+    }
+}
+
+/// `/schema-checks/:id`: a check's verdict, each consumer group's verdict
+/// and reasons, the subject's history and the registry's opinion.
+#[component]
+pub fn CheckReportPage() -> impl IntoView {
+    let params = use_params_map();
+    let id = Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    });
+    let report = Resource::new(
+        move || id.get(),
+        |id| async move {
+            match id {
+                Some(id) => get_schema_check(id).await,
+                None => Err(AppError::NotFound("That check".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Schema check" />
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match report.await {
+                    Ok(r) => view! { <ReportView r /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn ReportView(r: CompatibilityReport) -> impl IntoView {
+    let back = href_with(
+        &format!("/clusters/{}/stream", r.cluster_id),
+        &[("name", Some(r.topic.clone()))],
+    );
+    let again = href_with(
+        &format!("/clusters/{}/stream/check", r.cluster_id),
+        &[("name", Some(r.topic.clone()))],
+    );
+    let h = r.history;
+    view! {
+        <p><a href=back>"← " {r.topic.clone()}</a> " · " <a href=again>"Check another change"</a></p>
+        <h1>
+            {format!("{} change to {} ", r.schema_type.as_str(), r.topic)}
+            <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
+        </h1>
+        <p data-testid="summary">{r.summary}</p>
+        <p class="note">{format!(
+            "Checked by {} at {} in {} ms · cluster {}",
+            r.submitted_by,
+            r.submitted_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            r.elapsed_ms,
+            r.cluster
+        )}</p>
+        <h2>"Consumer groups"</h2>
+        {if r.consumers.is_empty() {
+            view! { <p class="note">"No consumer group reads this topic."</p> }.into_any()
+        } else {
+            view! {
+                <table class="list" data-testid="consumer-verdicts">
+                    <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Verdict"</th><th>"Why"</th></tr></thead>
+                    <tbody>
+                        {r.consumers.into_iter().map(|c| view! {
+                            <tr data-group=c.group.clone()>
+                                <td>{c.group.clone()}</td>
+                                <td>{c.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                <td><span class=verdict_class(c.verdict)>{c.verdict.as_str()}</span></td>
+                                <td>
+                                    <p class="note">{format!("Reader schema: {}", c.reader_note)}</p>
+                                    <ul>
+                                        {c.reasons.into_iter().map(|i| view! {
+                                            <li><code>{i.kind}</code> " at " <code>{i.location}</code> ": " {i.message}</li>
+                                        }).collect_view()}
+                                    </ul>
+                                </td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+        <h2>"Subject history"</h2>
+        <p>
+            <span class=verdict_class(h.verdict)>{h.verdict.as_str()}</span>
+            {format!(" {} under {} ({} version(s), from the {}) — {}", h.subject, h.mode.as_str(), h.versions, h.source, h.note)}
+        </p>
+        <ul>
+            {h.findings.into_iter().map(|f| view! {
+                <li>{format!("version {} ({}): ", f.version, f.direction.replace('_', " "))} <code>{f.incompatibility.kind}</code> " at " <code>{f.incompatibility.location}</code> ": " {f.incompatibility.message}</li>
+            }).collect_view()}
+        </ul>
+        {r.registry.map(|o| view! {
+            <h2>"The registry's own check"</h2>
+            {match (o.is_compatible, o.error) {
+                (_, Some(e)) => view! { <p class="error">{format!("No answer from the registry: {e}")}</p> }.into_any(),
+                (Some(ok), None) => view! {
+                    <p>{format!("{}: {}", o.subject, if ok { "compatible" } else { "incompatible" })}</p>
+                    <ul>{o.messages.into_iter().map(|m| view! { <li><code>{m}</code></li> }).collect_view()}</ul>
+                }.into_any(),
+                (None, None) => ().into_any(),
+            }}
+        })}
+    }
+}

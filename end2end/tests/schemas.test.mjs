@@ -1,0 +1,85 @@
+// An owner pastes a breaking Avro change to a stream and sees which
+// consumer group breaks, and why. scripts/test records the stream's schema
+// (SK_TOPIC in cluster SK_CLUSTER, read by SK_GROUP) before the run.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.SK_URL;
+const OWNER = process.env.SK_OWNER_USER;
+const PW = process.env.SK_OWNER_PASSWORD;
+const GROUP = process.env.SK_GROUP;
+const TOPIC = process.env.SK_TOPIC;
+const CLUSTER = process.env.SK_CLUSTER;
+const JS = process.env.SK_JS !== 'off';
+const MODE = JS ? 'js' : 'nojs';
+
+// The stream's schema has `amount` with no default; this drops it.
+const BREAKING = JSON.stringify({
+  type: 'record', name: 'Order',
+  fields: [{ name: 'id', type: 'string' }],
+});
+
+let browser;
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => browser?.close());
+
+test(`${MODE}: an owner checks a breaking Avro change and sees which group breaks`, { skip: !TOPIC && 'no schema fixture' }, async () => {
+  const context = await browser.newContext({ javaScriptEnabled: JS });
+  const page = await context.newPage();
+  const problems = [];
+  page.on('pageerror', (e) => problems.push(e.message));
+  const hydrated = async () => {
+    if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+  };
+  const stream = `${BASE}/clusters/${CLUSTER}/stream?name=${encodeURIComponent(TOPIC)}`;
+  await page.goto(stream);
+  await page.fill('input[name="username"]', OWNER);
+  await page.fill('input[name="password"]', PW);
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
+  await hydrated();
+
+  // The stream page shows the schema and who reads it with what.
+  assert.match(await page.textContent('[data-testid="stream-schema"]'), /"amount"/);
+  const reader = page.locator('table[data-testid="readers"] tr', { hasText: GROUP });
+  assert.match(await reader.textContent(), /assumed/);
+
+  await Promise.all([page.waitForNavigation(), page.click('a[data-testid="check-change"]')]);
+  await hydrated();
+  await page.selectOption('form[data-testid="check-form"] select[name="schema_type"]', 'AVRO');
+  await page.fill('form[data-testid="check-form"] textarea[name="schema"]', BREAKING);
+  await Promise.all([
+    page.waitForURL(/\/schema-checks\/\d+/),
+    page.click('form[data-testid="check-form"] button[type="submit"]'),
+  ]);
+  await hydrated();
+
+  assert.equal(await page.textContent('[data-testid="verdict"]'), 'INCOMPATIBLE');
+  const row = page.locator(`table[data-testid="consumer-verdicts"] tr[data-group="${GROUP}"]`);
+  const text = await row.textContent();
+  assert.match(text, /INCOMPATIBLE/);
+  assert.match(text, /payments/, 'the owner team is named');
+  assert.match(text, /READER_FIELD_MISSING_DEFAULT_VALUE/);
+  assert.match(text, /amount/, 'the reason names the field');
+  assert.match(await page.textContent('[data-testid="summary"]'), new RegExp(GROUP));
+
+  // A schema that does not parse: a clear error on the form, no verdict.
+  await page.goto(`${BASE}/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`);
+  await hydrated();
+  await page.fill('form[data-testid="check-form"] textarea[name="schema"]', '{"type": "recrod"');
+  if (JS) {
+    await page.click('form[data-testid="check-form"] button[type="submit"]');
+    await page.waitForSelector('p.error');
+  } else {
+    await Promise.all([page.waitForNavigation(), page.click('form[data-testid="check-form"] button[type="submit"]')]);
+  }
+  assert.match(await page.textContent('p.error'), /does not parse/);
+  assert.deepEqual(problems, []);
+  await context.close();
+});

@@ -118,6 +118,36 @@ async fn main() {
         evaluate.iter().max().map_or(0.0, Duration::as_secs_f64),
     );
 
+    // The samples alone: COPY into the day partition (with its two
+    // indexes), then the rollups, each committed on its own.
+    let cols = columns(&synthetic(&names, groups, PASSES as i64, Utc::now()));
+    let (mut copy_times, mut rollup_times) = (Vec::new(), Vec::new());
+    for i in 0..5 {
+        let at = Utc::now();
+        let t = Instant::now();
+        let mut tx = pool.begin().await.expect("tx");
+        samples::copy_samples(&mut tx, row.id, 1_000_000 + i, at, &cols)
+            .await
+            .expect("samples");
+        tx.commit().await.expect("commit");
+        copy_times.push(t.elapsed());
+        let t = Instant::now();
+        let mut tx = pool.begin().await.expect("tx");
+        samples::fold_rollups(&mut tx, row.id, at, &cols)
+            .await
+            .expect("rollups");
+        tx.commit().await.expect("commit");
+        rollup_times.push(t.elapsed());
+    }
+    let copy = median(&mut copy_times);
+    println!(
+        "samples  {} rows by COPY, committed: median {:.3} s → {:.0} rows/s; rollups of {groups} groups: median {:.3} s",
+        cols.len(),
+        copy.as_secs_f64(),
+        cols.len() as f64 / copy.as_secs_f64(),
+        median(&mut rollup_times).as_secs_f64(),
+    );
+
     // The groups page: 10,000 groups need that many rows in the table.
     if groups < 10_000 {
         let extra: Vec<String> = (groups..10_000).map(|g| format!("group-{g:05}")).collect();
@@ -229,6 +259,22 @@ fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<U
         groups_listed: true,
         problems: Vec::new(),
     }
+}
+
+/// A reading's samples as the store writes them.
+fn columns(r: &Reading) -> samples::SampleColumns {
+    let mut c = samples::SampleColumns::default();
+    for g in &r.groups {
+        for ((topic, partition), committed) in &g.offsets {
+            c.groups.push(g.name.clone());
+            c.topics.push(topic.clone());
+            c.partitions.push(*partition);
+            c.committed.push(*committed);
+            c.log_start.push(Some(0));
+            c.log_end.push(Some(1_000));
+        }
+    }
+    c
 }
 
 fn median(v: &mut [Duration]) -> Duration {

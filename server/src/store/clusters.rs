@@ -220,29 +220,8 @@ pub async fn record_reading(
             rows.log_start.push(s);
             rows.log_end.push(e);
         }
-        let seen: Vec<String> = g
-            .offsets
-            .keys()
-            .map(|(t, _)| t.clone())
-            .collect::<BTreeSet<_>>()
-            .into_iter()
-            .collect();
-        sqlx::query(
-            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
-             VALUES ($1, $2, $3, $4, $5, $6, $6)
-             ON CONFLICT (cluster_id, name) DO UPDATE SET state = EXCLUDED.state,
-                members = EXCLUDED.members, last_seen = EXCLUDED.last_seen, gone_since = NULL,
-                topics = ARRAY(SELECT DISTINCT unnest(consumer_groups.topics || EXCLUDED.topics) ORDER BY 1)",
-        )
-        .bind(cluster_id)
-        .bind(&g.name)
-        .bind(&g.state)
-        .bind(i32::try_from(g.members).unwrap_or(i32::MAX))
-        .bind(&seen)
-        .bind(r.finished)
-        .execute(&mut *tx)
-        .await?;
     }
+    upsert_groups(&mut tx, cluster_id, r).await?;
     if r.groups_listed {
         let listed: Vec<&str> = r.groups.iter().map(|g| g.name.as_str()).collect();
         sqlx::query(
@@ -255,33 +234,104 @@ pub async fn record_reading(
         .execute(&mut *tx)
         .await?;
     }
-    for t in &r.topics {
-        let health = topic_health(t, r.finished);
-        let ends: Option<i64> = t.partitions.iter().map(|p| p.log_end).sum();
-        sqlx::query(
-            "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total,
-                                 first_seen, last_seen, last_advanced_at)
-             VALUES ($1, $2, $3, $4, $5, $6, $7, $7, $7)
-             ON CONFLICT (cluster_id, name) DO UPDATE SET partitions = EXCLUDED.partitions,
-                under_replicated = EXCLUDED.under_replicated, offline = EXCLUDED.offline,
-                log_end_total = EXCLUDED.log_end_total, last_seen = EXCLUDED.last_seen,
-                last_advanced_at = CASE
-                    WHEN EXCLUDED.log_end_total > topics.log_end_total
-                    THEN EXCLUDED.last_seen ELSE topics.last_advanced_at END",
-        )
-        .bind(cluster_id)
-        .bind(&t.name)
-        .bind(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX))
-        .bind(&health.under_replicated)
-        .bind(&health.offline)
-        .bind(ends)
-        .bind(r.finished)
-        .execute(&mut *tx)
-        .await?;
-    }
+    upsert_topics(&mut tx, cluster_id, r).await?;
     samples::insert(&mut tx, cluster_id, pass_id, r.finished, &rows).await?;
     tx.commit().await?;
     Ok(rows.len())
+}
+
+/// Joins a list for one UNNEST column: Postgres arrays of arrays must be
+/// rectangular, so each row's list travels as text. A comma is safe: Kafka
+/// topic names are made of letters, digits, `.`, `_` and `-` only.
+fn joined<T: ToString>(items: impl IntoIterator<Item = T>) -> String {
+    items
+        .into_iter()
+        .map(|i| i.to_string())
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// Every listed group in one statement (a statement per group costs more
+/// than the samples themselves at a thousand groups).
+async fn upsert_groups(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    cluster_id: i64,
+    r: &Reading,
+) -> Result<(), sqlx::Error> {
+    let names: Vec<&str> = r.groups.iter().map(|g| g.name.as_str()).collect();
+    let states: Vec<&str> = r.groups.iter().map(|g| g.state.as_str()).collect();
+    let members: Vec<i32> = r
+        .groups
+        .iter()
+        .map(|g| i32::try_from(g.members).unwrap_or(i32::MAX))
+        .collect();
+    let topics: Vec<String> = r
+        .groups
+        .iter()
+        .map(|g| joined(g.offsets.keys().map(|(t, _)| t).collect::<BTreeSet<_>>()))
+        .collect();
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         SELECT $1, u.name, u.state, u.members,
+                COALESCE(string_to_array(NULLIF(u.topics, ''), ','), '{}'), $2, $2
+         FROM UNNEST($3::text[], $4::text[], $5::int[], $6::text[]) AS u(name, state, members, topics)
+         ON CONFLICT (cluster_id, name) DO UPDATE SET state = EXCLUDED.state,
+            members = EXCLUDED.members, last_seen = EXCLUDED.last_seen, gone_since = NULL,
+            topics = ARRAY(SELECT DISTINCT unnest(consumer_groups.topics || EXCLUDED.topics) ORDER BY 1)",
+    )
+    .bind(cluster_id)
+    .bind(r.finished)
+    .bind(&names)
+    .bind(&states)
+    .bind(&members)
+    .bind(&topics)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
+}
+
+/// Every topic's health in one statement.
+async fn upsert_topics(
+    tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
+    cluster_id: i64,
+    r: &Reading,
+) -> Result<(), sqlx::Error> {
+    let (mut names, mut partitions, mut under, mut offline, mut ends) =
+        (vec![], vec![], vec![], vec![], vec![]);
+    for t in &r.topics {
+        let health = topic_health(t, r.finished);
+        names.push(t.name.as_str());
+        partitions.push(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX));
+        under.push(joined(&health.under_replicated));
+        offline.push(joined(&health.offline));
+        ends.push(t.partitions.iter().map(|p| p.log_end).sum::<Option<i64>>());
+    }
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total,
+                             first_seen, last_seen, last_advanced_at)
+         SELECT $1, u.name, u.partitions,
+                COALESCE(string_to_array(NULLIF(u.under, ''), ',')::int[], '{}'),
+                COALESCE(string_to_array(NULLIF(u.offline, ''), ',')::int[], '{}'),
+                u.ends, $2, $2, $2
+         FROM UNNEST($3::text[], $4::int[], $5::text[], $6::text[], $7::bigint[])
+              AS u(name, partitions, under, offline, ends)
+         ON CONFLICT (cluster_id, name) DO UPDATE SET partitions = EXCLUDED.partitions,
+            under_replicated = EXCLUDED.under_replicated, offline = EXCLUDED.offline,
+            log_end_total = EXCLUDED.log_end_total, last_seen = EXCLUDED.last_seen,
+            last_advanced_at = CASE
+                WHEN EXCLUDED.log_end_total > topics.log_end_total
+                THEN EXCLUDED.last_seen ELSE topics.last_advanced_at END",
+    )
+    .bind(cluster_id)
+    .bind(r.finished)
+    .bind(&names)
+    .bind(&partitions)
+    .bind(&under)
+    .bind(&offline)
+    .bind(&ends)
+    .execute(&mut **tx)
+    .await
+    .map(drop)
 }
 
 #[derive(Debug, Clone, FromRow)]

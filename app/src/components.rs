@@ -26,6 +26,7 @@ pub fn SignedInHeader() -> impl IntoView {
                                     <a href="/">"Home"</a>
                                     <a href="/streams">"Streams"</a>
                                     <a href="/flags">"Flags"</a>
+                                    <a href="/schemas">"Schemas"</a>
                                     <a href="/clusters">"Clusters"</a>
                                     <Show when=move || admin>
                                         <a href="/settings/users">"Users"</a>

@@ -247,6 +247,7 @@ pub struct TopicView {
     pub freshness_budget_s: Option<i32>,
     pub expected_interval_s: Option<i32>,
     pub description: Option<String>,
+    pub compatibility: Option<String>,
 }
 
 /// What an owner declares about a stream. `owner_team: null` leaves it unowned.
@@ -264,6 +265,10 @@ pub struct StreamSpec {
     pub expected_interval_s: Option<i32>,
     #[serde(default)]
     pub description: String,
+    /// The compatibility level the stream's value subject should have;
+    /// the registry hygiene routine reports a subject at another level.
+    #[serde(default)]
+    pub compatibility: Option<streamkeeper::schema::Mode>,
 }
 
 /// A group's total lag per pass: `None` where the pass read nothing (a gap,

@@ -246,6 +246,11 @@ pub trait Schemas: Send + Sync {
         topic: &str,
         proposed: crate::model::ProposedSchema,
     ) -> Result<crate::model::CompatibilityReport, AppError>;
+    /// Every cluster's registry with its hygiene findings.
+    async fn registries(
+        &self,
+        who: &Principal,
+    ) -> Result<Vec<crate::model::RegistryStatus>, AppError>;
     /// A recorded check.
     async fn check_report(
         &self,

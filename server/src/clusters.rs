@@ -16,6 +16,7 @@ use streamkeeper::lag::status::{
 };
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Action;
+use streamkeeper::schema::Mode;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
@@ -62,6 +63,7 @@ fn topic_view(t: store::clusters::TopicRow) -> TopicView {
         freshness_budget_s: t.freshness_budget_s,
         expected_interval_s: t.expected_interval_s,
         description: t.description,
+        compatibility: t.compatibility,
     }
 }
 
@@ -816,6 +818,7 @@ impl ClusterService {
                 freshness_budget_s: spec.freshness_budget_s,
                 expected_interval_s: spec.expected_interval_s,
                 description: spec.description.trim(),
+                compatibility: spec.compatibility.map(Mode::as_str),
             },
         )
         .await

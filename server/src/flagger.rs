@@ -30,7 +30,7 @@ fn cluster_key(name: &str) -> FlagKey {
     key("cluster", name, "reachability")
 }
 
-fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
+pub fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
     FlagKey {
         subject_kind: subject_kind.into(),
         subject: subject.into(),
@@ -281,6 +281,18 @@ pub async fn after_pass(
                 .await?;
         }
     }
+    reconcile(pool, cluster, observed, &evaluated).await
+}
+
+/// Raises, updates and resolves a cluster's flags from what was observed.
+/// Only flags whose key was `evaluated` may resolve: a routine that did not
+/// look at something says nothing about it.
+pub async fn reconcile(
+    pool: &PgPool,
+    cluster: &ClusterRow,
+    observed: Vec<Observation>,
+    evaluated: &BTreeSet<FlagKey>,
+) -> Result<(), sqlx::Error> {
     let live = store::live(pool, cluster.id).await?;
     let open: BTreeMap<FlagKey, String> = live
         .iter()

@@ -12,6 +12,7 @@ pub mod db;
 pub mod errors;
 pub mod flagger;
 pub mod flags;
+pub mod hygiene;
 pub mod kafka;
 pub mod notify;
 pub mod password;

@@ -16,8 +16,8 @@ use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, HistoryFinding,
-    HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryOpinion,
-    RegistrySpec, StreamSchemas, Verdict,
+    HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryFinding,
+    RegistryOpinion, RegistrySpec, RegistryStatus, StreamSchemas, Verdict,
 };
 
 use crate::accounts::{audited, require};
@@ -874,6 +874,47 @@ impl SchemaService {
         Ok((history_verdict, Some(opinion)))
     }
 
+    /// A cluster's registry with its hygiene findings; `None` without one.
+    pub async fn registry_status(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<Option<RegistryStatus>, AppError> {
+        require(who, Action::Read, "see registries")?;
+        let cluster = self.cluster_name(cluster_id).await?;
+        Ok(store::registry_status(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .map(|(url, checked_at, last_error, findings)| RegistryStatus {
+                cluster_id,
+                cluster,
+                url,
+                checked_at,
+                last_error,
+                findings: findings
+                    .into_iter()
+                    .map(|f| RegistryFinding {
+                        kind: f.kind,
+                        subject: f.subject,
+                        topic: f.topic,
+                        detail: f.detail,
+                        found_at: f.found_at,
+                    })
+                    .collect(),
+            }))
+    }
+
+    pub async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
+        require(who, Action::Read, "see registries")?;
+        let mut out = Vec::new();
+        for id in store::registries(&self.pool).await.map_err(db)? {
+            if let Some(s) = self.registry_status(who, id).await? {
+                out.push(s);
+            }
+        }
+        Ok(out)
+    }
+
     pub async fn check_report(
         &self,
         who: &Principal,
@@ -932,6 +973,10 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         proposed: ProposedSchema,
     ) -> Result<CompatibilityReport, AppError> {
         SchemaService::check(self, who, cluster_id, topic, proposed).await
+    }
+
+    async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
+        SchemaService::registries(self, who).await
     }
 
     async fn check_report(

@@ -47,6 +47,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     });
 
     crate::notify::spawn(pool_for_watch.clone());
+    crate::hygiene::spawn(pool_for_watch.clone());
     crate::watch::spawn(pool_for_watch);
     let app = router(state, store);
     let listener = tokio::net::TcpListener::bind(bind)

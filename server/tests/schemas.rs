@@ -568,3 +568,131 @@ async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
     assert!(text(&o).contains("401"), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
+    use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings, Scope};
+    let t = TestApp::new(pool).await;
+    let id = cluster(&t).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let (base, handle) = registry::spawn().await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    for subject in ["orders-value", "gone-value"] {
+        client
+            .register(subject, &NewSchema::avro(V1), false)
+            .await
+            .expect("register");
+    }
+    // orders declares FULL (the registry is at BACKWARD); fresh is Tier 1
+    // and unregistered.
+    sqlx::query(
+        "INSERT INTO streams (cluster_id, topic, tier, compatibility) VALUES ($1, 'orders', 3, 'FULL'), ($1, 'fresh', 1, NULL)",
+    )
+    .bind(id)
+    .execute(&t.pool)
+    .await
+    .expect("streams");
+    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+        .await
+        .expect("db")
+        .expect("row");
+
+    let found = streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    assert_eq!(found.len(), 3, "{found:?}");
+    let status = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            None,
+        )
+        .await
+        .json();
+    let kinds: Vec<&str> = status["findings"]
+        .as_array()
+        .expect("findings")
+        .iter()
+        .filter_map(|f| f["kind"].as_str())
+        .collect();
+    assert_eq!(
+        kinds,
+        ["LEVEL_DRIFT", "ORPHAN_SUBJECT", "UNREGISTERED_TOPIC"],
+        "{status}"
+    );
+    assert!(status["last_error"].is_null());
+    let flags = || async {
+        sqlx::query_as::<_, (String, String, String)>(
+            "SELECT subject, kind, state FROM flags WHERE rule = 'schema-registered' ORDER BY id",
+        )
+        .fetch_all(&t.pool)
+        .await
+        .expect("flags")
+    };
+    assert_eq!(
+        flags().await,
+        vec![("fresh".into(), "UNREGISTERED".into(), "open".into())]
+    );
+
+    // The registry failing: the findings and the flag stay, the error shows.
+    handle.fail_next(1, Fault::ServerError);
+    assert!(
+        streamkeeper_server::hygiene::run(&t.pool, &row)
+            .await
+            .is_err()
+    );
+    let status = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            None,
+        )
+        .await
+        .json();
+    assert!(
+        status["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{status}"
+    );
+    assert_eq!(status["findings"].as_array().map(Vec::len), Some(3));
+    assert_eq!(flags().await[0].2, "open");
+
+    // Registered and levelled: the flag resolves and the findings clear.
+    client
+        .register("fresh-value", &NewSchema::avro(V1), false)
+        .await
+        .expect("register");
+    client
+        .set_config(
+            Scope::Subject("orders-value"),
+            streamkeeper::schema::Mode::Full,
+        )
+        .await
+        .expect("level");
+    let found = streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    assert_eq!(found.len(), 1, "only the orphan is left: {found:?}");
+    assert_eq!(flags().await[0].2, "resolved");
+    let page = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            None,
+        )
+        .await
+        .json();
+    assert!(page["last_error"].is_null(), "{page}");
+}

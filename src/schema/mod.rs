@@ -10,6 +10,7 @@
 //! - [`json`]: Confluent's JSON Schema diff with its content models.
 //! - [`protobuf`]: Confluent's wire-compatibility diff, fields keyed by tag.
 //! - [`reader`]: which schema a consumer group reads with.
+//! - [`hygiene`]: unregistered topics, orphan subjects, level drift.
 //! - [`check`]: the modes (BACKWARD, FORWARD, FULL, transitive, NONE) over
 //!   a subject's history, and the per-consumer check.
 
@@ -17,6 +18,7 @@
 pub mod avro;
 #[cfg(feature = "schema")]
 pub mod check;
+pub mod hygiene;
 #[cfg(feature = "schema")]
 pub mod json;
 #[cfg(feature = "schema")]

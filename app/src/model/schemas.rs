@@ -205,3 +205,29 @@ pub struct RegistrySpec {
     /// `env:NAME` or `file:/path` (its secret).
     pub password_ref: Option<String>,
 }
+
+/// One registry hygiene finding.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RegistryFinding {
+    /// `UNREGISTERED_TOPIC`, `ORPHAN_SUBJECT` or `LEVEL_DRIFT`.
+    pub kind: String,
+    pub subject: Option<String>,
+    pub topic: Option<String>,
+    pub detail: String,
+    pub found_at: DateTime<Utc>,
+}
+
+/// A cluster's registry as the hygiene routine last read it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RegistryStatus {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub url: String,
+    /// When it was last read (good or not); `None` before the first time.
+    pub checked_at: Option<DateTime<Utc>>,
+    /// Why the last reading failed; the findings are then older.
+    pub last_error: Option<String>,
+    pub findings: Vec<RegistryFinding>,
+}

@@ -367,3 +367,61 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
         })}
     }
 }
+
+#[server(prefix = "/fn", endpoint = "list_registries")]
+pub async fn list_registries() -> Result<Vec<crate::model::RegistryStatus>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.schemas.registries(&who).await
+}
+
+/// `/schemas`: each cluster's Schema Registry and its hygiene findings.
+#[component]
+pub fn SchemasPage() -> impl IntoView {
+    let registries = Resource::new(|| (), |_| list_registries());
+    view! {
+        <Title text="Schemas" />
+        <h1>"Schemas"</h1>
+        <p class="note">"Each cluster's Schema Registry, read every five minutes: topics with no schema registered (flagged for Tier 1 and Tier 2 streams), subjects whose topic is gone, and subjects whose compatibility level differs from the one their stream declares. Check a producer change from its stream's page."</p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match registries.await {
+                    Ok(list) if list.is_empty() => view! {
+                        <p class="note">"No cluster has a Schema Registry yet (an admin sets one with PUT /api/v1/clusters/{id}/registry)."</p>
+                    }.into_any(),
+                    Ok(list) => list.into_iter().map(|r| view! {
+                        <section class="card" data-testid="registry">
+                            <h2>{format!("{} · {}", r.cluster, r.url)}</h2>
+                            <p class="note">{r.checked_at.map_or("Not read yet.".to_string(), |t| format!("Read {}.", t.format("%Y-%m-%d %H:%M:%S UTC")))}</p>
+                            {r.last_error.map(|e| view! { <p class="error" role="alert">{format!("The last reading failed: {e}. The findings below are from the last good one.")}</p> })}
+                            {if r.findings.is_empty() {
+                                view! { <p>"No findings."</p> }.into_any()
+                            } else {
+                                view! {
+                                    <table class="list">
+                                        <thead><tr><th>"Finding"</th><th>"Topic"</th><th>"Subject"</th><th>"Detail"</th></tr></thead>
+                                        <tbody>
+                                            {r.findings.into_iter().map(|f| {
+                                                let topic = f.topic.clone().unwrap_or_default();
+                                                let href = href_with(&format!("/clusters/{}/stream", r.cluster_id), &[("name", f.topic.clone())]);
+                                                view! {
+                                                    <tr>
+                                                        <td><span class="badge state-warn">{f.kind}</span></td>
+                                                        <td><a href=href>{topic}</a></td>
+                                                        <td>{f.subject.unwrap_or_default()}</td>
+                                                        <td>{f.detail}</td>
+                                                    </tr>
+                                                }
+                                            }).collect_view()}
+                                        </tbody>
+                                    </table>
+                                }.into_any()
+                            }}
+                        </section>
+                    }).collect_view().into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

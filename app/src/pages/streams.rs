@@ -54,6 +54,17 @@ fn number<T: std::str::FromStr>(what: &str, v: Option<String>) -> Result<Option<
     }
 }
 
+/// Parses an optional compatibility level from a form field ("" is none).
+#[cfg(feature = "ssr")]
+fn level(v: Option<String>) -> Result<Option<streamkeeper::schema::Mode>, AppError> {
+    match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(m) => streamkeeper::schema::Mode::parse(m)
+            .map(Some)
+            .ok_or_else(|| AppError::Invalid(format!("Unknown compatibility level {m:?}."))),
+    }
+}
+
 #[server(prefix = "/fn", endpoint = "describe_stream")]
 pub async fn describe_stream(
     cluster_id: i64,
@@ -64,6 +75,7 @@ pub async fn describe_stream(
     freshness_budget_s: Option<String>,
     expected_interval_s: Option<String>,
     description: Option<String>,
+    compatibility: Option<String>,
 ) -> Result<crate::model::TopicView, AppError> {
     use crate::model::StreamSpec;
     use crate::port::{backend, client_addr, principal};
@@ -77,6 +89,7 @@ pub async fn describe_stream(
         freshness_budget_s: number("The freshness budget", freshness_budget_s)?,
         expected_interval_s: number("The expected interval", expected_interval_s)?,
         description: description.unwrap_or_default(),
+        compatibility: level(compatibility)?,
     };
     backend()?
         .watch
@@ -289,6 +302,16 @@ fn CatalogForm(
                 <label>"Freshness budget (seconds of time lag)" <input name="freshness_budget_s" type="number" min="1" value=num(t.freshness_budget_s) /></label>
                 <label>"Expected message interval (seconds)" <input name="expected_interval_s" type="number" min="1" value=num(t.expected_interval_s) /></label>
                 <label>"Description" <input name="description" value=t.description.clone().unwrap_or_default() /></label>
+                <label>
+                    "Schema compatibility level"
+                    <select name="compatibility">
+                        <option value="" selected=t.compatibility.is_none()>"not declared"</option>
+                        {streamkeeper::schema::Mode::ALL.map(|m| {
+                            let selected = t.compatibility.as_deref() == Some(m.as_str());
+                            view! { <option value=m.as_str() selected=selected>{m.as_str()}</option> }
+                        }).collect_view()}
+                    </select>
+                </label>
                 <button type="submit">"Save"</button>
             </ActionForm>
             <ActionNote value=describe.value() ok=|t: &crate::model::TopicView| format!("Saved {}.", t.name) />

@@ -45,6 +45,7 @@ use crate::web::AppState;
         schemas::check,
         schemas::check_report,
         schemas::set_registry,
+        schemas::registry_status,
         flags::list,
         flags::get,
         flags::acknowledge,
@@ -132,7 +133,10 @@ pub fn router() -> Router<AppState> {
             post(schemas::check),
         )
         .route("/schema-checks/{id}", get(schemas::check_report))
-        .route("/clusters/{id}/registry", put(schemas::set_registry))
+        .route(
+            "/clusters/{id}/registry",
+            put(schemas::set_registry).get(schemas::registry_status),
+        )
         .route("/flags", get(flags::list))
         .route("/flags/{id}", get(flags::get))
         .route("/flags/{id}/acknowledge", post(flags::acknowledge))

@@ -8,7 +8,7 @@ use axum::http::StatusCode;
 use streamkeeper::account::Principal;
 use streamkeeper_app::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
-    StreamSchemas,
+    RegistryStatus, StreamSchemas,
 };
 use streamkeeper_app::port::ClientAddr;
 
@@ -107,4 +107,25 @@ pub async fn set_registry(
     ApiJson(spec): ApiJson<RegistrySpec>,
 ) -> Result<Json<RegistrySpec>, ApiError> {
     Ok(Json(st.schemas.set_registry(&who, &from, id, spec).await?))
+}
+
+/// The cluster's registry as the hygiene routine last read it: when, what
+/// failed, and its findings (unregistered topics, subjects with no topic,
+/// levels that differ from the stream's declared one).
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/registry", tag = "schemas",
+    params(("id" = i64, Path)),
+    responses((status = 200, body = RegistryStatus), (status = 404, body = ErrorBody)))]
+pub async fn registry_status(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<RegistryStatus>, ApiError> {
+    st.schemas
+        .registry_status(&who, id)
+        .await?
+        .map(Json)
+        .ok_or_else(|| {
+            streamkeeper_app::error::AppError::NotFound("This cluster's Schema Registry".into())
+                .into()
+        })
 }

@@ -509,13 +509,14 @@ pub struct TopicRow {
     pub freshness_budget_s: Option<i32>,
     pub expected_interval_s: Option<i32>,
     pub description: Option<String>,
+    pub compatibility: Option<String>,
 }
 
 pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, sqlx::Error> {
     sqlx::query_as(
         "SELECT t.name, t.partitions, t.under_replicated, t.offline, t.log_end_total, t.last_seen,
                 t.last_advanced_at, s.owner_team_id, tm.name AS owner, s.domain, s.tier,
-                s.freshness_budget_s, s.expected_interval_s, s.description
+                s.freshness_budget_s, s.expected_interval_s, s.description, s.compatibility
          FROM topics t
          LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
          LEFT JOIN teams tm ON tm.id = s.owner_team_id
@@ -534,6 +535,7 @@ pub struct StreamSpec<'a> {
     pub freshness_budget_s: Option<i32>,
     pub expected_interval_s: Option<i32>,
     pub description: &'a str,
+    pub compatibility: Option<&'a str>,
 }
 
 pub async fn upsert_stream(
@@ -544,13 +546,14 @@ pub async fn upsert_stream(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO streams (cluster_id, topic, owner_team_id, domain, tier, freshness_budget_s,
-                              expected_interval_s, description)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                              expected_interval_s, description, compatibility)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          ON CONFLICT (cluster_id, topic) DO UPDATE SET owner_team_id = EXCLUDED.owner_team_id,
             domain = EXCLUDED.domain, tier = EXCLUDED.tier,
             freshness_budget_s = EXCLUDED.freshness_budget_s,
             expected_interval_s = EXCLUDED.expected_interval_s,
-            description = EXCLUDED.description, updated_at = now()",
+            description = EXCLUDED.description, compatibility = EXCLUDED.compatibility,
+            updated_at = now()",
     )
     .bind(cluster_id)
     .bind(topic)
@@ -560,6 +563,7 @@ pub async fn upsert_stream(
     .bind(s.freshness_budget_s)
     .bind(s.expected_interval_s)
     .bind(s.description)
+    .bind(s.compatibility)
     .execute(conn)
     .await
     .map(drop)

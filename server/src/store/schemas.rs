@@ -230,3 +230,116 @@ pub async fn declared_compatibility(
         .await
         .map(Option::flatten)
 }
+
+/// Clusters with a registry.
+pub async fn registries(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT cluster_id FROM schema_registries ORDER BY cluster_id")
+        .fetch_all(pool)
+        .await
+}
+
+/// Each stream's declared level, by topic.
+pub async fn declared_levels(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<BTreeMap<String, String>, sqlx::Error> {
+    let rows: Vec<(String, String)> = sqlx::query_as(
+        "SELECT topic, compatibility FROM streams WHERE cluster_id = $1 AND compatibility IS NOT NULL",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// A finding as stored.
+#[derive(Debug, Clone, FromRow)]
+pub struct FindingRow {
+    pub kind: String,
+    pub subject: Option<String>,
+    pub topic: Option<String>,
+    pub detail: String,
+    pub found_at: DateTime<Utc>,
+}
+
+/// Replaces a registry's findings after a good reading.
+pub async fn replace_findings(
+    pool: &PgPool,
+    cluster_id: i64,
+    found: &[FindingRow],
+) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM registry_findings WHERE cluster_id = $1")
+        .bind(cluster_id)
+        .execute(&mut *tx)
+        .await?;
+    for f in found {
+        sqlx::query(
+            "INSERT INTO registry_findings (cluster_id, kind, subject, topic, detail, found_at)
+             VALUES ($1, $2, $3, $4, $5, $6)",
+        )
+        .bind(cluster_id)
+        .bind(&f.kind)
+        .bind(&f.subject)
+        .bind(&f.topic)
+        .bind(&f.detail)
+        .bind(f.found_at)
+        .execute(&mut *tx)
+        .await?;
+    }
+    sqlx::query(
+        "UPDATE schema_registries SET checked_at = now(), last_error = NULL WHERE cluster_id = $1",
+    )
+    .bind(cluster_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await
+}
+
+/// Records that a registry could not be read; its findings stay as they were.
+pub async fn record_registry_error(
+    pool: &PgPool,
+    cluster_id: i64,
+    error: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE schema_registries SET checked_at = now(), last_error = $2 WHERE cluster_id = $1",
+    )
+    .bind(cluster_id)
+    .bind(error)
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// A registry's status: when it was read, what failed, what it found.
+pub async fn registry_status(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<
+    Option<(
+        String,
+        Option<DateTime<Utc>>,
+        Option<String>,
+        Vec<FindingRow>,
+    )>,
+    sqlx::Error,
+> {
+    let row: Option<(String, Option<DateTime<Utc>>, Option<String>)> = sqlx::query_as(
+        "SELECT url, checked_at, last_error FROM schema_registries WHERE cluster_id = $1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(pool)
+    .await?;
+    let Some((url, checked, error)) = row else {
+        return Ok(None);
+    };
+    let findings = sqlx::query_as(
+        "SELECT kind, subject, topic, detail, found_at FROM registry_findings
+         WHERE cluster_id = $1 ORDER BY kind, topic, subject",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(Some((url, checked, error, findings)))
+}

@@ -1,0 +1,174 @@
+//! The registry hygiene routine: every few minutes, for each cluster with a
+//! Schema Registry, read its subjects and their levels, compare them with
+//! the cluster's topics and the catalog (`streamkeeper::schema::hygiene`),
+//! store the findings, and flag unregistered Tier 1 and Tier 2 streams to
+//! their owners. Only reads the registry. A registry that cannot be read
+//! keeps its last findings and flags, and says why.
+
+use chrono::Utc;
+use serde_json::json;
+use sqlx::PgPool;
+use std::collections::BTreeSet;
+use std::time::Duration;
+use streamkeeper::flag::Observation;
+use streamkeeper::schema::Mode;
+use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
+use tokio::task::JoinHandle;
+
+use crate::flagger;
+use crate::registry::{Deleted, RegistryError, Scope};
+use crate::schemas::client;
+use crate::store::clusters::{self as clusters, ClusterRow};
+use crate::store::schemas::{self as store, FindingRow};
+
+const ROUTINE: &str = "registry-hygiene";
+const EVERY: Duration = Duration::from_secs(300);
+
+#[derive(Debug, thiserror::Error)]
+pub enum HygieneError {
+    #[error("the registry cannot be used: {0}")]
+    Settings(String),
+    #[error(transparent)]
+    Registry(#[from] RegistryError),
+    #[error("database: {0}")]
+    Database(#[from] sqlx::Error),
+}
+
+/// Reads one cluster's registry and updates its findings and flags;
+/// returns the findings.
+pub async fn run(pool: &PgPool, cluster: &ClusterRow) -> Result<Vec<Finding>, HygieneError> {
+    let Some(r) = store::registry(pool, cluster.id).await? else {
+        return Ok(Vec::new());
+    };
+    let result = read(pool, cluster, &r).await;
+    if let Err(e) = &result {
+        store::record_registry_error(pool, cluster.id, &e.to_string()).await?;
+    }
+    result
+}
+
+async fn read(
+    pool: &PgPool,
+    cluster: &ClusterRow,
+    r: &store::RegistryRow,
+) -> Result<Vec<Finding>, HygieneError> {
+    let registry = client(r).map_err(HygieneError::Settings)?;
+    let global = registry
+        .config(Scope::Global, false)
+        .await?
+        .compatibility_level
+        .unwrap_or(Mode::Backward);
+    let mut subjects = Vec::new();
+    for name in registry.subjects(None, Deleted::Hide).await? {
+        let level = match registry.config(Scope::Subject(&name), false).await {
+            Ok(c) => c.compatibility_level,
+            Err(RegistryError::NoSubjectConfig { .. }) => None,
+            Err(e) => return Err(e.into()),
+        };
+        subjects.push(SubjectFacts { name, level });
+    }
+    let declared = store::declared_levels(pool, cluster.id).await?;
+    let topics: Vec<TopicFacts> = clusters::topics(pool, cluster.id)
+        .await?
+        .into_iter()
+        .map(|t| TopicFacts {
+            declared: declared.get(&t.name).and_then(|m| Mode::parse(m)),
+            tier: t.tier,
+            name: t.name,
+        })
+        .collect();
+    let found = findings(&topics, &subjects, global);
+    let now = Utc::now();
+    let rows: Vec<FindingRow> = found
+        .iter()
+        .map(|f| {
+            let (kind, subject, topic) = match f {
+                Finding::UnregisteredTopic { topic, .. } => {
+                    ("UNREGISTERED_TOPIC", None, Some(topic))
+                }
+                Finding::OrphanSubject { subject, topic } => {
+                    ("ORPHAN_SUBJECT", Some(subject), Some(topic))
+                }
+                Finding::LevelDrift { subject, topic, .. } => {
+                    ("LEVEL_DRIFT", Some(subject), Some(topic))
+                }
+            };
+            FindingRow {
+                kind: kind.into(),
+                subject: subject.cloned(),
+                topic: topic.cloned(),
+                detail: f.describe(),
+                found_at: now,
+            }
+        })
+        .collect();
+    store::replace_findings(pool, cluster.id, &rows).await?;
+
+    // Flags: every topic was looked at, so each may raise or resolve.
+    let rule = "schema-registered";
+    let evaluated: BTreeSet<_> = topics
+        .iter()
+        .map(|t| flagger::key("topic", &t.name, rule))
+        .collect();
+    let observed = found
+        .iter()
+        .filter_map(|f| match f {
+            Finding::UnregisteredTopic { topic, flag: true } => Some(Observation {
+                key: flagger::key("topic", topic, rule),
+                kind: "UNREGISTERED".into(),
+                reason: format!("{} — a Tier 1 or Tier 2 stream must have its schema in the registry", f.describe()),
+                onset_ms: now.timestamp_millis(),
+                evidence: json!({
+                    "rule": "a Tier 1 or 2 stream's topic has a value subject in the Schema Registry",
+                    "registry": r.url,
+                    "subjects_seen": subjects.len(),
+                }),
+            }),
+            _ => None,
+        })
+        .collect();
+    flagger::reconcile(pool, cluster, observed, &evaluated).await?;
+    Ok(found)
+}
+
+/// Checks every registry every few minutes, one replica per cluster.
+pub fn spawn(pool: PgPool) -> JoinHandle<()> {
+    let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
+    tokio::spawn(async move {
+        loop {
+            match store::registries(&pool).await {
+                Ok(ids) => {
+                    for id in ids {
+                        let lease = EVERY.as_secs() as i64 * 2;
+                        match clusters::lease(&pool, ROUTINE, id, &holder, lease).await {
+                            Ok(true) => {}
+                            Ok(false) => continue,
+                            Err(e) => {
+                                tracing::error!(cluster = id, error = %e, "hygiene lease");
+                                continue;
+                            }
+                        }
+                        let cluster = match clusters::by_id(&pool, id).await {
+                            Ok(Some(c)) => c,
+                            Ok(None) => continue,
+                            Err(e) => {
+                                tracing::error!(cluster = id, error = %e, "hygiene");
+                                continue;
+                            }
+                        };
+                        match run(&pool, &cluster).await {
+                            Ok(f) => {
+                                tracing::debug!(cluster = %cluster.name, findings = f.len(), "registry hygiene")
+                            }
+                            Err(e) => {
+                                tracing::warn!(cluster = %cluster.name, error = %e, "registry hygiene")
+                            }
+                        }
+                    }
+                }
+                Err(e) => tracing::error!(error = %e, "cannot list registries"),
+            }
+            tokio::time::sleep(EVERY).await;
+        }
+    })
+}

@@ -607,19 +607,21 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         .expect("db")
         .expect("row");
 
-    let found = streamkeeper_server::hygiene::run(&t.pool, &row)
-        .await
-        .expect("hygiene");
-    assert_eq!(found.len(), 3, "{found:?}");
-    let status = t
-        .api(
+    let registry_status = || async {
+        t.api(
             Method::GET,
             &format!("/api/v1/clusters/{id}/registry"),
             &at,
             None,
         )
         .await
-        .json();
+        .json()
+    };
+    let found = streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    assert_eq!(found.len(), 3, "{found:?}");
+    let status = registry_status().await;
     let kinds: Vec<&str> = status["findings"]
         .as_array()
         .expect("findings")
@@ -652,15 +654,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
             .await
             .is_err()
     );
-    let status = t
-        .api(
-            Method::GET,
-            &format!("/api/v1/clusters/{id}/registry"),
-            &at,
-            None,
-        )
-        .await
-        .json();
+    let status = registry_status().await;
     assert!(
         status["last_error"].as_str().is_some_and(|e| !e.is_empty()),
         "{status}"
@@ -685,14 +679,6 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         .expect("hygiene");
     assert_eq!(found.len(), 1, "only the orphan is left: {found:?}");
     assert_eq!(flags().await[0].2, "resolved");
-    let page = t
-        .api(
-            Method::GET,
-            &format!("/api/v1/clusters/{id}/registry"),
-            &at,
-            None,
-        )
-        .await
-        .json();
+    let page = registry_status().await;
     assert!(page["last_error"].is_null(), "{page}");
 }

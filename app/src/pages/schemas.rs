@@ -101,6 +101,15 @@ pub fn verdict_class(v: Verdict) -> &'static str {
     }
 }
 
+/// Avro and JSON Schema documents indented for reading (registries keep
+/// them on one line); anything else as it is.
+fn pretty(schema: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(schema)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| schema.to_owned())
+}
+
 fn reader_label(r: ReaderSource) -> &'static str {
     match r {
         ReaderSource::Declared => "declared",
@@ -172,7 +181,7 @@ fn SchemasView(
                         c.subject.as_ref().map(|s| format!(" · pinned to {s} v{}", c.version.unwrap_or_default())).unwrap_or_default(),
                         if older > 0 { format!(" · {older} earlier version(s)") } else { String::new() },
                     )}</p>
-                    <pre class="schema">{c.schema}</pre>
+                    <pre class="schema">{pretty(&c.schema)}</pre>
                 }.into_any(),
                 None => view! { <p class="note">"No schema recorded for this stream yet."</p> }.into_any(),
             }}

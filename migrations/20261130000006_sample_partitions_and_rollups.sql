@@ -12,16 +12,21 @@ ALTER TABLE lag_samples RENAME TO lag_samples_unpartitioned;
 ALTER INDEX lag_samples_at RENAME TO lag_samples_unpartitioned_at;
 ALTER INDEX lag_samples_group RENAME TO lag_samples_unpartitioned_group;
 
+-- One row per group and topic per pass, its partitions side by side in
+-- arrays (element i of each array is partition partitions[i]): a pass of
+-- 1,000 groups over 50,000 partitions is 1,000 rows, not 50,000, which is
+-- what lets ingest keep up with large clusters (BENCHMARKS.md). NULL
+-- elements keep their meaning: never committed, or not readable.
 CREATE TABLE lag_samples (
     cluster_id BIGINT      NOT NULL,
     pass_id    BIGINT      NOT NULL,
     at         TIMESTAMPTZ NOT NULL,
     group_name TEXT        NOT NULL,
     topic      TEXT        NOT NULL,
-    partition  INTEGER     NOT NULL,
-    committed  BIGINT,
-    log_start  BIGINT,
-    log_end    BIGINT
+    partitions INTEGER[]   NOT NULL,
+    committed  BIGINT[]    NOT NULL,
+    log_start  BIGINT[]    NOT NULL,
+    log_end    BIGINT[]    NOT NULL
 ) PARTITION BY RANGE (at);
 CREATE INDEX lag_samples_at ON lag_samples USING brin (at);
 CREATE INDEX lag_samples_group ON lag_samples (cluster_id, group_name, pass_id);
@@ -40,7 +45,12 @@ BEGIN
             ((d + 1)::timestamp AT TIME ZONE 'UTC'));
     END LOOP;
 END $$;
-INSERT INTO lag_samples SELECT * FROM lag_samples_unpartitioned;
+INSERT INTO lag_samples
+SELECT cluster_id, pass_id, at, group_name, topic,
+       array_agg(partition ORDER BY partition), array_agg(committed ORDER BY partition),
+       array_agg(log_start ORDER BY partition), array_agg(log_end ORDER BY partition)
+FROM lag_samples_unpartitioned
+GROUP BY cluster_id, pass_id, at, group_name, topic;
 DROP TABLE lag_samples_unpartitioned;
 
 -- A group's total lag per minute and per hour, written with each pass, for

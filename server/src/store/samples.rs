@@ -75,7 +75,7 @@ pub async fn copy_samples(
 ) -> Result<(), sqlx::Error> {
     let mut copy = tx
         .copy_in_raw(
-            "COPY lag_samples (cluster_id, pass_id, at, group_name, topic, partition, committed, log_start, log_end) FROM STDIN",
+            "COPY lag_samples (cluster_id, pass_id, at, group_name, topic, partitions, committed, log_start, log_end) FROM STDIN",
         )
         .await?;
     copy.send(copy_text(cluster_id, pass_id, at, s).into_bytes())
@@ -114,28 +114,46 @@ pub async fn fold_rollups(
     Ok(())
 }
 
-/// The samples in COPY's text format: a line a row, tab-separated, `\N`
-/// for NULL. Written here because sqlx sends COPY data but does not encode
-/// rows; only names need escaping (group ids are arbitrary strings).
+/// The samples in COPY's text format: a line per group and topic (its
+/// partitions' values as array literals), tab-separated. Written here
+/// because sqlx sends COPY data but does not encode rows; only names need
+/// escaping (group ids are arbitrary strings). `s` lists each group's
+/// partitions of a topic next to each other, as the reading does.
 fn copy_text(cluster_id: i64, pass_id: i64, at: DateTime<Utc>, s: &SampleColumns) -> String {
     use std::fmt::Write;
     let at = at.to_rfc3339();
-    let opt = |v: Option<i64>| v.map_or_else(|| "\\N".to_owned(), |v| v.to_string());
-    let mut out = String::with_capacity(s.len() * 64);
-    for i in 0..s.len() {
+    let mut out = String::with_capacity(s.len() * 24);
+    let mut start = 0;
+    while start < s.len() {
+        let same = |i: &usize| s.groups[*i] == s.groups[start] && s.topics[*i] == s.topics[start];
+        let end = (start..s.len()).find(|i| !same(i)).unwrap_or(s.len());
+        let run = start..end;
         // Writing to a String cannot fail.
         let _ = writeln!(
             out,
             "{cluster_id}\t{pass_id}\t{at}\t{}\t{}\t{}\t{}\t{}\t{}",
-            copy_escape(&s.groups[i]),
-            copy_escape(&s.topics[i]),
-            s.partitions[i],
-            opt(s.committed[i]),
-            opt(s.log_start[i]),
-            opt(s.log_end[i]),
+            copy_escape(&s.groups[start]),
+            copy_escape(&s.topics[start]),
+            array(
+                s.partitions[run.clone()]
+                    .iter()
+                    .map(|p| Some(i64::from(*p)))
+            ),
+            array(s.committed[run.clone()].iter().copied()),
+            array(s.log_start[run.clone()].iter().copied()),
+            array(s.log_end[run].iter().copied()),
         );
+        start = end;
     }
     out
+}
+
+/// A Postgres array literal of numbers, `NULL` for absent values.
+fn array(values: impl Iterator<Item = Option<i64>>) -> String {
+    let items: Vec<String> = values
+        .map(|v| v.map_or_else(|| "NULL".to_owned(), |v| v.to_string()))
+        .collect();
+    format!("{{{}}}", items.join(","))
 }
 
 /// Escapes a value for COPY's text format.
@@ -176,12 +194,14 @@ pub async fn group_window(
     passes: i64,
 ) -> Result<Vec<SampleRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT s.at, s.group_name, s.topic, s.partition, s.committed, s.log_start, s.log_end
-         FROM lag_samples s
+        "SELECT s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
+         FROM lag_samples s,
+              unnest(s.partitions, s.committed, s.log_start, s.log_end)
+                  AS u(partition, committed, log_start, log_end)
          WHERE s.cluster_id = $1 AND s.group_name = $2
            AND s.pass_id = ANY(ARRAY(SELECT id FROM cluster_passes WHERE cluster_id = $1
                                      ORDER BY started_at DESC LIMIT $3))
-         ORDER BY s.topic, s.partition, s.at",
+         ORDER BY s.topic, u.partition, s.at",
     )
     .bind(cluster_id)
     .bind(group)
@@ -200,12 +220,14 @@ pub async fn cluster_window(
     sqlx::query_as(
         "WITH recent AS (SELECT id, started_at FROM cluster_passes WHERE cluster_id = $1
                          ORDER BY started_at DESC LIMIT $2)
-         SELECT s.at, s.group_name, s.topic, s.partition, s.committed, s.log_start, s.log_end
-         FROM lag_samples s
+         SELECT s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
+         FROM lag_samples s,
+              unnest(s.partitions, s.committed, s.log_start, s.log_end)
+                  AS u(partition, committed, log_start, log_end)
          WHERE s.cluster_id = $1
            AND s.at >= (SELECT min(started_at) FROM recent)
            AND s.pass_id = ANY(ARRAY(SELECT id FROM recent))
-         ORDER BY s.group_name, s.topic, s.partition, s.at",
+         ORDER BY s.group_name, s.topic, u.partition, s.at",
     )
     .bind(cluster_id)
     .bind(passes)
@@ -226,11 +248,12 @@ pub async fn pass_series(
         "SELECT p.finished_at, p.outcome, s.total
          FROM cluster_passes p
          LEFT JOIN (
-             SELECT pass_id, sum(GREATEST(log_end - GREATEST(committed, log_start), 0))::bigint AS total
-             FROM lag_samples
-             WHERE cluster_id = $1 AND group_name = $2 AND at >= $3
-               AND committed IS NOT NULL AND log_end IS NOT NULL AND log_start IS NOT NULL
-             GROUP BY pass_id
+             SELECT s.pass_id, sum(GREATEST(u.log_end - GREATEST(u.committed, u.log_start), 0))::bigint AS total
+             FROM lag_samples s,
+                  unnest(s.committed, s.log_start, s.log_end) AS u(committed, log_start, log_end)
+             WHERE s.cluster_id = $1 AND s.group_name = $2 AND s.at >= $3
+               AND u.committed IS NOT NULL AND u.log_end IS NOT NULL AND u.log_start IS NOT NULL
+             GROUP BY s.pass_id
          ) s ON s.pass_id = p.id
          WHERE p.cluster_id = $1 AND p.started_at >= $3
          ORDER BY p.started_at",
@@ -379,17 +402,18 @@ mod tests {
     #[test]
     fn copy_rows_escape_names_and_mark_nulls() {
         let s = SampleColumns {
-            groups: vec!["a\tb\\c\nd".into()],
-            topics: vec!["t".into()],
-            partitions: vec![3],
-            committed: vec![None],
-            log_start: vec![Some(0)],
-            log_end: vec![Some(9)],
+            groups: vec!["a\tb\\c\nd".into(), "a\tb\\c\nd".into(), "g".into()],
+            topics: vec!["t".into(), "t".into(), "t".into()],
+            partitions: vec![0, 3, 0],
+            committed: vec![Some(5), None, Some(1)],
+            log_start: vec![Some(0), Some(0), None],
+            log_end: vec![Some(9), Some(9), None],
         };
         let at = DateTime::from_timestamp(0, 0).expect("epoch");
         assert_eq!(
             copy_text(1, 2, at, &s),
-            "1\t2\t1970-01-01T00:00:00+00:00\ta\\tb\\\\c\\nd\tt\t3\t\\N\t0\t9\n"
+            "1\t2\t1970-01-01T00:00:00+00:00\ta\\tb\\\\c\\nd\tt\t{0,3}\t{5,NULL}\t{0,0}\t{9,9}\n\
+             1\t2\t1970-01-01T00:00:00+00:00\tg\tt\t{0}\t{1}\t{NULL}\t{NULL}\n"
         );
     }
 

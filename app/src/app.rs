@@ -71,6 +71,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/:id/stream/check") view=schemas::CheckPage ssr=SsrMode::Async />
                     <Route path=path!("/schema-checks/:id") view=schemas::CheckReportPage ssr=SsrMode::Async />
                     <Route path=path!("/schemas") view=schemas::SchemasPage ssr=SsrMode::Async />
+                    <Route path=path!("/schemas/:id") view=schemas::SubjectsPage ssr=SsrMode::Async />
+                    <Route path=path!("/schemas/:id/subject") view=schemas::SubjectPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters") view=watch::ClustersPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id") view=watch::ClusterPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/group") view=watch::GroupPage ssr=SsrMode::Async />

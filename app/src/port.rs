@@ -246,6 +246,22 @@ pub trait Schemas: Send + Sync {
         topic: &str,
         proposed: crate::model::ProposedSchema,
     ) -> Result<crate::model::CompatibilityReport, AppError>;
+    /// A cluster's registry subjects with their versions and levels.
+    async fn registry_subjects(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<crate::model::RegistrySubjects, AppError>;
+    /// Two versions of a subject side by side (by default the latest and
+    /// the one before).
+    async fn subject_diff(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject: &str,
+        left: Option<u32>,
+        right: Option<u32>,
+    ) -> Result<crate::model::SubjectDiff, AppError>;
     /// Every cluster's registry with its hygiene findings.
     async fn registries(
         &self,

@@ -15,9 +15,10 @@ use streamkeeper::schema::reader::{ReaderChoice, choose};
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
-    CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, HistoryFinding,
+    CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, DiffLine, HistoryFinding,
     HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryFinding,
-    RegistryOpinion, RegistrySpec, RegistryStatus, StreamSchemas, Verdict,
+    RegistryOpinion, RegistrySpec, RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
+    SubjectSummary, Verdict,
 };
 
 use crate::accounts::{audited, require};
@@ -904,6 +905,120 @@ impl SchemaService {
             }))
     }
 
+    async fn registry_client(&self, cluster_id: i64) -> Result<RegistryClient, AppError> {
+        let r = store::registry(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
+        client(&r).map_err(AppError::Unavailable)
+    }
+
+    /// A registry's subjects, versions and levels, read live.
+    pub async fn registry_subjects(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<RegistrySubjects, AppError> {
+        require(who, Action::Read, "see registries")?;
+        let cluster = self.cluster_name(cluster_id).await?;
+        let url = store::registry(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .map(|r| r.url)
+            .unwrap_or_default();
+        let registry = self.registry_client(cluster_id).await?;
+        let unavailable = |e: RegistryError| AppError::Unavailable(e.to_string());
+        let global = registry
+            .config(Scope::Global, false)
+            .await
+            .map_err(unavailable)?
+            .compatibility_level
+            .unwrap_or(Mode::Backward);
+        let mut subjects = Vec::new();
+        for name in registry
+            .subjects(None, crate::registry::Deleted::Hide)
+            .await
+            .map_err(unavailable)?
+        {
+            let versions = registry
+                .versions(&name, crate::registry::Deleted::Hide)
+                .await
+                .map_err(unavailable)?;
+            let level = match registry.config(Scope::Subject(&name), false).await {
+                Ok(c) => c.compatibility_level,
+                Err(RegistryError::NoSubjectConfig { .. }) => None,
+                Err(e) => return Err(unavailable(e)),
+            };
+            subjects.push(SubjectSummary {
+                name,
+                versions,
+                level,
+            });
+        }
+        Ok(RegistrySubjects {
+            cluster_id,
+            cluster,
+            url,
+            global,
+            subjects,
+        })
+    }
+
+    /// Two versions of a subject side by side.
+    pub async fn subject_diff(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject: &str,
+        left: Option<u32>,
+        right: Option<u32>,
+    ) -> Result<SubjectDiff, AppError> {
+        require(who, Action::Read, "see registries")?;
+        self.cluster_name(cluster_id).await?;
+        let registry = self.registry_client(cluster_id).await?;
+        let versions = registry
+            .versions(subject, crate::registry::Deleted::Hide)
+            .await
+            .map_err(registry_error)?;
+        let right = right
+            .or_else(|| versions.last().copied())
+            .ok_or_else(|| AppError::NotFound(format!("A version of {subject}")))?;
+        let left = left.unwrap_or_else(|| {
+            versions
+                .iter()
+                .copied()
+                .filter(|v| *v < right)
+                .max()
+                .unwrap_or(right)
+        });
+        let fetch = |v: u32| {
+            let registry = registry.clone();
+            async move {
+                registry
+                    .version(subject, VersionRef::Number(v), false)
+                    .await
+                    .map_err(registry_error)
+            }
+        };
+        let (l, r) = (fetch(left).await?, fetch(right).await?);
+        let level = registry
+            .config(Scope::Subject(subject), true)
+            .await
+            .map_err(|e| AppError::Unavailable(e.to_string()))?
+            .compatibility_level
+            .unwrap_or(Mode::Backward);
+        Ok(SubjectDiff {
+            cluster_id,
+            subject: subject.to_owned(),
+            versions,
+            left,
+            right,
+            schema_type: r.schema_type,
+            level,
+            lines: side_by_side(&pretty(&l.schema), &pretty(&r.schema)),
+        })
+    }
+
     pub async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
         require(who, Action::Read, "see registries")?;
         let mut out = Vec::new();
@@ -930,6 +1045,40 @@ impl SchemaService {
         report.id = id;
         Ok(report)
     }
+}
+
+/// JSON schemas indented one key a line, so a diff shows what changed;
+/// Protobuf text as it is.
+fn pretty(schema: &str) -> String {
+    serde_json::from_str::<serde_json::Value>(schema)
+        .ok()
+        .and_then(|v| serde_json::to_string_pretty(&v).ok())
+        .unwrap_or_else(|| schema.to_owned())
+}
+
+/// A line diff laid out in two columns (the `similar` crate's Myers diff).
+fn side_by_side(left: &str, right: &str) -> Vec<DiffLine> {
+    use similar::{ChangeTag, TextDiff};
+    TextDiff::from_lines(left, right)
+        .iter_all_changes()
+        .map(|c| {
+            let line = Some(c.value().trim_end_matches('\n').to_owned());
+            match c.tag() {
+                ChangeTag::Equal => DiffLine {
+                    left: line.clone(),
+                    right: line,
+                },
+                ChangeTag::Delete => DiffLine {
+                    left: line,
+                    right: None,
+                },
+                ChangeTag::Insert => DiffLine {
+                    left: None,
+                    right: line,
+                },
+            }
+        })
+        .collect()
 }
 
 /// A registry failure as the person asking should see it.
@@ -977,6 +1126,25 @@ impl streamkeeper_app::port::Schemas for SchemaService {
 
     async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
         SchemaService::registries(self, who).await
+    }
+
+    async fn registry_subjects(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<RegistrySubjects, AppError> {
+        SchemaService::registry_subjects(self, who, cluster_id).await
+    }
+
+    async fn subject_diff(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject: &str,
+        left: Option<u32>,
+        right: Option<u32>,
+    ) -> Result<SubjectDiff, AppError> {
+        SchemaService::subject_diff(self, who, cluster_id, subject, left, right).await
     }
 
     async fn check_report(

@@ -359,6 +359,60 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     );
     assert_eq!(r.json()["source"], "registry");
 
+    // The subjects screen's data: versions, levels, and a side-by-side diff.
+    client
+        .register(
+            "orders-value",
+            &streamkeeper_server::registry::NewSchema::avro(ADDS_NOTE),
+            false,
+        )
+        .await
+        .expect("register v2");
+    let subjects = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry/subjects"),
+            &at,
+            None,
+        )
+        .await;
+    assert_eq!(subjects.status, StatusCode::OK, "{}", subjects.body);
+    let s = subjects.json();
+    assert_eq!(s["subjects"][0]["name"], "orders-value");
+    assert_eq!(s["subjects"][0]["versions"], json!([1, 2]));
+    assert_eq!(s["subjects"][0]["level"], "FULL");
+    let diff = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry/subjects/orders-value/diff"),
+            &at,
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(
+        (diff["left"].as_u64(), diff["right"].as_u64()),
+        (Some(1), Some(2)),
+        "{diff}"
+    );
+    let added: Vec<&str> = diff["lines"]
+        .as_array()
+        .expect("lines")
+        .iter()
+        .filter(|l| l["left"].is_null())
+        .filter_map(|l| l["right"].as_str())
+        .collect();
+    assert!(added.iter().any(|l| l.contains("\"note\"")), "{diff}");
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry/subjects/nope-value/diff"),
+            &at,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+
     // Dropping `amount` (no default) breaks FULL: history and registry agree.
     let url = format!("/api/v1/clusters/{id}/streams/orders/compatibility");
     let report = t

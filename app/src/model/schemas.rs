@@ -231,3 +231,46 @@ pub struct RegistryStatus {
     pub last_error: Option<String>,
     pub findings: Vec<RegistryFinding>,
 }
+
+/// A subject in a registry: its versions and its own level.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SubjectSummary {
+    pub name: String,
+    pub versions: Vec<u32>,
+    /// Its own level; `None` follows the registry's global level.
+    pub level: Option<Mode>,
+}
+
+/// A registry's subjects, read live.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RegistrySubjects {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub url: String,
+    pub global: Mode,
+    pub subjects: Vec<SubjectSummary>,
+}
+
+/// One line of a side-by-side diff: on both sides, or on one only.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct DiffLine {
+    pub left: Option<String>,
+    pub right: Option<String>,
+}
+
+/// Two versions of a subject side by side.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SubjectDiff {
+    pub cluster_id: i64,
+    pub subject: String,
+    pub versions: Vec<u32>,
+    pub left: u32,
+    pub right: u32,
+    pub schema_type: SchemaType,
+    pub level: Mode,
+    pub lines: Vec<DiffLine>,
+}

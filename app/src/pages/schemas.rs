@@ -401,6 +401,7 @@ pub fn SchemasPage() -> impl IntoView {
                     Ok(list) => list.into_iter().map(|r| view! {
                         <section class="card" data-testid="registry">
                             <h2>{format!("{} · {}", r.cluster, r.url)}</h2>
+                            <p><a href=format!("/schemas/{}", r.cluster_id)>"Subjects, versions and levels →"</a></p>
                             <p class="note">{r.checked_at.map_or("Not read yet.".to_string(), |t| format!("Read {}.", t.format("%Y-%m-%d %H:%M:%S UTC")))}</p>
                             {r.last_error.map(|e| view! { <p class="error" role="alert">{format!("The last reading failed: {e}. The findings below are from the last good one.")}</p> })}
                             {if r.findings.is_empty() {
@@ -428,6 +429,150 @@ pub fn SchemasPage() -> impl IntoView {
                             }}
                         </section>
                     }).collect_view().into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[server(prefix = "/fn", endpoint = "get_registry_subjects")]
+pub async fn get_registry_subjects(id: i64) -> Result<crate::model::RegistrySubjects, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.schemas.registry_subjects(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_subject_diff")]
+pub async fn get_subject_diff(
+    id: i64,
+    subject: String,
+    left: Option<u32>,
+    right: Option<u32>,
+) -> Result<crate::model::SubjectDiff, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?
+        .schemas
+        .subject_diff(&who, id, &subject, left, right)
+        .await
+}
+
+fn cluster_param() -> Memo<Option<i64>> {
+    let params = use_params_map();
+    Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    })
+}
+
+/// `/schemas/:id`: a registry's subjects with their versions and levels.
+#[component]
+pub fn SubjectsPage() -> impl IntoView {
+    let id = cluster_param();
+    let subjects = Resource::new(
+        move || id.get(),
+        |id| async move {
+            match id {
+                Some(id) => get_registry_subjects(id).await,
+                None => Err(AppError::NotFound("That registry".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Subjects" />
+        <p><a href="/schemas">"← Schemas"</a></p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match subjects.await {
+                    Ok(r) => {
+                        let id = r.cluster_id;
+                        view! {
+                            <h1>{format!("{} · subjects", r.cluster)}</h1>
+                            <p class="note">{format!("{} · global level {}", r.url, r.global.as_str())}</p>
+                            <table class="list" data-testid="subjects">
+                                <thead><tr><th>"Subject"</th><th>"Versions"</th><th>"Level"</th></tr></thead>
+                                <tbody>
+                                    {r.subjects.into_iter().map(|s| {
+                                        let href = href_with(&format!("/schemas/{id}/subject"), &[("name", Some(s.name.clone()))]);
+                                        view! {
+                                            <tr>
+                                                <td><a href=href>{s.name.clone()}</a></td>
+                                                <td>{s.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
+                                                <td>{s.level.map_or(format!("{} (global)", r.global.as_str()), |m| m.as_str().to_string())}</td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// `/schemas/:id/subject?name=S&left=A&right=B`: two versions side by side.
+#[component]
+pub fn SubjectPage() -> impl IntoView {
+    let id = cluster_param();
+    let name = query_param("name");
+    let left = query_param("left");
+    let right = query_param("right");
+    let diff = Resource::new(
+        move || (id.get(), name.get(), left.get(), right.get()),
+        |(id, name, left, right)| async move {
+            let (Some(id), Some(name)) = (id, name) else {
+                return Err(AppError::NotFound("That subject".into()));
+            };
+            let num = |v: Option<String>| v.and_then(|v| v.parse::<u32>().ok());
+            get_subject_diff(id, name, num(left), num(right)).await
+        },
+    );
+    view! {
+        <Title text="Subject" />
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match diff.await {
+                    Ok(d) => {
+                        let base = format!("/schemas/{}/subject", d.cluster_id);
+                        let options = |selected: u32| d.versions.iter().map(|v| {
+                            let v = *v;
+                            view! { <option value=v.to_string() selected=v == selected>{format!("v{v}")}</option> }
+                        }).collect_view();
+                        view! {
+                            <p><a href=format!("/schemas/{}", d.cluster_id)>"← Subjects"</a></p>
+                            <h1>{d.subject.clone()}</h1>
+                            <p class="note">{format!("{} · level {} · versions {}", d.schema_type.as_str(), d.level.as_str(), d.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", "))}</p>
+                            <form method="get" action=base class="filters">
+                                <input type="hidden" name="name" value=d.subject.clone() />
+                                <label>"From " <select name="left">{options(d.left)}</select></label>
+                                <label>"to " <select name="right">{options(d.right)}</select></label>
+                                <button type="submit">"Compare"</button>
+                            </form>
+                            <table class="diff" data-testid="diff">
+                                <thead><tr><th>{format!("v{}", d.left)}</th><th>{format!("v{}", d.right)}</th></tr></thead>
+                                <tbody>
+                                    {d.lines.into_iter().map(|l| {
+                                        let class = match (&l.left, &l.right) {
+                                            (Some(_), None) => "removed",
+                                            (None, Some(_)) => "added",
+                                            _ => "same",
+                                        };
+                                        view! {
+                                            <tr class=class>
+                                                <td><code>{l.left.unwrap_or_default()}</code></td>
+                                                <td><code>{l.right.unwrap_or_default()}</code></td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}

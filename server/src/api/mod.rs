@@ -46,6 +46,8 @@ use crate::web::AppState;
         schemas::check_report,
         schemas::set_registry,
         schemas::registry_status,
+        schemas::registry_subjects,
+        schemas::subject_diff,
         flags::list,
         flags::get,
         flags::acknowledge,
@@ -136,6 +138,14 @@ pub fn router() -> Router<AppState> {
         .route(
             "/clusters/{id}/registry",
             put(schemas::set_registry).get(schemas::registry_status),
+        )
+        .route(
+            "/clusters/{id}/registry/subjects",
+            get(schemas::registry_subjects),
+        )
+        .route(
+            "/clusters/{id}/registry/subjects/{subject}/diff",
+            get(schemas::subject_diff),
         )
         .route("/flags", get(flags::list))
         .route("/flags/{id}", get(flags::get))

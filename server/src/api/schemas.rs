@@ -5,14 +5,16 @@ use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
+use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper_app::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
-    RegistryStatus, StreamSchemas,
+    RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
 };
 use streamkeeper_app::port::ClientAddr;
+use utoipa::IntoParams;
 
-use super::error::{ApiError, ApiJson, ApiPath, ErrorBody};
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 /// A stream's schema with its history, each consumer group's reader schema
@@ -128,4 +130,41 @@ pub async fn registry_status(
             streamkeeper_app::error::AppError::NotFound("This cluster's Schema Registry".into())
                 .into()
         })
+}
+
+/// The registry's subjects with their versions and levels, read live.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/registry/subjects", tag = "schemas",
+    params(("id" = i64, Path)),
+    responses((status = 200, body = RegistrySubjects), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn registry_subjects(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<RegistrySubjects>, ApiError> {
+    Ok(Json(st.schemas.registry_subjects(&who, id).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct DiffQuery {
+    /// The older version (default: the one before `right`).
+    left: Option<u32>,
+    /// The newer version (default: the latest).
+    right: Option<u32>,
+}
+
+/// Two versions of a subject side by side, line by line.
+#[utoipa::path(get, path = "/api/v1/clusters/{id}/registry/subjects/{subject}/diff", tag = "schemas",
+    params(("id" = i64, Path), ("subject" = String, Path), DiffQuery),
+    responses((status = 200, body = SubjectDiff), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn subject_diff(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiPath((id, subject)): ApiPath<(i64, String)>,
+    ApiQuery(q): ApiQuery<DiffQuery>,
+) -> Result<Json<SubjectDiff>, ApiError> {
+    Ok(Json(
+        st.schemas
+            .subject_diff(&who, id, &subject, q.left, q.right)
+            .await?,
+    ))
 }

@@ -69,6 +69,25 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   assert.match(text, /amount/, 'the reason names the field');
   assert.match(await page.textContent('[data-testid="summary"]'), new RegExp(GROUP));
 
+  // The owner declares the group's reader schema on the stream page.
+  await page.goto(stream);
+  await hydrated();
+  const row2 = page.locator('table[data-testid="readers"] tr', { hasText: GROUP });
+  await row2.locator('summary').click();
+  await row2.locator('textarea[name="schema"]').fill(JSON.stringify({
+    type: 'record', name: 'Order', fields: [{ name: 'id', type: 'string' }],
+  }));
+  if (JS) {
+    await row2.locator('button[type="submit"]').click();
+    await page.waitForSelector('text=Recorded the');
+  } else {
+    await Promise.all([page.waitForNavigation(), row2.locator('button[type="submit"]').click()]);
+  }
+  // (Hydrated, the table is fetched again after the action; wait for it.)
+  await page.locator('table[data-testid="readers"] tr', { hasText: GROUP })
+    .filter({ hasText: 'declared' })
+    .waitFor({ timeout: 15000 });
+
   // A schema that does not parse: a clear error on the form, no verdict.
   await page.goto(`${BASE}/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`);
   await hydrated();

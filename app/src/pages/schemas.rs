@@ -169,6 +169,7 @@ fn SchemasView(
     let cluster_id = s.cluster_id;
     let current = s.history.first().cloned();
     let older = s.history.len().saturating_sub(1);
+    let readers_topic = topic.clone();
     view! {
         <section class="card" data-testid="stream-schema">
             {match current {
@@ -206,13 +207,29 @@ fn SchemasView(
                 <table class="list" data-testid="readers">
                     <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Reader schema"</th><th>"Which"</th></tr></thead>
                     <tbody>
-                        {s.readers.into_iter().map(|r| view! {
+                        {s.readers.into_iter().map(|r| {
+                            let topic = readers_topic.clone();
+                            view! {
                             <tr>
                                 <td>{r.group.clone()}</td>
                                 <td>{r.owner.unwrap_or_else(|| "unowned".into())}</td>
                                 <td><span class=if r.reader == ReaderSource::Missing { "badge state-warn" } else { "badge" }>{reader_label(r.reader)}</span></td>
-                                <td>{r.note}</td>
+                                <td>
+                                    {r.note}
+                                    <details>
+                                        <summary>"Declare its reader schema"</summary>
+                                        <ActionForm action=record attr:class="stack" attr:data-testid="record-reader-schema">
+                                            <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
+                                            <input type="hidden" name="topic" value=topic.clone() />
+                                            <input type="hidden" name="group" value=r.group.clone() />
+                                            <TypeSelect />
+                                            <label>"Reader schema " <textarea name="schema" rows="6" required></textarea></label>
+                                            <button type="submit">"Record"</button>
+                                        </ActionForm>
+                                    </details>
+                                </td>
                             </tr>
+                            }
                         }).collect_view()}
                     </tbody>
                 </table>

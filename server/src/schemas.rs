@@ -181,6 +181,40 @@ fn reader_of(group: &ConsumerRow, declared: Option<&SchemaRow>, history: &[Schem
     }
 }
 
+/// A history verdict from a mode check; `version` maps the check's 1-based
+/// positions to the version numbers shown.
+fn judged(
+    subject: &str,
+    source: &str,
+    mode: Mode,
+    versions: usize,
+    v: streamkeeper::schema::check::Verdict,
+    version: impl Fn(usize) -> usize,
+    note: String,
+) -> HistoryVerdict {
+    HistoryVerdict {
+        subject: subject.to_owned(),
+        source: source.to_owned(),
+        mode,
+        versions,
+        verdict: if v.compatible {
+            Verdict::Compatible
+        } else {
+            Verdict::Incompatible
+        },
+        findings: v
+            .findings
+            .into_iter()
+            .map(|f| HistoryFinding {
+                version: version(f.version),
+                direction: direction(f.direction),
+                incompatibility: f.incompatibility,
+            })
+            .collect(),
+        note,
+    }
+}
+
 fn direction(d: Direction) -> String {
     match d {
         Direction::NewReadsOld => "new_reads_old".into(),
@@ -684,29 +718,19 @@ impl SchemaService {
                 }
             }
         }
-        let v = check(mode, &parsed, new);
-        let base = "checked against the stream's schemas recorded in the catalog (no Schema Registry is configured for this cluster)".to_owned();
-        Ok(HistoryVerdict {
-            subject: subject.to_owned(),
-            source: "catalog".into(),
+        let note = match why {
+            Some(w) => format!("{w}; checked against the stream's schemas recorded in the catalog instead"),
+            None => "checked against the stream's schemas recorded in the catalog (no Schema Registry is configured for this cluster)".into(),
+        };
+        Ok(judged(
+            subject,
+            "catalog",
             mode,
-            versions: parsed.len(),
-            verdict: if v.compatible {
-                Verdict::Compatible
-            } else {
-                Verdict::Incompatible
-            },
-            findings: v
-                .findings
-                .into_iter()
-                .map(|f| HistoryFinding {
-                    version: f.version,
-                    direction: direction(f.direction),
-                    incompatibility: f.incompatibility,
-                })
-                .collect(),
-            note: why.map_or(base.clone(), |w| format!("{w}; {base}")),
-        })
+            parsed.len(),
+            check(mode, &parsed, new),
+            |v| v,
+            note,
+        ))
     }
 
     /// The subject's versions and level from the registry, and the
@@ -802,41 +826,33 @@ impl SchemaService {
                         note,
                     },
                     None => {
-                        let v = check(mode, &parsed, new);
-                        HistoryVerdict {
-                            subject: subject.into(),
-                            source: "registry".into(),
+                        let note = if versions.is_empty() {
+                            format!(
+                                "{subject} is not registered yet: nothing to be compatible with"
+                            )
+                        } else {
+                            format!(
+                                "checked against {subject}'s {} version(s) in the registry under its level {}",
+                                versions.len(),
+                                mode.as_str()
+                            )
+                        };
+                        // Findings name the registry's version numbers.
+                        let number = |i: usize| {
+                            versions
+                                .get(i - 1)
+                                .and_then(|(n, _)| usize::try_from(*n).ok())
+                                .unwrap_or(i)
+                        };
+                        judged(
+                            subject,
+                            "registry",
                             mode,
-                            versions: parsed.len(),
-                            verdict: if v.compatible {
-                                Verdict::Compatible
-                            } else {
-                                Verdict::Incompatible
-                            },
-                            findings: v
-                                .findings
-                                .into_iter()
-                                .map(|f| HistoryFinding {
-                                    version: versions
-                                        .get(f.version - 1)
-                                        .and_then(|(n, _)| usize::try_from(*n).ok())
-                                        .unwrap_or(f.version),
-                                    direction: direction(f.direction),
-                                    incompatibility: f.incompatibility,
-                                })
-                                .collect(),
-                            note: if versions.is_empty() {
-                                format!(
-                                    "{subject} is not registered yet: nothing to be compatible with"
-                                )
-                            } else {
-                                format!(
-                                    "checked against {subject}'s {} version(s) in the registry under its level {}",
-                                    versions.len(),
-                                    mode.as_str()
-                                )
-                            },
-                        }
+                            parsed.len(),
+                            check(mode, &parsed, new),
+                            number,
+                            note,
+                        )
                     }
                 }
             }

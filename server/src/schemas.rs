@@ -12,6 +12,7 @@ use streamkeeper::account::Principal;
 use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check};
 use streamkeeper::schema::reader::{ReaderChoice, choose};
+use streamkeeper::schema::verdict::combine;
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
@@ -594,56 +595,48 @@ impl SchemaService {
         let name = |c: &&ConsumerVerdict| {
             format!("{} ({})", c.group, c.owner.as_deref().unwrap_or("unowned"))
         };
-        let (verdict, summary) = if !broken.is_empty()
-            || history_verdict.verdict == Verdict::Incompatible
-            || registry_refuses
-        {
-            let mut parts = Vec::new();
-            if !broken.is_empty() {
-                parts.push(format!(
-                    "{} of {} consumer group(s) cannot read it: {}",
-                    broken.len(),
-                    consumers.len(),
-                    broken.iter().map(name).collect::<Vec<_>>().join(", ")
-                ));
+        let answers: Vec<Verdict> = consumers.iter().map(|c| c.verdict).collect();
+        let verdict = combine(&answers, history_verdict.verdict, registry_refuses);
+        let summary = match verdict {
+            Verdict::Incompatible => {
+                let mut parts = Vec::new();
+                if !broken.is_empty() {
+                    parts.push(format!(
+                        "{} of {} consumer group(s) cannot read it: {}",
+                        broken.len(),
+                        consumers.len(),
+                        broken.iter().map(name).collect::<Vec<_>>().join(", ")
+                    ));
+                }
+                if history_verdict.verdict == Verdict::Incompatible {
+                    parts.push(format!(
+                        "it breaks {} compatibility with {}",
+                        history_verdict.mode.as_str(),
+                        history_verdict.subject
+                    ));
+                }
+                if registry_refuses {
+                    parts.push("the registry's own check refuses it".into());
+                }
+                format!("Incompatible: {}.", parts.join("; "))
             }
-            if history_verdict.verdict == Verdict::Incompatible {
-                parts.push(format!(
-                    "it breaks {} compatibility with {}",
-                    history_verdict.mode.as_str(),
-                    history_verdict.subject
-                ));
+            Verdict::Undecided => {
+                let mut parts: Vec<String> = unknown
+                    .iter()
+                    .map(|c| format!("{}: {}", c.group, c.reader_note))
+                    .collect();
+                if history_verdict.verdict == Verdict::Undecided {
+                    parts.push(history_verdict.note.clone());
+                }
+                format!("No verdict: {}.", parts.join("; "))
             }
-            if registry_refuses {
-                parts.push("the registry's own check refuses it".into());
-            }
-            (
-                Verdict::Incompatible,
-                format!("Incompatible: {}.", parts.join("; ")),
-            )
-        } else if !unknown.is_empty() || history_verdict.verdict == Verdict::Undecided {
-            let mut parts: Vec<String> = unknown
-                .iter()
-                .map(|c| format!("{}: {}", c.group, c.reader_note))
-                .collect();
-            if history_verdict.verdict == Verdict::Undecided {
-                parts.push(history_verdict.note.clone());
-            }
-            (
-                Verdict::Undecided,
-                format!("No verdict: {}.", parts.join("; ")),
-            )
-        } else {
-            (
-                Verdict::Compatible,
-                format!(
-                    "Compatible: every consumer group ({}) can read it, and it is {} compatible with {} ({} version(s)).",
-                    consumers.len(),
-                    history_verdict.mode.as_str(),
-                    history_verdict.subject,
-                    history_verdict.versions
-                ),
-            )
+            Verdict::Compatible => format!(
+                "Compatible: every consumer group ({}) can read it, and it is {} compatible with {} ({} version(s)).",
+                consumers.len(),
+                history_verdict.mode.as_str(),
+                history_verdict.subject,
+                history_verdict.versions
+            ),
         };
         let decided_at = Utc::now();
         let mut report = CompatibilityReport {

@@ -11,6 +11,8 @@
 //! - [`protobuf`]: Confluent's wire-compatibility diff, fields keyed by tag.
 //! - [`reader`]: which schema a consumer group reads with.
 //! - [`hygiene`]: unregistered topics, orphan subjects, level drift.
+//! - [`verdict`]: one answer from each consumer's, the history's and the
+//!   registry's.
 //! - [`check`]: the modes (BACKWARD, FORWARD, FULL, transitive, NONE) over
 //!   a subject's history, and the per-consumer check.
 
@@ -24,6 +26,9 @@ pub mod json;
 #[cfg(feature = "schema")]
 pub mod protobuf;
 pub mod reader;
+pub mod verdict;
+
+pub use verdict::Verdict;
 
 use serde::{Deserialize, Serialize};
 

@@ -6,6 +6,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use streamkeeper::schema::{Incompatibility, Mode, SchemaType};
 
+pub use streamkeeper::schema::Verdict;
+
 /// A producer schema proposed for a topic.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
@@ -17,28 +19,6 @@ pub struct ProposedSchema {
     /// Protobuf import path, a JSON Schema `$ref`, an Avro full name).
     #[serde(default)]
     pub references: BTreeMap<String, String>,
-}
-
-/// A check's answer. Never "compatible" when a reader's schema is unknown.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum Verdict {
-    Compatible,
-    Incompatible,
-    /// Something needed for an answer is missing (a reader schema, the
-    /// subject's history); the summary says what.
-    Undecided,
-}
-
-impl Verdict {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Compatible => "COMPATIBLE",
-            Verdict::Incompatible => "INCOMPATIBLE",
-            Verdict::Undecided => "UNDECIDED",
-        }
-    }
 }
 
 /// Where a consumer group's reader schema comes from.

@@ -1,0 +1,146 @@
+//! Registry hygiene and the subjects screen against the registry double
+//! with many subjects: the hygiene routine's pass over a registry, and the
+//! subjects list the Schemas screen reads live.
+//!
+//! ```sh
+//! source scripts/lib.sh && start_postgres /tmp/pgbench 55433
+//! DATABASE_URL=postgres://postgres@127.0.0.1:55433/postgres \
+//!   cargo bench -p streamkeeper-server --bench hygiene -- 1000
+//! ```
+//! Argument: subjects (default 1,000), one per topic, plus as many topics
+//! again with no subject. Works in a database of its own, dropped at the end.
+
+use sqlx::postgres::PgPoolOptions;
+use std::time::{Duration, Instant};
+use streamkeeper::account::{Credential, Principal};
+use streamkeeper::role::Role;
+use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings};
+use streamkeeper_server::schemas::SchemaService;
+use streamkeeper_server::store::clusters;
+
+#[tokio::main]
+async fn main() {
+    let Ok(base) = std::env::var("DATABASE_URL") else {
+        eprintln!("set DATABASE_URL (see the comment at the top of benches/hygiene.rs)");
+        std::process::exit(2);
+    };
+    let subjects: usize = std::env::args()
+        .skip(1)
+        .find_map(|a| a.parse().ok())
+        .unwrap_or(1_000);
+    let admin = PgPoolOptions::new()
+        .max_connections(1)
+        .connect(&base)
+        .await
+        .expect("connect");
+    let db = format!("sk_bench_hygiene_{}", std::process::id());
+    sqlx::query(&format!("CREATE DATABASE {db}"))
+        .execute(&admin)
+        .await
+        .expect("create database");
+    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
+    url.set_path(&db);
+    let pool = PgPoolOptions::new()
+        .max_connections(4)
+        .connect(url.as_str())
+        .await
+        .expect("connect to the bench database");
+    streamkeeper_server::db::migrate(&pool)
+        .await
+        .expect("migrate");
+
+    let (registry_url, _handle) = streamkeeper_doubles::registry::spawn().await;
+    let registry =
+        RegistryClient::new(RegistrySettings::new(registry_url.clone())).expect("client");
+    let t = Instant::now();
+    for i in 0..subjects {
+        let schema = format!(
+            r#"{{"type":"record","name":"R{i}","fields":[{{"name":"id","type":"string"}}]}}"#
+        );
+        registry
+            .register(
+                &format!("topic-{i:05}-value"),
+                &NewSchema::avro(schema),
+                false,
+            )
+            .await
+            .expect("register");
+    }
+    println!(
+        "setup: {subjects} subjects registered in {:.1} s",
+        t.elapsed().as_secs_f64()
+    );
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('bench', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    sqlx::query("INSERT INTO schema_registries (cluster_id, url) VALUES ($1, $2)")
+        .bind(id)
+        .bind(&registry_url)
+        .execute(&pool)
+        .await
+        .expect("registry");
+    let topics: Vec<String> = (0..subjects * 2).map(|i| format!("topic-{i:05}")).collect();
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen)
+         SELECT $1, n, 6, now(), now() FROM UNNEST($2::text[]) AS n",
+    )
+    .bind(id)
+    .bind(&topics)
+    .execute(&pool)
+    .await
+    .expect("topics");
+    let cluster = clusters::by_id(&pool, id)
+        .await
+        .expect("db")
+        .expect("cluster");
+
+    let mut runs = Vec::new();
+    let mut found = 0;
+    for _ in 0..3 {
+        let t = Instant::now();
+        found = streamkeeper_server::hygiene::run(&pool, &cluster)
+            .await
+            .expect("hygiene")
+            .len();
+        runs.push(t.elapsed());
+    }
+    println!(
+        "hygiene  {subjects} subjects, {} topics: {found} findings, median {:.2} s a pass",
+        topics.len(),
+        median(&mut runs).as_secs_f64()
+    );
+
+    let service = SchemaService::new(pool.clone());
+    let who = Principal {
+        user_id: 0,
+        username: "bench".into(),
+        display_name: "bench".into(),
+        roles: vec![Role::Viewer],
+        via: Credential::Token,
+    };
+    let mut views = Vec::new();
+    for _ in 0..3 {
+        let t = Instant::now();
+        service.registry_subjects(&who, id).await.expect("subjects");
+        views.push(t.elapsed());
+    }
+    println!(
+        "subjects screen, {subjects} subjects read live: median {:.2} s",
+        median(&mut views).as_secs_f64()
+    );
+
+    pool.close().await;
+    sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
+        .execute(&admin)
+        .await
+        .expect("drop database");
+}
+
+fn median(v: &mut [Duration]) -> Duration {
+    v.sort();
+    v.get(v.len() / 2).copied().unwrap_or_default()
+}

@@ -164,6 +164,16 @@ pub fn query_param(name: &'static str) -> Memo<Option<String>> {
     Memo::new(move |_| q.with(|q| q.get(name)).filter(|v| !v.is_empty()))
 }
 
+/// The `:id` route parameter as a number (`None` when absent or garbled).
+pub fn id_param() -> Memo<Option<i64>> {
+    let params = leptos_router::hooks::use_params_map();
+    Memo::new(move |_| {
+        params
+            .with(|p| p.get("id"))
+            .and_then(|v| v.parse::<i64>().ok())
+    })
+}
+
 /// The `page` query parameter as a number (1 when absent or garbled).
 pub fn page_param() -> Memo<u32> {
     let p = query_param("page");

@@ -1,12 +1,13 @@
 //! Flags: the ones routed to my teams (or all), and a flag's page with its
 //! receipts, timings, and the acknowledge and dismiss forms.
 
-use crate::components::{ActionNote, ErrorNote, Pager, href_with, page_param, query_param};
+use crate::components::{
+    ActionNote, ErrorNote, Pager, href_with, id_param, page_param, query_param,
+};
 use crate::error::AppError;
 use crate::model::FlagView;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 use streamkeeper::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_flags")]
@@ -130,12 +131,7 @@ pub fn FlagsPage() -> impl IntoView {
 
 #[component]
 pub fn FlagPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let ack = ServerAction::<AcknowledgeFlag>::new();
     let dismiss = ServerAction::<DismissFlag>::new();
     let flag = Resource::new(

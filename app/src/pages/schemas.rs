@@ -3,12 +3,11 @@
 //! page that checks a proposed schema against every consumer group, and a
 //! check's report with each group's verdict and reasons.
 
-use crate::components::{ActionNote, ErrorNote, href_with, query_param};
+use crate::components::{ActionNote, ErrorNote, href_with, id_param, query_param};
 use crate::error::AppError;
 use crate::model::{CompatibilityReport, ReaderSource, StreamSchemas, Verdict};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 use streamkeeper::schema::SchemaType;
 
 #[server(prefix = "/fn", endpoint = "get_stream_schemas")]
@@ -254,12 +253,7 @@ fn SchemasView(
 /// schema and see which consumer groups break.
 #[component]
 pub fn CheckPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let name = query_param("name");
     let check = ServerAction::<CheckSchema>::new();
     view! {
@@ -290,12 +284,7 @@ pub fn CheckPage() -> impl IntoView {
 /// and reasons, the subject's history and the registry's opinion.
 #[component]
 pub fn CheckReportPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let report = Resource::new(
         move || id.get(),
         |id| async move {
@@ -475,19 +464,10 @@ pub async fn get_subject_diff(
         .await
 }
 
-fn cluster_param() -> Memo<Option<i64>> {
-    let params = use_params_map();
-    Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    })
-}
-
 /// `/schemas/:id`: a registry's subjects with their versions and levels.
 #[component]
 pub fn SubjectsPage() -> impl IntoView {
-    let id = cluster_param();
+    let id = id_param();
     let subjects = Resource::new(
         move || id.get(),
         |id| async move {
@@ -535,7 +515,7 @@ pub fn SubjectsPage() -> impl IntoView {
 /// `/schemas/:id/subject?name=S&left=A&right=B`: two versions side by side.
 #[component]
 pub fn SubjectPage() -> impl IntoView {
-    let id = cluster_param();
+    let id = id_param();
     let name = query_param("name");
     let left = query_param("left");
     let right = query_param("right");

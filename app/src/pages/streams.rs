@@ -8,13 +8,14 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::chart::{LagChart, RangeLinks, range_hours};
-use crate::components::{ActionNote, ErrorNote, Pager, href_with, page_param, query_param};
+use crate::components::{
+    ActionNote, ErrorNote, Pager, href_with, id_param, page_param, query_param,
+};
 use crate::error::AppError;
 use crate::model::{StreamDetail, StreamSummary};
 use crate::pages::schemas::StreamSchemasSection;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 use streamkeeper::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_streams")]
@@ -174,12 +175,7 @@ pub fn StreamsPage() -> impl IntoView {
 
 #[component]
 pub fn StreamPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let name = query_param("name");
     let hours = range_hours();
     let describe = ServerAction::<DescribeStream>::new();

@@ -1,11 +1,12 @@
 //! Settings → Teams: the list, creating a team, and a team's members.
 
-use crate::components::{ActionNote, ErrorNote, Pager, RoleBadges, href_with, page_param};
+use crate::components::{
+    ActionNote, ErrorNote, Pager, RoleBadges, href_with, id_param, page_param,
+};
 use crate::error::AppError;
 use crate::model::{TeamDetail, TeamSummary};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 use streamkeeper::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_teams")]
@@ -105,12 +106,7 @@ pub fn TeamsPage() -> impl IntoView {
 
 #[component]
 pub fn TeamPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let add = ServerAction::<AddTeamMember>::new();
     let remove = ServerAction::<RemoveTeamMember>::new();
     let team = Resource::new(

@@ -7,13 +7,13 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::components::{
-    ActionNote, ErrorNote, Pager, RoleBadges, RoleChecks, href_with, page_param, query_param,
+    ActionNote, ErrorNote, Pager, RoleBadges, RoleChecks, href_with, id_param, page_param,
+    query_param,
 };
 use crate::error::AppError;
 use crate::model::{UserDetail, UserSummary};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 use streamkeeper::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_users")]
@@ -180,12 +180,7 @@ fn UserTable(users: Vec<UserSummary>) -> impl IntoView {
 
 #[component]
 pub fn UserPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let roles = ServerAction::<SetUserRoles>::new();
     let access = ServerAction::<SetUserDisabled>::new();
     let user = Resource::new(

@@ -2,12 +2,11 @@
 //! groups, and a group's lag per partition with its chart.
 
 use crate::chart::{LagChart, RangeLinks, range_hours};
-use crate::components::{ErrorNote, Pager, href_with, page_param, query_param};
+use crate::components::{ErrorNote, Pager, href_with, id_param, page_param, query_param};
 use crate::error::AppError;
 use crate::model::{ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use leptos_router::hooks::use_params_map;
 use streamkeeper::cluster::ClusterState;
 use streamkeeper::page::Page;
 
@@ -125,12 +124,7 @@ pub fn ClustersPage() -> impl IntoView {
 
 #[component]
 pub fn ClusterPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let detail = Resource::new(
         move || id.get(),
         |id| async move {
@@ -285,12 +279,7 @@ fn GroupList(id: i64) -> impl IntoView {
 
 #[component]
 pub fn GroupPage() -> impl IntoView {
-    let params = use_params_map();
-    let id = Memo::new(move |_| {
-        params
-            .with(|p| p.get("id"))
-            .and_then(|v| v.parse::<i64>().ok())
-    });
+    let id = id_param();
     let name = query_param("name");
     let hours = range_hours();
     let lag = Resource::new(

@@ -10,6 +10,7 @@ pub mod flag;
 pub mod health;
 pub mod lag;
 pub mod page;
+pub mod review;
 pub mod role;
 pub mod schema;
 pub mod series;

@@ -1,0 +1,138 @@
+//! What an item is and where it stands.
+
+use serde::{Deserialize, Serialize};
+use std::str::FromStr;
+
+/// What a review item changes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Kind {
+    /// A producer's new schema for a topic: checked against every consumer
+    /// group that reads it, applied by registering it under the topic's
+    /// value subject.
+    ProducerChange,
+    /// A schema to register under a subject (`register_kafka_schema`).
+    SchemaRegistration,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 2] = [Kind::ProducerChange, Kind::SchemaRegistration];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Kind::ProducerChange => "producer_change",
+            Kind::SchemaRegistration => "schema_registration",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            Kind::ProducerChange => "producer schema change",
+            Kind::SchemaRegistration => "schema registration",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown review item kind '{0}' (expected producer_change or schema_registration)")]
+pub struct UnknownKind(pub String);
+
+impl FromStr for Kind {
+    type Err = UnknownKind;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Kind::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim())
+            .ok_or_else(|| UnknownKind(s.to_owned()))
+    }
+}
+
+/// Where an item stands. In review → approved / rejected / withdrawn →
+/// applied / apply failed; an edit or a moved base returns it to review.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum State {
+    InReview,
+    Approved,
+    Rejected,
+    Withdrawn,
+    Applied,
+    ApplyFailed,
+}
+
+impl State {
+    pub const ALL: [State; 6] = [
+        State::InReview,
+        State::Approved,
+        State::Rejected,
+        State::Withdrawn,
+        State::Applied,
+        State::ApplyFailed,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            State::InReview => "in_review",
+            State::Approved => "approved",
+            State::Rejected => "rejected",
+            State::Withdrawn => "withdrawn",
+            State::Applied => "applied",
+            State::ApplyFailed => "apply_failed",
+        }
+    }
+
+    pub fn describe(self) -> &'static str {
+        match self {
+            State::InReview => "in review",
+            State::Approved => "approved",
+            State::Rejected => "rejected",
+            State::Withdrawn => "withdrawn",
+            State::Applied => "applied",
+            State::ApplyFailed => "apply failed",
+        }
+    }
+
+    /// Rejected, withdrawn and applied items take no more changes.
+    pub fn is_closed(self) -> bool {
+        matches!(self, State::Rejected | State::Withdrawn | State::Applied)
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("unknown review state '{0}'")]
+pub struct UnknownState(pub String);
+
+impl FromStr for State {
+    type Err = UnknownState;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        State::ALL
+            .into_iter()
+            .find(|k| k.as_str() == s.trim())
+            .ok_or_else(|| UnknownState(s.to_owned()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_round_trip() {
+        for s in State::ALL {
+            assert_eq!(s.as_str().parse::<State>(), Ok(s));
+        }
+        for k in Kind::ALL {
+            assert_eq!(k.as_str().parse::<Kind>(), Ok(k));
+        }
+        assert!("approved!".parse::<State>().is_err());
+        assert!("connector".parse::<Kind>().is_err());
+    }
+
+    #[test]
+    fn closed_states() {
+        let closed: Vec<State> = State::ALL.into_iter().filter(|s| s.is_closed()).collect();
+        assert_eq!(closed, [State::Rejected, State::Withdrawn, State::Applied]);
+    }
+}

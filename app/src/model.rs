@@ -7,7 +7,9 @@ use serde::{Deserialize, Serialize};
 use streamkeeper::account::Principal;
 use streamkeeper::role::Role;
 
+mod review;
 mod schemas;
+pub use review::*;
 pub use schemas::*;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -88,6 +88,7 @@ pub struct Backend {
     pub watch: Arc<dyn Watch>,
     pub flags: Arc<dyn Flags>,
     pub schemas: Arc<dyn Schemas>,
+    pub reviews: Arc<dyn Reviews>,
 }
 
 /// The backend, from the Leptos context.
@@ -273,4 +274,87 @@ pub trait Schemas: Send + Sync {
         who: &Principal,
         id: i64,
     ) -> Result<crate::model::CompatibilityReport, AppError>;
+}
+
+/// The review inbox: proposals, approvals bound to the content hash, the
+/// domains' approvers and autonomy levels, and notifications.
+#[async_trait::async_trait]
+pub trait Reviews: Send + Sync {
+    /// Items the caller may read, by scope and filters, newest first.
+    async fn list(
+        &self,
+        who: &Principal,
+        filter: crate::model::ReviewFilter,
+        page: PageRequest,
+    ) -> Result<Page<crate::model::ReviewSummary>, AppError>;
+    /// An item the caller may read; another domain's item is not found.
+    async fn get(&self, who: &Principal, id: i64) -> Result<crate::model::ReviewItem, AppError>;
+    /// Checks a proposal at once and puts it in review.
+    async fn propose(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: crate::model::NewReviewItem,
+    ) -> Result<crate::model::ReviewItem, AppError>;
+    /// A new revision: checked again, every approval voided.
+    async fn edit(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        edit: crate::model::ReviewEdit,
+    ) -> Result<crate::model::ReviewItem, AppError>;
+    async fn approve(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        approval: crate::model::Approval,
+    ) -> Result<crate::model::ReviewItem, AppError>;
+    async fn reject(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<crate::model::ReviewItem, AppError>;
+    async fn withdraw(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<crate::model::ReviewItem, AppError>;
+    async fn comment(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        body: &str,
+    ) -> Result<crate::model::CommentView, AppError>;
+    /// Applies an approved item where the domain's level allows, after
+    /// checking that its base has not moved.
+    async fn apply(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<crate::model::ReviewItem, AppError>;
+    /// Every domain: streams' domains and configured ones.
+    async fn domains(&self, who: &Principal)
+    -> Result<Vec<crate::model::DomainSettings>, AppError>;
+    /// Sets a domain's level, required approvals and approvers (admins).
+    async fn set_domain(
+        &self,
+        who: &Principal,
+        from: &str,
+        domain: &str,
+        spec: crate::model::DomainSpec,
+    ) -> Result<crate::model::DomainSettings, AppError>;
+    async fn notifications(
+        &self,
+        who: &Principal,
+        page: PageRequest,
+    ) -> Result<Page<crate::model::NotificationView>, AppError>;
+    async fn mark_read(&self, who: &Principal) -> Result<(), AppError>;
+    async fn counts(&self, who: &Principal) -> Result<crate::model::InboxCounts, AppError>;
 }

@@ -11,6 +11,10 @@ pub enum AppError {
     Unauthenticated,
     #[error("You are not allowed to {0}.")]
     Forbidden(String),
+    /// A rule refused the action and says why in its own words (a review
+    /// item's approval by its author, say).
+    #[error("{0}")]
+    Refused(String),
     #[error("{0} was not found.")]
     NotFound(String),
     #[error("{0}")]
@@ -32,6 +36,7 @@ impl AppError {
         match self {
             AppError::Unauthenticated => "unauthenticated",
             AppError::Forbidden(_) => "forbidden",
+            AppError::Refused(_) => "refused",
             AppError::NotFound(_) => "not_found",
             AppError::Invalid(_) => "invalid",
             AppError::Conflict(_) => "conflict",
@@ -45,7 +50,7 @@ impl AppError {
     pub fn status(&self) -> u16 {
         match self {
             AppError::Unauthenticated => 401,
-            AppError::Forbidden(_) => 403,
+            AppError::Forbidden(_) | AppError::Refused(_) => 403,
             AppError::NotFound(_) => 404,
             AppError::Invalid(_) => 422,
             AppError::Conflict(_) => 409,

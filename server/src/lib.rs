@@ -17,6 +17,7 @@ pub mod kafka;
 pub mod notify;
 pub mod password;
 pub mod registry;
+pub mod review;
 pub mod schema_cli;
 pub mod schemas;
 pub mod serve;

@@ -922,6 +922,25 @@ impl SchemaService {
         client(&r).map_err(AppError::Unavailable)
     }
 
+    /// The cluster's registry client; `None` when it has no registry.
+    pub async fn registry_client_of(
+        &self,
+        cluster_id: i64,
+    ) -> Result<Option<RegistryClient>, AppError> {
+        match store::registry(&self.pool, cluster_id).await.map_err(db)? {
+            Some(r) => client(&r).map(Some).map_err(AppError::Unavailable),
+            None => Ok(None),
+        }
+    }
+
+    /// The registry's base URL, for the request to apply a change by hand.
+    pub async fn registry_url(&self, cluster_id: i64) -> Result<Option<String>, AppError> {
+        Ok(store::registry(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .map(|r| r.url))
+    }
+
     /// A registry's subjects, versions and levels, read live.
     pub async fn registry_subjects(
         &self,
@@ -1058,7 +1077,7 @@ impl SchemaService {
 
 /// JSON schemas indented one key a line, so a diff shows what changed;
 /// Protobuf text as it is.
-fn pretty(schema: &str) -> String {
+pub(crate) fn pretty(schema: &str) -> String {
     serde_json::from_str::<serde_json::Value>(schema)
         .ok()
         .and_then(|v| serde_json::to_string_pretty(&v).ok())
@@ -1066,7 +1085,7 @@ fn pretty(schema: &str) -> String {
 }
 
 /// A line diff laid out in two columns (the `similar` crate's Myers diff).
-fn side_by_side(left: &str, right: &str) -> Vec<DiffLine> {
+pub(crate) fn side_by_side(left: &str, right: &str) -> Vec<DiffLine> {
     use similar::{ChangeTag, TextDiff};
     TextDiff::from_lines(left, right)
         .iter_all_changes()

@@ -23,6 +23,17 @@ impl Verdict {
             Verdict::Undecided => "UNDECIDED",
         }
     }
+
+    /// The name [`Verdict::as_str`] gives, back as a verdict.
+    pub fn parse(s: &str) -> Option<Verdict> {
+        [
+            Verdict::Compatible,
+            Verdict::Incompatible,
+            Verdict::Undecided,
+        ]
+        .into_iter()
+        .find(|v| v.as_str() == s)
+    }
 }
 
 /// A producer change is incompatible when any consumer group cannot read

@@ -297,7 +297,8 @@ pub async fn set_webhook(
 #[derive(Debug, Clone, FromRow)]
 pub struct Delivery {
     pub id: i64,
-    pub flag_id: i64,
+    /// `None` for a review item's notice.
+    pub flag_id: Option<i64>,
     pub url: String,
     pub body: serde_json::Value,
     pub attempts: i32,
@@ -322,7 +323,10 @@ pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), sqlx
     .bind(d.id)
     .execute(&mut *conn)
     .await?;
-    mark_notified(conn, d.flag_id).await
+    match d.flag_id {
+        Some(flag) => mark_notified(conn, flag).await,
+        None => Ok(()),
+    }
 }
 
 /// Records a failed attempt; after `max` attempts the delivery is given up.

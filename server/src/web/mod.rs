@@ -9,6 +9,7 @@ pub mod server_fns;
 use crate::accounts::{AccountService, AuditService};
 use crate::clusters::ClusterService;
 use crate::config::ServeConfig;
+use crate::review::ReviewService;
 use crate::schemas::SchemaService;
 use axum::extract::FromRef;
 use axum::http::{HeaderValue, header};
@@ -35,6 +36,7 @@ pub struct AppState {
     pub accounts: Arc<AccountService>,
     pub clusters: Arc<ClusterService>,
     pub schemas: Arc<SchemaService>,
+    pub reviews: Arc<ReviewService>,
     pub backend: Backend,
     pub limiter: limiter::LoginLimiter,
 }
@@ -56,12 +58,14 @@ impl AppState {
         let accounts = Arc::new(AccountService::new(pool.clone()));
         let clusters = Arc::new(ClusterService::new(pool.clone()));
         let schemas = Arc::new(SchemaService::new(pool.clone()));
+        let reviews = Arc::new(ReviewService::new(pool.clone(), schemas.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
             watch: clusters.clone(),
             flags: Arc::new(crate::flags::FlagService::new(pool.clone())),
             schemas: schemas.clone(),
+            reviews: reviews.clone(),
         };
         Self {
             leptos,
@@ -69,6 +73,7 @@ impl AppState {
             accounts,
             clusters,
             schemas,
+            reviews,
             backend,
             limiter: limiter::LoginLimiter::new(),
         }

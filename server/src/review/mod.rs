@@ -1,0 +1,667 @@
+//! The review inbox: proposals become review items bound to a hash of
+//! their exact content and base; named approvers of the item's domain
+//! approve (with their password again) or reject them; approved items are
+//! applied to the registry where the domain's autonomy level allows, after
+//! checking their base has not moved. Every step, and every refusal, is in
+//! the audit log. The rules are in `streamkeeper::review`; this gathers the
+//! facts under a row lock, asks them, and carries out the answer.
+
+mod apply;
+mod propose;
+mod view;
+
+use crate::accounts::require;
+use crate::errors::db;
+use crate::schemas::SchemaService;
+use crate::store::{self, audit::Event, review as items, review::ItemRow};
+use serde_json::json;
+use sqlx::PgPool;
+use std::sync::Arc;
+use streamkeeper::account::{Credential, Principal};
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::review::{
+    Approver, Autonomy, ItemFacts, Refusal, State, check_approval, check_reject, check_withdraw,
+    completes,
+};
+use streamkeeper::role::{Action, Role};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::model::{
+    Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,
+    NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
+};
+
+#[derive(Clone)]
+pub struct ReviewService {
+    pool: PgPool,
+    schemas: Arc<SchemaService>,
+}
+
+/// An item's audit target.
+fn target(id: i64) -> String {
+    format!("review:{id}")
+}
+
+fn state_of(item: &ItemRow) -> State {
+    // The table's CHECK holds state to the six names.
+    item.state.parse().unwrap_or(State::InReview)
+}
+
+fn facts<'a>(item: &'a ItemRow) -> ItemFacts<'a> {
+    ItemFacts {
+        domain: &item.domain,
+        state: state_of(item),
+        revision: item.revision,
+        content_hash: &item.content_hash,
+        author_id: item.author_id,
+        editor_ids: &item.editor_ids,
+        approver_ids: &item.approver_ids,
+        approved_by: &item.approved_by,
+        required: item.required_approvals,
+    }
+}
+
+fn approver(who: &Principal) -> Approver<'_> {
+    Approver {
+        user_id: who.user_id,
+        roles: &who.roles,
+    }
+}
+
+/// A refused action as the caller sees it: "reload" refusals are
+/// conflicts (409), the rest are refusals (403).
+fn refusal(r: &Refusal) -> AppError {
+    if r.is_conflict() {
+        AppError::Conflict(r.to_string())
+    } else {
+        AppError::Refused(r.to_string())
+    }
+}
+
+impl ReviewService {
+    pub fn new(pool: PgPool, schemas: Arc<SchemaService>) -> Self {
+        Self { pool, schemas }
+    }
+
+    /// Records a refused attempt in its own transaction: the attempt's
+    /// transaction was rolled back, its trace must not be.
+    async fn refused(&self, who: &Principal, from: &str, id: i64, action: &str, why: &str) {
+        let ev = Event {
+            actor: &who.username,
+            action,
+            target: target(id),
+            detail: json!({ "refused": why }),
+            source: from,
+        };
+        if let Err(e) = store::audit::record(&self.pool, ev).await {
+            tracing::error!(error = %e, action, "could not record a refused review action");
+        }
+    }
+
+    /// A domain's level: configured, else the default (suggest).
+    async fn level(&self, domain: &str) -> Result<Autonomy, AppError> {
+        Ok(items::domain(&self.pool, domain)
+            .await
+            .map_err(db)?
+            .and_then(|d| d.autonomy.parse().ok())
+            .unwrap_or(Autonomy::DEFAULT))
+    }
+
+    async fn my_teams(&self, who: &Principal) -> Result<Vec<i64>, AppError> {
+        store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)
+    }
+
+    /// Owners of the stream's team may edit and withdraw its items (an
+    /// unowned stream's, any owner).
+    async fn owns_stream(&self, who: &Principal, item: &ItemRow) -> Result<bool, AppError> {
+        if !who.has(Role::Owner) {
+            return Ok(false);
+        }
+        let owner = store::clusters::stream_owner(&self.pool, item.cluster_id, &item.topic)
+            .await
+            .map_err(db)?;
+        Ok(match owner {
+            None => true,
+            Some(team) => self.my_teams(who).await?.contains(&team),
+        })
+    }
+
+    /// The item, if the caller may read it. Another domain's item is "not
+    /// found", so ids cannot be probed, and the attempt is recorded.
+    async fn readable(&self, who: &Principal, from: &str, id: i64) -> Result<ItemRow, AppError> {
+        require(who, Action::Read, "read review items")?;
+        let missing = || AppError::NotFound(format!("Review item {id}"));
+        let item = items::item(&self.pool, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(missing)?;
+        if who.has(Role::Admin)
+            || items::readable(&self.pool, id, who.user_id)
+                .await
+                .map_err(db)?
+        {
+            Ok(item)
+        } else {
+            self.refused(
+                who,
+                from,
+                id,
+                "review.read.refused",
+                "not in the item's domain",
+            )
+            .await;
+            Err(missing())
+        }
+    }
+
+    /// The password check approving in the browser asks for. Tokens are
+    /// their own re-authentication (a CI job has no password to type).
+    async fn reauthenticate(
+        &self,
+        who: &Principal,
+        password: Option<&str>,
+    ) -> Result<bool, AppError> {
+        if who.via == Credential::Token {
+            return Ok(true);
+        }
+        let Some(password) = password.filter(|p| !p.is_empty()) else {
+            return Ok(false);
+        };
+        let user = store::users::by_id(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
+        Ok(
+            user.is_some_and(|u| {
+                !u.disabled && crate::password::verify(password, &u.password_hash)
+            }),
+        )
+    }
+
+    /// Notifies users in the app, in the caller's transaction.
+    async fn notify(
+        conn: &mut sqlx::PgConnection,
+        users: &[i64],
+        item: i64,
+        message: &str,
+    ) -> Result<(), AppError> {
+        items::notify(conn, users, item, message).await.map_err(db)
+    }
+
+    pub async fn approve(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        approval: Approval,
+    ) -> Result<ReviewItem, AppError> {
+        self.readable(who, from, id).await?;
+        if !self
+            .reauthenticate(who, approval.password.as_deref())
+            .await?
+        {
+            self.refused(
+                who,
+                from,
+                id,
+                "review.approve.refused",
+                "password not confirmed",
+            )
+            .await;
+            return Err(AppError::Refused(
+                "Confirm the approval with your password: the one given is not right.".into(),
+            ));
+        }
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let item = items::lock_item(&mut tx, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
+        let f = facts(&item);
+        if let Err(r) = check_approval(&f, approver(who), &approval.content_hash) {
+            drop(tx);
+            self.refused(who, from, id, "review.approve.refused", &r.to_string())
+                .await;
+            return Err(refusal(&r));
+        }
+        let done = completes(&f, who.user_id);
+        items::insert_approval(&mut tx, id, item.revision, who.user_id, &item.content_hash)
+            .await
+            .map_err(db)?;
+        let counted = f.counted_approvals() + 1;
+        if done {
+            items::set_state(&mut tx, id, State::Approved.as_str(), "")
+                .await
+                .map_err(db)?;
+        }
+        crate::accounts::audited(
+            &mut tx,
+            who,
+            from,
+            "review.approve",
+            target(id),
+            json!({ "revision": item.revision, "content_hash": item.content_hash,
+                    "approvals": counted, "required": item.required_approvals, "approved": done }),
+        )
+        .await?;
+        let message = if done {
+            format!(
+                "#{id} {} is approved ({} approved it).",
+                item.title, who.username
+            )
+        } else {
+            format!(
+                "{} approved #{id} {} ({counted} of {}).",
+                who.username, item.title, item.required_approvals
+            )
+        };
+        let mut told = item.editor_ids.clone();
+        told.push(item.author_id);
+        Self::notify(&mut tx, &told, id, &message).await?;
+        tx.commit().await.map_err(db)?;
+        if done && self.level(&item.domain).await?.applies() {
+            // The outcome (applied, failed, back to review) is on the item;
+            // the approval itself stands either way.
+            if let Err(e) = self.apply_now(who, &who.username, from, id).await {
+                tracing::info!(item = id, error = %e, "apply after approval did not complete");
+            }
+        }
+        self.view(who, item_after(&self.pool, id).await?).await
+    }
+
+    pub async fn reject(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<ReviewItem, AppError> {
+        self.readable(who, from, id).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let item = items::lock_item(&mut tx, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
+        if let Err(r) = check_reject(&facts(&item), approver(who), reason) {
+            drop(tx);
+            self.refused(who, from, id, "review.reject.refused", &r.to_string())
+                .await;
+            return Err(refusal(&r));
+        }
+        let reason = reason.trim();
+        items::set_state(
+            &mut tx,
+            id,
+            State::Rejected.as_str(),
+            &format!("Rejected by {}: {reason}", who.username),
+        )
+        .await
+        .map_err(db)?;
+        crate::accounts::audited(
+            &mut tx,
+            who,
+            from,
+            "review.reject",
+            target(id),
+            json!({ "revision": item.revision, "reason": reason }),
+        )
+        .await?;
+        let mut told = item.editor_ids.clone();
+        told.push(item.author_id);
+        let message = format!("{} rejected #{id} {}: {reason}", who.username, item.title);
+        Self::notify(&mut tx, &told, id, &message).await?;
+        tx.commit().await.map_err(db)?;
+        self.view(who, item_after(&self.pool, id).await?).await
+    }
+
+    pub async fn withdraw(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<ReviewItem, AppError> {
+        let item = self.readable(who, from, id).await?;
+        let owns = self.owns_stream(who, &item).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let item = items::lock_item(&mut tx, id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
+        if let Err(r) = check_withdraw(&facts(&item), who.user_id, owns) {
+            drop(tx);
+            self.refused(who, from, id, "review.withdraw.refused", &r.to_string())
+                .await;
+            return Err(refusal(&r));
+        }
+        items::set_state(
+            &mut tx,
+            id,
+            State::Withdrawn.as_str(),
+            &format!("Withdrawn by {}.", who.username),
+        )
+        .await
+        .map_err(db)?;
+        crate::accounts::audited(
+            &mut tx,
+            who,
+            from,
+            "review.withdraw",
+            target(id),
+            json!({ "revision": item.revision }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)?;
+        self.view(who, item_after(&self.pool, id).await?).await
+    }
+
+    pub async fn comment(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        body: &str,
+    ) -> Result<CommentView, AppError> {
+        let item = self.readable(who, from, id).await?;
+        let body = body.trim();
+        if body.is_empty() || body.chars().count() > 10_000 {
+            return Err(AppError::Invalid(
+                "A comment has between 1 and 10,000 characters.".into(),
+            ));
+        }
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let c = items::insert_comment(&mut tx, id, who.user_id, body)
+            .await
+            .map_err(db)?;
+        crate::accounts::audited(
+            &mut tx,
+            who,
+            from,
+            "review.comment",
+            target(id),
+            json!({ "comment": c.id }),
+        )
+        .await?;
+        let mut told: Vec<i64> = item.editor_ids.clone();
+        told.push(item.author_id);
+        told.extend(item.approver_ids.iter().copied());
+        told.retain(|u| *u != who.user_id);
+        let message = format!("{} commented on #{id} {}.", who.username, item.title);
+        Self::notify(&mut tx, &told, id, &message).await?;
+        tx.commit().await.map_err(db)?;
+        Ok(CommentView {
+            id: c.id,
+            author: c.author,
+            body: c.body,
+            created_at: c.created_at,
+        })
+    }
+
+    pub async fn list(
+        &self,
+        who: &Principal,
+        filter: ReviewFilter,
+        page: PageRequest,
+    ) -> Result<Page<ReviewSummary>, AppError> {
+        require(who, Action::Read, "read review items")?;
+        let rows = items::list(&self.pool, who.user_id, who.has(Role::Admin), &filter, page)
+            .await
+            .map_err(db)?;
+        Ok(Page {
+            items: rows.items.iter().map(|r| view::summary(who, r)).collect(),
+            page: rows.page,
+            per_page: rows.per_page,
+            total: rows.total,
+        })
+    }
+
+    pub async fn get(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
+        let item = self.readable(who, from, id).await?;
+        self.view(who, item).await
+    }
+
+    pub async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
+        require(who, Action::Read, "read review domains")?;
+        Ok(items::domains(&self.pool)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(view::domain)
+            .collect())
+    }
+
+    /// Sets a domain's level, required approvals and approvers (admins
+    /// only), audited with what it was before.
+    pub async fn set_domain(
+        &self,
+        who: &Principal,
+        from: &str,
+        domain: &str,
+        spec: DomainSpec,
+    ) -> Result<DomainSettings, AppError> {
+        require(
+            who,
+            Action::ManageClusters,
+            "change a domain's review settings",
+        )?;
+        let domain = domain.trim();
+        if domain.is_empty() || domain.chars().count() > 128 {
+            return Err(AppError::Invalid(
+                "A domain's name has 1 to 128 characters.".into(),
+            ));
+        }
+        if !(1..=streamkeeper::review::MAX_REQUIRED_APPROVALS).contains(&spec.required_approvals) {
+            return Err(AppError::Invalid(format!(
+                "A domain requires between 1 and {} approvals.",
+                streamkeeper::review::MAX_REQUIRED_APPROVALS
+            )));
+        }
+        let mut users = Vec::new();
+        for name in spec
+            .approver_users
+            .iter()
+            .map(|u| u.trim())
+            .filter(|u| !u.is_empty())
+        {
+            let u = store::users::by_username(&self.pool, name)
+                .await
+                .map_err(db)?
+                .ok_or_else(|| AppError::NotFound(format!("User {name}")))?;
+            if !u.roles().contains(&Role::Approver) {
+                return Err(AppError::Invalid(format!(
+                    "{name} does not hold the approver role; give it to them first."
+                )));
+            }
+            users.push(u.id);
+        }
+        let mut teams = Vec::new();
+        for name in spec
+            .approver_teams
+            .iter()
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty())
+        {
+            teams.push(crate::accounts::team_id(&self.pool, name).await?);
+        }
+        users.sort_unstable();
+        users.dedup();
+        teams.sort_unstable();
+        teams.dedup();
+        let before = items::domain(&self.pool, domain).await.map_err(db)?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        items::set_domain(
+            &mut tx,
+            domain,
+            spec.autonomy.as_str(),
+            spec.required_approvals,
+            &users,
+            &teams,
+            &who.username,
+        )
+        .await
+        .map_err(db)?;
+        crate::accounts::audited(
+            &mut tx,
+            who,
+            from,
+            "review.domain.set",
+            format!("domain:{domain}"),
+            json!({
+                "autonomy": spec.autonomy.as_str(),
+                "autonomy_before": before.as_ref().map(|b| b.autonomy.clone()),
+                "required_approvals": spec.required_approvals,
+                "approver_users": spec.approver_users,
+                "approver_teams": spec.approver_teams,
+            }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)?;
+        self.domains(who)
+            .await?
+            .into_iter()
+            .find(|d| d.domain == domain)
+            .ok_or_else(|| AppError::Internal("the domain just saved is missing".into()))
+    }
+
+    pub async fn notifications(
+        &self,
+        who: &Principal,
+        page: PageRequest,
+    ) -> Result<Page<NotificationView>, AppError> {
+        require(who, Action::Read, "read notifications")?;
+        let rows = items::notifications(&self.pool, who.user_id, page)
+            .await
+            .map_err(db)?;
+        Ok(Page {
+            items: rows
+                .items
+                .into_iter()
+                .map(|n| NotificationView {
+                    id: n.id,
+                    item_id: n.item_id,
+                    message: n.message,
+                    created_at: n.created_at,
+                    read: n.read_at.is_some(),
+                })
+                .collect(),
+            page: rows.page,
+            per_page: rows.per_page,
+            total: rows.total,
+        })
+    }
+
+    pub async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
+        require(who, Action::Read, "read notifications")?;
+        items::mark_read(&self.pool, who.user_id).await.map_err(db)
+    }
+
+    pub async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
+        require(who, Action::Read, "read the inbox")?;
+        Ok(InboxCounts {
+            waiting: items::waiting_count(&self.pool, who.user_id)
+                .await
+                .map_err(db)?,
+            unread: items::unread_count(&self.pool, who.user_id)
+                .await
+                .map_err(db)?,
+        })
+    }
+}
+
+/// The item as it stands after an action.
+async fn item_after(pool: &PgPool, id: i64) -> Result<ItemRow, AppError> {
+    items::item(pool, id)
+        .await
+        .map_err(db)?
+        .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Reviews for ReviewService {
+    async fn list(
+        &self,
+        who: &Principal,
+        filter: ReviewFilter,
+        page: PageRequest,
+    ) -> Result<Page<ReviewSummary>, AppError> {
+        ReviewService::list(self, who, filter, page).await
+    }
+    async fn get(&self, who: &Principal, id: i64) -> Result<ReviewItem, AppError> {
+        let from = streamkeeper_app::port::client_addr().await;
+        ReviewService::get(self, who, &from, id).await
+    }
+    async fn propose(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewReviewItem,
+    ) -> Result<ReviewItem, AppError> {
+        ReviewService::propose(self, who, from, new).await
+    }
+    async fn edit(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        edit: ReviewEdit,
+    ) -> Result<ReviewItem, AppError> {
+        ReviewService::edit(self, who, from, id, edit).await
+    }
+    async fn approve(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        approval: Approval,
+    ) -> Result<ReviewItem, AppError> {
+        ReviewService::approve(self, who, from, id, approval).await
+    }
+    async fn reject(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<ReviewItem, AppError> {
+        ReviewService::reject(self, who, from, id, reason).await
+    }
+    async fn withdraw(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
+        ReviewService::withdraw(self, who, from, id).await
+    }
+    async fn comment(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        body: &str,
+    ) -> Result<CommentView, AppError> {
+        ReviewService::comment(self, who, from, id, body).await
+    }
+    async fn apply(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
+        ReviewService::apply(self, who, from, id).await
+    }
+    async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
+        ReviewService::domains(self, who).await
+    }
+    async fn set_domain(
+        &self,
+        who: &Principal,
+        from: &str,
+        domain: &str,
+        spec: DomainSpec,
+    ) -> Result<DomainSettings, AppError> {
+        ReviewService::set_domain(self, who, from, domain, spec).await
+    }
+    async fn notifications(
+        &self,
+        who: &Principal,
+        page: PageRequest,
+    ) -> Result<Page<NotificationView>, AppError> {
+        ReviewService::notifications(self, who, page).await
+    }
+    async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
+        ReviewService::mark_read(self, who).await
+    }
+    async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
+        ReviewService::counts(self, who).await
+    }
+}

@@ -6,6 +6,7 @@ mod audit;
 mod clusters;
 mod error;
 mod flags;
+mod review;
 mod schemas;
 
 pub use error::ApiError;
@@ -55,6 +56,20 @@ use crate::web::AppState;
         flags::set_owner,
         flags::set_webhook,
         flags::set_platform_team,
+        review::list,
+        review::propose,
+        review::get,
+        review::edit,
+        review::approve,
+        review::reject,
+        review::withdraw,
+        review::comment,
+        review::apply,
+        review::domains,
+        review::set_domain,
+        review::notifications,
+        review::mark_read,
+        review::counts,
     ),
     components(schemas(error::ErrorBody, error::ErrorDetail)),
     modifiers(&BearerAuth),
@@ -153,5 +168,17 @@ pub fn router() -> Router<AppState> {
         .route("/flags/{id}/dismiss", post(flags::dismiss))
         .route("/teams/{id}/webhook", put(flags::set_webhook))
         .route("/settings/platform-team", put(flags::set_platform_team))
+        .route("/review-items", get(review::list).post(review::propose))
+        .route("/review-items/{id}", get(review::get).put(review::edit))
+        .route("/review-items/{id}/approvals", post(review::approve))
+        .route("/review-items/{id}/rejections", post(review::reject))
+        .route("/review-items/{id}/withdraw", post(review::withdraw))
+        .route("/review-items/{id}/comments", post(review::comment))
+        .route("/review-items/{id}/apply", post(review::apply))
+        .route("/review-domains", get(review::domains))
+        .route("/review-domains/{domain}", put(review::set_domain))
+        .route("/notifications", get(review::notifications))
+        .route("/notifications/read", post(review::mark_read))
+        .route("/me/inbox", get(review::counts))
         .fallback(not_found)
 }

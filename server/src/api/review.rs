@@ -1,0 +1,264 @@
+//! `/api/v1/review-items` and `/api/v1/review-domains`: proposals,
+//! approvals bound to the content hash (a user token with the approver
+//! role is the re-authentication), rejections, edits, applies, and the
+//! domains' approvers and autonomy levels.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use axum::http::StatusCode;
+use serde::Deserialize;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::review::{Kind, State as ItemState};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::model::{
+    Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, InboxScope, NewReviewItem,
+    NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
+};
+use streamkeeper_app::port::ClientAddr;
+use utoipa::{IntoParams, ToSchema};
+
+use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::web::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ItemQuery {
+    /// `waiting` (for the caller's approval, the default), `mine` or `all`.
+    scope: Option<String>,
+    /// in_review, approved, rejected, withdrawn, applied or apply_failed.
+    state: Option<String>,
+    /// producer_change or schema_registration.
+    kind: Option<String>,
+    domain: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+fn parsed<T: std::str::FromStr>(v: Option<&str>) -> Result<Option<T>, AppError>
+where
+    T::Err: std::fmt::Display,
+{
+    v.map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse::<T>().map_err(|e| AppError::Invalid(e.to_string())))
+        .transpose()
+}
+
+/// Review items the caller may read, most recently changed first.
+#[utoipa::path(get, path = "/api/v1/review-items", tag = "review", params(ItemQuery),
+    responses((status = 200, body = Page<ReviewSummary>), (status = 422, body = ErrorBody)))]
+pub async fn list(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<ItemQuery>,
+) -> Result<Json<Page<ReviewSummary>>, ApiError> {
+    let scope = match q.scope.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
+        None => InboxScope::Waiting,
+        Some(s) => InboxScope::parse(s).ok_or_else(|| {
+            AppError::Invalid(format!(
+                "unknown scope '{s}' (expected waiting, mine or all)"
+            ))
+        })?,
+    };
+    let filter = ReviewFilter {
+        scope,
+        state: parsed::<ItemState>(q.state.as_deref())?,
+        kind: parsed::<Kind>(q.kind.as_deref())?,
+        domain: q.domain,
+    };
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.reviews.list(&who, filter, page).await?))
+}
+
+/// Propose a change: it is checked at once against every consumer group
+/// and the subject's history, bound to the subject's latest version by its
+/// content hash, and waits for the domain's named approvers.
+#[utoipa::path(post, path = "/api/v1/review-items", tag = "review", request_body = NewReviewItem,
+    responses((status = 201, body = ReviewItem), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn propose(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(new): ApiJson<NewReviewItem>,
+) -> Result<(StatusCode, Json<ReviewItem>), ApiError> {
+    let item = st.reviews.propose(&who, &from, new).await?;
+    Ok((StatusCode::CREATED, Json(item)))
+}
+
+/// An item with its content hash, base, diff, checks, approvals, comments
+/// and audit trail. Another domain's item answers 404.
+#[utoipa::path(get, path = "/api/v1/review-items/{id}", tag = "review", params(("id" = i64, Path)),
+    responses((status = 200, body = ReviewItem), (status = 404, body = ErrorBody)))]
+pub async fn get(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ReviewItem>, ApiError> {
+    Ok(Json(st.reviews.get(&who, &from, id).await?))
+}
+
+/// Edit an item at the revision you loaded: a new revision, checked again,
+/// every approval voided; you can never approve it afterwards.
+#[utoipa::path(put, path = "/api/v1/review-items/{id}", tag = "review", params(("id" = i64, Path)),
+    request_body = ReviewEdit,
+    responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn edit(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(edit): ApiJson<ReviewEdit>,
+) -> Result<Json<ReviewItem>, ApiError> {
+    Ok(Json(st.reviews.edit(&who, &from, id, edit).await?))
+}
+
+/// Approve the item's current content, named by its `content_hash`. A
+/// stale hash is refused (409); so are the author, editors, and anyone
+/// who is not a named approver of the domain (403).
+#[utoipa::path(post, path = "/api/v1/review-items/{id}/approvals", tag = "review", params(("id" = i64, Path)),
+    request_body = Approval,
+    responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn approve(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(approval): ApiJson<Approval>,
+) -> Result<Json<ReviewItem>, ApiError> {
+    Ok(Json(st.reviews.approve(&who, &from, id, approval).await?))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Rejection {
+    /// Why: the author needs it.
+    reason: String,
+}
+
+/// Reject the item, with a reason.
+#[utoipa::path(post, path = "/api/v1/review-items/{id}/rejections", tag = "review", params(("id" = i64, Path)),
+    request_body = Rejection,
+    responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn reject(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(r): ApiJson<Rejection>,
+) -> Result<Json<ReviewItem>, ApiError> {
+    Ok(Json(st.reviews.reject(&who, &from, id, &r.reason).await?))
+}
+
+/// Withdraw the item (its author, editors, owners of the stream's team).
+#[utoipa::path(post, path = "/api/v1/review-items/{id}/withdraw", tag = "review", params(("id" = i64, Path)),
+    responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn withdraw(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ReviewItem>, ApiError> {
+    Ok(Json(st.reviews.withdraw(&who, &from, id).await?))
+}
+
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct NewComment {
+    body: String,
+}
+
+/// Comment on the item.
+#[utoipa::path(post, path = "/api/v1/review-items/{id}/comments", tag = "review", params(("id" = i64, Path)),
+    request_body = NewComment,
+    responses((status = 201, body = CommentView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn comment(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(c): ApiJson<NewComment>,
+) -> Result<(StatusCode, Json<CommentView>), ApiError> {
+    let c = st.reviews.comment(&who, &from, id, &c.body).await?;
+    Ok((StatusCode::CREATED, Json(c)))
+}
+
+/// Apply an approved item (domains at act_after_approval or autonomous):
+/// refused without enough approvals; when the subject moved since, the item
+/// goes back to review (409) with the reason.
+#[utoipa::path(post, path = "/api/v1/review-items/{id}/apply", tag = "review", params(("id" = i64, Path)),
+    responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn apply(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ReviewItem>, ApiError> {
+    Ok(Json(st.reviews.apply(&who, &from, id).await?))
+}
+
+/// Every domain (named by a stream or configured) with its autonomy level,
+/// required approvals and approvers.
+#[utoipa::path(get, path = "/api/v1/review-domains", tag = "review",
+    responses((status = 200, body = Vec<DomainSettings>)))]
+pub async fn domains(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<Vec<DomainSettings>>, ApiError> {
+    Ok(Json(st.reviews.domains(&who).await?))
+}
+
+/// Set a domain's autonomy level, required approvals and named approvers
+/// (admins; audited).
+#[utoipa::path(put, path = "/api/v1/review-domains/{domain}", tag = "review", params(("domain" = String, Path)),
+    request_body = DomainSpec,
+    responses((status = 200, body = DomainSettings), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_domain(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(domain): ApiPath<String>,
+    ApiJson(spec): ApiJson<DomainSpec>,
+) -> Result<Json<DomainSettings>, ApiError> {
+    Ok(Json(
+        st.reviews.set_domain(&who, &from, &domain, spec).await?,
+    ))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct PageQuery {
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// The caller's notifications, unread first.
+#[utoipa::path(get, path = "/api/v1/notifications", tag = "review", params(PageQuery),
+    responses((status = 200, body = Page<NotificationView>)))]
+pub async fn notifications(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<PageQuery>,
+) -> Result<Json<Page<NotificationView>>, ApiError> {
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.reviews.notifications(&who, page).await?))
+}
+
+/// Mark all the caller's notifications read.
+#[utoipa::path(post, path = "/api/v1/notifications/read", tag = "review",
+    responses((status = 204)))]
+pub async fn mark_read(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<StatusCode, ApiError> {
+    st.reviews.mark_read(&who).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Items waiting for the caller and unread notifications.
+#[utoipa::path(get, path = "/api/v1/me/inbox", tag = "review",
+    responses((status = 200, body = InboxCounts)))]
+pub async fn counts(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<InboxCounts>, ApiError> {
+    Ok(Json(st.reviews.counts(&who).await?))
+}

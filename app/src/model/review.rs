@@ -24,7 +24,7 @@ pub struct ReviewSummary {
     pub revision: i32,
     pub verdict: Verdict,
     /// Approvals of the current revision that count.
-    pub approvals: usize,
+    pub approval_count: usize,
     pub required: i16,
     /// The caller is a named approver who has not yet decided it.
     pub waiting_for_me: bool,

@@ -32,7 +32,7 @@ pub(super) fn summary(who: &Principal, item: &ItemRow) -> ReviewSummary {
         state: state_of(item),
         revision: item.revision,
         verdict: Verdict::parse(&item.verdict).unwrap_or(Verdict::Undecided),
-        approvals: f.counted_approvals(),
+        approval_count: f.counted_approvals(),
         required: item.required_approvals,
         waiting_for_me: check_approval(&f, approver(who), &item.content_hash).is_ok(),
         created_at: item.created_at,

@@ -1,0 +1,871 @@
+//! The review inbox through the REST API and sessions, against real
+//! Postgres and the registry double: every four-eyes refusal is refused
+//! with a clear message and leaves an audit entry; approvals are bound to
+//! the content hash and voided by edits; apply re-checks the base; another
+//! domain's item cannot be read or approved by guessing its id; concurrent
+//! approve and edit end consistently; autonomous domains apply routine
+//! changes and report them.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use serde_json::{Value, json};
+use streamkeeper::role::Role;
+use streamkeeper_doubles::registry;
+use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings};
+use support::{PASSWORD, TestApp};
+
+const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
+/// Adds an optional field: every reader still reads it.
+const ADDS_NOTE: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"},{"name":"note","type":["null","string"],"default":null}]}"#;
+/// Adds a second optional field.
+const ADDS_TAG: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"},{"name":"tag","type":["null","string"],"default":null}]}"#;
+/// Drops `amount`, which the billing group reads.
+const DROPS_AMOUNT: &str =
+    r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+
+/// Everyone the tests need, with tokens.
+struct World {
+    t: TestApp,
+    cluster: i64,
+    registry: RegistryClient,
+    _registry: registry::RegistryHandle,
+    admin: String,
+    /// olga: owner in payments, proposes.
+    olga: String,
+    /// eddie: owner and approver in payments, named; edits.
+    eddie: String,
+    /// ann and bob: named approvers of payments.
+    ann: String,
+    bob: String,
+    /// carl: an approver in payments' team, not named for the domain.
+    carl: String,
+    /// vic: a viewer in payments' team.
+    vic: String,
+    /// ivy: the named approver of the billing domain only.
+    ivy: String,
+}
+
+async fn world(pool: sqlx::PgPool, autonomy: &str, required: i16) -> World {
+    let t = TestApp::new(pool).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('local', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    for topic in ["orders", "invoices"] {
+        sqlx::query(
+            "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, $2, 1, now(), now())",
+        )
+        .bind(cluster)
+        .bind(topic)
+        .execute(&t.pool)
+        .await
+        .expect("topic");
+    }
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Stable', 1, ARRAY['orders'], now(), now())",
+    )
+    .bind(cluster)
+    .execute(&t.pool)
+    .await
+    .expect("group");
+
+    let admin_id = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token(admin_id).await;
+    let mut tokens = Vec::new();
+    for (name, roles) in [
+        ("olga", &[Role::Owner][..]),
+        ("eddie", &[Role::Owner, Role::Approver][..]),
+        ("ann", &[Role::Approver][..]),
+        ("bob", &[Role::Approver][..]),
+        ("carl", &[Role::Approver][..]),
+        ("vic", &[Role::Viewer][..]),
+        ("ivy", &[Role::Approver][..]),
+    ] {
+        let id = t.user(name, roles).await;
+        tokens.push(t.token(id).await);
+    }
+    let (base, handle) = registry::spawn().await;
+    let registry =
+        RegistryClient::new(RegistrySettings::new(base.clone())).expect("registry client");
+    registry
+        .register("orders-value", &NewSchema::avro(V1), false)
+        .await
+        .expect("register v1");
+
+    let w = World {
+        t,
+        cluster,
+        registry,
+        _registry: handle,
+        admin,
+        olga: tokens[0].clone(),
+        eddie: tokens[1].clone(),
+        ann: tokens[2].clone(),
+        bob: tokens[3].clone(),
+        carl: tokens[4].clone(),
+        vic: tokens[5].clone(),
+        ivy: tokens[6].clone(),
+    };
+    let ok = |r: &support::Reply, what: &str| {
+        assert!(r.status.is_success(), "{what}: {} {}", r.status, r.body);
+    };
+    ok(
+        &w.call(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/registry"),
+            &w.admin,
+            Some(json!({"url": base})),
+        )
+        .await,
+        "registry",
+    );
+    for (team, members) in [
+        ("payments", &["olga", "eddie", "carl", "vic"][..]),
+        ("billing", &["ivy"][..]),
+    ] {
+        let r = w
+            .call(
+                Method::POST,
+                "/api/v1/teams",
+                &w.admin,
+                Some(json!({"name": team})),
+            )
+            .await;
+        ok(&r, "team");
+        let id = r.json()["id"].as_i64().expect("team id");
+        for m in members {
+            ok(
+                &w.call(
+                    Method::POST,
+                    &format!("/api/v1/teams/{id}/members"),
+                    &w.admin,
+                    Some(json!({"username": m})),
+                )
+                .await,
+                "member",
+            );
+        }
+    }
+    for (topic, team) in [("orders", "payments"), ("invoices", "billing")] {
+        ok(
+            &w.call(
+                Method::PUT,
+                &format!("/api/v1/clusters/{cluster}/streams/{topic}"),
+                &w.admin,
+                Some(json!({"owner_team": team, "domain": team})),
+            )
+            .await,
+            "stream",
+        );
+    }
+    ok(
+        &w.call(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/streams/orders/schema"),
+            &w.admin,
+            Some(json!({"schema_type": "AVRO", "schema": V1})),
+        )
+        .await,
+        "stream schema",
+    );
+    w.set_domain(
+        "payments",
+        autonomy,
+        required,
+        &["eddie", "ann", "bob"],
+        &[],
+    )
+    .await;
+    w.set_domain("billing", "act_after_approval", 1, &["ivy"], &[])
+        .await;
+    w
+}
+
+impl World {
+    async fn call(
+        &self,
+        method: Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> support::Reply {
+        self.t.api(method, path, token, body).await
+    }
+
+    async fn set_domain(
+        &self,
+        domain: &str,
+        autonomy: &str,
+        required: i16,
+        users: &[&str],
+        teams: &[&str],
+    ) {
+        let r = self
+            .call(
+                Method::PUT,
+                &format!("/api/v1/review-domains/{domain}"),
+                &self.admin,
+                Some(json!({"autonomy": autonomy, "required_approvals": required,
+                            "approver_users": users, "approver_teams": teams})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "set domain: {}", r.body);
+    }
+
+    async fn propose(&self, token: &str, topic: &str, schema: &str) -> Value {
+        let r = self
+            .call(
+                Method::POST,
+                "/api/v1/review-items",
+                token,
+                Some(
+                    json!({"kind": "producer_change", "cluster_id": self.cluster, "topic": topic,
+                            "schema_type": "AVRO", "schema": schema}),
+                ),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "propose: {}", r.body);
+        r.json()
+    }
+
+    async fn item(&self, token: &str, id: i64) -> Value {
+        let r = self
+            .call(
+                Method::GET,
+                &format!("/api/v1/review-items/{id}"),
+                token,
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "get: {}", r.body);
+        r.json()
+    }
+
+    async fn approve(&self, token: &str, id: i64, hash: &str) -> support::Reply {
+        self.call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/approvals"),
+            token,
+            Some(json!({"content_hash": hash})),
+        )
+        .await
+    }
+
+    async fn edit(&self, token: &str, id: i64, revision: i64, schema: &str) -> support::Reply {
+        self.call(
+            Method::PUT,
+            &format!("/api/v1/review-items/{id}"),
+            token,
+            Some(json!({"loaded_revision": revision, "schema_type": "AVRO", "schema": schema})),
+        )
+        .await
+    }
+
+    /// Audit actions recorded against the item.
+    async fn trail(&self, id: i64) -> Vec<String> {
+        sqlx::query_scalar("SELECT action FROM audit_log WHERE target = $1 ORDER BY id")
+            .bind(format!("review:{id}"))
+            .fetch_all(&self.t.pool)
+            .await
+            .expect("trail")
+    }
+
+    async fn registry_versions(&self) -> Vec<u32> {
+        self.registry
+            .versions("orders-value", streamkeeper_server::registry::Deleted::Hide)
+            .await
+            .expect("versions")
+    }
+}
+
+fn refused(r: &support::Reply, status: StatusCode, words: &str) {
+    assert_eq!(r.status, status, "{}", r.body);
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains(words), "expected '{words}' in: {message}");
+}
+
+fn hash(item: &Value) -> String {
+    item["content_hash"].as_str().expect("hash").to_owned()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn four_eyes_refusals_are_refused_and_audited(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 2).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    assert_eq!(item["state"], "in_review");
+    assert_eq!(item["verdict"], "COMPATIBLE", "{item}");
+    assert_eq!(
+        item["base"]["version"], 1,
+        "bound to the subject's latest version"
+    );
+    assert_eq!(item["approvers"], json!(["eddie", "ann", "bob"]));
+    let h1 = hash(&item);
+    assert_eq!(h1.len(), 64);
+
+    // Self-approval, by the author.
+    refused(
+        &w.approve(&w.olga, id, &h1).await,
+        StatusCode::FORBIDDEN,
+        "You proposed this change",
+    );
+    // An edit by eddie voids nothing yet but makes him an editor.
+    let r = w.edit(&w.eddie, id, 1, ADDS_TAG).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["revision"], 2);
+    assert_eq!(item["editors"], json!(["eddie"]));
+    let h2 = hash(&item);
+    assert_ne!(h1, h2, "an edit changes the hash");
+    // Approval by an editor, even a named approver.
+    refused(
+        &w.approve(&w.eddie, id, &h2).await,
+        StatusCode::FORBIDDEN,
+        "You edited this change",
+    );
+    // A viewer of the team, and an approver who is not named for the domain.
+    refused(
+        &w.approve(&w.vic, id, &h2).await,
+        StatusCode::FORBIDDEN,
+        "need the approver role",
+    );
+    refused(
+        &w.approve(&w.carl, id, &h2).await,
+        StatusCode::FORBIDDEN,
+        "not a named approver of domain payments",
+    );
+    // A stale hash: what ann saw before the edit.
+    refused(
+        &w.approve(&w.ann, id, &h1).await,
+        StatusCode::CONFLICT,
+        "revision 2",
+    );
+    // ann approves what is there; a second approval of hers counts once.
+    let r = w.approve(&w.ann, id, &h2).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["approval_count"], 1);
+    assert_eq!(r.json()["state"], "in_review", "2 approvals required");
+    refused(
+        &w.approve(&w.ann, id, &h2).await,
+        StatusCode::CONFLICT,
+        "counts once per person",
+    );
+    // Apply without enough approvals.
+    let apply = format!("/api/v1/review-items/{id}/apply");
+    refused(
+        &w.call(Method::POST, &apply, &w.olga, None).await,
+        StatusCode::CONFLICT,
+        "Only approved items can be applied",
+    );
+    // The author edits again: ann's approval is void, and her old hash too.
+    let r = w.edit(&w.olga, id, 2, ADDS_NOTE).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["approval_count"], 0, "an edit voids every approval");
+    assert!(
+        item["state_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("1 approval(s) voided")
+    );
+    let h3 = hash(&item);
+    refused(
+        &w.approve(&w.ann, id, &h2).await,
+        StatusCode::CONFLICT,
+        "revision 3",
+    );
+    // A stale edit: loaded at revision 2.
+    refused(
+        &w.edit(&w.olga, id, 2, ADDS_TAG).await,
+        StatusCode::CONFLICT,
+        "revision 3",
+    );
+    assert_eq!(
+        w.registry_versions().await,
+        vec![1],
+        "nothing written before approval"
+    );
+
+    // Two named approvers approve: approved, then applied to the registry.
+    assert_eq!(w.approve(&w.ann, id, &h3).await.status, StatusCode::OK);
+    let r = w.approve(&w.bob, id, &h3).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["state"], "applied", "{item}");
+    assert_eq!(item["applied_version"], 2);
+    assert_eq!(w.registry_versions().await, vec![1, 2]);
+    let current: Vec<&Value> = item["approvals"]
+        .as_array()
+        .expect("approvals")
+        .iter()
+        .filter(|a| a["current"] == true)
+        .collect();
+    assert_eq!(current.len(), 2);
+    assert!(
+        current.iter().all(|a| a["content_hash"] == h3.as_str()),
+        "approvals bound to the hash applied"
+    );
+    // A closed item takes no more approvals or edits.
+    refused(
+        &w.edit(&w.olga, id, 3, ADDS_TAG).await,
+        StatusCode::CONFLICT,
+        "takes no more changes",
+    );
+
+    let trail = w.trail(id).await;
+    for (action, n) in [
+        ("review.propose", 1),
+        ("review.edit", 2),
+        ("review.edit.refused", 2),
+        ("review.approve.refused", 7),
+        ("review.apply.refused", 1),
+        ("review.approve", 3),
+        ("review.apply", 1),
+    ] {
+        assert_eq!(
+            trail.iter().filter(|a| *a == action).count(),
+            n,
+            "{action} in {trail:?}"
+        );
+    }
+    // The author was told it is applied; the page shows the trail.
+    let olga_view = w.item(&w.olga, id).await;
+    assert!(olga_view["trail"].as_array().expect("trail").len() >= trail.len());
+    let notes = w
+        .call(Method::GET, "/api/v1/notifications", &w.olga, None)
+        .await
+        .json();
+    assert!(
+        notes["items"]
+            .as_array()
+            .expect("notes")
+            .iter()
+            .any(|n| n["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("is applied")),
+        "{notes}"
+    );
+    // The stream's schema is now the registered version.
+    let schemas = w
+        .call(
+            Method::GET,
+            &format!("/api/v1/clusters/{}/streams/orders/schemas", w.cluster),
+            &w.olga,
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(schemas["history"][0]["version"], 2, "{schemas}");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn another_domains_item_cannot_be_read_or_approved_by_its_id(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let path = format!("/api/v1/review-items/{id}");
+    refused(
+        &w.call(Method::GET, &path, &w.ivy, None).await,
+        StatusCode::NOT_FOUND,
+        &format!("Review item {id}"),
+    );
+    refused(
+        &w.approve(&w.ivy, id, &hash(&item)).await,
+        StatusCode::NOT_FOUND,
+        "was not found",
+    );
+    let all = w
+        .call(Method::GET, "/api/v1/review-items?scope=all", &w.ivy, None)
+        .await
+        .json();
+    assert_eq!(all["total"], 0, "{all}");
+    // Waiting lists: ann has it, olga (the author) does not.
+    let waiting = w
+        .call(Method::GET, "/api/v1/review-items", &w.ann, None)
+        .await
+        .json();
+    assert_eq!(waiting["total"], 1);
+    assert_eq!(waiting["items"][0]["waiting_for_me"], true);
+    let mine = w
+        .call(
+            Method::GET,
+            "/api/v1/review-items?scope=mine",
+            &w.olga,
+            None,
+        )
+        .await
+        .json();
+    assert_eq!(mine["total"], 1);
+    let waiting = w
+        .call(Method::GET, "/api/v1/review-items", &w.olga, None)
+        .await
+        .json();
+    assert_eq!(waiting["total"], 0);
+    let counts = w
+        .call(Method::GET, "/api/v1/me/inbox", &w.ann, None)
+        .await
+        .json();
+    assert_eq!(counts["waiting"], 1);
+    assert!(
+        counts["unread"].as_i64().unwrap_or_default() >= 1,
+        "ann was told: {counts}"
+    );
+    let trail = w.trail(id).await;
+    assert_eq!(
+        trail.iter().filter(|a| *a == "review.read.refused").count(),
+        2,
+        "{trail:?}"
+    );
+    assert_eq!(w.registry_versions().await, vec![1]);
+    // Only admins change a domain's level.
+    let r = w
+        .call(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            &w.olga,
+            Some(json!({"autonomy": "autonomous"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let actions = w.t.audit_actions().await;
+    assert_eq!(
+        actions.iter().filter(|a| *a == "review.domain.set").count(),
+        2
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn apply_refuses_a_moved_base_and_sends_the_item_back_to_review(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    assert!(
+        item["manual_apply"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("/subjects/orders-value/versions"),
+        "at suggest the page gives the request to run by hand: {item}"
+    );
+    let r = w.approve(&w.ann, id, &hash(&item)).await;
+    assert_eq!(
+        r.json()["state"],
+        "approved",
+        "approved but not applied at suggest"
+    );
+    let apply = format!("/api/v1/review-items/{id}/apply");
+    refused(
+        &w.call(Method::POST, &apply, &w.olga, None).await,
+        StatusCode::FORBIDDEN,
+        "is at suggest",
+    );
+    assert_eq!(w.registry_versions().await, vec![1]);
+
+    // Someone registers another version meanwhile; then the level is raised.
+    w.registry
+        .register("orders-value", &NewSchema::avro(ADDS_TAG), false)
+        .await
+        .expect("register behind its back");
+    w.set_domain(
+        "payments",
+        "act_after_approval",
+        1,
+        &["eddie", "ann", "bob"],
+        &[],
+    )
+    .await;
+    refused(
+        &w.call(Method::POST, &apply, &w.olga, None).await,
+        StatusCode::CONFLICT,
+        "moved from version 1",
+    );
+    let item = w.item(&w.olga, id).await;
+    assert_eq!(item["state"], "in_review");
+    assert_eq!(item["revision"], 2);
+    assert_eq!(
+        item["base"]["version"], 2,
+        "rebased on what the registry holds now"
+    );
+    assert_eq!(item["approval_count"], 0);
+    assert_eq!(
+        w.registry_versions().await,
+        vec![1, 2],
+        "nothing written on a stale base"
+    );
+    assert!(w.trail(id).await.contains(&"review.stale".to_owned()));
+    // Approved again on the new base, it applies.
+    let r = w.approve(&w.ann, id, &hash(&item)).await;
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    assert_eq!(w.registry_versions().await, vec![1, 2, 3]);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn reject_and_withdraw(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let item = w.propose(&w.olga, "orders", DROPS_AMOUNT).await;
+    let id = item["id"].as_i64().expect("id");
+    assert_eq!(item["verdict"], "INCOMPATIBLE");
+    let reject = format!("/api/v1/review-items/{id}/rejections");
+    refused(
+        &w.call(Method::POST, &reject, &w.ann, Some(json!({"reason": " "})))
+            .await,
+        StatusCode::FORBIDDEN,
+        "Say why",
+    );
+    refused(
+        &w.call(
+            Method::POST,
+            &reject,
+            &w.olga,
+            Some(json!({"reason": "no"})),
+        )
+        .await,
+        StatusCode::FORBIDDEN,
+        "You proposed",
+    );
+    let r = w
+        .call(
+            Method::POST,
+            &reject,
+            &w.ann,
+            Some(json!({"reason": "billing reads amount"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "rejected");
+    assert!(
+        r.json()["state_reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("billing reads amount")
+    );
+    refused(
+        &w.approve(&w.bob, id, &hash(&item)).await,
+        StatusCode::CONFLICT,
+        "rejected",
+    );
+
+    let other = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let oid = other["id"].as_i64().expect("id");
+    let withdraw = format!("/api/v1/review-items/{oid}/withdraw");
+    refused(
+        &w.call(Method::POST, &withdraw, &w.ann, None).await,
+        StatusCode::FORBIDDEN,
+        "Only the author",
+    );
+    let c = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{oid}/comments"),
+            &w.ann,
+            Some(json!({"body": "why now?"})),
+        )
+        .await;
+    assert_eq!(c.status, StatusCode::CREATED, "{}", c.body);
+    let r = w.call(Method::POST, &withdraw, &w.olga, None).await;
+    assert_eq!(r.json()["state"], "withdrawn", "{}", r.body);
+    assert_eq!(r.json()["comments"][0]["body"], "why now?");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn concurrent_approve_and_edit_end_consistently(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    for round in 0..6 {
+        let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+        let id = item["id"].as_i64().expect("id");
+        let h = hash(&item);
+        let (approved, edited) =
+            tokio::join!(w.approve(&w.ann, id, &h), w.edit(&w.olga, id, 1, ADDS_TAG));
+        let item = w.item(&w.olga, id).await;
+        match (approved.status, edited.status) {
+            // The approval landed first; the edit voided it.
+            (StatusCode::OK, StatusCode::OK) => {
+                assert_eq!(item["revision"], 2);
+                assert_eq!(item["state"], "in_review");
+                assert_eq!(item["approval_count"], 0, "round {round}: {item}");
+            }
+            // The edit landed first; the approval was of a stale hash.
+            (StatusCode::CONFLICT, StatusCode::OK) => {
+                assert_eq!(item["revision"], 2);
+                assert_eq!(item["approval_count"], 0);
+                assert!(approved.body.contains("revision 2"), "{}", approved.body);
+            }
+            other => panic!(
+                "round {round}: unexpected outcome {other:?}: {} / {}",
+                approved.body, edited.body
+            ),
+        }
+        // No counted approval is ever of a hash other than the current one.
+        let stale: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM review_approvals a JOIN review_items i ON i.id = a.item_id
+             WHERE a.item_id = $1 AND a.revision = i.revision AND a.content_hash <> i.content_hash",
+        )
+        .bind(id)
+        .fetch_one(&w.t.pool)
+        .await
+        .expect("count");
+        assert_eq!(stale, 0);
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn autonomous_domains_apply_only_routine_changes(pool: sqlx::PgPool) {
+    let w = world(pool, "autonomous", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    assert_eq!(item["state"], "applied", "{item}");
+    assert_eq!(item["approval_count"], 0);
+    let id = item["id"].as_i64().expect("id");
+    let trail = w.trail(id).await;
+    assert!(
+        trail.contains(&"review.auto_approve".to_owned())
+            && trail.contains(&"review.apply".to_owned()),
+        "{trail:?}"
+    );
+    let notes = w
+        .call(Method::GET, "/api/v1/notifications", &w.ann, None)
+        .await
+        .json();
+    assert!(
+        notes["items"]
+            .as_array()
+            .expect("notes")
+            .iter()
+            .any(|n| n["message"]
+                .as_str()
+                .unwrap_or_default()
+                .contains("without approval")),
+        "approvers are told: {notes}"
+    );
+    // A breaking change is not routine: it waits for approvers.
+    let item = w.propose(&w.olga, "orders", DROPS_AMOUNT).await;
+    assert_eq!(item["state"], "in_review");
+    assert_eq!(w.registry_versions().await, vec![1, 2]);
+    // Watch takes no proposals.
+    w.set_domain("payments", "watch", 1, &["ann"], &[]).await;
+    let r = w
+        .call(
+            Method::POST,
+            "/api/v1/review-items",
+            &w.olga,
+            Some(
+                json!({"kind": "producer_change", "cluster_id": w.cluster, "topic": "orders",
+                        "schema_type": "AVRO", "schema": ADDS_TAG}),
+            ),
+        )
+        .await;
+    refused(&r, StatusCode::FORBIDDEN, "at watch");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_browser_approval_needs_the_password_and_the_same_origin(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    // The approvers' team hears of it by webhook.
+    let r = w
+        .call(
+            Method::POST,
+            "/api/v1/teams",
+            &w.admin,
+            Some(json!({"name": "approvers"})),
+        )
+        .await;
+    let team = r.json()["id"].as_i64().expect("team");
+    w.call(
+        Method::POST,
+        &format!("/api/v1/teams/{team}/members"),
+        &w.admin,
+        Some(json!({"username": "ann"})),
+    )
+    .await;
+    w.call(
+        Method::PUT,
+        &format!("/api/v1/teams/{team}/webhook"),
+        &w.admin,
+        Some(json!({"url": "http://127.0.0.1:9/hook"})),
+    )
+    .await;
+
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let hooks: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM deliveries WHERE review_item_id = $1")
+            .bind(id)
+            .fetch_one(&w.t.pool)
+            .await
+            .expect("deliveries");
+    assert_eq!(hooks, 1, "ann's team webhook is queued");
+
+    let cookie = w.t.login("ann", PASSWORD).await.expect("ann signs in");
+    let post = |body: Value, origin: &'static str, site: &'static str| {
+        Request::post(format!("/api/v1/review-items/{id}/approvals"))
+            .header(header::COOKIE, cookie.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ORIGIN, origin)
+            .header("sec-fetch-site", site)
+            .body(Body::from(body.to_string()))
+            .expect("request")
+    };
+    let same = support::ORIGIN;
+    let h = hash(&item);
+    let r =
+        w.t.send(post(json!({"content_hash": h}), same, "same-origin"))
+            .await;
+    refused(
+        &r,
+        StatusCode::FORBIDDEN,
+        "Confirm the approval with your password",
+    );
+    let r =
+        w.t.send(post(
+            json!({"content_hash": h, "password": "not-my-password"}),
+            same,
+            "same-origin",
+        ))
+        .await;
+    refused(
+        &r,
+        StatusCode::FORBIDDEN,
+        "Confirm the approval with your password",
+    );
+    // A cross-site POST never reaches the handler, password or not.
+    let r =
+        w.t.send(post(
+            json!({"content_hash": h, "password": PASSWORD}),
+            "https://evil.example",
+            "cross-site",
+        ))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(
+        w.t.audit_actions()
+            .await
+            .contains(&"request.cross_site".to_owned())
+    );
+    assert_eq!(w.item(&w.olga, id).await["approval_count"], 0);
+    let r =
+        w.t.send(post(
+            json!({"content_hash": h, "password": PASSWORD}),
+            same,
+            "same-origin",
+        ))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "approved");
+    let trail = w.trail(id).await;
+    assert_eq!(
+        trail
+            .iter()
+            .filter(|a| *a == "review.approve.refused")
+            .count(),
+        2,
+        "{trail:?}"
+    );
+}

@@ -642,6 +642,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
         {i.actions.edit.then(|| view! { <EditForm i=i.clone() edit=forms.edit /> })}
         <Comments id=s.id comments=i.comments.clone() comment=forms.comment />
         <h2>"Trail"</h2>
+        {i.trail.is_empty().then(|| view! { <p class="note">"Nothing recorded yet."</p> })}
         <table class="list" data-testid="trail">
             <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"Detail"</th></tr></thead>
             <tbody>

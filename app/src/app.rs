@@ -1,8 +1,9 @@
 //! The shell, the router and the layout every page shares.
 
-use crate::components::SignedInHeader;
+use crate::components::{InboxChanged, SignedInHeader};
 use crate::pages::{
-    audit, cluster_settings, flags, home, login, schemas, streams, teams, users, watch,
+    audit, cluster_settings, flags, home, login, review, review_settings, schemas, streams, teams,
+    users, watch,
 };
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
@@ -46,6 +47,7 @@ fn provide_csp_nonce() {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    provide_context(InboxChanged(RwSignal::new(0)));
     mark_hydrated();
     view! {
         <Stylesheet id="streamkeeper" href="/pkg/streamkeeper.css" />
@@ -73,6 +75,9 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/schemas") view=schemas::SchemasPage ssr=SsrMode::Async />
                     <Route path=path!("/schemas/:id") view=schemas::SubjectsPage ssr=SsrMode::Async />
                     <Route path=path!("/schemas/:id/subject") view=schemas::SubjectPage ssr=SsrMode::Async />
+                    <Route path=path!("/review") view=review::ReviewPage ssr=SsrMode::Async />
+                    <Route path=path!("/review/:id") view=review::ReviewItemPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/review") view=review_settings::ReviewSettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters") view=watch::ClustersPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id") view=watch::ClusterPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/group") view=watch::GroupPage ssr=SsrMode::Async />

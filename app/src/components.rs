@@ -3,6 +3,7 @@
 
 use crate::error::AppError;
 use crate::pages::home::current_user;
+use crate::pages::review::{InboxLink, inbox_counts};
 use leptos::prelude::*;
 use streamkeeper::page::Page;
 use streamkeeper::role::{Action, Role};
@@ -12,6 +13,7 @@ use streamkeeper::role::{Action, Role};
 #[component]
 pub fn SignedInHeader() -> impl IntoView {
     let me = Resource::new(|| (), |_| current_user());
+    let counts = inbox_counts();
     view! {
         <header class="top">
             <a class="brand" href="/">"Streamkeeper"</a>
@@ -28,10 +30,12 @@ pub fn SignedInHeader() -> impl IntoView {
                                     <a href="/flags">"Flags"</a>
                                     <a href="/schemas">"Schemas"</a>
                                     <a href="/clusters">"Clusters"</a>
+                                    <InboxLink counts />
                                     <Show when=move || admin>
                                         <a href="/settings/users">"Users"</a>
                                         <a href="/settings/teams">"Teams"</a>
                                         <a href="/settings/clusters">"Add cluster"</a>
+                                        <a href="/settings/review">"Approvers"</a>
                                     </Show>
                                     <Show when=move || audit>
                                         <a href="/settings/audit">"Audit log"</a>
@@ -56,6 +60,11 @@ pub fn SignedInHeader() -> impl IntoView {
         </header>
     }
 }
+
+/// Bumped by pages whose actions may change the inbox counts (an approval,
+/// marking notifications read), so the header's badge fetches them again.
+#[derive(Clone, Copy, Debug)]
+pub struct InboxChanged(pub RwSignal<u32>);
 
 /// An error shown in place of the content it stopped. On the server it also
 /// sets the page's HTTP status.

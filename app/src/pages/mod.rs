@@ -6,6 +6,8 @@ pub mod cluster_settings;
 pub mod flags;
 pub mod home;
 pub mod login;
+pub mod review;
+pub mod review_settings;
 pub mod schemas;
 pub mod streams;
 pub mod teams;

@@ -6,8 +6,10 @@
 use crate::components::{ActionNote, ErrorNote, href_with, id_param, query_param};
 use crate::error::AppError;
 use crate::model::{CompatibilityReport, ReaderSource, StreamSchemas, Verdict};
+use crate::pages::review::ProposeReview;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::review::Kind;
 use streamkeeper::schema::SchemaType;
 
 #[server(prefix = "/fn", endpoint = "get_stream_schemas")]
@@ -58,31 +60,54 @@ pub async fn record_schema(
         .await
 }
 
-/// Checks a proposed producer schema, then shows its report (a redirect,
-/// so the form works without JavaScript too).
+/// Checks a proposed producer schema, then shows its report; or, when the
+/// form's "Propose for review" button sent `propose`, puts the change in
+/// review (checked there too) and shows the review item. Either way a
+/// redirect, so the form works without JavaScript too. Answers with where
+/// it went.
 #[server(prefix = "/fn", endpoint = "check_schema")]
 pub async fn check_schema(
     cluster_id: i64,
     topic: String,
     schema_type: String,
     schema: String,
-) -> Result<i64, AppError> {
+    propose: Option<String>,
+) -> Result<String, AppError> {
     use crate::model::ProposedSchema;
-    use crate::port::{backend, principal};
+    use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
     let t = SchemaType::parse(&schema_type)
         .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
-    let proposed = ProposedSchema {
-        schema_type: t,
-        schema,
-        references: Default::default(),
+    let to = if propose.is_some() {
+        let new = crate::model::NewReviewItem {
+            kind: streamkeeper::review::Kind::ProducerChange,
+            cluster_id,
+            topic,
+            subject: None,
+            schema_type: t,
+            schema,
+            references: Vec::new(),
+            title: None,
+        };
+        let item = backend()?
+            .reviews
+            .propose(&who, &client_addr().await, new)
+            .await?;
+        format!("/review/{}", item.summary.id)
+    } else {
+        let proposed = ProposedSchema {
+            schema_type: t,
+            schema,
+            references: Default::default(),
+        };
+        let report = backend()?
+            .schemas
+            .check(&who, cluster_id, &topic, proposed)
+            .await?;
+        format!("/schema-checks/{}", report.id)
     };
-    let report = backend()?
-        .schemas
-        .check(&who, cluster_id, &topic, proposed)
-        .await?;
-    leptos_axum::redirect(&format!("/schema-checks/{}", report.id));
-    Ok(report.id)
+    leptos_axum::redirect(&to);
+    Ok(to)
 }
 
 #[server(prefix = "/fn", endpoint = "get_schema_check")]
@@ -117,13 +142,15 @@ fn reader_label(r: ReaderSource) -> &'static str {
     }
 }
 
+/// The schema format as a `schema_type` select (AVRO first unless
+/// `selected` says otherwise).
 #[component]
-fn TypeSelect() -> impl IntoView {
+pub fn TypeSelect(#[prop(optional)] selected: Option<SchemaType>) -> impl IntoView {
     view! {
         <label>
             "Format "
             <select name="schema_type">
-                {SchemaType::ALL.map(|t| view! { <option value=t.as_str()>{t.as_str()}</option> }).collect_view()}
+                {SchemaType::ALL.map(|t| view! { <option value=t.as_str() selected=selected == Some(t)>{t.as_str()}</option> }).collect_view()}
             </select>
         </label>
     }
@@ -270,9 +297,13 @@ pub fn CheckPage() -> impl IntoView {
                         <input type="hidden" name="topic" value=topic />
                         <TypeSelect />
                         <label>"Proposed schema " <textarea name="schema" rows="14" required></textarea></label>
-                        <button type="submit">"Check"</button>
+                        <div class="buttons">
+                            <button type="submit">"Check"</button>
+                            <button type="submit" name="propose" value="on" class="secondary" data-testid="propose-review">"Propose for review"</button>
+                        </div>
+                        <small class="note">"Propose for review checks it the same way and opens a review item for the domain's approvers; once approved it is registered where the domain's autonomy level allows."</small>
                     </ActionForm>
-                    <ActionNote value=check.value() ok=|id: &i64| format!("Checked (report {id}).") />
+                    <ActionNote value=check.value() ok=|to: &String| format!("Opening {to}…") />
                 }.into_any()
             }
             _ => view! { <ErrorNote err=AppError::NotFound("That stream".into()) /> }.into_any(),
@@ -317,14 +348,13 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
         &format!("/clusters/{}/stream/check", r.cluster_id),
         &[("name", Some(r.topic.clone()))],
     );
-    let h = r.history;
     view! {
         <p><a href=back>"← " {r.topic.clone()}</a> " · " <a href=again>"Check another change"</a></p>
         <h1>
             {format!("{} change to {} ", r.schema_type.as_str(), r.topic)}
             <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
         </h1>
-        <p data-testid="summary">{r.summary}</p>
+        <p data-testid="summary">{r.summary.clone()}</p>
         <p class="note">{format!(
             "Checked by {} at {} in {} ms · cluster {}",
             r.submitted_by,
@@ -332,7 +362,26 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
             r.elapsed_ms,
             r.cluster
         )}</p>
-        <h2>"Consumer groups"</h2>
+        <p class="note">"To have a change reviewed and registered, use Propose for review on the check page."</p>
+        <CheckFindings r />
+    }
+}
+
+/// A check's findings: each consumer group's verdict and reasons, the
+/// subject's history and the registry's opinion. Shared by the report page
+/// and the review item page (`nested` puts its headings one level down).
+#[component]
+pub fn CheckFindings(r: CompatibilityReport, #[prop(optional)] nested: bool) -> impl IntoView {
+    let heading = move |text: &'static str| {
+        if nested {
+            view! { <h3>{text}</h3> }.into_any()
+        } else {
+            view! { <h2>{text}</h2> }.into_any()
+        }
+    };
+    let h = r.history;
+    view! {
+        {heading("Consumer groups")}
         {if r.consumers.is_empty() {
             view! { <p class="note">"No consumer group reads this topic."</p> }.into_any()
         } else {
@@ -359,8 +408,8 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
                 </table>
             }.into_any()
         }}
-        <h2>"Subject history"</h2>
-        <p>
+        {heading("Subject history")}
+        <p data-testid="history-verdict">
             <span class=verdict_class(h.verdict)>{h.verdict.as_str()}</span>
             {format!(" {} under {} ({} version(s), from the {}) — {}", h.subject, h.mode.as_str(), h.versions, h.source, h.note)}
         </p>
@@ -370,7 +419,7 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
             }).collect_view()}
         </ul>
         {r.registry.map(|o| view! {
-            <h2>"The registry's own check"</h2>
+            {heading("The registry's own check")}
             {match (o.is_compatible, o.error) {
                 (_, Some(e)) => view! { <p class="error">{format!("No answer from the registry: {e}")}</p> }.into_any(),
                 (Some(ok), None) => view! {
@@ -380,6 +429,32 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
                 (None, None) => ().into_any(),
             }}
         })}
+    }
+}
+
+/// Two texts side by side, line by line: removed lines marked on the
+/// left, added ones on the right.
+#[component]
+pub fn DiffTable(left: String, right: String, lines: Vec<crate::model::DiffLine>) -> impl IntoView {
+    view! {
+        <table class="diff" data-testid="diff">
+            <thead><tr><th>{left}</th><th>{right}</th></tr></thead>
+            <tbody>
+                {lines.into_iter().map(|l| {
+                    let class = match (&l.left, &l.right) {
+                        (Some(_), None) => "removed",
+                        (None, Some(_)) => "added",
+                        _ => "same",
+                    };
+                    view! {
+                        <tr class=class>
+                            <td><code>{l.left.unwrap_or_default()}</code></td>
+                            <td><code>{l.right.unwrap_or_default()}</code></td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
     }
 }
 
@@ -464,10 +539,12 @@ pub async fn get_subject_diff(
         .await
 }
 
-/// `/schemas/:id`: a registry's subjects with their versions and levels.
+/// `/schemas/:id`: a registry's subjects with their versions and levels,
+/// and a form to propose a schema registration for review.
 #[component]
 pub fn SubjectsPage() -> impl IntoView {
     let id = id_param();
+    let propose = ServerAction::<ProposeReview>::new();
     let subjects = Resource::new(
         move || id.get(),
         |id| async move {
@@ -503,12 +580,36 @@ pub fn SubjectsPage() -> impl IntoView {
                                     }).collect_view()}
                                 </tbody>
                             </table>
+                            <ProposeRegistration cluster_id=id propose />
                         }.into_any()
                     }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
         </Suspense>
+    }
+}
+
+/// Proposes a schema to register under a subject; it goes to the review
+/// inbox of the topic's domain.
+#[component]
+fn ProposeRegistration(cluster_id: i64, propose: ServerAction<ProposeReview>) -> impl IntoView {
+    view! {
+        <section class="card">
+            <h2>"Propose a schema registration"</h2>
+            <p class="note">"The schema is checked against the subject's history and the topic's consumers, then waits in the review inbox for the approvers of the topic's domain. Nothing is registered until it is approved."</p>
+            <ActionForm action=propose attr:class="stack" attr:data-testid="propose-registration">
+                <input type="hidden" name="kind" value=Kind::SchemaRegistration.as_str() />
+                <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
+                <label>"Topic " <input name="topic" required /></label>
+                <label>"Subject " <input name="subject" placeholder="topic-value" /> <small>"Leave empty for the topic's value subject."</small></label>
+                <label>"Title " <input name="title" placeholder="generated when empty" /></label>
+                <TypeSelect />
+                <label>"Schema " <textarea name="schema" rows="10" required></textarea></label>
+                <button type="submit">"Propose for review"</button>
+            </ActionForm>
+            <ActionNote value=propose.value() ok=|id: &i64| format!("Proposed (review item {id}).") />
+        </section>
     }
 }
 
@@ -550,24 +651,7 @@ pub fn SubjectPage() -> impl IntoView {
                                 <label>"to " <select name="right">{options(d.right)}</select></label>
                                 <button type="submit">"Compare"</button>
                             </form>
-                            <table class="diff" data-testid="diff">
-                                <thead><tr><th>{format!("v{}", d.left)}</th><th>{format!("v{}", d.right)}</th></tr></thead>
-                                <tbody>
-                                    {d.lines.into_iter().map(|l| {
-                                        let class = match (&l.left, &l.right) {
-                                            (Some(_), None) => "removed",
-                                            (None, Some(_)) => "added",
-                                            _ => "same",
-                                        };
-                                        view! {
-                                            <tr class=class>
-                                                <td><code>{l.left.unwrap_or_default()}</code></td>
-                                                <td><code>{l.right.unwrap_or_default()}</code></td>
-                                            </tr>
-                                        }
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
+                            <DiffTable left=format!("v{}", d.left) right=format!("v{}", d.right) lines=d.lines />
                         }.into_any()
                     }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),

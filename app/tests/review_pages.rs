@@ -347,7 +347,7 @@ fn item() -> ReviewItem {
             state: State::InReview,
             revision: 1,
             verdict: Verdict::Compatible,
-            approvals: 0,
+            approval_count: 0,
             required: 1,
             waiting_for_me: false,
             created_at: at,
@@ -499,7 +499,7 @@ impl Reviews for FakeReviews {
         assert_eq!(approval.content_hash, HASH, "the page's hash is sent");
         let mut i = self.item.lock().unwrap();
         i.summary.state = State::Applied;
-        i.summary.approvals = 1;
+        i.summary.approval_count = 1;
         i.applied_version = Some(3);
         i.applied_schema_id = Some(12);
         let approved_at = i.summary.updated_at;

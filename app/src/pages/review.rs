@@ -468,7 +468,7 @@ fn ReviewTable(items: Vec<ReviewSummary>) -> impl IntoView {
                             <td>{r.author.clone()}</td>
                             <td><span class=state_class(r.state) data-testid="state">{r.state.describe()}</span></td>
                             <td><span class=verdict_class(r.verdict)>{r.verdict.as_str()}</span></td>
-                            <td>{format!("{} of {}", r.approvals, r.required)}</td>
+                            <td>{format!("{} of {}", r.approval_count, r.required)}</td>
                             <td>{when(r.updated_at)}</td>
                         </tr>
                     }
@@ -517,7 +517,7 @@ fn item_note(i: &ReviewItem) -> String {
         "Done. The item is {} (revision {}, {} of {} approvals).",
         i.summary.state.describe(),
         i.summary.revision,
-        i.summary.approvals,
+        i.summary.approval_count,
         i.summary.required
     )
 }
@@ -624,7 +624,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                 <dt>"Revision"</dt><dd data-testid="revision">{s.revision}</dd>
                 <dt>"Content hash"</dt><dd><code class="hash" data-testid="content-hash">{i.content_hash.clone()}</code></dd>
                 <dt>"Base"</dt><dd data-testid="base">{base_text(&i.base)}</dd>
-                <dt>"Approvals"</dt><dd data-testid="approval-count">{format!("{} of {}", s.approvals, s.required)}</dd>
+                <dt>"Approvals"</dt><dd data-testid="approval-count">{format!("{} of {}", s.approval_count, s.required)}</dd>
                 <dt>"Proposed"</dt><dd>{when(s.created_at)}</dd>
                 <dt>"Updated"</dt><dd>{when(s.updated_at)}</dd>
             </dl>
@@ -755,7 +755,7 @@ fn ApprovalsSection(i: ReviewItem) -> impl IntoView {
         <section class="card" data-testid="approvals">
             <p>{format!(
                 "{} of {} required approvals of revision {}.",
-                i.summary.approvals, required, i.summary.revision
+                i.summary.approval_count, required, i.summary.revision
             )}</p>
             {if approvals.is_empty() {
                 view! { <p class="note">"Nobody has approved it yet."</p> }.into_any()

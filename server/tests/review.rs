@@ -869,3 +869,84 @@ async fn a_browser_approval_needs_the_password_and_the_same_origin(pool: sqlx::P
         "{trail:?}"
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_item_page_and_its_approve_form_work_without_javascript(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let h = hash(&item);
+    let page = format!("/review/{id}");
+
+    let olga = w.t.login("olga", PASSWORD).await.expect("olga signs in");
+    let r = w.t.get(&page, Some(&olga)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.body.contains(&h), "the page shows the content hash");
+    assert!(
+        r.body.contains("You proposed this change"),
+        "the author is told why not"
+    );
+    assert!(
+        !r.body.contains("/fn/approve_review"),
+        "and gets no approve form"
+    );
+    let ivy = w.t.login("ivy", PASSWORD).await.expect("ivy signs in");
+    assert_eq!(
+        w.t.get(&page, Some(&ivy)).await.status,
+        StatusCode::NOT_FOUND
+    );
+
+    let ann = w.t.login("ann", PASSWORD).await.expect("ann signs in");
+    let r = w.t.get(&page, Some(&ann)).await;
+    assert!(r.body.contains("/fn/approve_review"), "ann may approve");
+    // Posted as a browser without JavaScript posts a form.
+    let send = |password: &str| {
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs([
+                ("item_id", id.to_string()),
+                ("content_hash", h.clone()),
+                ("password", password.to_owned()),
+            ])
+            .finish();
+        Request::post("/fn/approve_review")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "text/html")
+            .header(header::REFERER, format!("{}{page}", support::ORIGIN))
+            .header(header::ORIGIN, support::ORIGIN)
+            .header(header::COOKIE, &ann)
+            .body(Body::from(body))
+            .expect("request")
+    };
+    let r = w.t.send(send("not-my-password")).await;
+    let back = r
+        .location()
+        .strip_prefix(support::ORIGIN)
+        .unwrap_or(r.location())
+        .to_owned();
+    assert!(
+        back.starts_with(&page) && back.contains("__err="),
+        "{} {back}",
+        r.status
+    );
+    let shown = w.t.get(&back, Some(&ann)).await;
+    assert!(
+        shown
+            .body
+            .contains("Confirm the approval with your password"),
+        "the refusal shows on the page"
+    );
+    assert_eq!(
+        w.item(&w.olga, id).await["state"],
+        "in_review",
+        "a wrong password approves nothing"
+    );
+    let r = w.t.send(send(PASSWORD)).await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    assert!(
+        r.location().ends_with(&page),
+        "back to the item: {}",
+        r.location()
+    );
+    let r = w.t.get(&page, Some(&olga)).await;
+    assert!(r.body.contains("applied"), "the author sees it applied");
+}

@@ -879,15 +879,17 @@ pub fn inbox_counts() -> Resource<Result<Option<InboxCounts>, AppError>> {
 #[component]
 pub fn InboxLink(counts: Resource<Result<Option<InboxCounts>, AppError>>) -> impl IntoView {
     view! {
+        // "Review" sits in its own element: a text node next to the badge's
+        // would merge with it in the browser and no longer match on hydration.
         <a href="/review">
-            "Review"
+            <span>"Review"</span>
             <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match counts.await {
                         Ok(Some(c)) if c.waiting + c.unread > 0 => {
                             let title = format!("{} waiting for you, {} unread", c.waiting, c.unread);
                             view! {
-                                " " <span class="badge count" title=title data-testid="inbox-badge">{c.waiting + c.unread}</span>
+                                <span class="badge count" title=title data-testid="inbox-badge">{c.waiting + c.unread}</span>
                             }.into_any()
                         }
                         _ => ().into_any(),

@@ -736,3 +736,175 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     let page = registry_status().await;
     assert!(page["last_error"].is_null(), "{page}");
 }
+
+/// A JSON Schema `orders` value that keeps its money in a referenced
+/// subject (`money` version 1, named `money.json`).
+const MONEY: &str = r#"{"type":"object","properties":{"amount":{"type":"number"}}}"#;
+const ORDER_JSON_V1: &str =
+    r#"{"type":"object","properties":{"id":{"type":"string"},"total":{"$ref":"money.json"}}}"#;
+/// Adds an optional property to the open model: STRICT refuses it
+/// (OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL), LENIENT takes it.
+const ORDER_JSON_V2: &str = r#"{"type":"object","properties":{"id":{"type":"string"},"total":{"$ref":"money.json"},"note":{"type":"string"}}}"#;
+
+/// A cluster with the registry double as its registry, `money` v1 and
+/// `orders-value` v1 (referencing it) registered; the admin's token.
+async fn registry_with_references(
+    t: &TestApp,
+) -> (
+    i64,
+    String,
+    String,
+    streamkeeper_doubles::registry::RegistryHandle,
+) {
+    use streamkeeper_server::registry::{
+        NewSchema, RegistryClient, RegistrySettings, SchemaReference,
+    };
+    let id = cluster(t).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let (base, handle) = registry::spawn().await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    let json_schema = |text: &str| NewSchema::new(streamkeeper::schema::SchemaType::Json, text);
+    client
+        .register("money", &json_schema(MONEY), false)
+        .await
+        .expect("money");
+    let order = NewSchema {
+        references: vec![SchemaReference {
+            name: "money.json".into(),
+            subject: "money".into(),
+            version: 1,
+        }],
+        ..json_schema(ORDER_JSON_V1)
+    };
+    client
+        .register("orders-value", &order, false)
+        .await
+        .expect("orders v1");
+    (id, at, base, handle)
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_registry_is_asked_with_the_references_under_the_subjects_policy(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let (id, at, base, _handle) = registry_with_references(&t).await;
+
+    // Pinning the latest version copies its references' text too: the
+    // catalog can parse it, and the readers assumed to read it, without
+    // the registry.
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/streams/orders/schema"),
+            &at,
+            Some(json!({"subject": "orders-value"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(
+        (r.json()["source"].as_str(), r.json()["version"].as_i64()),
+        (Some("registry"), Some(1))
+    );
+    let refs: Value = sqlx::query_scalar("SELECT refs FROM catalog_schemas WHERE topic = 'orders'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("refs");
+    assert_eq!(refs, json!({"money.json": MONEY}));
+
+    let url = format!("/api/v1/clusters/{id}/streams/orders/compatibility");
+    let by_subject = json!({
+        "schema_type": "JSON",
+        "schema": ORDER_JSON_V2,
+        "subject_references": [{"name": "money.json", "subject": "money", "version": 1}],
+    });
+
+    // STRICT (no policy set): both the history and the registry refuse it.
+    let report = t
+        .api(Method::POST, &url, &at, Some(by_subject.clone()))
+        .await
+        .json();
+    assert_eq!(report["history"]["source"], "registry", "{report}");
+    assert_eq!(report["history"]["verdict"], "INCOMPATIBLE", "{report}");
+    assert_eq!(
+        report["history"]["findings"][0]["kind"],
+        "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"
+    );
+    assert_eq!(report["registry"]["is_compatible"], false, "{report}");
+    let messages = report["registry"]["messages"].to_string();
+    assert!(
+        messages.contains("OPTIONAL_PROPERTY_ADDED"),
+        "refused for the change, not for a reference it could not resolve: {messages}"
+    );
+
+    // The subject's policy set to LENIENT: the history uses it, and the
+    // registry (asked with the reference, else it could not parse the
+    // schema) agrees.
+    let put = reqwest::Client::new()
+        .put(format!("{base}/config/orders-value"))
+        .json(&json!({"compatibilityPolicy": "LENIENT"}))
+        .send()
+        .await
+        .expect("policy");
+    assert!(put.status().is_success(), "{put:?}");
+    let report = t
+        .api(Method::POST, &url, &at, Some(by_subject))
+        .await
+        .json();
+    assert_eq!(report["history"]["verdict"], "COMPATIBLE", "{report}");
+    assert!(
+        report["history"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("LENIENT")),
+        "{report}"
+    );
+    assert_eq!(report["registry"]["is_compatible"], true, "{report}");
+    assert!(report["registry"]["error"].is_null(), "{report}");
+    assert_eq!(report["verdict"], "COMPATIBLE", "{report}");
+
+    // The same reference given as text: checked here, but the registry is
+    // not asked, and the report says why.
+    let report = t
+        .api(
+            Method::POST,
+            &url,
+            &at,
+            Some(json!({
+                "schema_type": "JSON",
+                "schema": ORDER_JSON_V2,
+                "references": {"money.json": MONEY},
+            })),
+        )
+        .await
+        .json();
+    assert_eq!(report["history"]["verdict"], "COMPATIBLE", "{report}");
+    assert!(report["registry"]["is_compatible"].is_null(), "{report}");
+    let why = report["registry"]["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("not asked") && why.contains("money.json"),
+        "{report}"
+    );
+
+    // A subject reference the registry does not have: a clear 404.
+    let r = t
+        .api(
+            Method::POST,
+            &url,
+            &at,
+            Some(json!({
+                "schema_type": "JSON",
+                "schema": ORDER_JSON_V2,
+                "subject_references": [{"name": "money.json", "subject": "money", "version": 7}],
+            })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+}

@@ -16,9 +16,25 @@ pub struct ProposedSchema {
     /// The schema's text (an Avro or JSON Schema document, a `.proto` file).
     pub schema: String,
     /// Referenced schemas' text by the name the schema uses for them (a
-    /// Protobuf import path, a JSON Schema `$ref`, an Avro full name).
+    /// Protobuf import path, a JSON Schema `$ref`, an Avro full name). The
+    /// registry cannot be asked about a schema with these: it knows
+    /// references only as its own subject versions.
     #[serde(default)]
     pub references: BTreeMap<String, String>,
+    /// Referenced schemas registered in the cluster's registry: their text
+    /// is fetched from it, and they go with the registry's own check.
+    #[serde(default)]
+    pub subject_references: Vec<SubjectReference>,
+}
+
+/// A schema reference to a registered subject version.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SubjectReference {
+    /// The name the schema uses for it.
+    pub name: String,
+    pub subject: String,
+    pub version: u32,
 }
 
 /// Where a consumer group's reader schema comes from.
@@ -127,7 +143,8 @@ pub struct CatalogSchema {
     pub recorded_at: DateTime<Utc>,
 }
 
-/// A schema to record: text, or a registry subject's version to pin.
+/// A schema to record: text, or a registry subject's version to pin (its
+/// references' text is copied from the registry too).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct NewCatalogSchema {
@@ -135,8 +152,10 @@ pub struct NewCatalogSchema {
     pub schema: Option<String>,
     #[serde(default)]
     pub references: BTreeMap<String, String>,
-    /// With `version`: pin the schema the registry holds there.
+    /// Pin the schema the registry holds under this subject at `version`.
     pub subject: Option<String>,
+    /// With `subject`: the version to pin; absent pins the latest (the
+    /// number recorded is the one it had then).
     pub version: Option<i32>,
 }
 

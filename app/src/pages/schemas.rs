@@ -76,6 +76,7 @@ pub async fn check_schema(
         schema_type: t,
         schema,
         references: Default::default(),
+        subject_references: Vec::new(),
     };
     let report = backend()?
         .schemas

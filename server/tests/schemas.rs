@@ -908,3 +908,140 @@ async fn the_registry_is_asked_with_the_references_under_the_subjects_policy(poo
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let (id, _, _, _) = registry_with_references(&t).await;
+    let cookie = t.login("ada", support::PASSWORD).await.expect("signed in");
+    let id_text = id.to_string();
+    let recorded = || async {
+        sqlx::query_as::<_, (Option<String>, String, Value, Option<String>, Option<i32>)>(
+            "SELECT group_name, source, refs, subject, version FROM catalog_schemas ORDER BY id",
+        )
+        .fetch_all(&t.pool)
+        .await
+        .expect("catalog")
+    };
+
+    // The stream page offers both forms, the pin one on the value subject.
+    let page = t
+        .get(&format!("/clusters/{id}/stream?name=orders"), Some(&cookie))
+        .await;
+    for part in [
+        r#"data-testid="record-stream-schema-pin""#,
+        r#"value="orders-value""#,
+        r#"name="ref_names[2]""#,
+    ] {
+        assert!(page.body.contains(part), "{part} missing: {}", page.body);
+    }
+
+    // The pin form as a browser posts it, JavaScript off: the stream's
+    // schema at the latest version, a group's reader at version 1.
+    let pin = |group: &'static str, version: &'static str| {
+        let id_text = id_text.clone();
+        let cookie = cookie.clone();
+        let t = &t;
+        async move {
+            t.post_form(
+                "/fn/pin_schema",
+                Some(&cookie),
+                &[
+                    ("cluster_id", id_text.as_str()),
+                    ("topic", "orders"),
+                    ("group", group),
+                    ("subject", "orders-value"),
+                    ("version", version),
+                ],
+            )
+            .await
+        }
+    };
+    let r = pin("", "latest").await;
+    assert!(
+        r.status.is_success() || r.status.is_redirection(),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let r = pin("billing", "1").await;
+    assert!(
+        r.status.is_success() || r.status.is_redirection(),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let r = pin("billing", "v1").await;
+    assert!(r.status.is_client_error(), "{} {}", r.status, r.body);
+    let r = pin("billing", "9").await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let pinned = json!({"money.json": MONEY});
+    assert_eq!(
+        recorded().await,
+        vec![
+            (
+                None,
+                "registry".into(),
+                pinned.clone(),
+                Some("orders-value".into()),
+                Some(1)
+            ),
+            (
+                Some("billing".into()),
+                "registry".into(),
+                pinned,
+                Some("orders-value".into()),
+                Some(1)
+            ),
+        ]
+    );
+
+    // The text form with one reference slot filled and two spare.
+    let form = [
+        ("cluster_id", id_text.as_str()),
+        ("topic", "orders"),
+        ("group", "audit"),
+        ("schema_type", "JSON"),
+        ("schema", ORDER_JSON_V2),
+        ("ref_names[0]", "money.json"),
+        ("ref_texts[0]", MONEY),
+        ("ref_names[1]", ""),
+        ("ref_texts[1]", ""),
+        ("ref_names[2]", ""),
+        ("ref_texts[2]", ""),
+    ];
+    let r = t.post_form("/fn/record_schema", Some(&cookie), &form).await;
+    assert!(
+        r.status.is_success() || r.status.is_redirection(),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let last = recorded().await.pop().expect("a row");
+    assert_eq!(
+        last,
+        (
+            Some("audit".into()),
+            "text".into(),
+            json!({"money.json": MONEY}),
+            None,
+            None
+        )
+    );
+    // Without the reference the schema does not parse, and nothing is kept.
+    let mut without = form;
+    without[5] = ("ref_names[0]", "");
+    without[6] = ("ref_texts[0]", "");
+    let r = t
+        .post_form("/fn/record_schema", Some(&cookie), &without)
+        .await;
+    assert!(r.body.contains("money.json"), "{} {}", r.status, r.body);
+    assert!(r.status.is_client_error(), "{} {}", r.status, r.body);
+    // Half a reference is refused before any parse.
+    without[6] = ("ref_texts[0]", MONEY);
+    let r = t
+        .post_form("/fn/record_schema", Some(&cookie), &without)
+        .await;
+    assert!(r.body.contains("no name"), "{} {}", r.status, r.body);
+    assert_eq!(recorded().await.len(), 3);
+}

@@ -5,6 +5,7 @@
 
 use crate::components::{ActionNote, ErrorNote, href_with, id_param, query_param};
 use crate::error::AppError;
+use crate::file_text::FileIntoTextarea;
 use crate::model::{CompatibilityReport, ReaderSource, StreamSchemas, Verdict};
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -17,23 +18,9 @@ pub async fn get_stream_schemas(id: i64, topic: String) -> Result<StreamSchemas,
     backend()?.schemas.stream_schemas(&who, id, &topic).await
 }
 
-#[cfg(feature = "ssr")]
-fn new_text_schema(
-    schema_type: &str,
-    schema: String,
-) -> Result<crate::model::NewCatalogSchema, AppError> {
-    let t = SchemaType::parse(schema_type)
-        .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
-    Ok(crate::model::NewCatalogSchema {
-        schema_type: Some(t),
-        schema: Some(schema),
-        references: Default::default(),
-        subject: None,
-        version: None,
-    })
-}
-
-/// Records the stream's schema (`group` empty) or a group's reader schema.
+/// Records the stream's schema (`group` empty) or a group's reader schema
+/// from text, pasted or loaded from a file, with its references as
+/// name/text pairs (`ref_names[i]`, `ref_texts[i]`).
 #[server(prefix = "/fn", endpoint = "record_schema")]
 pub async fn record_schema(
     cluster_id: i64,
@@ -41,6 +28,35 @@ pub async fn record_schema(
     group: Option<String>,
     schema_type: String,
     schema: String,
+    #[server(default)] ref_names: Vec<String>,
+    #[server(default)] ref_texts: Vec<String>,
+) -> Result<crate::model::CatalogSchema, AppError> {
+    use crate::model::NewCatalogSchema;
+    let new = NewCatalogSchema::from_text_form(&schema_type, schema, ref_names, ref_texts)?;
+    record(cluster_id, topic, group, new).await
+}
+
+/// Pins the stream's schema (`group` empty) or a group's reader schema to
+/// a registry subject's version (`latest` or blank for the newest).
+#[server(prefix = "/fn", endpoint = "pin_schema")]
+pub async fn pin_schema(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    subject: String,
+    version: String,
+) -> Result<crate::model::CatalogSchema, AppError> {
+    use crate::model::NewCatalogSchema;
+    let new = NewCatalogSchema::from_pin_form(&subject, &version)?;
+    record(cluster_id, topic, group, new).await
+}
+
+#[cfg(feature = "ssr")]
+async fn record(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    new: crate::model::NewCatalogSchema,
 ) -> Result<crate::model::CatalogSchema, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
@@ -53,7 +69,7 @@ pub async fn record_schema(
             cluster_id,
             &topic,
             group.as_deref(),
-            new_text_schema(&schema_type, schema)?,
+            new,
         )
         .await
 }
@@ -130,13 +146,78 @@ fn TypeSelect() -> impl IntoView {
     }
 }
 
+/// Reference slots on the record form: enough for most schemas, and a
+/// form without JavaScript cannot add more (the API takes any number).
+const REFERENCE_SLOTS: usize = 3;
+
+/// The two ways to record a schema: its text (pasted, or loaded from a
+/// file once hydrated) with the schemas it references, or a registry
+/// subject's version to pin. `group` is empty for the stream's own schema.
+#[component]
+fn RecordForms(
+    cluster_id: i64,
+    topic: String,
+    group: String,
+    record: ServerAction<RecordSchema>,
+    pin: ServerAction<PinSchema>,
+    label: &'static str,
+    testid: &'static str,
+) -> impl IntoView {
+    let area = NodeRef::<leptos::html::Textarea>::new();
+    let subject = format!("{topic}-value");
+    let hidden = move || {
+        view! {
+            <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
+            <input type="hidden" name="topic" value=topic.clone() />
+            <input type="hidden" name="group" value=group.clone() />
+        }
+    };
+    let hidden_too = hidden.clone();
+    view! {
+        <ActionForm action=record attr:class="stack" attr:data-testid=testid>
+            {hidden_too()}
+            <TypeSelect />
+            <FileIntoTextarea target=area />
+            <label>{label} " " <textarea node_ref=area name="schema" rows="8" required></textarea></label>
+            <details data-testid="references">
+                <summary>"References (other schemas this one uses)"</summary>
+                <p class="note">"Each under the name the schema uses for it: a Protobuf import path, a JSON Schema $ref, an Avro full name. Leave spare slots blank."</p>
+                {(0..REFERENCE_SLOTS).map(|i| view! {
+                    <label>{format!("Reference {} name ", i + 1)} <input name=format!("ref_names[{i}]") /></label>
+                    <label>"Its text " <textarea name=format!("ref_texts[{i}]") rows="3"></textarea></label>
+                }).collect_view()}
+            </details>
+            <button type="submit">"Record"</button>
+        </ActionForm>
+        <p class="note">"Or pin a version the Schema Registry holds (its text and references are copied, so the catalog keeps them):"</p>
+        <ActionForm action=pin attr:class="filters" attr:data-testid=format!("{testid}-pin")>
+            {hidden()}
+            <label>"Subject " <input name="subject" value=subject required /></label>
+            <label>"Version " <input name="version" value="latest" size="6" /></label>
+            <button type="submit">"Pin"</button>
+        </ActionForm>
+    }
+}
+
+fn recorded(s: &crate::model::CatalogSchema) -> String {
+    let whose = s
+        .group
+        .as_deref()
+        .map_or("stream's".to_string(), |g| format!("{g} reader"));
+    match (&s.subject, s.version) {
+        (Some(subject), Some(v)) => format!("Pinned the {whose} schema to {subject} v{v}."),
+        _ => format!("Recorded the {whose} schema."),
+    }
+}
+
 /// The stream page's schema section.
 #[component]
 pub fn StreamSchemasSection(cluster_id: i64, topic: String) -> impl IntoView {
     let record = ServerAction::<RecordSchema>::new();
+    let pin = ServerAction::<PinSchema>::new();
     let t = topic.clone();
     let schemas = Resource::new(
-        move || record.version().get(),
+        move || (record.version().get(), pin.version().get()),
         move |_| get_stream_schemas(cluster_id, t.clone()),
     );
     let check_href = href_with(
@@ -151,7 +232,7 @@ pub fn StreamSchemasSection(cluster_id: i64, topic: String) -> impl IntoView {
                 let topic = topic.clone();
                 Suspend::new(async move {
                     match schemas.await {
-                        Ok(s) => view! { <SchemasView s topic record /> }.into_any(),
+                        Ok(s) => view! { <SchemasView s topic record pin /> }.into_any(),
                         Err(err) => view! { <ErrorNote err /> }.into_any(),
                     }
                 })
@@ -165,6 +246,7 @@ fn SchemasView(
     s: StreamSchemas,
     topic: String,
     record: ServerAction<RecordSchema>,
+    pin: ServerAction<PinSchema>,
 ) -> impl IntoView {
     let cluster_id = s.cluster_id;
     let current = s.history.first().cloned();
@@ -188,16 +270,10 @@ fn SchemasView(
             }}
             <details>
                 <summary>"Record the stream's schema"</summary>
-                <ActionForm action=record attr:class="stack" attr:data-testid="record-stream-schema">
-                    <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
-                    <input type="hidden" name="topic" value=topic.clone() />
-                    <input type="hidden" name="group" value="" />
-                    <TypeSelect />
-                    <label>"Schema " <textarea name="schema" rows="8" required></textarea></label>
-                    <button type="submit">"Record"</button>
-                </ActionForm>
+                <RecordForms cluster_id topic=topic.clone() group=String::new() record pin label="Schema" testid="record-stream-schema" />
             </details>
-            <ActionNote value=record.value() ok=|s: &crate::model::CatalogSchema| format!("Recorded the {} schema.", s.group.as_deref().map_or("stream's".to_string(), |g| format!("{g} reader"))) />
+            <ActionNote value=record.value() ok=recorded />
+            <ActionNote value=pin.value() ok=recorded />
         </section>
         <h3>"Consumers' reader schemas"</h3>
         {if s.readers.is_empty() {
@@ -218,14 +294,7 @@ fn SchemasView(
                                     {r.note}
                                     <details>
                                         <summary>"Declare its reader schema"</summary>
-                                        <ActionForm action=record attr:class="stack" attr:data-testid="record-reader-schema">
-                                            <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
-                                            <input type="hidden" name="topic" value=topic.clone() />
-                                            <input type="hidden" name="group" value=r.group.clone() />
-                                            <TypeSelect />
-                                            <label>"Reader schema " <textarea name="schema" rows="6" required></textarea></label>
-                                            <button type="submit">"Record"</button>
-                                        </ActionForm>
+                                        <RecordForms cluster_id topic group=r.group.clone() record pin label="Reader schema" testid="record-reader-schema" />
                                     </details>
                                 </td>
                             </tr>

@@ -9,6 +9,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::time::Instant;
 use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check, check_under};
 use streamkeeper::schema::json::Policy;
@@ -978,54 +979,47 @@ impl SchemaService {
         client(&r).map_err(AppError::Unavailable)
     }
 
-    /// A registry's subjects, versions and levels, read live.
+    /// A page of a registry's subjects as the hygiene routine last read
+    /// them: no request to the registry, however many subjects it has.
     pub async fn registry_subjects(
         &self,
         who: &Principal,
         cluster_id: i64,
+        search: Option<String>,
+        page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
         require(who, Action::Read, "see registries")?;
         let cluster = self.cluster_name(cluster_id).await?;
-        let url = store::registry(&self.pool, cluster_id)
+        let reading = store::subjects_reading(&self.pool, cluster_id)
             .await
             .map_err(db)?
-            .map(|r| r.url)
-            .unwrap_or_default();
-        let registry = self.registry_client(cluster_id).await?;
-        let unavailable = |e: RegistryError| AppError::Unavailable(e.to_string());
-        let global = registry
-            .config(Scope::Global, false)
+            .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
+        let search = search
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        let (rows, total) = store::subjects_page(&self.pool, cluster_id, search.as_deref(), page)
             .await
-            .map_err(unavailable)?
-            .compatibility_level
-            .unwrap_or(Mode::Backward);
-        let mut subjects = Vec::new();
-        for name in registry
-            .subjects(None, crate::registry::Deleted::Hide)
-            .await
-            .map_err(unavailable)?
-        {
-            let versions = registry
-                .versions(&name, crate::registry::Deleted::Hide)
-                .await
-                .map_err(unavailable)?;
-            let level = match registry.config(Scope::Subject(&name), false).await {
-                Ok(c) => c.compatibility_level,
-                Err(RegistryError::NoSubjectConfig { .. }) => None,
-                Err(e) => return Err(unavailable(e)),
-            };
-            subjects.push(SubjectSummary {
-                name,
-                versions,
-                level,
-            });
-        }
+            .map_err(db)?;
+        let number = |n: i32| u32::try_from(n).unwrap_or_default();
+        let items = rows
+            .into_iter()
+            .map(|r| SubjectSummary {
+                name: r.subject,
+                versions: r.versions.into_iter().map(number).collect(),
+                latest_id: number(r.latest_id),
+                schema_type: schema_type(&r.schema_type),
+                level: r.level.as_deref().and_then(Mode::parse),
+            })
+            .collect();
         Ok(RegistrySubjects {
             cluster_id,
             cluster,
-            url,
-            global,
-            subjects,
+            url: reading.url,
+            read_at: reading.subjects_read_at,
+            last_error: reading.last_error,
+            global: reading.global_level.as_deref().and_then(Mode::parse),
+            search,
+            subjects: Page::new(items, page, total),
         })
     }
 
@@ -1246,8 +1240,10 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         &self,
         who: &Principal,
         cluster_id: i64,
+        search: Option<String>,
+        page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
-        SchemaService::registry_subjects(self, who, cluster_id).await
+        SchemaService::registry_subjects(self, who, cluster_id, search, page).await
     }
 
     async fn subject_diff(

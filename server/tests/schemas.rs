@@ -359,7 +359,8 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     );
     assert_eq!(r.json()["source"], "registry");
 
-    // The subjects screen's data: versions, levels, and a side-by-side diff.
+    // The subjects screen's data (as the hygiene pass stored it):
+    // versions, levels, and a side-by-side diff.
     client
         .register(
             "orders-value",
@@ -368,6 +369,13 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
         )
         .await
         .expect("register v2");
+    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+        .await
+        .expect("db")
+        .expect("row");
+    streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
     let subjects = t
         .api(
             Method::GET,
@@ -378,9 +386,9 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
         .await;
     assert_eq!(subjects.status, StatusCode::OK, "{}", subjects.body);
     let s = subjects.json();
-    assert_eq!(s["subjects"][0]["name"], "orders-value");
-    assert_eq!(s["subjects"][0]["versions"], json!([1, 2]));
-    assert_eq!(s["subjects"][0]["level"], "FULL");
+    assert_eq!(s["subjects"]["items"][0]["name"], "orders-value");
+    assert_eq!(s["subjects"]["items"][0]["versions"], json!([1, 2]));
+    assert_eq!(s["subjects"]["items"][0]["level"], "FULL");
     let diff = t
         .api(
             Method::GET,
@@ -1044,4 +1052,132 @@ async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(po
         .await;
     assert!(r.body.contains("no name"), "{} {}", r.status, r.body);
     assert_eq!(recorded().await.len(), 3);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPool) {
+    use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings, Scope};
+    let t = TestApp::new(pool).await;
+    let (id, at, base, handle) = registry_with_references(&t).await;
+    let client = RegistryClient::new(RegistrySettings::new(base)).expect("client");
+    // 30 more subjects: more than a page of 25.
+    for i in 0..30 {
+        client
+            .register(
+                &format!("topic-{i:02}-value"),
+                &NewSchema::avro(format!(
+                    r#"{{"type":"record","name":"R{i}","fields":[{{"name":"id","type":"string"}}]}}"#
+                )),
+                false,
+            )
+            .await
+            .expect("register");
+    }
+    client
+        .set_config(Scope::Subject("money"), streamkeeper::schema::Mode::Full)
+        .await
+        .expect("level");
+    let subjects = |query: &'static str| {
+        let t = &t;
+        let at = at.clone();
+        async move {
+            let r = t
+                .api(
+                    Method::GET,
+                    &format!("/api/v1/clusters/{id}/registry/subjects{query}"),
+                    &at,
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+            r.json()
+        }
+    };
+
+    // Before any pass: nothing stored, and it says so.
+    let s = subjects("").await;
+    assert!(s["read_at"].is_null(), "{s}");
+    assert_eq!(s["subjects"]["total"], 0);
+    let page = t
+        .get(
+            &format!("/schemas/{id}"),
+            Some(&t.login("ada", support::PASSWORD).await.expect("signed in")),
+        )
+        .await;
+    assert!(page.body.contains("not read yet"), "{}", page.body);
+
+    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+        .await
+        .expect("db")
+        .expect("row");
+    streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    let s = subjects("").await;
+    assert!(s["read_at"].is_string(), "{s}");
+    assert_eq!(s["global"], "BACKWARD");
+    assert_eq!(
+        (
+            s["subjects"]["total"].as_u64(),
+            s["subjects"]["items"].as_array().map(Vec::len)
+        ),
+        (Some(32), Some(25)),
+        "a page of 25 of 32: {s}"
+    );
+    let money = &s["subjects"]["items"][0];
+    assert_eq!(money["name"], "money");
+    assert_eq!(money["level"], "FULL");
+    assert_eq!(money["schema_type"], "JSON");
+    assert_eq!(money["versions"], json!([1]));
+    let s = subjects("?page=2").await;
+    assert_eq!(s["subjects"]["items"].as_array().map(Vec::len), Some(7));
+    assert_eq!(s["subjects"]["items"][6]["name"], "topic-29-value");
+    // A search, where `_` is a character, not a wildcard.
+    let s = subjects("?q=ORDERS").await;
+    assert_eq!(s["search"], "ORDERS");
+    assert_eq!(s["subjects"]["total"], 1, "{s}");
+    assert_eq!(s["subjects"]["items"][0]["name"], "orders-value");
+    assert!(s["subjects"]["items"][0]["level"].is_null());
+    assert_eq!(subjects("?q=topic_0").await["subjects"]["total"], 0);
+
+    // The registry failing: the stored subjects stay, with the error and
+    // the time of the good reading they come from.
+    let read_at = s["read_at"].clone();
+    client
+        .register("later-value", &NewSchema::avro(V1), false)
+        .await
+        .expect("register");
+    handle.fail_next(1, Fault::ServerError);
+    assert!(
+        streamkeeper_server::hygiene::run(&t.pool, &row)
+            .await
+            .is_err()
+    );
+    let s = subjects("").await;
+    assert_eq!(s["read_at"], read_at);
+    assert!(
+        s["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{s}"
+    );
+    assert_eq!(s["subjects"]["total"], 32, "the previous reading is kept");
+    let page = t
+        .get(
+            &format!("/schemas/{id}"),
+            Some(&t.login("ada", support::PASSWORD).await.expect("signed in")),
+        )
+        .await;
+    assert!(
+        page.body.contains("The last reading failed"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("orders-value"), "{}", page.body);
+
+    // The next good pass replaces them.
+    streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    let s = subjects("?q=later").await;
+    assert_eq!(s["subjects"]["total"], 1, "{s}");
+    assert!(s["last_error"].is_null(), "{s}");
 }

@@ -4,6 +4,7 @@
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
+use streamkeeper::page::Page;
 use streamkeeper::schema::{Incompatibility, Mode, SchemaType};
 
 use crate::error::AppError;
@@ -307,25 +308,36 @@ pub struct RegistryStatus {
     pub findings: Vec<RegistryFinding>,
 }
 
-/// A subject in a registry: its versions and its own level.
+/// A subject in a registry: its versions, latest schema and own level.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct SubjectSummary {
     pub name: String,
     pub versions: Vec<u32>,
+    /// The latest version's registry-wide schema ID.
+    pub latest_id: u32,
+    pub schema_type: SchemaType,
     /// Its own level; `None` follows the registry's global level.
     pub level: Option<Mode>,
 }
 
-/// A registry's subjects, read live.
+/// A registry's subjects as the hygiene routine last read them (every
+/// five minutes), a page at a time.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct RegistrySubjects {
     pub cluster_id: i64,
     pub cluster: String,
     pub url: String,
-    pub global: Mode,
-    pub subjects: Vec<SubjectSummary>,
+    /// When the subjects were read; `None` before the first good reading.
+    pub read_at: Option<DateTime<Utc>>,
+    /// Why the last reading failed; the subjects are then from `read_at`.
+    pub last_error: Option<String>,
+    /// The global level at that reading.
+    pub global: Option<Mode>,
+    /// The search the page was filtered by (subjects containing it).
+    pub search: Option<String>,
+    pub subjects: Page<SubjectSummary>,
 }
 
 /// One line of a side-by-side diff: on both sides, or on one only.

@@ -3,7 +3,9 @@
 //! page that checks a proposed schema against every consumer group, and a
 //! check's report with each group's verdict and reasons.
 
-use crate::components::{ActionNote, ErrorNote, href_with, id_param, query_param};
+use crate::components::{
+    ActionNote, ErrorNote, Pager, href_with, id_param, page_param, query_param,
+};
 use crate::error::AppError;
 use crate::file_text::FileIntoTextarea;
 use crate::model::{CompatibilityReport, ReaderSource, StreamSchemas, Verdict};
@@ -513,10 +515,18 @@ pub fn SchemasPage() -> impl IntoView {
 }
 
 #[server(prefix = "/fn", endpoint = "get_registry_subjects")]
-pub async fn get_registry_subjects(id: i64) -> Result<crate::model::RegistrySubjects, AppError> {
+pub async fn get_registry_subjects(
+    id: i64,
+    q: Option<String>,
+    page: u32,
+) -> Result<crate::model::RegistrySubjects, AppError> {
     use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
     let who = principal().await?;
-    backend()?.schemas.registry_subjects(&who, id).await
+    backend()?
+        .schemas
+        .registry_subjects(&who, id, q, PageRequest::new(Some(page), None))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "get_subject_diff")]
@@ -534,15 +544,18 @@ pub async fn get_subject_diff(
         .await
 }
 
-/// `/schemas/:id`: a registry's subjects with their versions and levels.
+/// `/schemas/:id?q=&page=`: a registry's subjects with their versions and
+/// levels, as the hygiene routine last read them.
 #[component]
 pub fn SubjectsPage() -> impl IntoView {
     let id = id_param();
+    let q = query_param("q");
+    let page = page_param();
     let subjects = Resource::new(
-        move || id.get(),
-        |id| async move {
+        move || (id.get(), q.get(), page.get()),
+        |(id, q, page)| async move {
             match id {
-                Some(id) => get_registry_subjects(id).await,
+                Some(id) => get_registry_subjects(id, q, page).await,
                 None => Err(AppError::NotFound("That registry".into())),
             }
         },
@@ -553,32 +566,57 @@ pub fn SubjectsPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match subjects.await {
-                    Ok(r) => {
-                        let id = r.cluster_id;
-                        view! {
-                            <h1>{format!("{} · subjects", r.cluster)}</h1>
-                            <p class="note">{format!("{} · global level {}", r.url, r.global.as_str())}</p>
-                            <table class="list" data-testid="subjects">
-                                <thead><tr><th>"Subject"</th><th>"Versions"</th><th>"Level"</th></tr></thead>
-                                <tbody>
-                                    {r.subjects.into_iter().map(|s| {
-                                        let href = href_with(&format!("/schemas/{id}/subject"), &[("name", Some(s.name.clone()))]);
-                                        view! {
-                                            <tr>
-                                                <td><a href=href>{s.name.clone()}</a></td>
-                                                <td>{s.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
-                                                <td>{s.level.map_or(format!("{} (global)", r.global.as_str()), |m| m.as_str().to_string())}</td>
-                                            </tr>
-                                        }
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                        }.into_any()
-                    }
+                    Ok(r) => view! { <SubjectsView r /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
         </Suspense>
+    }
+}
+
+#[component]
+fn SubjectsView(r: crate::model::RegistrySubjects) -> impl IntoView {
+    let id = r.cluster_id;
+    let base = format!("/schemas/{id}");
+    let global = r.global.map_or("unknown", |m| m.as_str());
+    let read = match r.read_at {
+        Some(t) => format!(
+            "{} · global level {global} · read {} (the registry is read every five minutes)",
+            r.url,
+            t.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        None => format!(
+            "{} · not read yet: the registry is read every five minutes, and its subjects show here after the first good reading",
+            r.url
+        ),
+    };
+    let search = r.search.clone();
+    let pager_base = base.clone();
+    view! {
+        <h1>{format!("{} · subjects", r.cluster)}</h1>
+        <p class="note" data-testid="subjects-read">{read}</p>
+        {r.last_error.map(|e| view! { <p class="error" role="alert">{format!("The last reading failed: {e}. The subjects below are from the last good one.")}</p> })}
+        <form method="get" action=base class="filters" role="search">
+            <label>"Search " <input name="q" type="search" value=r.search.unwrap_or_default() placeholder="subject" /></label>
+            <button type="submit">"Search"</button>
+        </form>
+        <table class="list" data-testid="subjects">
+            <thead><tr><th>"Subject"</th><th>"Versions"</th><th>"Latest"</th><th>"Level"</th></tr></thead>
+            <tbody>
+                {r.subjects.items.clone().into_iter().map(|s| {
+                    let href = href_with(&format!("/schemas/{id}/subject"), &[("name", Some(s.name.clone()))]);
+                    view! {
+                        <tr>
+                            <td><a href=href>{s.name.clone()}</a></td>
+                            <td>{s.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
+                            <td>{format!("{} · id {}", s.schema_type.as_str(), s.latest_id)}</td>
+                            <td>{s.level.map_or(format!("{global} (global)"), |m| m.as_str().to_string())}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        <Pager page=r.subjects href=move |n| href_with(&pager_base, &[("q", search.clone()), ("page", Some(n.to_string()))]) />
     }
 }
 

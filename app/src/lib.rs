@@ -6,6 +6,7 @@ pub mod app;
 pub mod chart;
 pub mod components;
 pub mod error;
+pub mod file_text;
 pub mod model;
 pub mod pages;
 #[cfg(feature = "ssr")]

@@ -247,11 +247,14 @@ pub trait Schemas: Send + Sync {
         topic: &str,
         proposed: crate::model::ProposedSchema,
     ) -> Result<crate::model::CompatibilityReport, AppError>;
-    /// A cluster's registry subjects with their versions and levels.
+    /// A page of a cluster's registry subjects with their versions and
+    /// levels, as last read (those containing `search` when given).
     async fn registry_subjects(
         &self,
         who: &Principal,
         cluster_id: i64,
+        search: Option<String>,
+        page: PageRequest,
     ) -> Result<crate::model::RegistrySubjects, AppError>;
     /// Two versions of a subject side by side (by default the latest and
     /// the one before).

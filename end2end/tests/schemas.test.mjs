@@ -73,15 +73,28 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   await page.goto(stream);
   await hydrated();
   const row2 = page.locator('table[data-testid="readers"] tr', { hasText: GROUP });
-  await row2.locator('summary').click();
-  await row2.locator('textarea[name="schema"]').fill(JSON.stringify({
+  await row2.locator('summary', { hasText: 'Declare its reader schema' }).click();
+  const form2 = row2.locator('form[data-testid="record-reader-schema"]');
+  const readerSchema = JSON.stringify({
     type: 'record', name: 'Order', fields: [{ name: 'id', type: 'string' }],
-  }));
+  });
+  const textarea2 = form2.locator('textarea[name="schema"]');
   if (JS) {
-    await row2.locator('button[type="submit"]').click();
+    // Hydrated, a file fills the textarea, and the form posts it as text.
+    await form2.locator('input[data-testid="schema-file"]').setInputFiles({
+      name: 'reader.avsc', mimeType: 'application/json', buffer: Buffer.from(readerSchema),
+    });
+    for (let i = 0; i < 50 && (await textarea2.inputValue()) !== readerSchema; i++) {
+      await page.waitForTimeout(100);
+    }
+    assert.equal(await textarea2.inputValue(), readerSchema, 'the file was read into the textarea');
+    await form2.locator('button[type="submit"]').click();
     await page.waitForSelector('text=Recorded the');
   } else {
-    await Promise.all([page.waitForNavigation(), row2.locator('button[type="submit"]').click()]);
+    // No file picker that could do nothing: the schema is pasted.
+    assert.equal(await form2.locator('input[type="file"]').count(), 0);
+    await textarea2.fill(readerSchema);
+    await Promise.all([page.waitForNavigation(), form2.locator('button[type="submit"]').click()]);
   }
   // (Hydrated, the table is fetched again after the action; wait for it.)
   await page.locator('table[data-testid="readers"] tr', { hasText: GROUP })
@@ -99,6 +112,31 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
     await Promise.all([page.waitForNavigation(), page.click('form[data-testid="check-form"] button[type="submit"]')]);
   }
   assert.match(await page.textContent('p.error'), /does not parse/);
+
+  // The stream's schema recorded with a reference: the Avro type `Money`
+  // is given in the form's first reference slot.
+  await page.goto(stream);
+  await hydrated();
+  const card = page.locator('[data-testid="stream-schema"]');
+  await card.locator('summary', { hasText: "Record the stream's schema" }).click();
+  const form3 = card.locator('form[data-testid="record-stream-schema"]');
+  await form3.locator('select[name="schema_type"]').selectOption('AVRO');
+  await form3.locator('textarea[name="schema"]').fill(JSON.stringify({
+    type: 'record', name: 'Order',
+    fields: [{ name: 'id', type: 'string' }, { name: 'total', type: 'Money' }],
+  }));
+  await form3.locator('summary', { hasText: 'References' }).click();
+  await form3.locator('input[name="ref_names[0]"]').fill('Money');
+  await form3.locator('textarea[name="ref_texts[0]"]').fill(JSON.stringify({
+    type: 'record', name: 'Money', fields: [{ name: 'amount', type: 'double' }],
+  }));
+  if (JS) {
+    await form3.locator('button[type="submit"]').click();
+    await page.waitForSelector("text=Recorded the stream's schema.");
+  } else {
+    await Promise.all([page.waitForNavigation(), form3.locator('button[type="submit"]').click()]);
+  }
+  await card.filter({ hasText: '"Money"' }).waitFor({ timeout: 15000 });
   assert.deepEqual(problems, []);
   await context.close();
 });

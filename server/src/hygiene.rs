@@ -1,9 +1,10 @@
 //! The registry hygiene routine: every few minutes, for each cluster with a
-//! Schema Registry, read its subjects and their levels, compare them with
+//! Schema Registry, read its subjects with their versions, latest schema
+//! and level (stored for the subjects screen), compare them with
 //! the cluster's topics and the catalog (`streamkeeper::schema::hygiene`),
 //! store the findings, and flag unregistered Tier 1 and Tier 2 streams to
 //! their owners. Only reads the registry. A registry that cannot be read
-//! keeps its last findings and flags, and says why.
+//! keeps its last findings, subjects and flags, and says why.
 
 use chrono::Utc;
 use serde_json::json;
@@ -16,7 +17,7 @@ use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings}
 use tokio::task::JoinHandle;
 
 use crate::flagger;
-use crate::registry::{Deleted, RegistryError, Scope};
+use crate::registry::{Deleted, RegistryClient, RegistryError, Scope, VersionRef};
 use crate::schemas::client;
 use crate::store::clusters::{self as clusters, ClusterRow};
 use crate::store::schemas::{self as store, FindingRow};
@@ -59,14 +60,18 @@ async fn read(
         .compatibility_level
         .unwrap_or(Mode::Backward);
     let mut subjects = Vec::new();
+    let mut cached = Vec::new();
     for name in registry.subjects(None, Deleted::Hide).await? {
-        let level = match registry.config(Scope::Subject(&name), false).await {
-            Ok(c) => c.compatibility_level,
-            Err(RegistryError::NoSubjectConfig { .. }) => None,
-            Err(e) => return Err(e.into()),
+        let Some(row) = subject(&registry, &name).await? else {
+            continue;
         };
-        subjects.push(SubjectFacts { name, level });
+        subjects.push(SubjectFacts {
+            name,
+            level: row.level.as_deref().and_then(Mode::parse),
+        });
+        cached.push(row);
     }
+    store::replace_subjects(pool, cluster.id, global.as_str(), &cached).await?;
     let declared = store::declared_levels(pool, cluster.id).await?;
     let topics: Vec<TopicFacts> = clusters::topics(pool, cluster.id)
         .await?
@@ -129,6 +134,42 @@ async fn read(
         .collect();
     flagger::reconcile(pool, cluster, observed, &evaluated).await?;
     Ok(found)
+}
+
+/// A subject's versions, latest schema and own level, for the subjects
+/// screen; `None` when it was deleted since the listing.
+async fn subject(
+    registry: &RegistryClient,
+    name: &str,
+) -> Result<Option<store::SubjectRow>, HygieneError> {
+    let gone = |e: &RegistryError| {
+        matches!(
+            e,
+            RegistryError::SubjectNotFound { .. } | RegistryError::VersionNotFound { .. }
+        )
+    };
+    let (versions, latest) = match tokio::join!(
+        registry.versions(name, Deleted::Hide),
+        registry.version(name, VersionRef::Latest, false),
+    ) {
+        (Ok(versions), Ok(latest)) => (versions, latest),
+        (Err(e), _) | (_, Err(e)) if gone(&e) => return Ok(None),
+        (Err(e), _) | (_, Err(e)) => return Err(e.into()),
+    };
+    let level = match registry.config(Scope::Subject(name), false).await {
+        Ok(c) => c.compatibility_level,
+        Err(RegistryError::NoSubjectConfig { .. }) => None,
+        Err(e) if gone(&e) => return Ok(None),
+        Err(e) => return Err(e.into()),
+    };
+    let number = |n: u32| i32::try_from(n).unwrap_or(i32::MAX);
+    Ok(Some(store::SubjectRow {
+        subject: name.to_owned(),
+        versions: versions.into_iter().map(number).collect(),
+        latest_id: number(latest.id),
+        schema_type: latest.schema_type.as_str().to_owned(),
+        level: level.map(|m| m.as_str().to_owned()),
+    }))
 }
 
 /// Checks every registry every few minutes, one replica per cluster.

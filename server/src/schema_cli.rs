@@ -135,6 +135,7 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
             .into_iter()
             .map(|r| (r.name, r.text))
             .collect(),
+        subject_references: Vec::new(),
     };
     let http = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(60))

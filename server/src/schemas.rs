@@ -9,8 +9,10 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::time::Instant;
 use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
-use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check};
+use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check, check_under};
+use streamkeeper::schema::json::Policy;
 use streamkeeper::schema::reader::{ReaderChoice, choose};
 use streamkeeper::schema::verdict::combine;
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
@@ -26,8 +28,8 @@ use crate::accounts::{audited, require};
 use crate::errors::db;
 use crate::kafka::settings::SecretRef;
 use crate::registry::{
-    Auth, CheckOptions, NewSchema, RegistryClient, RegistryError, RegistrySettings, Scope, Secret,
-    VersionRef,
+    Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
+    RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
 use crate::store::schemas::{self as store, ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
 
@@ -366,7 +368,7 @@ impl SchemaService {
                 let ty = new.schema_type.unwrap_or(SchemaType::Avro);
                 (ty, text, new.references, None)
             }
-            (None, Some(subject), Some(version)) => {
+            (None, Some(subject), version) => {
                 let r = store::registry(&self.pool, cluster_id)
                     .await
                     .map_err(db)?
@@ -375,15 +377,29 @@ impl SchemaService {
                             "This cluster has no Schema Registry to pin a version from.".into(),
                         )
                     })?;
-                let number = u32::try_from(version)
-                    .map_err(|_| AppError::Invalid("Registry versions start at 1.".into()))?;
-                let v = client(&r)
-                    .map_err(AppError::Invalid)?
-                    .version(&subject, VersionRef::Number(number), false)
+                let wanted =
+                    match version {
+                        Some(n) => VersionRef::Number(u32::try_from(n).map_err(|_| {
+                            AppError::Invalid("Registry versions start at 1.".into())
+                        })?),
+                        None => VersionRef::Latest,
+                    };
+                let registry = client(&r).map_err(AppError::Invalid)?;
+                let v = registry
+                    .version(&subject, wanted, false)
                     .await
                     .map_err(registry_error)?;
-                let ty = v.schema_type;
-                (ty, v.schema, Default::default(), Some((subject, version)))
+                let refs = registry
+                    .resolve_references(&v.references)
+                    .await
+                    .map_err(registry_error)?
+                    .into_iter()
+                    .map(|r| (r.name, r.text))
+                    .collect();
+                let number = i32::try_from(v.version).map_err(|_| {
+                    AppError::Invalid(format!("{subject} version {} is out of range.", v.version))
+                })?;
+                (v.schema_type, v.schema, refs, Some((subject, number)))
             }
             _ => {
                 return Err(AppError::Invalid(
@@ -507,17 +523,32 @@ impl SchemaService {
         let started = Instant::now();
         let cluster = self.cluster_name(cluster_id).await?;
         self.known_topic(cluster_id, topic).await?;
+        let registry = store::registry(&self.pool, cluster_id).await.map_err(db)?;
+        let mut references: Vec<ResolvedReference> = proposed
+            .references
+            .iter()
+            .map(|(n, t)| ResolvedReference {
+                name: n.clone(),
+                text: t.clone(),
+            })
+            .collect();
+        if !proposed.subject_references.is_empty() {
+            let r = registry.as_ref().ok_or_else(|| {
+                AppError::Invalid(
+                    "References to subject versions need the cluster's Schema Registry, and it has none: give their text instead.".into(),
+                )
+            })?;
+            let found = client(r)
+                .map_err(AppError::Unavailable)?
+                .resolve_references(&registry_references(&proposed))
+                .await
+                .map_err(registry_error)?;
+            references.extend(found);
+        }
         let text = SchemaText {
             schema_type: proposed.schema_type,
             text: proposed.schema.clone(),
-            references: proposed
-                .references
-                .iter()
-                .map(|(n, t)| ResolvedReference {
-                    name: n.clone(),
-                    text: t.clone(),
-                })
-                .collect(),
+            references,
         };
         let new = ParsedSchema::parse(&text).map_err(invalid)?;
         let history = store::stream_history(&self.pool, cluster_id, topic)
@@ -568,7 +599,6 @@ impl SchemaService {
             .collect();
 
         let subject = value_subject(topic);
-        let registry = store::registry(&self.pool, cluster_id).await.map_err(db)?;
         let (history_verdict, opinion) = match registry {
             Some(r) => {
                 self.against_registry(&r, &subject, &new, &proposed, &history, cluster_id, topic)
@@ -766,16 +796,24 @@ impl SchemaService {
             Err(RegistryError::SubjectNotFound { .. }) => Ok(Vec::new()),
             Err(e) => Err(e),
         };
+        // Each version with its references' text, which its parse needs.
         let fetched = match versions {
             Ok(numbers) => {
                 let mut texts = Vec::new();
                 let mut failed = None;
                 for n in numbers {
-                    match registry
+                    let got = match registry
                         .version(subject, VersionRef::Number(n), false)
                         .await
                     {
-                        Ok(v) => texts.push((n, v)),
+                        Ok(v) => registry
+                            .resolve_references(&v.references)
+                            .await
+                            .map(|refs| (v, refs)),
+                        Err(e) => Err(e),
+                    };
+                    match got {
+                        Ok((v, refs)) => texts.push((n, v, refs)),
                         Err(e) => {
                             failed = Some(e);
                             break;
@@ -790,16 +828,20 @@ impl SchemaService {
             Err(e) => Err(e),
         };
         // A registry with no level set anywhere uses BACKWARD.
-        let mode = registry
-            .config(Scope::Subject(subject), true)
-            .await
-            .map(|c| c.compatibility_level.unwrap_or(Mode::Backward));
-        let history_verdict = match (fetched, mode) {
-            (Ok(versions), Ok(mode)) => {
+        let config = registry.config(Scope::Subject(subject), true).await;
+        let history_verdict = match (fetched, config) {
+            (Ok(versions), Ok(config)) => {
+                let mode = config.compatibility_level.unwrap_or(Mode::Backward);
+                let (policy, policy_note) =
+                    json_policy(new.schema_type(), config.compatibility_policy);
                 let mut parsed = Vec::new();
                 let mut bad = None;
-                for (n, v) in &versions {
-                    let text = SchemaText::new(v.schema_type, v.schema.clone());
+                for (n, v, refs) in &versions {
+                    let text = SchemaText {
+                        schema_type: v.schema_type,
+                        text: v.schema.clone(),
+                        references: refs.clone(),
+                    };
                     match ParsedSchema::parse(&text) {
                         Ok(p) => parsed.push(p),
                         Err(e) => {
@@ -825,7 +867,7 @@ impl SchemaService {
                             )
                         } else {
                             format!(
-                                "checked against {subject}'s {} version(s) in the registry under its level {}",
+                                "checked against {subject}'s {} version(s) in the registry under its level {}{policy_note}",
                                 versions.len(),
                                 mode.as_str()
                             )
@@ -834,7 +876,7 @@ impl SchemaService {
                         let number = |i: usize| {
                             versions
                                 .get(i - 1)
-                                .and_then(|(n, _)| usize::try_from(*n).ok())
+                                .and_then(|(n, _, _)| usize::try_from(*n).ok())
                                 .unwrap_or(i)
                         };
                         judged(
@@ -842,7 +884,7 @@ impl SchemaService {
                             "registry",
                             mode,
                             parsed.len(),
-                            check(mode, &parsed, new),
+                            check_under(mode, policy, &parsed, new),
                             number,
                             note,
                         )
@@ -855,31 +897,46 @@ impl SchemaService {
                     .await?
             }
         };
-        let schema = NewSchema::new(proposed.schema_type, proposed.schema.clone());
-        let opinion = match registry
-            .check_compatibility(
-                subject,
-                VersionRef::Latest,
-                &schema,
-                CheckOptions {
-                    verbose: true,
-                    normalize: false,
-                },
-            )
-            .await
-        {
-            Ok(c) => RegistryOpinion {
-                subject: subject.into(),
-                is_compatible: Some(c.is_compatible),
-                messages: c.messages,
-                error: None,
-            },
-            Err(e) => RegistryOpinion {
+        let opinion = match unregistered_references(proposed) {
+            // Asked without them, the registry would judge another schema
+            // (or refuse it as unparseable): no answer beats a wrong one.
+            Some(why) => RegistryOpinion {
                 subject: subject.into(),
                 is_compatible: None,
                 messages: vec![],
-                error: Some(e.to_string()),
+                error: Some(why),
             },
+            None => {
+                let schema = NewSchema {
+                    references: registry_references(proposed),
+                    ..NewSchema::new(proposed.schema_type, proposed.schema.clone())
+                };
+                match registry
+                    .check_compatibility(
+                        subject,
+                        VersionRef::Latest,
+                        &schema,
+                        CheckOptions {
+                            verbose: true,
+                            normalize: false,
+                        },
+                    )
+                    .await
+                {
+                    Ok(c) => RegistryOpinion {
+                        subject: subject.into(),
+                        is_compatible: Some(c.is_compatible),
+                        messages: c.messages,
+                        error: None,
+                    },
+                    Err(e) => RegistryOpinion {
+                        subject: subject.into(),
+                        is_compatible: None,
+                        messages: vec![],
+                        error: Some(e.to_string()),
+                    },
+                }
+            }
         };
         Ok((history_verdict, Some(opinion)))
     }
@@ -941,54 +998,47 @@ impl SchemaService {
             .map(|r| r.url))
     }
 
-    /// A registry's subjects, versions and levels, read live.
+    /// A page of a registry's subjects as the hygiene routine last read
+    /// them: no request to the registry, however many subjects it has.
     pub async fn registry_subjects(
         &self,
         who: &Principal,
         cluster_id: i64,
+        search: Option<String>,
+        page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
         require(who, Action::Read, "see registries")?;
         let cluster = self.cluster_name(cluster_id).await?;
-        let url = store::registry(&self.pool, cluster_id)
+        let reading = store::subjects_reading(&self.pool, cluster_id)
             .await
             .map_err(db)?
-            .map(|r| r.url)
-            .unwrap_or_default();
-        let registry = self.registry_client(cluster_id).await?;
-        let unavailable = |e: RegistryError| AppError::Unavailable(e.to_string());
-        let global = registry
-            .config(Scope::Global, false)
+            .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
+        let search = search
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        let (rows, total) = store::subjects_page(&self.pool, cluster_id, search.as_deref(), page)
             .await
-            .map_err(unavailable)?
-            .compatibility_level
-            .unwrap_or(Mode::Backward);
-        let mut subjects = Vec::new();
-        for name in registry
-            .subjects(None, crate::registry::Deleted::Hide)
-            .await
-            .map_err(unavailable)?
-        {
-            let versions = registry
-                .versions(&name, crate::registry::Deleted::Hide)
-                .await
-                .map_err(unavailable)?;
-            let level = match registry.config(Scope::Subject(&name), false).await {
-                Ok(c) => c.compatibility_level,
-                Err(RegistryError::NoSubjectConfig { .. }) => None,
-                Err(e) => return Err(unavailable(e)),
-            };
-            subjects.push(SubjectSummary {
-                name,
-                versions,
-                level,
-            });
-        }
+            .map_err(db)?;
+        let number = |n: i32| u32::try_from(n).unwrap_or_default();
+        let items = rows
+            .into_iter()
+            .map(|r| SubjectSummary {
+                name: r.subject,
+                versions: r.versions.into_iter().map(number).collect(),
+                latest_id: number(r.latest_id),
+                schema_type: schema_type(&r.schema_type),
+                level: r.level.as_deref().and_then(Mode::parse),
+            })
+            .collect();
         Ok(RegistrySubjects {
             cluster_id,
             cluster,
-            url,
-            global,
-            subjects,
+            url: reading.url,
+            read_at: reading.subjects_read_at,
+            last_error: reading.last_error,
+            global: reading.global_level.as_deref().and_then(Mode::parse),
+            search,
+            subjects: Page::new(items, page, total),
         })
     }
 
@@ -1109,6 +1159,55 @@ pub(crate) fn side_by_side(left: &str, right: &str) -> Vec<DiffLine> {
         .collect()
 }
 
+/// The proposed schema's references to subject versions, as the registry
+/// takes them.
+fn registry_references(proposed: &ProposedSchema) -> Vec<SchemaReference> {
+    proposed
+        .subject_references
+        .iter()
+        .map(|r| SchemaReference {
+            name: r.name.clone(),
+            subject: r.subject.clone(),
+            version: r.version,
+        })
+        .collect()
+}
+
+/// Why the registry cannot be asked about the proposed schema: references
+/// given only as text have no subject version to send it.
+fn unregistered_references(proposed: &ProposedSchema) -> Option<String> {
+    if proposed.references.is_empty() {
+        return None;
+    }
+    let names: Vec<&str> = proposed.references.keys().map(String::as_str).collect();
+    Some(format!(
+        "not asked: the schema's reference(s) {} were given as text, and the registry takes references only as subject versions it holds (register them, or give them as subject references)",
+        names.join(", ")
+    ))
+}
+
+/// The JSON Schema rules a subject's `compatibilityPolicy` asks for, and
+/// what the history's note should say about it. Only JSON Schema has a
+/// policy; LOGICAL is named by the registry's contract without saying what
+/// it relaxes, so it (like a value newer than the contract) is judged as
+/// STRICT, and the note says so.
+fn json_policy(schema_type: SchemaType, policy: Option<CompatibilityPolicy>) -> (Policy, String) {
+    match (schema_type, policy) {
+        (SchemaType::Json, Some(CompatibilityPolicy::Lenient)) => {
+            (Policy::Lenient, " and its policy LENIENT".into())
+        }
+        (SchemaType::Json, Some(CompatibilityPolicy::Logical)) => (
+            Policy::Strict,
+            "; its policy LOGICAL is not modelled here, so the STRICT rules were used".into(),
+        ),
+        (SchemaType::Json, Some(CompatibilityPolicy::Other)) => (
+            Policy::Strict,
+            "; its policy is one this console does not know, so the STRICT rules were used".into(),
+        ),
+        _ => (Policy::Strict, String::new()),
+    }
+}
+
 /// A registry failure as the person asking should see it.
 fn registry_error(e: RegistryError) -> AppError {
     match e {
@@ -1160,8 +1259,10 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         &self,
         who: &Principal,
         cluster_id: i64,
+        search: Option<String>,
+        page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
-        SchemaService::registry_subjects(self, who, cluster_id).await
+        SchemaService::registry_subjects(self, who, cluster_id, search, page).await
     }
 
     async fn subject_diff(
@@ -1181,5 +1282,50 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         id: i64,
     ) -> Result<CompatibilityReport, AppError> {
         SchemaService::check_report(self, who, id).await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_json_schema_has_a_policy_and_only_lenient_relaxes_it() {
+        let lenient = Some(CompatibilityPolicy::Lenient);
+        assert_eq!(json_policy(SchemaType::Json, lenient).0, Policy::Lenient);
+        assert_eq!(json_policy(SchemaType::Avro, lenient).0, Policy::Strict);
+        assert_eq!(
+            json_policy(SchemaType::Json, None),
+            (Policy::Strict, String::new())
+        );
+        let (policy, note) = json_policy(SchemaType::Json, Some(CompatibilityPolicy::Logical));
+        assert_eq!(policy, Policy::Strict);
+        assert!(note.contains("LOGICAL"), "{note}");
+    }
+
+    #[test]
+    fn text_references_keep_the_registry_from_being_asked() {
+        let mut proposed = ProposedSchema {
+            schema_type: SchemaType::Json,
+            schema: "{}".into(),
+            references: Default::default(),
+            subject_references: vec![streamkeeper_app::model::SubjectReference {
+                name: "common.json".into(),
+                subject: "common".into(),
+                version: 2,
+            }],
+        };
+        assert_eq!(unregistered_references(&proposed), None);
+        assert_eq!(
+            registry_references(&proposed),
+            [SchemaReference {
+                name: "common.json".into(),
+                subject: "common".into(),
+                version: 2
+            }]
+        );
+        proposed.references.insert("money.json".into(), "{}".into());
+        let why = unregistered_references(&proposed).expect("a reason");
+        assert!(why.contains("money.json"), "{why}");
     }
 }

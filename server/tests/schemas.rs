@@ -359,7 +359,8 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     );
     assert_eq!(r.json()["source"], "registry");
 
-    // The subjects screen's data: versions, levels, and a side-by-side diff.
+    // The subjects screen's data (as the hygiene pass stored it):
+    // versions, levels, and a side-by-side diff.
     client
         .register(
             "orders-value",
@@ -368,6 +369,13 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
         )
         .await
         .expect("register v2");
+    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+        .await
+        .expect("db")
+        .expect("row");
+    streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
     let subjects = t
         .api(
             Method::GET,
@@ -378,9 +386,9 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
         .await;
     assert_eq!(subjects.status, StatusCode::OK, "{}", subjects.body);
     let s = subjects.json();
-    assert_eq!(s["subjects"][0]["name"], "orders-value");
-    assert_eq!(s["subjects"][0]["versions"], json!([1, 2]));
-    assert_eq!(s["subjects"][0]["level"], "FULL");
+    assert_eq!(s["subjects"]["items"][0]["name"], "orders-value");
+    assert_eq!(s["subjects"]["items"][0]["versions"], json!([1, 2]));
+    assert_eq!(s["subjects"]["items"][0]["level"], "FULL");
     let diff = t
         .api(
             Method::GET,
@@ -735,4 +743,441 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     assert_eq!(flags().await[0].2, "resolved");
     let page = registry_status().await;
     assert!(page["last_error"].is_null(), "{page}");
+}
+
+/// A JSON Schema `orders` value that keeps its money in a referenced
+/// subject (`money` version 1, named `money.json`).
+const MONEY: &str = r#"{"type":"object","properties":{"amount":{"type":"number"}}}"#;
+const ORDER_JSON_V1: &str =
+    r#"{"type":"object","properties":{"id":{"type":"string"},"total":{"$ref":"money.json"}}}"#;
+/// Adds an optional property to the open model: STRICT refuses it
+/// (OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL), LENIENT takes it.
+const ORDER_JSON_V2: &str = r#"{"type":"object","properties":{"id":{"type":"string"},"total":{"$ref":"money.json"},"note":{"type":"string"}}}"#;
+
+/// A cluster with the registry double as its registry, `money` v1 and
+/// `orders-value` v1 (referencing it) registered; the admin's token.
+async fn registry_with_references(
+    t: &TestApp,
+) -> (
+    i64,
+    String,
+    String,
+    streamkeeper_doubles::registry::RegistryHandle,
+) {
+    use streamkeeper_server::registry::{
+        NewSchema, RegistryClient, RegistrySettings, SchemaReference,
+    };
+    let id = cluster(t).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let (base, handle) = registry::spawn().await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    let json_schema = |text: &str| NewSchema::new(streamkeeper::schema::SchemaType::Json, text);
+    client
+        .register("money", &json_schema(MONEY), false)
+        .await
+        .expect("money");
+    let order = NewSchema {
+        references: vec![SchemaReference {
+            name: "money.json".into(),
+            subject: "money".into(),
+            version: 1,
+        }],
+        ..json_schema(ORDER_JSON_V1)
+    };
+    client
+        .register("orders-value", &order, false)
+        .await
+        .expect("orders v1");
+    (id, at, base, handle)
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_registry_is_asked_with_the_references_under_the_subjects_policy(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let (id, at, base, _handle) = registry_with_references(&t).await;
+
+    // Pinning the latest version copies its references' text too: the
+    // catalog can parse it, and the readers assumed to read it, without
+    // the registry.
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/streams/orders/schema"),
+            &at,
+            Some(json!({"subject": "orders-value"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(
+        (r.json()["source"].as_str(), r.json()["version"].as_i64()),
+        (Some("registry"), Some(1))
+    );
+    let refs: Value = sqlx::query_scalar("SELECT refs FROM catalog_schemas WHERE topic = 'orders'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("refs");
+    assert_eq!(refs, json!({"money.json": MONEY}));
+
+    let url = format!("/api/v1/clusters/{id}/streams/orders/compatibility");
+    let by_subject = json!({
+        "schema_type": "JSON",
+        "schema": ORDER_JSON_V2,
+        "subject_references": [{"name": "money.json", "subject": "money", "version": 1}],
+    });
+
+    // STRICT (no policy set): both the history and the registry refuse it.
+    let report = t
+        .api(Method::POST, &url, &at, Some(by_subject.clone()))
+        .await
+        .json();
+    assert_eq!(report["history"]["source"], "registry", "{report}");
+    assert_eq!(report["history"]["verdict"], "INCOMPATIBLE", "{report}");
+    assert_eq!(
+        report["history"]["findings"][0]["kind"],
+        "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"
+    );
+    assert_eq!(report["registry"]["is_compatible"], false, "{report}");
+    let messages = report["registry"]["messages"].to_string();
+    assert!(
+        messages.contains("OPTIONAL_PROPERTY_ADDED"),
+        "refused for the change, not for a reference it could not resolve: {messages}"
+    );
+
+    // The subject's policy set to LENIENT: the history uses it, and the
+    // registry (asked with the reference, else it could not parse the
+    // schema) agrees.
+    let put = reqwest::Client::new()
+        .put(format!("{base}/config/orders-value"))
+        .json(&json!({"compatibilityPolicy": "LENIENT"}))
+        .send()
+        .await
+        .expect("policy");
+    assert!(put.status().is_success(), "{put:?}");
+    let report = t
+        .api(Method::POST, &url, &at, Some(by_subject))
+        .await
+        .json();
+    assert_eq!(report["history"]["verdict"], "COMPATIBLE", "{report}");
+    assert!(
+        report["history"]["note"]
+            .as_str()
+            .is_some_and(|n| n.contains("LENIENT")),
+        "{report}"
+    );
+    assert_eq!(report["registry"]["is_compatible"], true, "{report}");
+    assert!(report["registry"]["error"].is_null(), "{report}");
+    assert_eq!(report["verdict"], "COMPATIBLE", "{report}");
+
+    // The same reference given as text: checked here, but the registry is
+    // not asked, and the report says why.
+    let report = t
+        .api(
+            Method::POST,
+            &url,
+            &at,
+            Some(json!({
+                "schema_type": "JSON",
+                "schema": ORDER_JSON_V2,
+                "references": {"money.json": MONEY},
+            })),
+        )
+        .await
+        .json();
+    assert_eq!(report["history"]["verdict"], "COMPATIBLE", "{report}");
+    assert!(report["registry"]["is_compatible"].is_null(), "{report}");
+    let why = report["registry"]["error"].as_str().unwrap_or_default();
+    assert!(
+        why.contains("not asked") && why.contains("money.json"),
+        "{report}"
+    );
+
+    // A subject reference the registry does not have: a clear 404.
+    let r = t
+        .api(
+            Method::POST,
+            &url,
+            &at,
+            Some(json!({
+                "schema_type": "JSON",
+                "schema": ORDER_JSON_V2,
+                "subject_references": [{"name": "money.json", "subject": "money", "version": 7}],
+            })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let (id, _, _, _) = registry_with_references(&t).await;
+    let cookie = t.login("ada", support::PASSWORD).await.expect("signed in");
+    let id_text = id.to_string();
+    let recorded = || async {
+        sqlx::query_as::<_, (Option<String>, String, Value, Option<String>, Option<i32>)>(
+            "SELECT group_name, source, refs, subject, version FROM catalog_schemas ORDER BY id",
+        )
+        .fetch_all(&t.pool)
+        .await
+        .expect("catalog")
+    };
+
+    // The stream page offers both forms, the pin one on the value subject.
+    let page = t
+        .get(&format!("/clusters/{id}/stream?name=orders"), Some(&cookie))
+        .await;
+    for part in [
+        r#"data-testid="record-stream-schema-pin""#,
+        r#"value="orders-value""#,
+        r#"name="ref_names[2]""#,
+    ] {
+        assert!(page.body.contains(part), "{part} missing: {}", page.body);
+    }
+
+    // The pin form as a browser posts it, JavaScript off: the stream's
+    // schema at the latest version, a group's reader at version 1.
+    let pin = |group: &'static str, version: &'static str| {
+        let id_text = id_text.clone();
+        let cookie = cookie.clone();
+        let t = &t;
+        async move {
+            t.post_form(
+                "/fn/pin_schema",
+                Some(&cookie),
+                &[
+                    ("cluster_id", id_text.as_str()),
+                    ("topic", "orders"),
+                    ("group", group),
+                    ("subject", "orders-value"),
+                    ("version", version),
+                ],
+            )
+            .await
+        }
+    };
+    let r = pin("", "latest").await;
+    assert!(
+        r.status.is_success() || r.status.is_redirection(),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let r = pin("billing", "1").await;
+    assert!(
+        r.status.is_success() || r.status.is_redirection(),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let r = pin("billing", "v1").await;
+    assert!(r.status.is_client_error(), "{} {}", r.status, r.body);
+    let r = pin("billing", "9").await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let pinned = json!({"money.json": MONEY});
+    assert_eq!(
+        recorded().await,
+        vec![
+            (
+                None,
+                "registry".into(),
+                pinned.clone(),
+                Some("orders-value".into()),
+                Some(1)
+            ),
+            (
+                Some("billing".into()),
+                "registry".into(),
+                pinned,
+                Some("orders-value".into()),
+                Some(1)
+            ),
+        ]
+    );
+
+    // The text form with one reference slot filled and two spare.
+    let form = [
+        ("cluster_id", id_text.as_str()),
+        ("topic", "orders"),
+        ("group", "audit"),
+        ("schema_type", "JSON"),
+        ("schema", ORDER_JSON_V2),
+        ("ref_names[0]", "money.json"),
+        ("ref_texts[0]", MONEY),
+        ("ref_names[1]", ""),
+        ("ref_texts[1]", ""),
+        ("ref_names[2]", ""),
+        ("ref_texts[2]", ""),
+    ];
+    let r = t.post_form("/fn/record_schema", Some(&cookie), &form).await;
+    assert!(
+        r.status.is_success() || r.status.is_redirection(),
+        "{} {}",
+        r.status,
+        r.body
+    );
+    let last = recorded().await.pop().expect("a row");
+    assert_eq!(
+        last,
+        (
+            Some("audit".into()),
+            "text".into(),
+            json!({"money.json": MONEY}),
+            None,
+            None
+        )
+    );
+    // Without the reference the schema does not parse, and nothing is kept.
+    let mut without = form;
+    without[5] = ("ref_names[0]", "");
+    without[6] = ("ref_texts[0]", "");
+    let r = t
+        .post_form("/fn/record_schema", Some(&cookie), &without)
+        .await;
+    assert!(r.body.contains("money.json"), "{} {}", r.status, r.body);
+    assert!(r.status.is_client_error(), "{} {}", r.status, r.body);
+    // Half a reference is refused before any parse.
+    without[6] = ("ref_texts[0]", MONEY);
+    let r = t
+        .post_form("/fn/record_schema", Some(&cookie), &without)
+        .await;
+    assert!(r.body.contains("no name"), "{} {}", r.status, r.body);
+    assert_eq!(recorded().await.len(), 3);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPool) {
+    use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings, Scope};
+    let t = TestApp::new(pool).await;
+    let (id, at, base, handle) = registry_with_references(&t).await;
+    let client = RegistryClient::new(RegistrySettings::new(base)).expect("client");
+    // 30 more subjects: more than a page of 25.
+    for i in 0..30 {
+        client
+            .register(
+                &format!("topic-{i:02}-value"),
+                &NewSchema::avro(format!(
+                    r#"{{"type":"record","name":"R{i}","fields":[{{"name":"id","type":"string"}}]}}"#
+                )),
+                false,
+            )
+            .await
+            .expect("register");
+    }
+    client
+        .set_config(Scope::Subject("money"), streamkeeper::schema::Mode::Full)
+        .await
+        .expect("level");
+    let subjects = |query: &'static str| {
+        let t = &t;
+        let at = at.clone();
+        async move {
+            let r = t
+                .api(
+                    Method::GET,
+                    &format!("/api/v1/clusters/{id}/registry/subjects{query}"),
+                    &at,
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+            r.json()
+        }
+    };
+
+    // Before any pass: nothing stored, and it says so.
+    let s = subjects("").await;
+    assert!(s["read_at"].is_null(), "{s}");
+    assert_eq!(s["subjects"]["total"], 0);
+    let page = t
+        .get(
+            &format!("/schemas/{id}"),
+            Some(&t.login("ada", support::PASSWORD).await.expect("signed in")),
+        )
+        .await;
+    assert!(page.body.contains("not read yet"), "{}", page.body);
+
+    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+        .await
+        .expect("db")
+        .expect("row");
+    streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    let s = subjects("").await;
+    assert!(s["read_at"].is_string(), "{s}");
+    assert_eq!(s["global"], "BACKWARD");
+    assert_eq!(
+        (
+            s["subjects"]["total"].as_u64(),
+            s["subjects"]["items"].as_array().map(Vec::len)
+        ),
+        (Some(32), Some(25)),
+        "a page of 25 of 32: {s}"
+    );
+    let money = &s["subjects"]["items"][0];
+    assert_eq!(money["name"], "money");
+    assert_eq!(money["level"], "FULL");
+    assert_eq!(money["schema_type"], "JSON");
+    assert_eq!(money["versions"], json!([1]));
+    let s = subjects("?page=2").await;
+    assert_eq!(s["subjects"]["items"].as_array().map(Vec::len), Some(7));
+    assert_eq!(s["subjects"]["items"][6]["name"], "topic-29-value");
+    // A search, where `_` is a character, not a wildcard.
+    let s = subjects("?q=ORDERS").await;
+    assert_eq!(s["search"], "ORDERS");
+    assert_eq!(s["subjects"]["total"], 1, "{s}");
+    assert_eq!(s["subjects"]["items"][0]["name"], "orders-value");
+    assert!(s["subjects"]["items"][0]["level"].is_null());
+    assert_eq!(subjects("?q=topic_0").await["subjects"]["total"], 0);
+
+    // The registry failing: the stored subjects stay, with the error and
+    // the time of the good reading they come from.
+    let read_at = s["read_at"].clone();
+    client
+        .register("later-value", &NewSchema::avro(V1), false)
+        .await
+        .expect("register");
+    handle.fail_next(1, Fault::ServerError);
+    assert!(
+        streamkeeper_server::hygiene::run(&t.pool, &row)
+            .await
+            .is_err()
+    );
+    let s = subjects("").await;
+    assert_eq!(s["read_at"], read_at);
+    assert!(
+        s["last_error"].as_str().is_some_and(|e| !e.is_empty()),
+        "{s}"
+    );
+    assert_eq!(s["subjects"]["total"], 32, "the previous reading is kept");
+    let page = t
+        .get(
+            &format!("/schemas/{id}"),
+            Some(&t.login("ada", support::PASSWORD).await.expect("signed in")),
+        )
+        .await;
+    assert!(
+        page.body.contains("The last reading failed"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("orders-value"), "{}", page.body);
+
+    // The next good pass replaces them.
+    streamkeeper_server::hygiene::run(&t.pool, &row)
+        .await
+        .expect("hygiene");
+    let s = subjects("?q=later").await;
+    assert_eq!(s["subjects"]["total"], 1, "{s}");
+    assert!(s["last_error"].is_null(), "{s}");
 }

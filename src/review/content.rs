@@ -1,19 +1,9 @@
 //! An item's canonical content and the hash approvals are bound to.
 
 use super::Kind;
-use crate::schema::SchemaType;
+use crate::schema::{SchemaType, SubjectReference};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
-
-/// A schema the proposed one references, as the registry names it.
-#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
-pub struct Reference {
-    /// The name the schema uses for it (an import path, a `$ref`, a full name).
-    pub name: String,
-    pub subject: String,
-    pub version: u32,
-}
 
 /// Exactly what would be written to the registry: the subject and the
 /// registration request's body. The schema text is kept byte for byte —
@@ -29,7 +19,7 @@ pub struct Content {
     pub schema: String,
     /// Sorted by name (see [`Content::canonical`]).
     #[serde(default)]
-    pub references: Vec<Reference>,
+    pub references: Vec<SubjectReference>,
 }
 
 impl Content {
@@ -81,12 +71,12 @@ mod tests {
             schema_type: SchemaType::Avro,
             schema: r#"{"type":"string"}"#.into(),
             references: vec![
-                Reference {
+                SubjectReference {
                     name: "b".into(),
                     subject: "b-value".into(),
                     version: 1,
                 },
-                Reference {
+                SubjectReference {
                     name: "a".into(),
                     subject: "a-value".into(),
                     version: 2,

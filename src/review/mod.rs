@@ -15,7 +15,7 @@ mod ladder;
 mod rules;
 mod state;
 
-pub use content::{Base, Content, Reference, content_hash};
+pub use content::{Base, Content, content_hash};
 pub use ladder::{Autonomy, UnknownAutonomy};
 pub use rules::{
     Approver, ItemFacts, Refusal, check_apply, check_approval, check_edit, check_reject,

@@ -41,9 +41,19 @@ impl ParsedSchema {
 
 /// Why `reader` cannot read data written with `writer`; empty when it can.
 pub fn can_read(reader: &ParsedSchema, writer: &ParsedSchema) -> Vec<Incompatibility> {
+    can_read_under(json::Policy::Strict, reader, writer)
+}
+
+/// [`can_read`] under a subject's `compatibilityPolicy`, which only JSON
+/// Schema has: Avro and Protobuf are judged the same under any policy.
+pub fn can_read_under(
+    policy: json::Policy,
+    reader: &ParsedSchema,
+    writer: &ParsedSchema,
+) -> Vec<Incompatibility> {
     match (reader, writer) {
         (ParsedSchema::Avro(r), ParsedSchema::Avro(w)) => avro::can_read(r, w),
-        (ParsedSchema::Json(r), ParsedSchema::Json(w)) => json::can_read(r, w),
+        (ParsedSchema::Json(r), ParsedSchema::Json(w)) => json::can_read_with(r, w, policy),
         (ParsedSchema::Protobuf(r), ParsedSchema::Protobuf(w)) => protobuf::can_read(r, w),
         _ => vec![Incompatibility {
             kind: "SCHEMA_TYPE_CHANGED".into(),
@@ -132,7 +142,19 @@ pub fn check_mode<S>(
 
 /// [`check_mode`] over schemas of any format.
 pub fn check(mode: Mode, history: &[ParsedSchema], new: &ParsedSchema) -> Verdict {
-    check_mode(mode, history, new, can_read)
+    check_under(mode, json::Policy::Strict, history, new)
+}
+
+/// [`check`] under a subject's `compatibilityPolicy` (see [`can_read_under`]).
+pub fn check_under(
+    mode: Mode,
+    policy: json::Policy,
+    history: &[ParsedSchema],
+    new: &ParsedSchema,
+) -> Verdict {
+    check_mode(mode, history, new, |reader, writer| {
+        can_read_under(policy, reader, writer)
+    })
 }
 
 #[cfg(test)]

@@ -62,6 +62,17 @@ impl SchemaType {
     }
 }
 
+/// A reference to a registered subject version, as the registry names
+/// one in a schema's `references`.
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct SubjectReference {
+    /// The name the schema uses for it (an import path, a `$ref`, a full name).
+    pub name: String,
+    pub subject: String,
+    pub version: u32,
+}
+
 /// A compatibility level, as the registry's `/config` names it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

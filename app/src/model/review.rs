@@ -4,8 +4,8 @@
 use super::{AuditRow, CompatibilityReport, DiffLine};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use streamkeeper::review::{Autonomy, Base, Content, Kind, Reference, State};
-use streamkeeper::schema::{SchemaType, Verdict};
+use streamkeeper::review::{Autonomy, Base, Content, Kind, State};
+use streamkeeper::schema::{SchemaType, SubjectReference, Verdict};
 
 /// One line of the inbox.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -118,7 +118,7 @@ pub struct NewReviewItem {
     pub schema: String,
     /// Registered schemas it references.
     #[serde(default)]
-    pub references: Vec<Reference>,
+    pub references: Vec<SubjectReference>,
     /// A line for the inbox; generated when blank.
     #[serde(default)]
     pub title: Option<String>,
@@ -132,7 +132,7 @@ pub struct ReviewEdit {
     pub schema_type: SchemaType,
     pub schema: String,
     #[serde(default)]
-    pub references: Vec<Reference>,
+    pub references: Vec<SubjectReference>,
 }
 
 /// An approval: the hash of the content approved, and (in the browser) the

@@ -3,8 +3,11 @@
 //! page that checks a proposed schema against every consumer group, and a
 //! check's report with each group's verdict and reasons.
 
-use crate::components::{ActionNote, ErrorNote, href_with, id_param, query_param};
+use crate::components::{
+    ActionNote, ErrorNote, Pager, href_with, id_param, page_param, query_param,
+};
 use crate::error::AppError;
+use crate::file_text::FileIntoTextarea;
 use crate::model::{CompatibilityReport, ReaderSource, StreamSchemas, Verdict};
 use crate::pages::review::ProposeReview;
 use leptos::prelude::*;
@@ -19,23 +22,9 @@ pub async fn get_stream_schemas(id: i64, topic: String) -> Result<StreamSchemas,
     backend()?.schemas.stream_schemas(&who, id, &topic).await
 }
 
-#[cfg(feature = "ssr")]
-fn new_text_schema(
-    schema_type: &str,
-    schema: String,
-) -> Result<crate::model::NewCatalogSchema, AppError> {
-    let t = SchemaType::parse(schema_type)
-        .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
-    Ok(crate::model::NewCatalogSchema {
-        schema_type: Some(t),
-        schema: Some(schema),
-        references: Default::default(),
-        subject: None,
-        version: None,
-    })
-}
-
-/// Records the stream's schema (`group` empty) or a group's reader schema.
+/// Records the stream's schema (`group` empty) or a group's reader schema
+/// from text, pasted or loaded from a file, with its references as
+/// name/text pairs (`ref_names[i]`, `ref_texts[i]`).
 #[server(prefix = "/fn", endpoint = "record_schema")]
 pub async fn record_schema(
     cluster_id: i64,
@@ -43,6 +32,35 @@ pub async fn record_schema(
     group: Option<String>,
     schema_type: String,
     schema: String,
+    #[server(default)] ref_names: Vec<String>,
+    #[server(default)] ref_texts: Vec<String>,
+) -> Result<crate::model::CatalogSchema, AppError> {
+    use crate::model::NewCatalogSchema;
+    let new = NewCatalogSchema::from_text_form(&schema_type, schema, ref_names, ref_texts)?;
+    record(cluster_id, topic, group, new).await
+}
+
+/// Pins the stream's schema (`group` empty) or a group's reader schema to
+/// a registry subject's version (`latest` or blank for the newest).
+#[server(prefix = "/fn", endpoint = "pin_schema")]
+pub async fn pin_schema(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    subject: String,
+    version: String,
+) -> Result<crate::model::CatalogSchema, AppError> {
+    use crate::model::NewCatalogSchema;
+    let new = NewCatalogSchema::from_pin_form(&subject, &version)?;
+    record(cluster_id, topic, group, new).await
+}
+
+#[cfg(feature = "ssr")]
+async fn record(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    new: crate::model::NewCatalogSchema,
 ) -> Result<crate::model::CatalogSchema, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
@@ -55,7 +73,7 @@ pub async fn record_schema(
             cluster_id,
             &topic,
             group.as_deref(),
-            new_text_schema(&schema_type, schema)?,
+            new,
         )
         .await
 }
@@ -99,6 +117,7 @@ pub async fn check_schema(
             schema_type: t,
             schema,
             references: Default::default(),
+            subject_references: Vec::new(),
         };
         let report = backend()?
             .schemas
@@ -156,13 +175,78 @@ pub fn TypeSelect(#[prop(optional)] selected: Option<SchemaType>) -> impl IntoVi
     }
 }
 
+/// Reference slots on the record form: enough for most schemas, and a
+/// form without JavaScript cannot add more (the API takes any number).
+const REFERENCE_SLOTS: usize = 3;
+
+/// The two ways to record a schema: its text (pasted, or loaded from a
+/// file once hydrated) with the schemas it references, or a registry
+/// subject's version to pin. `group` is empty for the stream's own schema.
+#[component]
+fn RecordForms(
+    cluster_id: i64,
+    topic: String,
+    group: String,
+    record: ServerAction<RecordSchema>,
+    pin: ServerAction<PinSchema>,
+    label: &'static str,
+    testid: &'static str,
+) -> impl IntoView {
+    let area = NodeRef::<leptos::html::Textarea>::new();
+    let subject = format!("{topic}-value");
+    let hidden = move || {
+        view! {
+            <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
+            <input type="hidden" name="topic" value=topic.clone() />
+            <input type="hidden" name="group" value=group.clone() />
+        }
+    };
+    let hidden_too = hidden.clone();
+    view! {
+        <ActionForm action=record attr:class="stack" attr:data-testid=testid>
+            {hidden_too()}
+            <TypeSelect />
+            <FileIntoTextarea target=area />
+            <label>{label} " " <textarea node_ref=area name="schema" rows="8" required></textarea></label>
+            <details data-testid="references">
+                <summary>"References (other schemas this one uses)"</summary>
+                <p class="note">"Each under the name the schema uses for it: a Protobuf import path, a JSON Schema $ref, an Avro full name. Leave spare slots blank."</p>
+                {(0..REFERENCE_SLOTS).map(|i| view! {
+                    <label>{format!("Reference {} name ", i + 1)} <input name=format!("ref_names[{i}]") /></label>
+                    <label>"Its text " <textarea name=format!("ref_texts[{i}]") rows="3"></textarea></label>
+                }).collect_view()}
+            </details>
+            <button type="submit">"Record"</button>
+        </ActionForm>
+        <p class="note">"Or pin a version the Schema Registry holds (its text and references are copied, so the catalog keeps them):"</p>
+        <ActionForm action=pin attr:class="filters" attr:data-testid=format!("{testid}-pin")>
+            {hidden()}
+            <label>"Subject " <input name="subject" value=subject required /></label>
+            <label>"Version " <input name="version" value="latest" size="6" /></label>
+            <button type="submit">"Pin"</button>
+        </ActionForm>
+    }
+}
+
+fn recorded(s: &crate::model::CatalogSchema) -> String {
+    let whose = s
+        .group
+        .as_deref()
+        .map_or("stream's".to_string(), |g| format!("{g} reader"));
+    match (&s.subject, s.version) {
+        (Some(subject), Some(v)) => format!("Pinned the {whose} schema to {subject} v{v}."),
+        _ => format!("Recorded the {whose} schema."),
+    }
+}
+
 /// The stream page's schema section.
 #[component]
 pub fn StreamSchemasSection(cluster_id: i64, topic: String) -> impl IntoView {
     let record = ServerAction::<RecordSchema>::new();
+    let pin = ServerAction::<PinSchema>::new();
     let t = topic.clone();
     let schemas = Resource::new(
-        move || record.version().get(),
+        move || (record.version().get(), pin.version().get()),
         move |_| get_stream_schemas(cluster_id, t.clone()),
     );
     let check_href = href_with(
@@ -177,7 +261,7 @@ pub fn StreamSchemasSection(cluster_id: i64, topic: String) -> impl IntoView {
                 let topic = topic.clone();
                 Suspend::new(async move {
                     match schemas.await {
-                        Ok(s) => view! { <SchemasView s topic record /> }.into_any(),
+                        Ok(s) => view! { <SchemasView s topic record pin /> }.into_any(),
                         Err(err) => view! { <ErrorNote err /> }.into_any(),
                     }
                 })
@@ -191,6 +275,7 @@ fn SchemasView(
     s: StreamSchemas,
     topic: String,
     record: ServerAction<RecordSchema>,
+    pin: ServerAction<PinSchema>,
 ) -> impl IntoView {
     let cluster_id = s.cluster_id;
     let current = s.history.first().cloned();
@@ -214,16 +299,10 @@ fn SchemasView(
             }}
             <details>
                 <summary>"Record the stream's schema"</summary>
-                <ActionForm action=record attr:class="stack" attr:data-testid="record-stream-schema">
-                    <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
-                    <input type="hidden" name="topic" value=topic.clone() />
-                    <input type="hidden" name="group" value="" />
-                    <TypeSelect />
-                    <label>"Schema " <textarea name="schema" rows="8" required></textarea></label>
-                    <button type="submit">"Record"</button>
-                </ActionForm>
+                <RecordForms cluster_id topic=topic.clone() group=String::new() record pin label="Schema" testid="record-stream-schema" />
             </details>
-            <ActionNote value=record.value() ok=|s: &crate::model::CatalogSchema| format!("Recorded the {} schema.", s.group.as_deref().map_or("stream's".to_string(), |g| format!("{g} reader"))) />
+            <ActionNote value=record.value() ok=recorded />
+            <ActionNote value=pin.value() ok=recorded />
         </section>
         <h3>"Consumers' reader schemas"</h3>
         {if s.readers.is_empty() {
@@ -244,14 +323,7 @@ fn SchemasView(
                                     {r.note}
                                     <details>
                                         <summary>"Declare its reader schema"</summary>
-                                        <ActionForm action=record attr:class="stack" attr:data-testid="record-reader-schema">
-                                            <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
-                                            <input type="hidden" name="topic" value=topic.clone() />
-                                            <input type="hidden" name="group" value=r.group.clone() />
-                                            <TypeSelect />
-                                            <label>"Reader schema " <textarea name="schema" rows="6" required></textarea></label>
-                                            <button type="submit">"Record"</button>
-                                        </ActionForm>
+                                        <RecordForms cluster_id topic group=r.group.clone() record pin label="Reader schema" testid="record-reader-schema" />
                                     </details>
                                 </td>
                             </tr>
@@ -518,10 +590,18 @@ pub fn SchemasPage() -> impl IntoView {
 }
 
 #[server(prefix = "/fn", endpoint = "get_registry_subjects")]
-pub async fn get_registry_subjects(id: i64) -> Result<crate::model::RegistrySubjects, AppError> {
+pub async fn get_registry_subjects(
+    id: i64,
+    q: Option<String>,
+    page: u32,
+) -> Result<crate::model::RegistrySubjects, AppError> {
     use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
     let who = principal().await?;
-    backend()?.schemas.registry_subjects(&who, id).await
+    backend()?
+        .schemas
+        .registry_subjects(&who, id, q, PageRequest::new(Some(page), None))
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "get_subject_diff")]
@@ -539,17 +619,20 @@ pub async fn get_subject_diff(
         .await
 }
 
-/// `/schemas/:id`: a registry's subjects with their versions and levels,
-/// and a form to propose a schema registration for review.
+/// `/schemas/:id?q=&page=`: a registry's subjects with their versions and
+/// levels, as the hygiene routine last read them, and a form to propose a
+/// schema registration for review.
 #[component]
 pub fn SubjectsPage() -> impl IntoView {
     let id = id_param();
+    let q = query_param("q");
+    let page = page_param();
     let propose = ServerAction::<ProposeReview>::new();
     let subjects = Resource::new(
-        move || id.get(),
-        |id| async move {
+        move || (id.get(), q.get(), page.get()),
+        |(id, q, page)| async move {
             match id {
-                Some(id) => get_registry_subjects(id).await,
+                Some(id) => get_registry_subjects(id, q, page).await,
                 None => Err(AppError::NotFound("That registry".into())),
             }
         },
@@ -561,27 +644,12 @@ pub fn SubjectsPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match subjects.await {
                     Ok(r) => {
-                        let id = r.cluster_id;
+                        let cluster_id = r.cluster_id;
                         view! {
-                            <h1>{format!("{} · subjects", r.cluster)}</h1>
-                            <p class="note">{format!("{} · global level {}", r.url, r.global.as_str())}</p>
-                            <table class="list" data-testid="subjects">
-                                <thead><tr><th>"Subject"</th><th>"Versions"</th><th>"Level"</th></tr></thead>
-                                <tbody>
-                                    {r.subjects.into_iter().map(|s| {
-                                        let href = href_with(&format!("/schemas/{id}/subject"), &[("name", Some(s.name.clone()))]);
-                                        view! {
-                                            <tr>
-                                                <td><a href=href>{s.name.clone()}</a></td>
-                                                <td>{s.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
-                                                <td>{s.level.map_or(format!("{} (global)", r.global.as_str()), |m| m.as_str().to_string())}</td>
-                                            </tr>
-                                        }
-                                    }).collect_view()}
-                                </tbody>
-                            </table>
-                            <ProposeRegistration cluster_id=id propose />
-                        }.into_any()
+                            <SubjectsView r />
+                            <ProposeRegistration cluster_id propose />
+                        }
+                        .into_any()
                     }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
@@ -610,6 +678,52 @@ fn ProposeRegistration(cluster_id: i64, propose: ServerAction<ProposeReview>) ->
             </ActionForm>
             <ActionNote value=propose.value() ok=|id: &i64| format!("Proposed (review item {id}).") />
         </section>
+    }
+}
+
+#[component]
+fn SubjectsView(r: crate::model::RegistrySubjects) -> impl IntoView {
+    let id = r.cluster_id;
+    let base = format!("/schemas/{id}");
+    let global = r.global.map_or("unknown", |m| m.as_str());
+    let read = match r.read_at {
+        Some(t) => format!(
+            "{} · global level {global} · read {} (the registry is read every five minutes)",
+            r.url,
+            t.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        None => format!(
+            "{} · not read yet: the registry is read every five minutes, and its subjects show here after the first good reading",
+            r.url
+        ),
+    };
+    let search = r.search.clone();
+    let pager_base = base.clone();
+    view! {
+        <h1>{format!("{} · subjects", r.cluster)}</h1>
+        <p class="note" data-testid="subjects-read">{read}</p>
+        {r.last_error.map(|e| view! { <p class="error" role="alert">{format!("The last reading failed: {e}. The subjects below are from the last good one.")}</p> })}
+        <form method="get" action=base class="filters" role="search">
+            <label>"Search " <input name="q" type="search" value=r.search.unwrap_or_default() placeholder="subject" /></label>
+            <button type="submit">"Search"</button>
+        </form>
+        <table class="list" data-testid="subjects">
+            <thead><tr><th>"Subject"</th><th>"Versions"</th><th>"Latest"</th><th>"Level"</th></tr></thead>
+            <tbody>
+                {r.subjects.items.clone().into_iter().map(|s| {
+                    let href = href_with(&format!("/schemas/{id}/subject"), &[("name", Some(s.name.clone()))]);
+                    view! {
+                        <tr>
+                            <td><a href=href>{s.name.clone()}</a></td>
+                            <td>{s.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
+                            <td>{format!("{} · id {}", s.schema_type.as_str(), s.latest_id)}</td>
+                            <td>{s.level.map_or(format!("{global} (global)"), |m| m.as_str().to_string())}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+        <Pager page=r.subjects href=move |n| href_with(&pager_base, &[("q", search.clone()), ("page", Some(n.to_string()))]) />
     }
 }
 

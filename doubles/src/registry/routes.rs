@@ -3,7 +3,8 @@
 
 use super::errors::ApiError;
 use super::store::{
-    Listing, Reference, RegistryMode, Schema, Store, Submission, Version, VersionSpec, parse_level,
+    Listing, Policy, Reference, RegistryMode, Schema, Store, Submission, Version, VersionSpec,
+    parse_level,
 };
 use super::{CONTENT_TYPE_V1, Options};
 use axum::Router;
@@ -16,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use streamkeeper::schema::SchemaType;
+use streamkeeper::schema::{Mode, SchemaType};
 
 pub(super) struct Shared {
     store: Mutex<Store>,
@@ -271,19 +272,40 @@ struct CompatibilityOut {
 
 #[derive(Serialize)]
 struct ConfigOut {
-    #[serde(rename = "compatibilityLevel")]
-    compatibility_level: &'static str,
+    #[serde(rename = "compatibilityLevel", skip_serializing_if = "Option::is_none")]
+    compatibility_level: Option<&'static str>,
+    #[serde(
+        rename = "compatibilityPolicy",
+        skip_serializing_if = "Option::is_none"
+    )]
+    compatibility_policy: Option<&'static str>,
+}
+
+impl ConfigOut {
+    fn new((level, policy): (Option<Mode>, Option<Policy>)) -> Self {
+        ConfigOut {
+            compatibility_level: level.map(Mode::as_str),
+            compatibility_policy: policy.map(Policy::as_str),
+        }
+    }
 }
 
 #[derive(Deserialize)]
 struct ConfigRequest {
     compatibility: Option<String>,
+    #[serde(rename = "compatibilityPolicy")]
+    compatibility_policy: Option<String>,
 }
 
 #[derive(Serialize)]
 struct ConfigEcho {
     #[serde(skip_serializing_if = "Option::is_none")]
     compatibility: Option<&'static str>,
+    #[serde(
+        rename = "compatibilityPolicy",
+        skip_serializing_if = "Option::is_none"
+    )]
+    compatibility_policy: Option<&'static str>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -510,9 +532,7 @@ async fn check_version(
 // Compatibility levels.
 
 async fn global_config(State(r): Registry) -> Response {
-    reply(&ConfigOut {
-        compatibility_level: r.store().global_level().as_str(),
-    })
+    reply(&ConfigOut::new(r.store().global_config()))
 }
 
 async fn subject_config(
@@ -522,24 +542,26 @@ async fn subject_config(
 ) -> Response {
     answer(
         r.store()
-            .subject_level(&subject, flag(&params, "defaultToGlobal"))
-            .map(|level| ConfigOut {
-                compatibility_level: level.as_str(),
-            }),
+            .subject_config(&subject, flag(&params, "defaultToGlobal"))
+            .map(ConfigOut::new),
     )
 }
 
 fn set_config(r: &Shared, subject: Option<&str>, headers: &HeaderMap, bytes: &[u8]) -> Response {
     answer(body::<ConfigRequest>(headers, bytes).and_then(|request| {
-        let Some(text) = request.compatibility else {
-            return Ok(ConfigEcho {
-                compatibility: None,
-            });
-        };
-        let level = parse_level(&text).ok_or_else(ApiError::invalid_compatibility_level)?;
-        r.store().set_level(subject, level);
+        let level = request
+            .compatibility
+            .map(|text| parse_level(&text).ok_or_else(ApiError::invalid_compatibility_level))
+            .transpose()?;
+        // An unknown policy is refused like an unknown level (42203).
+        let policy = request
+            .compatibility_policy
+            .map(|text| Policy::parse(&text).ok_or_else(ApiError::invalid_compatibility_level))
+            .transpose()?;
+        r.store().set_config(subject, level, policy);
         Ok(ConfigEcho {
-            compatibility: Some(level.as_str()),
+            compatibility: level.map(Mode::as_str),
+            compatibility_policy: policy.map(Policy::as_str),
         })
     }))
 }
@@ -558,19 +580,11 @@ async fn set_subject_config(
 }
 
 async fn delete_global_config(State(r): Registry) -> Response {
-    answer(r.store().delete_level(None).map(|level| ConfigOut {
-        compatibility_level: level.as_str(),
-    }))
+    answer(r.store().delete_config(None).map(ConfigOut::new))
 }
 
 async fn delete_subject_config(State(r): Registry, Path(subject): Path<String>) -> Response {
-    answer(
-        r.store()
-            .delete_level(Some(&subject))
-            .map(|level| ConfigOut {
-                compatibility_level: level.as_str(),
-            }),
-    )
+    answer(r.store().delete_config(Some(&subject)).map(ConfigOut::new))
 }
 
 // Modes.

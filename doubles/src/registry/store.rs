@@ -14,6 +14,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 use streamkeeper::schema::check::{self, Direction, ParsedSchema};
+use streamkeeper::schema::json;
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 
 /// Another subject's version that a schema uses, under `name`.
@@ -136,6 +137,42 @@ pub fn parse_level(text: &str) -> Option<Mode> {
     Mode::ALL.into_iter().find(|m| m.as_str() == upper)
 }
 
+/// A subject's `compatibilityPolicy`: which JSON Schema changes count as
+/// compatible (the other formats ignore it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Policy {
+    Strict,
+    Lenient,
+    /// Accepted and echoed as the registry does; judged as STRICT, since
+    /// the contract says nothing of what it relaxes.
+    Logical,
+}
+
+impl Policy {
+    const ALL: [Policy; 3] = [Policy::Strict, Policy::Lenient, Policy::Logical];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Policy::Strict => "STRICT",
+            Policy::Lenient => "LENIENT",
+            Policy::Logical => "LOGICAL",
+        }
+    }
+
+    /// In any case, as levels are.
+    pub fn parse(text: &str) -> Option<Policy> {
+        let upper = text.to_uppercase();
+        Self::ALL.into_iter().find(|p| p.as_str() == upper)
+    }
+
+    fn engine(self) -> json::Policy {
+        match self {
+            Policy::Lenient => json::Policy::Lenient,
+            Policy::Strict | Policy::Logical => json::Policy::Strict,
+        }
+    }
+}
+
 /// Which versions or subjects a listing shows.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Listing {
@@ -186,6 +223,8 @@ pub struct Store {
     last_id: u32,
     global_level: Option<Mode>,
     subject_levels: HashMap<String, Mode>,
+    global_policy: Option<Policy>,
+    subject_policies: HashMap<String, Policy>,
     global_mode: Option<RegistryMode>,
     subject_modes: HashMap<String, RegistryMode>,
 }
@@ -388,6 +427,7 @@ impl Store {
     fn verdict(
         &self,
         level: Mode,
+        policy: Policy,
         history: &[Version],
         new: &Prepared,
     ) -> Result<Vec<String>, ApiError> {
@@ -399,7 +439,7 @@ impl Store {
             .map(|v| self.parse(&v.schema))
             .collect::<Result<Vec<_>, _>>()
             .map_err(ApiError::invalid_schema)?;
-        let verdict = check::check_mode(level, &parsed, &new.parsed, check::can_read);
+        let verdict = check::check_under(level, policy.engine(), &parsed, &new.parsed);
         // Every finding is about one version: the newest that failed.
         let Some(old) = verdict
             .findings
@@ -468,7 +508,12 @@ impl Store {
             self.prepare(subject, submission)
         };
         match prepared {
-            Ok(new) => self.verdict(self.level_in_scope(subject), &history, &new),
+            Ok(new) => self.verdict(
+                self.level_in_scope(subject),
+                self.policy_in_scope(subject),
+                &history,
+                &new,
+            ),
             Err(e) if verbose && e.error_code == 42201 => Ok(vec![e.message]),
             Err(e) => Err(e),
         }
@@ -534,7 +579,12 @@ impl Store {
                 .ok_or_else(|| ApiError::invalid_schema("Empty schema"));
         };
         let history: Vec<Version> = self.live(subject).cloned().collect();
-        let messages = self.verdict(self.level_in_scope(subject), &history, &new)?;
+        let messages = self.verdict(
+            self.level_in_scope(subject),
+            self.policy_in_scope(subject),
+            &history,
+            &new,
+        )?;
         if !messages.is_empty() {
             return Err(ApiError::incompatible(
                 incompatible_code,
@@ -607,6 +657,7 @@ impl Store {
         if self.versions_of(subject).is_empty() {
             self.subjects.remove(subject);
             self.subject_levels.remove(subject);
+            self.subject_policies.remove(subject);
             self.subject_modes.remove(subject);
         }
     }
@@ -700,35 +751,83 @@ impl Store {
             .unwrap_or_else(|| self.global_level())
     }
 
-    pub fn subject_level(&self, subject: &str, default_to_global: bool) -> Result<Mode, ApiError> {
-        match self.subject_levels.get(subject) {
-            Some(level) => Ok(*level),
-            None if default_to_global => Ok(self.global_level()),
-            None => Err(ApiError::no_subject_config(subject)),
+    /// The subject's `compatibilityPolicy`, else the global one, else STRICT.
+    pub fn policy_in_scope(&self, subject: &str) -> Policy {
+        self.subject_policies
+            .get(subject)
+            .copied()
+            .or(self.global_policy)
+            .unwrap_or(Policy::Strict)
+    }
+
+    /// The global level and policy (the level always has a value).
+    pub fn global_config(&self) -> (Option<Mode>, Option<Policy>) {
+        (Some(self.global_level()), self.global_policy)
+    }
+
+    /// A subject's own level and policy; 40408 when it has neither, unless
+    /// `default_to_global`, which fills what it lacks from the global ones.
+    pub fn subject_config(
+        &self,
+        subject: &str,
+        default_to_global: bool,
+    ) -> Result<(Option<Mode>, Option<Policy>), ApiError> {
+        let own = (
+            self.subject_levels.get(subject).copied(),
+            self.subject_policies.get(subject).copied(),
+        );
+        match own {
+            (level, policy) if default_to_global => Ok((
+                Some(level.unwrap_or_else(|| self.global_level())),
+                policy.or(self.global_policy),
+            )),
+            (None, None) => Err(ApiError::no_subject_config(subject)),
+            own => Ok(own),
         }
     }
 
-    pub fn set_level(&mut self, subject: Option<&str>, level: Mode) {
-        match subject {
-            None => self.global_level = Some(level),
-            Some(s) => {
-                self.subject_levels.insert(s.to_string(), level);
-            }
-        }
-    }
-
-    /// The level removed; the global one falls back to BACKWARD.
-    pub fn delete_level(&mut self, subject: Option<&str>) -> Result<Mode, ApiError> {
+    /// Sets what the request gives and leaves the rest as it was.
+    pub fn set_config(
+        &mut self,
+        subject: Option<&str>,
+        level: Option<Mode>,
+        policy: Option<Policy>,
+    ) {
         match subject {
             None => {
-                let old = self.global_level();
+                self.global_level = level.or(self.global_level);
+                self.global_policy = policy.or(self.global_policy);
+            }
+            Some(s) => {
+                if let Some(level) = level {
+                    self.subject_levels.insert(s.to_string(), level);
+                }
+                if let Some(policy) = policy {
+                    self.subject_policies.insert(s.to_string(), policy);
+                }
+            }
+        }
+    }
+
+    /// The configuration removed; the global level falls back to BACKWARD.
+    pub fn delete_config(
+        &mut self,
+        subject: Option<&str>,
+    ) -> Result<(Option<Mode>, Option<Policy>), ApiError> {
+        match subject {
+            None => {
+                let old = self.global_config();
                 self.global_level = None;
+                self.global_policy = None;
                 Ok(old)
             }
-            Some(s) => self
-                .subject_levels
-                .remove(s)
-                .ok_or_else(|| ApiError::subject_not_found(s)),
+            Some(s) => match (
+                self.subject_levels.remove(s),
+                self.subject_policies.remove(s),
+            ) {
+                (None, None) => Err(ApiError::subject_not_found(s)),
+                old => Ok(old),
+            },
         }
     }
 
@@ -816,6 +915,36 @@ mod tests {
     }
 
     #[test]
+    fn a_lenient_subject_takes_a_property_added_to_an_open_json_model() {
+        let json = |text: &str| Submission {
+            schema_type: SchemaType::Json,
+            text: text.into(),
+            references: Vec::new(),
+        };
+        let v1 = json(r#"{"type":"object","properties":{"a":{"type":"string"}}}"#);
+        let v2 = json(
+            r#"{"type":"object","properties":{"a":{"type":"string"},"b":{"type":"integer"}}}"#,
+        );
+        let mut s = Store::default();
+        s.register("j", &v1, 409).expect("v1");
+        let check = |s: &Store| s.check("j", Some(VersionSpec::Latest), &v2, true);
+        assert!(!check(&s).expect("strict").is_empty(), "STRICT refuses it");
+        s.set_config(Some("j"), None, Some(Policy::Lenient));
+        assert_eq!(check(&s), Ok(Vec::new()), "LENIENT takes it");
+        assert_eq!(
+            s.subject_config("j", false),
+            Ok((None, Some(Policy::Lenient))),
+            "a policy alone is the subject's own config"
+        );
+        assert_eq!(
+            s.subject_config("j", true).map(|c| c.0),
+            Ok(Some(Mode::Backward))
+        );
+        s.delete_config(Some("j")).expect("delete");
+        assert!(!check(&s).expect("strict again").is_empty());
+    }
+
+    #[test]
     fn versions_parse_as_confluent_does() {
         assert_eq!(VersionSpec::parse(" LATEST "), Ok(VersionSpec::Latest));
         assert_eq!(VersionSpec::parse("-1"), Ok(VersionSpec::Latest));
@@ -864,7 +993,7 @@ mod tests {
     #[test]
     fn full_shows_the_old_schema_only_after_the_new_ones_complaints() {
         let mut s = Store::default();
-        s.set_level(Some("a"), Mode::Full);
+        s.set_config(Some("a"), Some(Mode::Full), None);
         s.register("a", &avro(ID_AMOUNT), 409).expect("v1");
         // The new schema reads the old one; the old one cannot read the
         // new: only a FORWARD complaint, and no old schema shown.
@@ -892,15 +1021,15 @@ mod tests {
     fn transitive_levels_report_the_newest_version_that_fails() {
         let mut s = Store::default();
         s.register("a", &avro(ID_INT), 409).expect("v1");
-        s.set_level(Some("a"), Mode::None);
+        s.set_config(Some("a"), Some(Mode::None), None);
         s.register("a", &avro(ID), 409).expect("v2");
-        s.set_level(Some("a"), Mode::Backward);
+        s.set_config(Some("a"), Some(Mode::Backward), None);
         assert!(
             s.check("a", None, &avro(ID), false)
                 .expect("latest only")
                 .is_empty()
         );
-        s.set_level(Some("a"), Mode::BackwardTransitive);
+        s.set_config(Some("a"), Some(Mode::BackwardTransitive), None);
         let messages = s.check("a", None, &avro(ID), false).expect("all");
         assert!(
             messages.contains(&"{oldSchemaVersion: 1}".to_string()),

@@ -7,6 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
+use streamkeeper::page::PageRequest;
 use streamkeeper_app::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
     RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
@@ -132,16 +133,30 @@ pub async fn registry_status(
         })
 }
 
-/// The registry's subjects with their versions and levels, read live.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct SubjectsQuery {
+    /// Only subjects whose name contains this (any case).
+    q: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// The registry's subjects with their versions, latest schema and levels,
+/// a page at a time, as the hygiene routine last read them (`read_at`,
+/// null before the first reading; `last_error` when the last one failed).
 #[utoipa::path(get, path = "/api/v1/clusters/{id}/registry/subjects", tag = "schemas",
-    params(("id" = i64, Path)),
-    responses((status = 200, body = RegistrySubjects), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+    params(("id" = i64, Path), SubjectsQuery),
+    responses((status = 200, body = RegistrySubjects), (status = 404, body = ErrorBody)))]
 pub async fn registry_subjects(
     State(st): State<AppState>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
+    ApiQuery(q): ApiQuery<SubjectsQuery>,
 ) -> Result<Json<RegistrySubjects>, ApiError> {
-    Ok(Json(st.schemas.registry_subjects(&who, id).await?))
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(
+        st.schemas.registry_subjects(&who, id, q.q, page).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -10,12 +10,13 @@
 mod auth;
 mod client;
 mod error;
+mod references;
 mod types;
 
 pub use auth::{Auth, Secret};
 pub use client::{CONTENT_TYPE_V1, RegistryClient, RegistrySettings};
 pub use error::RegistryError;
 pub use types::{
-    CheckOptions, CompatibilityCheck, Config, Deleted, NewSchema, RegistryMode, SchemaById,
-    SchemaReference, SchemaVersion, Scope, SubjectVersion, VersionRef,
+    CheckOptions, CompatibilityCheck, CompatibilityPolicy, Config, Deleted, NewSchema,
+    RegistryMode, SchemaById, SchemaReference, SchemaVersion, Scope, SubjectVersion, VersionRef,
 };

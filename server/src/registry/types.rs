@@ -152,6 +152,24 @@ pub struct Config {
     #[serde(rename = "compatibilityLevel")]
     pub compatibility_level: Option<Mode>,
     pub normalize: Option<bool>,
+    #[serde(rename = "compatibilityPolicy")]
+    pub compatibility_policy: Option<CompatibilityPolicy>,
+}
+
+/// Which JSON Schema changes the registry counts as compatible
+/// (`compatibilityPolicy`; Avro and Protobuf ignore it). Absent means
+/// STRICT.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "UPPERCASE")]
+pub enum CompatibilityPolicy {
+    Strict,
+    Lenient,
+    /// Named by the contract without saying what it relaxes.
+    Logical,
+    /// A value newer than the contract: kept rather than failing the
+    /// whole configuration.
+    #[serde(other)]
+    Other,
 }
 
 /// The body of `PUT /config`, which the registry echoes.
@@ -271,6 +289,19 @@ mod tests {
         assert_eq!(v.schema_type, SchemaType::Avro);
         assert!(v.references.is_empty());
         assert!(!v.deleted);
+    }
+
+    #[test]
+    fn a_config_carries_its_policy_and_tolerates_new_ones() {
+        let c: Config = serde_json::from_str(
+            r#"{"compatibilityLevel":"BACKWARD","compatibilityPolicy":"LENIENT"}"#,
+        )
+        .expect("config");
+        assert_eq!(c.compatibility_policy, Some(CompatibilityPolicy::Lenient));
+        let c: Config = serde_json::from_str(r#"{"compatibilityPolicy":"SOMEDAY"}"#)
+            .expect("an unknown policy is not an error");
+        assert_eq!(c.compatibility_policy, Some(CompatibilityPolicy::Other));
+        assert_eq!(c.compatibility_level, None);
     }
 
     #[test]

@@ -82,41 +82,6 @@ impl ReviewService {
         }
     }
 
-    /// The referenced schemas' text, read from the registry (a reference
-    /// names a registered subject version).
-    async fn reference_texts(
-        &self,
-        content: &Content,
-    ) -> Result<BTreeMap<String, String>, AppError> {
-        let mut texts = BTreeMap::new();
-        if content.references.is_empty() {
-            return Ok(texts);
-        }
-        let registry = self
-            .schemas
-            .registry_client_of(content.cluster_id)
-            .await?
-            .ok_or_else(|| {
-                AppError::Invalid(
-                    "References name registry subjects, and this cluster has no Schema Registry."
-                        .into(),
-                )
-            })?;
-        for r in &content.references {
-            let v = registry
-                .version(&r.subject, VersionRef::Number(r.version), false)
-                .await
-                .map_err(|e| {
-                    AppError::Invalid(format!(
-                        "Reference {} ({} version {}) cannot be read: {e}",
-                        r.name, r.subject, r.version
-                    ))
-                })?;
-            texts.insert(r.name.clone(), v.schema);
-        }
-        Ok(texts)
-    }
-
     /// Everything a revision is made of: the check, the base, the frozen
     /// approvers and required count, and the hash binding them.
     pub(super) async fn prepare(
@@ -126,7 +91,6 @@ impl ReviewService {
         content: &Content,
         domain: &str,
     ) -> Result<Revision, AppError> {
-        let references = self.reference_texts(content).await?;
         let report = self
             .schemas
             .check(
@@ -136,7 +100,8 @@ impl ReviewService {
                 ProposedSchema {
                     schema_type: content.schema_type,
                     schema: content.schema.clone(),
-                    references,
+                    references: BTreeMap::new(),
+                    subject_references: content.references.clone(),
                 },
             )
             .await?;

@@ -4,6 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
+use streamkeeper::page::PageRequest;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct RegistryRow {
@@ -342,4 +343,132 @@ pub async fn registry_status(
     .fetch_all(pool)
     .await?;
     Ok(Some((url, checked, error, findings)))
+}
+
+/// A subject as the hygiene routine read it.
+#[derive(Debug, Clone, FromRow)]
+pub struct SubjectRow {
+    pub subject: String,
+    pub versions: Vec<i32>,
+    pub latest_id: i32,
+    pub schema_type: String,
+    pub level: Option<String>,
+}
+
+/// Replaces a registry's subjects after a good reading, with the global
+/// level and the time they were read.
+pub async fn replace_subjects(
+    pool: &PgPool,
+    cluster_id: i64,
+    global_level: &str,
+    subjects: &[SubjectRow],
+) -> Result<(), sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    sqlx::query("DELETE FROM registry_subjects WHERE cluster_id = $1")
+        .bind(cluster_id)
+        .execute(&mut *tx)
+        .await?;
+    // One statement for any number of subjects; each version list travels
+    // as text because Postgres arrays cannot be ragged.
+    let versions: Vec<String> = subjects
+        .iter()
+        .map(|s| {
+            s.versions
+                .iter()
+                .map(i32::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .collect();
+    sqlx::query(
+        "INSERT INTO registry_subjects (cluster_id, subject, versions, latest_id, schema_type, level)
+         SELECT $1, s, string_to_array(v, ',')::integer[], id, t, l
+         FROM UNNEST($2::text[], $3::text[], $4::integer[], $5::text[], $6::text[]) AS u(s, v, id, t, l)",
+    )
+    .bind(cluster_id)
+    .bind(subjects.iter().map(|s| s.subject.as_str()).collect::<Vec<_>>())
+    .bind(&versions)
+    .bind(subjects.iter().map(|s| s.latest_id).collect::<Vec<_>>())
+    .bind(
+        subjects
+            .iter()
+            .map(|s| s.schema_type.as_str())
+            .collect::<Vec<_>>(),
+    )
+    .bind(
+        subjects
+            .iter()
+            .map(|s| s.level.as_deref())
+            .collect::<Vec<_>>(),
+    )
+    .execute(&mut *tx)
+    .await?;
+    sqlx::query(
+        "UPDATE schema_registries SET subjects_read_at = now(), global_level = $2 WHERE cluster_id = $1",
+    )
+    .bind(cluster_id)
+    .bind(global_level)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await
+}
+
+/// When a registry's subjects were last read, its global level then, and
+/// why the last reading failed, if it did.
+#[derive(Debug, Clone, FromRow)]
+pub struct SubjectsReading {
+    pub url: String,
+    pub subjects_read_at: Option<DateTime<Utc>>,
+    pub global_level: Option<String>,
+    pub last_error: Option<String>,
+}
+
+pub async fn subjects_reading(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<Option<SubjectsReading>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT url, subjects_read_at, global_level, last_error FROM schema_registries WHERE cluster_id = $1",
+    )
+    .bind(cluster_id)
+    .fetch_optional(pool)
+    .await
+}
+
+/// A page of a registry's stored subjects by name, those containing
+/// `search` (any case) only when given, with the total.
+pub async fn subjects_page(
+    pool: &PgPool,
+    cluster_id: i64,
+    search: Option<&str>,
+    page: PageRequest,
+) -> Result<(Vec<SubjectRow>, u64), sqlx::Error> {
+    // `%` and `_` in the search are literal characters, not wildcards.
+    let pattern = search.map(|s| {
+        format!(
+            "%{}%",
+            s.replace('\\', "\\\\")
+                .replace('%', "\\%")
+                .replace('_', "\\_")
+        )
+    });
+    let rows = sqlx::query_as(
+        "SELECT subject, versions, latest_id, schema_type, level FROM registry_subjects
+         WHERE cluster_id = $1 AND ($2::text IS NULL OR subject ILIKE $2)
+         ORDER BY subject LIMIT $3 OFFSET $4",
+    )
+    .bind(cluster_id)
+    .bind(&pattern)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    let total: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM registry_subjects WHERE cluster_id = $1 AND ($2::text IS NULL OR subject ILIKE $2)",
+    )
+    .bind(cluster_id)
+    .bind(&pattern)
+    .fetch_one(pool)
+    .await?;
+    Ok((rows, u64::try_from(total).unwrap_or_default()))
 }

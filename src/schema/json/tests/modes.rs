@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::schema::Mode;
-use crate::schema::check::{Direction, ParsedSchema, check};
+use crate::schema::check::{Direction, ParsedSchema, check, check_under};
 
 fn json(text: &str) -> ParsedSchema {
     ParsedSchema::parse(&SchemaText::new(SchemaType::Json, text)).expect("a JSON schema")
@@ -47,6 +47,17 @@ fn adding_to_an_open_model_is_forward_but_not_backward() {
         finding.incompatibility.kind,
         "OPTIONAL_PROPERTY_ADDED_TO_OPEN_CONTENT_MODEL"
     );
+}
+
+#[test]
+fn a_lenient_subject_accepts_a_property_added_to_an_open_model() {
+    let history = [json(OPEN_V1)];
+    let new = json(OPEN_V2);
+    assert!(!check_under(Mode::Backward, Policy::Strict, &history, &new).compatible);
+    assert!(check_under(Mode::Backward, Policy::Lenient, &history, &new).compatible);
+    // Leniency relaxes the rules, not the mode: a narrowed type still fails.
+    let narrowed = json(r#"{"type": "object", "properties": {"a": {"type": "integer"}}}"#);
+    assert!(!check_under(Mode::Backward, Policy::Lenient, &history, &narrowed).compatible);
 }
 
 #[test]

@@ -17,10 +17,14 @@ pub fn SignedInHeader() -> impl IntoView {
     view! {
         <header class="top">
             <a class="brand" href="/">"Streamkeeper"</a>
-            <Suspense fallback=|| ()>
+            // One Transition for both: the badge's numbers are awaited with
+            // the user, so the server's HTML and the hydrating client agree,
+            // and a refetch on navigation keeps the header in place.
+            <Transition fallback=|| ()>
                 {move || Suspend::new(async move {
                     match me.await {
                         Ok(Some(me)) => {
+                            let counts = counts.await.ok().flatten();
                             let admin = me.principal.may(Action::ManageUsers);
                             let audit = me.principal.may(Action::ReadAudit);
                             view! {
@@ -56,7 +60,7 @@ pub fn SignedInHeader() -> impl IntoView {
                         _ => ().into_any(),
                     }
                 })}
-            </Suspense>
+            </Transition>
         </header>
     }
 }

@@ -858,8 +858,7 @@ fn Comments(
 }
 
 /// The header badge's numbers, fetched again on every navigation and
-/// whenever a page says the inbox changed. Created with the header, outside
-/// its suspense, so the server's answer hydrates in place.
+/// whenever a page says the inbox changed.
 pub fn inbox_counts() -> Resource<Result<Option<InboxCounts>, AppError>> {
     let location = leptos_router::hooks::use_location();
     let changed = use_context::<InboxChanged>();
@@ -877,26 +876,13 @@ pub fn inbox_counts() -> Resource<Result<Option<InboxCounts>, AppError>> {
 /// The header's "Review" link, with a badge of the items waiting for the
 /// caller and their unread notifications.
 #[component]
-pub fn InboxLink(counts: Resource<Result<Option<InboxCounts>, AppError>>) -> impl IntoView {
+pub fn InboxLink(counts: Option<InboxCounts>) -> impl IntoView {
+    let badge = counts.filter(|c| c.waiting + c.unread > 0).map(|c| {
+        let title = format!("{} waiting for you, {} unread", c.waiting, c.unread);
+        view! { <span class="badge count" title=title data-testid="inbox-badge">{c.waiting + c.unread}</span> }
+    });
     view! {
-        // "Review" sits in its own element: a text node next to the badge's
-        // would merge with it in the browser and no longer match on hydration.
-        <a href="/review">
-            <span>"Review"</span>
-            <Transition fallback=|| ()>
-                {move || Suspend::new(async move {
-                    match counts.await {
-                        Ok(Some(c)) if c.waiting + c.unread > 0 => {
-                            let title = format!("{} waiting for you, {} unread", c.waiting, c.unread);
-                            view! {
-                                <span class="badge count" title=title data-testid="inbox-badge">{c.waiting + c.unread}</span>
-                            }.into_any()
-                        }
-                        _ => ().into_any(),
-                    }
-                })}
-            </Transition>
-        </a>
+        <a href="/review">"Review" {badge}</a>
     }
 }
 

@@ -41,10 +41,7 @@ pub struct SchemaService {
     pool: PgPool,
 }
 
-/// The subject a topic's values are registered under (TopicNameStrategy).
-pub fn value_subject(topic: &str) -> String {
-    format!("{topic}-value")
-}
+pub use streamkeeper::schema::subject::value_subject;
 
 fn schema_type(s: &str) -> SchemaType {
     SchemaType::parse(s).unwrap_or(SchemaType::Avro)
@@ -518,7 +515,24 @@ impl SchemaService {
         topic: &str,
         proposed: ProposedSchema,
     ) -> Result<CompatibilityReport, AppError> {
+        self.check_subject(who, cluster_id, topic, &value_subject(topic), proposed)
+            .await
+    }
+
+    /// [`SchemaService::check`] for one of the topic's subjects: its value
+    /// subject's schema is checked against every consumer group and its
+    /// history; a key or record subject's against its history only (the
+    /// catalog knows the groups' reader schemas of values alone).
+    pub async fn check_subject(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        topic: &str,
+        subject: &str,
+        proposed: ProposedSchema,
+    ) -> Result<CompatibilityReport, AppError> {
         require(who, Action::Read, "check schema changes")?;
+        let of_values = subject == value_subject(topic);
         let submitted_at = Utc::now();
         let started = Instant::now();
         let cluster = self.cluster_name(cluster_id).await?;
@@ -563,6 +577,7 @@ impl SchemaService {
 
         let consumers: Vec<ConsumerVerdict> = groups
             .iter()
+            .filter(|_| of_values)
             .map(|g| {
                 let d = declared
                     .iter()
@@ -598,14 +613,13 @@ impl SchemaService {
             })
             .collect();
 
-        let subject = value_subject(topic);
         let (history_verdict, opinion) = match registry {
             Some(r) => {
-                self.against_registry(&r, &subject, &new, &proposed, &history, cluster_id, topic)
+                self.against_registry(&r, subject, &new, &proposed, &history, cluster_id, topic)
                     .await?
             }
             None => (
-                self.against_catalog(&subject, &new, &history, cluster_id, topic, None)
+                self.against_catalog(subject, &new, &history, cluster_id, topic, None)
                     .await?,
                 None,
             ),
@@ -660,6 +674,13 @@ impl SchemaService {
                 }
                 format!("No verdict: {}.", parts.join("; "))
             }
+            Verdict::Compatible if !of_values => format!(
+                "Compatible: it is {} compatible with {} ({} version(s)); consumer groups are checked for {} only.",
+                history_verdict.mode.as_str(),
+                history_verdict.subject,
+                history_verdict.versions,
+                value_subject(topic)
+            ),
             Verdict::Compatible => format!(
                 "Compatible: every consumer group ({}) can read it, and it is {} compatible with {} ({} version(s)).",
                 consumers.len(),
@@ -721,6 +742,23 @@ impl SchemaService {
             .map_err(db)?
             .and_then(|m| Mode::parse(&m))
             .unwrap_or(Mode::Backward);
+        if subject != value_subject(topic) {
+            // The catalog records value schemas: another subject's history
+            // is unknown here, never an empty one to be compatible with.
+            let why =
+                why.unwrap_or_else(|| "no Schema Registry is configured for this cluster".into());
+            return Ok(HistoryVerdict {
+                subject: subject.to_owned(),
+                source: "catalog".into(),
+                mode,
+                versions: 0,
+                verdict: Verdict::Undecided,
+                findings: Vec::new(),
+                note: format!(
+                    "{why}, and the catalog records {topic}'s value schemas only: {subject}'s history is unknown"
+                ),
+            });
+        }
         let mut parsed = Vec::new();
         for row in history.iter().rev() {
             match ParsedSchema::parse(&text_of(row)) {

@@ -950,3 +950,67 @@ async fn the_item_page_and_its_approve_form_work_without_javascript(pool: sqlx::
     let r = w.t.get(&page, Some(&olga)).await;
     assert!(r.body.contains("applied"), "the author sees it applied");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_registration_names_one_of_the_topics_own_subjects(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let propose = |kind: &str, subject: &str| {
+        json!({"kind": kind, "cluster_id": w.cluster, "topic": "orders", "subject": subject,
+               "schema_type": "AVRO", "schema": "\"string\""})
+    };
+    let r = w
+        .call(
+            Method::POST,
+            "/api/v1/review-items",
+            &w.olga,
+            Some(propose("schema_registration", "orders-key")),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["subject"], "orders-key");
+    assert_eq!(
+        item["check"]["consumers"],
+        json!([]),
+        "readers are known for values only"
+    );
+    assert_eq!(item["verdict"], "COMPATIBLE", "{item}");
+    let id = item["id"].as_i64().expect("id");
+    let r = w.approve(&w.ann, id, &hash(&item)).await;
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    let keys = w
+        .registry
+        .versions("orders-key", streamkeeper_server::registry::Deleted::Hide)
+        .await
+        .expect("key versions");
+    assert_eq!(keys, vec![1]);
+
+    // Another topic's subject, and a producer change away from the values.
+    for (kind, subject, words) in [
+        (
+            "schema_registration",
+            "orders-eu-value",
+            "is not one of orders's subjects",
+        ),
+        (
+            "schema_registration",
+            "shop.Order",
+            "is not one of orders's subjects",
+        ),
+        (
+            "producer_change",
+            "orders-key",
+            "propose a schema registration",
+        ),
+    ] {
+        let r = w
+            .call(
+                Method::POST,
+                "/api/v1/review-items",
+                &w.olga,
+                Some(propose(kind, subject)),
+            )
+            .await;
+        refused(&r, StatusCode::UNPROCESSABLE_ENTITY, words);
+    }
+}

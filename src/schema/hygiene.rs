@@ -7,6 +7,7 @@
 //! which names no topic and so is never an orphan).
 
 use super::Mode;
+use super::subject::{TopicSubject, of_topic};
 use serde::{Deserialize, Serialize};
 
 /// What the catalog knows of a topic.
@@ -85,10 +86,9 @@ fn topic_of(subject: &str, topics: &[TopicFacts]) -> Option<String> {
     topics
         .iter()
         .filter(|t| {
-            subject
-                .strip_prefix(t.name.as_str())
-                .and_then(|rest| rest.strip_prefix('-'))
-                .is_some_and(|record| record.contains('.'))
+            // A namespaced record, so `<topic>-key`-like names of other
+            // topics are not taken for records.
+            matches!(of_topic(&t.name, subject), Some(TopicSubject::Record(r)) if r.contains('.'))
         })
         .map(|t| t.name.clone())
         .max_by_key(String::len)

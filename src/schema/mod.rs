@@ -26,6 +26,7 @@ pub mod json;
 #[cfg(feature = "schema")]
 pub mod protobuf;
 pub mod reader;
+pub mod subject;
 pub mod verdict;
 
 pub use verdict::Verdict;

@@ -35,7 +35,9 @@ pub fn of_topic(topic: &str, subject: &str) -> Option<TopicSubject> {
 fn is_full_name(s: &str) -> bool {
     !s.is_empty()
         && s.split('.').all(|part| {
-            part.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            part.chars()
+                .next()
+                .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
                 && part.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
         })
 }
@@ -47,7 +49,10 @@ mod tests {
     #[test]
     fn a_topics_own_subjects() {
         assert_eq!(value_subject("orders"), "orders-value");
-        assert_eq!(of_topic("orders", "orders-value"), Some(TopicSubject::Value));
+        assert_eq!(
+            of_topic("orders", "orders-value"),
+            Some(TopicSubject::Value)
+        );
         assert_eq!(of_topic("orders", "orders-key"), Some(TopicSubject::Key));
         assert_eq!(
             of_topic("orders", "orders-shop.Order"),

@@ -651,7 +651,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                         <td>{a.at.format("%Y-%m-%d %H:%M:%S UTC").to_string()}</td>
                         <td>{a.actor}</td>
                         <td><code>{a.action}</code></td>
-                        <td>{a.detail}</td>
+                        <td><code class="detail">{a.detail}</code></td>
                     </tr>
                 }).collect_view()}
             </tbody>

@@ -119,7 +119,11 @@ async fn main() {
     let ann = principal(ids[2], "ann", vec![Role::Approver]);
 
     let schemas = Arc::new(SchemaService::new(pool.clone()));
-    let reviews = ReviewService::new(pool.clone(), schemas.clone());
+    let reviews = ReviewService::new(
+        pool.clone(),
+        schemas.clone(),
+        streamkeeper_server::web::limiter::LoginLimiter::new(),
+    );
     reviews
         .set_domain(
             &ada,

@@ -1014,3 +1014,36 @@ async fn a_registration_names_one_of_the_topics_own_subjects(pool: sqlx::PgPool)
         refused(&r, StatusCode::UNPROCESSABLE_ENTITY, words);
     }
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn password_guesses_at_approval_are_throttled_like_sign_in(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let cookie = w.t.login("ann", PASSWORD).await.expect("ann signs in");
+    let attempt = |password: &str| {
+        Request::post(format!("/api/v1/review-items/{id}/approvals"))
+            .header(header::COOKIE, cookie.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ORIGIN, support::ORIGIN)
+            .header("sec-fetch-site", "same-origin")
+            .body(Body::from(
+                json!({"content_hash": hash(&item), "password": password}).to_string(),
+            ))
+            .expect("request")
+    };
+    let mut throttled = None;
+    for n in 1..=12 {
+        let r = w.t.send(attempt("a-wrong-guess")).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+        if r.body.contains("Too many password attempts") {
+            throttled = Some(n);
+            break;
+        }
+    }
+    // Sign-in spent one of the account's ten.
+    assert_eq!(throttled, Some(10), "throttled after the sign-in budget");
+    let r = w.t.send(attempt(PASSWORD)).await;
+    refused(&r, StatusCode::FORBIDDEN, "Too many password attempts");
+    assert_eq!(w.item(&w.olga, id).await["approval_count"], 0);
+}

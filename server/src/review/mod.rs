@@ -14,6 +14,7 @@ use crate::accounts::require;
 use crate::errors::db;
 use crate::schemas::SchemaService;
 use crate::store::{self, audit::Event, review as items, review::ItemRow};
+use crate::web::limiter::LoginLimiter;
 use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -34,6 +35,10 @@ use streamkeeper_app::model::{
 pub struct ReviewService {
     pool: PgPool,
     schemas: Arc<SchemaService>,
+    /// Sign-in's throttle: confirming an approval with a password spends
+    /// from the same per-account budget, so a stolen session cannot guess
+    /// the password faster than the sign-in form allows.
+    limiter: LoginLimiter,
 }
 
 /// An item's audit target.
@@ -78,8 +83,12 @@ fn refusal(r: &Refusal) -> AppError {
 }
 
 impl ReviewService {
-    pub fn new(pool: PgPool, schemas: Arc<SchemaService>) -> Self {
-        Self { pool, schemas }
+    pub fn new(pool: PgPool, schemas: Arc<SchemaService>, limiter: LoginLimiter) -> Self {
+        Self {
+            pool,
+            schemas,
+            limiter,
+        }
     }
 
     /// Records a refused attempt in its own transaction: the attempt's
@@ -160,6 +169,7 @@ impl ReviewService {
     async fn reauthenticate(
         &self,
         who: &Principal,
+        from: &str,
         password: Option<&str>,
     ) -> Result<bool, AppError> {
         if who.via == Credential::Token {
@@ -168,6 +178,12 @@ impl ReviewService {
         let Some(password) = password.filter(|p| !p.is_empty()) else {
             return Ok(false);
         };
+        if !self.limiter.allow(&who.username, from) {
+            return Err(AppError::Refused(
+                "Too many password attempts for this account: wait a minute, then confirm again."
+                    .into(),
+            ));
+        }
         let user = store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(db)?;
@@ -196,10 +212,24 @@ impl ReviewService {
         approval: Approval,
     ) -> Result<ReviewItem, AppError> {
         self.readable(who, from, id).await?;
-        if !self
-            .reauthenticate(who, approval.password.as_deref())
-            .await?
+        let confirmed = match self
+            .reauthenticate(who, from, approval.password.as_deref())
+            .await
         {
+            Ok(c) => c,
+            Err(e) => {
+                self.refused(
+                    who,
+                    from,
+                    id,
+                    "review.approve.refused",
+                    "password attempts throttled",
+                )
+                .await;
+                return Err(e);
+            }
+        };
+        if !confirmed {
             self.refused(
                 who,
                 from,

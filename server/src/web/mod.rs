@@ -58,7 +58,12 @@ impl AppState {
         let accounts = Arc::new(AccountService::new(pool.clone()));
         let clusters = Arc::new(ClusterService::new(pool.clone()));
         let schemas = Arc::new(SchemaService::new(pool.clone()));
-        let reviews = Arc::new(ReviewService::new(pool.clone(), schemas.clone()));
+        let limiter = limiter::LoginLimiter::new();
+        let reviews = Arc::new(ReviewService::new(
+            pool.clone(),
+            schemas.clone(),
+            limiter.clone(),
+        ));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
@@ -75,7 +80,7 @@ impl AppState {
             schemas,
             reviews,
             backend,
-            limiter: limiter::LoginLimiter::new(),
+            limiter,
         }
     }
 }

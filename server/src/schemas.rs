@@ -998,12 +998,13 @@ impl SchemaService {
                 last_error,
                 findings: findings
                     .into_iter()
-                    .map(|f| RegistryFinding {
-                        kind: f.kind,
-                        subject: f.subject,
-                        topic: f.topic,
-                        detail: f.detail,
-                        found_at: f.found_at,
+                    .map(|o| RegistryFinding {
+                        kind: o.finding.kind,
+                        subject: o.finding.subject,
+                        topic: o.finding.topic,
+                        owner: o.owner,
+                        detail: o.finding.detail,
+                        found_at: o.finding.found_at,
                     })
                     .collect(),
             }))

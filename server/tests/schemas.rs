@@ -657,10 +657,15 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     }
     // orders declares FULL (the registry is at BACKWARD); fresh is Tier 1
     // and unregistered.
+    let team: i64 = sqlx::query_scalar("INSERT INTO teams (name) VALUES ('payments') RETURNING id")
+        .fetch_one(&t.pool)
+        .await
+        .expect("team");
     sqlx::query(
-        "INSERT INTO streams (cluster_id, topic, tier, compatibility) VALUES ($1, 'orders', 3, 'FULL'), ($1, 'fresh', 1, NULL)",
+        "INSERT INTO streams (cluster_id, topic, tier, compatibility, owner_team_id) VALUES ($1, 'orders', 3, 'FULL', NULL), ($1, 'fresh', 1, NULL, $2)",
     )
     .bind(id)
+    .bind(team)
     .execute(&t.pool)
     .await
     .expect("streams");
@@ -690,11 +695,14 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         .iter()
         .filter_map(|f| f["kind"].as_str())
         .collect();
+    // Listed per owner: payments' stream first, then the unowned.
     assert_eq!(
         kinds,
-        ["LEVEL_DRIFT", "ORPHAN_SUBJECT", "UNREGISTERED_TOPIC"],
+        ["UNREGISTERED_TOPIC", "LEVEL_DRIFT", "ORPHAN_SUBJECT"],
         "{status}"
     );
+    assert_eq!(status["findings"][0]["owner"], "payments", "{status}");
+    assert!(status["findings"][1]["owner"].is_null(), "{status}");
     assert!(status["last_error"].is_null());
     let flags = || async {
         sqlx::query_as::<_, (String, String, String)>(

@@ -281,6 +281,8 @@ pub struct RegistryFinding {
     pub kind: String,
     pub subject: Option<String>,
     pub topic: Option<String>,
+    /// The team owning the topic's stream, if any.
+    pub owner: Option<String>,
     pub detail: String,
     pub found_at: DateTime<Utc>,
 }

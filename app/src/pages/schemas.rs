@@ -544,7 +544,7 @@ pub fn SchemasPage() -> impl IntoView {
     view! {
         <Title text="Schemas" />
         <h1>"Schemas"</h1>
-        <p class="note">"Each cluster's Schema Registry, read every five minutes: topics with no schema registered (flagged for Tier 1 and Tier 2 streams), subjects whose topic is gone, and subjects whose compatibility level differs from the one their stream declares. Check a producer change from its stream's page."</p>
+        <p class="note">"Each cluster's Schema Registry, read every five minutes: topics with no schema registered (flagged for Tier 1 and Tier 2 streams), subjects whose topic is gone, and subjects whose compatibility level differs from the one their stream declares, listed by the owner of the stream. Check a producer change from its stream's page."</p>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match registries.await {
@@ -562,13 +562,14 @@ pub fn SchemasPage() -> impl IntoView {
                             } else {
                                 view! {
                                     <table class="list">
-                                        <thead><tr><th>"Finding"</th><th>"Topic"</th><th>"Subject"</th><th>"Detail"</th></tr></thead>
+                                        <thead><tr><th>"Owner"</th><th>"Finding"</th><th>"Topic"</th><th>"Subject"</th><th>"Detail"</th></tr></thead>
                                         <tbody>
                                             {r.findings.into_iter().map(|f| {
                                                 let topic = f.topic.clone().unwrap_or_default();
                                                 let href = href_with(&format!("/clusters/{}/stream", r.cluster_id), &[("name", f.topic.clone())]);
                                                 view! {
                                                     <tr>
+                                                        <td>{f.owner.unwrap_or_else(|| "unowned".into())}</td>
                                                         <td><span class="badge state-warn">{f.kind}</span></td>
                                                         <td><a href=href>{topic}</a></td>
                                                         <td>{f.subject.unwrap_or_default()}</td>

@@ -263,6 +263,14 @@ pub struct FindingRow {
     pub found_at: DateTime<Utc>,
 }
 
+/// A finding with the owner of the stream it is about, for listing per owner.
+#[derive(Debug, Clone, FromRow)]
+pub struct OwnedFinding {
+    #[sqlx(flatten)]
+    pub finding: FindingRow,
+    pub owner: Option<String>,
+}
+
 /// Replaces a registry's findings after a good reading.
 pub async fn replace_findings(
     pool: &PgPool,
@@ -322,7 +330,7 @@ pub async fn registry_status(
         String,
         Option<DateTime<Utc>>,
         Option<String>,
-        Vec<FindingRow>,
+        Vec<OwnedFinding>,
     )>,
     sqlx::Error,
 > {
@@ -336,8 +344,11 @@ pub async fn registry_status(
         return Ok(None);
     };
     let findings = sqlx::query_as(
-        "SELECT kind, subject, topic, detail, found_at FROM registry_findings
-         WHERE cluster_id = $1 ORDER BY kind, topic, subject",
+        "SELECT f.kind, f.subject, f.topic, f.detail, f.found_at, t.name AS owner
+         FROM registry_findings f
+         LEFT JOIN streams s ON s.cluster_id = f.cluster_id AND s.topic = f.topic
+         LEFT JOIN teams t ON t.id = s.owner_team_id
+         WHERE f.cluster_id = $1 ORDER BY t.name NULLS LAST, f.kind, f.topic, f.subject",
     )
     .bind(cluster_id)
     .fetch_all(pool)

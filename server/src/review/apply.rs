@@ -2,7 +2,7 @@
 //! (Terraform's stale saved plan), register the schema, record the outcome
 //! and tell the author. A moved base sends the item back to review.
 
-use super::{ReviewService, facts, item_after, refusal, state_of, target};
+use super::{ReviewService, facts, item_after, lock, refusal, state_of, target, writers};
 use crate::errors::db;
 use crate::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
 use crate::store::{self, audit::Event, review as items, review::ItemRow};
@@ -150,10 +150,7 @@ impl ReviewService {
         id: i64,
     ) -> Result<(), AppError> {
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let item = items::lock_item(&mut tx, id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
+        let item = lock(&mut tx, id).await?;
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
         let verdict = Verdict::parse(&item.verdict).unwrap_or(Verdict::Undecided);
@@ -249,8 +246,7 @@ impl ReviewService {
                             "subject": item.subject, "version": version, "schema_id": schema_id }),
                 )
                 .await?;
-                let mut told = item.editor_ids.clone();
-                told.push(item.author_id);
+                let mut told = writers(&item);
                 told.retain(|u| *u != who.user_id || actor == AUTONOMOUS);
                 Self::notify(
                     &mut tx,
@@ -290,8 +286,7 @@ impl ReviewService {
             json!({ "revision": item.revision, "error": reason }),
         )
         .await?;
-        let mut told = item.editor_ids.clone();
-        told.push(item.author_id);
+        let told = writers(item);
         Self::notify(
             &mut tx,
             &told,
@@ -322,10 +317,7 @@ impl ReviewService {
             .map_err(|e: streamkeeper::review::UnknownKind| AppError::Internal(e.to_string()))?;
         let revision = self.prepare(who, kind, &content, &item.domain).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let locked = items::lock_item(&mut tx, item.id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Review item {}", item.id)))?;
+        let locked = lock(&mut tx, item.id).await?;
         if locked.revision != item.revision {
             return Err(refusal(&Refusal::StaleHash {
                 current: locked.revision,

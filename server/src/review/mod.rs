@@ -31,6 +31,15 @@ use streamkeeper_app::model::{
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
 };
 
+/// How [`ReviewService::close`] ends an item.
+struct Closing {
+    action: &'static str,
+    to: State,
+    /// The item's state reason, also what its writers are told.
+    why: String,
+    detail: serde_json::Value,
+}
+
 #[derive(Clone)]
 pub struct ReviewService {
     pool: PgPool,
@@ -70,6 +79,22 @@ fn approver(who: &Principal) -> Approver<'_> {
         user_id: who.user_id,
         roles: &who.roles,
     }
+}
+
+/// Locks the item for the rest of the transaction (see
+/// [`items::lock_item`]); a missing one is not found.
+async fn lock(conn: &mut sqlx::PgConnection, id: i64) -> Result<ItemRow, AppError> {
+    items::lock_item(conn, id)
+        .await
+        .map_err(db)?
+        .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))
+}
+
+/// Who is told what becomes of an item: its author and its editors.
+fn writers(item: &ItemRow) -> Vec<i64> {
+    let mut told = item.editor_ids.clone();
+    told.push(item.author_id);
+    told
 }
 
 /// A refused action as the caller sees it: "reload" refusals are
@@ -243,10 +268,7 @@ impl ReviewService {
             ));
         }
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let item = items::lock_item(&mut tx, id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
+        let item = lock(&mut tx, id).await?;
         let f = facts(&item);
         if let Err(r) = check_approval(&f, approver(who), &approval.content_hash) {
             drop(tx);
@@ -285,9 +307,7 @@ impl ReviewService {
                 who.username, item.title, item.required_approvals
             )
         };
-        let mut told = item.editor_ids.clone();
-        told.push(item.author_id);
-        Self::notify(&mut tx, &told, id, &message).await?;
+        Self::notify(&mut tx, &writers(&item), id, &message).await?;
         tx.commit().await.map_err(db)?;
         if done && self.level(&item.domain).await?.applies() {
             // The outcome (applied, failed, back to review) is on the item;
@@ -307,41 +327,20 @@ impl ReviewService {
         reason: &str,
     ) -> Result<ReviewItem, AppError> {
         self.readable(who, from, id).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        let item = items::lock_item(&mut tx, id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
-        if let Err(r) = check_reject(&facts(&item), approver(who), reason) {
-            drop(tx);
-            self.refused(who, from, id, "review.reject.refused", &r.to_string())
-                .await;
-            return Err(refusal(&r));
-        }
         let reason = reason.trim();
-        items::set_state(
-            &mut tx,
-            id,
-            State::Rejected.as_str(),
-            &format!("Rejected by {}: {reason}", who.username),
-        )
-        .await
-        .map_err(db)?;
-        crate::accounts::audited(
-            &mut tx,
+        self.close(
             who,
             from,
-            "review.reject",
-            target(id),
-            json!({ "revision": item.revision, "reason": reason }),
+            id,
+            |f| check_reject(f, approver(who), reason),
+            Closing {
+                action: "review.reject",
+                to: State::Rejected,
+                why: format!("Rejected by {}: {reason}", who.username),
+                detail: json!({ "reason": reason }),
+            },
         )
-        .await?;
-        let mut told = item.editor_ids.clone();
-        told.push(item.author_id);
-        let message = format!("{} rejected #{id} {}: {reason}", who.username, item.title);
-        Self::notify(&mut tx, &told, id, &message).await?;
-        tx.commit().await.map_err(db)?;
-        self.view(who, item_after(&self.pool, id).await?).await
+        .await
     }
 
     pub async fn withdraw(
@@ -352,34 +351,48 @@ impl ReviewService {
     ) -> Result<ReviewItem, AppError> {
         let item = self.readable(who, from, id).await?;
         let owns = self.owns_stream(who, &item).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        let item = items::lock_item(&mut tx, id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
-        if let Err(r) = check_withdraw(&facts(&item), who.user_id, owns) {
-            drop(tx);
-            self.refused(who, from, id, "review.withdraw.refused", &r.to_string())
-                .await;
-            return Err(refusal(&r));
-        }
-        items::set_state(
-            &mut tx,
-            id,
-            State::Withdrawn.as_str(),
-            &format!("Withdrawn by {}.", who.username),
-        )
-        .await
-        .map_err(db)?;
-        crate::accounts::audited(
-            &mut tx,
+        self.close(
             who,
             from,
-            "review.withdraw",
-            target(id),
-            json!({ "revision": item.revision }),
+            id,
+            |f| check_withdraw(f, who.user_id, owns),
+            Closing {
+                action: "review.withdraw",
+                to: State::Withdrawn,
+                why: format!("Withdrawn by {}.", who.username),
+                detail: json!({}),
+            },
         )
-        .await?;
+        .await
+    }
+
+    /// Ends an item (rejected, withdrawn) if `rule` allows it under the
+    /// item's lock: the state with its reason, the audit entry, and its
+    /// author and editors told. A refusal is audited as `<action>.refused`.
+    async fn close(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        rule: impl FnOnce(&ItemFacts<'_>) -> Result<(), Refusal>,
+        c: Closing,
+    ) -> Result<ReviewItem, AppError> {
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let item = lock(&mut tx, id).await?;
+        if let Err(r) = rule(&facts(&item)) {
+            drop(tx);
+            let action = format!("{}.refused", c.action);
+            self.refused(who, from, id, &action, &r.to_string()).await;
+            return Err(refusal(&r));
+        }
+        items::set_state(&mut tx, id, c.to.as_str(), &c.why)
+            .await
+            .map_err(db)?;
+        let mut detail = c.detail;
+        detail["revision"] = json!(item.revision);
+        crate::accounts::audited(&mut tx, who, from, c.action, target(id), detail).await?;
+        let message = format!("#{id} {}: {}", item.title, c.why);
+        Self::notify(&mut tx, &writers(&item), id, &message).await?;
         tx.commit().await.map_err(db)?;
         self.view(who, item_after(&self.pool, id).await?).await
     }

@@ -2,7 +2,7 @@
 //! against every consumer group and the subject's history, bound to its
 //! base by a hash, with the domain's approvers frozen for the revision.
 
-use super::{ReviewService, facts, item_after, refusal, target};
+use super::{ReviewService, facts, item_after, lock, refusal, target};
 use crate::errors::db;
 use crate::registry::{RegistryError, VersionRef};
 use crate::schemas::value_subject;
@@ -247,10 +247,7 @@ impl ReviewService {
         .canonical();
         let revision = self.prepare(who, kind, &content, &item.domain).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let locked = items::lock_item(&mut tx, id)
-            .await
-            .map_err(db)?
-            .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))?;
+        let locked = lock(&mut tx, id).await?;
         // Again under the lock: an approval, another edit or an apply may
         // have landed while the checks ran.
         let f = facts(&locked);

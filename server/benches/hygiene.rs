@@ -11,8 +11,14 @@
 //! Argument: subjects (default 1,000), one per topic, plus as many topics
 //! again with no subject. Works in a database of its own, dropped at the end.
 
-use sqlx::postgres::PgPoolOptions;
-use std::time::{Duration, Instant};
+#[path = "support/db.rs"]
+mod bench_db;
+#[path = "support/median.rs"]
+mod bench_median;
+
+use bench_db::BenchDb;
+use bench_median::median;
+use std::time::Instant;
 use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::PageRequest;
 use streamkeeper::role::Role;
@@ -30,26 +36,8 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(1_000);
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&base)
-        .await
-        .expect("connect");
-    let db = format!("sk_bench_hygiene_{}", std::process::id());
-    sqlx::query(&format!("CREATE DATABASE {db}"))
-        .execute(&admin)
-        .await
-        .expect("create database");
-    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
-    url.set_path(&db);
-    let pool = PgPoolOptions::new()
-        .max_connections(4)
-        .connect(url.as_str())
-        .await
-        .expect("connect to the bench database");
-    streamkeeper_server::db::migrate(&pool)
-        .await
-        .expect("migrate");
+    let db = BenchDb::create(&base, "hygiene", 4).await;
+    let pool = db.pool.clone();
 
     let (registry_url, _handle) = streamkeeper_doubles::registry::spawn().await;
     let registry =
@@ -151,14 +139,5 @@ async fn main() {
         );
     }
 
-    pool.close().await;
-    sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .execute(&admin)
-        .await
-        .expect("drop database");
-}
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
+    db.drop().await;
 }

@@ -16,16 +16,19 @@
 //! interval trouble starts. Works in a database of its own, dropped at the
 //! end; the broker keeps the bench's topics until it stops.
 
+#[path = "support/db.rs"]
+mod bench_db;
+
 use axum::Router;
 use axum::extract::State;
 use axum::routing::post;
+use bench_db::BenchDb;
 use chrono::{DateTime, Utc};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
-use sqlx::postgres::PgPoolOptions;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -51,26 +54,8 @@ async fn main() {
     let interval = args.get(1).copied().unwrap_or(15).clamp(5, 3600);
     let run = std::process::id();
 
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&base)
-        .await
-        .expect("connect");
-    let db = format!("sk_bench_onset_{run}");
-    sqlx::query(&format!("CREATE DATABASE {db}"))
-        .execute(&admin)
-        .await
-        .expect("create database");
-    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
-    url.set_path(&db);
-    let pool = PgPoolOptions::new()
-        .max_connections(8)
-        .connect(url.as_str())
-        .await
-        .expect("connect to the bench database");
-    streamkeeper_server::db::migrate(&pool)
-        .await
-        .expect("migrate");
+    let db = BenchDb::create(&base, "onset", 8).await;
+    let pool = db.pool.clone();
 
     // The owner's webhook: records when each delivery arrives.
     let deliveries: Deliveries = Arc::default();
@@ -239,9 +224,5 @@ async fn main() {
             to_delivered.last().copied().unwrap_or_default()
         );
     }
-    pool.close().await;
-    sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .execute(&admin)
-        .await
-        .expect("drop database");
+    db.drop().await;
 }

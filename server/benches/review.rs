@@ -11,7 +11,13 @@
 //! Argument: items in the table for the inbox figures (default 10,000).
 //! Works in a database of its own, dropped at the end.
 
-use sqlx::postgres::PgPoolOptions;
+#[path = "support/db.rs"]
+mod bench_db;
+#[path = "support/median.rs"]
+mod bench_median;
+
+use bench_db::BenchDb;
+use bench_median::median;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 use streamkeeper::account::{Credential, Principal};
@@ -56,26 +62,8 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(10_000);
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&base)
-        .await
-        .expect("connect");
-    let db = format!("sk_bench_review_{}", std::process::id());
-    sqlx::query(&format!("CREATE DATABASE {db}"))
-        .execute(&admin)
-        .await
-        .expect("create database");
-    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
-    url.set_path(&db);
-    let pool = PgPoolOptions::new()
-        .max_connections(4)
-        .connect(url.as_str())
-        .await
-        .expect("connect to the bench database");
-    streamkeeper_server::db::migrate(&pool)
-        .await
-        .expect("migrate");
+    let db = BenchDb::create(&base, "review", 4).await;
+    let pool = db.pool.clone();
 
     let (registry_url, _handle) = streamkeeper_doubles::registry::spawn().await;
     let cluster: i64 = sqlx::query_scalar(
@@ -236,18 +224,9 @@ async fn main() {
         ms(median(&mut badges))
     );
 
-    pool.close().await;
-    sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .execute(&admin)
-        .await
-        .expect("drop database");
+    db.drop().await;
 }
 
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1000.0
-}
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
 }

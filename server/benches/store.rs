@@ -19,8 +19,14 @@
 //! - the groups page: page 1 of the cluster's groups, the troubled-only
 //!   filter and a name search, as the console's service returns them.
 
+#[path = "support/db.rs"]
+mod bench_db;
+#[path = "support/median.rs"]
+mod bench_median;
+
+use bench_db::BenchDb;
+use bench_median::median;
 use chrono::{Duration as Span, Utc};
-use sqlx::postgres::PgPoolOptions;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 use streamkeeper::account::{Credential, Principal};
@@ -51,26 +57,8 @@ async fn main() {
     let partitions = args.get(1).copied().unwrap_or(10_000);
     let topics = partitions.div_ceil(PER_TOPIC);
 
-    let admin = PgPoolOptions::new()
-        .max_connections(1)
-        .connect(&base)
-        .await
-        .expect("connect");
-    let db = format!("sk_bench_store_{}", std::process::id());
-    sqlx::query(&format!("CREATE DATABASE {db}"))
-        .execute(&admin)
-        .await
-        .expect("create database");
-    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
-    url.set_path(&db);
-    let pool = PgPoolOptions::new()
-        .max_connections(8)
-        .connect(url.as_str())
-        .await
-        .expect("connect to the bench database");
-    streamkeeper_server::db::migrate(&pool)
-        .await
-        .expect("migrate");
+    let db = BenchDb::create(&base, "store", 8).await;
+    let pool = db.pool.clone();
     samples::ensure_partitions(&pool, Utc::now())
         .await
         .expect("partitions");
@@ -209,11 +197,7 @@ async fn main() {
         );
     }
 
-    pool.close().await;
-    sqlx::query(&format!("DROP DATABASE {db} WITH (FORCE)"))
-        .execute(&admin)
-        .await
-        .expect("drop database");
+    db.drop().await;
 }
 
 /// A pass in which every group commits 90 more messages a partition a
@@ -275,9 +259,4 @@ fn columns(r: &Reading) -> samples::SampleColumns {
         }
     }
     c
-}
-
-fn median(v: &mut [Duration]) -> Duration {
-    v.sort();
-    v.get(v.len() / 2).copied().unwrap_or_default()
 }

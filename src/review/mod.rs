@@ -14,6 +14,7 @@ mod content;
 mod ladder;
 mod rules;
 mod state;
+mod subject;
 
 pub use content::{Base, Content, content_hash};
 pub use ladder::{Autonomy, UnknownAutonomy};
@@ -22,6 +23,7 @@ pub use rules::{
     check_withdraw, completes, is_routine,
 };
 pub use state::{Kind, State, UnknownKind, UnknownState};
+pub use subject::{SubjectError, proposal_subject};
 
 /// The most approvals a domain may require.
 pub const MAX_REQUIRED_APPROVALS: i16 = 10;

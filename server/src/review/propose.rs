@@ -5,15 +5,15 @@
 use super::{ReviewService, facts, item_after, lock, refusal, target};
 use crate::errors::db;
 use crate::registry::{RegistryError, VersionRef};
-use crate::schemas::value_subject;
 use crate::store::{review as items, review::Revision};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;
-use streamkeeper::review::{Base, Content, Kind, Refusal, check_edit, content_hash, is_routine};
+use streamkeeper::review::{
+    Base, Content, Kind, Refusal, check_edit, content_hash, is_routine, proposal_subject,
+};
 use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
-use streamkeeper::schema::subject::{TopicSubject, of_topic};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{NewReviewItem, ProposedSchema, ReviewEdit, ReviewItem};
 
@@ -158,7 +158,8 @@ impl ReviewService {
         if !level.takes_proposals() {
             return Err(refusal(&Refusal::Watching(domain)));
         }
-        let subject = subject_for(new.kind, &topic, new.subject.as_deref())?;
+        let subject = proposal_subject(new.kind, &topic, new.subject.as_deref())
+            .map_err(|e| AppError::Invalid(e.to_string()))?;
         if new.schema.trim().is_empty() {
             return Err(AppError::Invalid("The proposed schema is empty.".into()));
         }
@@ -322,28 +323,6 @@ impl ReviewService {
                 .map_err(db)?;
         }
         Ok(())
-    }
-}
-
-/// The subject a proposal writes to. A producer change is to the topic's
-/// value subject; a registration may also name its key subject or a
-/// TopicRecordNameStrategy one. A subject that does not name the topic is
-/// refused: the topic's domain decides who approves, so a proposal must not
-/// reach another topic's subject through this one.
-fn subject_for(kind: Kind, topic: &str, given: Option<&str>) -> Result<String, AppError> {
-    let value = value_subject(topic);
-    let Some(given) = given.map(str::trim).filter(|s| !s.is_empty()) else {
-        return Ok(value);
-    };
-    match (kind, of_topic(topic, given)) {
-        (Kind::ProducerChange, Some(TopicSubject::Value)) => Ok(value),
-        (Kind::ProducerChange, _) => Err(AppError::Invalid(format!(
-            "A producer change is to the topic's value subject, {value}; propose a schema registration for {given}."
-        ))),
-        (Kind::SchemaRegistration, Some(_)) => Ok(given.to_owned()),
-        (Kind::SchemaRegistration, None) => Err(AppError::Invalid(format!(
-            "{given} is not one of {topic}'s subjects: give {topic}-value, {topic}-key or {topic}-<full.record.Name>. Subjects named after a record alone (RecordNameStrategy) name no topic, so no domain's approvers."
-        ))),
     }
 }
 

@@ -172,12 +172,17 @@ async fn subject(
     }))
 }
 
-/// Checks every registry every few minutes, one replica per cluster.
+/// How often the routine looks for registries due a reading: a registry
+/// just set is read within this, not after a whole [`EVERY`].
+const TICK: Duration = Duration::from_secs(15);
+
+/// Reads every registry every few minutes (and a new or changed one at
+/// once), one replica per cluster.
 pub fn spawn(pool: PgPool) -> JoinHandle<()> {
     let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
     tokio::spawn(async move {
         loop {
-            match store::registries(&pool).await {
+            match store::due_registries(&pool, EVERY.as_secs() as i64).await {
                 Ok(ids) => {
                     for id in ids {
                         let lease = EVERY.as_secs() as i64 * 2;
@@ -209,7 +214,7 @@ pub fn spawn(pool: PgPool) -> JoinHandle<()> {
                 }
                 Err(e) => tracing::error!(error = %e, "cannot list registries"),
             }
-            tokio::time::sleep(EVERY).await;
+            tokio::time::sleep(TICK).await;
         }
     })
 }

@@ -684,10 +684,24 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         .await
         .json()
     };
+    let due = || async {
+        streamkeeper_server::store::schemas::due_registries(&t.pool, 300)
+            .await
+            .expect("due")
+    };
+    assert_eq!(
+        due().await,
+        vec![id],
+        "a registry never read is due at once"
+    );
     let found = streamkeeper_server::hygiene::run(&t.pool, &row)
         .await
         .expect("hygiene");
     assert_eq!(found.len(), 3, "{found:?}");
+    assert!(
+        due().await.is_empty(),
+        "read just now: not due for five minutes"
+    );
     let status = registry_status().await;
     let kinds: Vec<&str> = status["findings"]
         .as_array()

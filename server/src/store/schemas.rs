@@ -233,6 +233,20 @@ pub async fn declared_compatibility(
 }
 
 /// Clusters with a registry.
+/// Registries due a reading: never read, last read `every_s` seconds ago
+/// or more, or set anew since.
+pub async fn due_registries(pool: &PgPool, every_s: i64) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT cluster_id FROM schema_registries
+         WHERE checked_at IS NULL OR checked_at <= now() - make_interval(secs => $1)
+            OR updated_at > checked_at
+         ORDER BY cluster_id",
+    )
+    .bind(every_s as f64)
+    .fetch_all(pool)
+    .await
+}
+
 pub async fn registries(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
     sqlx::query_scalar("SELECT cluster_id FROM schema_registries ORDER BY cluster_id")
         .fetch_all(pool)

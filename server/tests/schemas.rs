@@ -61,6 +61,32 @@ async fn cluster(t: &TestApp) -> i64 {
     id
 }
 
+/// A registry double set as the cluster's registry (by an admin's token),
+/// and a client to arrange its subjects.
+async fn with_registry(
+    t: &TestApp,
+    id: i64,
+    admin_token: &str,
+) -> (
+    String,
+    registry::RegistryHandle,
+    streamkeeper_server::registry::RegistryClient,
+) {
+    use streamkeeper_server::registry::{RegistryClient, RegistrySettings};
+    let (base, handle) = registry::spawn().await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/registry"),
+            admin_token,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    (base, handle, client)
+}
+
 fn proposed(schema: &str) -> Value {
     json!({"schema_type": "AVRO", "schema": schema})
 }
@@ -633,22 +659,12 @@ async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
-    use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings, Scope};
+    use streamkeeper_server::registry::{NewSchema, Scope};
     let t = TestApp::new(pool).await;
     let id = cluster(&t).await;
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
-    let (base, handle) = registry::spawn().await;
-    let r = t
-        .api(
-            Method::PUT,
-            &format!("/api/v1/clusters/{id}/registry"),
-            &at,
-            Some(json!({"url": base})),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    let (_, handle, client) = with_registry(&t, id, &at).await;
     for subject in ["orders-value", "gone-value"] {
         client
             .register(subject, &NewSchema::avro(V1), false)
@@ -786,23 +802,11 @@ async fn registry_with_references(
     String,
     streamkeeper_doubles::registry::RegistryHandle,
 ) {
-    use streamkeeper_server::registry::{
-        NewSchema, RegistryClient, RegistrySettings, SchemaReference,
-    };
+    use streamkeeper_server::registry::{NewSchema, SchemaReference};
     let id = cluster(t).await;
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
-    let (base, handle) = registry::spawn().await;
-    let r = t
-        .api(
-            Method::PUT,
-            &format!("/api/v1/clusters/{id}/registry"),
-            &at,
-            Some(json!({"url": base})),
-        )
-        .await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    let (base, handle, client) = with_registry(t, id, &at).await;
     let json_schema = |text: &str| NewSchema::new(streamkeeper::schema::SchemaType::Json, text);
     client
         .register("money", &json_schema(MONEY), false)

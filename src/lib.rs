@@ -2,6 +2,7 @@
 //! results are, and the rules about them. Pure Rust with no IO, so it builds
 //! for the server and for the browser (wasm) alike.
 
+pub mod access;
 pub mod account;
 pub mod audit;
 pub mod cluster;

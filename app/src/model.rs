@@ -363,6 +363,9 @@ pub struct StreamDetail {
     pub data_age_s: Option<i64>,
     pub topic: TopicView,
     pub consumers: Vec<StreamConsumer>,
+    /// Whether the caller may set the stream's domain and declared level
+    /// (admins only: the domain decides who approves its changes).
+    pub may_set_domain: bool,
 }
 
 /// A consumer group reading a stream, judged on that stream's partitions.

@@ -275,6 +275,7 @@ pub trait Schemas: Send + Sync {
     async fn check_report(
         &self,
         who: &Principal,
+        from: &str,
         id: i64,
     ) -> Result<crate::model::CompatibilityReport, AppError>;
 }

@@ -54,6 +54,29 @@ pub async fn audited(
     .map_err(db)
 }
 
+/// Records a refused attempt in its own transaction: the attempt's
+/// transaction (if any) is rolled back, its trace must not be. A failure to
+/// record is logged; the caller answers with the refusal either way.
+pub async fn record_refusal(
+    pool: &PgPool,
+    who: &Principal,
+    from: &str,
+    action: &str,
+    target: String,
+    detail: serde_json::Value,
+) {
+    let ev = Event {
+        actor: &who.username,
+        action,
+        target,
+        detail,
+        source: from,
+    };
+    if let Err(e) = store::audit::record(pool, ev).await {
+        tracing::error!(error = %e, action, "could not record a refusal");
+    }
+}
+
 /// The id of the team named `name`, or a NotFound naming it.
 pub async fn team_id(pool: &PgPool, name: &str) -> Result<i64, AppError> {
     store::teams::id_by_name(pool, name)

@@ -1,7 +1,7 @@
 //! Watched clusters as users see them: their state and data age, and a
 //! consumer group's lag evaluated over its recent window.
 
-use crate::accounts::{audited, require, team_id};
+use crate::accounts::{audited, record_refusal, require, team_id};
 use crate::errors::db;
 use crate::store::samples::SampleRow;
 use crate::store::{self, is_unique_violation};
@@ -9,13 +9,14 @@ use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
+use streamkeeper::access::stewardship::{DescribeRefusal, Steward, StreamEntry, may_describe};
 use streamkeeper::account::Principal;
 use streamkeeper::cluster::{self, ClusterState, LastPass};
 use streamkeeper::lag::status::{
     Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
 };
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::Action;
+use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::Mode;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
@@ -636,6 +637,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             data_age_s: cluster.data_age_s,
             topic: t,
             consumers,
+            may_set_domain: who.has(Role::Admin),
         })
     }
 
@@ -726,8 +728,8 @@ impl ClusterService {
         let Some(current) = current else {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
-        let admin = who.has(streamkeeper::role::Role::Admin);
-        let claim = member && current.is_none() && who.has(streamkeeper::role::Role::Owner);
+        let admin = who.has(Role::Admin);
+        let claim = member && current.is_none() && who.has(Role::Owner);
         if !(admin || claim) {
             return Err(AppError::Forbidden(
                 "change this group's owner (owners may claim unowned groups for their own team)"
@@ -763,8 +765,10 @@ impl ClusterService {
             .collect())
     }
 
-    /// Describes a stream. Admins describe any; an owner describes a stream
-    /// that is unowned or owned by one of their teams, for one of their teams.
+    /// Describes a stream, as `streamkeeper::access::stewardship` allows:
+    /// admins describe any; an owner describes a stream that is unowned or
+    /// owned by one of their teams, for one of their teams, and leaves its
+    /// domain and declared level as they are. Refusals are audited.
     pub async fn describe_stream(
         &self,
         who: &Principal,
@@ -794,31 +798,70 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        if !who.has(streamkeeper::role::Role::Admin) {
-            let mine = store::flags::teams_of(&self.pool, who.user_id)
-                .await
-                .map_err(db)?;
-            let owns_now = current.owner_team_id.is_none_or(|t| mine.contains(&t));
-            let gives_to_own = team_id.is_some_and(|t| mine.contains(&t));
-            if !(who.has(streamkeeper::role::Role::Owner) && owns_now && gives_to_own) {
-                return Err(AppError::Forbidden(
-                    "describe this stream (owners describe unowned streams and their teams' streams)".into(),
-                ));
-            }
-        }
+        let mine = store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
+        let domain = spec.domain.trim();
+        let compatibility = spec.compatibility.map(Mode::as_str);
+        let now = StreamEntry {
+            owner_team: current.owner_team_id,
+            domain: current.domain.as_deref().unwrap_or(""),
+            compatibility: current.compatibility.as_deref(),
+        };
+        let wanted = StreamEntry {
+            owner_team: team_id,
+            domain,
+            compatibility,
+        };
+        // The stream's row stays locked until the change commits, and a
+        // proposal reads the domain under a share lock (review/propose.rs):
+        // no item can open between counting the open ones and the move.
         let mut tx = self.pool.begin().await.map_err(db)?;
+        store::clusters::lock_stream(&mut tx, id, topic)
+            .await
+            .map_err(db)?;
+        let open = store::review::open_items_of_stream(&mut tx, id, topic)
+            .await
+            .map_err(db)?;
+        let steward = Steward {
+            admin: who.has(Role::Admin),
+            owner: who.has(Role::Owner),
+            teams: &mine,
+        };
+        if let Err(refusal) = may_describe(steward, now, wanted, open) {
+            let target = format!("stream:{topic}");
+            let detail = json!({
+                "cluster_id": id, "refused": refusal.to_string(),
+                "domain": { "now": now.domain, "asked": domain },
+                "compatibility": { "now": now.compatibility, "asked": compatibility },
+            });
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "stream.describe.refused",
+                target,
+                detail,
+            )
+            .await;
+            return Err(match refusal {
+                DescribeRefusal::NotSteward => AppError::Forbidden(refusal.to_string()),
+                r if r.is_conflict() => AppError::Conflict(r.to_string()),
+                r => AppError::Refused(r.to_string()),
+            });
+        }
         store::clusters::upsert_stream(
             &mut tx,
             id,
             topic,
             &store::clusters::StreamSpec {
                 owner_team_id: team_id,
-                domain: spec.domain.trim(),
+                domain,
                 tier: spec.tier,
                 freshness_budget_s: spec.freshness_budget_s,
                 expected_interval_s: spec.expected_interval_s,
                 description: spec.description.trim(),
-                compatibility: spec.compatibility.map(Mode::as_str),
+                compatibility,
             },
         )
         .await
@@ -833,6 +876,9 @@ impl ClusterService {
                 "cluster_id": id, "owner_team": spec.owner_team, "tier": spec.tier,
                 "freshness_budget_s": spec.freshness_budget_s,
                 "expected_interval_s": spec.expected_interval_s,
+                "owner_team_before": current.owner,
+                "domain": { "before": now.domain, "after": domain },
+                "compatibility": { "before": now.compatibility, "after": compatibility },
             }),
         )
         .await?;

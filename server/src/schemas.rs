@@ -24,7 +24,7 @@ use streamkeeper_app::model::{
     SubjectSummary, Verdict,
 };
 
-use crate::accounts::{audited, require};
+use crate::accounts::{audited, record_refusal, require};
 use crate::errors::db;
 use crate::kafka::settings::SecretRef;
 use crate::registry::{
@@ -219,6 +219,22 @@ fn direction(d: Direction) -> String {
     match d {
         Direction::NewReadsOld => "new_reads_old".into(),
         Direction::OldReadsNew => "old_reads_new".into(),
+    }
+}
+
+fn parsed_report(id: i64, report: serde_json::Value) -> Result<CompatibilityReport, AppError> {
+    let mut report: CompatibilityReport =
+        serde_json::from_value(report).map_err(|e| AppError::Internal(e.to_string()))?;
+    report.id = id;
+    Ok(report)
+}
+
+/// The caller as the checks' read rule sees them.
+fn reader(who: &Principal) -> store::Reader<'_> {
+    store::Reader {
+        user_id: who.user_id,
+        username: &who.username,
+        admin: who.has(Role::Admin),
     }
 }
 
@@ -482,22 +498,23 @@ impl SchemaService {
                 }
             })
             .collect();
-        let checks = store::recent_checks(&self.pool, cluster_id, topic, RECENT_CHECKS)
-            .await
-            .map_err(db)?
-            .into_iter()
-            .map(|(id, verdict, summary, by, at)| CheckSummary {
-                id,
-                verdict: match verdict.as_str() {
-                    "COMPATIBLE" => Verdict::Compatible,
-                    "INCOMPATIBLE" => Verdict::Incompatible,
-                    _ => Verdict::Undecided,
-                },
-                summary: summary.as_str().unwrap_or_default().to_owned(),
-                submitted_by: by,
-                submitted_at: at,
-            })
-            .collect();
+        let checks =
+            store::recent_checks(&self.pool, cluster_id, topic, RECENT_CHECKS, reader(who))
+                .await
+                .map_err(db)?
+                .into_iter()
+                .map(|(id, verdict, summary, by, at)| CheckSummary {
+                    id,
+                    verdict: match verdict.as_str() {
+                        "COMPATIBLE" => Verdict::Compatible,
+                        "INCOMPATIBLE" => Verdict::Incompatible,
+                        _ => Verdict::Undecided,
+                    },
+                    summary: summary.as_str().unwrap_or_default().to_owned(),
+                    submitted_by: by,
+                    submitted_at: at,
+                })
+                .collect();
         Ok(StreamSchemas {
             cluster_id,
             topic: topic.to_owned(),
@@ -1147,20 +1164,47 @@ impl SchemaService {
         Ok(out)
     }
 
+    /// A recorded check, if the caller may read it (the review items' read
+    /// rule, `store::schemas::check`). Another domain's check is "not
+    /// found", so ids cannot be probed, and the attempt is recorded.
     pub async fn check_report(
         &self,
         who: &Principal,
+        from: &str,
         id: i64,
     ) -> Result<CompatibilityReport, AppError> {
         require(who, Action::Read, "see schema checks")?;
-        let (_, report) = store::check(&self.pool, id)
+        let missing = || AppError::NotFound("That check".into());
+        let (readable, report) = store::check(&self.pool, id, reader(who))
             .await
             .map_err(db)?
-            .ok_or_else(|| AppError::NotFound("That check".into()))?;
-        let mut report: CompatibilityReport =
-            serde_json::from_value(report).map_err(|e| AppError::Internal(e.to_string()))?;
-        report.id = id;
-        Ok(report)
+            .ok_or_else(missing)?;
+        if !readable {
+            let detail = json!({ "refused": "not the check's submitter, team or domain" });
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "schema.check.read.refused",
+                format!("check:{id}"),
+                detail,
+            )
+            .await;
+            return Err(missing());
+        }
+        parsed_report(id, report)
+    }
+
+    /// The check a review item was made of, for a caller already allowed to
+    /// read the item (who may read an item may read its check).
+    pub(crate) async fn item_check(
+        &self,
+        id: i64,
+    ) -> Result<Option<CompatibilityReport>, AppError> {
+        match store::check_of_item(&self.pool, id).await.map_err(db)? {
+            Some(report) => parsed_report(id, report).map(Some),
+            None => Ok(None),
+        }
     }
 }
 
@@ -1318,9 +1362,10 @@ impl streamkeeper_app::port::Schemas for SchemaService {
     async fn check_report(
         &self,
         who: &Principal,
+        from: &str,
         id: i64,
     ) -> Result<CompatibilityReport, AppError> {
-        SchemaService::check_report(self, who, id).await
+        SchemaService::check_report(self, who, from, id).await
     }
 }
 

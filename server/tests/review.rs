@@ -1047,3 +1047,213 @@ async fn password_guesses_at_approval_are_throttled_like_sign_in(pool: sqlx::PgP
     refused(&r, StatusCode::FORBIDDEN, "Too many password attempts");
     assert_eq!(w.item(&w.olga, id).await["approval_count"], 0);
 }
+
+impl World {
+    async fn describe(&self, token: &str, topic: &str, body: Value) -> support::Reply {
+        self.call(
+            Method::PUT,
+            &format!("/api/v1/clusters/{}/streams/{topic}", self.cluster),
+            token,
+            Some(body),
+        )
+        .await
+    }
+
+    async fn stream_domain(&self, topic: &str) -> String {
+        sqlx::query_scalar("SELECT domain FROM streams WHERE cluster_id = $1 AND topic = $2")
+            .bind(self.cluster)
+            .bind(topic)
+            .fetch_one(&self.t.pool)
+            .await
+            .expect("stream")
+    }
+
+    /// The details of the audit entries with `action` on `target`.
+    async fn audited(&self, action: &str, target: &str) -> Vec<Value> {
+        let details: Vec<String> = sqlx::query_scalar(
+            "SELECT detail FROM audit_log WHERE action = $1 AND target = $2 ORDER BY id",
+        )
+        .bind(action)
+        .bind(target)
+        .fetch_all(&self.t.pool)
+        .await
+        .expect("audit");
+        details
+            .iter()
+            .map(|d| serde_json::from_str(d).expect("audit detail is JSON"))
+            .collect()
+    }
+}
+
+/// The hole this closes: an owner moved their stream into a domain at
+/// *autonomous* (or one whose approver is a friend), proposed, got the
+/// change registered without approval, and moved the stream back.
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_author_cannot_choose_the_domain_or_level_of_their_change(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    w.set_domain("lenient", "autonomous", 1, &["ivy"], &[])
+        .await;
+    let r = w
+        .describe(
+            &w.olga,
+            "orders",
+            json!({"owner_team": "payments", "domain": "lenient"}),
+        )
+        .await;
+    refused(
+        &r,
+        StatusCode::FORBIDDEN,
+        "Only an admin sets a stream's domain",
+    );
+    assert_eq!(r.json()["error"]["code"], "refused");
+    assert_eq!(w.stream_domain("orders").await, "payments");
+    let refusals = w.audited("stream.describe.refused", "stream:orders").await;
+    assert_eq!(refusals.len(), 1, "{refusals:?}");
+    assert_eq!(refusals[0]["domain"]["asked"], "lenient");
+    assert_eq!(refusals[0]["domain"]["now"], "payments");
+    // Nor the declared level, which the history check is held to.
+    refused(
+        &w.describe(
+            &w.olga,
+            "orders",
+            json!({"owner_team": "payments", "domain": "payments", "compatibility": "NONE"}),
+        )
+        .await,
+        StatusCode::FORBIDDEN,
+        "compatibility level",
+    );
+    // The rest of the entry stays the owners' to describe.
+    let r = w
+        .describe(
+            &w.olga,
+            "orders",
+            json!({"owner_team": "payments", "domain": "payments", "tier": 2}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    // An admin moves a stream, but not under an open item, whose approvers
+    // and level the old domain fixed.
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let moved = json!({"owner_team": "payments", "domain": "billing", "tier": 2});
+    let r = w.describe(&w.admin, "orders", moved.clone()).await;
+    refused(&r, StatusCode::CONFLICT, "1 open review item");
+    assert_eq!(w.stream_domain("orders").await, "payments");
+    assert_eq!(
+        w.audited("stream.describe.refused", "stream:orders")
+            .await
+            .len(),
+        3
+    );
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/withdraw"),
+            &w.olga,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = w.describe(&w.admin, "orders", moved).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(w.stream_domain("orders").await, "billing");
+    let described = w.audited("stream.describe", "stream:orders").await;
+    let last = described.last().expect("the move is audited");
+    assert_eq!(
+        last["domain"],
+        json!({"before": "payments", "after": "billing"})
+    );
+}
+
+/// Who reads an item comes from what an admin assigned and what was true
+/// when it was proposed, never from a stream row that changes later.
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn reading_an_item_follows_assignments_not_the_streams_of_today(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let path = format!("/api/v1/review-items/{id}");
+    // billing owns invoices; an admin puts invoices in payments' domain.
+    // Before, that let billing's members read every payments item.
+    let r = w
+        .describe(
+            &w.admin,
+            "invoices",
+            json!({"owner_team": "billing", "domain": "payments"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = w.call(Method::GET, &path, &w.ivy, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    // The stream changes hands: payments' members (the owner team when
+    // proposed) still read it; billing, the owner now, does not.
+    let r = w
+        .describe(
+            &w.admin,
+            "orders",
+            json!({"owner_team": "billing", "domain": "payments"}),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(w.item(&w.vic, id).await["id"], id);
+    let r = w.call(Method::GET, &path, &w.ivy, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    // Named approvers of the domain read it whatever their team.
+    assert_eq!(w.item(&w.ann, id).await["id"], id);
+    let all = w
+        .call(Method::GET, "/api/v1/review-items?scope=all", &w.ivy, None)
+        .await
+        .json();
+    assert_eq!(all["total"], 0, "{all}");
+}
+
+/// A recorded check is read by the review items' rule: its submitter, the
+/// stream's owner team and the domain's approvers when it was made, admins.
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_schema_check_is_read_by_the_review_rule(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let r = w
+        .call(
+            Method::POST,
+            &format!(
+                "/api/v1/clusters/{}/streams/orders/compatibility",
+                w.cluster
+            ),
+            &w.olga,
+            Some(json!({"schema_type": "AVRO", "schema": DROPS_AMOUNT})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let id = r.json()["id"].as_i64().expect("check id");
+    let path = format!("/api/v1/schema-checks/{id}");
+    for (who, token) in [
+        ("olga", &w.olga),
+        ("vic", &w.vic),
+        ("ann", &w.ann),
+        ("admin", &w.admin),
+    ] {
+        let r = w.call(Method::GET, &path, token, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{who}: {}", r.body);
+        assert_eq!(r.json()["verdict"], "INCOMPATIBLE", "{who}");
+    }
+    let r = w.call(Method::GET, &path, &w.ivy, None).await;
+    refused(&r, StatusCode::NOT_FOUND, "That check");
+    assert_eq!(
+        w.audited("schema.check.read.refused", &format!("check:{id}"))
+            .await
+            .len(),
+        1
+    );
+    // The stream's page lists the checks each caller may read.
+    let schemas = format!("/api/v1/clusters/{}/streams/orders/schemas", w.cluster);
+    let listed = |v: Value| v["checks"].as_array().map_or(0, Vec::len);
+    assert_eq!(
+        listed(w.call(Method::GET, &schemas, &w.vic, None).await.json()),
+        1
+    );
+    assert_eq!(
+        listed(w.call(Method::GET, &schemas, &w.ivy, None).await.json()),
+        0
+    );
+}

@@ -131,9 +131,12 @@ pub async fn check_schema(
 
 #[server(prefix = "/fn", endpoint = "get_schema_check")]
 pub async fn get_schema_check(id: i64) -> Result<CompatibilityReport, AppError> {
-    use crate::port::{backend, principal};
+    use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?.schemas.check_report(&who, id).await
+    backend()?
+        .schemas
+        .check_report(&who, &client_addr().await, id)
+        .await
 }
 
 pub fn verdict_class(v: Verdict) -> &'static str {

@@ -204,7 +204,7 @@ pub fn StreamPage() -> impl IntoView {
 #[component]
 fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl IntoView {
     let t = d.topic;
-    let form = view! { <CatalogForm cluster_id=d.cluster_id t=t.clone() describe /> };
+    let form = view! { <CatalogForm cluster_id=d.cluster_id t=t.clone() describe admin=d.may_set_domain /> };
     let base = format!("/clusters/{}/stream", d.cluster_id);
     let name = t.name.clone();
     let link = move |r: &str| {
@@ -270,14 +270,55 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
 }
 
 /// The stream's catalog entry as a form: admins edit any stream, owners
-/// claim unowned streams and edit their teams' (the server decides).
+/// claim unowned streams and edit their teams' (the server decides). The
+/// domain and the declared level are an admin's to set: others see them
+/// and send them back unchanged.
 #[component]
 fn CatalogForm(
     cluster_id: i64,
     t: crate::model::TopicView,
     describe: ServerAction<DescribeStream>,
+    admin: bool,
 ) -> impl IntoView {
     let num = |v: Option<i32>| v.map(|v| v.to_string()).unwrap_or_default();
+    let domain = t.domain.clone().unwrap_or_default();
+    let level = t.compatibility.clone().unwrap_or_default();
+    let admin_fields = if admin {
+        view! {
+            <label>"Domain" <input name="domain" value=domain /></label>
+            <label>
+                "Schema compatibility level"
+                <select name="compatibility">
+                    <option value="" selected=t.compatibility.is_none()>"not declared"</option>
+                    {streamkeeper::schema::Mode::ALL.map(|m| {
+                        let selected = t.compatibility.as_deref() == Some(m.as_str());
+                        view! { <option value=m.as_str() selected=selected>{m.as_str()}</option> }
+                    }).collect_view()}
+                </select>
+            </label>
+        }
+        .into_any()
+    } else {
+        let shown = |v: &str, none: &str| {
+            if v.is_empty() {
+                none.to_string()
+            } else {
+                v.to_string()
+            }
+        };
+        view! {
+            <p class="muted" data-testid="admin-fields">
+                {format!(
+                    "Domain {} and compatibility level {}: set by an admin, since the domain decides who approves this stream's changes.",
+                    shown(&domain, "none"),
+                    shown(&level, "not declared"),
+                )}
+            </p>
+            <input type="hidden" name="domain" value=domain.clone() />
+            <input type="hidden" name="compatibility" value=level.clone() />
+        }
+        .into_any()
+    };
     view! {
         <details class="card">
             <summary>"Describe or claim this stream"</summary>
@@ -285,7 +326,6 @@ fn CatalogForm(
                 <input type="hidden" name="cluster_id" value=cluster_id.to_string() />
                 <input type="hidden" name="topic" value=t.name.clone() />
                 <label>"Owner team" <input name="owner_team" value=t.owner.clone().unwrap_or_default() placeholder="payments" /></label>
-                <label>"Domain" <input name="domain" value=t.domain.clone().unwrap_or_default() /></label>
                 <label>
                     "SLA tier"
                     <select name="tier">
@@ -298,16 +338,7 @@ fn CatalogForm(
                 <label>"Freshness budget (seconds of time lag)" <input name="freshness_budget_s" type="number" min="1" value=num(t.freshness_budget_s) /></label>
                 <label>"Expected message interval (seconds)" <input name="expected_interval_s" type="number" min="1" value=num(t.expected_interval_s) /></label>
                 <label>"Description" <input name="description" value=t.description.clone().unwrap_or_default() /></label>
-                <label>
-                    "Schema compatibility level"
-                    <select name="compatibility">
-                        <option value="" selected=t.compatibility.is_none()>"not declared"</option>
-                        {streamkeeper::schema::Mode::ALL.map(|m| {
-                            let selected = t.compatibility.as_deref() == Some(m.as_str());
-                            view! { <option value=m.as_str() selected=selected>{m.as_str()}</option> }
-                        }).collect_view()}
-                    </select>
-                </label>
+                {admin_fields}
                 <button type="submit">"Save"</button>
             </ActionForm>
             <ActionNote value=describe.value() ok=|t: &crate::model::TopicView| format!("Saved {}.", t.name) />

@@ -92,9 +92,10 @@ pub async fn check(
 pub async fn check_report(
     State(st): State<AppState>,
     Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<CompatibilityReport>, ApiError> {
-    Ok(Json(st.schemas.check_report(&who, id).await?))
+    Ok(Json(st.schemas.check_report(&who, &from, id).await?))
 }
 
 /// Set the cluster's Schema Registry (admin). Credentials are references

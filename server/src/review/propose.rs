@@ -179,6 +179,14 @@ impl ReviewService {
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| format!("{} of {subject}", capitalised(new.kind.describe())));
         let mut tx = self.pool.begin().await.map_err(db)?;
+        let domain_now = items::stream_domain_locked(&mut tx, new.cluster_id, &topic)
+            .await
+            .map_err(db)?;
+        if domain_now.as_deref() != Some(domain.as_str()) {
+            return Err(AppError::Conflict(format!(
+                "Stream {topic} moved to another domain while the change was being proposed: propose it again."
+            )));
+        }
         let id = items::insert_item(
             &mut tx,
             &items::NewItem {
@@ -187,6 +195,7 @@ impl ReviewService {
                 topic: &topic,
                 subject: &subject,
                 domain: &domain,
+                owner_team_id: owner,
                 title: &title,
                 author_id: who.user_id,
                 revision: &revision,

@@ -105,7 +105,7 @@ impl ReviewService {
             approve_refusal,
         };
         let check = match item.check_id {
-            Some(c) => self.schemas.check_report(who, c).await.ok(),
+            Some(c) => self.schemas.item_check(c).await.ok().flatten(),
             None => None,
         };
         let manual_apply = if level.applies() || state_of(&item).is_closed() {

@@ -538,6 +538,21 @@ pub struct StreamSpec<'a> {
     pub compatibility: Option<&'a str>,
 }
 
+/// Locks the stream's catalog row (if it has one) for the rest of the
+/// transaction.
+pub async fn lock_stream(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1 FROM streams WHERE cluster_id = $1 AND topic = $2 FOR UPDATE")
+        .bind(cluster_id)
+        .bind(topic)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
 pub async fn upsert_stream(
     conn: &mut PgConnection,
     cluster_id: i64,

@@ -142,6 +142,39 @@ pub async fn stream_domain(
         .await
 }
 
+/// The stream's domain, read under a share lock held until the caller's
+/// transaction ends, so an admin cannot move the stream while a proposal
+/// made under its domain is being stored.
+pub async fn stream_domain_locked(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT domain FROM streams WHERE cluster_id = $1 AND topic = $2 FOR SHARE")
+        .bind(cluster_id)
+        .bind(topic)
+        .fetch_optional(conn)
+        .await
+}
+
+/// How many of the stream's review items are still open: in review,
+/// approved but not applied, or failed to apply.
+pub async fn open_items_of_stream(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<u64, sqlx::Error> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM review_items
+         WHERE cluster_id = $1 AND topic = $2 AND state IN ('in_review', 'approved', 'apply_failed')",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_one(conn)
+    .await?;
+    Ok(n.unsigned_abs())
+}
+
 /// What changes with each revision.
 #[derive(Debug, Clone)]
 pub struct Revision {
@@ -162,6 +195,8 @@ pub struct NewItem<'a> {
     pub topic: &'a str,
     pub subject: &'a str,
     pub domain: &'a str,
+    /// The stream's owner team when proposed: its members read the item.
+    pub owner_team_id: Option<i64>,
     pub title: &'a str,
     pub author_id: i64,
     pub revision: &'a Revision,
@@ -172,8 +207,8 @@ pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64
     sqlx::query_scalar(
         "INSERT INTO review_items (kind, cluster_id, topic, subject, domain, title, author_id,
              content, content_hash, base_version, base_schema_id, base_schema, check_id, verdict,
-             required_approvals, approver_ids)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+             required_approvals, approver_ids, owner_team_id)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
          RETURNING id",
     )
     .bind(n.kind)
@@ -192,6 +227,7 @@ pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64
     .bind(&r.verdict)
     .bind(r.required_approvals)
     .bind(&r.approver_ids)
+    .bind(n.owner_team_id)
     .fetch_one(conn)
     .await
 }
@@ -292,15 +328,15 @@ pub async fn lock_item(conn: &mut PgConnection, id: i64) -> Result<Option<ItemRo
 }
 
 /// Whether `user_id` may read the item: they wrote, edited or may approve
-/// it, are named for its domain, or their team owns a stream of its domain.
+/// it, are named for its domain, or belong to the team that owned the
+/// stream when it was proposed. Nothing an owner can edit now widens it.
 /// (Admins read everything; the caller checks that.)
 const READABLE: &str = "(i.author_id = $1 OR $1 = ANY (i.approver_ids)
     OR EXISTS (SELECT 1 FROM review_editors e WHERE e.item_id = i.id AND e.user_id = $1)
+    OR i.owner_team_id IN (SELECT m.team_id FROM memberships m WHERE m.user_id = $1)
     OR i.domain IN (SELECT a.domain FROM domain_approvers a WHERE a.user_id = $1
                     UNION SELECT a.domain FROM domain_approvers a
-                          JOIN memberships m ON m.team_id = a.team_id WHERE m.user_id = $1
-                    UNION SELECT s.domain FROM streams s
-                          JOIN memberships m ON m.team_id = s.owner_team_id WHERE m.user_id = $1))";
+                          JOIN memberships m ON m.team_id = a.team_id WHERE m.user_id = $1))";
 
 /// Waiting for `user_id`: in review, they may approve it, did not write or
 /// edit it, and have not approved this revision.

@@ -172,9 +172,13 @@ pub async fn insert_check(
     c: &NewCheck<'_>,
 ) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar(
+        // The stream's owner team and domain are frozen with the check:
+        // they decide who reads it later (CHECK_READABLE).
         "INSERT INTO compatibility_checks (cluster_id, topic, schema_type, schema, verdict, report,
-                                           submitted_by, submitted_at, decided_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
+                                           submitted_by, submitted_at, decided_at, owner_team_id, domain)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, s.owner_team_id, coalesce(s.domain, '')
+         FROM (SELECT 1) one LEFT JOIN streams s ON s.cluster_id = $1 AND s.topic = $2
+         RETURNING id",
     )
     .bind(cluster_id)
     .bind(c.topic)
@@ -189,28 +193,74 @@ pub async fn insert_check(
     .await
 }
 
-/// A recorded check's report, with its id and cluster.
+/// Whether `$1` (a user id, `$2` their name) may read check `c`: admins
+/// aside (the caller's), they submitted it, belong to the team that owned
+/// the stream when it was checked, are named approvers of its domain then,
+/// or may read a review item made of it — the review items' read rule.
+const CHECK_READABLE: &str = "(c.submitted_by = $2
+    OR c.owner_team_id IN (SELECT m.team_id FROM memberships m WHERE m.user_id = $1)
+    OR (c.domain <> '' AND c.domain IN (
+            SELECT a.domain FROM domain_approvers a WHERE a.user_id = $1
+            UNION SELECT a.domain FROM domain_approvers a
+                  JOIN memberships m ON m.team_id = a.team_id WHERE m.user_id = $1))
+    OR EXISTS (SELECT 1 FROM review_items i WHERE i.check_id = c.id
+               AND (i.author_id = $1 OR $1 = ANY (i.approver_ids)
+                    OR EXISTS (SELECT 1 FROM review_editors e WHERE e.item_id = i.id AND e.user_id = $1))))";
+
+/// Who asks for checks: admins read every check.
+#[derive(Clone, Copy, Debug)]
+pub struct Reader<'a> {
+    pub user_id: i64,
+    pub username: &'a str,
+    pub admin: bool,
+}
+
+/// A recorded check's report, with whether `reader` may read it.
 pub async fn check(
     pool: &PgPool,
     id: i64,
-) -> Result<Option<(i64, serde_json::Value)>, sqlx::Error> {
-    sqlx::query_as("SELECT cluster_id, report FROM compatibility_checks WHERE id = $1")
+    reader: Reader<'_>,
+) -> Result<Option<(bool, serde_json::Value)>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT ($3 OR {CHECK_READABLE}), report FROM compatibility_checks c WHERE c.id = $4"
+    ))
+    .bind(reader.user_id)
+    .bind(reader.username)
+    .bind(reader.admin)
+    .bind(id)
+    .fetch_optional(pool)
+    .await
+}
+
+/// A check's report, unconditionally: for a review item's reader, whom
+/// the item's read rule already admitted.
+pub async fn check_of_item(
+    pool: &PgPool,
+    id: i64,
+) -> Result<Option<serde_json::Value>, sqlx::Error> {
+    sqlx::query_scalar("SELECT report FROM compatibility_checks WHERE id = $1")
         .bind(id)
         .fetch_optional(pool)
         .await
 }
 
-/// The last checks of a topic, newest first.
+/// The last checks of a topic that `reader` may read, newest first.
 pub async fn recent_checks(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
     limit: i64,
+    reader: Reader<'_>,
 ) -> Result<Vec<(i64, String, serde_json::Value, String, DateTime<Utc>)>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT id, verdict, report->'summary', submitted_by, submitted_at FROM compatibility_checks
-         WHERE cluster_id = $1 AND topic = $2 ORDER BY id DESC LIMIT $3",
-    )
+    sqlx::query_as(&format!(
+        "SELECT c.id, c.verdict, c.report->'summary', c.submitted_by, c.submitted_at
+         FROM compatibility_checks c
+         WHERE c.cluster_id = $4 AND c.topic = $5 AND ($3 OR {CHECK_READABLE})
+         ORDER BY c.id DESC LIMIT $6"
+    ))
+    .bind(reader.user_id)
+    .bind(reader.username)
+    .bind(reader.admin)
     .bind(cluster_id)
     .bind(topic)
     .bind(limit)

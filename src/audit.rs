@@ -2,6 +2,12 @@
 //! the previous entry's hash, so changing, removing or reordering any entry
 //! breaks every hash after it; `streamkeeper audit verify` walks the chain
 //! with [`ChainVerifier`] and names the first entry that does not fit.
+//!
+//! A chain alone cannot show that its newest entries were cut off: what is
+//! left still links. So the head (the newest entry's id and hash) is
+//! exported outside the database — logged on a schedule and printed by
+//! `streamkeeper audit head` — and `audit verify --expect-head ID:HASH`
+//! fails when the log no longer holds that entry with that hash.
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
@@ -62,6 +68,37 @@ pub fn entry_hash(prev: &Hash, id: i64, content: &EntryContent) -> Hash {
     h.finalize().into()
 }
 
+/// The newest entry of a chain as seen at one moment: written `ID:HEX`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Head {
+    pub id: i64,
+    pub hash: Hash,
+}
+
+impl std::fmt::Display for Head {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}", self.id, hex::encode(self.hash))
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "an audit head is written ID:HASH, an entry id and its 64 hex digits (as `audit head` prints it)"
+)]
+pub struct BadHead;
+
+impl std::str::FromStr for Head {
+    type Err = BadHead;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let (id, hash) = s.trim().split_once(':').ok_or(BadHead)?;
+        let id = id.parse().map_err(|_| BadHead)?;
+        let bytes = hex::decode(hash).map_err(|_| BadHead)?;
+        let hash = bytes.as_slice().try_into().map_err(|_| BadHead)?;
+        Ok(Head { id, hash })
+    }
+}
+
 /// An entry as stored, with the hashes to check.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct StoredEntry {
@@ -79,6 +116,12 @@ pub enum ChainBreak {
     Altered { id: i64 },
     #[error("entry {id}: comes after entry {previous} but its id is not greater")]
     OutOfOrder { id: i64, previous: i64 },
+    #[error("entry {id}: its hash is not the expected head's (the log was rewritten from there)")]
+    HeadRewritten { id: i64 },
+    #[error(
+        "entry {id}: the expected head is missing; the log ends at {last} (its newest entries were cut off)"
+    )]
+    HeadMissing { id: i64, last: String },
 }
 
 impl ChainBreak {
@@ -86,7 +129,9 @@ impl ChainBreak {
         match self {
             ChainBreak::Unlinked { id, .. }
             | ChainBreak::Altered { id }
-            | ChainBreak::OutOfOrder { id, .. } => *id,
+            | ChainBreak::OutOfOrder { id, .. }
+            | ChainBreak::HeadRewritten { id }
+            | ChainBreak::HeadMissing { id, .. } => *id,
         }
     }
 }
@@ -136,6 +181,42 @@ impl ChainVerifier {
     pub fn checked(&self) -> u64 {
         self.checked
     }
+
+    /// The newest entry checked so far.
+    pub fn head(&self) -> Option<Head> {
+        self.last.map(|(id, hash)| Head { id, hash })
+    }
+
+    /// Checks `entry` as [`ChainVerifier::check`] does and, when it is the
+    /// expected head's entry, that its hash is the head's.
+    pub fn check_towards(
+        &mut self,
+        entry: &StoredEntry,
+        expect: Option<Head>,
+    ) -> Result<(), ChainBreak> {
+        self.check(entry)?;
+        match expect {
+            Some(h) if h.id == entry.id && entry.hash.as_slice() != h.hash.as_slice() => {
+                Err(ChainBreak::HeadRewritten { id: h.id })
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// After the last entry: the expected head must have been reached.
+    pub fn finish(&self, expect: Option<Head>) -> Result<u64, ChainBreak> {
+        match (expect, self.last) {
+            (Some(h), last) if h.id > 0 && last.is_none_or(|(id, _)| id < h.id) => {
+                Err(ChainBreak::HeadMissing {
+                    id: h.id,
+                    last: last.map_or("the start (it is empty)".into(), |(id, _)| {
+                        format!("entry {id}")
+                    }),
+                })
+            }
+            _ => Ok(self.checked),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -176,11 +257,73 @@ mod tests {
     }
 
     fn verify(entries: &[StoredEntry]) -> Result<u64, ChainBreak> {
+        verify_towards(entries, None)
+    }
+
+    fn verify_towards(entries: &[StoredEntry], expect: Option<Head>) -> Result<u64, ChainBreak> {
         let mut v = ChainVerifier::new();
         for e in entries {
-            v.check(e)?;
+            v.check_towards(e, expect)?;
         }
-        Ok(v.checked())
+        v.finish(expect)
+    }
+
+    fn head_of(entries: &[StoredEntry]) -> Head {
+        let mut v = ChainVerifier::new();
+        for e in entries {
+            v.check(e).expect("intact");
+        }
+        v.head().expect("not empty")
+    }
+
+    #[test]
+    fn a_cut_tail_is_caught_by_the_expected_head() {
+        let c = chain(5);
+        let head = head_of(&c);
+        assert_eq!(head.id, 5);
+        assert_eq!(verify_towards(&c, Some(head)), Ok(5));
+        // An older head is fine: the log grew since it was exported.
+        assert_eq!(verify_towards(&c, Some(head_of(&c[..3]))), Ok(5));
+        // The last two entries deleted: what is left still links.
+        assert_eq!(verify(&c[..3]), Ok(3));
+        assert_eq!(
+            verify_towards(&c[..3], Some(head)),
+            Err(ChainBreak::HeadMissing {
+                id: 5,
+                last: "entry 3".into()
+            })
+        );
+        assert!(verify_towards(&[], Some(head)).is_err());
+        // Cut and rewritten from entry 4 on, chained consistently.
+        let mut forged = c[..3].to_vec();
+        let mut prev = hash_of(&forged[2]);
+        for id in 4..=5 {
+            let content = content("forged");
+            let hash = entry_hash(&prev, id, &content);
+            forged.push(StoredEntry {
+                id,
+                content,
+                prev_hash: prev.to_vec(),
+                hash: hash.to_vec(),
+            });
+            prev = hash;
+        }
+        assert_eq!(verify(&forged), Ok(5));
+        assert_eq!(
+            verify_towards(&forged, Some(head)),
+            Err(ChainBreak::HeadRewritten { id: 5 })
+        );
+    }
+
+    #[test]
+    fn heads_are_written_id_colon_hash() {
+        let head = head_of(&chain(2));
+        let text = head.to_string();
+        assert!(text.starts_with("2:") && text.len() == 2 + 64, "{text}");
+        assert_eq!(text.parse::<Head>(), Ok(head));
+        for bad in ["", "2", "x:00", "2:zz", "2:00ff"] {
+            assert_eq!(bad.parse::<Head>(), Err(BadHead), "{bad}");
+        }
     }
 
     #[test]

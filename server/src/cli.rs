@@ -14,6 +14,7 @@ use sqlx::PgPool;
 use std::io::Read;
 use std::process::ExitCode;
 use streamkeeper::account::{check_display_name, check_password, check_username};
+use streamkeeper::audit::{GENESIS, Head};
 use streamkeeper::role;
 
 const ACTOR: &str = "cli";
@@ -241,7 +242,17 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
 
 pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        AuditCommand::Verify => match store::audit::verify(pool).await {
+        AuditCommand::Head => {
+            // An empty log's head is entry 0, the genesis hash.
+            let head = store::audit::head(pool).await?.unwrap_or(Head {
+                id: 0,
+                hash: GENESIS,
+            });
+            println!("{head}");
+            Ok(ExitCode::SUCCESS)
+        }
+        AuditCommand::Verify { expect_head } => match store::audit::verify(pool, expect_head).await
+        {
             Ok(n) => {
                 println!("audit log intact: {n} entries verified");
                 Ok(ExitCode::SUCCESS)

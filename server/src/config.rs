@@ -237,7 +237,15 @@ pub enum TokenCommand {
 #[derive(Debug, Subcommand)]
 pub enum AuditCommand {
     /// Check the whole hash chain and name the first broken entry.
-    Verify,
+    Verify {
+        /// A head printed earlier by `audit head` (or logged by `serve`):
+        /// the log must still hold that entry with that hash, so a cut-off
+        /// tail is caught.
+        #[arg(long, value_name = "ID:HASH")]
+        expect_head: Option<streamkeeper::audit::Head>,
+    },
+    /// Print the newest entry's id and hash, to keep outside the database.
+    Head,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

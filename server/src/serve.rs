@@ -46,6 +46,22 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
         }
     });
 
+    // The audit log's head, exported where the database cannot rewrite
+    // it: a log line every ten minutes (and at start) for the log
+    // collector to keep; `audit verify --expect-head` checks against it.
+    let pool_for_head = pool_for_watch.clone();
+    tokio::spawn(async move {
+        let mut tick = tokio::time::interval(Duration::from_secs(600));
+        loop {
+            tick.tick().await;
+            match crate::store::audit::head(&pool_for_head).await {
+                Ok(Some(head)) => tracing::info!(%head, "audit head"),
+                Ok(None) => {}
+                Err(e) => tracing::warn!(error = %e, "could not read the audit head"),
+            }
+        }
+    });
+
     crate::notify::spawn(pool_for_watch.clone());
     crate::hygiene::spawn(pool_for_watch.clone());
     crate::watch::spawn(pool_for_watch);

@@ -383,7 +383,7 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
         .await;
     }
     assert_eq!(
-        streamkeeper_server::store::audit::verify(&t.pool)
+        streamkeeper_server::store::audit::verify(&t.pool, None)
             .await
             .expect("intact"),
         4
@@ -405,10 +405,52 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
         .execute(&t.pool)
         .await
         .expect("tamper");
-    let e = streamkeeper_server::store::audit::verify(&t.pool)
+    let e = streamkeeper_server::store::audit::verify(&t.pool, None)
         .await
         .expect_err("broken");
     assert!(e.to_string().contains("entry 3"), "{e}");
+}
+
+/// Deleting the newest entries leaves a chain that still links; the head
+/// exported before (`audit head`) is what catches it.
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn an_expected_head_catches_a_cut_tail(pool: sqlx::PgPool) {
+    use streamkeeper_server::store::audit;
+    let t = TestApp::new(pool).await;
+    let admin = t.user("root", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    for name in ["a", "b", "c", "d"] {
+        t.api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": name})),
+        )
+        .await;
+    }
+    let head = audit::head(&t.pool)
+        .await
+        .expect("head")
+        .expect("not empty");
+    assert_eq!(head.id, 4);
+    assert_eq!(audit::verify(&t.pool, Some(head)).await.expect("intact"), 4);
+    // Someone who can get past the append-only trigger cuts the tail.
+    sqlx::query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_or_delete")
+        .execute(&t.pool)
+        .await
+        .expect("superuser");
+    sqlx::query("DELETE FROM audit_log WHERE id > 2")
+        .execute(&t.pool)
+        .await
+        .expect("cut");
+    assert_eq!(audit::verify(&t.pool, None).await.expect("still links"), 2);
+    let e = audit::verify(&t.pool, Some(head))
+        .await
+        .expect_err("the head is gone");
+    assert!(
+        e.to_string().contains("entry 4") && e.to_string().contains("cut off"),
+        "{e}"
+    );
 }
 
 /// A synthetic pass: `groups` each on its own one-partition topic, with

@@ -187,6 +187,19 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
     let o = run(&pool, &["audit", "verify"], None);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("6 entries verified"), "{}", text(&o));
+    // The head, kept outside the database, checks the log still ends there.
+    let o = run(&pool, &["audit", "head"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let head = String::from_utf8_lossy(&o.stdout).trim().to_string();
+    assert!(head.starts_with("6:"), "{head}");
+    let o = run(&pool, &["audit", "verify", "--expect-head", &head], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(
+        &pool,
+        &["audit", "verify", "--expect-head", "6:nothex"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
 
     sqlx::query("ALTER TABLE audit_log DISABLE TRIGGER USER")
         .execute(&pool)
@@ -199,6 +212,15 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
     let o = run(&pool, &["audit", "verify"], None);
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o).contains("BROKEN at entry 4"), "{}", text(&o));
+    sqlx::query("DELETE FROM audit_log WHERE id >= 4")
+        .execute(&pool)
+        .await
+        .expect("cut the tail");
+    let o = run(&pool, &["audit", "verify"], None);
+    assert!(o.status.success(), "a cut log still links: {}", text(&o));
+    let o = run(&pool, &["audit", "verify", "--expect-head", &head], None);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o).contains("cut off"), "{}", text(&o));
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]

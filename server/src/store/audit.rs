@@ -2,7 +2,9 @@
 
 use chrono::Utc;
 use sqlx::{PgConnection, PgPool, Row};
-use streamkeeper::audit::{self, ChainBreak, ChainVerifier, EntryContent, GENESIS, StoredEntry};
+use streamkeeper::audit::{
+    self, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry,
+};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper_app::model::{AuditFilter, AuditRow};
 
@@ -128,8 +130,21 @@ pub enum VerifyError {
     Db(#[from] sqlx::Error),
 }
 
-/// Walks the whole chain in batches; returns how many entries were checked.
-pub async fn verify(pool: &PgPool) -> Result<u64, VerifyError> {
+/// The newest entry, to keep outside the database (`audit head`).
+pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
+    let last: Option<(i64, Vec<u8>)> =
+        sqlx::query_as("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1")
+            .fetch_optional(pool)
+            .await?;
+    Ok(last.and_then(|(id, hash)| {
+        let hash = hash.as_slice().try_into().ok()?;
+        Some(Head { id, hash })
+    }))
+}
+
+/// Walks the whole chain in batches, and checks that it still holds the
+/// `expect`ed head; returns how many entries were checked.
+pub async fn verify(pool: &PgPool, expect: Option<Head>) -> Result<u64, VerifyError> {
     const BATCH: i64 = 5_000;
     let mut verifier = ChainVerifier::new();
     let mut after = 0_i64;
@@ -143,7 +158,7 @@ pub async fn verify(pool: &PgPool) -> Result<u64, VerifyError> {
         .fetch_all(pool)
         .await?;
         if rows.is_empty() {
-            return Ok(verifier.checked());
+            return Ok(verifier.finish(expect)?);
         }
         for r in rows {
             let entry = StoredEntry {
@@ -159,7 +174,7 @@ pub async fn verify(pool: &PgPool) -> Result<u64, VerifyError> {
                 prev_hash: r.try_get("prev_hash")?,
                 hash: r.try_get("hash")?,
             };
-            verifier.check(&entry)?;
+            verifier.check_towards(&entry, expect)?;
             after = entry.id;
         }
     }

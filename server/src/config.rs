@@ -42,6 +42,16 @@ pub struct GlobalArgs {
         global = true
     )]
     pub db_connect_timeout: u64,
+    /// A second Postgres URL, for a role that owns the schema: migrations
+    /// run under it, then the DATABASE_URL role is given every table but
+    /// the audit log, which it may only read and append to.
+    #[arg(
+        long,
+        env = "STREAMKEEPER_MIGRATE_DATABASE_URL",
+        global = true,
+        hide_env_values = true
+    )]
+    pub migrate_database_url: Option<String>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -256,6 +266,10 @@ pub enum ConfigError {
     MissingDatabaseUrl,
     #[error("DATABASE_URL (--database-url) is not a postgres:// or postgresql:// URL")]
     BadDatabaseUrl,
+    #[error(
+        "STREAMKEEPER_MIGRATE_DATABASE_URL (--migrate-database-url) is not a postgres:// or postgresql:// URL"
+    )]
+    BadMigrateDatabaseUrl,
     #[error("STREAMKEEPER_BIND (--bind) '{0}' is not an address like 127.0.0.1:3000")]
     BadBind(String),
     #[error(
@@ -297,11 +311,23 @@ pub fn database_url(g: &GlobalArgs) -> Result<String, ConfigError> {
         .as_deref()
         .filter(|u| !u.trim().is_empty())
         .ok_or(ConfigError::MissingDatabaseUrl)?;
-    let parsed = Url::parse(url).map_err(|_| ConfigError::BadDatabaseUrl)?;
-    if !matches!(parsed.scheme(), "postgres" | "postgresql") {
+    if !is_postgres_url(url) {
         return Err(ConfigError::BadDatabaseUrl);
     }
     Ok(url.to_string())
+}
+
+fn is_postgres_url(url: &str) -> bool {
+    Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "postgres" | "postgresql"))
+}
+
+/// The migration role's URL, when the schema's owner is not the runtime role.
+pub fn migrate_database_url(g: &GlobalArgs) -> Result<Option<String>, ConfigError> {
+    match g.migrate_database_url.as_deref().map(str::trim) {
+        None | Some("") => Ok(None),
+        Some(url) if is_postgres_url(url) => Ok(Some(url.to_string())),
+        Some(_) => Err(ConfigError::BadMigrateDatabaseUrl),
+    }
 }
 
 /// Validated settings of `serve`.
@@ -413,7 +439,12 @@ mod tests {
             database_url: None,
             log_level: "info".into(),
             db_connect_timeout: 1,
+            migrate_database_url: Some("mysql://x".into()),
         };
+        assert_eq!(
+            migrate_database_url(&g),
+            Err(ConfigError::BadMigrateDatabaseUrl)
+        );
         assert_eq!(database_url(&g), Err(ConfigError::MissingDatabaseUrl));
         let g = GlobalArgs {
             database_url: Some("mysql://x".into()),

@@ -16,6 +16,10 @@ pub enum DbError {
     Unreachable { secs: u64, last: String },
     #[error("applying migrations failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error(
+        "handing the schema to the DATABASE_URL role failed: {0} (the STREAMKEEPER_MIGRATE_DATABASE_URL role must own the database and be a member of the DATABASE_URL role; see the README's Security model)"
+    )]
+    HandOver(String),
 }
 
 /// Connects, retrying with exponential backoff (0.25 s doubling to 5 s) for
@@ -61,5 +65,73 @@ fn describe(e: &sqlx::Error) -> String {
 
 pub async fn migrate(pool: &PgPool) -> Result<(), DbError> {
     MIGRATOR.run(pool).await?;
+    Ok(())
+}
+
+/// With a migration role apart from the runtime role (the one `runtime`
+/// connects as): every table but the audit log becomes the runtime role's
+/// (it makes and drops the samples' day partitions, which only an owner
+/// may), and the audit log stays the migration role's, the runtime role
+/// holding only SELECT and INSERT on it. So the runtime role cannot
+/// disable the log's append-only triggers nor rewrite or cut its tail.
+/// Run after every migration, under the migration role.
+pub async fn hand_over(owner: &PgPool, runtime: &PgPool) -> Result<(), DbError> {
+    let fail = |e: sqlx::Error| DbError::HandOver(describe(&e));
+    let role: String = sqlx::query_scalar("SELECT current_user::text")
+        .fetch_one(runtime)
+        .await
+        .map_err(fail)?;
+    let me: String = sqlx::query_scalar("SELECT current_user::text")
+        .fetch_one(owner)
+        .await
+        .map_err(fail)?;
+    if role == me {
+        return Err(DbError::HandOver(format!(
+            "both URLs connect as {me}; the runtime role must be another one"
+        )));
+    }
+    // The sessions' table is made here too, so the runtime role needs no
+    // right to create schemas.
+    tower_sessions_sqlx_store::PostgresStore::new(owner.clone())
+        .migrate()
+        .await
+        .map_err(fail)?;
+    // Role and table names are quoted by Postgres (quote_ident, format's
+    // %I), never spliced from input. A new owner needs CREATE on the
+    // schema first.
+    let quoted: String = sqlx::query_scalar("SELECT quote_ident($1)")
+        .bind(&role)
+        .fetch_one(owner)
+        .await
+        .map_err(fail)?;
+    let mut statements = vec![
+        format!("GRANT USAGE, CREATE ON SCHEMA public TO {quoted}"),
+        format!("ALTER SCHEMA tower_sessions OWNER TO {quoted}"),
+    ];
+    statements.extend(
+        sqlx::query_scalar::<_, String>(
+            "SELECT format('ALTER TABLE %I.%I OWNER TO %I', schemaname, tablename, $1)
+             FROM pg_tables
+             WHERE schemaname IN ('public', 'tower_sessions')
+               AND tablename NOT IN ('audit_log', '_sqlx_migrations') AND tableowner <> $1",
+        )
+        .bind(&role)
+        .fetch_all(owner)
+        .await
+        .map_err(fail)?,
+    );
+    statements.extend([
+        format!("REVOKE ALL ON audit_log FROM {quoted}"),
+        format!("GRANT SELECT, INSERT ON audit_log TO {quoted}"),
+    ]);
+    let mut tx = owner.begin().await.map_err(fail)?;
+    for statement in statements {
+        sqlx::query(&statement)
+            .execute(&mut *tx)
+            .await
+            .map_err(fail)?;
+    }
+    tx.commit().await.map_err(fail)?;
+    tracing::info!(runtime = %role, "schema handed to the runtime role; the audit log stays append-only for it");
     Ok(())
 }

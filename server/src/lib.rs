@@ -86,8 +86,20 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Task::Database(t) => t,
     };
     let url = config::database_url(&cli.global)?;
-    let pool = db::connect(&url, Duration::from_secs(cli.global.db_connect_timeout)).await?;
-    db::migrate(&pool).await?;
+    let owner_url = config::migrate_database_url(&cli.global)?;
+    let timeout = Duration::from_secs(cli.global.db_connect_timeout);
+    let pool = db::connect(&url, timeout).await?;
+    match owner_url {
+        // The owner's connection is closed once the schema is handed over:
+        // the server never holds it.
+        Some(owner_url) => {
+            let owner = db::connect(&owner_url, timeout).await?;
+            db::migrate(&owner).await?;
+            db::hand_over(&owner, &pool).await?;
+            owner.close().await;
+        }
+        None => db::migrate(&pool).await?,
+    }
     match task {
         DatabaseTask::Serve(cfg) => {
             if let Some(path) = &cfg.clusters_file {

@@ -335,3 +335,91 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
     assert!(text(&o).contains("pasword"), "{}", text(&o));
     let _ = std::fs::remove_file(&file);
 }
+
+/// With a migration role apart from the runtime role, the runtime role
+/// owns what it manages (it makes the samples' partitions) but may only
+/// read and append to the audit log: it can neither rewrite it nor disable
+/// its append-only triggers.
+#[sqlx::test(migrations = false)]
+async fn the_runtime_role_only_appends_to_the_audit_log(pool: PgPool) {
+    let db = pool
+        .connect_options()
+        .get_database()
+        .expect("a test database")
+        .to_string();
+    // Roles are the Postgres cluster's, not the database's: named after
+    // this test's database so parallel tests do not meet.
+    let tag = {
+        use std::hash::{Hash, Hasher};
+        let mut h = std::collections::hash_map::DefaultHasher::new();
+        db.hash(&mut h);
+        format!("{:012x}", h.finish() & 0xffff_ffff_ffff)
+    };
+    let (owner, runtime) = (format!("sk_owner_{tag}"), format!("sk_app_{tag}"));
+    for sql in [
+        format!("DROP ROLE IF EXISTS {owner}"),
+        format!("DROP ROLE IF EXISTS {runtime}"),
+        format!("CREATE ROLE {owner} LOGIN"),
+        format!("CREATE ROLE {runtime} LOGIN"),
+        format!("GRANT {runtime} TO {owner}"),
+        format!("ALTER DATABASE \"{db}\" OWNER TO {owner}"),
+    ] {
+        sqlx::query(&sql).execute(&pool).await.expect(&sql);
+    }
+    let as_role = |role: &str| {
+        let mut u = url::Url::parse(&url_of(&pool)).expect("url");
+        u.set_username(role).expect("user");
+        u.to_string()
+    };
+    let migrate = || {
+        bin()
+            .env("DATABASE_URL", as_role(&runtime))
+            .env("STREAMKEEPER_MIGRATE_DATABASE_URL", as_role(&owner))
+            .arg("migrate")
+            .output()
+            .expect("run")
+    };
+    let o = migrate();
+    assert!(o.status.success(), "{}", text(&o));
+    // Again, as every start does.
+    let o = migrate();
+    assert!(o.status.success(), "{}", text(&o));
+
+    let app = PgPool::connect(&as_role(&runtime))
+        .await
+        .expect("runtime role");
+    sqlx::query("INSERT INTO teams (name) VALUES ('payments')")
+        .execute(&app)
+        .await
+        .expect("the runtime role writes its tables");
+    streamkeeper_server::store::samples::ensure_partitions(&app, chrono::Utc::now())
+        .await
+        .expect("and makes the day partitions");
+    let ev = streamkeeper_server::store::audit::Event {
+        actor: "alice",
+        action: "team.create",
+        target: "team:payments".into(),
+        detail: serde_json::json!({}),
+        source: "cli",
+    };
+    streamkeeper_server::store::audit::record(&app, ev)
+        .await
+        .expect("and appends to the audit log");
+    for sql in [
+        "UPDATE audit_log SET actor = 'mallory'",
+        "DELETE FROM audit_log",
+        "TRUNCATE audit_log",
+        "ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_or_delete",
+        "DROP TABLE audit_log",
+    ] {
+        let e = sqlx::query(sql).execute(&app).await.expect_err(sql);
+        let m = e.to_string();
+        assert!(
+            m.contains("permission denied") || m.contains("must be owner"),
+            "{sql}: {m}"
+        );
+    }
+    app.close().await;
+    let o = run(&pool, &["audit", "verify"], None);
+    assert!(text(&o).contains("1 entries verified"), "{}", text(&o));
+}

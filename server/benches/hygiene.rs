@@ -26,7 +26,6 @@ use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings}
 use streamkeeper_server::schemas::SchemaService;
 use streamkeeper_server::store::clusters;
 
-#[tokio::main]
 /// The registry double is on loopback.
 fn outbound() -> streamkeeper_server::egress::Outbound {
     streamkeeper_server::egress::Outbound {
@@ -35,6 +34,7 @@ fn outbound() -> streamkeeper_server::egress::Outbound {
     }
 }
 
+#[tokio::main]
 async fn main() {
     let Ok(base) = std::env::var("DATABASE_URL") else {
         eprintln!("set DATABASE_URL (see the comment at the top of benches/hygiene.rs)");

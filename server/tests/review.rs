@@ -1070,7 +1070,7 @@ async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: s
     .await;
     let hook = serve(axum::Router::new().fallback(move || {
         let to = format!("{elsewhere}/collect");
-        async move { (StatusCode::TEMPORARY_REDIRECT, [("location", to)]) }
+        async move { (StatusCode::FOUND, [("location", to)]) }
     }))
     .await;
     let team = w

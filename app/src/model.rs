@@ -132,7 +132,7 @@ pub struct ClusterView {
 }
 
 /// A cluster as an admin adds it. Credentials are references such as
-/// `env:KAFKA_API_SECRET` or `file:/run/secrets/kafka`.
+/// `env:STREAMKEEPER_CRED_KAFKA_API_SECRET` or `file:/run/secrets/kafka`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct NewCluster {
@@ -143,6 +143,10 @@ pub struct NewCluster {
     pub sasl_mechanism: Option<String>,
     pub username_ref: Option<String>,
     pub password_ref: Option<String>,
+    /// Credentials may go without TLS (SASL_PLAINTEXT, an http registry):
+    /// for a local cluster only.
+    #[serde(default)]
+    pub insecure_credentials: bool,
     #[serde(default = "default_interval")]
     pub interval_s: i32,
 }

@@ -26,6 +26,14 @@ use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings}
 use streamkeeper_server::schemas::SchemaService;
 use streamkeeper_server::store::clusters;
 
+/// The registry double is on loopback.
+fn outbound() -> streamkeeper_server::egress::Outbound {
+    streamkeeper_server::egress::Outbound {
+        egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+        ..Default::default()
+    }
+}
+
 #[tokio::main]
 async fn main() {
     let Ok(base) = std::env::var("DATABASE_URL") else {
@@ -40,8 +48,11 @@ async fn main() {
     let pool = db.pool.clone();
 
     let (registry_url, _handle) = streamkeeper_doubles::registry::spawn().await;
-    let registry =
-        RegistryClient::new(RegistrySettings::new(registry_url.clone())).expect("client");
+    let registry = RegistryClient::new(RegistrySettings {
+        egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+        ..RegistrySettings::new(registry_url.clone())
+    })
+    .expect("client");
     let t = Instant::now();
     for i in 0..subjects {
         let schema = format!(
@@ -92,7 +103,7 @@ async fn main() {
     let mut found = 0;
     for _ in 0..3 {
         let t = Instant::now();
-        found = streamkeeper_server::hygiene::run(&pool, &cluster)
+        found = streamkeeper_server::hygiene::run(&pool, &outbound(), &cluster)
             .await
             .expect("hygiene")
             .len();
@@ -104,7 +115,7 @@ async fn main() {
         median(&mut runs).as_secs_f64()
     );
 
-    let service = SchemaService::new(pool.clone());
+    let service = SchemaService::new(pool.clone(), outbound());
     let who = Principal {
         user_id: 0,
         username: "bench".into(),

@@ -154,8 +154,8 @@ async fn main() {
     .execute(&pool)
     .await
     .expect("cluster");
-    streamkeeper_server::notify::spawn(pool.clone());
-    streamkeeper_server::watch::spawn(pool.clone());
+    streamkeeper_server::notify::spawn(pool.clone(), streamkeeper::egress::EgressPolicy::LOOPBACK);
+    streamkeeper_server::watch::spawn(pool.clone(), Default::default());
 
     // Warm up: several passes of healthy consumers, then stop one trial
     // after another, spread over one interval.

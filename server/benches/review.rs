@@ -106,7 +106,13 @@ async fn main() {
     let olga = principal(ids[1], "olga", vec![Role::Owner]);
     let ann = principal(ids[2], "ann", vec![Role::Approver]);
 
-    let schemas = Arc::new(SchemaService::new(pool.clone()));
+    let schemas = Arc::new(SchemaService::new(
+        pool.clone(),
+        streamkeeper_server::egress::Outbound {
+            egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+            ..Default::default()
+        },
+    ));
     let reviews = ReviewService::new(
         pool.clone(),
         schemas.clone(),

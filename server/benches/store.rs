@@ -149,7 +149,7 @@ async fn main() {
         .await
         .expect("more groups");
     }
-    let service = ClusterService::new(pool.clone());
+    let service = ClusterService::new(pool.clone(), Default::default());
     let who = Principal {
         user_id: 0,
         username: "bench".into(),

@@ -9,6 +9,7 @@ use sqlx::PgPool;
 use streamkeeper::account::{
     Credential, Principal, check_display_name, check_password, check_team_name, check_username,
 };
+use streamkeeper::egress::EgressPolicy;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{self, Action};
 use streamkeeper_app::error::AppError;
@@ -19,6 +20,8 @@ use streamkeeper_app::model::{
 #[derive(Clone)]
 pub struct AccountService {
     pool: PgPool,
+    /// Where team webhooks may point.
+    egress: EgressPolicy,
 }
 
 pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppError> {
@@ -96,8 +99,8 @@ pub fn principal_of(u: &UserRow, via: Credential) -> Principal {
 }
 
 impl AccountService {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+    pub fn new(pool: PgPool, egress: EgressPolicy) -> Self {
+        Self { pool, egress }
     }
 
     /// Checks a username and password. `None` for an unknown, disabled or
@@ -471,13 +474,28 @@ impl AccountService {
         require(who, Action::ManageUsers, "manage teams")?;
         let url = url.map(str::trim).filter(|u| !u.is_empty());
         if let Some(u) = url {
-            let ok = url::Url::parse(u)
+            let host = url::Url::parse(u)
                 .ok()
-                .is_some_and(|p| matches!(p.scheme(), "http" | "https") && p.host_str().is_some());
-            if !ok {
+                .filter(|p| matches!(p.scheme(), "http" | "https"))
+                .and_then(|p| p.host_str().map(str::to_owned));
+            let Some(host) = host else {
                 return Err(AppError::Invalid(
                     "The webhook must be an http:// or https:// URL.".into(),
                 ));
+            };
+            if let Err(e) = self.egress.check_saved(&host) {
+                let why = format!("The webhook cannot be used: {e}.");
+                let target = format!("team:{team_id}");
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "team.webhook.refused",
+                    target,
+                    json!({ "refused": why }),
+                )
+                .await;
+                return Err(AppError::Invalid(why));
             }
         }
         let mut tx = self.pool.begin().await.map_err(db)?;

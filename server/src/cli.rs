@@ -4,8 +4,9 @@
 use crate::config::{
     AuditCommand, ClusterCommand, KafkaArgs, KafkaCommand, TokenCommand, UserCommand,
 };
+use crate::egress::Outbound;
 use crate::kafka::reader;
-use crate::kafka::settings::ClusterSettings;
+use crate::kafka::settings::{ClusterSettings, SecretRef};
 use crate::password;
 use crate::store::{self, audit::Event, is_unique_violation};
 use anyhow::{Context, bail};
@@ -15,6 +16,7 @@ use std::io::Read;
 use std::process::ExitCode;
 use streamkeeper::account::{check_display_name, check_password, check_username};
 use streamkeeper::audit::{GENESIS, Head};
+use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::role;
 
 const ACTOR: &str = "cli";
@@ -266,23 +268,28 @@ pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode>
     }
 }
 
-fn cluster_settings(a: &KafkaArgs) -> anyhow::Result<ClusterSettings> {
-    let reference = |r: &Option<String>| r.as_deref().map(str::parse).transpose();
+fn cluster_settings(a: &KafkaArgs, policy: &CredentialPolicy) -> anyhow::Result<ClusterSettings> {
+    let reference = |r: &Option<String>| {
+        r.as_deref()
+            .map(|r| SecretRef::checked(r, policy))
+            .transpose()
+    };
     Ok(ClusterSettings::new(
         &a.bootstrap,
         a.security_protocol.parse()?,
         a.sasl_mechanism.as_deref().map(str::parse).transpose()?,
         reference(&a.username)?,
         reference(&a.password)?,
+        a.insecure_credentials,
     )?)
 }
 
-pub async fn kafka(cmd: KafkaCommand) -> anyhow::Result<ExitCode> {
+pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<ExitCode> {
     let (args, lag) = match &cmd {
         KafkaCommand::Check(a) => (a, false),
         KafkaCommand::Lag(a) => (a, true),
     };
-    let settings = cluster_settings(args)?;
+    let settings = cluster_settings(args, &outbound.credentials)?;
     let known = Default::default();
     let reading = tokio::task::spawn_blocking(move || reader::read(&settings, &known)).await?;
     let r = match reading {
@@ -363,9 +370,13 @@ fn cli_principal() -> streamkeeper::account::Principal {
 
 /// Applies the clusters file `serve` was started with; a bad file stops
 /// the start, so a typo never runs with half the clusters.
-pub async fn apply_clusters_file(pool: &PgPool, path: &std::path::Path) -> anyhow::Result<()> {
+pub async fn apply_clusters_file(
+    pool: &PgPool,
+    outbound: &Outbound,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
     let entries = crate::cluster_file::load(path)?;
-    let service = crate::clusters::ClusterService::new(pool.clone());
+    let service = crate::clusters::ClusterService::new(pool.clone(), outbound.credentials.clone());
     let report = service
         .apply(&cli_principal(), "clusters-file", entries, false)
         .await?;
@@ -398,8 +409,12 @@ pub fn print_apply(r: &crate::clusters::ApplyReport, dry_run: bool) {
     }
 }
 
-pub async fn cluster(pool: &PgPool, cmd: ClusterCommand) -> anyhow::Result<ExitCode> {
-    let service = crate::clusters::ClusterService::new(pool.clone());
+pub async fn cluster(
+    pool: &PgPool,
+    outbound: &Outbound,
+    cmd: ClusterCommand,
+) -> anyhow::Result<ExitCode> {
+    let service = crate::clusters::ClusterService::new(pool.clone(), outbound.credentials.clone());
     let who = cli_principal();
     match cmd {
         ClusterCommand::Add {
@@ -414,6 +429,7 @@ pub async fn cluster(pool: &PgPool, cmd: ClusterCommand) -> anyhow::Result<ExitC
                 sasl_mechanism: conn.sasl_mechanism,
                 username_ref: conn.username,
                 password_ref: conn.password,
+                insecure_credentials: conn.insecure_credentials,
                 interval_s: interval,
             };
             let c = service.create(&who, SOURCE, new).await?;

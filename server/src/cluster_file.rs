@@ -1,8 +1,8 @@
 //! Clusters declared in a file, for GitOps: the file is the source of
 //! truth for the clusters it names, applied at start (`serve
 //! --clusters-file`) or by a CI job (`streamkeeper cluster apply FILE`).
-//! Credentials stay references (`env:NAME`, `file:/path`), so the file
-//! can live in a repository.
+//! Credentials stay references (`env:STREAMKEEPER_CRED_…`, files under
+//! `/run/secrets`), so the file can live in a repository.
 //!
 //! ```toml
 //! [[cluster]]
@@ -10,8 +10,8 @@
 //! bootstrap = "pkc-abc.eu-west-1.aws.confluent.cloud:9092"
 //! security_protocol = "SASL_SSL"
 //! sasl_mechanism = "PLAIN"
-//! username = "env:CC_API_KEY"
-//! password = "env:CC_API_SECRET"
+//! username = "env:STREAMKEEPER_CRED_CC_API_KEY"
+//! password = "env:STREAMKEEPER_CRED_CC_API_SECRET"
 //! interval_s = 15
 //! ```
 
@@ -40,10 +40,13 @@ struct Entry {
     #[serde(default = "plaintext")]
     security_protocol: String,
     sasl_mechanism: Option<String>,
-    /// A reference: `env:NAME` or `file:/path`.
+    /// A reference: `env:STREAMKEEPER_CRED_NAME` or `file:/run/secrets/NAME`.
     username: Option<String>,
-    /// A reference: `env:NAME` or `file:/path`.
+    /// A reference: `env:STREAMKEEPER_CRED_NAME` or `file:/run/secrets/NAME`.
     password: Option<String>,
+    /// Credentials may go without TLS: a local cluster only.
+    #[serde(default)]
+    insecure_credentials: bool,
     #[serde(default = "default_interval")]
     interval_s: i32,
 }
@@ -89,6 +92,7 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
             sasl_mechanism: e.sasl_mechanism,
             username_ref: e.username,
             password_ref: e.password,
+            insecure_credentials: e.insecure_credentials,
             interval_s: e.interval_s,
         })
         .collect())
@@ -122,7 +126,7 @@ mod tests {
             bootstrap = "pkc:9092"
             security_protocol = "SASL_SSL"
             sasl_mechanism = "PLAIN"
-            username = "env:KEY"
+            username = "env:STREAMKEEPER_CRED_KEY"
             password = "file:/run/secrets/cc"
             interval_s = 30
             "#,

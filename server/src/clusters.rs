@@ -12,6 +12,7 @@ use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{DescribeRefusal, Steward, StreamEntry, may_describe};
 use streamkeeper::account::Principal;
 use streamkeeper::cluster::{self, ClusterState, LastPass};
+use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::lag::status::{
     Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
 };
@@ -44,6 +45,7 @@ fn probe_row(new: &NewCluster) -> store::clusters::ClusterRow {
         sasl_mechanism: some(&new.sasl_mechanism),
         username_ref: some(&new.username_ref),
         password_ref: some(&new.password_ref),
+        insecure_credentials: new.insecure_credentials,
         interval_s: new.interval_s,
         created_at: Utc::now(),
     }
@@ -108,8 +110,12 @@ pub fn judgeable(samples: &[SampleRow]) -> Vec<Sample> {
 
 /// Checks a cluster as entered and returns it as it would be stored:
 /// name, interval, bootstrap, protocol, mechanism, and credentials as
-/// references (resolving them waits for the first pass).
-fn validate(new: &NewCluster) -> Result<store::clusters::ClusterRow, AppError> {
+/// references the policy allows, sent only over TLS unless the cluster is
+/// marked insecure (resolving them waits for the first pass).
+fn validate(
+    new: &NewCluster,
+    policy: &CredentialPolicy,
+) -> Result<store::clusters::ClusterRow, AppError> {
     let name = streamkeeper::account::check_team_name(&new.name)
         .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
     if !(5..=3600).contains(&new.interval_s) {
@@ -121,8 +127,49 @@ fn validate(new: &NewCluster) -> Result<store::clusters::ClusterRow, AppError> {
         name,
         ..probe_row(new)
     };
-    crate::watch::settings_of(&probe).map_err(AppError::Invalid)?;
+    crate::watch::settings_of(&probe, policy).map_err(AppError::Invalid)?;
     Ok(probe)
+}
+
+/// An audit entry's detail: `base` with the cluster's credential
+/// references (never what they resolve to), the fields among them that
+/// changed (for a new cluster, those set), and what those were before.
+fn with_credentials(
+    mut base: serde_json::Value,
+    old: Option<&store::clusters::ClusterRow>,
+    new: &store::clusters::ClusterRow,
+) -> serde_json::Value {
+    let refs = |c: &store::clusters::ClusterRow| {
+        json!({
+            "username_ref": c.username_ref,
+            "password_ref": c.password_ref,
+            "insecure_credentials": c.insecure_credentials,
+        })
+    };
+    let (now, was) = (refs(new), old.map(refs));
+    let changed: Vec<&str> = ["username_ref", "password_ref", "insecure_credentials"]
+        .into_iter()
+        .filter(|k| match &was {
+            Some(w) => w[k] != now[k],
+            None => !now[k].is_null() && now[k] != json!(false),
+        })
+        .collect();
+    if let (Some(b), serde_json::Value::Object(n)) = (base.as_object_mut(), now) {
+        b.extend(n);
+        if let Some(w) = was.filter(|_| !changed.is_empty()) {
+            b.insert("credentials_were".into(), w);
+        }
+        b.insert("credentials_changed".into(), json!(changed));
+    }
+    base
+}
+
+/// A cluster's name for an audit target, however long it was entered.
+fn target_of(name: &str) -> String {
+    format!(
+        "cluster:{}",
+        name.trim().chars().take(100).collect::<String>()
+    )
 }
 
 fn stored(c: &store::clusters::ClusterRow) -> store::clusters::NewCluster<'_> {
@@ -133,6 +180,7 @@ fn stored(c: &store::clusters::ClusterRow) -> store::clusters::NewCluster<'_> {
         sasl_mechanism: c.sasl_mechanism.as_deref(),
         username_ref: c.username_ref.as_deref(),
         password_ref: c.password_ref.as_deref(),
+        insecure_credentials: c.insecure_credentials,
         interval_s: c.interval_s,
     }
 }
@@ -144,6 +192,7 @@ fn same_settings(a: &store::clusters::ClusterRow, b: &store::clusters::ClusterRo
         &a.sasl_mechanism,
         &a.username_ref,
         &a.password_ref,
+        a.insecure_credentials,
         a.interval_s,
     ) == (
         &b.bootstrap,
@@ -151,6 +200,7 @@ fn same_settings(a: &store::clusters::ClusterRow, b: &store::clusters::ClusterRo
         &b.sasl_mechanism,
         &b.username_ref,
         &b.password_ref,
+        b.insecure_credentials,
         b.interval_s,
     )
 }
@@ -168,11 +218,13 @@ pub struct ApplyReport {
 #[derive(Clone)]
 pub struct ClusterService {
     pool: PgPool,
+    /// Which credential references clusters may name.
+    credentials: CredentialPolicy,
 }
 
 impl ClusterService {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+    pub fn new(pool: PgPool, credentials: CredentialPolicy) -> Self {
+        Self { pool, credentials }
     }
 
     async fn view(&self, c: store::clusters::ClusterRow) -> Result<ClusterView, AppError> {
@@ -231,7 +283,23 @@ impl ClusterService {
         new: NewCluster,
     ) -> Result<ClusterView, AppError> {
         require(who, Action::ManageClusters, "add clusters")?;
-        let probe = validate(&new)?;
+        let probe = match validate(&new, &self.credentials) {
+            Ok(p) => p,
+            Err(e) => {
+                let why = e.to_string();
+                let target = target_of(&new.name);
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.create.refused",
+                    target,
+                    json!({ "refused": why }),
+                )
+                .await;
+                return Err(e);
+            }
+        };
         let name = probe.name.clone();
         let mut tx = self.pool.begin().await.map_err(db)?;
         let row = store::clusters::insert(&mut tx, &stored(&probe))
@@ -249,11 +317,15 @@ impl ClusterService {
             from,
             "cluster.create",
             format!("cluster:{name}"),
-            json!({
-                "bootstrap": row.bootstrap,
-                "security_protocol": row.security_protocol,
-                "interval_s": row.interval_s,
-            }),
+            with_credentials(
+                json!({
+                    "bootstrap": row.bootstrap,
+                    "security_protocol": row.security_protocol,
+                    "interval_s": row.interval_s,
+                }),
+                None,
+                &row,
+            ),
         )
         .await?;
         tx.commit().await.map_err(db)?;
@@ -275,12 +347,31 @@ impl ClusterService {
         let wanted = entries
             .iter()
             .map(|e| {
-                validate(e).map_err(|err| match err {
-                    AppError::Invalid(m) => AppError::Invalid(format!("Cluster {:?}: {m}", e.name)),
-                    other => other,
+                validate(e, &self.credentials).map_err(|err| match err {
+                    AppError::Invalid(m) => {
+                        (e, AppError::Invalid(format!("Cluster {:?}: {m}", e.name)))
+                    }
+                    other => (e, other),
                 })
             })
-            .collect::<Result<Vec<_>, _>>()?;
+            .collect::<Result<Vec<_>, _>>();
+        let wanted = match wanted {
+            Ok(w) => w,
+            Err((entry, e)) => {
+                let why = e.to_string();
+                let target = target_of(&entry.name);
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.apply.refused",
+                    target,
+                    json!({ "refused": why }),
+                )
+                .await;
+                return Err(e);
+            }
+        };
         let existing: BTreeMap<String, store::clusters::ClusterRow> =
             store::clusters::all(&self.pool)
                 .await
@@ -291,7 +382,7 @@ impl ClusterService {
         let mut report = ApplyReport::default();
         let mut tx = self.pool.begin().await.map_err(db)?;
         for w in &wanted {
-            let (action, row) = match existing.get(&w.name) {
+            let (action, old, row) = match existing.get(&w.name) {
                 Some(old) if same_settings(old, w) => {
                     report.unchanged.push(w.name.clone());
                     continue;
@@ -304,7 +395,7 @@ impl ClusterService {
                     let row = store::clusters::update(&mut tx, old.id, &stored(w))
                         .await
                         .map_err(db)?;
-                    ("cluster.update", row)
+                    ("cluster.update", Some(old), row)
                 }
                 None => {
                     report.created.push(w.name.clone());
@@ -314,7 +405,7 @@ impl ClusterService {
                     let row = store::clusters::insert(&mut tx, &stored(w))
                         .await
                         .map_err(db)?;
-                    ("cluster.create", row)
+                    ("cluster.create", None, row)
                 }
             };
             audited(
@@ -323,12 +414,16 @@ impl ClusterService {
                 from,
                 action,
                 format!("cluster:{}", row.name),
-                json!({
-                    "bootstrap": row.bootstrap,
-                    "security_protocol": row.security_protocol,
-                    "interval_s": row.interval_s,
-                    "source": "clusters file",
-                }),
+                with_credentials(
+                    json!({
+                        "bootstrap": row.bootstrap,
+                        "security_protocol": row.security_protocol,
+                        "interval_s": row.interval_s,
+                        "source": "clusters file",
+                    }),
+                    old,
+                    &row,
+                ),
             )
             .await?;
         }
@@ -511,7 +606,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
     ) -> Result<ConnectionReport, AppError> {
         require(who, Action::ManageClusters, "test cluster connections")?;
         let row = probe_row(&new);
-        let mut settings = crate::watch::settings_of(&row).map_err(AppError::Invalid)?;
+        let mut settings =
+            crate::watch::settings_of(&row, &self.credentials).map_err(AppError::Invalid)?;
         settings.timeout = std::time::Duration::from_secs(5);
         let started = Utc::now();
         let read = tokio::task::spawn_blocking(move || {

@@ -2,9 +2,12 @@
 //! anything starts. Every error names the setting (flag and variable) so an
 //! operator knows what to fix; secrets are never printed.
 
+use crate::egress::Outbound;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
+use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::egress::EgressPolicy;
 use streamkeeper::role::Role;
 use url::Url;
 
@@ -52,6 +55,40 @@ pub struct GlobalArgs {
         hide_env_values = true
     )]
     pub migrate_database_url: Option<String>,
+    #[command(flatten)]
+    pub outbound: OutboundArgs,
+}
+
+/// Where outbound requests may go and which credential references are
+/// valid; read by every command that saves or uses cluster settings.
+#[derive(Debug, Args)]
+pub struct OutboundArgs {
+    /// Credential references `env:NAME` must name a variable starting with this.
+    #[arg(
+        long,
+        env = "STREAMKEEPER_CRED_ENV_PREFIX",
+        default_value = streamkeeper::credential::DEFAULT_ENV_PREFIX,
+        global = true
+    )]
+    pub cred_env_prefix: String,
+    /// Credential references `file:/path` must be under one of these
+    /// directories (colon-separated).
+    #[arg(
+        long,
+        env = "STREAMKEEPER_CRED_DIRS",
+        default_value = streamkeeper::credential::DEFAULT_DIR,
+        global = true
+    )]
+    pub cred_dirs: String,
+    /// Outbound requests may also go to: loopback, private (comma-separated).
+    /// Link-local and metadata addresses are refused always.
+    #[arg(
+        long,
+        env = "STREAMKEEPER_EGRESS_ALLOW",
+        default_value = "",
+        global = true
+    )]
+    pub egress_allow: String,
 }
 
 #[derive(Debug, Subcommand)]
@@ -171,12 +208,15 @@ pub struct KafkaArgs {
     /// PLAIN (Confluent Cloud API keys), SCRAM-SHA-256 or SCRAM-SHA-512.
     #[arg(long)]
     pub sasl_mechanism: Option<String>,
-    /// Username reference: env:NAME or file:/path.
+    /// Username reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
     #[arg(long)]
     pub username: Option<String>,
-    /// Password reference: env:NAME or file:/path.
+    /// Password reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
     #[arg(long)]
     pub password: Option<String>,
+    /// Send the credentials without TLS (SASL_PLAINTEXT): a local cluster only.
+    #[arg(long)]
+    pub insecure_credentials: bool,
 }
 
 #[derive(Debug, Args)]
@@ -288,6 +328,18 @@ pub enum ConfigError {
     Environment(String),
     #[error("STREAMKEEPER_LOG (--log-level) '{0}' is not a log filter")]
     BadLogLevel(String),
+    #[error(transparent)]
+    Credentials(#[from] streamkeeper::credential::PolicyError),
+    #[error(transparent)]
+    Egress(#[from] streamkeeper::egress::EgressSettingError),
+}
+
+/// The outbound settings, validated.
+pub fn outbound(a: &OutboundArgs) -> Result<Outbound, ConfigError> {
+    Ok(Outbound {
+        egress: EgressPolicy::parse(&a.egress_allow)?,
+        credentials: CredentialPolicy::from_setting(&a.cred_env_prefix, &a.cred_dirs)?,
+    })
 }
 
 /// `serve`'s settings from the environment and defaults, for a bare
@@ -339,10 +391,12 @@ pub struct ServeConfig {
     pub session_idle: Duration,
     pub session_max: Duration,
     pub clusters_file: Option<std::path::PathBuf>,
+    /// Where outbound requests may go, which credentials they may carry.
+    pub outbound: Outbound,
 }
 
 impl ServeConfig {
-    pub fn from_args(a: &ServeArgs) -> Result<Self, ConfigError> {
+    pub fn from_args(a: &ServeArgs, outbound: Outbound) -> Result<Self, ConfigError> {
         let bind: SocketAddr = a
             .bind
             .parse()
@@ -368,6 +422,7 @@ impl ServeConfig {
             session_idle: Duration::from_secs(a.session_idle_minutes.unsigned_abs() * 60),
             session_max: Duration::from_secs(a.session_max_hours.unsigned_abs() * 3600),
             clusters_file: a.clusters_file.clone(),
+            outbound,
         })
     }
 
@@ -408,7 +463,7 @@ mod tests {
 
     #[test]
     fn defaults_public_url_from_bind() {
-        let c = ServeConfig::from_args(&args()).expect("valid");
+        let c = ServeConfig::from_args(&args(), Outbound::default()).expect("valid");
         assert_eq!(c.origin(), "http://127.0.0.1:3000");
         assert!(!c.https());
         assert_eq!(c.cookie_name(), "streamkeeper");
@@ -418,7 +473,7 @@ mod tests {
     fn https_uses_host_prefixed_cookie() {
         let mut a = args();
         a.public_url = Some("https://sk.example.com/".into());
-        let c = ServeConfig::from_args(&a).expect("valid");
+        let c = ServeConfig::from_args(&a, Outbound::default()).expect("valid");
         assert_eq!(c.cookie_name(), "__Host-streamkeeper");
         assert_eq!(c.origin(), "https://sk.example.com");
     }
@@ -427,12 +482,12 @@ mod tests {
     fn errors_name_the_setting() {
         let mut a = args();
         a.bind = "nonsense".into();
-        let e = ServeConfig::from_args(&a).expect_err("bad bind");
+        let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("bad bind");
         assert!(e.to_string().contains("STREAMKEEPER_BIND"));
         let mut a = args();
         a.public_url = Some("ftp://x".into());
         assert!(matches!(
-            ServeConfig::from_args(&a),
+            ServeConfig::from_args(&a, Outbound::default()),
             Err(ConfigError::BadPublicUrl(_))
         ));
         let g = GlobalArgs {
@@ -440,6 +495,11 @@ mod tests {
             log_level: "info".into(),
             db_connect_timeout: 1,
             migrate_database_url: Some("mysql://x".into()),
+            outbound: OutboundArgs {
+                cred_env_prefix: "STREAMKEEPER_CRED_".into(),
+                cred_dirs: "/run/secrets".into(),
+                egress_allow: String::new(),
+            },
         };
         assert_eq!(
             migrate_database_url(&g),
@@ -451,5 +511,18 @@ mod tests {
             ..g
         };
         assert_eq!(database_url(&g), Err(ConfigError::BadDatabaseUrl));
+        let bad = OutboundArgs {
+            egress_allow: "everywhere".into(),
+            ..g.outbound
+        };
+        let e = outbound(&bad).expect_err("bad egress");
+        assert!(e.to_string().contains("STREAMKEEPER_EGRESS_ALLOW"), "{e}");
+        let bad = OutboundArgs {
+            egress_allow: "loopback".into(),
+            cred_dirs: "secrets".into(),
+            ..bad
+        };
+        let e = outbound(&bad).expect_err("bad dirs");
+        assert!(e.to_string().contains("STREAMKEEPER_CRED_DIRS"), "{e}");
     }
 }

@@ -16,6 +16,7 @@ use streamkeeper::schema::Mode;
 use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
 use tokio::task::JoinHandle;
 
+use crate::egress::Outbound;
 use crate::flagger;
 use crate::registry::{Deleted, RegistryClient, RegistryError, Scope, VersionRef};
 use crate::schemas::client;
@@ -37,11 +38,15 @@ pub enum HygieneError {
 
 /// Reads one cluster's registry and updates its findings and flags;
 /// returns the findings.
-pub async fn run(pool: &PgPool, cluster: &ClusterRow) -> Result<Vec<Finding>, HygieneError> {
+pub async fn run(
+    pool: &PgPool,
+    outbound: &Outbound,
+    cluster: &ClusterRow,
+) -> Result<Vec<Finding>, HygieneError> {
     let Some(r) = store::registry(pool, cluster.id).await? else {
         return Ok(Vec::new());
     };
-    let result = read(pool, cluster, &r).await;
+    let result = read(pool, outbound, cluster, &r).await;
     if let Err(e) = &result {
         store::record_registry_error(pool, cluster.id, &e.to_string()).await?;
     }
@@ -50,10 +55,11 @@ pub async fn run(pool: &PgPool, cluster: &ClusterRow) -> Result<Vec<Finding>, Hy
 
 async fn read(
     pool: &PgPool,
+    outbound: &Outbound,
     cluster: &ClusterRow,
     r: &store::RegistryRow,
 ) -> Result<Vec<Finding>, HygieneError> {
-    let registry = client(r).map_err(HygieneError::Settings)?;
+    let registry = client(r, outbound).map_err(HygieneError::Settings)?;
     let global = registry
         .config(Scope::Global, false)
         .await?
@@ -178,7 +184,7 @@ const TICK: Duration = Duration::from_secs(15);
 
 /// Reads every registry every few minutes (and a new or changed one at
 /// once), one replica per cluster.
-pub fn spawn(pool: PgPool) -> JoinHandle<()> {
+pub fn spawn(pool: PgPool, outbound: Outbound) -> JoinHandle<()> {
     let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
     tokio::spawn(async move {
         loop {
@@ -202,7 +208,7 @@ pub fn spawn(pool: PgPool) -> JoinHandle<()> {
                                 continue;
                             }
                         };
-                        match run(&pool, &cluster).await {
+                        match run(&pool, &outbound, &cluster).await {
                             Ok(f) => {
                                 tracing::debug!(cluster = %cluster.name, findings = f.len(), "registry hygiene")
                             }

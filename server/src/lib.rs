@@ -9,6 +9,7 @@ pub mod cluster_file;
 pub mod clusters;
 pub mod config;
 pub mod db;
+pub mod egress;
 pub mod errors;
 pub mod flagger;
 pub mod flags;
@@ -61,13 +62,16 @@ enum Offline {
     Schema(config::SchemaCommand),
 }
 
-fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
+fn task(command: Option<Command>, outbound: egress::Outbound) -> Result<Task, config::ConfigError> {
     use DatabaseTask as D;
     Ok(match command {
         None => Task::Database(D::Serve(ServeConfig::from_args(
             &config::serve_args_from_env()?,
+            outbound,
         )?)),
-        Some(Command::Serve(args)) => Task::Database(D::Serve(ServeConfig::from_args(&args)?)),
+        Some(Command::Serve(args)) => {
+            Task::Database(D::Serve(ServeConfig::from_args(&args, outbound)?))
+        }
         Some(Command::Migrate) => Task::Database(D::Migrate),
         Some(Command::User(c)) => Task::Database(D::User(c)),
         Some(Command::Token(c)) => Task::Database(D::Token(c)),
@@ -80,8 +84,9 @@ fn task(command: Option<Command>) -> Result<Task, config::ConfigError> {
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // Every setting is checked before waiting on the database.
-    let task = match task(cli.command)? {
-        Task::Offline(Offline::Kafka(c)) => return cli::kafka(c).await,
+    let outbound = config::outbound(&cli.global.outbound)?;
+    let task = match task(cli.command, outbound.clone())? {
+        Task::Offline(Offline::Kafka(c)) => return cli::kafka(c, &outbound).await,
         Task::Offline(Offline::Schema(c)) => return schema_cli::run(c).await,
         Task::Database(t) => t,
     };
@@ -103,7 +108,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     match task {
         DatabaseTask::Serve(cfg) => {
             if let Some(path) = &cfg.clusters_file {
-                cli::apply_clusters_file(&pool, path).await?;
+                cli::apply_clusters_file(&pool, &cfg.outbound, path).await?;
             }
             serve::serve(pool, cfg).await?;
             Ok(ExitCode::SUCCESS)
@@ -115,6 +120,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         DatabaseTask::User(c) => cli::user(&pool, c).await,
         DatabaseTask::Token(c) => cli::token(&pool, c).await,
         DatabaseTask::Audit(c) => cli::audit(&pool, c).await,
-        DatabaseTask::Cluster(c) => cli::cluster(&pool, c).await,
+        DatabaseTask::Cluster(c) => cli::cluster(&pool, &outbound, c).await,
     }
 }

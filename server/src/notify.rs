@@ -2,10 +2,18 @@
 //! structured flag), retried with exponential backoff, at most
 //! [`MAX_ATTEMPTS`] times. Deliveries are claimed with SKIP LOCKED, so any
 //! number of replicas can run this without sending twice.
+//!
+//! Deliveries go through [`Webhooks`]: the egress rule, no redirects (a
+//! 3xx is a failed delivery: a receiver that moved is fixed in settings,
+//! not followed to wherever it points), and the answer's body is never
+//! read, only its status.
 
+use crate::egress::{HttpClient, refusal_of};
 use crate::store::flags as store;
+use reqwest::{Method, Url};
 use sqlx::PgPool;
 use std::time::Duration;
+use streamkeeper::egress::EgressPolicy;
 use tokio::task::JoinHandle;
 
 pub const MAX_ATTEMPTS: i32 = 8;
@@ -17,17 +25,49 @@ pub fn backoff_s(attempts: i32) -> i64 {
         .min(300)
 }
 
+/// The webhook sender.
+#[derive(Clone, Debug)]
+pub struct Webhooks {
+    http: HttpClient,
+}
+
+impl Webhooks {
+    pub fn new(egress: EgressPolicy) -> reqwest::Result<Self> {
+        let builder = reqwest::Client::builder().timeout(Duration::from_secs(5));
+        Ok(Webhooks {
+            http: HttpClient::new(egress, builder)?,
+        })
+    }
+
+    /// One delivery. Errors never hold the URL: a webhook's URL is its
+    /// secret.
+    async fn post(&self, url: &str, body: &serde_json::Value) -> Result<(), String> {
+        let url = Url::parse(url).map_err(|_| "the webhook URL is not a URL".to_owned())?;
+        let request = self
+            .http
+            .request(Method::POST, url)
+            .map_err(|e| format!("the webhook may not be reached: {e}"))?;
+        match request.json(body).send().await {
+            Ok(r) if r.status().is_success() => Ok(()),
+            Ok(r) if r.status().is_redirection() => Err(format!(
+                "the webhook answered {}, a redirect, which is not followed",
+                r.status()
+            )),
+            Ok(r) => Err(format!("the webhook answered {}", r.status())),
+            Err(e) => Err(match refusal_of(&e) {
+                Some(refusal) => format!("the webhook may not be reached: {refusal}"),
+                None => format!("the webhook could not be reached: {}", e.without_url()),
+            }),
+        }
+    }
+}
+
 /// Sends what is due once; returns how many were attempted.
-pub async fn deliver_due(pool: &PgPool, http: &reqwest::Client) -> Result<usize, sqlx::Error> {
+pub async fn deliver_due(pool: &PgPool, webhooks: &Webhooks) -> Result<usize, sqlx::Error> {
     let mut tx = pool.begin().await?;
     let due = store::due(&mut tx, 20).await?;
     for d in &due {
-        let sent = http.post(&d.url).json(&d.body).send().await;
-        let outcome = match sent {
-            Ok(r) if r.status().is_success() => Ok(()),
-            Ok(r) => Err(format!("the webhook answered {}", r.status())),
-            Err(e) => Err(format!("the webhook could not be reached: {e}")),
-        };
+        let outcome = webhooks.post(&d.url, &d.body).await;
         match outcome {
             Ok(()) => store::delivered(&mut tx, d).await?,
             Err(e) => {
@@ -40,20 +80,17 @@ pub async fn deliver_due(pool: &PgPool, http: &reqwest::Client) -> Result<usize,
     Ok(due.len())
 }
 
-pub fn spawn(pool: PgPool) -> JoinHandle<()> {
+pub fn spawn(pool: PgPool, egress: EgressPolicy) -> JoinHandle<()> {
     tokio::spawn(async move {
-        let http = match reqwest::Client::builder()
-            .timeout(Duration::from_secs(5))
-            .build()
-        {
-            Ok(c) => c,
+        let webhooks = match Webhooks::new(egress) {
+            Ok(w) => w,
             Err(e) => {
                 tracing::error!(error = %e, "no HTTP client: webhooks are not delivered");
                 return;
             }
         };
         loop {
-            if let Err(e) = deliver_due(&pool, &http).await {
+            if let Err(e) = deliver_due(&pool, &webhooks).await {
                 tracing::error!(error = %e, "webhook deliveries");
             }
             tokio::time::sleep(Duration::from_secs(1)).await;

@@ -25,6 +25,7 @@ use streamkeeper_app::model::{
 };
 
 use crate::accounts::{audited, record_refusal, require};
+use crate::egress::Outbound;
 use crate::errors::db;
 use crate::kafka::settings::SecretRef;
 use crate::registry::{
@@ -32,6 +33,8 @@ use crate::registry::{
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
 use crate::store::schemas::{self as store, ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
+use streamkeeper::credential::http_transport;
+use streamkeeper::egress::EgressPolicy;
 
 /// Checks shown on a stream's page.
 const RECENT_CHECKS: i64 = 10;
@@ -39,6 +42,8 @@ const RECENT_CHECKS: i64 = 10;
 #[derive(Clone)]
 pub struct SchemaService {
     pool: PgPool,
+    /// Where registry requests may go, which credentials they may carry.
+    outbound: Outbound,
 }
 
 pub use streamkeeper::schema::subject::value_subject;
@@ -81,17 +86,25 @@ fn invalid(e: impl std::fmt::Display) -> AppError {
     AppError::Invalid(e.to_string())
 }
 
-/// A client for a cluster's registry, credentials resolved now.
-pub fn client(r: &RegistryRow) -> Result<RegistryClient, String> {
+/// A client for a cluster's registry, credentials resolved now: the
+/// references checked against the policy again, sent only over https
+/// unless the cluster is marked insecure, to addresses the egress rule
+/// allows.
+pub fn client(r: &RegistryRow, outbound: &Outbound) -> Result<RegistryClient, String> {
     let resolve = |v: &Option<String>| -> Result<Option<String>, String> {
         v.as_deref()
             .map(|s| {
-                s.parse::<SecretRef>()
+                SecretRef::checked(s, &outbound.credentials)
                     .and_then(|r| r.resolve())
                     .map_err(|e| e.to_string())
             })
             .transpose()
     };
+    let scheme = url::Url::parse(r.url.trim())
+        .map(|u| u.scheme().to_owned())
+        .unwrap_or_default();
+    let has_credentials = r.username_ref.is_some() || r.password_ref.is_some();
+    http_transport(&scheme, has_credentials, r.insecure_credentials).map_err(|e| e.to_string())?;
     let auth = match (resolve(&r.username_ref)?, resolve(&r.password_ref)?) {
         (Some(user), Some(secret)) => Auth::Basic {
             user,
@@ -102,9 +115,33 @@ pub fn client(r: &RegistryRow) -> Result<RegistryClient, String> {
     };
     RegistryClient::new(RegistrySettings {
         auth,
+        egress: outbound.egress,
         ..RegistrySettings::new(&r.url)
     })
     .map_err(|e| e.to_string())
+}
+
+/// A registry URL as saved: a URL the client accepts, whose host the egress
+/// rule allows, and with nothing a shell would read as syntax (it is
+/// pasted into the suggested request for applying a change by hand).
+fn check_registry_url(url: &str, egress: EgressPolicy) -> Result<(), String> {
+    if let Some(c) = streamkeeper::shell::first_unsafe(url) {
+        return Err(format!(
+            "The registry URL must not contain {c:?}: whitespace, control characters and shell syntax ($ ` ' \" \\ ; & | < > ( ) {{ }} * ? ! # ^) are refused."
+        ));
+    }
+    RegistryClient::new(RegistrySettings {
+        egress,
+        ..RegistrySettings::new(url)
+    })
+    .map_err(|e| e.to_string())?;
+    let host = url::Url::parse(url)
+        .ok()
+        .and_then(|u| u.host_str().map(str::to_owned))
+        .unwrap_or_default();
+    egress
+        .check_saved(&host)
+        .map_err(|e| format!("The registry URL cannot be used: {e}."))
 }
 
 /// The reader schema a consumer is checked with, and how it was chosen.
@@ -239,8 +276,8 @@ fn reader(who: &Principal) -> store::Reader<'_> {
 }
 
 impl SchemaService {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+    pub fn new(pool: PgPool, outbound: Outbound) -> Self {
+        Self { pool, outbound }
     }
 
     async fn cluster_name(&self, cluster_id: i64) -> Result<String, AppError> {
@@ -281,39 +318,60 @@ impl SchemaService {
             Action::ManageClusters,
             "set a cluster's Schema Registry",
         )?;
-        let name = self.cluster_name(cluster_id).await?;
+        let cluster = crate::store::clusters::by_id(&self.pool, cluster_id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound("That cluster".into()))?;
+        let name = cluster.name;
         let blank = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
         let row = RegistryRow {
             url: spec.url.trim().to_owned(),
             username_ref: blank(spec.username_ref),
             password_ref: blank(spec.password_ref),
+            insecure_credentials: cluster.insecure_credentials,
         };
-        for r in [&row.username_ref, &row.password_ref].into_iter().flatten() {
-            r.parse::<SecretRef>().map_err(|_| {
-                AppError::Invalid(
-                    "Registry credentials are references: env:NAME or file:/path, never the secret itself.".into(),
-                )
-            })?;
+        if let Err(why) = self.check_registry(&row) {
+            let target = format!("cluster:{name}");
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "registry.set.refused",
+                target,
+                json!({ "refused": why }),
+            )
+            .await;
+            return Err(AppError::Invalid(why));
         }
-        if row.username_ref.is_some() != row.password_ref.is_some() {
-            return Err(AppError::Invalid(
-                "Give both the registry's username and password references, or neither.".into(),
-            ));
-        }
-        // Validates the URL without resolving the references (their
-        // values may exist only where the server runs).
-        RegistryClient::new(RegistrySettings::new(&row.url)).map_err(invalid)?;
+        let before = store::registry(&self.pool, cluster_id).await.map_err(db)?;
         let mut tx = self.pool.begin().await.map_err(db)?;
         store::set_registry(&mut tx, cluster_id, &row)
             .await
             .map_err(db)?;
+        // Which references changed, by name and reference (never a value).
+        let refs = |r: &RegistryRow| json!({ "username_ref": r.username_ref, "password_ref": r.password_ref });
+        let changed: Vec<&str> = ["username_ref", "password_ref"]
+            .into_iter()
+            .filter(|k| {
+                before
+                    .as_ref()
+                    .map_or(!refs(&row)[k].is_null(), |b| refs(b)[k] != refs(&row)[k])
+            })
+            .collect();
         audited(
             &mut tx,
             who,
             from,
             "registry.set",
             format!("cluster:{name}"),
-            json!({ "url": row.url, "credentials": row.username_ref.is_some() }),
+            json!({
+                "url": row.url,
+                "credentials": row.username_ref.is_some(),
+                "username_ref": row.username_ref,
+                "password_ref": row.password_ref,
+                "credentials_changed": changed,
+                "credentials_were": before.as_ref().filter(|_| !changed.is_empty()).map(refs),
+            }),
         )
         .await?;
         tx.commit().await.map_err(db)?;
@@ -322,6 +380,34 @@ impl SchemaService {
             username_ref: row.username_ref,
             password_ref: row.password_ref,
         })
+    }
+
+    /// A registry's settings as they would be saved: references the policy
+    /// allows, both or neither, sent only over https unless the cluster is
+    /// marked insecure, and a URL that may be used (its values are not
+    /// resolved: they may exist only where the server runs).
+    fn check_registry(&self, row: &RegistryRow) -> Result<(), String> {
+        for r in [&row.username_ref, &row.password_ref].into_iter().flatten() {
+            self.outbound
+                .credentials
+                .check(r)
+                .map_err(|e| format!("Registry credentials: {e}."))?;
+        }
+        if row.username_ref.is_some() != row.password_ref.is_some() {
+            return Err(
+                "Give both the registry's username and password references, or neither.".into(),
+            );
+        }
+        check_registry_url(&row.url, self.outbound.egress)?;
+        let scheme = url::Url::parse(&row.url)
+            .map(|u| u.scheme().to_owned())
+            .unwrap_or_default();
+        http_transport(
+            &scheme,
+            row.username_ref.is_some(),
+            row.insecure_credentials,
+        )
+        .map_err(|e| format!("Registry credentials: {e}."))
     }
 
     /// Who may record a schema: admins; owners for an unowned stream or
@@ -397,15 +483,15 @@ impl SchemaService {
                         })?),
                         None => VersionRef::Latest,
                     };
-                let registry = client(&r).map_err(AppError::Invalid)?;
+                let registry = client(&r, &self.outbound).map_err(AppError::Invalid)?;
                 let v = registry
                     .version(&subject, wanted, false)
                     .await
-                    .map_err(registry_error)?;
+                    .map_err(|e| registry_error(who, e))?;
                 let refs = registry
                     .resolve_references(&v.references)
                     .await
-                    .map_err(registry_error)?
+                    .map_err(|e| registry_error(who, e))?
                     .into_iter()
                     .map(|r| (r.name, r.text))
                     .collect();
@@ -569,11 +655,11 @@ impl SchemaService {
                     "References to subject versions need the cluster's Schema Registry, and it has none: give their text instead.".into(),
                 )
             })?;
-            let found = client(r)
+            let found = client(r, &self.outbound)
                 .map_err(AppError::Unavailable)?
                 .resolve_references(&registry_references(&proposed))
                 .await
-                .map_err(registry_error)?;
+                .map_err(|e| registry_error(who, e))?;
             references.extend(found);
         }
         let text = SchemaText {
@@ -825,7 +911,7 @@ impl SchemaService {
         cluster_id: i64,
         topic: &str,
     ) -> Result<(HistoryVerdict, Option<RegistryOpinion>), AppError> {
-        let registry = match client(r) {
+        let registry = match client(r, &self.outbound) {
             Ok(c) => c,
             Err(e) => {
                 let why = format!("the registry cannot be used: {e}");
@@ -1032,7 +1118,7 @@ impl SchemaService {
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
-        client(&r).map_err(AppError::Unavailable)
+        client(&r, &self.outbound).map_err(AppError::Unavailable)
     }
 
     /// The cluster's registry client; `None` when it has no registry.
@@ -1041,7 +1127,9 @@ impl SchemaService {
         cluster_id: i64,
     ) -> Result<Option<RegistryClient>, AppError> {
         match store::registry(&self.pool, cluster_id).await.map_err(db)? {
-            Some(r) => client(&r).map(Some).map_err(AppError::Unavailable),
+            Some(r) => client(&r, &self.outbound)
+                .map(Some)
+                .map_err(AppError::Unavailable),
             None => Ok(None),
         }
     }
@@ -1113,7 +1201,7 @@ impl SchemaService {
         let versions = registry
             .versions(subject, crate::registry::Deleted::Hide)
             .await
-            .map_err(registry_error)?;
+            .map_err(|e| registry_error(who, e))?;
         let right = right
             .or_else(|| versions.last().copied())
             .ok_or_else(|| AppError::NotFound(format!("A version of {subject}")))?;
@@ -1131,14 +1219,14 @@ impl SchemaService {
                 registry
                     .version(subject, VersionRef::Number(v), false)
                     .await
-                    .map_err(registry_error)
+                    .map_err(|e| registry_error(who, e))
             }
         };
         let (l, r) = (fetch(left).await?, fetch(right).await?);
         let level = registry
             .config(Scope::Subject(subject), true)
             .await
-            .map_err(|e| AppError::Unavailable(e.to_string()))?
+            .map_err(|e| AppError::Unavailable(e.for_viewer(who.has(Role::Admin))))?
             .compatibility_level
             .unwrap_or(Mode::Backward);
         Ok(SubjectDiff {
@@ -1291,13 +1379,17 @@ fn json_policy(schema_type: SchemaType, policy: Option<CompatibilityPolicy>) -> 
     }
 }
 
-/// A registry failure as the person asking should see it.
-fn registry_error(e: RegistryError) -> AppError {
+/// A registry failure as the person asking should see it: what the
+/// registry sent outside its contract only for admins.
+fn registry_error(who: &Principal, e: RegistryError) -> AppError {
     match e {
         RegistryError::SubjectNotFound { .. } | RegistryError::VersionNotFound { .. } => {
             AppError::NotFound(e.to_string())
         }
-        other => AppError::Invalid(format!("The Schema Registry: {other}")),
+        other => AppError::Invalid(format!(
+            "The Schema Registry: {}",
+            other.for_viewer(who.has(Role::Admin))
+        )),
     }
 }
 

@@ -28,6 +28,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     let bind = config.bind;
     let public = config.public_url.to_string();
     let pool_for_watch = pool.clone();
+    let outbound = config.outbound.clone();
     let state = AppState::new(pool, config);
 
     // Housekeeping that logs and carries on: expired sessions, and the
@@ -62,9 +63,9 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
         }
     });
 
-    crate::notify::spawn(pool_for_watch.clone());
-    crate::hygiene::spawn(pool_for_watch.clone());
-    crate::watch::spawn(pool_for_watch);
+    crate::notify::spawn(pool_for_watch.clone(), outbound.egress);
+    crate::hygiene::spawn(pool_for_watch.clone(), outbound.clone());
+    crate::watch::spawn(pool_for_watch, outbound.credentials);
     let app = router(state, store);
     let listener = tokio::net::TcpListener::bind(bind)
         .await

@@ -5,13 +5,14 @@
 
 use crate::flagger::{self, PassResult};
 use crate::kafka::reader::{self, Reading};
-use crate::kafka::settings::ClusterSettings;
+use crate::kafka::settings::{ClusterSettings, SecretRef};
 use crate::store::clusters::{self as store, ClusterRow};
 use crate::store::samples;
 use chrono::Utc;
 use sqlx::PgPool;
 use std::collections::HashMap;
 use std::time::Duration;
+use streamkeeper::credential::CredentialPolicy;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 
@@ -24,8 +25,15 @@ pub enum PassOutcome {
     Failed(String),
 }
 
-pub fn settings_of(c: &ClusterRow) -> Result<ClusterSettings, String> {
-    let reference = |r: &Option<String>| r.as_deref().map(str::parse).transpose();
+/// A cluster's settings, its credential references checked against the
+/// policy (at every use: a reference stored under an older policy is
+/// refused now).
+pub fn settings_of(c: &ClusterRow, policy: &CredentialPolicy) -> Result<ClusterSettings, String> {
+    let reference = |r: &Option<String>| {
+        r.as_deref()
+            .map(|r| SecretRef::checked(r, policy))
+            .transpose()
+    };
     let mut s = ClusterSettings::new(
         &c.bootstrap,
         c.security_protocol.parse().map_err(|e| format!("{e}"))?,
@@ -36,6 +44,7 @@ pub fn settings_of(c: &ClusterRow) -> Result<ClusterSettings, String> {
             .map_err(|e| format!("{e}"))?,
         reference(&c.username_ref).map_err(|e| format!("{e}"))?,
         reference(&c.password_ref).map_err(|e| format!("{e}"))?,
+        c.insecure_credentials,
     )
     .map_err(|e| e.to_string())?;
     // Requests time out well inside the interval, so a pass ends before the
@@ -50,7 +59,12 @@ pub fn settings_of(c: &ClusterRow) -> Result<ClusterSettings, String> {
 type Pending = JoinHandle<Result<Reading, reader::ReadError>>;
 
 /// Runs one pass for a cluster and stores what it read, or the gap.
-pub async fn pass(pool: &PgPool, c: &ClusterRow, pending: &mut Option<Pending>) -> PassOutcome {
+pub async fn pass(
+    pool: &PgPool,
+    c: &ClusterRow,
+    credentials: &CredentialPolicy,
+    pending: &mut Option<Pending>,
+) -> PassOutcome {
     let started = Utc::now();
     if pending.as_ref().is_some_and(|h| !h.is_finished()) {
         return fail(
@@ -61,7 +75,7 @@ pub async fn pass(pool: &PgPool, c: &ClusterRow, pending: &mut Option<Pending>) 
         )
         .await;
     }
-    let settings = match settings_of(c) {
+    let settings = match settings_of(c, credentials) {
         Ok(s) => s,
         Err(e) => return fail(pool, c, started, format!("settings: {e}")).await,
     };
@@ -121,7 +135,7 @@ async fn fail(
     PassOutcome::Failed(why)
 }
 
-async fn watch_cluster(pool: PgPool, id: i64, holder: String) {
+async fn watch_cluster(pool: PgPool, id: i64, holder: String, credentials: CredentialPolicy) {
     let mut pending = None;
     loop {
         let tick = Instant::now();
@@ -138,7 +152,7 @@ async fn watch_cluster(pool: PgPool, id: i64, holder: String) {
         let lease_s = i64::from(cluster.interval_s) * 3;
         match store::lease(&pool, ROUTINE, id, &holder, lease_s).await {
             Ok(true) => {
-                let outcome = pass(&pool, &cluster, &mut pending).await;
+                let outcome = pass(&pool, &cluster, &credentials, &mut pending).await;
                 tracing::debug!(cluster = %cluster.name, ?outcome, "pass");
             }
             Ok(false) => {}
@@ -164,7 +178,7 @@ async fn housekeeping(pool: &PgPool) {
 }
 
 /// Starts a watcher for every cluster, and for clusters added later.
-pub fn spawn(pool: PgPool) -> JoinHandle<()> {
+pub fn spawn(pool: PgPool, credentials: CredentialPolicy) -> JoinHandle<()> {
     let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
     tokio::spawn(async move {
         let mut running: HashMap<i64, JoinHandle<()>> = HashMap::new();
@@ -179,7 +193,12 @@ pub fn spawn(pool: PgPool) -> JoinHandle<()> {
                     running.retain(|_, h| !h.is_finished());
                     for c in clusters {
                         running.entry(c.id).or_insert_with(|| {
-                            tokio::spawn(watch_cluster(pool.clone(), c.id, holder.clone()))
+                            tokio::spawn(watch_cluster(
+                                pool.clone(),
+                                c.id,
+                                holder.clone(),
+                                credentials.clone(),
+                            ))
                         });
                     }
                 }

@@ -676,3 +676,272 @@ async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
         .expect("samples");
     assert_eq!(kept, 30 * 5 - 1);
 }
+
+/// The audit entries of `action`, their details, oldest first.
+async fn audit_details(t: &TestApp, action: &str) -> Vec<serde_json::Value> {
+    sqlx::query_scalar("SELECT detail::jsonb FROM audit_log WHERE action = $1 ORDER BY id")
+        .bind(action)
+        .fetch_all(&t.pool)
+        .await
+        .expect("audit")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn credential_references_are_checked_when_saved(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let at = t.token(t.user("ada", &[Role::Admin]).await).await;
+    let cluster = |name: &str, protocol: &str, user: &str, pass: &str| {
+        json!({"name": name, "bootstrap": "pkc.example:9092", "security_protocol": protocol,
+               "sasl_mechanism": "PLAIN", "username_ref": user, "password_ref": pass})
+    };
+    let ok_user = "env:STREAMKEEPER_CRED_CC_API_KEY";
+    for (pass, rule) in [
+        ("file:/etc/passwd", "STREAMKEEPER_CRED_DIRS"),
+        ("file:/proc/self/environ", "STREAMKEEPER_CRED_DIRS"),
+        ("file:/run/secrets/../../etc/passwd", "it names /etc/passwd"),
+        ("env:DATABASE_URL", "STREAMKEEPER_CRED_ENV_PREFIX"),
+    ] {
+        let r = t
+            .api(
+                Method::POST,
+                "/api/v1/clusters",
+                &at,
+                Some(cluster("cc", "SASL_SSL", ok_user, pass)),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{pass}: {}",
+            r.body
+        );
+        assert!(r.body.contains(rule), "{pass}: {}", r.body);
+    }
+    let refused = audit_details(&t, "cluster.create.refused").await;
+    assert_eq!(refused.len(), 4, "every refusal is audited");
+    assert!(
+        refused[3]["refused"]
+            .as_str()
+            .unwrap_or("")
+            .contains("env:DATABASE_URL")
+    );
+
+    // Clear-text credentials: only for a cluster marked insecure.
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(cluster(
+                "local",
+                "SASL_PLAINTEXT",
+                ok_user,
+                "env:STREAMKEEPER_CRED_PW",
+            )),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("SASL_SSL or SSL"), "{}", r.body);
+    let mut insecure = cluster(
+        "local",
+        "SASL_PLAINTEXT",
+        ok_user,
+        "env:STREAMKEEPER_CRED_PW",
+    );
+    insecure["insecure_credentials"] = json!(true);
+    let r = t
+        .api(Method::POST, "/api/v1/clusters", &at, Some(insecure))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let local = r.json()["id"].as_i64().expect("id");
+
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(cluster(
+                "cc",
+                "SASL_SSL",
+                ok_user,
+                "file:/run/secrets/cc-api-secret",
+            )),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::CREATED,
+        "a file under /run/secrets: {}",
+        r.body
+    );
+    let cc = r.json()["id"].as_i64().expect("id");
+    let created = audit_details(&t, "cluster.create").await;
+    assert_eq!(
+        created[1]["password_ref"],
+        "file:/run/secrets/cc-api-secret"
+    );
+    assert_eq!(
+        created[1]["credentials_changed"],
+        json!(["username_ref", "password_ref"])
+    );
+
+    // The registry: the same references, https unless the cluster is insecure.
+    let registry = |id: i64| format!("/api/v1/clusters/{id}/registry");
+    let spec = |url: &str, pass: &str| json!({"url": url, "username_ref": "env:STREAMKEEPER_CRED_SR_KEY", "password_ref": pass});
+    for (url, pass, says) in [
+        (
+            "https://sr.example",
+            "env:DATABASE_URL",
+            "STREAMKEEPER_CRED_ENV_PREFIX",
+        ),
+        (
+            "https://sr.example",
+            "file:/etc/shadow",
+            "STREAMKEEPER_CRED_DIRS",
+        ),
+        (
+            "http://sr.example:8081",
+            "env:STREAMKEEPER_CRED_SR_SECRET",
+            "https://",
+        ),
+    ] {
+        let r = t
+            .api(Method::PUT, &registry(cc), &at, Some(spec(url, pass)))
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{url} {pass}: {}",
+            r.body
+        );
+        assert!(r.body.contains(says), "{url} {pass}: {}", r.body);
+    }
+    assert_eq!(audit_details(&t, "registry.set.refused").await.len(), 3);
+    let r = t
+        .api(
+            Method::PUT,
+            &registry(cc),
+            &at,
+            Some(spec(
+                "https://sr.example",
+                "env:STREAMKEEPER_CRED_SR_SECRET",
+            )),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            &registry(cc),
+            &at,
+            Some(spec("https://sr.example", "file:/run/secrets/sr-secret")),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let set = audit_details(&t, "registry.set").await;
+    assert_eq!(set[1]["credentials_changed"], json!(["password_ref"]));
+    assert_eq!(
+        set[1]["credentials_were"]["password_ref"],
+        "env:STREAMKEEPER_CRED_SR_SECRET"
+    );
+    assert_eq!(set[1]["password_ref"], "file:/run/secrets/sr-secret");
+    let r = t
+        .api(
+            Method::PUT,
+            &registry(local),
+            &at,
+            Some(spec(
+                "http://127.0.0.1:8081",
+                "env:STREAMKEEPER_CRED_SR_SECRET",
+            )),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "an insecure cluster's registry: {}",
+        r.body
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn outbound_urls_are_checked_when_saved(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let at = t.token(t.user("ada", &[Role::Admin]).await).await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(json!({"name": "local", "bootstrap": "127.0.0.1:9092"})),
+        )
+        .await;
+    let id = r.json()["id"].as_i64().expect("id");
+    let registry = format!("/api/v1/clusters/{id}/registry");
+    for (url, says) in [
+        (
+            "http://169.254.169.254/latest/meta-data",
+            "never connects there",
+        ),
+        ("http://[fd00:ec2::254]/", "never connects there"),
+        ("http://10.0.0.5:8081", "STREAMKEEPER_EGRESS_ALLOW=private"),
+        ("http://sr.example/a'$(touch /tmp/x)", "must not contain"),
+        ("http://sr.example/a`id`", "must not contain"),
+        ("http://sr.example/a b", "must not contain"),
+    ] {
+        let r = t
+            .api(Method::PUT, &registry, &at, Some(json!({"url": url})))
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{url}: {}",
+            r.body
+        );
+        assert!(r.body.contains(says), "{url}: {}", r.body);
+    }
+    assert_eq!(audit_details(&t, "registry.set.refused").await.len(), 6);
+    // The tests allow loopback, as the demo does.
+    let r = t
+        .api(
+            Method::PUT,
+            &registry,
+            &at,
+            Some(json!({"url": "http://127.0.0.1:8081"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    let team = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &at,
+            Some(json!({"name": "payments"})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("team");
+    let hook = format!("/api/v1/teams/{team}/webhook");
+    let r = t
+        .api(
+            Method::PUT,
+            &hook,
+            &at,
+            Some(json!({"url": "http://169.254.169.254/latest/meta-data"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("never connects there"), "{}", r.body);
+    assert_eq!(audit_details(&t, "team.webhook.refused").await.len(), 1);
+    let r = t
+        .api(
+            Method::PUT,
+            &hook,
+            &at,
+            Some(json!({"url": "https://hooks.example/T1/B2"})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+}

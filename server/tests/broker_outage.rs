@@ -72,6 +72,7 @@ async fn cluster(pool: &sqlx::PgPool, name: &str, port: u16) -> store::ClusterRo
             sasl_mechanism: None,
             username_ref: None,
             password_ref: None,
+            insecure_credentials: false,
             interval_s: 5,
         },
     )
@@ -96,12 +97,12 @@ async fn a_stopped_broker_is_unreachable_then_recovers(pool: sqlx::PgPool) {
     let c = cluster(&pool, "flaky", port).await;
     let mut pending = None;
     assert!(matches!(
-        watch::pass(&pool, &c, &mut pending).await,
+        watch::pass(&pool, &c, &Default::default(), &mut pending).await,
         PassOutcome::Stored { .. }
     ));
 
     drop(broker);
-    let outcome = watch::pass(&pool, &c, &mut pending).await;
+    let outcome = watch::pass(&pool, &c, &Default::default(), &mut pending).await;
     assert!(matches!(outcome, PassOutcome::Failed(_)), "{outcome:?}");
     let last = store::last_pass(&pool, c.id)
         .await
@@ -127,7 +128,7 @@ async fn a_stopped_broker_is_unreachable_then_recovers(pool: sqlx::PgPool) {
     assert_eq!(flag, "UNREACHABLE");
 
     let _broker = Broker::start(port);
-    let outcome = watch::pass(&pool, &c, &mut pending).await;
+    let outcome = watch::pass(&pool, &c, &Default::default(), &mut pending).await;
     assert!(
         matches!(outcome, PassOutcome::Stored { .. }),
         "recovers: {outcome:?}"
@@ -158,14 +159,14 @@ async fn a_hung_cluster_does_not_delay_another(pool: sqlx::PgPool) {
     let pool_a = pool.clone();
     let slow = tokio::spawn(async move {
         let started = Instant::now();
-        let outcome = watch::pass(&pool_a, &a, &mut None).await;
+        let outcome = watch::pass(&pool_a, &a, &Default::default(), &mut None).await;
         (outcome, started.elapsed())
     });
     // Meanwhile the healthy cluster gets three passes in.
     let started = Instant::now();
     let mut pending = None;
     for _ in 0..3 {
-        let outcome = watch::pass(&pool, &b, &mut pending).await;
+        let outcome = watch::pass(&pool, &b, &Default::default(), &mut pending).await;
         assert!(matches!(outcome, PassOutcome::Stored { .. }), "{outcome:?}");
     }
     let healthy_took = started.elapsed();

@@ -21,7 +21,7 @@ async fn passes(t: &TestApp, id: i64, n: usize) {
         .expect("cluster");
     let mut pending = None;
     for _ in 0..n {
-        let outcome = watch::pass(&t.pool, &cluster, &mut pending).await;
+        let outcome = watch::pass(&t.pool, &cluster, &Default::default(), &mut pending).await;
         assert!(
             matches!(outcome, PassOutcome::Stored { problems: 0, .. }),
             "{outcome:?}"
@@ -67,7 +67,7 @@ async fn lag_statuses_and_gaps_through_the_api(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     assert_eq!(r.json()["state"], "UNKNOWN");
     let id = r.json()["id"].as_i64().expect("id");
-    let r = t.api(Method::POST, "/api/v1/clusters", &at, Some(json!({"name": "cc", "bootstrap": "pkc.example:9092", "security_protocol": "SASL_SSL", "username_ref": "api-key-in-clear", "password_ref": "env:X"}))).await;
+    let r = t.api(Method::POST, "/api/v1/clusters", &at, Some(json!({"name": "cc", "bootstrap": "pkc.example:9092", "security_protocol": "SASL_SSL", "username_ref": "api-key-in-clear", "password_ref": "env:STREAMKEEPER_CRED_X"}))).await;
     assert_eq!(
         r.status,
         StatusCode::UNPROCESSABLE_ENTITY,
@@ -151,7 +151,7 @@ async fn lag_statuses_and_gaps_through_the_api(pool: sqlx::PgPool) {
         .await
         .expect("db")
         .expect("cluster");
-    let outcome = watch::pass(&t.pool, &cluster, &mut None).await;
+    let outcome = watch::pass(&t.pool, &cluster, &Default::default(), &mut None).await;
     assert!(matches!(outcome, PassOutcome::Failed(_)), "{outcome:?}");
     let v = t
         .api(Method::GET, &format!("/api/v1/clusters/{gone}"), &vt, None)
@@ -354,7 +354,9 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
     );
 
     // The webhook failed once, then got the flag with a text and the structured flag.
-    let http = reqwest::Client::new();
+    let http =
+        streamkeeper_server::notify::Webhooks::new(streamkeeper::egress::EgressPolicy::LOOPBACK)
+            .expect("webhooks");
     streamkeeper_server::notify::deliver_due(&t.pool, &http)
         .await
         .expect("deliver");

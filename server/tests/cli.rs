@@ -11,6 +11,9 @@ fn bin() -> Command {
         "DATABASE_URL",
         "STREAMKEEPER_BIND",
         "STREAMKEEPER_PUBLIC_URL",
+        "STREAMKEEPER_CRED_ENV_PREFIX",
+        "STREAMKEEPER_CRED_DIRS",
+        "STREAMKEEPER_EGRESS_ALLOW",
     ] {
         c.env_remove(var);
     }
@@ -249,8 +252,8 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
         bootstrap = "pkc.example:9092"
         security_protocol = "SASL_SSL"
         sasl_mechanism = "PLAIN"
-        username = "env:CC_KEY"
-        password = "env:CC_SECRET"
+        username = "env:STREAMKEEPER_CRED_CC_KEY"
+        password = "env:STREAMKEEPER_CRED_CC_SECRET"
         "#,
     );
     let o = run(&pool, &["cluster", "apply", path, "--dry-run"], None);
@@ -280,8 +283,8 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
         bootstrap = "pkc.example:9092"
         security_protocol = "SASL_SSL"
         sasl_mechanism = "PLAIN"
-        username = "env:CC_KEY"
-        password = "env:CC_SECRET"
+        username = "env:STREAMKEEPER_CRED_CC_KEY"
+        password = "env:STREAMKEEPER_CRED_CC_SECRET"
         interval_s = 60
         "#,
     );
@@ -314,7 +317,7 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
         bootstrap = "b:9092"
         security_protocol = "SASL_SSL"
         sasl_mechanism = "PLAIN"
-        username = "env:K"
+        username = "env:STREAMKEEPER_CRED_K"
         password = "hunter2"
         "#,
     );
@@ -422,4 +425,110 @@ async fn the_runtime_role_only_appends_to_the_audit_log(pool: PgPool) {
     app.close().await;
     let o = run(&pool, &["audit", "verify"], None);
     assert!(text(&o).contains("1 entries verified"), "{}", text(&o));
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn clusters_name_only_allowed_credentials(pool: PgPool) {
+    let dir = std::env::temp_dir().join(format!("sk-cred-refs-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join(format!(
+        "clusters-{}.toml",
+        pool.connect_options().get_database().unwrap_or("x")
+    ));
+    let path = file.to_str().expect("utf-8 path");
+    let entry = |user: &str, pass: &str| {
+        format!(
+            "[[cluster]]\nname = 'cloud'\nbootstrap = 'pkc.example:9092'\nsecurity_protocol = 'SASL_SSL'\nsasl_mechanism = 'PLAIN'\nusername = '{user}'\npassword = '{pass}'\n"
+        )
+    };
+    let ok_user = "env:STREAMKEEPER_CRED_CC_API_KEY";
+    for (pass, rule) in [
+        ("file:/etc/passwd", "STREAMKEEPER_CRED_DIRS"),
+        ("file:/run/secrets/../../etc/passwd", "it names /etc/passwd"),
+        ("env:DATABASE_URL", "STREAMKEEPER_CRED_ENV_PREFIX"),
+    ] {
+        std::fs::write(&file, entry(ok_user, pass)).expect("write");
+        let o = run(&pool, &["cluster", "apply", path], None);
+        assert_eq!(o.status.code(), Some(2), "{pass}: {}", text(&o));
+        assert!(text(&o).contains(rule), "{pass}: {}", text(&o));
+        assert!(text(&o).contains("cloud"), "names the entry: {}", text(&o));
+    }
+    // The directories and the prefix are the operator's to set.
+    std::fs::write(&file, entry(ok_user, "file:/etc/passwd")).expect("write");
+    let o = bin()
+        .env("DATABASE_URL", url_of(&pool))
+        .env(
+            "STREAMKEEPER_CRED_DIRS",
+            "/etc/streamkeeper/creds:/run/secrets",
+        )
+        .args(["cluster", "apply", path])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("/etc/streamkeeper/creds or /run/secrets"),
+        "{}",
+        text(&o)
+    );
+    std::fs::write(&file, entry(ok_user, "file:/run/secrets/cc-api-secret")).expect("write");
+    let o = run(&pool, &["cluster", "apply", path], None);
+    assert!(
+        o.status.success(),
+        "a file under /run/secrets: {}",
+        text(&o)
+    );
+    let refused: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'cluster.apply.refused' AND target = 'cluster:cloud'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(refused, 4, "every refused file is audited");
+
+    // `cluster add`: the same rules, and clear text only when asked for.
+    let add = |extra: &[&str]| {
+        let mut args = vec![
+            "cluster",
+            "add",
+            "local",
+            "--bootstrap",
+            "127.0.0.1:9092",
+            "--security-protocol",
+            "SASL_PLAINTEXT",
+            "--sasl-mechanism",
+            "PLAIN",
+        ];
+        args.extend_from_slice(extra);
+        run(&pool, &args, None)
+    };
+    let o = add(&[
+        "--username",
+        "env:HOME",
+        "--password",
+        "env:STREAMKEEPER_CRED_PW",
+        "--insecure-credentials",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("STREAMKEEPER_CRED_ENV_PREFIX"),
+        "{}",
+        text(&o)
+    );
+    let o = add(&[
+        "--username",
+        "env:STREAMKEEPER_CRED_USER",
+        "--password",
+        "env:STREAMKEEPER_CRED_PW",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("SASL_SSL or SSL"), "{}", text(&o));
+    let o = add(&[
+        "--username",
+        "env:STREAMKEEPER_CRED_USER",
+        "--password",
+        "env:STREAMKEEPER_CRED_PW",
+        "--insecure-credentials",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -7,6 +7,7 @@ use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
+use streamkeeper::egress::EgressPolicy;
 use streamkeeper::schema::{Mode, SchemaType};
 use streamkeeper_doubles::registry::{
     self, DoubleAuth, Fault, IncompatibleCode, Options, RegistryHandle,
@@ -24,8 +25,16 @@ const JSON_SCHEMA: &str = r#"{"type":"object","properties":{"id":{"type":"string
 
 const ORDERS: &str = "orders-value";
 
+/// The double and the impostors run on loopback, which the tests allow.
+fn settings(url: &str) -> RegistrySettings {
+    RegistrySettings {
+        egress: EgressPolicy::LOOPBACK,
+        ..RegistrySettings::new(url)
+    }
+}
+
 fn client(url: &str) -> RegistryClient {
-    RegistryClient::new(RegistrySettings::new(url)).expect("client")
+    RegistryClient::new(settings(url)).expect("client")
 }
 
 async fn double() -> (RegistryClient, RegistryHandle) {
@@ -1218,7 +1227,7 @@ async fn basic_auth_is_sent_and_wrong_credentials_are_unauthorized() {
     })
     .await;
     let with = |secret: &str| {
-        let mut settings = RegistrySettings::new(url.as_str());
+        let mut settings = settings(url.as_str());
         settings.auth = Auth::Basic {
             user: "SR-KEY".into(),
             secret: Secret::new(secret),
@@ -1257,7 +1266,7 @@ async fn a_bearer_token_is_sent() {
         ..Options::default()
     })
     .await;
-    let mut settings = RegistrySettings::new(url.as_str());
+    let mut settings = settings(url.as_str());
     settings.auth = Auth::Bearer(Secret::new("t0ken"));
     let c = RegistryClient::new(settings).expect("client");
     assert!(
@@ -1325,7 +1334,7 @@ async fn injected_401_429_and_500_are_errors_and_then_it_recovers() {
 #[tokio::test]
 async fn a_registry_that_never_answers_times_out() {
     let (url, faults) = double_with(Options::default()).await;
-    let mut settings = RegistrySettings::new(url.as_str());
+    let mut settings = settings(url.as_str());
     settings.timeout = Duration::from_millis(300);
     let c = RegistryClient::new(settings).expect("client");
     faults.fail_next(1, Fault::Hang);
@@ -1478,7 +1487,9 @@ async fn a_404_page_is_not_a_missing_subject() {
         matches!(e, RegistryError::UnexpectedResponse { status: 404, .. }),
         "{e:?}"
     );
-    assert!(e.to_string().contains("<html>Not Found</html>"), "{e}");
+    // What it sent is kept for admins, out of the text everyone sees.
+    assert_eq!(e.upstream().as_deref(), Some("<html>Not Found</html>"));
+    assert!(!e.to_string().contains("<html>"), "{e}");
 }
 
 #[tokio::test]
@@ -1489,7 +1500,7 @@ async fn a_bad_gateway_without_a_registry_body_is_a_server_error() {
         .await
         .expect_err("502");
     assert!(
-        matches!(&e, RegistryError::Server { status: 502, error_code: None, message, .. } if message == "upstream down"),
+        matches!(&e, RegistryError::Server { status: 502, error_code: None, body: Some(body), .. } if body == "upstream down"),
         "{e:?}"
     );
 }
@@ -1555,4 +1566,195 @@ async fn the_double_answers_in_the_registry_wire_format() {
         (status, body.as_str()),
         (404, r#"{"error_code":404,"message":"HTTP 404 Not Found"}"#)
     );
+}
+
+// Where the client goes, and what it reads: no redirects, capped bodies,
+// the egress rule.
+
+/// Serves `app` on a free loopback port; its base URL.
+async fn serve(app: Router) -> String {
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("port");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    format!("http://{addr}")
+}
+
+#[tokio::test]
+async fn a_redirect_is_not_followed_and_what_it_said_is_for_admins() {
+    // Where the redirect points: it must never be asked.
+    let (elsewhere, asked) = impostor(StatusCode::OK, "application/json", r#"["stolen"]"#).await;
+    let to = format!("{elsewhere}/latest/meta-data");
+    let url = serve(Router::new().fallback(move || {
+        let to = to.clone();
+        async move {
+            (
+                StatusCode::FOUND,
+                [("location", to), ("content-type", "text/html".into())],
+                "<html>moved; internal-token-123</html>",
+            )
+        }
+    }))
+    .await;
+    let c = client(&url);
+    let e = c
+        .subjects(None, Deleted::Hide)
+        .await
+        .expect_err("a redirect is no answer");
+    let RegistryError::Redirected {
+        status, location, ..
+    } = &e
+    else {
+        panic!("not Redirected: {e:?}");
+    };
+    assert_eq!(*status, 302);
+    assert!(
+        location
+            .as_deref()
+            .is_some_and(|l| l.contains("/latest/meta-data")),
+        "{e:?}"
+    );
+    let e2 = c
+        .register(ORDERS, &avro(V1), false)
+        .await
+        .expect_err("nor for a POST");
+    assert!(matches!(e2, RegistryError::Redirected { .. }), "{e2:?}");
+    assert!(asked.lock().expect("lock").is_empty(), "never followed");
+    for shown in [e.to_string(), e.for_viewer(false)] {
+        assert!(shown.contains("does not follow"), "{shown}");
+        assert!(
+            !shown.contains("internal-token-123") && !shown.contains("meta-data"),
+            "a viewer sees the status only: {shown}"
+        );
+    }
+    let admin = e.for_viewer(true);
+    assert!(
+        admin.contains("internal-token-123") && admin.contains("/latest/meta-data"),
+        "{admin}"
+    );
+}
+
+/// A server that answers every request with a 200 whose body never ends
+/// (chunked, or under a `Content-Length` of a terabyte), and counts the
+/// bytes of body it got out.
+async fn flood(chunked: bool) -> (String, Arc<std::sync::atomic::AtomicU64>) {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("port");
+    let addr = listener.local_addr().expect("addr");
+    let sent = Arc::new(AtomicU64::new(0));
+    let counter = Arc::clone(&sent);
+    tokio::spawn(async move {
+        while let Ok((mut socket, _)) = listener.accept().await {
+            let counter = Arc::clone(&counter);
+            tokio::spawn(async move {
+                let mut request = [0_u8; 8192];
+                let _ = socket.read(&mut request).await;
+                let head = if chunked {
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ntransfer-encoding: chunked\r\n\r\n"
+                } else {
+                    "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 1000000000000\r\n\r\n"
+                };
+                if socket.write_all(head.as_bytes()).await.is_err() {
+                    return;
+                }
+                let data = vec![b' '; 64 * 1024];
+                loop {
+                    let frame = if chunked {
+                        [
+                            format!("{:x}\r\n", data.len()).into_bytes(),
+                            data.clone(),
+                            b"\r\n".to_vec(),
+                        ]
+                        .concat()
+                    } else {
+                        data.clone()
+                    };
+                    if socket.write_all(&frame).await.is_err() {
+                        return;
+                    }
+                    counter.fetch_add(data.len() as u64, Ordering::Relaxed);
+                }
+            });
+        }
+    });
+    (format!("http://{addr}"), sent)
+}
+
+#[tokio::test]
+async fn an_endless_answer_is_refused_without_being_read_whole() {
+    for chunked in [true, false] {
+        let (url, sent) = flood(chunked).await;
+        let c = RegistryClient::new(RegistrySettings {
+            max_body: 1024 * 1024,
+            ..settings(&url)
+        })
+        .expect("client");
+        let e = c
+            .subjects(None, Deleted::Hide)
+            .await
+            .expect_err("too large");
+        assert!(
+            matches!(e, RegistryError::TooLarge { limit, .. } if limit == 1024 * 1024),
+            "chunked {chunked}: {e:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        let out = sent.load(std::sync::atomic::Ordering::Relaxed);
+        assert!(
+            out < 64 * 1024 * 1024,
+            "the client hung up early, {out} bytes out"
+        );
+    }
+}
+
+#[tokio::test]
+async fn connections_go_only_where_the_egress_rule_allows() {
+    use streamkeeper::egress::AddressClass;
+    let (url, _handle) = registry::spawn().await;
+    let port = url.rsplit(':').next().expect("a port");
+    // By name, the addresses it resolves to are checked when connecting.
+    let by_name = format!("http://localhost:{port}");
+    let strict = RegistryClient::new(RegistrySettings::new(by_name.as_str()))
+        .expect("a name is checked when it resolves");
+    let e = strict
+        .subjects(None, Deleted::Hide)
+        .await
+        .expect_err("loopback is refused by default");
+    assert!(
+        matches!(&e, RegistryError::Egress { refusal, .. } if refusal.class == AddressClass::Loopback),
+        "{e:?}"
+    );
+    assert!(
+        e.to_string().contains("STREAMKEEPER_EGRESS_ALLOW=loopback"),
+        "{e}"
+    );
+    assert!(
+        client(&by_name)
+            .subjects(None, Deleted::Hide)
+            .await
+            .expect("allowed")
+            .is_empty()
+    );
+    // A literal address is refused before any connection.
+    let e = RegistryClient::new(RegistrySettings::new(url.as_str())).expect_err("127.0.0.1");
+    assert!(matches!(e, RegistryError::Egress { .. }), "{e:?}");
+    // Metadata addresses, whatever is allowed.
+    let everything = EgressPolicy {
+        loopback: true,
+        private: true,
+    };
+    for metadata in ["http://169.254.169.254/", "http://[fd00:ec2::254]/"] {
+        let e = RegistryClient::new(RegistrySettings {
+            egress: everything,
+            ..RegistrySettings::new(metadata)
+        })
+        .expect_err(metadata);
+        assert!(
+            matches!(&e, RegistryError::Egress { refusal, .. } if refusal.class == AddressClass::LinkLocal),
+            "{e:?}"
+        );
+    }
 }

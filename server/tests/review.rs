@@ -13,7 +13,7 @@ use axum::http::{Method, Request, StatusCode, header};
 use serde_json::{Value, json};
 use streamkeeper::role::Role;
 use streamkeeper_doubles::registry;
-use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings};
+use streamkeeper_server::registry::{NewSchema, RegistryClient};
 use support::{PASSWORD, TestApp};
 
 const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
@@ -91,8 +91,7 @@ async fn world(pool: sqlx::PgPool, autonomy: &str, required: i16) -> World {
         tokens.push(t.token(id).await);
     }
     let (base, handle) = registry::spawn().await;
-    let registry =
-        RegistryClient::new(RegistrySettings::new(base.clone())).expect("registry client");
+    let registry = RegistryClient::new(support::registry_settings(&base)).expect("registry client");
     registry
         .register("orders-value", &NewSchema::avro(V1), false)
         .await
@@ -1256,4 +1255,84 @@ async fn a_schema_check_is_read_by_the_review_rule(pool: sqlx::PgPool) {
         listed(w.call(Method::GET, &schemas, &w.ivy, None).await.json()),
         0
     );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: sqlx::PgPool) {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    let w = world(pool, "suggest", 1).await;
+    let serve = |app: axum::Router| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("port");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    };
+    // Where the redirect points: it must never be posted to.
+    let asked = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&asked);
+    let elsewhere = serve(axum::Router::new().fallback(move || {
+        counter.fetch_add(1, Ordering::SeqCst);
+        async { StatusCode::OK }
+    }))
+    .await;
+    let hook = serve(axum::Router::new().fallback(move || {
+        let to = format!("{elsewhere}/collect");
+        async move { (StatusCode::FOUND, [("location", to)]) }
+    }))
+    .await;
+    let team = w
+        .call(
+            Method::POST,
+            "/api/v1/teams",
+            &w.admin,
+            Some(json!({"name": "approvers"})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("team");
+    w.call(
+        Method::POST,
+        &format!("/api/v1/teams/{team}/members"),
+        &w.admin,
+        Some(json!({"username": "ann"})),
+    )
+    .await;
+    let r = w
+        .call(
+            Method::PUT,
+            &format!("/api/v1/teams/{team}/webhook"),
+            &w.admin,
+            Some(json!({"url": format!("{hook}/hook")})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+    w.propose(&w.olga, "orders", ADDS_NOTE).await;
+
+    let webhooks =
+        streamkeeper_server::notify::Webhooks::new(streamkeeper::egress::EgressPolicy::LOOPBACK)
+            .expect("webhooks");
+    let sent = streamkeeper_server::notify::deliver_due(&w.t.pool, &webhooks)
+        .await
+        .expect("deliver");
+    assert_eq!(sent, 1);
+    let (attempts, delivered, error): (i32, bool, Option<String>) = sqlx::query_as(
+        "SELECT attempts, delivered_at IS NOT NULL, last_error FROM deliveries WHERE review_item_id IS NOT NULL",
+    )
+    .fetch_one(&w.t.pool)
+    .await
+    .expect("delivery");
+    assert_eq!(
+        (attempts, delivered),
+        (1, false),
+        "a redirect is a failed delivery"
+    );
+    assert!(
+        error.as_deref().is_some_and(|e| e.contains("redirect")),
+        "{error:?}"
+    );
+    assert_eq!(asked.load(Ordering::SeqCst), 0, "never followed");
 }

@@ -72,7 +72,7 @@ async fn with_registry(
     registry::RegistryHandle,
     streamkeeper_server::registry::RegistryClient,
 ) {
-    use streamkeeper_server::registry::{RegistryClient, RegistrySettings};
+    use streamkeeper_server::registry::RegistryClient;
     let (base, handle) = registry::spawn().await;
     let r = t
         .api(
@@ -83,7 +83,7 @@ async fn with_registry(
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let client = RegistryClient::new(RegistrySettings::new(base.clone())).expect("client");
+    let client = RegistryClient::new(support::registry_settings(&base)).expect("client");
     (base, handle, client)
 }
 
@@ -335,7 +335,7 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
             Method::PUT,
             &reg,
             &at,
-            Some(json!({"url": base, "username_ref": "key-in-clear", "password_ref": "env:X"})),
+            Some(json!({"url": base, "username_ref": "key-in-clear", "password_ref": "env:STREAMKEEPER_CRED_X"})),
         )
         .await;
     assert_eq!(
@@ -350,10 +350,9 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 
     // v1 registered, level FULL, and the catalog has it too.
-    let client = streamkeeper_server::registry::RegistryClient::new(
-        streamkeeper_server::registry::RegistrySettings::new(base.clone()),
-    )
-    .expect("client");
+    let client =
+        streamkeeper_server::registry::RegistryClient::new(support::registry_settings(&base))
+            .expect("client");
     client
         .register(
             "orders-value",
@@ -399,7 +398,7 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
         .await
         .expect("db")
         .expect("row");
-    streamkeeper_server::hygiene::run(&t.pool, &row)
+    streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     let subjects = t
@@ -710,7 +709,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         vec![id],
         "a registry never read is due at once"
     );
-    let found = streamkeeper_server::hygiene::run(&t.pool, &row)
+    let found = streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     assert_eq!(found.len(), 3, "{found:?}");
@@ -750,7 +749,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     // The registry failing: the findings and the flag stay, the error shows.
     handle.fail_next(1, Fault::ServerError);
     assert!(
-        streamkeeper_server::hygiene::run(&t.pool, &row)
+        streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
             .await
             .is_err()
     );
@@ -774,7 +773,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         )
         .await
         .expect("level");
-    let found = streamkeeper_server::hygiene::run(&t.pool, &row)
+    let found = streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     assert_eq!(found.len(), 1, "only the orphan is left: {found:?}");
@@ -1082,10 +1081,10 @@ async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(po
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPool) {
-    use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings, Scope};
+    use streamkeeper_server::registry::{NewSchema, RegistryClient, Scope};
     let t = TestApp::new(pool).await;
     let (id, at, base, handle) = registry_with_references(&t).await;
-    let client = RegistryClient::new(RegistrySettings::new(base)).expect("client");
+    let client = RegistryClient::new(support::registry_settings(&base)).expect("client");
     // 30 more subjects: more than a page of 25.
     for i in 0..30 {
         client
@@ -1136,7 +1135,7 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
         .await
         .expect("db")
         .expect("row");
-    streamkeeper_server::hygiene::run(&t.pool, &row)
+    streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     let s = subjects("").await;
@@ -1175,7 +1174,7 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
         .expect("register");
     handle.fail_next(1, Fault::ServerError);
     assert!(
-        streamkeeper_server::hygiene::run(&t.pool, &row)
+        streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
             .await
             .is_err()
     );
@@ -1200,10 +1199,87 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
     assert!(page.body.contains("orders-value"), "{}", page.body);
 
     // The next good pass replaces them.
-    streamkeeper_server::hygiene::run(&t.pool, &row)
+    streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     let s = subjects("?q=later").await;
     assert_eq!(s["subjects"]["total"], 1, "{s}");
     assert!(s["last_error"].is_null(), "{s}");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_redirecting_registry_is_not_followed_and_its_answer_is_for_admins(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let id = cluster(&t).await;
+    let at = t.token(t.user("ada", &[Role::Admin]).await).await;
+    let vt = t.token(t.user("val", &[Role::Viewer]).await).await;
+    let serve = |app: axum::Router| async move {
+        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("port");
+        let base = format!("http://{}", listener.local_addr().expect("addr"));
+        tokio::spawn(async move { axum::serve(listener, app).await });
+        base
+    };
+    // Where the redirect points: it must never be asked.
+    let asked = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let counter = std::sync::Arc::clone(&asked);
+    let elsewhere = serve(axum::Router::new().fallback(move || {
+        counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        async { "[]" }
+    }))
+    .await;
+    let to = format!("{elsewhere}/elsewhere");
+    let app = axum::Router::new().fallback(move || {
+        let to = to.clone();
+        async move {
+            (
+                StatusCode::FOUND,
+                [("location", to)],
+                "moved: internal-token-123",
+            )
+        }
+    });
+    let base = serve(app).await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/registry"),
+            &at,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    let diff = format!("/api/v1/clusters/{id}/registry/subjects/orders-value/diff");
+    let viewer = t.api(Method::GET, &diff, &vt, None).await;
+    assert_eq!(
+        viewer.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        viewer.body
+    );
+    assert!(viewer.body.contains("HTTP 302"), "{}", viewer.body);
+    assert!(
+        !viewer.body.contains("internal-token-123") && !viewer.body.contains("/elsewhere"),
+        "a viewer sees the status only: {}",
+        viewer.body
+    );
+    let admin = t.api(Method::GET, &diff, &at, None).await;
+    assert_eq!(
+        admin.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "{}",
+        admin.body
+    );
+    assert!(
+        admin.body.contains("internal-token-123") && admin.body.contains("/elsewhere"),
+        "an admin sees what it sent: {}",
+        admin.body
+    );
+    assert_eq!(
+        asked.load(std::sync::atomic::Ordering::SeqCst),
+        0,
+        "the redirect was never followed"
+    );
 }

@@ -1,28 +1,38 @@
 //! How to reach a cluster: bootstrap servers, security and credentials.
-//! Credentials are references (`env:NAME` or `file:/path`) resolved when a
-//! client is made, so they are never stored in the database nor printed.
+//! Credentials are references (`env:NAME` or `file:/path`), valid only
+//! under the operator's [`CredentialPolicy`], and resolved when a client is
+//! made, so they are never stored in the database nor printed.
 
 use rdkafka::ClientConfig;
-use std::path::PathBuf;
+use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
+use streamkeeper::credential::{
+    CredentialPolicy, Reference, ReferenceError, TransportError, kafka_transport,
+};
 
+/// A credential reference that passed the policy, with the policy it is
+/// resolved under.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SecretRef {
-    Env(String),
-    File(PathBuf),
+pub struct SecretRef {
+    reference: Reference,
+    policy: CredentialPolicy,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
 pub enum SettingsError {
-    #[error(
-        "a credential must be a reference like env:KAFKA_PASSWORD or file:/run/secrets/kafka, not a literal"
-    )]
-    NotAReference,
+    #[error(transparent)]
+    Reference(#[from] ReferenceError),
+    #[error(transparent)]
+    Transport(#[from] TransportError),
     #[error("credential environment variable {0} is not set")]
     MissingEnv(String),
     #[error("credential file {0} cannot be read")]
     UnreadableFile(String),
+    #[error(
+        "credential file {0} leads outside the credential directories (STREAMKEEPER_CRED_DIRS) once its links are followed"
+    )]
+    FileEscapes(String),
     #[error("security protocol '{0}' is not PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL")]
     BadProtocol(String),
     #[error("SASL mechanism '{0}' is not PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512")]
@@ -33,29 +43,37 @@ pub enum SettingsError {
     BadBootstrap(String),
 }
 
-impl FromStr for SecretRef {
-    type Err = SettingsError;
-
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        if let Some(name) = s.strip_prefix("env:").filter(|n| !n.is_empty()) {
-            Ok(SecretRef::Env(name.to_string()))
-        } else if let Some(path) = s.strip_prefix("file:").filter(|p| !p.is_empty()) {
-            Ok(SecretRef::File(PathBuf::from(path)))
-        } else {
-            Err(SettingsError::NotAReference)
-        }
-    }
-}
-
 impl SecretRef {
+    /// The reference, if the policy allows it.
+    pub fn checked(reference: &str, policy: &CredentialPolicy) -> Result<Self, SettingsError> {
+        Ok(SecretRef {
+            reference: policy.check(reference)?,
+            policy: policy.clone(),
+        })
+    }
+
+    /// The secret. A file is read only if, with its symbolic links
+    /// followed, it is still inside an allowed directory (itself with its
+    /// links followed): a link in the directory cannot point elsewhere.
     pub fn resolve(&self) -> Result<String, SettingsError> {
-        match self {
-            SecretRef::Env(name) => {
+        match &self.reference {
+            Reference::Env(name) => {
                 std::env::var(name).map_err(|_| SettingsError::MissingEnv(name.clone()))
             }
-            SecretRef::File(path) => std::fs::read_to_string(path)
-                .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
-                .map_err(|_| SettingsError::UnreadableFile(path.display().to_string())),
+            Reference::File(path) => {
+                let unreadable = || SettingsError::UnreadableFile(path.clone());
+                let real = std::fs::canonicalize(path).map_err(|_| unreadable())?;
+                let inside = self.policy.dirs().iter().any(|d| {
+                    std::fs::canonicalize(Path::new(d))
+                        .is_ok_and(|dir| real != dir && real.starts_with(&dir))
+                });
+                if !inside {
+                    return Err(SettingsError::FileEscapes(path.clone()));
+                }
+                std::fs::read_to_string(&real)
+                    .map(|s| s.trim_end_matches(['\n', '\r']).to_string())
+                    .map_err(|_| unreadable())
+            }
         }
     }
 }
@@ -127,15 +145,17 @@ pub struct ClusterSettings {
 
 impl ClusterSettings {
     pub fn plaintext(bootstrap: &str) -> Result<Self, SettingsError> {
-        Self::new(bootstrap, Protocol::Plaintext, None, None, None)
+        Self::new(bootstrap, Protocol::Plaintext, None, None, None, false)
     }
 
+    /// `insecure` lets credentials go without TLS (a local cluster).
     pub fn new(
         bootstrap: &str,
         protocol: Protocol,
         mechanism: Option<Mechanism>,
         username: Option<SecretRef>,
         password: Option<SecretRef>,
+        insecure: bool,
     ) -> Result<Self, SettingsError> {
         let ok = !bootstrap.trim().is_empty()
             && bootstrap.split(',').all(|hp| {
@@ -149,6 +169,11 @@ impl ClusterSettings {
         if protocol.sasl() && (username.is_none() || password.is_none()) {
             return Err(SettingsError::MissingCredentials);
         }
+        kafka_transport(
+            protocol.as_str(),
+            username.is_some() || password.is_some(),
+            insecure,
+        )?;
         Ok(Self {
             bootstrap: bootstrap.trim().to_string(),
             protocol,
@@ -190,24 +215,67 @@ impl ClusterSettings {
 mod tests {
     use super::*;
 
+    fn policy(dir: &std::path::Path) -> CredentialPolicy {
+        CredentialPolicy::new("STREAMKEEPER_CRED_", [dir.to_str().expect("utf-8")]).expect("policy")
+    }
+
     #[test]
-    fn credentials_are_references_only() {
+    fn credentials_are_references_the_policy_allows() {
+        let p = CredentialPolicy::default();
+        assert!(SecretRef::checked("env:STREAMKEEPER_CRED_KAFKA_PW", &p).is_ok());
+        assert!(SecretRef::checked("file:/run/secrets/kafka", &p).is_ok());
         assert_eq!(
-            "env:KAFKA_PW".parse(),
-            Ok(SecretRef::Env("KAFKA_PW".into()))
+            SecretRef::checked("hunter2", &p),
+            Err(SettingsError::Reference(ReferenceError::NotAReference))
         );
-        assert_eq!("file:/run/s".parse(), Ok(SecretRef::File("/run/s".into())));
-        assert_eq!(
-            "hunter2".parse::<SecretRef>(),
-            Err(SettingsError::NotAReference)
-        );
-        let missing = SecretRef::Env("STREAMKEEPER_TEST_SURELY_UNSET".into()).resolve();
+        assert!(matches!(
+            SecretRef::checked("env:DATABASE_URL", &p),
+            Err(SettingsError::Reference(
+                ReferenceError::EnvOutsidePrefix { .. }
+            ))
+        ));
+        assert!(matches!(
+            SecretRef::checked("file:/etc/passwd", &p),
+            Err(SettingsError::Reference(
+                ReferenceError::FileOutsideDirs { .. }
+            ))
+        ));
+        let missing = SecretRef::checked("env:STREAMKEEPER_CRED_TEST_SURELY_UNSET", &p)
+            .expect("allowed")
+            .resolve();
         assert_eq!(
             missing,
             Err(SettingsError::MissingEnv(
-                "STREAMKEEPER_TEST_SURELY_UNSET".into()
+                "STREAMKEEPER_CRED_TEST_SURELY_UNSET".into()
             ))
         );
+    }
+
+    #[test]
+    fn a_file_is_read_only_inside_the_directories_links_followed() {
+        let root = std::env::temp_dir().join(format!("sk-cred-{}", std::process::id()));
+        let dir = root.join("secrets");
+        std::fs::create_dir_all(&dir).expect("dir");
+        std::fs::write(dir.join("pw"), "s3cret\n").expect("write");
+        std::fs::write(root.join("outside"), "not-for-you").expect("write");
+        let _ = std::fs::remove_file(dir.join("link"));
+        std::os::unix::fs::symlink(root.join("outside"), dir.join("link")).expect("symlink");
+        let p = policy(&dir);
+        let at = |name: &str| format!("file:{}", dir.join(name).display());
+        assert_eq!(
+            SecretRef::checked(&at("pw"), &p)
+                .expect("allowed")
+                .resolve(),
+            Ok("s3cret".into())
+        );
+        let e = SecretRef::checked(&at("link"), &p)
+            .expect("the name is inside")
+            .resolve()
+            .expect_err("the link leads outside");
+        assert!(matches!(e, SettingsError::FileEscapes(_)), "{e:?}");
+        assert!(!e.to_string().contains("not-for-you"));
+        assert!(SecretRef::checked(&at("../outside"), &p).is_err());
+        std::fs::remove_dir_all(&root).expect("clean up");
     }
 
     #[test]
@@ -215,8 +283,38 @@ mod tests {
         assert!(ClusterSettings::plaintext("a:9092,b:9093").is_ok());
         assert!(ClusterSettings::plaintext("nohost").is_err());
         assert!(ClusterSettings::plaintext("a:notaport").is_err());
-        let sasl = ClusterSettings::new("pkc.example:9092", Protocol::SaslSsl, None, None, None);
+        let sasl = ClusterSettings::new(
+            "pkc.example:9092",
+            Protocol::SaslSsl,
+            None,
+            None,
+            None,
+            false,
+        );
         assert_eq!(sasl.err(), Some(SettingsError::MissingCredentials));
+        let p = CredentialPolicy::default();
+        let cred = || SecretRef::checked("env:STREAMKEEPER_CRED_X", &p).ok();
+        let clear = ClusterSettings::new(
+            "k:9092",
+            Protocol::SaslPlaintext,
+            None,
+            cred(),
+            cred(),
+            false,
+        );
+        assert!(
+            matches!(clear, Err(SettingsError::Transport(_))),
+            "{clear:?}"
+        );
+        let local = ClusterSettings::new(
+            "k:9092",
+            Protocol::SaslPlaintext,
+            None,
+            cred(),
+            cred(),
+            true,
+        );
+        assert!(local.is_ok(), "{local:?}");
         assert_eq!("sasl_ssl".parse::<Protocol>(), Ok(Protocol::SaslSsl));
         assert!("scram-sha-512".parse::<Mechanism>().is_ok());
         assert!("GSSAPI".parse::<Mechanism>().is_err());

@@ -4,6 +4,9 @@
 //! sends bodies with that content type, as Confluent's own client does.
 //! Answers are read by what they contain: any JSON content type will do,
 //! and a 2xx whose body is not what the contract says is an error.
+//! Requests go through [`crate::egress::HttpClient`]: no redirects (a 3xx
+//! is [`RegistryError::Redirected`]), only addresses the egress rule
+//! allows, and answers read up to [`RegistrySettings::max_body`].
 
 use super::auth::Auth;
 use super::error::{self, RegistryError, Target};
@@ -11,15 +14,25 @@ use super::types::{
     CheckOptions, CompatibilityCheck, Config, ConfigUpdate, Deleted, ModeBody, NewSchema,
     Registered, RegistryMode, SchemaById, SchemaVersion, Scope, SubjectVersion, VersionRef,
 };
+use crate::egress::{BodyError, HttpClient, read_capped};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
+use streamkeeper::egress::EgressPolicy;
 use streamkeeper::schema::Mode;
 
 /// The registry's own media type, for requests and bodies.
 pub const CONTENT_TYPE_V1: &str = "application/vnd.schemaregistry.v1+json";
+
+/// The largest answer read by default: room for a subject list of tens of
+/// thousands of names or a large schema, not for whatever a URL streams.
+pub const MAX_BODY: usize = 8 * 1024 * 1024;
+
+/// Of a redirect's body, only this much is read (its start is kept for
+/// admins to see what answered).
+const REDIRECT_BODY: usize = 64 * 1024;
 
 /// Where the registry is and how to reach it.
 #[derive(Clone, Debug)]
@@ -31,6 +44,10 @@ pub struct RegistrySettings {
     /// For the whole request: connecting, sending and reading the answer.
     pub timeout: Duration,
     pub connect_timeout: Duration,
+    /// Where connections may go; public addresses only by default.
+    pub egress: EgressPolicy,
+    /// An answer longer than this is an error, and is not read further.
+    pub max_body: usize,
 }
 
 impl RegistrySettings {
@@ -40,6 +57,8 @@ impl RegistrySettings {
             auth: Auth::None,
             timeout: Duration::from_secs(10),
             connect_timeout: Duration::from_secs(5),
+            egress: EgressPolicy::STRICT,
+            max_body: MAX_BODY,
         }
     }
 }
@@ -47,10 +66,11 @@ impl RegistrySettings {
 /// An async client for one Schema Registry. Cheap to clone.
 #[derive(Clone, Debug)]
 pub struct RegistryClient {
-    http: reqwest::Client,
+    http: HttpClient,
     base: Url,
     auth: Auth,
     timeout: Duration,
+    max_body: usize,
 }
 
 /// One request: path segments (each percent-encoded on its own, so a
@@ -118,13 +138,12 @@ struct Answer {
 impl Answer {
     fn json<T: DeserializeOwned>(self) -> Result<T, RegistryError> {
         serde_json::from_slice(&self.body).map_err(|e| {
+            // serde's text quotes the body, so it goes with the body.
             error::unexpected(
                 self.url,
                 self.status,
-                format!(
-                    "the body is not the expected JSON ({e}): {}",
-                    error::snippet(&self.body)
-                ),
+                "the body is not the expected JSON",
+                Some(format!("{e}: {}", error::snippet(&self.body))),
             )
         })
     }
@@ -152,11 +171,12 @@ impl Answer {
             return Err(error::unexpected(
                 self.url,
                 self.status,
-                format!("a schema was expected, not {content_type}"),
+                &format!("a schema was expected, not {content_type}"),
+                Some(error::snippet(&self.body)),
             ));
         }
         String::from_utf8(self.body)
-            .map_err(|_| error::unexpected(self.url, self.status, "the schema is not UTF-8".into()))
+            .map_err(|_| error::unexpected(self.url, self.status, "the schema is not UTF-8", None))
     }
 }
 
@@ -181,20 +201,28 @@ impl RegistryClient {
         if base.query().is_some() || base.fragment().is_some() {
             return Err(bad(&settings.url, "it must not have a query or a fragment"));
         }
+        settings
+            .egress
+            .check_literal(base.host_str().unwrap_or(""))
+            .map_err(|refusal| RegistryError::Egress {
+                url: settings.url.clone(),
+                refusal,
+            })?;
         let mut headers = HeaderMap::new();
         headers.insert(ACCEPT, HeaderValue::from_static(CONTENT_TYPE_V1));
-        let http = reqwest::Client::builder()
+        let builder = reqwest::Client::builder()
             .default_headers(headers)
             .timeout(settings.timeout)
             .connect_timeout(settings.connect_timeout)
-            .user_agent(concat!("streamkeeper/", env!("CARGO_PKG_VERSION")))
-            .build()
+            .user_agent(concat!("streamkeeper/", env!("CARGO_PKG_VERSION")));
+        let http = HttpClient::new(settings.egress, builder)
             .map_err(|e| bad(&settings.url, &format!("no HTTP client: {e}")))?;
         Ok(RegistryClient {
             http,
             base,
             auth: settings.auth,
             timeout: settings.timeout,
+            max_body: settings.max_body,
         })
     }
 
@@ -217,26 +245,55 @@ impl RegistryClient {
     async fn send(&self, call: Call<'_>) -> Result<Answer, RegistryError> {
         let url = self.url(&call)?;
         let shown = url.to_string();
-        let mut request = self.http.request(call.method.clone(), url);
+        let mut request = self
+            .http
+            .request(call.method.clone(), url)
+            .map_err(|refusal| RegistryError::Egress {
+                url: shown.clone(),
+                refusal,
+            })?;
         if let Some(body) = call.body {
             request = request
                 .header(CONTENT_TYPE, HeaderValue::from_static(CONTENT_TYPE_V1))
                 .body(body);
         }
-        let response = self
-            .auth
-            .apply(request)
-            .send()
-            .await
-            .map_err(|e| self.unreachable(&shown, &e))?;
+        let response = self.auth.apply(request).send().await.map_err(|e| {
+            match crate::egress::refusal_of(&e) {
+                Some(refusal) => RegistryError::Egress {
+                    url: shown.clone(),
+                    refusal,
+                },
+                None => self.unreachable(&shown, &e),
+            }
+        })?;
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| self.unreachable(&shown, &e))?
-            .to_vec();
         tracing::debug!(status = status.as_u16(), "schema registry answered");
+        if status.is_redirection() {
+            let location = headers
+                .get(reqwest::header::LOCATION)
+                .map(|l| error::snippet(l.as_bytes()));
+            // Its start only, for admins: never followed, never used.
+            let body = read_capped(response, REDIRECT_BODY)
+                .await
+                .ok()
+                .map(|b| error::snippet(&b));
+            return Err(RegistryError::Redirected {
+                url: shown,
+                status: status.as_u16(),
+                location,
+                body,
+            });
+        }
+        let body = read_capped(response, self.max_body)
+            .await
+            .map_err(|e| match e {
+                BodyError::TooLarge { limit } => RegistryError::TooLarge {
+                    url: shown.clone(),
+                    limit,
+                },
+                BodyError::Read(e) => self.unreachable(&shown, &e),
+            })?;
         if status.is_success() {
             Ok(Answer {
                 url: shown,
@@ -599,5 +656,35 @@ mod tests {
             assert!(matches!(e, RegistryError::BadUrl { .. }), "{url}: {e:?}");
             assert!(!e.to_string().contains("secret"), "{e}");
         }
+    }
+
+    #[test]
+    fn literal_hosts_the_egress_rule_refuses_are_refused_at_once() {
+        for url in [
+            "http://169.254.169.254/latest/meta-data",
+            "http://[fd00:ec2::254]",
+            "http://[::ffff:169.254.169.254]",
+            "http://127.0.0.1:8081",
+            "http://10.0.0.8:8081",
+        ] {
+            let e = client(url).expect_err(url);
+            assert!(matches!(e, RegistryError::Egress { .. }), "{url}: {e:?}");
+        }
+        let with = |url: &str, egress: EgressPolicy| {
+            RegistryClient::new(RegistrySettings {
+                egress,
+                ..RegistrySettings::new(url)
+            })
+        };
+        assert!(with("http://127.0.0.1:8081", EgressPolicy::LOOPBACK).is_ok());
+        let everything = EgressPolicy {
+            loopback: true,
+            private: true,
+        };
+        assert!(with("http://10.0.0.8:8081", everything).is_ok());
+        assert!(matches!(
+            with("http://169.254.169.254", everything),
+            Err(RegistryError::Egress { .. })
+        ));
     }
 }

@@ -3,6 +3,12 @@
 //! three digits; infrastructure in front of it (Confluent Cloud, proxies)
 //! adds 401, 403 and 429. Anything outside that contract is an
 //! [`RegistryError::UnexpectedResponse`], never a success.
+//!
+//! An error's text never holds what the registry (or whatever answered in
+//! its place) sent outside its error contract: a body can hold anything the
+//! URL reaches, and error texts are shown to everyone who can read a page.
+//! Such text is kept aside, clipped, in [`RegistryError::upstream`], for
+//! [`RegistryError::for_viewer`] to show to admins.
 
 use super::types::VersionRef;
 use reqwest::StatusCode;
@@ -103,7 +109,10 @@ pub enum RegistryError {
         /// 50001 store error, 50002 timeout, 50003 forwarding failed,
         /// 50004 unknown leader; absent when the body had none.
         error_code: Option<u32>,
+        /// The registry's message, or a note that it sent none.
         message: String,
+        /// The start of a body that was not a registry error (admins only).
+        body: Option<String>,
     },
     #[error("the schema registry at {url} could not be reached: {reason}")]
     Unreachable { url: String, reason: String },
@@ -113,10 +122,67 @@ pub enum RegistryError {
     UnexpectedResponse {
         url: String,
         status: u16,
+        /// What was wrong, in Streamkeeper's words only.
         detail: String,
+        /// What it said instead, clipped (admins only).
+        body: Option<String>,
+    },
+    /// A 3xx: Streamkeeper follows no redirect, so a registry moved (or a
+    /// URL that sends requests elsewhere) is an error to fix in settings.
+    #[error(
+        "the schema registry at {url} answered HTTP {status}, a redirect, which Streamkeeper does not follow: set the registry URL to where the registry is"
+    )]
+    Redirected {
+        url: String,
+        status: u16,
+        /// Where it pointed (admins only).
+        location: Option<String>,
+        /// The start of its body (admins only).
+        body: Option<String>,
+    },
+    #[error(
+        "the schema registry at {url} answered with more than {limit} bytes, more than a registry answer may be; nothing of it was used"
+    )]
+    TooLarge { url: String, limit: usize },
+    #[error("the schema registry at {url} may not be reached: {refusal}")]
+    Egress {
+        url: String,
+        refusal: streamkeeper::egress::EgressRefusal,
     },
     #[error("the schema registry URL '{url}' cannot be used: {reason}")]
     BadUrl { url: String, reason: String },
+}
+
+impl RegistryError {
+    /// What the other side sent that the error's text leaves out: the
+    /// start of a body outside the contract, and where a redirect pointed.
+    pub fn upstream(&self) -> Option<String> {
+        match self {
+            RegistryError::Server { body, .. } | RegistryError::UnexpectedResponse { body, .. } => {
+                body.clone()
+            }
+            RegistryError::Redirected { location, body, .. } => {
+                let parts: Vec<String> = [
+                    location.as_ref().map(|l| format!("Location {l}")),
+                    body.clone(),
+                ]
+                .into_iter()
+                .flatten()
+                .collect();
+                (!parts.is_empty()).then(|| parts.join("; "))
+            }
+            _ => None,
+        }
+    }
+
+    /// The error as the person asking sees it: everyone gets the text,
+    /// admins (who set the registry up) also what it sent.
+    pub fn for_viewer(&self, admin: bool) -> String {
+        match self.upstream().filter(|_| admin) {
+            Some(sent) => format!("{self} (it sent: {sent})"),
+            None => self.to_string(),
+        }
+    }
 }
 
 fn schema_not_found(subject: Option<&str>, id: Option<u32>) -> String {
@@ -195,10 +261,11 @@ pub(crate) fn from_answer(
                 url,
                 status: status.as_u16(),
                 error_code: None,
-                message: snippet(body),
+                message: "it sent no registry error".into(),
+                body: Some(snippet(body)),
             }
         } else {
-            unexpected(url, status, format!("no error body: {}", snippet(body)))
+            unexpected(url, status, "no registry error body", Some(snippet(body)))
         };
     };
     // The contract: the status is the code's first three digits.
@@ -208,7 +275,8 @@ pub(crate) fn from_answer(
         return unexpected(
             url,
             status,
-            format!("error code {error_code} does not go with the status: {message}"),
+            &format!("error code {error_code} does not go with the status"),
+            Some(message),
         );
     }
     if status.is_server_error() {
@@ -217,6 +285,7 @@ pub(crate) fn from_answer(
             status: status.as_u16(),
             error_code: Some(error_code),
             message,
+            body: None,
         };
     }
     let subject = target.subject.clone();
@@ -255,7 +324,8 @@ pub(crate) fn from_answer(
         (40401..=40409 | 409 | 40901, ..) => unexpected(
             url,
             status,
-            format!("error {error_code} for a request it cannot apply to: {message}"),
+            &format!("error {error_code} for a request it cannot apply to"),
+            Some(message),
         ),
         _ => RegistryError::Rejected {
             status: status.as_u16(),
@@ -265,11 +335,17 @@ pub(crate) fn from_answer(
     }
 }
 
-pub(crate) fn unexpected(url: String, status: StatusCode, detail: String) -> RegistryError {
+pub(crate) fn unexpected(
+    url: String,
+    status: StatusCode,
+    detail: &str,
+    body: Option<String>,
+) -> RegistryError {
     RegistryError::UnexpectedResponse {
         url,
         status: status.as_u16(),
-        detail,
+        detail: detail.to_owned(),
+        body,
     }
 }
 
@@ -447,7 +523,7 @@ mod tests {
     #[test]
     fn a_404_without_an_error_body_is_unexpected_not_missing() {
         let e = answer(404, "<html>Not Found</html>", &subject("s"));
-        assert!(e.to_string().contains("<html>Not Found</html>"), "{e}");
+        assert_eq!(e.upstream().as_deref(), Some("<html>Not Found</html>"));
         assert!(matches!(e, RegistryError::UnexpectedResponse { .. }));
     }
 
@@ -455,9 +531,39 @@ mod tests {
     fn a_5xx_without_a_body_is_still_a_server_error() {
         let e = answer(502, "Bad Gateway", &Target::default());
         assert!(
-            matches!(&e, RegistryError::Server { status: 502, error_code: None, message, .. } if message == "Bad Gateway"),
+            matches!(&e, RegistryError::Server { status: 502, error_code: None, body: Some(b), .. } if b == "Bad Gateway"),
             "{e:?}"
         );
+    }
+
+    #[test]
+    fn what_it_sent_outside_the_contract_is_shown_to_admins_only() {
+        let cases = [
+            answer(404, "<html>AKIA-secret-page</html>", &subject("s")),
+            answer(502, "AKIA-secret-page", &Target::default()),
+            answer(
+                404,
+                r#"{"error_code":42201,"message":"AKIA-secret-page"}"#,
+                &subject("s"),
+            ),
+            answer(
+                404,
+                r#"{"error_code":40401,"message":"AKIA-secret-page"}"#,
+                &Target::default(),
+            ),
+        ];
+        for e in cases {
+            assert!(!e.to_string().contains("AKIA"), "{e}");
+            assert!(!e.for_viewer(false).contains("AKIA"), "{e}");
+            assert!(e.for_viewer(true).contains("AKIA-secret-page"), "{e:?}");
+        }
+        // The registry's own error messages are its contract, for everyone.
+        let e = answer(
+            422,
+            r#"{"error_code":42201,"message":"Invalid schema"}"#,
+            &subject("s"),
+        );
+        assert!(e.for_viewer(false).contains("Invalid schema"), "{e}");
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use super::{ReviewService, apply::registration, approver, facts, state_of};
 use crate::errors::db;
+use crate::registry::CONTENT_TYPE_V1;
 use crate::schemas::{pretty, side_by_side};
 use crate::store::review::{self as items, DomainListRow, ItemRow};
 use streamkeeper::account::Principal;
@@ -12,6 +13,7 @@ use streamkeeper::review::{
 };
 use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
+use streamkeeper::shell::quote;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ApprovalView, CommentView, DomainSettings, ItemActions, ReviewItem, ReviewSummary,
@@ -58,15 +60,25 @@ pub(super) fn domain(d: DomainListRow) -> DomainSettings {
 }
 
 /// The registry request that applies the content, to run by hand where
-/// Streamkeeper does not write.
-fn manual_request(url: &str, c: &Content) -> String {
-    let body = registration(c).to_json();
-    let body = serde_json::to_string_pretty(&body).unwrap_or_default();
-    let subject = c.subject.replace('/', "%2F");
-    format!(
-        "curl -X POST -H 'Content-Type: application/vnd.schemaregistry.v1+json' \\\n  '{}/subjects/{subject}/versions' --data @- <<'EOF'\n{body}\nEOF",
-        url.trim_end_matches('/')
-    )
+/// Streamkeeper does not write. Every value in it is quoted for POSIX `sh`
+/// (the subject is also one percent-encoded path segment), so pasting it
+/// runs this request and nothing else, whatever the URL, subject or
+/// schema hold. `None` if the stored URL is not one.
+fn manual_request(base: &str, c: &Content) -> Option<String> {
+    let body = serde_json::to_string_pretty(&registration(c).to_json()).ok()?;
+    let mut url = url::Url::parse(base.trim()).ok()?;
+    url.path_segments_mut().ok()?.pop_if_empty().extend([
+        "subjects",
+        c.subject.as_str(),
+        "versions",
+    ]);
+    Some(format!(
+        // `\` right after a word: a line continuation, never a word.
+        "curl -X POST -H {}\\\n  {}\\\n  --data {}",
+        quote(&format!("Content-Type: {CONTENT_TYPE_V1}")),
+        quote(url.as_str()),
+        quote(&body)
+    ))
 }
 
 impl ReviewService {
@@ -114,7 +126,7 @@ impl ReviewService {
             self.schemas
                 .registry_url(item.cluster_id)
                 .await?
-                .map(|url| manual_request(&url, &content))
+                .and_then(|url| manual_request(&url, &content))
         };
         let diff = side_by_side(
             &item.base_schema.as_deref().map(pretty).unwrap_or_default(),
@@ -172,5 +184,88 @@ impl ReviewService {
             actions,
             content,
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use streamkeeper::schema::SchemaType;
+
+    fn content(subject: &str, schema: &str) -> Content {
+        Content {
+            cluster_id: 1,
+            topic: "orders".into(),
+            subject: subject.into(),
+            schema_type: SchemaType::Avro,
+            schema: schema.into(),
+            references: Vec::new(),
+        }
+    }
+
+    /// The words the command stands for, as `sh` itself splits them:
+    /// `curl` swapped for a `printf` that prints each word NUL-ended.
+    fn words_by_sh(command: &str) -> Vec<String> {
+        let printing = command.replacen("curl", r"printf '%s\0'", 1);
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(&printing)
+            .output()
+            .expect("sh runs");
+        assert!(out.status.success(), "{out:?}");
+        let text = String::from_utf8(out.stdout).expect("utf-8");
+        text.split_terminator('\0').map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn the_manual_request_means_its_values_and_nothing_else() {
+        let dir = std::env::temp_dir().join(format!("sk-quote-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let marker = dir.join("pwned");
+        let url = format!("http://sr.example/a'$(touch {})`id`", marker.display());
+        let subject = "o'$(id)-value";
+        let schema = format!(
+            r#"{{"type":"string","doc":"it's $(touch {}) 'quoted'\nEOF"}}"#,
+            marker.display()
+        );
+        let c = content(subject, &schema);
+        let command = manual_request(&url, &c).expect("a URL");
+        let body = serde_json::to_string_pretty(&registration(&c).to_json()).expect("json");
+        let mut expected_url = url::Url::parse(&url).expect("url");
+        expected_url
+            .path_segments_mut()
+            .expect("base")
+            .extend(["subjects", subject, "versions"]);
+        let expected = vec![
+            "curl".to_owned(),
+            "-X".into(),
+            "POST".into(),
+            "-H".into(),
+            "Content-Type: application/vnd.schemaregistry.v1+json".into(),
+            expected_url.to_string(),
+            "--data".into(),
+            body.clone(),
+        ];
+        assert_eq!(shlex::split(&command), Some(expected.clone()), "{command}");
+        assert!(
+            expected_url.as_str().contains("$(touch"),
+            "the URL keeps its text"
+        );
+        let by_sh = words_by_sh(&command);
+        assert_eq!(by_sh[..], expected[1..], "{command}");
+        assert!(!marker.exists(), "nothing in the values ran");
+        std::fs::remove_dir_all(&dir).expect("clean up");
+    }
+
+    #[test]
+    fn the_subject_is_one_path_segment() {
+        let c = content("a/b c", "\"string\"");
+        let command = manual_request("https://sr.example/prefix/", &c).expect("a URL");
+        let words = shlex::split(&command).expect("words");
+        assert_eq!(
+            words[5],
+            "https://sr.example/prefix/subjects/a%2Fb%20c/versions"
+        );
+        assert_eq!(manual_request("not a url", &c), None);
     }
 }

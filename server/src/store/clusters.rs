@@ -34,11 +34,13 @@ pub struct ClusterRow {
     pub sasl_mechanism: Option<String>,
     pub username_ref: Option<String>,
     pub password_ref: Option<String>,
+    /// Credentials may go without TLS (a local cluster and its registry).
+    pub insecure_credentials: bool,
     pub interval_s: i32,
     pub created_at: DateTime<Utc>,
 }
 
-const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s, created_at";
+const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at";
 
 pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, sqlx::Error> {
     sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters ORDER BY name"))
@@ -60,6 +62,7 @@ pub struct NewCluster<'a> {
     pub sasl_mechanism: Option<&'a str>,
     pub username_ref: Option<&'a str>,
     pub password_ref: Option<&'a str>,
+    pub insecure_credentials: bool,
     pub interval_s: i32,
 }
 
@@ -68,8 +71,8 @@ pub async fn insert(
     c: &NewCluster<'_>,
 ) -> Result<ClusterRow, sqlx::Error> {
     sqlx::query_as(&format!(
-        "INSERT INTO clusters (name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s)
-         VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING {COLUMNS}"
+        "INSERT INTO clusters (name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s, insecure_credentials)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
     ))
     .bind(c.name)
     .bind(c.bootstrap)
@@ -78,6 +81,7 @@ pub async fn insert(
     .bind(c.username_ref)
     .bind(c.password_ref)
     .bind(c.interval_s)
+    .bind(c.insecure_credentials)
     .fetch_one(conn)
     .await
 }
@@ -90,7 +94,7 @@ pub async fn update(
 ) -> Result<ClusterRow, sqlx::Error> {
     sqlx::query_as(&format!(
         "UPDATE clusters SET bootstrap = $2, security_protocol = $3, sasl_mechanism = $4,
-            username_ref = $5, password_ref = $6, interval_s = $7
+            username_ref = $5, password_ref = $6, interval_s = $7, insecure_credentials = $8
          WHERE id = $1 RETURNING {COLUMNS}"
     ))
     .bind(id)
@@ -100,6 +104,7 @@ pub async fn update(
     .bind(c.username_ref)
     .bind(c.password_ref)
     .bind(c.interval_s)
+    .bind(c.insecure_credentials)
     .fetch_one(conn)
     .await
 }

@@ -11,11 +11,15 @@ pub struct RegistryRow {
     pub url: String,
     pub username_ref: Option<String>,
     pub password_ref: Option<String>,
+    /// The cluster's flag (read with the registry, never written with it):
+    /// credentials may go to this registry without https.
+    pub insecure_credentials: bool,
 }
 
 pub async fn registry(pool: &PgPool, cluster_id: i64) -> Result<Option<RegistryRow>, sqlx::Error> {
     sqlx::query_as(
-        "SELECT url, username_ref, password_ref FROM schema_registries WHERE cluster_id = $1",
+        "SELECT r.url, r.username_ref, r.password_ref, c.insecure_credentials
+         FROM schema_registries r JOIN clusters c ON c.id = r.cluster_id WHERE r.cluster_id = $1",
     )
     .bind(cluster_id)
     .fetch_optional(pool)

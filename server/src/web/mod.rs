@@ -55,9 +55,13 @@ impl AppState {
             .site_pkg_dir("pkg")
             .site_addr(config.bind)
             .build();
-        let accounts = Arc::new(AccountService::new(pool.clone()));
-        let clusters = Arc::new(ClusterService::new(pool.clone()));
-        let schemas = Arc::new(SchemaService::new(pool.clone()));
+        let outbound = &config.outbound;
+        let accounts = Arc::new(AccountService::new(pool.clone(), outbound.egress));
+        let clusters = Arc::new(ClusterService::new(
+            pool.clone(),
+            outbound.credentials.clone(),
+        ));
+        let schemas = Arc::new(SchemaService::new(pool.clone(), outbound.clone()));
         let limiter = limiter::LoginLimiter::new();
         let reviews = Arc::new(ReviewService::new(
             pool.clone(),

@@ -11,14 +11,33 @@ use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use sqlx::PgPool;
 use std::time::Duration;
+use streamkeeper::egress::EgressPolicy;
 use streamkeeper::role::Role;
 use streamkeeper_server::config::ServeConfig;
+use streamkeeper_server::egress::Outbound;
 use streamkeeper_server::web::{AppState, router};
 use tower::ServiceExt;
 use tower_sessions_sqlx_store::PostgresStore;
 
 pub const ORIGIN: &str = "http://127.0.0.1:3000";
 pub const PASSWORD: &str = "correct-horse-battery-staple";
+
+/// What the tests allow outbound: loopback (the registry double and
+/// webhook receivers run on 127.0.0.1), the default credential policy.
+pub fn outbound() -> Outbound {
+    Outbound {
+        egress: EgressPolicy::LOOPBACK,
+        ..Outbound::default()
+    }
+}
+
+/// Settings for a registry client of the tests' own, to the double.
+pub fn registry_settings(url: &str) -> streamkeeper_server::registry::RegistrySettings {
+    streamkeeper_server::registry::RegistrySettings {
+        egress: EgressPolicy::LOOPBACK,
+        ..streamkeeper_server::registry::RegistrySettings::new(url)
+    }
+}
 
 pub fn config() -> ServeConfig {
     ServeConfig {
@@ -28,6 +47,7 @@ pub fn config() -> ServeConfig {
         session_idle: Duration::from_secs(1800),
         session_max: Duration::from_secs(12 * 3600),
         clusters_file: None,
+        outbound: outbound(),
     }
 }
 

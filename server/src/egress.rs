@@ -1,0 +1,173 @@
+//! Every outbound HTTP request (Schema Registry, webhooks) goes through an
+//! [`HttpClient`]: it follows no redirect (a 3xx is an answer, which the
+//! caller turns into an error), uses no proxy from the environment, checks
+//! a literal IP host before each request, and resolves names through
+//! [`Resolver`], which drops every address the egress rule
+//! (`streamkeeper::egress`) refuses. The check is on the addresses the
+//! connection is made to, so a name that resolves to a public address when
+//! saved and to a metadata address later is still refused.
+//! [`read_capped`] reads an answer's body up to a limit.
+
+use reqwest::dns::{Addrs, Name, Resolve, Resolving};
+use reqwest::{Method, RequestBuilder, Response, Url};
+use std::net::SocketAddr;
+use std::sync::Arc;
+use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::egress::{EgressPolicy, EgressRefusal};
+
+/// What the operator allows outbound: where connections may go, and which
+/// credential references may be sent along.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Outbound {
+    pub egress: EgressPolicy,
+    pub credentials: CredentialPolicy,
+}
+
+/// A name resolver that keeps only the addresses the policy allows.
+#[derive(Clone, Copy, Debug)]
+pub struct Resolver {
+    policy: EgressPolicy,
+}
+
+impl Resolver {
+    pub fn new(policy: EgressPolicy) -> Self {
+        Resolver { policy }
+    }
+
+    /// The allowed addresses of `host`; the first refusal if none is.
+    pub async fn lookup(&self, host: &str) -> Result<Vec<SocketAddr>, ResolveError> {
+        // The port is the URL's; reqwest sets it on what we return.
+        let found: Vec<SocketAddr> = tokio::net::lookup_host((host, 0))
+            .await
+            .map_err(ResolveError::Lookup)?
+            .collect();
+        let mut refused = None;
+        let kept: Vec<SocketAddr> = found
+            .into_iter()
+            .filter(|a| match self.policy.check(a.ip()) {
+                Ok(()) => true,
+                Err(r) => {
+                    refused.get_or_insert(r);
+                    false
+                }
+            })
+            .collect();
+        match (kept.is_empty(), refused) {
+            (true, Some(r)) => Err(ResolveError::Refused {
+                host: host.to_owned(),
+                refusal: r,
+            }),
+            _ => Ok(kept),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ResolveError {
+    #[error("{host} resolves only to refused addresses: {refusal}")]
+    Refused {
+        host: String,
+        refusal: EgressRefusal,
+    },
+    #[error("{0}")]
+    Lookup(std::io::Error),
+}
+
+impl Resolve for Resolver {
+    fn resolve(&self, name: Name) -> Resolving {
+        let resolver = *self;
+        Box::pin(async move {
+            let addrs = resolver.lookup(name.as_str()).await?;
+            Ok(Box::new(addrs.into_iter()) as Addrs)
+        })
+    }
+}
+
+/// An outbound request refused by the egress rule, from its error.
+pub fn refusal_of(e: &reqwest::Error) -> Option<EgressRefusal> {
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        if let Some(ResolveError::Refused { refusal, .. }) = cause.downcast_ref::<ResolveError>() {
+            return Some(refusal.clone());
+        }
+        source = cause.source();
+    }
+    None
+}
+
+/// A reqwest client under the egress rule, without redirects or proxies.
+#[derive(Clone, Debug)]
+pub struct HttpClient {
+    http: reqwest::Client,
+    policy: EgressPolicy,
+}
+
+impl HttpClient {
+    /// `builder` carries the caller's own settings (timeouts, headers).
+    pub fn new(policy: EgressPolicy, builder: reqwest::ClientBuilder) -> reqwest::Result<Self> {
+        let http = builder
+            .redirect(reqwest::redirect::Policy::none())
+            // A proxy would resolve the name itself, out of the rule's reach.
+            .no_proxy()
+            .dns_resolver(Arc::new(Resolver::new(policy)))
+            .build()?;
+        Ok(HttpClient { http, policy })
+    }
+
+    pub fn policy(&self) -> EgressPolicy {
+        self.policy
+    }
+
+    /// A request to `url`, once its host passes the literal check (a
+    /// literal IP never reaches the resolver).
+    pub fn request(&self, method: Method, url: Url) -> Result<RequestBuilder, EgressRefusal> {
+        self.policy.check_literal(url.host_str().unwrap_or(""))?;
+        Ok(self.http.request(method, url))
+    }
+}
+
+/// A body longer than allowed.
+#[derive(Debug, thiserror::Error)]
+pub enum BodyError {
+    #[error("the answer is larger than {limit} bytes")]
+    TooLarge { limit: usize },
+    #[error(transparent)]
+    Read(#[from] reqwest::Error),
+}
+
+/// The body, read chunk by chunk and given up as soon as it passes
+/// `limit` (at once when `Content-Length` says it will).
+pub async fn read_capped(mut response: Response, limit: usize) -> Result<Vec<u8>, BodyError> {
+    let declared = response.content_length().unwrap_or(0);
+    if declared > u64::try_from(limit).unwrap_or(u64::MAX) {
+        return Err(BodyError::TooLarge { limit });
+    }
+    let mut body = Vec::with_capacity(usize::try_from(declared).unwrap_or(0));
+    while let Some(chunk) = response.chunk().await? {
+        if body.len() + chunk.len() > limit {
+            return Err(BodyError::TooLarge { limit });
+        }
+        body.extend_from_slice(&chunk);
+    }
+    Ok(body)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn names_resolve_only_to_allowed_addresses() {
+        let strict = Resolver::new(EgressPolicy::STRICT);
+        let e = strict.lookup("localhost").await.expect_err("loopback");
+        assert!(
+            matches!(&e, ResolveError::Refused { refusal, .. } if refusal.class == streamkeeper::egress::AddressClass::Loopback),
+            "{e:?}"
+        );
+        let local = Resolver::new(EgressPolicy::LOOPBACK);
+        let found = local.lookup("localhost").await.expect("allowed");
+        assert!(!found.is_empty() && found.iter().all(|a| a.ip().is_loopback()));
+        let e = local.lookup("169.254.169.254").await.expect_err("metadata");
+        assert!(e.to_string().contains("never connects there"), "{e}");
+    }
+}

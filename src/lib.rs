@@ -4,6 +4,7 @@
 
 pub mod account;
 pub mod audit;
+pub mod client_addr;
 pub mod cluster;
 pub mod consumer_protocol;
 pub mod flag;
@@ -14,3 +15,4 @@ pub mod review;
 pub mod role;
 pub mod schema;
 pub mod series;
+pub mod signin;

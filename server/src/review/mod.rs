@@ -126,8 +126,11 @@ impl ReviewService {
             detail: json!({ "refused": why }),
             source: from,
         };
-        if let Err(e) = store::audit::record(&self.pool, ev).await {
-            tracing::error!(error = %e, action, "could not record a refused review action");
+        match store::audit::record(&self.pool, ev).await {
+            Ok(_) => crate::accounts::refusal_audited(),
+            Err(e) => {
+                tracing::error!(error = %e, action, "could not record a refused review action");
+            }
         }
     }
 

@@ -61,6 +61,14 @@ async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
             .unwrap_or("")
             .contains("token")
     );
+    // Guessed tokens are counted per source and minute, not chained.
+    let guessed: i64 = sqlx::query_scalar(
+        "SELECT sum(count)::bigint FROM audit_refusals WHERE action = 'token.refused'",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("refusals");
+    assert_eq!(guessed, 1);
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]

@@ -246,7 +246,7 @@ pub async fn login(
         .collect();
     // No username is longer: such a name is refused before it is lowered,
     // hashed or kept as a throttle key (a 2 MB name would stay in memory).
-    let too_long = form.username.trim().chars().count() > MAX_USERNAME_LEN;
+    let too_long = form.username.trim().chars().nth(MAX_USERNAME_LEN).is_some();
     let username = attempted.to_lowercase();
     let throttled = !too_long && !st.limiter.allow(&username, &from);
     let user = if too_long || throttled {

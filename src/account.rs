@@ -5,6 +5,8 @@ use crate::role::{self, Action, Role};
 use serde::{Deserialize, Serialize};
 
 pub const MIN_PASSWORD_LEN: usize = 12;
+/// The longest username; sign-in refuses longer ones before anything else.
+pub const MAX_USERNAME_LEN: usize = 64;
 pub const MAX_PASSWORD_LEN: usize = 128;
 /// zxcvbn's scale runs 0–4; 3 is "safely unguessable: moderate protection
 /// from offline slow-hash scenario".
@@ -74,7 +76,7 @@ fn check_slug(what: &'static str, s: &str, max: usize) -> Result<String, NameErr
 
 /// A login name: lowercase, stable, safe to show in logs and URLs.
 pub fn check_username(s: &str) -> Result<String, NameError> {
-    check_slug("username", s, 64)
+    check_slug("username", s, MAX_USERNAME_LEN)
 }
 
 /// A team's name, used in URLs and routing rules.

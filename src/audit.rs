@@ -42,6 +42,19 @@ impl EntryContent {
     }
 }
 
+/// The longest target an entry keeps, in characters. Targets can hold what
+/// a client sent (a path, an attempted username), so they are clipped where
+/// they are written rather than trusted to be short.
+pub const MAX_TARGET_CHARS: usize = 256;
+
+/// `target` cut to [`MAX_TARGET_CHARS`] characters, on a character boundary.
+pub fn clip_target(target: &str) -> &str {
+    match target.char_indices().nth(MAX_TARGET_CHARS) {
+        Some((end, _)) => &target[..end],
+        None => target,
+    }
+}
+
 /// Truncates a time to microseconds, so what is hashed is what Postgres keeps.
 pub fn to_micros(at: DateTime<Utc>) -> DateTime<Utc> {
     DateTime::from_timestamp_micros(at.timestamp_micros()).unwrap_or(at)
@@ -383,6 +396,18 @@ mod tests {
         assert_eq!(
             verify(&c),
             Err(ChainBreak::OutOfOrder { id: 2, previous: 3 })
+        );
+    }
+
+    #[test]
+    fn targets_are_clipped_on_a_character_boundary() {
+        assert_eq!(clip_target("user:alice"), "user:alice");
+        let long = "é".repeat(70_000);
+        let clipped = clip_target(&long);
+        assert_eq!(clipped.chars().count(), MAX_TARGET_CHARS);
+        assert_eq!(
+            clip_target(&"x".repeat(MAX_TARGET_CHARS)).len(),
+            MAX_TARGET_CHARS
         );
     }
 

@@ -5,6 +5,7 @@
 pub mod access;
 pub mod account;
 pub mod audit;
+pub mod client_addr;
 pub mod cluster;
 pub mod consumer_protocol;
 pub mod credential;
@@ -18,3 +19,4 @@ pub mod role;
 pub mod schema;
 pub mod series;
 pub mod shell;
+pub mod signin;

@@ -66,6 +66,24 @@ pub struct AuditRow {
     pub source: String,
 }
 
+/// Refusals by unauthenticated sources (cross-site requests, failed
+/// sign-ins, unknown tokens), counted per source, action and minute beside
+/// the chained entries; the row shows the latest attempt.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RefusalTally {
+    pub source: String,
+    pub action: String,
+    /// The minute counted (UTC, start of the minute).
+    pub minute: DateTime<Utc>,
+    pub actor: String,
+    pub target: String,
+    pub detail: String,
+    pub count: i64,
+    pub first_at: DateTime<Utc>,
+    pub last_at: DateTime<Utc>,
+}
+
 /// Filters for the audit log; empty fields do not filter.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct AuditFilter {

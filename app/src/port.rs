@@ -6,8 +6,8 @@
 
 use crate::error::AppError;
 use crate::model::{
-    AuditFilter, AuditRow, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary,
-    UserUpdate,
+    AuditFilter, AuditRow, Me, NewTeam, NewUser, RefusalTally, TeamDetail, TeamSummary, UserDetail,
+    UserSummary, UserUpdate,
 };
 use axum::Extension;
 use std::sync::Arc;
@@ -78,6 +78,13 @@ pub trait Audit: Send + Sync {
         filter: AuditFilter,
         page: PageRequest,
     ) -> Result<Page<AuditRow>, AppError>;
+    /// Counted refusals by unauthenticated sources, latest first.
+    async fn refusals(
+        &self,
+        who: &Principal,
+        filter: AuditFilter,
+        page: PageRequest,
+    ) -> Result<Page<RefusalTally>, AppError>;
 }
 
 /// Everything the screens need, handed to Leptos as context by the server.

@@ -57,9 +57,10 @@ pub async fn audited(
     .map_err(db)
 }
 
-/// Records a refused attempt in its own transaction: the attempt's
-/// transaction (if any) is rolled back, its trace must not be. A failure to
-/// record is logged; the caller answers with the refusal either way.
+/// Records a refused attempt in its own transaction (the attempt's, if
+/// any, is rolled back; its trace must not be) and tells the web layer it
+/// is recorded. A failure to record is logged; the caller answers with the
+/// refusal either way.
 pub async fn record_refusal(
     pool: &PgPool,
     who: &Principal,
@@ -75,9 +76,37 @@ pub async fn record_refusal(
         detail,
         source: from,
     };
-    if let Err(e) = store::audit::record(pool, ev).await {
-        tracing::error!(error = %e, action, "could not record a refusal");
+    // Unrecorded, the web layer's generic record is the trace left.
+    match store::audit::record(pool, ev).await {
+        Ok(_) => refusal_audited(),
+        Err(e) => tracing::error!(error = %e, action, "could not record a refusal"),
     }
+}
+
+tokio::task_local! {
+    /// Whether the request running in this task has had its refusal
+    /// written to the audit log already. Every refused write is audited:
+    /// the web layer records each 403 it answers to a signed-in caller
+    /// (`web::refusals`), unless the service that refused recorded it
+    /// itself, with its own action and target, and said so here.
+    static REFUSAL_AUDITED: std::cell::Cell<bool>;
+}
+
+/// Says that this request's refusal is in the audit log already, so the
+/// web layer does not record it a second time. Outside a request (a
+/// routine), there is nobody to tell.
+pub fn refusal_audited() {
+    let _ = REFUSAL_AUDITED.try_with(|a| a.set(true));
+}
+
+/// Runs `request` and answers whether it marked its refusal as audited.
+pub async fn watch_refusals<F: std::future::Future>(request: F) -> (F::Output, bool) {
+    REFUSAL_AUDITED
+        .scope(std::cell::Cell::new(false), async move {
+            let out = request.await;
+            (out, REFUSAL_AUDITED.with(std::cell::Cell::get))
+        })
+        .await
 }
 
 /// The id of the team named `name`, or a NotFound naming it.
@@ -134,6 +163,12 @@ impl AccountService {
             .await
             .map(drop)
             .map_err(db)
+    }
+
+    /// Counts a refusal by an unauthenticated source (a failed sign-in, a
+    /// cross-site request) in its per-minute row instead of the chain.
+    pub async fn tally(&self, ev: Event<'_>) -> Result<(), AppError> {
+        store::audit::tally(&self.pool, ev).await.map_err(db)
     }
 
     async fn existing_user(&self, id: i64) -> Result<UserRow, AppError> {
@@ -457,6 +492,18 @@ impl streamkeeper_app::port::Audit for AuditService {
     ) -> Result<Page<streamkeeper_app::model::AuditRow>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
         store::audit::list(&self.pool, &filter, page)
+            .await
+            .map_err(db)
+    }
+
+    async fn refusals(
+        &self,
+        who: &Principal,
+        filter: streamkeeper_app::model::AuditFilter,
+        page: PageRequest,
+    ) -> Result<Page<streamkeeper_app::model::RefusalTally>, AppError> {
+        require(who, Action::ReadAudit, "read the audit log")?;
+        store::audit::refusals(&self.pool, &filter, page)
             .await
             .map_err(db)
     }

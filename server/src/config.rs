@@ -237,6 +237,11 @@ pub struct ServeArgs {
     /// Hours after sign-in after which a session ends, however active.
     #[arg(long, env = "STREAMKEEPER_SESSION_MAX_HOURS", default_value_t = 12)]
     pub session_max_hours: i64,
+    /// Reverse proxies (addresses or CIDR ranges, comma-separated) whose
+    /// X-Forwarded-For / Forwarded headers name the client. Default: none,
+    /// the peer address is the client.
+    #[arg(long, env = "STREAMKEEPER_TRUSTED_PROXIES", value_delimiter = ',')]
+    pub trusted_proxies: Vec<String>,
     /// A clusters file (TOML) applied at start, as `cluster apply` does.
     #[arg(long, env = "STREAMKEEPER_CLUSTERS_FILE")]
     pub clusters_file: Option<std::path::PathBuf>,
@@ -324,6 +329,10 @@ pub enum ConfigError {
         "STREAMKEEPER_SESSION_MAX_HOURS (--session-max-hours) must be between 1 and 720, not {0}"
     )]
     BadMax(i64),
+    #[error(
+        "STREAMKEEPER_TRUSTED_PROXIES (--trusted-proxies) '{0}' is not an address or a CIDR range like 10.0.0.0/8"
+    )]
+    BadTrustedProxy(String),
     #[error("a STREAMKEEPER_ setting is malformed: {0}")]
     Environment(String),
     #[error("STREAMKEEPER_LOG (--log-level) '{0}' is not a log filter")]
@@ -390,9 +399,25 @@ pub struct ServeConfig {
     pub site_root: String,
     pub session_idle: Duration,
     pub session_max: Duration,
+    /// Peers whose forwarding headers are believed (see `client_addr`).
+    pub trusted_proxies: Vec<ipnet::IpNet>,
     pub clusters_file: Option<std::path::PathBuf>,
     /// Where outbound requests may go, which credentials they may carry.
     pub outbound: Outbound,
+}
+
+/// The trusted proxies as networks; a bare address is a network of one.
+fn trusted_proxies(list: &[String]) -> Result<Vec<ipnet::IpNet>, ConfigError> {
+    list.iter()
+        .map(|s| s.trim())
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            s.parse::<ipnet::IpNet>()
+                .map(|n| n.trunc())
+                .or_else(|_| s.parse::<std::net::IpAddr>().map(ipnet::IpNet::from))
+                .map_err(|_| ConfigError::BadTrustedProxy(s.to_string()))
+        })
+        .collect()
 }
 
 impl ServeConfig {
@@ -421,6 +446,7 @@ impl ServeConfig {
             site_root: a.site_root.clone(),
             session_idle: Duration::from_secs(a.session_idle_minutes.unsigned_abs() * 60),
             session_max: Duration::from_secs(a.session_max_hours.unsigned_abs() * 3600),
+            trusted_proxies: trusted_proxies(&a.trusted_proxies)?,
             clusters_file: a.clusters_file.clone(),
             outbound,
         })
@@ -457,6 +483,7 @@ mod tests {
             site_root: "site".into(),
             session_idle_minutes: 30,
             session_max_hours: 12,
+            trusted_proxies: vec![],
             clusters_file: None,
         }
     }
@@ -476,6 +503,28 @@ mod tests {
         let c = ServeConfig::from_args(&a, Outbound::default()).expect("valid");
         assert_eq!(c.cookie_name(), "__Host-streamkeeper");
         assert_eq!(c.origin(), "https://sk.example.com");
+    }
+
+    #[test]
+    fn trusted_proxies_are_addresses_or_ranges() {
+        let mut a = args();
+        assert!(
+            ServeConfig::from_args(&a, Outbound::default())
+                .expect("valid")
+                .trusted_proxies
+                .is_empty(),
+            "none by default"
+        );
+        a.trusted_proxies = vec!["10.0.0.0/8".into(), " 127.0.0.1".into(), "fd00::/8".into()];
+        let c = ServeConfig::from_args(&a, Outbound::default()).expect("valid");
+        let shown: Vec<String> = c.trusted_proxies.iter().map(ToString::to_string).collect();
+        assert_eq!(shown, ["10.0.0.0/8", "127.0.0.1/32", "fd00::/8"]);
+        a.trusted_proxies = vec!["proxy.internal".into()];
+        let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("not an address");
+        assert!(
+            e.to_string().contains("STREAMKEEPER_TRUSTED_PROXIES"),
+            "{e}"
+        );
     }
 
     #[test]

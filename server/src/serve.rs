@@ -43,7 +43,8 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
         let mut tick = tokio::time::interval(Duration::from_secs(60));
         loop {
             tick.tick().await;
-            limiter.shrink();
+            let kept = limiter.shrink();
+            tracing::debug!(kept, "sign-in throttle keys held");
         }
     });
 

@@ -61,6 +61,14 @@ async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
             .unwrap_or("")
             .contains("token")
     );
+    // Guessed tokens are counted per source and minute, not chained.
+    let guessed: i64 = sqlx::query_scalar(
+        "SELECT sum(count)::bigint FROM audit_refusals WHERE action = 'token.refused'",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("refusals");
+    assert_eq!(guessed, 1);
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -334,13 +342,30 @@ async fn audit_is_filtered_paginated_and_admin_only(pool: sqlx::PgPool) {
     assert_eq!(page["total"], 3);
     assert_eq!(page["items"][0]["target"], "team:c", "newest first");
     assert_eq!(page["items"].as_array().map(Vec::len), Some(2));
+    // Failed sign-ins are counted beside the chain, per source and minute.
     let r = t
         .api(Method::GET, "/api/v1/audit?actor=anonymous", &at, None)
         .await;
+    assert_eq!(r.json()["total"], 0);
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/audit/refusals?actor=anonymous",
+            &at,
+            None,
+        )
+        .await;
     assert_eq!(r.json()["items"][0]["action"], "login.failure");
     assert_eq!(r.json()["items"][0]["target"], "user:vic");
+    assert_eq!(r.json()["items"][0]["count"], 1);
     assert_eq!(
         t.api(Method::GET, "/api/v1/audit", &vt, None).await.status,
+        StatusCode::FORBIDDEN
+    );
+    assert_eq!(
+        t.api(Method::GET, "/api/v1/audit/refusals", &vt, None)
+            .await
+            .status,
         StatusCode::FORBIDDEN
     );
     let r = t.api(Method::GET, "/api/v1/audit?page=x", &at, None).await;
@@ -361,6 +386,7 @@ async fn openapi_document_describes_the_api(pool: sqlx::PgPool) {
         "/api/v1/users/{id}",
         "/api/v1/teams/{id}/members",
         "/api/v1/audit",
+        "/api/v1/audit/refusals",
         "/api/v1/me",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");
@@ -944,4 +970,89 @@ async fn outbound_urls_are_checked_when_saved(pool: sqlx::PgPool) {
         )
         .await;
     assert!(r.status.is_success(), "{}", r.body);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn refused_writes_are_audited(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let vt = t.token(viewer).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('local', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Stable', 1, ARRAY['orders'], now(), now())",
+    )
+    .bind(cluster)
+    .execute(&t.pool)
+    .await
+    .expect("group");
+    sqlx::query("INSERT INTO teams (name, description) VALUES ('payments', '')")
+        .execute(&t.pool)
+        .await
+        .expect("team");
+    let flag: i64 = sqlx::query_scalar(
+        "INSERT INTO flags (cluster_id, subject_kind, subject, rule, kind, reason, evidence, onset_at)
+         VALUES ($1, 'group', 'billing', 'lag', 'STALL', 'stalled', '{}', now()) RETURNING id",
+    )
+    .bind(cluster)
+    .fetch_one(&t.pool)
+    .await
+    .expect("flag");
+
+    let create = json!({"username": "mallory", "password": "correct-horse-battery-staple", "roles": ["admin"]});
+    let owner = json!({"team": "payments"});
+    let dismiss = json!({"reason": "noise"});
+    let attempts = [
+        (
+            Method::POST,
+            "/api/v1/users".to_string(),
+            Some(create),
+            "create users",
+        ),
+        (
+            Method::POST,
+            format!("/api/v1/flags/{flag}/acknowledge"),
+            None,
+            "another team",
+        ),
+        (
+            Method::POST,
+            format!("/api/v1/flags/{flag}/dismiss"),
+            Some(dismiss),
+            "another team",
+        ),
+        (
+            Method::PUT,
+            format!("/api/v1/clusters/{cluster}/groups/billing/owner"),
+            Some(owner),
+            "change this group's owner",
+        ),
+    ];
+    for (method, path, body, _) in &attempts {
+        let r = t.api(method.clone(), path, &vt, body.clone()).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+    }
+    // A refused read is not a refused write.
+    let r = t.api(Method::GET, "/api/v1/users", &vt, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+
+    let rows: Vec<(String, String, String, String)> =
+        sqlx::query_as("SELECT actor, action, target, detail FROM audit_log ORDER BY id")
+            .fetch_all(&t.pool)
+            .await
+            .expect("audit");
+    assert_eq!(rows.len(), attempts.len(), "{rows:?}");
+    for ((actor, action, target, detail), (method, path, _, why)) in rows.iter().zip(&attempts) {
+        assert_eq!(actor, "vic");
+        assert_eq!(action, "request.refused");
+        assert_eq!(target, &format!("{method} {path}"));
+        assert!(detail.contains(why), "{detail}");
+        assert!(!detail.contains("correct-horse"), "no secrets: {detail}");
+    }
 }

@@ -4,10 +4,58 @@
 mod support;
 
 use axum::body::Body;
+use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, StatusCode, header};
+use std::net::SocketAddr;
 use std::time::Duration;
 use streamkeeper::role::Role;
-use support::{ORIGIN, PASSWORD, TestApp, config};
+use streamkeeper_server::web::{AppState, router};
+use support::{ORIGIN, PASSWORD, Reply, TestApp, config};
+use tower_sessions_sqlx_store::PostgresStore;
+
+/// The counted refusals: (source, action, count) per row.
+async fn refusals(t: &TestApp) -> Vec<(String, String, i64)> {
+    sqlx::query_as(
+        "SELECT source, action, count FROM audit_refusals ORDER BY minute, source, action",
+    )
+    .fetch_all(&t.pool)
+    .await
+    .expect("refusals")
+}
+
+/// How many attempts the counted rows of `action` add up to.
+fn counted(rows: &[(String, String, i64)], action: &str) -> i64 {
+    rows.iter().filter(|r| r.1 == action).map(|r| r.2).sum()
+}
+
+/// A sign-in form posted over a connection from `peer`, through a proxy
+/// when `forwarded_for` is given.
+async fn login_from(
+    t: &TestApp,
+    peer: &str,
+    forwarded_for: Option<&str>,
+    username: &str,
+    password: &str,
+    next: &str,
+) -> Reply {
+    let body = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("username", username),
+            ("password", password),
+            ("next", next),
+        ])
+        .finish();
+    let mut b = Request::post("/login")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ORIGIN, ORIGIN);
+    if let Some(xff) = forwarded_for {
+        b = b.header("x-forwarded-for", xff);
+    }
+    let mut req = b.body(Body::from(body)).expect("request");
+    let peer: SocketAddr = peer.parse().expect("peer");
+    req.extensions_mut().insert(ConnectInfo(peer));
+    t.send(req).await
+}
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn nothing_answers_without_a_session(pool: sqlx::PgPool) {
@@ -65,10 +113,9 @@ async fn wrong_password_fails_uniformly_and_is_audited(pool: sqlx::PgPool) {
         "same answer for unknown users"
     );
     assert!(wrong.cookie().is_none(), "no session for a failed login");
-    assert_eq!(
-        t.audit_actions().await,
-        vec!["login.failure", "login.failure"]
-    );
+    // Counted per source and minute beside the chain, not chained.
+    assert!(t.audit_actions().await.is_empty());
+    assert_eq!(counted(&refusals(&t).await, "login.failure"), 2);
     let page = t.get(wrong.location(), None).await;
     assert!(
         page.body.contains("Invalid username or password"),
@@ -216,14 +263,7 @@ async fn cross_site_posts_are_refused_and_recorded(pool: sqlx::PgPool) {
     let token = t.token(alice).await;
     let teams = t.api(Method::GET, "/api/v1/teams", &token, None).await;
     assert_eq!(teams.json()["total"], 0);
-    let actions = t.audit_actions().await;
-    assert_eq!(
-        actions
-            .iter()
-            .filter(|a| *a == "request.cross_site")
-            .count(),
-        2
-    );
+    assert_eq!(counted(&refusals(&t).await, "request.cross_site"), 2);
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -236,7 +276,7 @@ async fn logins_are_throttled_per_account(pool: sqlx::PgPool) {
     // The right password no longer helps, and the answer is the same.
     assert!(t.login("alice", PASSWORD).await.is_none());
     let reasons: Vec<String> =
-        sqlx::query_scalar("SELECT detail FROM audit_log ORDER BY id DESC LIMIT 1")
+        sqlx::query_scalar("SELECT detail FROM audit_refusals ORDER BY last_at DESC LIMIT 1")
             .fetch_all(&t.pool)
             .await
             .expect("audit");
@@ -447,5 +487,329 @@ async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
         list.body.contains("prod-eu") && list.body.contains("UNKNOWN"),
         "{}",
         list.body
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_flood_of_refusals_leaves_a_few_counted_rows(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    t.user("alice", &[Role::Viewer]).await;
+    // 1,000 forged posts, each with a 60 KB path.
+    let long = format!("/fn/create_team/{}", "x".repeat(60_000));
+    for _ in 0..1000 {
+        let mut req = Request::post(long.as_str())
+            .header("sec-fetch-site", "cross-site")
+            .body(Body::from("name=evil"))
+            .expect("request");
+        req.extensions_mut()
+            .insert(ConnectInfo(SocketAddr::from(([203, 0, 113, 9], 4000))));
+        assert_eq!(t.send(req).await.status, StatusCode::FORBIDDEN);
+    }
+    // 1,000 failed sign-ins from one address (most of them throttled).
+    for i in 0..1000 {
+        let r = login_from(
+            &t,
+            "203.0.113.9:4001",
+            None,
+            "alice",
+            &format!("guess-{i}"),
+            "/",
+        )
+        .await;
+        assert!(
+            r.location().starts_with("/login?error=1"),
+            "{}",
+            r.location()
+        );
+    }
+    let rows = refusals(&t).await;
+    // A minute may turn during the run: a row per minute, no more.
+    assert!(rows.len() <= 4, "{rows:?}");
+    assert!(rows.iter().all(|r| r.0 == "203.0.113.9"), "{rows:?}");
+    assert_eq!(counted(&rows, "request.cross_site"), 1000);
+    assert_eq!(counted(&rows, "login.failure"), 1000);
+    let longest: i32 = sqlx::query_scalar("SELECT max(length(target)) FROM audit_refusals")
+        .fetch_one(&t.pool)
+        .await
+        .expect("targets");
+    assert!(longest <= 256, "targets clipped: {longest}");
+    assert!(
+        t.audit_actions().await.is_empty(),
+        "nothing chained for them"
+    );
+
+    // Actions are still chained, and the chain still verifies.
+    assert!(
+        t.login("alice", PASSWORD).await.is_none(),
+        "alice is throttled by now"
+    );
+    let token = t.token(admin).await;
+    t.api(
+        Method::POST,
+        "/api/v1/teams",
+        &token,
+        Some(serde_json::json!({"name": "payments"})),
+    )
+    .await;
+    assert_eq!(t.audit_actions().await, vec!["team.create"]);
+    assert_eq!(
+        streamkeeper_server::store::audit::verify(&t.pool, None)
+            .await
+            .expect("chain intact"),
+        1
+    );
+    // The counted rows can only count up.
+    for sql in [
+        "UPDATE audit_refusals SET count = 1",
+        "DELETE FROM audit_refusals",
+        "TRUNCATE audit_refusals",
+    ] {
+        assert!(sqlx::query(sql).execute(&t.pool).await.is_err(), "{sql}");
+    }
+    // Admins read them beside the chain, with the count and first/last time.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/audit/refusals?action=cross_site",
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = r.json();
+    let items = page["items"].as_array().cloned().unwrap_or_default();
+    assert!(!items.is_empty(), "{page}");
+    for item in &items {
+        assert_eq!(item["source"], "203.0.113.9");
+        assert!(item["first_at"].is_string() && item["last_at"].is_string());
+    }
+    let total: i64 = items.iter().filter_map(|i| i["count"].as_i64()).sum();
+    assert_eq!(total, 1000);
+    let c = t.login("ada", PASSWORD).await.expect("signed in");
+    let screen = t.get("/settings/audit", Some(&c)).await;
+    assert!(
+        screen.body.contains("audit-refusals") && screen.body.contains("203.0.113.9"),
+        "{}",
+        screen.body
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn overlong_usernames_are_refused_before_any_budget(pool: sqlx::PgPool) {
+    // Built by hand to look into the throttle.
+    let state = AppState::new(pool.clone(), config());
+    let store = PostgresStore::new(pool.clone());
+    store.migrate().await.expect("session table");
+    let t = TestApp {
+        pool,
+        app: router(state.clone(), store),
+    };
+    t.user("alice", &[Role::Viewer]).await;
+    let huge = "a".repeat(2_000_000);
+    for _ in 0..20 {
+        let r = t
+            .post_form(
+                "/login",
+                None,
+                &[
+                    ("username", huge.as_str()),
+                    ("password", "x"),
+                    ("next", "/"),
+                ],
+            )
+            .await;
+        assert_eq!(r.location(), "/login?error=1", "the uniform answer");
+    }
+    assert_eq!(state.limiter.keys(), 0, "no throttle key for them");
+    let (target, detail, count): (String, String, i64) =
+        sqlx::query_as("SELECT target, detail, count FROM audit_refusals")
+            .fetch_one(&t.pool)
+            .await
+            .expect("counted");
+    assert_eq!(target, format!("user:{}", "a".repeat(64)));
+    assert!(detail.contains("username too long"), "{detail}");
+    assert_eq!(count, 20);
+    assert!(
+        t.login("alice", PASSWORD).await.is_some(),
+        "budgets untouched"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn behind_a_trusted_proxy_each_client_has_its_own_budget(pool: sqlx::PgPool) {
+    let mut cfg = config();
+    cfg.trusted_proxies = vec!["127.0.0.1/32".parse().expect("net")];
+    let t = TestApp::with_config(pool, cfg).await;
+    t.user("alice", &[Role::Viewer]).await;
+    const PROXY: &str = "127.0.0.1:40000";
+    // An attacker behind the proxy spends their address's budget, then
+    // hammers alice's account; the client's claimed hop is ignored.
+    for i in 0..60 {
+        login_from(
+            &t,
+            PROXY,
+            Some(&format!("1.1.1.{i}, 203.0.113.66")),
+            &format!("guess{i}"),
+            "x",
+            "/",
+        )
+        .await;
+    }
+    for _ in 0..20 {
+        login_from(&t, PROXY, Some("203.0.113.66"), "alice", "x", "/").await;
+    }
+    // Alice, behind the same proxy, signs in.
+    let r = login_from(&t, PROXY, Some("198.51.100.5"), "alice", PASSWORD, "/").await;
+    assert_eq!(r.location(), "/", "alice is not locked out");
+    let sources: Vec<(String, String)> =
+        sqlx::query_as("SELECT action, source FROM audit_log ORDER BY id")
+            .fetch_all(&t.pool)
+            .await
+            .expect("audit");
+    assert_eq!(
+        sources,
+        vec![("login.success".to_string(), "198.51.100.5".to_string())]
+    );
+    let rows = refusals(&t).await;
+    assert!(rows.iter().all(|r| r.0 == "203.0.113.66"), "{rows:?}");
+    assert_eq!(counted(&rows, "login.failure"), 80);
+    // A peer that is not a trusted proxy cannot pick its address.
+    let r = login_from(
+        &t,
+        "192.0.2.1:5000",
+        Some("198.51.100.5"),
+        "nobody",
+        "x",
+        "/",
+    )
+    .await;
+    assert!(r.location().starts_with("/login?error=1"));
+    let forged: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_refusals WHERE source = '192.0.2.1'")
+            .fetch_one(&t.pool)
+            .await
+            .expect("refusals");
+    assert_eq!(forged, 1);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn next_never_leaves_the_console(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("alice", &[Role::Viewer]).await;
+    for bad in [
+        "/%09/example.org",
+        "/\t/example.org",
+        "/%0d%0aSet-Cookie:x",
+        "/\r\nSet-Cookie:x",
+        "//example.org",
+        "/\\example.org",
+        "https://example.org/",
+    ] {
+        let r = t
+            .post_form(
+                "/login",
+                None,
+                &[("username", "alice"), ("password", PASSWORD), ("next", bad)],
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::SEE_OTHER, "{bad:?}: {}", r.body);
+        assert_eq!(r.location(), "/", "{bad:?}");
+    }
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[
+                ("username", "alice"),
+                ("password", PASSWORD),
+                ("next", "/streams?page=2"),
+            ],
+        )
+        .await;
+    assert_eq!(r.location(), "/streams?page=2");
+    // A failed sign-in does not carry a bad `next` along either.
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[
+                ("username", "alice"),
+                ("password", "wrong"),
+                ("next", "/%09/example.org"),
+            ],
+        )
+        .await;
+    assert_eq!(r.location(), "/login?error=1");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn an_active_session_outlives_the_idle_timeout(pool: sqlx::PgPool) {
+    let mut cfg = config();
+    cfg.session_idle = Duration::from_secs(3);
+    let t = TestApp::with_config(pool, cfg).await;
+    t.user("alice", &[Role::Viewer]).await;
+    let active = t.login("alice", PASSWORD).await.expect("signed in");
+    let idle = t.login("alice", PASSWORD).await.expect("signed in");
+    for _ in 0..5 {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let r = t.get("/api/v1/me", Some(&active)).await;
+        assert_eq!(r.status, StatusCode::OK, "in use, still signed in");
+    }
+    // Five seconds after sign-in: past the idle timeout for the other one.
+    assert_eq!(
+        t.get("/api/v1/me", Some(&idle)).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+    assert_eq!(
+        t.get("/api/v1/me", Some(&active)).await.status,
+        StatusCode::OK
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn refused_server_functions_are_audited(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let c = t.login("vic", PASSWORD).await.expect("signed in");
+    let r = t
+        .post_form(
+            "/fn/create_team",
+            Some(&c),
+            &[("name", "x"), ("description", "")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    // Without JavaScript the refusal comes back as a redirect, and is
+    // audited all the same.
+    let req = Request::post("/fn/create_team")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, format!("{ORIGIN}/settings/teams"))
+        .header(header::ORIGIN, ORIGIN)
+        .header(header::COOKIE, &c)
+        .body(Body::from("name=y&description="))
+        .expect("request");
+    let r = t.send(req).await;
+    assert_eq!(r.status, StatusCode::FOUND);
+    assert!(r.location().contains("__err="), "{}", r.location());
+    let rows: Vec<(String, String, String, String)> = sqlx::query_as(
+        "SELECT actor, action, target, detail FROM audit_log WHERE action = 'request.refused' ORDER BY id",
+    )
+    .fetch_all(&t.pool)
+    .await
+    .expect("audit");
+    assert_eq!(rows.len(), 2, "{rows:?}");
+    for (actor, _, target, detail) in &rows {
+        assert_eq!(actor, "vic");
+        assert_eq!(target, "POST /fn/create_team");
+        assert!(detail.contains("create teams"), "{detail}");
+    }
+    // A refused read is not a write: not recorded.
+    t.get("/settings/users", Some(&c)).await;
+    assert_eq!(
+        t.audit_actions().await.len(),
+        3,
+        "login and the two refusals"
     );
 }

@@ -1,9 +1,10 @@
 //! Settings → Audit log: every sign-in and change, newest first, filterable
-//! and paginated on the server.
+//! and paginated on the server; beside it, the refusals by unauthenticated
+//! sources, counted per source and minute.
 
 use crate::components::{ErrorNote, Pager, href_with, page_param, query_param};
 use crate::error::AppError;
-use crate::model::AuditRow;
+use crate::model::{AuditRow, RefusalTally};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::page::Page;
@@ -30,15 +31,48 @@ pub async fn list_audit(
         .await
 }
 
+#[server(prefix = "/fn", endpoint = "list_refusals")]
+pub async fn list_refusals(
+    actor: Option<String>,
+    action: Option<String>,
+    target: Option<String>,
+    page: u32,
+) -> Result<Page<RefusalTally>, AppError> {
+    use crate::model::AuditFilter;
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    let filter = AuditFilter {
+        actor,
+        action,
+        target,
+    };
+    backend()?
+        .audit
+        .refusals(&who, filter, PageRequest::new(Some(page), None))
+        .await
+}
+
 #[component]
 pub fn AuditPage() -> impl IntoView {
     let actor = query_param("actor");
     let action = query_param("action");
     let target = query_param("target");
     let page = page_param();
+    let refusals_param = query_param("refusals_page");
+    let refusals_page = Memo::new(move |_| {
+        refusals_param
+            .get()
+            .and_then(|p| p.parse::<u32>().ok())
+            .unwrap_or(1)
+    });
     let rows = Resource::new(
         move || (actor.get(), action.get(), target.get(), page.get()),
         |(actor, action, target, page)| list_audit(actor, action, target, page),
+    );
+    let refusals = Resource::new(
+        move || (actor.get(), action.get(), target.get(), refusals_page.get()),
+        |(actor, action, target, page)| list_refusals(actor, action, target, page),
     );
     view! {
         <Title text="Audit log" />
@@ -80,6 +114,48 @@ pub fn AuditPage() -> impl IntoView {
                                 ("action", params.1.clone()),
                                 ("target", params.2.clone()),
                                 ("page", Some(n.to_string())),
+                            ]) />
+                        }
+                            .into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+        <h2>"Refused without signing in"</h2>
+        <p class="note">
+            "Cross-site requests, failed sign-ins and unknown tokens are counted per source, "
+            "action and minute (anyone can send them, so one entry each would flood the log); "
+            "each row shows the latest attempt."
+        </p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match refusals.await {
+                    Ok(list) => {
+                        let params = (actor.get_untracked(), action.get_untracked(), target.get_untracked());
+                        view! {
+                            <table class="list" data-testid="audit-refusals">
+                                <thead><tr><th>"Minute (UTC)"</th><th>"From"</th><th>"Action"</th><th>"Count"</th><th>"First"</th><th>"Last"</th><th>"Latest target"</th><th>"Latest details"</th></tr></thead>
+                                <tbody>
+                                    {list.items.clone().into_iter().map(|r| view! {
+                                        <tr>
+                                            <td>{r.minute.format("%Y-%m-%d %H:%M").to_string()}</td>
+                                            <td>{r.source}</td>
+                                            <td><code>{r.action}</code></td>
+                                            <td>{r.count}</td>
+                                            <td>{r.first_at.format("%H:%M:%S").to_string()}</td>
+                                            <td>{r.last_at.format("%H:%M:%S").to_string()}</td>
+                                            <td>{r.target}</td>
+                                            <td><code class="detail">{r.detail}</code></td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                            <Pager page=list href=move |n| href_with("/settings/audit", &[
+                                ("actor", params.0.clone()),
+                                ("action", params.1.clone()),
+                                ("target", params.2.clone()),
+                                ("refusals_page", Some(n.to_string())),
                             ]) />
                         }
                             .into_any()

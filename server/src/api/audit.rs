@@ -1,4 +1,4 @@
-//! `/api/v1/audit`.
+//! `/api/v1/audit` and `/api/v1/audit/refusals`.
 
 use axum::Extension;
 use axum::Json;
@@ -6,7 +6,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{AuditFilter, AuditRow};
+use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 
 use super::error::{ApiError, ApiQuery, ErrorBody};
@@ -39,4 +39,23 @@ pub async fn list(
     };
     let page = PageRequest::new(q.page, q.per_page);
     Ok(Json(st.backend.audit.entries(&who, filter, page).await?))
+}
+
+/// Refusals by unauthenticated sources (cross-site requests, failed
+/// sign-ins, unknown tokens), one row per source, action and minute with
+/// its count, latest first (admin). Filters as for the entries.
+#[utoipa::path(get, path = "/api/v1/audit/refusals", tag = "audit", params(AuditQuery),
+    responses((status = 200, body = Page<RefusalTally>), (status = 403, body = ErrorBody)))]
+pub async fn refusals(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<AuditQuery>,
+) -> Result<Json<Page<RefusalTally>>, ApiError> {
+    let filter = AuditFilter {
+        actor: q.actor,
+        action: q.action,
+        target: q.target,
+    };
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(st.backend.audit.refusals(&who, filter, page).await?))
 }

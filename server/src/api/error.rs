@@ -46,7 +46,10 @@ fn respond(err: &AppError, message: String) -> Response {
             message,
         },
     };
-    (status, Json(body)).into_response()
+    let mut res = (status, Json(body)).into_response();
+    // The web layer reads what was refused from here (web::refusals).
+    res.extensions_mut().insert(err.clone());
+    res
 }
 
 impl IntoResponse for ApiError {

@@ -33,6 +33,7 @@ use crate::web::AppState;
         accounts::add_member,
         accounts::remove_member,
         audit::list,
+        audit::refusals,
         clusters::list,
         clusters::create,
         clusters::get,
@@ -123,6 +124,7 @@ pub fn router() -> Router<AppState> {
             delete(accounts::remove_member),
         )
         .route("/audit", get(audit::list))
+        .route("/audit/refusals", get(audit::refusals))
         .route("/clusters", get(clusters::list).post(clusters::create))
         .route("/clusters/{id}", get(clusters::get))
         .route("/clusters/{id}/groups", get(clusters::groups))

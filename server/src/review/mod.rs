@@ -13,7 +13,7 @@ mod view;
 use crate::accounts::require;
 use crate::errors::db;
 use crate::schemas::SchemaService;
-use crate::store::{self, audit::Event, review as items, review::ItemRow};
+use crate::store::{self, review as items, review::ItemRow};
 use crate::web::limiter::LoginLimiter;
 use serde_json::json;
 use sqlx::PgPool;
@@ -119,16 +119,8 @@ impl ReviewService {
     /// Records a refused attempt in its own transaction: the attempt's
     /// transaction was rolled back, its trace must not be.
     async fn refused(&self, who: &Principal, from: &str, id: i64, action: &str, why: &str) {
-        let ev = Event {
-            actor: &who.username,
-            action,
-            target: target(id),
-            detail: json!({ "refused": why }),
-            source: from,
-        };
-        if let Err(e) = store::audit::record(&self.pool, ev).await {
-            tracing::error!(error = %e, action, "could not record a refused review action");
-        }
+        let detail = json!({ "refused": why });
+        crate::accounts::record_refusal(&self.pool, who, from, action, target(id), detail).await;
     }
 
     /// A domain's level: configured, else the default (suggest).

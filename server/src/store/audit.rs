@@ -3,10 +3,10 @@
 use chrono::Utc;
 use sqlx::{PgConnection, PgPool, Row};
 use streamkeeper::audit::{
-    self, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry,
+    self, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry, clip_target,
 };
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{AuditFilter, AuditRow};
+use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
 
 /// Fixed key of the advisory lock that serialises appends, so each entry
 /// chains to the one before it.
@@ -42,7 +42,7 @@ pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx:
         at: audit::to_micros(Utc::now()),
         actor: ev.actor.to_string(),
         action: ev.action.to_string(),
-        target: ev.target,
+        target: clip_target(&ev.target).to_string(),
         detail: ev.detail.to_string(),
         source: ev.source.to_string(),
     };
@@ -72,6 +72,82 @@ pub async fn record(pool: &PgPool, ev: Event<'_>) -> Result<i64, sqlx::Error> {
     let id = append(&mut tx, ev).await?;
     tx.commit().await?;
     Ok(id)
+}
+
+/// Counts a refusal by an unauthenticated source in its (source, action,
+/// minute) row: one upsert, outside the chain and its lock, so a flood of
+/// refusals adds a row a minute per source rather than a chained entry
+/// each. The row keeps the latest attempt's actor, target and detail.
+pub async fn tally(pool: &PgPool, ev: Event<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO audit_refusals (source, action, minute, actor, target, detail, first_at, last_at)
+         VALUES ($1, $2, date_trunc('minute', now()), $3, $4, $5, now(), now())
+         ON CONFLICT (source, action, minute) DO UPDATE
+         SET count = audit_refusals.count + 1, last_at = now(),
+             actor = EXCLUDED.actor, target = EXCLUDED.target, detail = EXCLUDED.detail",
+    )
+    .bind(ev.source)
+    .bind(ev.action)
+    .bind(ev.actor)
+    .bind(clip_target(&ev.target))
+    .bind(ev.detail.to_string())
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// Counted refusals, latest first, filtered like the entries (by actor,
+/// action and target substrings).
+pub async fn refusals(
+    pool: &PgPool,
+    f: &AuditFilter,
+    page: PageRequest,
+) -> Result<Page<RefusalTally>, sqlx::Error> {
+    let (actor, action, target) = (
+        super::contains_pattern(f.actor.as_deref()),
+        super::contains_pattern(f.action.as_deref()),
+        super::contains_pattern(f.target.as_deref()),
+    );
+    const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
+        AND ($2::text IS NULL OR action ILIKE $2)
+        AND ($3::text IS NULL OR target ILIKE $3)";
+    let total: i64 = sqlx::query_scalar(&format!(
+        "SELECT count(*) FROM audit_refusals WHERE {WHERE}"
+    ))
+    .bind(&actor)
+    .bind(&action)
+    .bind(&target)
+    .fetch_one(pool)
+    .await?;
+    let rows = sqlx::query(&format!(
+        "SELECT source, action, minute, actor, target, detail, count, first_at, last_at
+         FROM audit_refusals WHERE {WHERE}
+         ORDER BY last_at DESC, source, action LIMIT $4 OFFSET $5"
+    ))
+    .bind(&actor)
+    .bind(&action)
+    .bind(&target)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    let items = rows
+        .into_iter()
+        .map(|r| {
+            Ok(RefusalTally {
+                source: r.try_get("source")?,
+                action: r.try_get("action")?,
+                minute: r.try_get("minute")?,
+                actor: r.try_get("actor")?,
+                target: r.try_get("target")?,
+                detail: r.try_get("detail")?,
+                count: r.try_get("count")?,
+                first_at: r.try_get("first_at")?,
+                last_at: r.try_get("last_at")?,
+            })
+        })
+        .collect::<Result<Vec<_>, sqlx::Error>>()?;
+    Ok(Page::new(items, page, total.unsigned_abs()))
 }
 
 /// Entries newest first, filtered by substrings of actor, action and target.

@@ -3,7 +3,7 @@
 
 use axum::extract::rejection::FormRejection;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Redirect, Response};
 use axum::{Extension, Form};
@@ -11,7 +11,9 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::net::SocketAddr;
-use streamkeeper::account::{Credential, Principal};
+use streamkeeper::account::{Credential, MAX_USERNAME_LEN, Principal};
+use streamkeeper::client_addr::client_ip;
+use streamkeeper::signin::{safe_next, touch_due};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::ClientAddr;
 use tower_sessions::Session;
@@ -31,12 +33,37 @@ pub struct SessionUser {
 }
 
 const SESSION_KEY: &str = "auth";
+/// When the session was last saved (Unix milliseconds): saving it pushes
+/// its idle timeout back, so it is saved again once this is old enough.
+const SEEN_KEY: &str = "seen";
 
-pub fn client_addr(req: &Request) -> String {
-    req.extensions()
-        .get::<ConnectInfo<SocketAddr>>()
-        .map(|ci| ci.0.ip().to_string())
-        .unwrap_or_else(|| "unknown".into())
+/// Where the request comes from: the peer, or the client a trusted proxy
+/// names (`streamkeeper::client_addr`). The same address is throttled and
+/// written to the audit log.
+fn client_addr(req: &Request, trusted: &[ipnet::IpNet]) -> String {
+    let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>() else {
+        return "unknown".into();
+    };
+    let forwarded_for = header_values(req.headers(), "x-forwarded-for");
+    let forwarded = header_values(req.headers(), "forwarded");
+    client_ip(peer.ip(), &forwarded_for, &forwarded, trusted).to_string()
+}
+
+/// Every value of a header that may appear several times, in order.
+fn header_values<'a>(headers: &'a HeaderMap, name: &str) -> Vec<&'a str> {
+    headers
+        .get_all(name)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .collect()
+}
+
+/// Resolves the client address once per request, before anything that
+/// records or throttles it.
+pub async fn client_address(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
+    let addr = client_addr(&req, &st.config.trusted_proxies);
+    req.extensions_mut().insert(ClientAddr(addr));
+    next.run(req).await
 }
 
 /// Paths anyone may reach: the sign-in page and its assets.
@@ -69,6 +96,7 @@ async fn session_principal(
     let max = i64::try_from(st.config.session_max.as_secs()).unwrap_or(i64::MAX);
     match user {
         Some(u) if !u.disabled && u.session_epoch == su.epoch && (0..max).contains(&age) => {
+            touch(session, st.config.session_idle).await;
             Ok(Some(principal_of(&u, Credential::Session)))
         }
         _ => {
@@ -82,17 +110,29 @@ async fn session_principal(
     }
 }
 
-/// Resolves the principal (bearer token first, then session), records the
-/// client address, and refuses anything but the public paths without one:
-/// pages redirect to sign-in and back, APIs answer 401.
+/// Slides the idle timeout of a session in use. tower-sessions saves a
+/// session (and so pushes back its expiry) only when it changed; saving on
+/// every request would write on every request, so the `seen` mark is
+/// renewed when it is due (`touch_due`: at most once a minute).
+async fn touch(session: &Session, idle: std::time::Duration) {
+    let now = Utc::now().timestamp_millis();
+    let seen = session.get::<i64>(SEEN_KEY).await.ok().flatten();
+    if touch_due(seen, now, idle)
+        && let Err(e) = session.insert(SEEN_KEY, now).await
+    {
+        tracing::warn!(error = %e, "could not renew a session");
+    }
+}
+
+/// Resolves the principal (bearer token first, then session) and refuses
+/// anything but the public paths without one: pages redirect to sign-in and
+/// back, APIs answer 401.
 pub async fn authenticate(
     State(st): State<AppState>,
     session: Session,
     mut req: Request,
     next: Next,
 ) -> Response {
-    let addr = client_addr(&req);
-    req.extensions_mut().insert(ClientAddr(addr));
     let had_cookie = req
         .headers()
         .get(header::COOKIE)
@@ -102,6 +142,22 @@ pub async fn authenticate(
         Some(token) => match st.accounts.user_for_token(&token).await {
             Ok(Some(u)) => Some(principal_of(&u, Credential::Token)),
             Ok(None) => {
+                // Counted per source and minute: guessing tokens must
+                // leave a trace without flooding the chain.
+                let from = req
+                    .extensions()
+                    .get::<ClientAddr>()
+                    .map_or("unknown", |a| a.0.as_str());
+                let event = Event {
+                    actor: "anonymous",
+                    action: "token.refused",
+                    target: format!("path:{}", req.uri().path()),
+                    detail: json!({ "reason": "unknown, revoked or disabled token" }),
+                    source: from,
+                };
+                if let Err(e) = st.accounts.tally(event).await {
+                    tracing::error!(error = %e, "could not record a refused token");
+                }
                 return ApiError(AppError::Unauthenticated)
                     .with_message("The bearer token is unknown, revoked, or its user is disabled.")
                     .into_response();
@@ -155,17 +211,6 @@ pub struct LoginForm {
     next: String,
 }
 
-/// Only local paths, so a crafted link cannot send a user elsewhere after
-/// sign-in; and never back to the sign-in page itself.
-fn safe_next(next: &str) -> &str {
-    let local = next.starts_with('/') && !next.starts_with("//") && !next.starts_with("/\\");
-    if local && !next.starts_with("/login") {
-        next
-    } else {
-        "/"
-    }
-}
-
 pub async fn login(
     State(st): State<AppState>,
     session: Session,
@@ -182,8 +227,7 @@ pub async fn login(
             .into_response();
         }
     };
-    let username = form.username.trim().to_lowercase();
-    let next = safe_next(&form.next).to_string();
+    let next = safe_next(&form.next, &st.config.public_url);
     let failed = || {
         let mut q = form_urlencoded::Serializer::new(String::new());
         q.append_pair("error", "1");
@@ -194,9 +238,18 @@ pub async fn login(
     };
     // Attempted names are recorded clipped: they may be passwords typed
     // into the wrong field.
-    let attempted: String = username.chars().take(64).collect();
-    let throttled = !st.limiter.allow(&username, &from);
-    let user = if throttled {
+    let attempted: String = form
+        .username
+        .trim()
+        .chars()
+        .take(MAX_USERNAME_LEN)
+        .collect();
+    // No username is longer: such a name is refused before it is lowered,
+    // hashed or kept as a throttle key (a 2 MB name would stay in memory).
+    let too_long = form.username.trim().chars().nth(MAX_USERNAME_LEN).is_some();
+    let username = attempted.to_lowercase();
+    let throttled = !too_long && !st.limiter.allow(&username, &from);
+    let user = if too_long || throttled {
         None
     } else {
         match st.accounts.authenticate(&username, &form.password).await {
@@ -205,11 +258,15 @@ pub async fn login(
         }
     };
     let Some(user) = user else {
-        let reason = if throttled {
+        let reason = if too_long {
+            "username too long"
+        } else if throttled {
             "throttled"
         } else {
             "invalid credentials"
         };
+        // Counted per address and minute, not chained one by one: anyone
+        // can send failed sign-ins.
         let event = Event {
             actor: "anonymous",
             action: "login.failure",
@@ -217,7 +274,7 @@ pub async fn login(
             detail: json!({ "reason": reason }),
             source: &from,
         };
-        if let Err(e) = st.accounts.record(event).await {
+        if let Err(e) = st.accounts.tally(event).await {
             return ApiError(e).into_response();
         }
         return failed();
@@ -225,16 +282,18 @@ pub async fn login(
     // A new session id at every sign-in (no session fixation).
     let session_set = async {
         session.cycle_id().await?;
+        let now = Utc::now();
         session
             .insert(
                 SESSION_KEY,
                 SessionUser {
                     user_id: user.id,
                     epoch: user.session_epoch,
-                    auth_time: Utc::now().timestamp(),
+                    auth_time: now.timestamp(),
                 },
             )
-            .await
+            .await?;
+        session.insert(SEEN_KEY, now.timestamp_millis()).await
     };
     if let Err(e) = session_set.await {
         tracing::error!(error = %e, "could not start a session");
@@ -278,22 +337,4 @@ pub async fn logout(
         tracing::error!(error = %e, "could not end a session");
     }
     Redirect::to("/login").into_response()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::safe_next;
-
-    #[test]
-    fn next_stays_local() {
-        assert_eq!(
-            safe_next("/settings/users?page=2"),
-            "/settings/users?page=2"
-        );
-        assert_eq!(safe_next("//evil.example/x"), "/");
-        assert_eq!(safe_next("https://evil.example"), "/");
-        assert_eq!(safe_next("/\\evil.example"), "/");
-        assert_eq!(safe_next("/login?next=/x"), "/");
-        assert_eq!(safe_next(""), "/");
-    }
 }

@@ -3,6 +3,7 @@
 
 pub mod auth;
 pub mod limiter;
+pub mod refusals;
 pub mod security;
 pub mod server_fns;
 
@@ -137,6 +138,10 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                 .layer(TraceLayer::new_for_http())
                 .layer(middleware::from_fn_with_state(
                     state.clone(),
+                    auth::client_address,
+                ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
                     security::headers,
                 ))
                 .layer(middleware::from_fn_with_state(
@@ -147,6 +152,10 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                 .layer(middleware::from_fn_with_state(
                     state.clone(),
                     auth::authenticate,
+                ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    refusals::audit_refusals,
                 ))
                 .layer(middleware::from_fn(server_fns::error_status)),
         )

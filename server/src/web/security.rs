@@ -10,6 +10,7 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use rand::RngCore;
 use streamkeeper_app::app::CspNonce;
+use streamkeeper_app::port::ClientAddr;
 
 use super::AppState;
 use crate::store::audit::Event;
@@ -93,22 +94,27 @@ pub fn cross_site_reason(
     (!bearer).then_some("the request has neither Origin nor Sec-Fetch-Site, and no bearer token")
 }
 
-/// Refuses cross-site state changes with 403, and records the attempt.
+/// Refuses cross-site state changes with 403, and counts the attempt in
+/// its source's row for the minute (anyone can send these, so they are not
+/// chained one by one).
 pub async fn same_origin(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let Some(reason) = cross_site_reason(req.method(), req.headers(), &st.config.origin()) else {
         return next.run(req).await;
     };
-    let addr = super::auth::client_addr(&req);
-    let path = req.uri().path().to_string();
-    tracing::warn!(%path, %addr, reason, "refused cross-site request");
+    let addr = req
+        .extensions()
+        .get::<ClientAddr>()
+        .map_or("unknown", |a| a.0.as_str());
+    let path = req.uri().path();
+    tracing::warn!(path = streamkeeper::audit::clip_target(path), %addr, reason, "refused cross-site request");
     let event = Event {
         actor: "anonymous",
         action: "request.cross_site",
         target: format!("path:{path}"),
         detail: serde_json::json!({ "method": req.method().as_str(), "reason": reason }),
-        source: &addr,
+        source: addr,
     };
-    if let Err(e) = st.accounts.record(event).await {
+    if let Err(e) = st.accounts.tally(event).await {
         tracing::error!(error = %e, "could not record a refused cross-site request");
     }
     let body = serde_json::json!({

@@ -46,6 +46,7 @@ pub fn config() -> ServeConfig {
         site_root: "target/site".into(),
         session_idle: Duration::from_secs(1800),
         session_max: Duration::from_secs(12 * 3600),
+        trusted_proxies: Vec::new(),
         clusters_file: None,
         outbound: outbound(),
     }

@@ -14,3 +14,4 @@ pub mod review;
 pub mod role;
 pub mod schema;
 pub mod series;
+pub mod token;

@@ -62,7 +62,9 @@ impl fmt::Display for Scope {
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown scope '{0}' (expected one of read, check, propose, approve, lineage:write, write)")]
+#[error(
+    "unknown scope '{0}' (expected one of read, check, propose, approve, lineage:write, write)"
+)]
 pub struct UnknownScope(pub String);
 
 impl FromStr for Scope {
@@ -344,7 +346,10 @@ mod tests {
             );
         }
         // Domains and their approvers are admin setup.
-        assert_eq!(scope("PUT", "/api/v1/review-domains/payments"), Scope::Write);
+        assert_eq!(
+            scope("PUT", "/api/v1/review-domains/payments"),
+            Scope::Write
+        );
     }
 
     #[test]
@@ -411,7 +416,10 @@ mod tests {
             Err(Refusal::Missing(Scope::Approve))
         );
         let approve = Scopes::new([Scope::Approve]).expect("scopes");
-        assert_eq!(approve.allow("POST", "/api/v1/review-items/1/rejections"), Ok(()));
+        assert_eq!(
+            approve.allow("POST", "/api/v1/review-items/1/rejections"),
+            Ok(())
+        );
         assert_eq!(
             approve.allow("GET", "/api/v1/review-items/1"),
             Err(Refusal::Missing(Scope::Read))

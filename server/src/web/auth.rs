@@ -112,7 +112,7 @@ pub async fn authenticate(
                     req.uri().path().to_string(),
                     client_addr(&req),
                 );
-                if let Err(refused) = scoped(&st, asked, &principal, token_id).await {
+                if let Some(refused) = scope_refusal(&st, asked, &principal, token_id).await {
                     return refused;
                 }
                 Some(principal)
@@ -147,19 +147,14 @@ pub async fn authenticate(
 
 /// The one place a token's scopes are checked (its user's roles are still
 /// checked by the services): a request outside them answers 403 naming the
-/// missing scope, and is audited.
-async fn scoped(
+/// missing scope, and is audited. `None` when the scopes allow it.
+async fn scope_refusal(
     st: &AppState,
     (method, path, from): (String, String, String),
     who: &Principal,
     token_id: i64,
-) -> Result<(), Response> {
-    let Some(scopes) = &who.scopes else {
-        return Ok(());
-    };
-    let Err(refusal) = scopes.allow(&method, &path) else {
-        return Ok(());
-    };
+) -> Option<Response> {
+    let refusal = who.scopes.as_ref()?.allow(&method, &path).err()?;
     let needed = match refusal {
         Refusal::Missing(scope) => scope.as_str(),
         Refusal::SessionOnly => "session",
@@ -173,16 +168,18 @@ async fn scoped(
             "method": method,
             "token_id": token_id,
             "needed": needed,
-            "scopes": scopes,
+            "scopes": who.scopes,
         }),
         source: &from,
     };
     if let Err(e) = st.accounts.record(event).await {
-        return Err(ApiError(e).into_response());
+        return Some(ApiError(e).into_response());
     }
-    Err(ApiError(AppError::Forbidden(String::new()))
-        .with_message(&refusal.to_string())
-        .into_response())
+    Some(
+        ApiError(AppError::Forbidden(String::new()))
+            .with_message(&refusal.to_string())
+            .into_response(),
+    )
 }
 
 fn turn_away(req: &Request, path: &str, expired: bool) -> Response {

@@ -2,6 +2,7 @@
 //! principal a request runs as.
 
 use crate::role::{self, Action, Role};
+use crate::token::Scopes;
 use serde::{Deserialize, Serialize};
 
 pub const MIN_PASSWORD_LEN: usize = 12;
@@ -21,6 +22,10 @@ pub struct Principal {
     pub display_name: String,
     pub roles: Vec<Role>,
     pub via: Credential,
+    /// What a token may be used for (`None` for a session, where the
+    /// roles alone decide).
+    #[serde(default)]
+    pub scopes: Option<Scopes>,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -188,6 +193,7 @@ mod tests {
             display_name: "V".into(),
             roles: vec![Role::Viewer],
             via: Credential::Session,
+            scopes: None,
         };
         assert!(p.may(Action::Read));
         assert!(!p.may(Action::ManageUsers));

@@ -20,3 +20,4 @@ pub mod schema;
 pub mod series;
 pub mod shell;
 pub mod signin;
+pub mod token;

@@ -122,6 +122,7 @@ async fn main() {
         display_name: "bench".into(),
         roles: vec![Role::Viewer],
         via: Credential::Token,
+        scopes: None,
     };
     // The screen reads what the pass stored: the first page, the last
     // page, and a search, each timed.

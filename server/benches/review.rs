@@ -38,6 +38,7 @@ fn principal(user_id: i64, username: &str, roles: Vec<Role>) -> Principal {
         display_name: username.into(),
         roles,
         via: Credential::Token,
+        scopes: None,
     }
 }
 

@@ -156,6 +156,7 @@ async fn main() {
         display_name: "bench".into(),
         roles: vec![Role::Viewer],
         via: Credential::Token,
+        scopes: None,
     };
     for (label, filter) in [
         ("page 1", GroupFilter::default()),

@@ -4,6 +4,7 @@
 use crate::errors::db;
 use crate::password;
 use crate::store::{self, audit::Event, is_unique_violation, users::UserRow};
+use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use streamkeeper::account::{
@@ -12,6 +13,7 @@ use streamkeeper::account::{
 use streamkeeper::egress::EgressPolicy;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{self, Action};
+use streamkeeper::token::{Dead, liveness};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
@@ -124,7 +126,19 @@ pub fn principal_of(u: &UserRow, via: Credential) -> Principal {
         display_name: u.display_name.clone(),
         roles: u.roles(),
         via,
+        scopes: None,
     }
+}
+
+/// What a bearer token turned out to be.
+pub enum TokenAuth {
+    Live {
+        principal: Principal,
+        token_id: i64,
+    },
+    /// No such token (or one the server cannot read): no details given.
+    Unknown,
+    Dead(Dead),
 }
 
 impl AccountService {
@@ -154,8 +168,28 @@ impl AccountService {
         store::users::by_id(&self.pool, id).await.map_err(db)
     }
 
-    pub async fn user_for_token(&self, token: &str) -> Result<Option<UserRow>, AppError> {
-        store::tokens::user_for(&self.pool, token).await.map_err(db)
+    /// Who a bearer token acts as, with its scopes, or why it is refused.
+    pub async fn token_principal(&self, token: &str) -> Result<TokenAuth, AppError> {
+        let Some(row) = store::tokens::find(&self.pool, token).await.map_err(db)? else {
+            return Ok(TokenAuth::Unknown);
+        };
+        if let Err(dead) = liveness(&row.facts(), Utc::now()) {
+            return Ok(TokenAuth::Dead(dead));
+        }
+        let Some(scopes) = row.scopes() else {
+            tracing::error!(token_id = row.id, "a token with no known scope");
+            return Ok(TokenAuth::Unknown);
+        };
+        store::tokens::touch(&self.pool, row.id).await.map_err(db)?;
+        let Some(user) = self.user_row(row.user_id).await? else {
+            return Ok(TokenAuth::Unknown);
+        };
+        let mut principal = principal_of(&user, Credential::Token);
+        principal.scopes = Some(scopes);
+        Ok(TokenAuth::Live {
+            principal,
+            token_id: row.id,
+        })
     }
 
     pub async fn record(&self, ev: Event<'_>) -> Result<(), AppError> {

@@ -10,6 +10,7 @@ use crate::kafka::settings::{ClusterSettings, SecretRef};
 use crate::password;
 use crate::store::{self, audit::Event, is_unique_violation};
 use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
 use serde_json::json;
 use sqlx::PgPool;
 use std::io::Read;
@@ -18,6 +19,7 @@ use streamkeeper::account::{check_display_name, check_password, check_username};
 use streamkeeper::audit::{GENESIS, Head};
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::role;
+use streamkeeper::token::{Dead, Scopes, liveness};
 
 const ACTOR: &str = "cli";
 const SOURCE: &str = "cli";
@@ -95,13 +97,15 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                     actor: ACTOR,
                     action: "user.password",
                     target: format!("user:{username}"),
-                    detail: json!({ "sessions_ended": true }),
+                    detail: json!({ "sessions_ended": true, "tokens_revoked": true }),
                     source: SOURCE,
                 },
             )
             .await?;
             tx.commit().await?;
-            println!("password of {username} changed; their sessions are ended");
+            println!(
+                "password of {username} changed; their sessions are ended and their tokens revoked"
+            );
             if generated {
                 println!("password (shown once): {pw}");
             }
@@ -164,11 +168,18 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
 
 pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode> {
     match cmd {
-        TokenCommand::Create { user, name } => {
+        TokenCommand::Create {
+            user,
+            name,
+            scopes,
+            expires_days,
+        } => {
             let name = name.trim().to_string();
             if name.is_empty() || name.chars().count() > 100 {
                 bail!("--name must be 1 to 100 characters");
             }
+            let scopes = Scopes::new(scopes)?;
+            let expires_at = expires_days.map(|d| Utc::now() + chrono::Duration::days(d.into()));
             let Some(u) = store::users::by_username(pool, &user).await? else {
                 bail!("no user named {user}");
             };
@@ -177,20 +188,29 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
             }
             let token = store::tokens::generate();
             let mut tx = pool.begin().await?;
-            let id = store::tokens::insert(&mut tx, u.id, &name, &token).await?;
+            let id =
+                store::tokens::insert(&mut tx, u.id, &name, &token, &scopes, expires_at).await?;
             store::audit::append(
                 &mut tx,
                 Event {
                     actor: ACTOR,
                     action: "token.create",
                     target: format!("user:{user}"),
-                    detail: json!({ "token_id": id, "name": name }),
+                    detail: json!({
+                        "token_id": id,
+                        "name": name,
+                        "scopes": scopes,
+                        "expires_at": expires_at,
+                    }),
                     source: SOURCE,
                 },
             )
             .await?;
             tx.commit().await?;
-            println!("token {id} for {user} ({name}), shown once:");
+            let until = expires_at.map_or("until revoked".to_string(), |e| {
+                format!("until {}", e.format("%Y-%m-%d %H:%M UTC"))
+            });
+            println!("token {id} for {user} ({name}), scopes {scopes}, {until}, shown once:");
             println!("{token}");
             Ok(ExitCode::SUCCESS)
         }
@@ -216,24 +236,27 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
         }
         TokenCommand::List => {
             println!(
-                "{:<6} {:<24} {:<28} {:<20} state",
-                "id", "user", "name", "last used"
+                "{:<6} {:<24} {:<28} {:<32} {:<17} {:<17} state",
+                "id", "user", "name", "scopes", "expires", "last used"
             );
+            let now = Utc::now();
             for t in store::tokens::list(pool).await? {
-                let used = t
-                    .last_used_at
-                    .map(|d| d.format("%Y-%m-%d %H:%M").to_string())
-                    .unwrap_or_else(|| "never".into());
-                let state = match t.revoked_at {
-                    Some(d) => format!("revoked {}", d.format("%Y-%m-%d")),
-                    None => "live".into(),
+                let when = |d: Option<DateTime<Utc>>, none: &str| {
+                    d.map_or(none.to_string(), |d| d.format("%Y-%m-%d %H:%M").to_string())
+                };
+                let state = match liveness(&t.facts(), now) {
+                    Ok(()) => "live".to_string(),
+                    Err(Dead::Revoked) => format!("revoked {}", when(t.revoked_at, "")),
+                    Err(dead) => dead.as_str().to_string(),
                 };
                 println!(
-                    "{:<6} {:<24} {:<28} {:<20} {state} (created {})",
+                    "{:<6} {:<24} {:<28} {:<32} {:<17} {:<17} {state} (created {})",
                     t.id,
                     t.username,
                     t.name,
-                    used,
+                    t.scopes.join(","),
+                    when(t.expires_at, "never"),
+                    when(t.last_used_at, "never"),
                     t.created_at.format("%Y-%m-%d")
                 );
             }
@@ -365,6 +388,7 @@ fn cli_principal() -> streamkeeper::account::Principal {
         display_name: "command line".into(),
         roles: vec![role::Role::Admin],
         via: streamkeeper::account::Credential::Token,
+        scopes: Some(Scopes::all()),
     }
 }
 

@@ -9,6 +9,7 @@ use std::time::Duration;
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::egress::EgressPolicy;
 use streamkeeper::role::Role;
+use streamkeeper::token::Scope;
 use url::Url;
 
 #[derive(Debug, Parser)]
@@ -261,13 +262,13 @@ pub enum UserCommand {
         #[arg(long)]
         password_stdin: bool,
     },
-    /// Set a user's password and end their sessions.
+    /// Set a user's password, end their sessions and revoke their tokens.
     Passwd {
         username: String,
         #[arg(long)]
         password_stdin: bool,
     },
-    /// Disable a user and end their sessions.
+    /// Disable a user, end their sessions and revoke their tokens.
     Disable { username: String },
     /// List users.
     List,
@@ -276,12 +277,20 @@ pub enum UserCommand {
 #[derive(Debug, Subcommand)]
 pub enum TokenCommand {
     /// Create a bearer token acting as USER. The token is printed once.
+    /// It may do what both its scopes and USER's roles allow.
     Create {
         #[arg(long)]
         user: String,
         /// What the token is for, e.g. "ci-schema-check".
         #[arg(long)]
         name: String,
+        /// A scope (repeat for several): read, check, propose, approve,
+        /// lineage:write, write.
+        #[arg(long = "scope", default_value = "read")]
+        scopes: Vec<Scope>,
+        /// Days until the token stops working (default: until revoked).
+        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
+        expires_days: Option<u16>,
     },
     /// Revoke a token by its id.
     Revoke { id: i64 },

@@ -6,6 +6,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::json;
 use streamkeeper::role::Role;
+use streamkeeper::token::Scope;
 use support::TestApp;
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -1055,4 +1056,175 @@ async fn refused_writes_are_audited(pool: sqlx::PgPool) {
         assert!(detail.contains(why), "{detail}");
         assert!(!detail.contains("correct-horse"), "no secrets: {detail}");
     }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_read_token_reads_and_changes_nothing(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let read = t.token_with(admin, &[Scope::Read]).await;
+    let me = t.api(Method::GET, "/api/v1/me", &read, None).await;
+    assert_eq!(me.status, StatusCode::OK);
+    assert_eq!(me.json()["principal"]["scopes"], json!(["read"]));
+    assert_eq!(
+        t.api(Method::GET, "/api/v1/teams", &read, None)
+            .await
+            .status,
+        StatusCode::OK
+    );
+    // An admin's read token cannot do admin setup.
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &read,
+            Some(json!({"name": "payments"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "forbidden");
+    assert!(
+        message(&r).contains("lacks the 'write' scope"),
+        "{}",
+        r.body
+    );
+    let teams = t.api(Method::GET, "/api/v1/teams", &read, None).await;
+    assert_eq!(teams.json()["total"], 0, "no team was created");
+    let refused: Vec<(String, String, String)> = sqlx::query_as(
+        "SELECT actor, target, detail FROM audit_log WHERE action = 'token.scope.refused'",
+    )
+    .fetch_all(&t.pool)
+    .await
+    .expect("audit");
+    assert_eq!(refused.len(), 1, "{refused:?}");
+    assert_eq!(refused[0].0, "ada");
+    assert_eq!(refused[0].1, "path:/api/v1/teams");
+    assert!(refused[0].2.contains(r#""needed":"write""#), "{refused:?}");
+
+    // Server functions are for browsers: even a token with every scope is
+    // turned away there (they include approving, which `write` is not).
+    let all = t.token(admin).await;
+    let r = t
+        .send(
+            Request::post("/fn/create_team")
+                .header(header::AUTHORIZATION, format!("Bearer {all}"))
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .body(Body::from("name=evil&description="))
+                .expect("request"),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(r.body.contains("Server functions"), "{}", r.body);
+    let teams = t.api(Method::GET, "/api/v1/teams", &read, None).await;
+    assert_eq!(teams.json()["total"], 0, "no team was created");
+
+    // A producer's lineage token sends lineage (its route is still to
+    // come, hence 404 rather than 403) and reads nothing.
+    let lineage = t.token_with(admin, &[Scope::LineageWrite]).await;
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &lineage, Some(json!({})))
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let r = t.api(Method::GET, "/api/v1/me", &lineage, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(r.body.contains("'read' scope"), "{}", r.body);
+}
+
+fn message(r: &support::Reply) -> String {
+    r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let bot = t.user("ci-bot", &[Role::Viewer]).await;
+    let at = t.token(admin).await;
+    let me = |token: String| {
+        let t = &t;
+        async move { t.api(Method::GET, "/api/v1/me", &token, None).await }
+    };
+
+    // A role change leaves the bot's token working.
+    let bt = t.token_with(bot, &[Scope::Read]).await;
+    let r = t
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{bot}"),
+            &at,
+            Some(json!({"roles": ["viewer", "owner"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(me(bt.clone()).await.status, StatusCode::OK);
+
+    // `user passwd` ends it.
+    streamkeeper_server::cli::user(
+        &t.pool,
+        streamkeeper_server::config::UserCommand::Passwd {
+            username: "ci-bot".into(),
+            password_stdin: false,
+        },
+    )
+    .await
+    .expect("passwd");
+    let r = me(bt.clone()).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert!(message(&r).contains("password changed"), "{}", r.body);
+    // So does any other writer of the password (the store, which the API's
+    // and the UI's password changes go through).
+    let bt = t.token_with(bot, &[Scope::Read]).await;
+    assert_eq!(me(bt.clone()).await.status, StatusCode::OK);
+    let mut conn = t.pool.acquire().await.expect("conn");
+    let mut row = streamkeeper_server::store::users::lock(&mut conn, bot)
+        .await
+        .expect("user")
+        .expect("bot");
+    row.password_hash =
+        streamkeeper_server::password::hash("another-long-passphrase-42").expect("hash");
+    streamkeeper_server::store::users::update(&mut conn, &row, true)
+        .await
+        .expect("update");
+    drop(conn);
+    assert_eq!(me(bt).await.status, StatusCode::UNAUTHORIZED);
+
+    // Disabling ends it, and enabling again does not bring it back.
+    let bt = t.token_with(bot, &[Scope::Read]).await;
+    for disabled in [true, false] {
+        let r = t
+            .api(
+                Method::PATCH,
+                &format!("/api/v1/users/{bot}"),
+                &at,
+                Some(json!({"disabled": disabled})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+    let r = me(bt).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert!(message(&r).contains("disabled"), "{}", r.body);
+    let fresh = t.token_with(bot, &[Scope::Read]).await;
+    assert_eq!(me(fresh).await.status, StatusCode::OK, "a new token works");
+
+    // An expired token answers 401 and says so.
+    let expired = streamkeeper_server::store::tokens::generate();
+    let mut conn = t.pool.acquire().await.expect("conn");
+    streamkeeper_server::store::tokens::insert(
+        &mut conn,
+        bot,
+        "expired",
+        &expired,
+        &streamkeeper::token::Scopes::new([Scope::Read]).expect("scopes"),
+        Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
+    )
+    .await
+    .expect("insert");
+    drop(conn);
+    let r = me(expired).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+    assert!(message(&r).contains("expired"), "{}", r.body);
 }

@@ -532,3 +532,95 @@ async fn clusters_name_only_allowed_credentials(pool: PgPool) {
     assert!(o.status.success(), "{}", text(&o));
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn tokens_have_scopes_an_expiry_and_die_with_the_password(pool: PgPool) {
+    let o = run(&pool, &["user", "add", "ci-bot"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(
+        &pool,
+        &[
+            "token",
+            "create",
+            "--user",
+            "ci-bot",
+            "--name",
+            "ci",
+            "--scope",
+            "check",
+            "--scope",
+            "read",
+            "--expires-days",
+            "30",
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("scopes read,check, until 20"),
+        "{}",
+        text(&o)
+    );
+    let o = run(
+        &pool,
+        &["token", "create", "--user", "ci-bot", "--name", "dashboard"],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(
+        &pool,
+        &[
+            "token", "create", "--user", "ci-bot", "--name", "x", "--scope", "admin",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o).contains("lineage:write"), "{}", text(&o));
+    let o = run(
+        &pool,
+        &[
+            "token",
+            "create",
+            "--user",
+            "ci-bot",
+            "--name",
+            "x",
+            "--expires-days",
+            "0",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+
+    let o = run(&pool, &["token", "list"], None);
+    let out = text(&o);
+    let line = |name: &str| {
+        out.lines()
+            .find(|l| l.contains(&format!(" {name} ")))
+            .unwrap_or_else(|| panic!("no {name} in {out}"))
+            .to_owned()
+    };
+    let expires = (chrono::Utc::now() + chrono::Duration::days(30))
+        .format("%Y-%m-%d")
+        .to_string();
+    let ci = line("ci");
+    assert!(ci.contains("read,check") && ci.contains(&expires), "{ci}");
+    assert!(ci.contains("live"), "{ci}");
+    let dashboard = line("dashboard");
+    assert!(
+        dashboard.contains(" read ") && dashboard.contains("never"),
+        "the default scope is read, with no expiry: {dashboard}"
+    );
+
+    let o = run(&pool, &["user", "passwd", "ci-bot"], None);
+    assert!(text(&o).contains("tokens revoked"), "{}", text(&o));
+    let o = run(&pool, &["token", "list"], None);
+    let out = text(&o);
+    assert_eq!(
+        out.matches("revoked (password changed or user disabled)")
+            .count(),
+        2,
+        "{out}"
+    );
+    assert!(!out.contains("live"), "{out}");
+}

@@ -12,6 +12,7 @@ use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::{Value, json};
 use streamkeeper::role::Role;
+use streamkeeper::token::Scope;
 use streamkeeper_doubles::registry;
 use streamkeeper_server::registry::{NewSchema, RegistryClient};
 use support::{PASSWORD, TestApp};
@@ -1359,4 +1360,105 @@ async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: s
         "{error:?}"
     );
     assert_eq!(asked.load(Ordering::SeqCst), 0, "never followed");
+}
+
+async fn user_id(w: &World, name: &str) -> i64 {
+    sqlx::query_scalar("SELECT id FROM users WHERE username = $1")
+        .bind(name)
+        .fetch_one(&w.t.pool)
+        .await
+        .expect("user id")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_tokens_scopes_bound_what_its_user_may_do(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let (ann, olga, vic) = (
+        user_id(&w, "ann").await,
+        user_id(&w, "olga").await,
+        user_id(&w, "vic").await,
+    );
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let h = hash(&item);
+
+    // ann is a named approver, but her read token only reads: no approval
+    // without a password and without the approve scope, and neither does
+    // `write` include it.
+    let ann_read = w.t.token_with(ann, &[Scope::Read]).await;
+    assert_eq!(w.item(&ann_read, id).await["id"], id, "read reads");
+    let r = w.approve(&ann_read, id, &h).await;
+    refused(&r, StatusCode::FORBIDDEN, "lacks the 'approve' scope");
+    assert_eq!(r.json()["error"]["code"], "forbidden");
+    let ann_write = w.t.token_with(ann, &[Scope::Read, Scope::Write]).await;
+    refused(
+        &w.approve(&ann_write, id, &h).await,
+        StatusCode::FORBIDDEN,
+        "lacks the 'approve' scope",
+    );
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/rejections"),
+            &ann_read,
+            Some(json!({"reason": "no"})),
+        )
+        .await;
+    refused(&r, StatusCode::FORBIDDEN, "lacks the 'approve' scope");
+    assert_eq!(w.item(&w.ann, id).await["approval_count"], 0);
+    let refusals: Vec<String> = sqlx::query_scalar(
+        "SELECT detail FROM audit_log WHERE action = 'token.scope.refused' AND actor = 'ann' ORDER BY id",
+    )
+    .fetch_all(&w.t.pool)
+    .await
+    .expect("audit");
+    assert_eq!(refusals.len(), 3, "every refusal is on record");
+    assert!(
+        refusals[0].contains(r#""needed":"approve""#),
+        "{refusals:?}"
+    );
+
+    // Scopes never add to roles: a viewer's approve token is still refused
+    // by the review rules.
+    let vic_approve = w.t.token_with(vic, &[Scope::Approve]).await;
+    refused(
+        &w.approve(&vic_approve, id, &h).await,
+        StatusCode::FORBIDDEN,
+        "need the approver role",
+    );
+
+    // The approve scope approves, with no password (the token is the
+    // approver's credential).
+    let ann_approve = w.t.token_with(ann, &[Scope::Approve]).await;
+    let r = w.approve(&ann_approve, id, &h).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["approval_count"], 1);
+
+    // A CI job's check token runs compatibility checks and proposes nothing.
+    let olga_check = w.t.token_with(olga, &[Scope::Check]).await;
+    let r = w
+        .call(
+            Method::POST,
+            &format!(
+                "/api/v1/clusters/{}/streams/orders/compatibility",
+                w.cluster
+            ),
+            &olga_check,
+            Some(json!({"schema_type": "AVRO", "schema": DROPS_AMOUNT})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["verdict"], "INCOMPATIBLE", "{}", r.body);
+    let r = w
+        .call(
+            Method::POST,
+            "/api/v1/review-items",
+            &olga_check,
+            Some(
+                json!({"kind": "producer_change", "cluster_id": w.cluster, "topic": "orders",
+                        "schema_type": "AVRO", "schema": ADDS_TAG}),
+            ),
+        )
+        .await;
+    refused(&r, StatusCode::FORBIDDEN, "lacks the 'propose' scope");
 }

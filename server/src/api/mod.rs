@@ -184,3 +184,52 @@ pub fn router() -> Router<AppState> {
         .route("/me/inbox", get(review::counts))
         .fallback(not_found)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::ApiDoc;
+    use streamkeeper::token::{Required, Scope, required_scope};
+    use utoipa::OpenApi;
+
+    /// The scope rule sees only a method and a path; this holds it to the
+    /// routes the API really documents, with their parameters filled in.
+    #[test]
+    fn every_documented_route_needs_the_scope_of_its_family() {
+        let doc = ApiDoc::openapi();
+        let mut approvals = 0;
+        for (template, item) in &doc.paths.paths {
+            let path: String = template
+                .split('/')
+                .map(|s| if s.starts_with('{') { "1" } else { s })
+                .collect::<Vec<_>>()
+                .join("/");
+            let methods = [
+                ("GET", item.get.is_some()),
+                ("POST", item.post.is_some()),
+                ("PUT", item.put.is_some()),
+                ("PATCH", item.patch.is_some()),
+                ("DELETE", item.delete.is_some()),
+            ];
+            for (method, _) in methods.iter().filter(|(_, has)| *has) {
+                let expected = if *method == "GET" {
+                    Scope::Read
+                } else if path.ends_with("/compatibility") {
+                    Scope::Check
+                } else if path.ends_with("/approvals") || path.ends_with("/rejections") {
+                    approvals += 1;
+                    Scope::Approve
+                } else if path.starts_with("/api/v1/review-items") {
+                    Scope::Propose
+                } else {
+                    Scope::Write
+                };
+                assert_eq!(
+                    required_scope(method, &path),
+                    Required::Scope(expected),
+                    "{method} {template}"
+                );
+            }
+        }
+        assert_eq!(approvals, 2, "approvals and rejections are documented");
+    }
+}

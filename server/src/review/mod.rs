@@ -25,6 +25,7 @@ use streamkeeper::review::{
     completes,
 };
 use streamkeeper::role::{Action, Role};
+use streamkeeper::token::Scope;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,
@@ -181,8 +182,10 @@ impl ReviewService {
         }
     }
 
-    /// The password check approving in the browser asks for. Tokens are
-    /// their own re-authentication (a CI job has no password to type).
+    /// The password check approving in the browser asks for. A token made
+    /// with the `approve` scope is its own re-authentication (a CI job has
+    /// no password to type); the auth middleware already turned away tokens
+    /// without it, and this holds even for a route it does not know.
     async fn reauthenticate(
         &self,
         who: &Principal,
@@ -190,7 +193,7 @@ impl ReviewService {
         password: Option<&str>,
     ) -> Result<bool, AppError> {
         if who.via == Credential::Token {
-            return Ok(true);
+            return Ok(who.scopes.as_ref().is_some_and(|s| s.holds(Scope::Approve)));
         }
         let Some(password) = password.filter(|p| !p.is_empty()) else {
             return Ok(false);

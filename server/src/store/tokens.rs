@@ -7,8 +7,7 @@ use chrono::{DateTime, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::{FromRow, PgConnection, PgPool};
-
-use super::users::UserRow;
+use streamkeeper::token::{Scope, Scopes, TokenFacts};
 
 pub const PREFIX: &str = "sk_";
 
@@ -27,23 +26,61 @@ pub struct TokenRow {
     pub id: i64,
     pub username: String,
     pub name: String,
+    pub scopes: Vec<String>,
     pub created_at: DateTime<Utc>,
+    pub expires_at: Option<DateTime<Utc>>,
     pub last_used_at: Option<DateTime<Utc>>,
     pub revoked_at: Option<DateTime<Utc>>,
+    /// The user's token epoch when the token was made.
+    pub epoch: i32,
+    /// The user's token epoch now.
+    pub user_epoch: i32,
+    pub user_disabled: bool,
+    pub user_id: i64,
 }
 
+impl TokenRow {
+    /// Scopes as stored; a CHECK constraint holds them to the known names
+    /// and to at least one, so `None` means a row written around it.
+    pub fn scopes(&self) -> Option<Scopes> {
+        Scopes::new(self.scopes.iter().filter_map(|s| s.parse::<Scope>().ok())).ok()
+    }
+
+    pub fn facts(&self) -> TokenFacts {
+        TokenFacts {
+            revoked: self.revoked_at.is_some(),
+            expires_at: self.expires_at,
+            epoch: self.epoch,
+            user_epoch: self.user_epoch,
+            user_disabled: self.user_disabled,
+        }
+    }
+}
+
+const COLUMNS: &str = "t.id, u.username, t.name, t.scopes, t.created_at, t.expires_at,
+    t.last_used_at, t.revoked_at, t.user_epoch AS epoch, u.token_epoch AS user_epoch,
+    u.disabled AS user_disabled, t.user_id";
+
+/// Stores a new token carrying its user's current token epoch, so a later
+/// password change or disable (which moves the epoch on) ends it.
 pub async fn insert(
     conn: &mut PgConnection,
     user_id: i64,
     name: &str,
     token: &str,
+    scopes: &Scopes,
+    expires_at: Option<DateTime<Utc>>,
 ) -> Result<i64, sqlx::Error> {
+    let scopes: Vec<&str> = scopes.iter().map(Scope::as_str).collect();
     sqlx::query_scalar(
-        "INSERT INTO api_tokens (user_id, name, token_hash) VALUES ($1, $2, $3) RETURNING id",
+        "INSERT INTO api_tokens (user_id, name, token_hash, scopes, expires_at, user_epoch)
+         SELECT id, $2, $3, $4, $5, token_epoch FROM users WHERE id = $1 RETURNING id",
     )
     .bind(user_id)
     .bind(name)
     .bind(digest(token))
+    .bind(scopes)
+    .bind(expires_at)
     .fetch_one(conn)
     .await
 }
@@ -61,33 +98,34 @@ pub async fn revoke(conn: &mut PgConnection, id: i64) -> Result<Option<String>, 
 }
 
 pub async fn list(pool: &PgPool) -> Result<Vec<TokenRow>, sqlx::Error> {
-    sqlx::query_as(
-        "SELECT t.id, u.username, t.name, t.created_at, t.last_used_at, t.revoked_at
-         FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id",
-    )
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id"
+    ))
     .fetch_all(pool)
     .await
 }
 
-/// The active user a live token acts as. Marks the token used, at most once
-/// a minute so that busy machines do not write on every request.
-pub async fn user_for(pool: &PgPool, token: &str) -> Result<Option<UserRow>, sqlx::Error> {
-    let found: Option<(i64, i64)> = sqlx::query_as(
-        "SELECT t.id, t.user_id FROM api_tokens t JOIN users u ON u.id = t.user_id
-         WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND NOT u.disabled",
-    )
+/// The token with this secret, live or not: the caller decides (with
+/// `streamkeeper::token::liveness`) and says why a dead one is refused.
+pub async fn find(pool: &PgPool, token: &str) -> Result<Option<TokenRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id
+         WHERE t.token_hash = $1"
+    ))
     .bind(digest(token))
     .fetch_optional(pool)
-    .await?;
-    let Some((token_id, user_id)) = found else {
-        return Ok(None);
-    };
+    .await
+}
+
+/// Marks a token used, at most once a minute so that busy machines do not
+/// write on every request.
+pub async fn touch(pool: &PgPool, id: i64) -> Result<(), sqlx::Error> {
     sqlx::query(
         "UPDATE api_tokens SET last_used_at = now()
          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
     )
-    .bind(token_id)
+    .bind(id)
     .execute(pool)
-    .await?;
-    super::users::by_id(pool, user_id).await
+    .await
+    .map(drop)
 }

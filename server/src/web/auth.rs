@@ -14,12 +14,13 @@ use std::net::SocketAddr;
 use streamkeeper::account::{Credential, MAX_USERNAME_LEN, Principal};
 use streamkeeper::client_addr::client_ip;
 use streamkeeper::signin::{safe_next, touch_due};
+use streamkeeper::token::Refusal;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::ClientAddr;
 use tower_sessions::Session;
 
 use super::AppState;
-use crate::accounts::principal_of;
+use crate::accounts::{TokenAuth, principal_of};
 use crate::api::ApiError;
 use crate::store::audit::Event;
 
@@ -139,27 +140,33 @@ pub async fn authenticate(
         .and_then(|c| c.to_str().ok())
         .is_some_and(|c| c.contains(st.config.cookie_name()));
     let principal = match bearer(&req) {
-        Some(token) => match st.accounts.user_for_token(&token).await {
-            Ok(Some(u)) => Some(principal_of(&u, Credential::Token)),
-            Ok(None) => {
-                // Counted per source and minute: guessing tokens must
-                // leave a trace without flooding the chain.
-                let from = req
-                    .extensions()
-                    .get::<ClientAddr>()
-                    .map_or("unknown", |a| a.0.as_str());
-                let event = Event {
-                    actor: "anonymous",
-                    action: "token.refused",
-                    target: format!("path:{}", req.uri().path()),
-                    detail: json!({ "reason": "unknown, revoked or disabled token" }),
-                    source: from,
-                };
-                if let Err(e) = st.accounts.tally(event).await {
-                    tracing::error!(error = %e, "could not record a refused token");
+        Some(token) => match st.accounts.token_principal(&token).await {
+            Ok(TokenAuth::Live {
+                principal,
+                token_id,
+            }) => {
+                // Owned: a request body is not Sync, so no reference to the
+                // request may be held across the audit write.
+                let asked = (
+                    req.method().as_str().to_string(),
+                    req.uri().path().to_string(),
+                    resolved_addr(&req).to_string(),
+                );
+                if let Some(refused) = scope_refusal(&st, asked, &principal, token_id).await {
+                    return refused;
                 }
+                Some(principal)
+            }
+            Ok(TokenAuth::Unknown) => {
+                tally_refused_token(&st, token_asked(&req), "unknown token").await;
                 return ApiError(AppError::Unauthenticated)
-                    .with_message("The bearer token is unknown, revoked, or its user is disabled.")
+                    .with_message("The bearer token is unknown.")
+                    .into_response();
+            }
+            Ok(TokenAuth::Dead(dead)) => {
+                tally_refused_token(&st, token_asked(&req), dead.message()).await;
+                return ApiError(AppError::Unauthenticated)
+                    .with_message(dead.message())
                     .into_response();
             }
             Err(e) => return ApiError(e).into_response(),
@@ -178,6 +185,74 @@ pub async fn authenticate(
         None => return turn_away(&req, &path, had_cookie),
     }
     next.run(req).await
+}
+
+/// The client address `client_address` resolved for this request.
+fn resolved_addr(req: &Request) -> &str {
+    req.extensions()
+        .get::<ClientAddr>()
+        .map_or("unknown", |a| a.0.as_str())
+}
+
+/// A token that is unknown or dead, counted per source and minute:
+/// guessing tokens must leave a trace without flooding the chain.
+/// What a refused token's record needs of the request, owned: a request
+/// body is not Sync, so no reference to it may be held across the write.
+fn token_asked(req: &Request) -> (String, String) {
+    (
+        format!("path:{}", req.uri().path()),
+        resolved_addr(req).to_string(),
+    )
+}
+
+async fn tally_refused_token(st: &AppState, (target, from): (String, String), reason: &str) {
+    let event = Event {
+        actor: "anonymous",
+        action: "token.refused",
+        target,
+        detail: json!({ "reason": reason }),
+        source: &from,
+    };
+    if let Err(e) = st.accounts.tally(event).await {
+        tracing::error!(error = %e, "could not record a refused token");
+    }
+}
+
+/// The one place a token's scopes are checked (its user's roles are still
+/// checked by the services): a request outside them answers 403 naming the
+/// missing scope, and is audited. `None` when the scopes allow it.
+async fn scope_refusal(
+    st: &AppState,
+    (method, path, from): (String, String, String),
+    who: &Principal,
+    token_id: i64,
+) -> Option<Response> {
+    let refusal = who.scopes.as_ref()?.allow(&method, &path).err()?;
+    let needed = match refusal {
+        Refusal::Missing(scope) => scope.as_str(),
+        Refusal::SessionOnly => "session",
+    };
+    let event = Event {
+        actor: &who.username,
+        action: "token.scope.refused",
+        // The audit store clips it: the path is the caller's to choose.
+        target: format!("path:{path}"),
+        detail: json!({
+            "method": method,
+            "token_id": token_id,
+            "needed": needed,
+            "scopes": who.scopes,
+        }),
+        source: &from,
+    };
+    if let Err(e) = st.accounts.record(event).await {
+        return Some(ApiError(e).into_response());
+    }
+    Some(
+        ApiError(AppError::Forbidden(String::new()))
+            .with_message(&refusal.to_string())
+            .into_response(),
+    )
 }
 
 fn turn_away(req: &Request, path: &str, expired: bool) -> Response {

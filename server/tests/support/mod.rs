@@ -185,13 +185,30 @@ impl TestApp {
             .id
     }
 
-    /// A bearer token for `username`.
+    /// A bearer token for the user with the scopes the tests of the whole
+    /// API use: everything but `lineage:write`.
     pub async fn token(&self, user_id: i64) -> String {
+        use streamkeeper::token::Scope;
+        let scopes = [
+            Scope::Read,
+            Scope::Write,
+            Scope::Check,
+            Scope::Propose,
+            Scope::Approve,
+        ];
+        self.token_with(user_id, &scopes).await
+    }
+
+    /// A bearer token for the user holding just `scopes`.
+    pub async fn token_with(&self, user_id: i64, scopes: &[streamkeeper::token::Scope]) -> String {
         let token = streamkeeper_server::store::tokens::generate();
+        let scopes = streamkeeper::token::Scopes::new(scopes.iter().copied()).expect("scopes");
         let mut conn = self.pool.acquire().await.expect("conn");
-        streamkeeper_server::store::tokens::insert(&mut conn, user_id, "test", &token)
-            .await
-            .expect("insert token");
+        streamkeeper_server::store::tokens::insert(
+            &mut conn, user_id, "test", &token, &scopes, None,
+        )
+        .await
+        .expect("insert token");
         token
     }
 

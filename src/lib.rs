@@ -9,6 +9,7 @@ pub mod consumer_protocol;
 pub mod flag;
 pub mod health;
 pub mod lag;
+pub mod limit;
 pub mod page;
 pub mod review;
 pub mod role;

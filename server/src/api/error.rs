@@ -24,7 +24,7 @@ pub struct ErrorBody {
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable: unauthenticated, forbidden, not_found, invalid, conflict,
-    /// unavailable, internal, bad_request, cross_site.
+    /// unavailable, internal, bad_request, cross_site, too_large.
     pub code: String,
     pub message: String,
 }
@@ -78,10 +78,17 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
+        let limit = req.extensions().get::<crate::limits::BodyLimit>().copied();
         Json::<T>::from_request(req, state)
             .await
             .map(|Json(v)| ApiJson(v))
-            .map_err(|e: JsonRejection| bad_request("the JSON body is invalid", e.body_text()))
+            .map_err(|e: JsonRejection| match limit {
+                // A body cut off at the limit: say so, not "invalid JSON".
+                Some(limit) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                    ApiError(limit.refusal(None))
+                }
+                _ => bad_request("the JSON body is invalid", e.body_text()),
+            })
     }
 }
 

@@ -2,6 +2,7 @@
 //! REST API and static assets, behind the security layers.
 
 pub mod auth;
+pub mod body_limit;
 pub mod limiter;
 pub mod security;
 pub mod server_fns;
@@ -11,7 +12,7 @@ use crate::clusters::ClusterService;
 use crate::config::ServeConfig;
 use crate::review::ReviewService;
 use crate::schemas::SchemaService;
-use axum::extract::FromRef;
+use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
@@ -57,7 +58,13 @@ impl AppState {
             .build();
         let accounts = Arc::new(AccountService::new(pool.clone()));
         let clusters = Arc::new(ClusterService::new(pool.clone()));
-        let schemas = Arc::new(SchemaService::new(pool.clone()));
+        let schemas = Arc::new(SchemaService::with_limits(
+            pool.clone(),
+            crate::limits::SchemaLimits::new(
+                config.max_schema_bytes,
+                crate::limits::Blocking::per_core(),
+            ),
+        ));
         let limiter = limiter::LoginLimiter::new();
         let reviews = Arc::new(ReviewService::new(
             pool.clone(),
@@ -139,6 +146,11 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                     state.clone(),
                     security::same_origin,
                 ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    body_limit::limit,
+                ))
+                .layer(DefaultBodyLimit::max(state.config.body_limit()))
                 .layer(sessions)
                 .layer(middleware::from_fn_with_state(
                     state.clone(),

@@ -28,6 +28,7 @@ pub fn config() -> ServeConfig {
         session_idle: Duration::from_secs(1800),
         session_max: Duration::from_secs(12 * 3600),
         clusters_file: None,
+        max_schema_bytes: streamkeeper_server::limits::DEFAULT_MAX_SCHEMA_BYTES,
     }
 }
 

@@ -68,6 +68,12 @@ impl Blocking {
     }
 }
 
+/// The process's decoding of big request bodies (see `api::ApiJson`).
+pub fn decoding() -> &'static Blocking {
+    static DECODING: std::sync::OnceLock<Blocking> = std::sync::OnceLock::new();
+    DECODING.get_or_init(Blocking::per_core)
+}
+
 /// Why a schema was not parsed.
 #[derive(Debug, thiserror::Error)]
 pub enum Unparsed {
@@ -232,9 +238,8 @@ mod tests {
         }
         assert_eq!(most.load(Ordering::SeqCst), 2);
         let e = blocking
-            .run(|| panic!("a parser bug"))
+            .run(|| -> () { panic!("a parser bug") })
             .await
-            .map(|()| ())
             .expect_err("panicked");
         assert!(matches!(e, AppError::Internal(_)), "{e:?}");
         // The permit came back: the next job runs.

@@ -48,7 +48,7 @@ pub fn shown(bytes: u64) -> String {
     for (unit, name) in UNITS {
         if bytes >= unit {
             let tenths = u128::from(bytes) * 10 / u128::from(unit);
-            return if bytes % unit == 0 {
+            return if bytes.is_multiple_of(unit) {
                 format!("{} {name}", bytes / unit)
             } else {
                 format!("{}.{} {name}", tenths / 10, tenths % 10)
@@ -67,7 +67,7 @@ fn grouped(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);

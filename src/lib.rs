@@ -13,6 +13,7 @@ pub mod egress;
 pub mod flag;
 pub mod health;
 pub mod lag;
+pub mod limit;
 pub mod page;
 pub mod review;
 pub mod role;

@@ -21,6 +21,9 @@ pub enum AppError {
     Invalid(String),
     #[error("{0}")]
     Conflict(String),
+    /// Input over a size limit; the message names the limit.
+    #[error("{0}")]
+    TooLarge(String),
     #[error("The service is unavailable right now: {0}")]
     Unavailable(String),
     #[error("Something went wrong on the server (reference {0}).")]
@@ -40,6 +43,7 @@ impl AppError {
             AppError::NotFound(_) => "not_found",
             AppError::Invalid(_) => "invalid",
             AppError::Conflict(_) => "conflict",
+            AppError::TooLarge(_) => "too_large",
             AppError::Unavailable(_) => "unavailable",
             AppError::Internal(_) => "internal",
             AppError::Request(_) => "bad_request",
@@ -54,6 +58,7 @@ impl AppError {
             AppError::NotFound(_) => 404,
             AppError::Invalid(_) => 422,
             AppError::Conflict(_) => 409,
+            AppError::TooLarge(_) => 413,
             AppError::Unavailable(_) => 503,
             AppError::Internal(_) => 500,
             AppError::Request(_) => 400,

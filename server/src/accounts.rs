@@ -157,10 +157,10 @@ impl AccountService {
             .await
             .map_err(db)?;
         let Some(user) = user else {
-            password::verify_dummy(password);
+            password::verify_dummy_async(password.to_owned()).await?;
             return Ok(None);
         };
-        let ok = password::verify(password, &user.password_hash);
+        let ok = password::verify_async(password.to_owned(), user.password_hash.clone()).await?;
         Ok((ok && !user.disabled).then_some(user))
     }
 
@@ -267,10 +267,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         if roles.is_empty() {
             return Err(AppError::Invalid("Give the user at least one role.".into()));
         }
-        let hash = password::hash(&new.password).map_err(|e| {
-            tracing::error!(error = %e, "hashing failed");
-            AppError::Internal(crate::errors::reference())
-        })?;
+        let hash = password::hash_async(new.password.clone()).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
         let row = match store::users::insert(&mut tx, &username, &display_name, &hash, &roles).await
         {

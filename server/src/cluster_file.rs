@@ -16,8 +16,14 @@
 //! ```
 
 use serde::Deserialize;
+use std::io::Read;
 use std::path::Path;
+use streamkeeper::limit::{TooLarge, cap};
 use streamkeeper_app::model::NewCluster;
+
+/// The largest clusters file read: a thousand clusters take about
+/// 250 KiB, and the TOML parser holds the whole file and its tree.
+pub const MAX_BYTES: u64 = 1 << 20;
 
 #[derive(Debug, thiserror::Error)]
 pub enum ClusterFileError {
@@ -28,6 +34,13 @@ pub enum ClusterFileError {
     },
     #[error("the clusters file {path} is not valid: {detail}")]
     Invalid { path: String, detail: String },
+    #[error("{0}")]
+    TooLarge(TooLarge),
+}
+
+fn capped(path: &str, bytes: usize) -> Result<(), ClusterFileError> {
+    let bytes = u64::try_from(bytes).unwrap_or(u64::MAX);
+    cap(format!("the clusters file {path}"), bytes, MAX_BYTES).map_err(ClusterFileError::TooLarge)
 }
 
 /// One `[[cluster]]` table. Unknown keys are refused: a misspelt
@@ -72,6 +85,7 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
         path: path.to_owned(),
         detail,
     };
+    capped(path, text.len())?;
     let file: ClusterFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
     let mut seen = std::collections::BTreeSet::new();
     for e in &file.cluster {
@@ -98,13 +112,21 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
         .collect())
 }
 
-/// Reads and parses a clusters file.
+/// Reads and parses a clusters file, reading no more than one byte past
+/// [`MAX_BYTES`] however big the file is (or grows while it is read).
 pub fn load(path: &Path) -> Result<Vec<NewCluster>, ClusterFileError> {
     let name = path.display().to_string();
-    let text = std::fs::read_to_string(path).map_err(|source| ClusterFileError::Read {
+    let unreadable = |source| ClusterFileError::Read {
         path: name.clone(),
         source,
-    })?;
+    };
+    let file = std::fs::File::open(path).map_err(unreadable)?;
+    let declared = file.metadata().map_err(unreadable)?.len();
+    capped(&name, usize::try_from(declared).unwrap_or(usize::MAX))?;
+    let mut text = String::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_string(&mut text)
+        .map_err(unreadable)?;
     parse(&name, &text)
 }
 
@@ -154,5 +176,26 @@ mod tests {
         assert!(e.to_string().contains("declared twice"), "{e}");
         let e = parse("c.toml", "[[cluster]\n").expect_err("bad toml");
         assert!(e.to_string().contains("c.toml"), "{e}");
+    }
+
+    #[test]
+    fn a_file_over_the_cap_is_refused_before_it_is_parsed() {
+        let mut text = String::from("[[cluster]]\nname='a'\nbootstrap='b'\n");
+        text.push_str(&"# padding\n".repeat(120_000));
+        let e = parse("big.toml", &text).expect_err("too large");
+        assert!(matches!(e, ClusterFileError::TooLarge(_)), "{e}");
+        assert!(
+            e.to_string()
+                .starts_with("the clusters file big.toml is 1.1 MiB"),
+            "{e}"
+        );
+        assert!(e.to_string().ends_with("the limit is 1 MiB"), "{e}");
+        let dir = std::env::temp_dir().join(format!("sk-clusters-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let file = dir.join("big.toml");
+        std::fs::write(&file, &text).expect("write");
+        let e = load(&file).expect_err("too large on disk");
+        assert!(matches!(e, ClusterFileError::TooLarge(_)), "{e}");
+        std::fs::remove_dir_all(&dir).expect("clean up");
     }
 }

@@ -164,6 +164,9 @@ pub struct SchemaCheckArgs {
     /// Online: the proposed producer schema.
     #[arg(long)]
     pub schema: Option<std::path::PathBuf>,
+    /// The largest schema file (with its references) read, in bytes.
+    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    pub max_schema_bytes: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -246,6 +249,11 @@ pub struct ServeArgs {
     /// A clusters file (TOML) applied at start, as `cluster apply` does.
     #[arg(long, env = "STREAMKEEPER_CLUSTERS_FILE")]
     pub clusters_file: Option<std::path::PathBuf>,
+    /// The largest schema (with its references) a check, a recorded
+    /// schema or a proposal may be, in bytes; request bodies may be 8
+    /// times this (at least 2 MiB).
+    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    pub max_schema_bytes: usize,
 }
 
 #[derive(Debug, Subcommand)]
@@ -346,6 +354,10 @@ pub enum ConfigError {
     Environment(String),
     #[error("STREAMKEEPER_LOG (--log-level) '{0}' is not a log filter")]
     BadLogLevel(String),
+    #[error(
+        "STREAMKEEPER_MAX_SCHEMA_BYTES (--max-schema-bytes) must be between 1024 and 67108864 (64 MiB), not {0}"
+    )]
+    BadMaxSchemaBytes(usize),
     #[error(transparent)]
     Credentials(#[from] streamkeeper::credential::PolicyError),
     #[error(transparent)]
@@ -411,6 +423,8 @@ pub struct ServeConfig {
     /// Peers whose forwarding headers are believed (see `client_addr`).
     pub trusted_proxies: Vec<ipnet::IpNet>,
     pub clusters_file: Option<std::path::PathBuf>,
+    /// See [`ServeArgs::max_schema_bytes`].
+    pub max_schema_bytes: usize,
     /// Where outbound requests may go, which credentials they may carry.
     pub outbound: Outbound,
 }
@@ -449,6 +463,9 @@ impl ServeConfig {
         if !(1..=720).contains(&a.session_max_hours) {
             return Err(ConfigError::BadMax(a.session_max_hours));
         }
+        if !(1024..=64 << 20).contains(&a.max_schema_bytes) {
+            return Err(ConfigError::BadMaxSchemaBytes(a.max_schema_bytes));
+        }
         Ok(Self {
             bind,
             public_url,
@@ -458,7 +475,16 @@ impl ServeConfig {
             trusted_proxies: trusted_proxies(&a.trusted_proxies)?,
             clusters_file: a.clusters_file.clone(),
             outbound,
+            max_schema_bytes: a.max_schema_bytes,
         })
+    }
+
+    /// The request body limit: room for the largest schema written as a
+    /// JSON string (escaping can double it) with its references, and
+    /// never below axum's former 2 MiB, so a schema over its cap reaches
+    /// the check that names the cap.
+    pub fn body_limit(&self) -> usize {
+        self.max_schema_bytes.saturating_mul(8).max(2 << 20)
     }
 
     pub fn https(&self) -> bool {
@@ -494,7 +520,29 @@ mod tests {
             session_max_hours: 12,
             trusted_proxies: vec![],
             clusters_file: None,
+            max_schema_bytes: crate::limits::DEFAULT_MAX_SCHEMA_BYTES,
         }
+    }
+
+    #[test]
+    fn the_schema_cap_is_checked_and_sets_the_body_limit() {
+        let c = ServeConfig::from_args(&args(), Outbound::default()).expect("valid");
+        assert_eq!(c.max_schema_bytes, 1 << 20);
+        assert_eq!(c.body_limit(), 8 << 20);
+        let mut a = args();
+        a.max_schema_bytes = 1024;
+        assert_eq!(
+            ServeConfig::from_args(&a, Outbound::default())
+                .expect("valid")
+                .body_limit(),
+            2 << 20
+        );
+        a.max_schema_bytes = 10;
+        let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("too small");
+        assert!(
+            e.to_string().contains("STREAMKEEPER_MAX_SCHEMA_BYTES"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -1,11 +1,46 @@
 //! Password hashing with argon2id (OWASP parameters: 19 MiB, t=2, p=1, the
 //! argon2 crate's defaults), and a dummy verification so that unknown users
 //! take as long to reject as wrong passwords.
+//!
+//! A hash takes tens of milliseconds of one core on purpose, so the server
+//! hashes and verifies with the `_async` functions: on the blocking pool,
+//! one per core at a time (see [`crate::limits::Blocking`]), never on the
+//! async threads that answer every other request. The plain functions are
+//! for the CLI and tests.
 
 use argon2::Argon2;
 use argon2::password_hash::rand_core::OsRng;
 use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, SaltString};
 use std::sync::OnceLock;
+use streamkeeper_app::error::AppError;
+
+use crate::limits::Blocking;
+
+/// The process's hashing jobs, shared by every service that hashes: a
+/// core can run one argon2 hash at a time whoever asks for it.
+fn hashing() -> &'static Blocking {
+    static HASHING: OnceLock<Blocking> = OnceLock::new();
+    HASHING.get_or_init(Blocking::per_core)
+}
+
+/// [`hash`] on the blocking pool; a failure is logged and answered as an
+/// internal error.
+pub async fn hash_async(password: String) -> Result<String, AppError> {
+    hashing().run(move || hash(&password)).await?.map_err(|e| {
+        tracing::error!(error = %e, "hashing failed");
+        AppError::Internal(crate::errors::reference())
+    })
+}
+
+/// [`verify`] on the blocking pool.
+pub async fn verify_async(password: String, stored: String) -> Result<bool, AppError> {
+    hashing().run(move || verify(&password, &stored)).await
+}
+
+/// [`verify_dummy`] on the blocking pool.
+pub async fn verify_dummy_async(password: String) -> Result<(), AppError> {
+    hashing().run(move || verify_dummy(&password)).await
+}
 
 #[derive(Debug, thiserror::Error)]
 #[error("password hashing failed: {0}")]

@@ -12,6 +12,7 @@ use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::model::{CompatibilityReport, ProposedSchema, Verdict};
 
 use crate::config::{SchemaCheckArgs, SchemaCommand};
+use crate::limits::{Blocking, SchemaLimits};
 
 pub async fn run(cmd: SchemaCommand) -> anyhow::Result<ExitCode> {
     let SchemaCommand::Check(args) = cmd;
@@ -27,8 +28,17 @@ fn schema_type(arg: Option<&str>) -> anyhow::Result<SchemaType> {
     SchemaType::parse(t).ok_or_else(|| anyhow!("--type {t:?} is not avro, json or protobuf"))
 }
 
-fn read(path: &Path) -> anyhow::Result<String> {
-    std::fs::read_to_string(path).with_context(|| format!("cannot read {}", path.display()))
+/// A schema file, refused before it is read when it is over the cap.
+fn read(path: &Path, limit: usize) -> anyhow::Result<String> {
+    let cannot = || format!("cannot read {}", path.display());
+    let len = std::fs::metadata(path).with_context(cannot)?.len();
+    streamkeeper::limit::cap(
+        path.display().to_string(),
+        len,
+        u64::try_from(limit).unwrap_or(u64::MAX),
+    )
+    .map_err(|e| anyhow!("{e} (--max-schema-bytes, STREAMKEEPER_MAX_SCHEMA_BYTES)"))?;
+    std::fs::read_to_string(path).with_context(cannot)
 }
 
 fn references(args: &SchemaCheckArgs) -> anyhow::Result<Vec<ResolvedReference>> {
@@ -40,19 +50,28 @@ fn references(args: &SchemaCheckArgs) -> anyhow::Result<Vec<ResolvedReference>> 
                 .ok_or_else(|| anyhow!("--reference {r:?} is not NAME=FILE"))?;
             Ok(ResolvedReference {
                 name: name.to_owned(),
-                text: read(Path::new(file))?,
+                text: read(Path::new(file), args.max_schema_bytes)?,
             })
         })
         .collect()
 }
 
-fn parse(ty: SchemaType, path: &Path, refs: &[ResolvedReference]) -> anyhow::Result<ParsedSchema> {
+/// Through the server's one way into the parsers (the size cap first);
+/// here on the CLI's own thread, the only work it has.
+fn parse(
+    limits: &SchemaLimits,
+    ty: SchemaType,
+    path: &Path,
+    refs: &[ResolvedReference],
+) -> anyhow::Result<ParsedSchema> {
     let text = SchemaText {
         schema_type: ty,
-        text: read(path)?,
+        text: read(path, limits.max_bytes())?,
         references: refs.to_vec(),
     };
-    ParsedSchema::parse(&text).with_context(|| path.display().to_string())
+    limits
+        .parse_here(&text)
+        .with_context(|| path.display().to_string())
 }
 
 fn offline(args: &SchemaCheckArgs) -> anyhow::Result<ExitCode> {
@@ -77,11 +96,12 @@ fn offline(args: &SchemaCheckArgs) -> anyhow::Result<ExitCode> {
         .as_deref()
         .ok_or_else(|| anyhow!("--new is required"))?;
     let refs = references(args)?;
-    let new = parse(ty, new_path, &refs)?;
+    let limits = SchemaLimits::new(args.max_schema_bytes, Blocking::new(1));
+    let new = parse(&limits, ty, new_path, &refs)?;
     let history = args
         .old
         .iter()
-        .map(|p| parse(ty, p, &refs))
+        .map(|p| parse(&limits, ty, p, &refs))
         .collect::<anyhow::Result<Vec<_>>>()?;
     let verdict = check(mode, &history, &new);
     let out = json!({
@@ -130,7 +150,7 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
         .ok_or_else(|| anyhow!("--schema FILE is required with --server"))?;
     let proposed = ProposedSchema {
         schema_type: schema_type(args.schema_type.as_deref())?,
-        schema: read(path)?,
+        schema: read(path, args.max_schema_bytes)?,
         references: references(&args)?
             .into_iter()
             .map(|r| (r.name, r.text))

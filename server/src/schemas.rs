@@ -7,6 +7,7 @@
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
+use std::sync::Arc;
 use std::time::Instant;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
@@ -28,6 +29,7 @@ use crate::accounts::{audited, record_refusal, require};
 use crate::egress::Outbound;
 use crate::errors::db;
 use crate::kafka::settings::SecretRef;
+use crate::limits::SchemaLimits;
 use crate::registry::{
     Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
@@ -44,6 +46,9 @@ pub struct SchemaService {
     pool: PgPool,
     /// Where registry requests may go, which credentials they may carry.
     outbound: Outbound,
+    /// Every schema a user sends, and every one a check compares, is
+    /// parsed through this (size cap, then the blocking pool).
+    limits: SchemaLimits,
 }
 
 pub use streamkeeper::schema::subject::value_subject;
@@ -80,10 +85,6 @@ fn view(row: SchemaRow) -> CatalogSchema {
         recorded_by: row.recorded_by,
         recorded_at: row.recorded_at,
     }
-}
-
-fn invalid(e: impl std::fmt::Display) -> AppError {
-    AppError::Invalid(e.to_string())
 }
 
 /// A client for a cluster's registry, credentials resolved now: the
@@ -276,8 +277,17 @@ fn reader(who: &Principal) -> store::Reader<'_> {
 }
 
 impl SchemaService {
+    /// With the default limits (1 MiB, one parse per core at a time).
     pub fn new(pool: PgPool, outbound: Outbound) -> Self {
-        Self { pool, outbound }
+        Self::with_limits(pool, outbound, SchemaLimits::default())
+    }
+
+    pub fn with_limits(pool: PgPool, outbound: Outbound, limits: SchemaLimits) -> Self {
+        Self {
+            pool,
+            outbound,
+            limits,
+        }
     }
 
     async fn cluster_name(&self, cluster_id: i64) -> Result<String, AppError> {
@@ -517,7 +527,7 @@ impl SchemaService {
                 })
                 .collect(),
         };
-        ParsedSchema::parse(&text_schema).map_err(invalid)?;
+        self.limits.parse(text_schema).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
         let row = store::insert_schema(
             &mut tx,
@@ -667,7 +677,7 @@ impl SchemaService {
             text: proposed.schema.clone(),
             references,
         };
-        let new = ParsedSchema::parse(&text).map_err(invalid)?;
+        let new = Arc::new(self.limits.parse(text).await?);
         let history = store::stream_history(&self.pool, cluster_id, topic)
             .await
             .map_err(db)?;
@@ -678,32 +688,57 @@ impl SchemaService {
             .await
             .map_err(db)?;
 
-        let consumers: Vec<ConsumerVerdict> = groups
+        let groups: Vec<&ConsumerRow> = groups.iter().filter(|_| of_values).collect();
+        let readers: Vec<Reader> = groups
             .iter()
-            .filter(|_| of_values)
             .map(|g| {
                 let d = declared
                     .iter()
                     .find(|r| r.group_name.as_deref() == Some(&g.name));
-                let r = reader_of(g, d, &history);
-                let (verdict, reasons, note) = match &r.row {
+                reader_of(g, d, &history)
+            })
+            .collect();
+        // Every reader schema parsed and compared in one job.
+        let texts: Vec<Option<SchemaText>> = readers
+            .iter()
+            .map(|r| r.row.as_ref().map(text_of))
+            .collect();
+        let (limits, writer) = (self.limits.clone(), new.clone());
+        let judged = self
+            .limits
+            .run(move || {
+                texts
+                    .into_iter()
+                    .map(|t| {
+                        t.map(|t| {
+                            limits
+                                .parse_here(&t)
+                                .map(|reader| can_read(&reader, &writer))
+                        })
+                    })
+                    .collect::<Vec<_>>()
+            })
+            .await?;
+        let consumers: Vec<ConsumerVerdict> = groups
+            .iter()
+            .zip(readers)
+            .zip(judged)
+            .map(|((g, r), judged)| {
+                let (verdict, reasons, note) = match judged {
                     None => (Verdict::Undecided, Vec::new(), r.note.clone()),
-                    Some(row) => match ParsedSchema::parse(&text_of(row)) {
-                        Ok(reader) => {
-                            let reasons = can_read(&reader, &new);
-                            let v = if reasons.is_empty() {
-                                Verdict::Compatible
-                            } else {
-                                Verdict::Incompatible
-                            };
-                            (v, reasons, r.note.clone())
-                        }
-                        Err(e) => (
-                            Verdict::Undecided,
-                            Vec::new(),
-                            format!("{}; but that schema does not parse: {e}", r.note),
-                        ),
-                    },
+                    Some(Ok(reasons)) => {
+                        let v = if reasons.is_empty() {
+                            Verdict::Compatible
+                        } else {
+                            Verdict::Incompatible
+                        };
+                        (v, reasons, r.note.clone())
+                    }
+                    Some(Err(e)) => (
+                        Verdict::Undecided,
+                        Vec::new(),
+                        format!("{}; but that schema does not parse: {e}", r.note),
+                    ),
                 };
                 ConsumerVerdict {
                     group: g.name.clone(),
@@ -834,7 +869,7 @@ impl SchemaService {
     async fn against_catalog(
         &self,
         subject: &str,
-        new: &ParsedSchema,
+        new: &Arc<ParsedSchema>,
         history: &[SchemaRow],
         cluster_id: i64,
         topic: &str,
@@ -862,26 +897,38 @@ impl SchemaService {
                 ),
             });
         }
-        let mut parsed = Vec::new();
-        for row in history.iter().rev() {
-            match ParsedSchema::parse(&text_of(row)) {
-                Ok(p) => parsed.push(p),
-                Err(e) => {
-                    return Ok(HistoryVerdict {
-                        subject: subject.to_owned(),
-                        source: "catalog".into(),
-                        mode,
-                        versions: history.len(),
-                        verdict: Verdict::Undecided,
-                        findings: Vec::new(),
-                        note: format!(
-                            "the stream's schema recorded {} does not parse: {e}",
-                            row.recorded_at
-                        ),
-                    });
-                }
+        // Oldest first, parsed and checked in one job.
+        let texts: Vec<SchemaText> = history.iter().rev().map(text_of).collect();
+        let (limits, writer) = (self.limits.clone(), new.clone());
+        let outcome = self
+            .limits
+            .run(move || {
+                let parsed = texts
+                    .iter()
+                    .enumerate()
+                    .map(|(i, t)| limits.parse_here(t).map_err(|e| (i, e)))
+                    .collect::<Result<Vec<_>, _>>()?;
+                Ok(check(mode, &parsed, &writer))
+            })
+            .await?;
+        let verdict = match outcome {
+            Ok(v) => v,
+            Err((i, e)) => {
+                let recorded = history.iter().rev().nth(i).map(|r| r.recorded_at);
+                return Ok(HistoryVerdict {
+                    subject: subject.to_owned(),
+                    source: "catalog".into(),
+                    mode,
+                    versions: history.len(),
+                    verdict: Verdict::Undecided,
+                    findings: Vec::new(),
+                    note: format!(
+                        "the stream's schema recorded {} does not parse: {e}",
+                        recorded.map(|t| t.to_string()).unwrap_or_default()
+                    ),
+                });
             }
-        }
+        };
         let note = match why {
             Some(w) => format!("{w}; checked against the stream's schemas recorded in the catalog instead"),
             None => "checked against the stream's schemas recorded in the catalog (no Schema Registry is configured for this cluster)".into(),
@@ -890,8 +937,8 @@ impl SchemaService {
             subject,
             "catalog",
             mode,
-            parsed.len(),
-            check(mode, &parsed, new),
+            history.len(),
+            verdict,
             |v| v,
             note,
         ))
@@ -905,7 +952,7 @@ impl SchemaService {
         &self,
         r: &RegistryRow,
         subject: &str,
-        new: &ParsedSchema,
+        new: &Arc<ParsedSchema>,
         proposed: &ProposedSchema,
         history: &[SchemaRow],
         cluster_id: i64,
@@ -975,33 +1022,40 @@ impl SchemaService {
                 let mode = config.compatibility_level.unwrap_or(Mode::Backward);
                 let (policy, policy_note) =
                     json_policy(new.schema_type(), config.compatibility_policy);
-                let mut parsed = Vec::new();
-                let mut bad = None;
-                for (n, v, refs) in &versions {
-                    let text = SchemaText {
-                        schema_type: v.schema_type,
-                        text: v.schema.clone(),
-                        references: refs.clone(),
-                    };
-                    match ParsedSchema::parse(&text) {
-                        Ok(p) => parsed.push(p),
-                        Err(e) => {
-                            bad = Some(format!("{subject} version {n} does not parse here: {e}"));
-                            break;
-                        }
-                    }
-                }
-                match bad {
-                    Some(note) => HistoryVerdict {
+                // Oldest first, parsed and checked in one job.
+                let texts: Vec<(u32, SchemaText)> = versions
+                    .iter()
+                    .map(|(n, v, refs)| {
+                        let text = SchemaText {
+                            schema_type: v.schema_type,
+                            text: v.schema.clone(),
+                            references: refs.clone(),
+                        };
+                        (*n, text)
+                    })
+                    .collect();
+                let (limits, writer) = (self.limits.clone(), new.clone());
+                let outcome = self
+                    .limits
+                    .run(move || {
+                        let parsed = texts
+                            .iter()
+                            .map(|(n, t)| limits.parse_here(t).map_err(|e| (*n, e)))
+                            .collect::<Result<Vec<_>, _>>()?;
+                        Ok(check_under(mode, policy, &parsed, &writer))
+                    })
+                    .await?;
+                match outcome {
+                    Err((n, e)) => HistoryVerdict {
                         subject: subject.into(),
                         source: "registry".into(),
                         mode,
                         versions: versions.len(),
                         verdict: Verdict::Undecided,
                         findings: vec![],
-                        note,
+                        note: format!("{subject} version {n} does not parse here: {e}"),
                     },
-                    None => {
+                    Ok(verdict) => {
                         let note = if versions.is_empty() {
                             format!(
                                 "{subject} is not registered yet: nothing to be compatible with"
@@ -1024,8 +1078,8 @@ impl SchemaService {
                             subject,
                             "registry",
                             mode,
-                            parsed.len(),
-                            check_under(mode, policy, &parsed, new),
+                            versions.len(),
+                            verdict,
                             number,
                             note,
                         )

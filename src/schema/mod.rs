@@ -33,6 +33,8 @@ pub use verdict::Verdict;
 
 use serde::{Deserialize, Serialize};
 
+use crate::limit::{TooLarge, cap};
+
 /// A schema format, spelled as the registry spells `schemaType`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -163,6 +165,27 @@ impl SchemaText {
             references: Vec::new(),
         }
     }
+
+    /// Refuses a schema bigger than `limit` bytes before anything parses
+    /// it: its text, each reference's, and all of them together (what a
+    /// parse reads), each named in the refusal.
+    pub fn within(&self, limit: usize) -> Result<(), TooLarge> {
+        let limit = u64::try_from(limit).unwrap_or(u64::MAX);
+        let len = |s: &str| u64::try_from(s.len()).unwrap_or(u64::MAX);
+        cap("the schema", len(&self.text), limit)?;
+        for r in &self.references {
+            cap(format!("the reference {:?}", r.name), len(&r.text), limit)?;
+        }
+        let total = self
+            .references
+            .iter()
+            .fold(len(&self.text), |sum, r| sum.saturating_add(len(&r.text)));
+        let what = match self.references.len() {
+            1 => "the schema with its reference".to_owned(),
+            n => format!("the schema with its {n} references"),
+        };
+        cap(what, total, limit)
+    }
 }
 
 /// A referenced schema's text under the name the referring schema uses
@@ -199,4 +222,47 @@ pub enum SchemaError {
     },
     #[error("the schema references {name:?}, which cannot be resolved: {detail}")]
     Reference { name: String, detail: String },
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn with_refs(text: &str, refs: &[(&str, usize)]) -> SchemaText {
+        SchemaText {
+            schema_type: SchemaType::Protobuf,
+            text: text.to_owned(),
+            references: refs
+                .iter()
+                .map(|(name, len)| ResolvedReference {
+                    name: (*name).to_owned(),
+                    text: "x".repeat(*len),
+                })
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn a_schema_within_the_limit_passes() {
+        assert_eq!(with_refs("12345", &[("a.proto", 5)]).within(10), Ok(()));
+    }
+
+    #[test]
+    fn the_text_each_reference_and_the_total_are_capped() {
+        let e = with_refs(&"x".repeat(11), &[])
+            .within(10)
+            .expect_err("text");
+        assert_eq!(e.what, "the schema");
+        assert_eq!(e.bytes, 11);
+        let e = with_refs("x", &[("a.proto", 3), ("b.proto", 11)])
+            .within(10)
+            .expect_err("reference");
+        assert_eq!(e.what, r#"the reference "b.proto""#);
+        let e = with_refs("xxxx", &[("a.proto", 4), ("b.proto", 4)])
+            .within(10)
+            .expect_err("together");
+        assert_eq!(e.what, "the schema with its 2 references");
+        assert_eq!((e.bytes, e.limit), (12, 10));
+        assert!(e.to_string().ends_with("the limit is 10 bytes"), "{e}");
+    }
 }

@@ -24,7 +24,7 @@ pub struct ErrorBody {
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// Stable: unauthenticated, forbidden, not_found, invalid, conflict,
-    /// unavailable, internal, bad_request, cross_site.
+    /// unavailable, internal, bad_request, cross_site, too_large.
     pub code: String,
     pub message: String,
 }
@@ -75,16 +75,55 @@ fn bad_request(what: &str, text: String) -> ApiError {
 }
 
 /// `Json` whose rejections are 400 JSON errors with the parser's reason.
+/// A big body (a schema, say) is decoded on the blocking pool, a few at a
+/// time, so twenty 1 MiB checks arriving at once do not hold the async
+/// threads for the milliseconds each decode takes.
 pub struct ApiJson<T>(pub T);
 
-impl<S: Send + Sync, T: DeserializeOwned> FromRequest<S> for ApiJson<T> {
+/// Bodies up to this are decoded where they arrive: cheaper than a hop.
+const DECODE_HERE: usize = 64 << 10;
+
+fn is_json(headers: &axum::http::HeaderMap) -> bool {
+    headers
+        .get(axum::http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.split(';').next())
+        .map(|t| t.trim().to_ascii_lowercase())
+        .is_some_and(|t| {
+            t == "application/json" || (t.starts_with("application/") && t.ends_with("+json"))
+        })
+}
+
+impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> FromRequest<S> for ApiJson<T> {
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        Json::<T>::from_request(req, state)
+        let limit = req.extensions().get::<crate::limits::BodyLimit>().copied();
+        let invalid = |e: JsonRejection| match limit {
+            // A body cut off at the limit: say so, not "invalid JSON".
+            Some(limit) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
+                ApiError(limit.refusal(None))
+            }
+            _ => bad_request("the JSON body is invalid", e.body_text()),
+        };
+        if !is_json(req.headers()) {
+            // Json answers a missing or wrong content type as it always has.
+            return Json::<T>::from_request(req, state)
+                .await
+                .map(|Json(v)| ApiJson(v))
+                .map_err(invalid);
+        }
+        let bytes = axum::body::Bytes::from_request(req, state)
             .await
-            .map(|Json(v)| ApiJson(v))
-            .map_err(|e: JsonRejection| bad_request("the JSON body is invalid", e.body_text()))
+            .map_err(|e| invalid(JsonRejection::from(e)))?;
+        let small = bytes.len() <= DECODE_HERE;
+        let decode = move || Json::<T>::from_bytes(&bytes).map(|Json(v)| v);
+        let decoded = if small {
+            decode()
+        } else {
+            crate::limits::decoding().run(decode).await?
+        };
+        decoded.map(ApiJson).map_err(invalid)
     }
 }
 

@@ -207,11 +207,12 @@ impl ReviewService {
         let user = store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(db)?;
-        Ok(
-            user.is_some_and(|u| {
-                !u.disabled && crate::password::verify(password, &u.password_hash)
-            }),
-        )
+        match user {
+            Some(u) if !u.disabled => {
+                crate::password::verify_async(password.to_owned(), u.password_hash).await
+            }
+            _ => Ok(false),
+        }
     }
 
     /// Notifies users in the app, in the caller's transaction.

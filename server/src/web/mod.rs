@@ -2,6 +2,7 @@
 //! REST API and static assets, behind the security layers.
 
 pub mod auth;
+pub mod body_limit;
 pub mod limiter;
 pub mod refusals;
 pub mod security;
@@ -12,7 +13,7 @@ use crate::clusters::ClusterService;
 use crate::config::ServeConfig;
 use crate::review::ReviewService;
 use crate::schemas::SchemaService;
-use axum::extract::FromRef;
+use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
@@ -62,7 +63,14 @@ impl AppState {
             pool.clone(),
             outbound.credentials.clone(),
         ));
-        let schemas = Arc::new(SchemaService::new(pool.clone(), outbound.clone()));
+        let schemas = Arc::new(SchemaService::with_limits(
+            pool.clone(),
+            outbound.clone(),
+            crate::limits::SchemaLimits::new(
+                config.max_schema_bytes,
+                crate::limits::Blocking::per_core(),
+            ),
+        ));
         let limiter = limiter::LoginLimiter::new();
         let reviews = Arc::new(ReviewService::new(
             pool.clone(),
@@ -148,6 +156,11 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                     state.clone(),
                     security::same_origin,
                 ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    body_limit::limit,
+                ))
+                .layer(DefaultBodyLimit::max(state.config.body_limit()))
                 .layer(sessions)
                 .layer(middleware::from_fn_with_state(
                     state.clone(),

@@ -49,6 +49,7 @@ pub fn config() -> ServeConfig {
         trusted_proxies: Vec::new(),
         clusters_file: None,
         outbound: outbound(),
+        max_schema_bytes: streamkeeper_server::limits::DEFAULT_MAX_SCHEMA_BYTES,
     }
 }
 

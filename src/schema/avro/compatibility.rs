@@ -17,6 +17,24 @@ pub(super) struct Finding {
     pub(super) message: String,
 }
 
+/// How deep the walk goes, in nested types: Java recurses once per
+/// level, and so do we. Schemas written out in one JSON document nest at
+/// most ~64 types (serde_json stops at 128 levels of JSON), so only named
+/// types referencing each other in a long chain get here, and they would
+/// otherwise overflow the stack.
+pub(super) const MAX_DEPTH: usize = 128;
+
+/// The walk's work budget, in bytes of findings produced or copied plus
+/// [`PAIR_COST`] a pair of types. Java's walk (and so Confluent's) is
+/// quadratic in union branches and copies every finding of a pair each
+/// time the pair is met, so a 300 KiB union of chained records costs it
+/// minutes and gigabytes; real checks use a few MiB at most.
+pub(super) const MAX_WORK: usize = 32 << 20;
+
+/// What a pair of types costs the budget besides its findings: its memo
+/// entry.
+const PAIR_COST: usize = 64;
+
 /// Every incompatibility found reading `writer`'s data with `reader`.
 pub(super) fn check(reader: &AvroSchema, writer: &AvroSchema) -> Vec<Finding> {
     let mut checker = Checker {
@@ -24,8 +42,15 @@ pub(super) fn check(reader: &AvroSchema, writer: &AvroSchema) -> Vec<Finding> {
         writer,
         memo: HashMap::new(),
         ambiguous_field: None,
+        depth: 0,
+        work: 0,
+        stopped: None,
     };
     let findings = checker.fresh(reader.root, writer.root);
+    // A walk cut short answers that alone: its other findings are partial.
+    if let Some(finding) = checker.stopped {
+        return vec![finding];
+    }
     // Java throws on a reader field matching two writer fields, and the
     // registry then reports that one error and nothing else.
     match checker.ambiguous_field {
@@ -107,6 +132,13 @@ struct Checker<'a> {
     /// at another place (a named type used twice): so do we.
     memo: HashMap<(NodeId, NodeId), Memo>,
     ambiguous_field: Option<Finding>,
+    /// Pairs being checked up the stack.
+    depth: usize,
+    /// Spent of [`MAX_WORK`].
+    work: usize,
+    /// Why the walk stopped, once a limit is reached; from then on every
+    /// pair answers "no findings" so the walk unwinds at once.
+    stopped: Option<Finding>,
 }
 
 impl<'a> Checker<'a> {
@@ -127,14 +159,31 @@ impl<'a> Checker<'a> {
         writer: NodeId,
         at: &mut Location<'a>,
     ) -> Vec<Finding> {
+        if self.stopped.is_some() {
+            return Vec::new();
+        }
         at.steps.push(step);
         let findings = match self.memo.get(&(reader, writer)) {
             // Recursion: compatible unless proven otherwise further up.
             Some(Memo::InProgress) => Vec::new(),
-            Some(Memo::Done(findings)) => findings.clone(),
+            Some(Memo::Done(findings)) => {
+                let findings = findings.clone();
+                self.spend(cost(&findings), at);
+                findings
+            }
+            None if self.depth >= MAX_DEPTH => {
+                self.stop(
+                    format!("the schemas nest more than {MAX_DEPTH} types deep"),
+                    at,
+                );
+                Vec::new()
+            }
             None => {
                 self.memo.insert((reader, writer), Memo::InProgress);
+                self.depth += 1;
                 let findings = self.calculate(reader, writer, at);
+                self.depth -= 1;
+                self.spend(PAIR_COST + cost(&findings), at);
                 self.memo
                     .insert((reader, writer), Memo::Done(findings.clone()));
                 findings
@@ -142,6 +191,32 @@ impl<'a> Checker<'a> {
         };
         at.steps.pop();
         findings
+    }
+
+    /// Charges the budget; past it, the walk stops.
+    fn spend(&mut self, bytes: usize, at: &Location<'_>) {
+        self.work = self.work.saturating_add(bytes);
+        if self.work > MAX_WORK && self.stopped.is_none() {
+            self.stop(
+                format!(
+                    "comparing them needs more than {} MiB of type pairs and findings",
+                    MAX_WORK >> 20
+                ),
+                at,
+            );
+        }
+    }
+
+    fn stop(&mut self, why: String, at: &Location<'_>) {
+        self.stopped = Some(Finding {
+            kind: Kind::TooComplexToCheck,
+            location: at.pointer(),
+            message: format!(
+                "The check stopped at path '{}': {why}, past what this console compares, so \
+                 the reader cannot be said to read the writer's data",
+                at.pointer()
+            ),
+        });
     }
 
     /// Java's `calculateCompatibility`.
@@ -308,6 +383,14 @@ impl<'a> Checker<'a> {
         }
         matches.first().copied()
     }
+}
+
+/// What a list of findings costs the budget: the bytes it holds.
+fn cost(findings: &[Finding]) -> usize {
+    findings
+        .iter()
+        .map(|f| std::mem::size_of::<Finding>() + f.location.len() + f.message.len())
+        .sum()
 }
 
 /// The promotions of Java's switch on the reader type (the specification's

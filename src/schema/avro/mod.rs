@@ -58,6 +58,9 @@ pub enum IncompatibilityKind {
     MissingEnumSymbols,
     MissingUnionBranch,
     FixedSizeMismatch,
+    /// Not Java's: the walk stopped at its depth or work limit (see
+    /// `compatibility`), so the schemas cannot be called compatible.
+    TooComplexToCheck,
 }
 
 impl IncompatibilityKind {
@@ -71,6 +74,7 @@ impl IncompatibilityKind {
             IncompatibilityKind::MissingEnumSymbols => "MISSING_ENUM_SYMBOLS",
             IncompatibilityKind::MissingUnionBranch => "MISSING_UNION_BRANCH",
             IncompatibilityKind::FixedSizeMismatch => "FIXED_SIZE_MISMATCH",
+            IncompatibilityKind::TooComplexToCheck => "TOO_COMPLEX_TO_CHECK",
         }
     }
 }

@@ -28,9 +28,24 @@ use serde_json::Value;
 use super::{AvroSchema, Enum, Field, Fixed, Named, Node, NodeId, Record};
 use crate::schema::{ResolvedReference, SchemaError, SchemaText, SchemaType};
 
+/// How deeply the references may nest, summed over all of them, in
+/// levels of JSON. The crate resolves a reference to another reference
+/// by recursing into it, so a chain of references costs the stack the
+/// nesting of every link: 150 one-field records chained so overflowed
+/// the server's 2 MiB stack (found by the long-chain fuzz target).
+pub(super) const MAX_REFERENCE_NESTING: usize = 256;
+
 pub(super) fn parse(schema: &SchemaText) -> Result<AvroSchema, SchemaError> {
+    let mut nesting = 0_usize;
     for reference in &schema.references {
-        check_reference(reference)?;
+        nesting = nesting.saturating_add(check_reference(reference)?);
+    }
+    if nesting > MAX_REFERENCE_NESTING {
+        return Err(parse_error(format!(
+            "its {} references nest {nesting} levels of JSON together; at most \
+             {MAX_REFERENCE_NESTING} are read",
+            schema.references.len()
+        )));
     }
     check_record_fields_are_objects(&json(&schema.text)?)?;
     let (root, definitions) = Schema::parse_str_with_list(
@@ -78,8 +93,9 @@ fn crate_error(error: apache_avro::Error) -> SchemaError {
 /// A reference must be a JSON object naming a record, enum or fixed at its
 /// top level. The crate files references by their `name` and, were `type`
 /// an object, by that object's name instead, and then panics looking for
-/// the first; Java rejects such a reference too ("No type").
-fn check_reference(reference: &ResolvedReference) -> Result<(), SchemaError> {
+/// the first; Java rejects such a reference too ("No type"). Answers how
+/// deeply it nests (see [`MAX_REFERENCE_NESTING`]).
+fn check_reference(reference: &ResolvedReference) -> Result<usize, SchemaError> {
     let unusable = |detail: String| SchemaError::Reference {
         name: reference.name.clone(),
         detail,
@@ -95,7 +111,24 @@ fn check_reference(reference: &ResolvedReference) -> Result<(), SchemaError> {
         }
     }
     check_record_fields_are_objects(&value)
-        .map_err(|e| unusable(format!("its text does not parse: {e}")))
+        .map_err(|e| unusable(format!("its text does not parse: {e}")))?;
+    Ok(json_depth(&value))
+}
+
+/// Levels of arrays and objects in `value`, counted without recursion.
+fn json_depth(value: &Value) -> usize {
+    let mut deepest = 0;
+    let mut stack = vec![(value, 1)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Value>> = match v {
+            Value::Array(items) => Box::new(items.iter()),
+            Value::Object(map) => Box::new(map.values()),
+            _ => continue,
+        };
+        deepest = deepest.max(depth);
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    deepest
 }
 
 /// Walks the places a schema can sit in (a union's branches, a field's,

@@ -1131,3 +1131,135 @@ fn a_new_enum_symbol_is_backward_but_not_forward_compatible() {
             .ends_with("[SPADES]")
     );
 }
+
+// ---- limits of the walk ---------------------------------------------------
+
+/// A top-level union of `links` records, each referencing the one before
+/// by name, the first holding a field of type `last`.
+fn chain(links: usize, last: &str) -> String {
+    let mut types = vec![format!(
+        r#"{{"type":"record","name":"T0","fields":[{{"name":"v","type":"{last}"}}]}}"#
+    )];
+    for i in 1..links {
+        types.push(format!(
+            r#"{{"type":"record","name":"T{i}","fields":[{{"name":"next","type":"T{}"}}]}}"#,
+            i - 1
+        ));
+    }
+    format!("[{}]", types.join(","))
+}
+
+fn kinds(reader: &str, writer: &str) -> Vec<String> {
+    findings(reader, writer)
+        .into_iter()
+        .map(|i| i.kind)
+        .collect()
+}
+
+#[test]
+fn a_short_chain_of_named_types_is_compared_as_java_does() {
+    let (old, new) = (chain(50, "int"), chain(50, "long"));
+    assert!(compatible(&new, &old), "{:?}", findings(&new, &old));
+    let back = kinds(&old, &new);
+    assert!(!back.is_empty());
+    assert!(back.iter().all(|k| k == "MISSING_UNION_BRANCH"), "{back:?}");
+}
+
+/// Found by the long-chain fuzz target: 5,000 records chained by name
+/// overflowed the stack (one recursion per link) after minutes of
+/// copying findings.
+#[test]
+fn a_chain_deeper_than_the_limit_stops_the_walk_not_the_server() {
+    let (old, new) = (chain(5_000, "int"), chain(5_000, "long"));
+    let started = std::time::Instant::now();
+    assert_eq!(kinds(&new, &old), ["TOO_COMPLEX_TO_CHECK"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}
+
+/// Text cannot nest types past the depth limit (serde_json stops at 128
+/// levels, references at [`super::parse::MAX_REFERENCE_NESTING`]), so a
+/// graph is built by hand: arrays of arrays, 300 deep.
+#[test]
+fn a_graph_deeper_than_the_limit_stops_the_walk() {
+    use super::{Node, NodeId};
+    let deep = |leaf: Node| {
+        let mut nodes = vec![leaf];
+        for i in 0..300 {
+            nodes.push(Node::Array(NodeId(i)));
+        }
+        AvroSchema {
+            root: NodeId(nodes.len() - 1),
+            nodes,
+        }
+    };
+    let found = can_read(&deep(Node::Long), &deep(Node::Int));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].kind, "TOO_COMPLEX_TO_CHECK");
+    assert!(
+        found[0].message.contains("more than 128 types deep"),
+        "{}",
+        found[0].message
+    );
+}
+
+/// Found by the long-chain fuzz target: the crate resolves a reference
+/// to another by recursion, and 150 chained references overflowed the
+/// server's stack while parsing. Refused before the crate sees them.
+#[test]
+fn a_long_chain_of_references_is_refused_before_the_crate_recurses() {
+    let references = |links: usize| -> Vec<ResolvedReference> {
+        (0..links)
+            .map(|i| ResolvedReference {
+                name: format!("T{i}"),
+                text: if i == 0 {
+                    r#"{"type":"record","name":"T0","fields":[{"name":"v","type":"int"}]}"#.to_owned()
+                } else {
+                    format!(
+                        r#"{{"type":"record","name":"T{i}","fields":[{{"name":"next","type":"T{}"}}]}}"#,
+                        i - 1
+                    )
+                },
+            })
+            .collect()
+    };
+    let top = |links: usize| SchemaText {
+        schema_type: SchemaType::Avro,
+        text: format!(
+            r#"{{"type":"record","name":"Top","fields":[{{"name":"x","type":"T{}"}}]}}"#,
+            links - 1
+        ),
+        references: references(links),
+    };
+    assert!(AvroSchema::parse(&top(80)).is_ok());
+    let e = AvroSchema::parse(&top(5_000)).expect_err("too deep");
+    assert!(e.to_string().contains("at most 256 are read"), "{e}");
+}
+
+/// Java's union walk is quadratic in branches and copies every finding
+/// each time a pair is met: 200 chained records cost it 5 s in a debug
+/// build and 3,000 would cost hours; the budget stops it.
+#[test]
+fn a_union_too_wide_to_compare_stops_at_the_work_limit() {
+    let wide = |n: usize| {
+        let branches: Vec<String> = (0..n)
+            .map(|i| {
+                format!(
+                    r#"{{"type":"record","name":"R{i}","fields":[{{"name":"v","type":"int"}}]}}"#
+                )
+            })
+            .collect();
+        format!("[{}]", branches.join(","))
+    };
+    assert!(compatible(&wide(100), &wide(100)));
+    let started = std::time::Instant::now();
+    assert_eq!(kinds(&wide(3_000), &wide(3_000)), ["TOO_COMPLEX_TO_CHECK"]);
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+    // Fewer branches, but chained: each pair's findings hold the chain's,
+    // copied at every meeting. Stopped too, and fast.
+    let started = std::time::Instant::now();
+    assert_eq!(
+        kinds(&chain(120, "long"), &chain(120, "int")),
+        ["TOO_COMPLEX_TO_CHECK"]
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(20));
+}

@@ -11,6 +11,13 @@ use super::difference::{Difference, Kind, Policy};
 use super::model::{Combined, Criterion, Node, NodeId, Shape};
 use super::{array, combined, number, object, string, values};
 
+/// How many pairs of schemas the comparison nests, following properties,
+/// items and `$ref`s (one recursion each): `$ref` chains in definitions
+/// can make flat text arbitrarily deep, and 1,000 links overflowed the
+/// server's 2 MiB stack (found by the long-chain fuzz target). Text
+/// itself nests at most 128 levels (serde_json's limit).
+pub(super) const MAX_DEPTH: usize = 400;
+
 /// Which of the two schemas a node belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub(super) enum Side {
@@ -55,10 +62,20 @@ pub(super) fn differences(
             in_progress: HashSet::new(),
             seed: &seed,
             optimism_used: false,
+            depth: 0,
+            too_deep: None,
         };
         let mut ctx = Ctx::default();
         let root = |side| Some(At { side, id: 0 });
         comparer.compare(&mut ctx, root(Side::Writer), root(Side::Reader));
+        // Cut short, the other differences are partial: this one alone.
+        if let Some(path) = comparer.too_deep {
+            return vec![Difference {
+                kind: Kind::TOO_COMPLEX_TO_CHECK,
+                path,
+                detail: None,
+            }];
+        }
         if !comparer.optimism_used {
             return ctx.diffs;
         }
@@ -154,6 +171,10 @@ pub(super) struct Comparer<'a> {
     /// Pairs an earlier pass found incompatible, with their differences.
     seed: &'a HashMap<Pair, Rc<[Difference]>>,
     optimism_used: bool,
+    /// Pairs being compared up the stack, and where the walk stopped at
+    /// [`MAX_DEPTH`]; once stopped, every pair answers "no differences".
+    depth: usize,
+    too_deep: Option<String>,
 }
 
 impl<'a> Comparer<'a> {
@@ -190,7 +211,16 @@ impl<'a> Comparer<'a> {
             (Some(_), None) => return ctx.add(Kind::SCHEMA_REMOVED),
             (Some(o), Some(u)) => (self.follow_refs(o), self.follow_refs(u)),
         };
+        if self.too_deep.is_some() {
+            return;
+        }
+        if self.depth >= MAX_DEPTH {
+            self.too_deep = Some(ctx.path.join("/"));
+            return;
+        }
+        self.depth += 1;
         let diffs = self.compare_memoized(original, update);
+        self.depth -= 1;
         ctx.add_rebased(&diffs);
     }
 

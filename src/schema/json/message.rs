@@ -16,6 +16,10 @@ pub(super) fn sentence(difference: &Difference) -> String {
     let on = subject(parent);
     let (writer, reader) = difference.detail.clone().unwrap_or_default();
     match difference.kind {
+        TOO_COMPLEX_TO_CHECK => format!(
+            "The check stopped at {at}: the schemas nest more than {} schemas deep, past what this console compares, so the reader cannot be said to read the writer's data.",
+            super::compare::MAX_DEPTH
+        ),
         TYPE_CHANGED => format!(
             "The type of {at} differs: {writer} in the writer's schema, {reader} in the reader's schema."
         ),

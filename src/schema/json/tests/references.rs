@@ -290,3 +290,42 @@ fn long_reference_chains() {
         Err(crate::schema::SchemaError::Reference { .. })
     ));
 }
+
+/// Found by the long-chain fuzz target: definitions each holding a
+/// property that refers to the next nest the comparison once per link,
+/// and 1,000 links overflowed the server's 2 MiB stack. Past the depth
+/// limit the check stops and says so; within it, it compares as before.
+#[test]
+fn chains_of_properties_deeper_than_the_limit_stop_the_comparison() {
+    let chain = |length: usize, end: &str| {
+        let mut definitions = serde_json::Map::new();
+        for i in 0..length {
+            definitions.insert(
+                format!("d{i}"),
+                json!({"type": "object", "properties": {
+                    "next": {"$ref": format!("#/definitions/d{}", i + 1)}}}),
+            );
+        }
+        definitions.insert(format!("d{length}"), json!({"type": end}));
+        json!({"$ref": "#/definitions/d0", "definitions": definitions}).to_string()
+    };
+    let found = changes(&parse(&chain(50, "number")), &parse(&chain(50, "integer")));
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert!(
+        found[0].starts_with("TYPE_NARROWED #/properties/next"),
+        "{found:?}"
+    );
+    let deep = std::thread::Builder::new()
+        .stack_size(2 << 20)
+        .spawn(move || {
+            changes(
+                &parse(&chain(5_000, "number")),
+                &parse(&chain(5_000, "integer")),
+            )
+        })
+        .expect("thread")
+        .join()
+        .expect("no overflow");
+    assert_eq!(deep.len(), 1, "{deep:?}");
+    assert!(deep[0].starts_with("TOO_COMPLEX_TO_CHECK"), "{deep:?}");
+}

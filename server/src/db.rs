@@ -16,6 +16,8 @@ pub enum DbError {
     Unreachable { secs: u64, last: String },
     #[error("applying migrations failed: {0}")]
     Migrate(#[from] sqlx::migrate::MigrateError),
+    #[error("could not prepare the session table: {0}")]
+    Sessions(sqlx::Error),
     #[error(
         "handing the schema to the DATABASE_URL role failed: {0} (the STREAMKEEPER_MIGRATE_DATABASE_URL role must own the database and be a member of the DATABASE_URL role; see the README's Security model)"
     )]
@@ -63,8 +65,15 @@ fn describe(e: &sqlx::Error) -> String {
     }
 }
 
+/// The schema's migrations and the sessions' table (tower-sessions makes
+/// its own), under whichever role owns the schema: the runtime role then
+/// needs no right to create anything at start.
 pub async fn migrate(pool: &PgPool) -> Result<(), DbError> {
     MIGRATOR.run(pool).await?;
+    tower_sessions_sqlx_store::PostgresStore::new(pool.clone())
+        .migrate()
+        .await
+        .map_err(DbError::Sessions)?;
     Ok(())
 }
 
@@ -74,7 +83,8 @@ pub async fn migrate(pool: &PgPool) -> Result<(), DbError> {
 /// may), and the audit log stays the migration role's, the runtime role
 /// holding only SELECT and INSERT on it. So the runtime role cannot
 /// disable the log's append-only triggers nor rewrite or cut its tail.
-/// Run after every migration, under the migration role.
+/// Run after every migration ([`migrate`], which made the sessions' table
+/// too), under the migration role.
 pub async fn hand_over(owner: &PgPool, runtime: &PgPool) -> Result<(), DbError> {
     let fail = |e: sqlx::Error| DbError::HandOver(describe(&e));
     let role: String = sqlx::query_scalar("SELECT current_user::text")
@@ -90,12 +100,6 @@ pub async fn hand_over(owner: &PgPool, runtime: &PgPool) -> Result<(), DbError> 
             "both URLs connect as {me}; the runtime role must be another one"
         )));
     }
-    // The sessions' table is made here too, so the runtime role needs no
-    // right to create schemas.
-    tower_sessions_sqlx_store::PostgresStore::new(owner.clone())
-        .migrate()
-        .await
-        .map_err(fail)?;
     // Role and table names are quoted by Postgres (quote_ident, format's
     // %I), never spliced from input. A new owner needs CREATE on the
     // schema first.

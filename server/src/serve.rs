@@ -16,15 +16,13 @@ pub enum ServeError {
         addr: SocketAddr,
         source: std::io::Error,
     },
-    #[error("could not prepare the session table: {0}")]
-    Sessions(sqlx::Error),
     #[error("the server stopped: {0}")]
     Io(#[from] std::io::Error),
 }
 
 pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> {
+    // Its table was made with the migrations (`db::migrate`).
     let store = PostgresStore::new(pool.clone());
-    store.migrate().await.map_err(ServeError::Sessions)?;
     let bind = config.bind;
     let public = config.public_url.to_string();
     let pool_for_watch = pool.clone();

@@ -25,6 +25,21 @@ apt_install() {
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
 }
 
+# Every checkout path gets its own build of the workspace's crates in the
+# shared target directory, and each integration-test binary is about
+# 0.8 GB: clones and worktrees add up to tens of GB. When less than 20 GiB
+# is free, drop the test binaries and the incremental caches (both are
+# rebuilt) before building, rather than failing half-way with a full disk.
+ensure_disk() {
+  local free_kb
+  free_kb=$(df -Pk "$CARGO_TARGET_DIR" 2>/dev/null | awk 'NR==2 {print $4}')
+  [ -n "$free_kb" ] && [ "$free_kb" -lt $((20 * 1024 * 1024)) ] || return 0
+  log "less than 20 GiB free: removing old test binaries and incremental caches"
+  rm -rf "$CARGO_TARGET_DIR/debug/incremental"
+  find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x -size +50M -delete 2>/dev/null
+  return 0
+}
+
 ensure_toolchain() {
   (cd "$SK_ROOT" && rustc --version >/dev/null 2>&1) && return 0
   log "installing the Rust toolchain pinned in rust-toolchain.toml"

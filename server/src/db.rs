@@ -6,6 +6,8 @@ use sqlx::migrate::Migrator;
 use sqlx::postgres::PgPoolOptions;
 use std::time::{Duration, Instant};
 
+use crate::store::ownership;
+
 pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
 
 #[derive(Debug, thiserror::Error)]
@@ -87,55 +89,14 @@ pub async fn migrate(pool: &PgPool) -> Result<(), DbError> {
 /// too), under the migration role.
 pub async fn hand_over(owner: &PgPool, runtime: &PgPool) -> Result<(), DbError> {
     let fail = |e: sqlx::Error| DbError::HandOver(describe(&e));
-    let role: String = sqlx::query_scalar("SELECT current_user::text")
-        .fetch_one(runtime)
-        .await
-        .map_err(fail)?;
-    let me: String = sqlx::query_scalar("SELECT current_user::text")
-        .fetch_one(owner)
-        .await
-        .map_err(fail)?;
+    let role = ownership::current_role(runtime).await.map_err(fail)?;
+    let me = ownership::current_role(owner).await.map_err(fail)?;
     if role == me {
         return Err(DbError::HandOver(format!(
             "both URLs connect as {me}; the runtime role must be another one"
         )));
     }
-    // Role and table names are quoted by Postgres (quote_ident, format's
-    // %I), never spliced from input. A new owner needs CREATE on the
-    // schema first.
-    let quoted: String = sqlx::query_scalar("SELECT quote_ident($1)")
-        .bind(&role)
-        .fetch_one(owner)
-        .await
-        .map_err(fail)?;
-    let mut statements = vec![
-        format!("GRANT USAGE, CREATE ON SCHEMA public TO {quoted}"),
-        format!("ALTER SCHEMA tower_sessions OWNER TO {quoted}"),
-    ];
-    statements.extend(
-        sqlx::query_scalar::<_, String>(
-            "SELECT format('ALTER TABLE %I.%I OWNER TO %I', schemaname, tablename, $1)
-             FROM pg_tables
-             WHERE schemaname IN ('public', 'tower_sessions')
-               AND tablename NOT IN ('audit_log', '_sqlx_migrations') AND tableowner <> $1",
-        )
-        .bind(&role)
-        .fetch_all(owner)
-        .await
-        .map_err(fail)?,
-    );
-    statements.extend([
-        format!("REVOKE ALL ON audit_log FROM {quoted}"),
-        format!("GRANT SELECT, INSERT ON audit_log TO {quoted}"),
-    ]);
-    let mut tx = owner.begin().await.map_err(fail)?;
-    for statement in statements {
-        sqlx::query(&statement)
-            .execute(&mut *tx)
-            .await
-            .map_err(fail)?;
-    }
-    tx.commit().await.map_err(fail)?;
+    ownership::hand_over(owner, &role).await.map_err(fail)?;
     tracing::info!(runtime = %role, "schema handed to the runtime role; the audit log stays append-only for it");
     Ok(())
 }

@@ -4,6 +4,7 @@
 pub mod audit;
 pub mod clusters;
 pub mod flags;
+pub mod ownership;
 pub mod review;
 pub mod samples;
 pub mod schemas;

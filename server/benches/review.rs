@@ -117,7 +117,7 @@ async fn main() {
     let reviews = ReviewService::new(
         pool.clone(),
         schemas.clone(),
-        streamkeeper_server::web::limiter::LoginLimiter::new(),
+        streamkeeper_server::limiter::LoginLimiter::new(),
     );
     reviews
         .set_domain(

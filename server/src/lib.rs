@@ -15,6 +15,7 @@ pub mod flagger;
 pub mod flags;
 pub mod hygiene;
 pub mod kafka;
+pub mod limiter;
 pub mod limits;
 pub mod notify;
 pub mod password;

@@ -12,9 +12,9 @@ mod view;
 
 use crate::accounts::require;
 use crate::errors::db;
+use crate::limiter::LoginLimiter;
 use crate::schemas::SchemaService;
 use crate::store::{self, review as items, review::ItemRow};
-use crate::web::limiter::LoginLimiter;
 use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;

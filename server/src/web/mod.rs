@@ -3,7 +3,6 @@
 
 pub mod auth;
 pub mod body_limit;
-pub mod limiter;
 pub mod refusals;
 pub mod security;
 pub mod server_fns;
@@ -40,7 +39,7 @@ pub struct AppState {
     pub schemas: Arc<SchemaService>,
     pub reviews: Arc<ReviewService>,
     pub backend: Backend,
-    pub limiter: limiter::LoginLimiter,
+    pub limiter: crate::limiter::LoginLimiter,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -71,7 +70,7 @@ impl AppState {
                 crate::limits::Blocking::per_core(),
             ),
         ));
-        let limiter = limiter::LoginLimiter::new();
+        let limiter = crate::limiter::LoginLimiter::new();
         let reviews = Arc::new(ReviewService::new(
             pool.clone(),
             schemas.clone(),

@@ -395,8 +395,8 @@ async fn openapi_document_describes_the_api(pool: sqlx::PgPool) {
     assert!(doc["components"]["securitySchemes"].get("bearer").is_some());
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
-async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
+/// An app whose audit log holds four entries: an admin made four teams.
+async fn four_teams_logged(pool: sqlx::PgPool) -> TestApp {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
@@ -409,6 +409,12 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
         )
         .await;
     }
+    t
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
+    let t = four_teams_logged(pool).await;
     assert_eq!(
         streamkeeper_server::store::audit::verify(&t.pool, None)
             .await
@@ -443,18 +449,7 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn an_expected_head_catches_a_cut_tail(pool: sqlx::PgPool) {
     use streamkeeper_server::store::audit;
-    let t = TestApp::new(pool).await;
-    let admin = t.user("root", &[Role::Admin]).await;
-    let at = t.token(admin).await;
-    for name in ["a", "b", "c", "d"] {
-        t.api(
-            Method::POST,
-            "/api/v1/teams",
-            &at,
-            Some(json!({"name": name})),
-        )
-        .await;
-    }
+    let t = four_teams_logged(pool).await;
     let head = audit::head(&t.pool)
         .await
         .expect("head")

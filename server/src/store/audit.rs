@@ -96,6 +96,20 @@ pub async fn tally(pool: &PgPool, ev: Event<'_>) -> Result<(), sqlx::Error> {
     .map(drop)
 }
 
+/// The filter both the chained entries and the counted refusals take:
+/// substrings of actor, action and target, as `$1`, `$2` and `$3`.
+const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
+    AND ($2::text IS NULL OR action ILIKE $2)
+    AND ($3::text IS NULL OR target ILIKE $3)";
+
+fn patterns(f: &AuditFilter) -> (Option<String>, Option<String>, Option<String>) {
+    (
+        super::contains_pattern(f.actor.as_deref()),
+        super::contains_pattern(f.action.as_deref()),
+        super::contains_pattern(f.target.as_deref()),
+    )
+}
+
 /// Counted refusals, latest first, filtered like the entries (by actor,
 /// action and target substrings).
 pub async fn refusals(
@@ -103,14 +117,7 @@ pub async fn refusals(
     f: &AuditFilter,
     page: PageRequest,
 ) -> Result<Page<RefusalTally>, sqlx::Error> {
-    let (actor, action, target) = (
-        super::contains_pattern(f.actor.as_deref()),
-        super::contains_pattern(f.action.as_deref()),
-        super::contains_pattern(f.target.as_deref()),
-    );
-    const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
-        AND ($2::text IS NULL OR action ILIKE $2)
-        AND ($3::text IS NULL OR target ILIKE $3)";
+    let (actor, action, target) = patterns(f);
     let total: i64 = sqlx::query_scalar(&format!(
         "SELECT count(*) FROM audit_refusals WHERE {WHERE}"
     ))
@@ -156,14 +163,7 @@ pub async fn list(
     f: &AuditFilter,
     page: PageRequest,
 ) -> Result<Page<AuditRow>, sqlx::Error> {
-    let (actor, action, target) = (
-        super::contains_pattern(f.actor.as_deref()),
-        super::contains_pattern(f.action.as_deref()),
-        super::contains_pattern(f.target.as_deref()),
-    );
-    const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
-        AND ($2::text IS NULL OR action ILIKE $2)
-        AND ($3::text IS NULL OR target ILIKE $3)";
+    let (actor, action, target) = patterns(f);
     let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM audit_log WHERE {WHERE}"))
         .bind(&actor)
         .bind(&action)

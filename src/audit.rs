@@ -8,8 +8,16 @@
 //! exported outside the database — logged on a schedule and printed by
 //! `streamkeeper audit head` — and `audit verify --expect-head ID:HASH`
 //! fails when the log no longer holds that entry with that hash.
+//!
+//! A plain hash can be recomputed by anyone who can write the table (the
+//! database's owner, a superuser). So, given a key kept outside the
+//! database ([`AuditKey`]), entries are sealed with HMAC-SHA-256 instead:
+//! without the key no rewritten entry verifies. Entries written before a
+//! key was set stay plain; once an entry is keyed, a plain one after it is
+//! a break, since that is what a rewrite without the key would leave.
 
 use chrono::{DateTime, SecondsFormat, Utc};
+use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
@@ -64,9 +72,34 @@ pub fn to_micros(at: DateTime<Utc>) -> DateTime<Utc> {
 /// length-prefixed so that no two different entries encode alike.
 pub fn entry_hash(prev: &Hash, id: i64, content: &EntryContent) -> Hash {
     let mut h = Sha256::new();
-    h.update(b"streamkeeper-audit-v1");
-    h.update(prev);
-    h.update(id.to_be_bytes());
+    encode(b"streamkeeper-audit-v1", prev, id, content, |b| h.update(b));
+    h.finalize().into()
+}
+
+/// The keyed hash (HMAC-SHA-256) of entry `id`: the same encoding as
+/// [`entry_hash`] under another tag, so a plain hash never passes for a
+/// keyed one.
+pub fn entry_mac(key: &AuditKey, prev: &Hash, id: i64, content: &EntryContent) -> Hash {
+    let mut m = <Hmac<Sha256> as Mac>::new_from_slice(&key.0)
+        .unwrap_or_else(|_| unreachable!("HMAC takes a key of any length"));
+    encode(b"streamkeeper-audit-v2-hmac", prev, id, content, |b| {
+        m.update(b)
+    });
+    m.finalize().into_bytes().into()
+}
+
+/// The hash a new entry is stored with, and whether it is keyed.
+pub fn seal(key: Option<&AuditKey>, prev: &Hash, id: i64, content: &EntryContent) -> (Hash, bool) {
+    match key {
+        Some(key) => (entry_mac(key, prev, id, content), true),
+        None => (entry_hash(prev, id, content), false),
+    }
+}
+
+fn encode(tag: &[u8], prev: &Hash, id: i64, content: &EntryContent, mut put: impl FnMut(&[u8])) {
+    put(tag);
+    put(prev);
+    put(&id.to_be_bytes());
     for field in [
         content.at_text().as_str(),
         &content.actor,
@@ -75,10 +108,38 @@ pub fn entry_hash(prev: &Hash, id: i64, content: &EntryContent) -> Hash {
         &content.detail,
         &content.source,
     ] {
-        h.update((field.len() as u64).to_be_bytes());
-        h.update(field.as_bytes());
+        put(&(field.len() as u64).to_be_bytes());
+        put(field.as_bytes());
     }
-    h.finalize().into()
+}
+
+/// The fewest bytes an audit key may have: as many as the hash's output.
+pub const MIN_KEY_BYTES: usize = 32;
+
+/// The secret the chain is keyed with. It never prints, so it cannot leak
+/// through a log line or an error.
+#[derive(Clone)]
+pub struct AuditKey(Vec<u8>);
+
+impl std::fmt::Debug for AuditKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("AuditKey(..)")
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "the audit key has {0} bytes; it needs at least {MIN_KEY_BYTES} (make one with `head -c 32 /dev/urandom | base64`)"
+)]
+pub struct ShortKey(pub usize);
+
+impl AuditKey {
+    pub fn new(bytes: Vec<u8>) -> Result<Self, ShortKey> {
+        if bytes.len() < MIN_KEY_BYTES {
+            return Err(ShortKey(bytes.len()));
+        }
+        Ok(Self(bytes))
+    }
 }
 
 /// The newest entry of a chain as seen at one moment: written `ID:HEX`.
@@ -119,6 +180,8 @@ pub struct StoredEntry {
     pub content: EntryContent,
     pub prev_hash: Vec<u8>,
     pub hash: Vec<u8>,
+    /// Sealed with the audit key ([`entry_mac`]) rather than hashed plain.
+    pub keyed: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
@@ -127,6 +190,18 @@ pub enum ChainBreak {
     Unlinked { id: i64, previous: String },
     #[error("entry {id}: its content does not match its hash (changed after it was written)")]
     Altered { id: i64 },
+    #[error(
+        "entry {id}: its content does not match its keyed hash (changed after it was written, or the audit key is not the one it was written with)"
+    )]
+    Forged { id: i64 },
+    #[error(
+        "entry {id}: it is keyed, and checking it needs the audit key (STREAMKEEPER_AUDIT_KEY)"
+    )]
+    KeyNeeded { id: i64 },
+    #[error(
+        "entry {id}: it is not keyed, though the log is keyed from entry {keyed_from} on (rewritten without the key)"
+    )]
+    UnkeyedAfterKeyed { id: i64, keyed_from: i64 },
     #[error("entry {id}: comes after entry {previous} but its id is not greater")]
     OutOfOrder { id: i64, previous: i64 },
     #[error("entry {id}: its hash is not the expected head's (the log was rewritten from there)")]
@@ -142,6 +217,9 @@ impl ChainBreak {
         match self {
             ChainBreak::Unlinked { id, .. }
             | ChainBreak::Altered { id }
+            | ChainBreak::Forged { id }
+            | ChainBreak::KeyNeeded { id }
+            | ChainBreak::UnkeyedAfterKeyed { id, .. }
             | ChainBreak::OutOfOrder { id, .. }
             | ChainBreak::HeadRewritten { id }
             | ChainBreak::HeadMissing { id, .. } => *id,
@@ -150,45 +228,66 @@ impl ChainBreak {
 }
 
 /// Walks the chain in id order, one entry at a time, so a log of any size can
-/// be checked in batches.
+/// be checked in batches. Keyed entries are checked with the key it is
+/// given; without one, the first keyed entry is a [`ChainBreak::KeyNeeded`].
 #[derive(Debug, Default)]
 pub struct ChainVerifier {
+    key: Option<AuditKey>,
     last: Option<(i64, Hash)>,
+    keyed_from: Option<i64>,
     checked: u64,
 }
 
 impl ChainVerifier {
-    pub fn new() -> Self {
-        Self::default()
+    pub fn new(key: Option<AuditKey>) -> Self {
+        Self {
+            key,
+            ..Self::default()
+        }
     }
 
     /// Checks the next entry; the first error names the first broken entry.
     pub fn check(&mut self, entry: &StoredEntry) -> Result<(), ChainBreak> {
+        let id = entry.id;
         let (expected_prev, previous) = match self.last {
-            Some((id, hash)) => {
-                if entry.id <= id {
-                    return Err(ChainBreak::OutOfOrder {
-                        id: entry.id,
-                        previous: id,
-                    });
+            Some((last, hash)) => {
+                if id <= last {
+                    return Err(ChainBreak::OutOfOrder { id, previous: last });
                 }
-                (hash, id.to_string())
+                (hash, last.to_string())
             }
             None => (GENESIS, "(start of the log)".to_string()),
         };
         if entry.prev_hash.as_slice() != expected_prev.as_slice() {
-            return Err(ChainBreak::Unlinked {
-                id: entry.id,
-                previous,
+            return Err(ChainBreak::Unlinked { id, previous });
+        }
+        let hash = match (entry.keyed, &self.key, self.keyed_from) {
+            (false, _, Some(keyed_from)) => {
+                return Err(ChainBreak::UnkeyedAfterKeyed { id, keyed_from });
+            }
+            (false, _, None) => entry_hash(&expected_prev, id, &entry.content),
+            (true, None, _) => return Err(ChainBreak::KeyNeeded { id }),
+            (true, Some(key), _) => entry_mac(key, &expected_prev, id, &entry.content),
+        };
+        if entry.hash.as_slice() != hash.as_slice() {
+            return Err(if entry.keyed {
+                ChainBreak::Forged { id }
+            } else {
+                ChainBreak::Altered { id }
             });
         }
-        let hash = entry_hash(&expected_prev, entry.id, &entry.content);
-        if entry.hash.as_slice() != hash.as_slice() {
-            return Err(ChainBreak::Altered { id: entry.id });
+        if entry.keyed {
+            self.keyed_from.get_or_insert(id);
         }
-        self.last = Some((entry.id, hash));
+        self.last = Some((id, hash));
         self.checked += 1;
         Ok(())
+    }
+
+    /// The first keyed entry checked so far: the ones before it were
+    /// written before the log had a key.
+    pub fn keyed_from(&self) -> Option<i64> {
+        self.keyed_from
     }
 
     pub fn checked(&self) -> u64 {
@@ -262,6 +361,7 @@ mod tests {
                     content: c,
                     prev_hash: prev.to_vec(),
                     hash: hash.to_vec(),
+                    keyed: false,
                 };
                 prev = hash;
                 e
@@ -274,7 +374,7 @@ mod tests {
     }
 
     fn verify_towards(entries: &[StoredEntry], expect: Option<Head>) -> Result<u64, ChainBreak> {
-        let mut v = ChainVerifier::new();
+        let mut v = ChainVerifier::new(None);
         for e in entries {
             v.check_towards(e, expect)?;
         }
@@ -282,7 +382,7 @@ mod tests {
     }
 
     fn head_of(entries: &[StoredEntry]) -> Head {
-        let mut v = ChainVerifier::new();
+        let mut v = ChainVerifier::new(None);
         for e in entries {
             v.check(e).expect("intact");
         }
@@ -318,6 +418,7 @@ mod tests {
                 content,
                 prev_hash: prev.to_vec(),
                 hash: hash.to_vec(),
+                keyed: false,
             });
             prev = hash;
         }
@@ -326,6 +427,113 @@ mod tests {
             verify_towards(&forged, Some(head)),
             Err(ChainBreak::HeadRewritten { id: 5 })
         );
+    }
+
+    fn key(byte: u8) -> AuditKey {
+        AuditKey::new(vec![byte; MIN_KEY_BYTES]).expect("long enough")
+    }
+
+    /// `n` entries, the first `plain` of them written before the key was set.
+    fn keyed_chain(k: &AuditKey, plain: i64, n: i64) -> Vec<StoredEntry> {
+        let mut prev = GENESIS;
+        (1..=n)
+            .map(|id| {
+                let content = content(&format!("a{id}"));
+                let (hash, keyed) = seal((id > plain).then_some(k), &prev, id, &content);
+                let e = StoredEntry {
+                    id,
+                    content,
+                    prev_hash: prev.to_vec(),
+                    hash: hash.to_vec(),
+                    keyed,
+                };
+                prev = hash;
+                e
+            })
+            .collect()
+    }
+
+    fn verify_with(entries: &[StoredEntry], k: Option<&AuditKey>) -> Result<u64, ChainBreak> {
+        let mut v = ChainVerifier::new(k.cloned());
+        for e in entries {
+            v.check(e)?;
+        }
+        v.finish(None)
+    }
+
+    #[test]
+    fn a_keyed_chain_verifies_only_with_its_key() {
+        let k = key(7);
+        let c = keyed_chain(&k, 2, 5);
+        let mut v = ChainVerifier::new(Some(k.clone()));
+        for e in &c {
+            v.check(e).expect("intact");
+        }
+        assert_eq!(v.keyed_from(), Some(3));
+        assert_eq!(verify_with(&c, None), Err(ChainBreak::KeyNeeded { id: 3 }));
+        assert_eq!(
+            verify_with(&c, Some(&key(8))),
+            Err(ChainBreak::Forged { id: 3 })
+        );
+        // The plain prefix still checks as before.
+        assert_eq!(verify_with(&c[..2], None), Ok(2));
+        assert_ne!(
+            entry_mac(&k, &GENESIS, 1, &content("x")),
+            entry_hash(&GENESIS, 1, &content("x"))
+        );
+    }
+
+    #[test]
+    fn a_rewrite_without_the_key_does_not_verify() {
+        let k = key(7);
+        let c = keyed_chain(&k, 0, 4);
+        // Entry 3 changed and the tail recomputed as a forger without the
+        // key can: plain hashes, consistently chained.
+        let mut forged = c[..2].to_vec();
+        let mut prev = hash_of(&forged[1]);
+        for id in 3..=4 {
+            let content = content("forged");
+            let hash = entry_hash(&prev, id, &content);
+            forged.push(StoredEntry {
+                id,
+                content,
+                prev_hash: prev.to_vec(),
+                hash: hash.to_vec(),
+                keyed: false,
+            });
+            prev = hash;
+        }
+        assert_eq!(
+            verify_with(&forged, Some(&k)),
+            Err(ChainBreak::UnkeyedAfterKeyed {
+                id: 3,
+                keyed_from: 1
+            })
+        );
+        // Claiming the forged entries are keyed does not help either.
+        for e in &mut forged[2..] {
+            e.keyed = true;
+        }
+        assert_eq!(
+            verify_with(&forged, Some(&k)),
+            Err(ChainBreak::Forged { id: 3 })
+        );
+        // Nor does a keyed entry's content changed in place.
+        let mut altered = c.clone();
+        altered[1].content.detail = "{}".into();
+        assert_eq!(
+            verify_with(&altered, Some(&k)),
+            Err(ChainBreak::Forged { id: 2 })
+        );
+    }
+
+    #[test]
+    fn keys_are_long_and_never_printed() {
+        assert_eq!(AuditKey::new(vec![1; 31]).map(drop), Err(ShortKey(31)));
+        let k = key(0x61);
+        let shown = format!("{k:?}");
+        assert_eq!(shown, "AuditKey(..)");
+        assert!(!shown.contains("aaaa"));
     }
 
     #[test]

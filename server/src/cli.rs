@@ -16,7 +16,7 @@ use sqlx::PgPool;
 use std::io::Read;
 use std::process::ExitCode;
 use streamkeeper::account::{check_display_name, check_password, check_username};
-use streamkeeper::audit::{GENESIS, Head};
+use streamkeeper::audit::{ChainBreak, GENESIS, Head};
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::role;
 use streamkeeper::token::{Dead, Scopes, liveness};
@@ -278,9 +278,20 @@ pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode>
         }
         AuditCommand::Verify { expect_head } => match store::audit::verify(pool, expect_head).await
         {
-            Ok(n) => {
-                println!("audit log intact: {n} entries verified");
+            Ok(v) => {
+                let keyed = match v.keyed_from {
+                    Some(1) => " (all keyed)".to_string(),
+                    Some(id) => format!(
+                        " (keyed from entry {id} on; the ones before were written before the audit key was set)"
+                    ),
+                    None => " (none keyed: set STREAMKEEPER_AUDIT_KEY so that a rewrite needs more than database access)".to_string(),
+                };
+                println!("audit log intact: {} entries verified{keyed}", v.entries);
                 Ok(ExitCode::SUCCESS)
+            }
+            // Not a break: what it cannot check without the key is unknown.
+            Err(store::audit::VerifyError::Broken(b @ ChainBreak::KeyNeeded { .. })) => {
+                Err(anyhow::anyhow!("cannot verify the audit log: {b}"))
             }
             Err(store::audit::VerifyError::Broken(b)) => {
                 println!("audit log BROKEN at entry {}: {b}", b.id());

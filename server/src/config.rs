@@ -6,6 +6,7 @@ use crate::egress::Outbound;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
+use streamkeeper::audit::AuditKey;
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::egress::EgressPolicy;
 use streamkeeper::role::Role;
@@ -56,6 +57,17 @@ pub struct GlobalArgs {
         hide_env_values = true
     )]
     pub migrate_database_url: Option<String>,
+    /// The key the audit log's entries are sealed with (HMAC-SHA-256), so
+    /// that whoever can write the database cannot rewrite the log
+    /// unnoticed: `file:/run/secrets/audit-key` (preferred) or the key
+    /// itself, at least 32 bytes. Keep it outside the database.
+    #[arg(
+        long,
+        env = "STREAMKEEPER_AUDIT_KEY",
+        global = true,
+        hide_env_values = true
+    )]
+    pub audit_key: Option<String>,
     #[command(flatten)]
     pub outbound: OutboundArgs,
 }
@@ -358,6 +370,10 @@ pub enum ConfigError {
         "STREAMKEEPER_MAX_SCHEMA_BYTES (--max-schema-bytes) must be between 1024 and 67108864 (64 MiB), not {0}"
     )]
     BadMaxSchemaBytes(usize),
+    #[error("STREAMKEEPER_AUDIT_KEY (--audit-key) names {path}, which cannot be read: {reason}")]
+    AuditKeyFile { path: String, reason: String },
+    #[error("STREAMKEEPER_AUDIT_KEY (--audit-key): {0}")]
+    AuditKey(#[from] streamkeeper::audit::ShortKey),
     #[error(transparent)]
     Credentials(#[from] streamkeeper::credential::PolicyError),
     #[error(transparent)]
@@ -401,6 +417,29 @@ pub fn database_url(g: &GlobalArgs) -> Result<String, ConfigError> {
 
 fn is_postgres_url(url: &str) -> bool {
     Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "postgres" | "postgresql"))
+}
+
+/// The audit key: read from the file a `file:` reference names (its last
+/// line break dropped), or the setting's own bytes. Never echoed: errors
+/// name the file and why, not what it holds.
+pub fn audit_key(g: &GlobalArgs) -> Result<Option<AuditKey>, ConfigError> {
+    let Some(setting) = g.audit_key.as_deref().filter(|s| !s.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let bytes = match setting.strip_prefix("file:") {
+        Some(path) => {
+            let mut bytes = std::fs::read(path).map_err(|e| ConfigError::AuditKeyFile {
+                path: path.to_string(),
+                reason: e.kind().to_string(),
+            })?;
+            while bytes.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+                bytes.pop();
+            }
+            bytes
+        }
+        None => setting.as_bytes().to_vec(),
+    };
+    Ok(Some(AuditKey::new(bytes)?))
 }
 
 /// The migration role's URL, when the schema's owner is not the runtime role.
@@ -601,6 +640,7 @@ mod tests {
             log_level: "info".into(),
             db_connect_timeout: 1,
             migrate_database_url: Some("mysql://x".into()),
+            audit_key: None,
             outbound: OutboundArgs {
                 cred_env_prefix: "STREAMKEEPER_CRED_".into(),
                 cred_dirs: "/run/secrets".into(),

@@ -94,6 +94,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let url = config::database_url(&cli.global)?;
     let owner_url = config::migrate_database_url(&cli.global)?;
+    store::audit::use_key(config::audit_key(&cli.global)?);
     let timeout = Duration::from_secs(cli.global.db_connect_timeout);
     let pool = db::connect(&url, timeout).await?;
     match owner_url {
@@ -107,8 +108,18 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         None => db::migrate(&pool).await?,
     }
+    // What may append must hold the log's key; reading and checking it
+    // need not (`audit verify` names what the key it lacks keeps it from).
+    if !matches!(task, DatabaseTask::Migrate | DatabaseTask::Audit(_)) {
+        store::audit::check_key(&pool).await?;
+    }
     match task {
         DatabaseTask::Serve(cfg) => {
+            if !store::audit::keyed() {
+                tracing::warn!(
+                    "STREAMKEEPER_AUDIT_KEY is not set: the audit log's hashes are plain, so whoever can write the database can rewrite it unnoticed after the last exported head"
+                );
+            }
             if let Some(path) = &cfg.clusters_file {
                 cli::apply_clusters_file(&pool, &cfg.outbound, path).await?;
             }

@@ -14,6 +14,7 @@ fn bin() -> Command {
         "STREAMKEEPER_CRED_ENV_PREFIX",
         "STREAMKEEPER_CRED_DIRS",
         "STREAMKEEPER_EGRESS_ALLOW",
+        "STREAMKEEPER_AUDIT_KEY",
     ] {
         c.env_remove(var);
     }
@@ -623,4 +624,149 @@ async fn tokens_have_scopes_an_expiry_and_die_with_the_password(pool: PgPool) {
         "{out}"
     );
     assert!(!out.contains("live"), "{out}");
+}
+
+/// With STREAMKEEPER_AUDIT_KEY the chain is sealed with a key kept outside
+/// the database: someone who can write the table (here, a superuser past
+/// the append-only trigger) recomputes what they changed, and `audit
+/// verify` still names the entry; a process without the key, or with
+/// another, may not append to a keyed log.
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_keyed_audit_log_cannot_be_rewritten_without_its_key(pool: PgPool) {
+    let dir = std::env::temp_dir().join(format!(
+        "sk-audit-key-{}",
+        pool.connect_options().get_database().unwrap_or("db")
+    ));
+    std::fs::create_dir_all(&dir).expect("temp dir");
+    let secret = "a-secret-of-forty-bytes-0123456789abcdef";
+    let key_file = dir.join("audit-key");
+    std::fs::write(&key_file, format!("{secret}\n")).expect("key file");
+    let other_file = dir.join("other-key");
+    std::fs::write(&other_file, "b".repeat(40)).expect("other key file");
+    let keyed = |file: &std::path::Path, args: &[&str]| {
+        bin()
+            .env("DATABASE_URL", url_of(&pool))
+            .env("STREAMKEEPER_AUDIT_KEY", format!("file:{}", file.display()))
+            .args(args)
+            .output()
+            .expect("run")
+    };
+    fn add(name: &str) -> [&str; 5] {
+        ["user", "add", name, "--role", "viewer"]
+    }
+
+    // One entry before the key was set, two after.
+    let o = run(&pool, &add("ada"), None);
+    assert!(o.status.success(), "{}", text(&o));
+    for name in ["bob", "cy"] {
+        let o = keyed(&key_file, &add(name));
+        assert!(o.status.success(), "{}", text(&o));
+    }
+    let o = keyed(&key_file, &["audit", "verify"]);
+    assert!(
+        o.status.success() && text(&o).contains("3 entries verified (keyed from entry 2 on"),
+        "{}",
+        text(&o)
+    );
+
+    // Without the key nothing is appended, and verifying says what it lacks.
+    let o = run(&pool, &add("dee"), None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("keyed from entry 2 on: set STREAMKEEPER_AUDIT_KEY"),
+        "{}",
+        text(&o)
+    );
+    let o = run(&pool, &["audit", "verify"], None);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("entry 2: it is keyed, and checking it needs the audit key"),
+        "{}",
+        text(&o)
+    );
+    // Another key is refused before it writes anything.
+    let o = keyed(&other_file, &add("dee"));
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("does not match the audit log's newest keyed entry (3)"),
+        "{}",
+        text(&o)
+    );
+    let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE username = 'dee'")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(users, 0, "refused before any change");
+
+    // A superuser rewrites entry 3 and recomputes its hash, as anyone
+    // without the key can: plain SHA-256.
+    sqlx::query("ALTER TABLE audit_log DISABLE TRIGGER audit_log_no_update_or_delete")
+        .execute(&pool)
+        .await
+        .expect("superuser");
+    let (prev, content): (Vec<u8>, streamkeeper::audit::EntryContent) = {
+        let r: (Vec<u8>, chrono::DateTime<chrono::Utc>, String, String, String, String, String) =
+            sqlx::query_as(
+                "SELECT prev_hash, at, actor, action, target, detail, source FROM audit_log WHERE id = 3",
+            )
+            .fetch_one(&pool)
+            .await
+            .expect("entry 3");
+        let content = streamkeeper::audit::EntryContent {
+            at: r.1,
+            actor: "mallory".into(),
+            action: r.3,
+            target: r.4,
+            detail: r.5,
+            source: r.6,
+        };
+        (r.0, content)
+    };
+    let prev_hash: [u8; 32] = prev.as_slice().try_into().expect("32 bytes");
+    let forged = streamkeeper::audit::entry_hash(&prev_hash, 3, &content);
+    for keyed_flag in [false, true] {
+        sqlx::query("UPDATE audit_log SET actor = 'mallory', hash = $1, keyed = $2 WHERE id = 3")
+            .bind(forged.as_slice())
+            .bind(keyed_flag)
+            .execute(&pool)
+            .await
+            .expect("tamper");
+        let o = keyed(&key_file, &["audit", "verify"]);
+        assert_eq!(o.status.code(), Some(1), "{}", text(&o));
+        let want = if keyed_flag {
+            "entry 3: its content does not match its keyed hash"
+        } else {
+            "entry 3: it is not keyed, though the log is keyed from entry 2 on"
+        };
+        assert!(text(&o).contains(want), "{}", text(&o));
+    }
+
+    // Bad settings are named, and the key never shows.
+    let o = bin()
+        .env("DATABASE_URL", url_of(&pool))
+        .env("STREAMKEEPER_AUDIT_KEY", "too-short-a-secret")
+        .args(["audit", "verify"])
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("STREAMKEEPER_AUDIT_KEY (--audit-key): the audit key has 18 bytes")
+            && !text(&o).contains("too-short-a-secret"),
+        "{}",
+        text(&o)
+    );
+    let o = keyed(&dir.join("missing"), &["audit", "verify"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        text(&o).contains("cannot be read: entity not found"),
+        "{}",
+        text(&o)
+    );
+    for o in [
+        keyed(&key_file, &["audit", "verify"]),
+        keyed(&other_file, &["user", "list"]),
+    ] {
+        assert!(!text(&o).contains(secret), "{}", text(&o));
+    }
+    std::fs::remove_dir_all(&dir).expect("clean up");
 }

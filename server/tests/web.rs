@@ -556,7 +556,8 @@ async fn a_flood_of_refusals_leaves_a_few_counted_rows(pool: sqlx::PgPool) {
     assert_eq!(
         streamkeeper_server::store::audit::verify(&t.pool, None)
             .await
-            .expect("chain intact"),
+            .expect("chain intact")
+            .entries,
         1
     );
     // The counted rows can only count up.

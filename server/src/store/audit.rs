@@ -1,9 +1,12 @@
 //! Appending to and reading the hash-chained audit log.
 
 use chrono::Utc;
+use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row};
+use std::sync::OnceLock;
 use streamkeeper::audit::{
-    self, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry, clip_target,
+    self, AuditKey, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry,
+    clip_target,
 };
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
@@ -11,6 +14,66 @@ use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
 /// Fixed key of the advisory lock that serialises appends, so each entry
 /// chains to the one before it.
 const APPEND_LOCK: i64 = 0x5354_524d_4155_4454; // "STRMAUDT"
+
+/// The process's audit key, set once at start ([`use_key`]). A process
+/// holds one key for its whole life, and every write path of every feature
+/// appends, so the key is kept here rather than threaded through each.
+static KEY: OnceLock<Option<AuditKey>> = OnceLock::new();
+
+/// Sets the key new entries are sealed with, once, before anything is
+/// appended; later calls change nothing.
+pub fn use_key(key: Option<AuditKey>) {
+    let _ = KEY.set(key);
+}
+
+fn key() -> Option<&'static AuditKey> {
+    KEY.get().and_then(Option::as_ref)
+}
+
+/// Whether new entries are sealed with a key.
+pub fn keyed() -> bool {
+    key().is_some()
+}
+
+/// Why a process may not write to this log with the key it has.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error(
+        "the audit log is keyed from entry {keyed_from} on: set STREAMKEEPER_AUDIT_KEY to the key it was written with"
+    )]
+    Missing { keyed_from: i64 },
+    #[error(
+        "STREAMKEEPER_AUDIT_KEY does not match the audit log's newest keyed entry ({id}): it is another key, or the entry was altered (run `streamkeeper audit verify`)"
+    )]
+    Mismatch { id: i64 },
+    #[error("reading the audit log failed: {0}")]
+    Db(#[from] sqlx::Error),
+}
+
+/// Checked at start by every command that may append: a keyed log needs
+/// the key it was written with, or its next entry would break the chain.
+pub async fn check_key(pool: &PgPool) -> Result<(), KeyError> {
+    let newest = sqlx::query(&format!(
+        "SELECT {COLUMNS} FROM audit_log WHERE keyed ORDER BY id DESC LIMIT 1"
+    ))
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = newest else {
+        return Ok(());
+    };
+    let entry = stored(&row)?;
+    let Some(key) = key() else {
+        let keyed_from: i64 = sqlx::query_scalar("SELECT min(id) FROM audit_log WHERE keyed")
+            .fetch_one(pool)
+            .await?;
+        return Err(KeyError::Missing { keyed_from });
+    };
+    let prev: audit::Hash = entry.prev_hash.as_slice().try_into().unwrap_or(GENESIS);
+    if audit::entry_mac(key, &prev, entry.id, &entry.content).as_slice() != entry.hash.as_slice() {
+        return Err(KeyError::Mismatch { id: entry.id });
+    }
+    Ok(())
+}
 
 /// What happened, before it gets its time and chain position.
 #[derive(Debug, Clone)]
@@ -29,12 +92,19 @@ pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx:
         .bind(APPEND_LOCK)
         .execute(&mut *conn)
         .await?;
-    let last: Option<(i64, Vec<u8>)> =
-        sqlx::query_as("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1")
+    let last: Option<(i64, Vec<u8>, bool)> =
+        sqlx::query_as("SELECT id, hash, keyed FROM audit_log ORDER BY id DESC LIMIT 1")
             .fetch_optional(&mut *conn)
             .await?;
     let (id, prev) = match last {
-        Some((id, hash)) => (id + 1, hash),
+        // A plain entry after a keyed one would read as a rewrite; another
+        // process keyed the log after this one started without a key.
+        Some((last, _, true)) if key().is_none() => {
+            return Err(sqlx::Error::Configuration(Box::new(KeyError::Missing {
+                keyed_from: last,
+            })));
+        }
+        Some((id, hash, _)) => (id + 1, hash),
         None => (1, GENESIS.to_vec()),
     };
     let prev_arr: audit::Hash = prev.as_slice().try_into().unwrap_or(GENESIS);
@@ -46,10 +116,10 @@ pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx:
         detail: ev.detail.to_string(),
         source: ev.source.to_string(),
     };
-    let hash = audit::entry_hash(&prev_arr, id, &content);
+    let (hash, keyed) = audit::seal(key(), &prev_arr, id, &content);
     sqlx::query(
-        "INSERT INTO audit_log (id, at, actor, action, target, detail, source, prev_hash, hash)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
+        "INSERT INTO audit_log (id, at, actor, action, target, detail, source, prev_hash, hash, keyed)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(id)
     .bind(content.at)
@@ -60,6 +130,7 @@ pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx:
     .bind(&content.source)
     .bind(&prev)
     .bind(hash.as_slice())
+    .bind(keyed)
     .execute(&mut *conn)
     .await?;
     Ok(id)
@@ -218,38 +289,55 @@ pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
     }))
 }
 
-/// Walks the whole chain in batches, and checks that it still holds the
-/// `expect`ed head; returns how many entries were checked.
-pub async fn verify(pool: &PgPool, expect: Option<Head>) -> Result<u64, VerifyError> {
+/// What `verify` found: how many entries, and the first keyed one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Verified {
+    pub entries: u64,
+    pub keyed_from: Option<i64>,
+}
+
+const COLUMNS: &str = "id, at, actor, action, target, detail, source, prev_hash, hash, keyed";
+
+fn stored(r: &PgRow) -> Result<StoredEntry, sqlx::Error> {
+    Ok(StoredEntry {
+        id: r.try_get("id")?,
+        content: EntryContent {
+            at: r.try_get("at")?,
+            actor: r.try_get("actor")?,
+            action: r.try_get("action")?,
+            target: r.try_get("target")?,
+            detail: r.try_get("detail")?,
+            source: r.try_get("source")?,
+        },
+        prev_hash: r.try_get("prev_hash")?,
+        hash: r.try_get("hash")?,
+        keyed: r.try_get("keyed")?,
+    })
+}
+
+/// Walks the whole chain in batches, keyed entries with the process's key,
+/// and checks that it still holds the `expect`ed head.
+pub async fn verify(pool: &PgPool, expect: Option<Head>) -> Result<Verified, VerifyError> {
     const BATCH: i64 = 5_000;
-    let mut verifier = ChainVerifier::new();
+    let mut verifier = ChainVerifier::new(key().cloned());
     let mut after = 0_i64;
     loop {
-        let rows = sqlx::query(
-            "SELECT id, at, actor, action, target, detail, source, prev_hash, hash
-             FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT {COLUMNS} FROM audit_log WHERE id > $1 ORDER BY id LIMIT $2"
+        ))
         .bind(after)
         .bind(BATCH)
         .fetch_all(pool)
         .await?;
         if rows.is_empty() {
-            return Ok(verifier.finish(expect)?);
+            let entries = verifier.finish(expect)?;
+            return Ok(Verified {
+                entries,
+                keyed_from: verifier.keyed_from(),
+            });
         }
         for r in rows {
-            let entry = StoredEntry {
-                id: r.try_get("id")?,
-                content: EntryContent {
-                    at: r.try_get("at")?,
-                    actor: r.try_get("actor")?,
-                    action: r.try_get("action")?,
-                    target: r.try_get("target")?,
-                    detail: r.try_get("detail")?,
-                    source: r.try_get("source")?,
-                },
-                prev_hash: r.try_get("prev_hash")?,
-                hash: r.try_get("hash")?,
-            };
+            let entry = stored(&r)?;
             verifier.check_towards(&entry, expect)?;
             after = entry.id;
         }

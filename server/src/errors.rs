@@ -17,8 +17,27 @@ pub fn db(e: sqlx::Error) -> AppError {
     }
 }
 
-/// A short random reference that ties a user-facing error to its log line.
+tokio::task_local! {
+    /// The id of the request being answered (set by `web::request_id`).
+    static REQUEST: String;
+}
+
+/// Runs `f` as the request `id`: the references its errors show are that id.
+pub async fn within_request<F: std::future::Future>(id: String, f: F) -> F::Output {
+    REQUEST.scope(id, f).await
+}
+
+/// What ties a user-facing error to its log lines: the request's id (the
+/// `X-Request-Id` header and every log line of the request carry it), or a
+/// fresh one outside a request.
 pub fn reference() -> String {
+    REQUEST
+        .try_with(Clone::clone)
+        .unwrap_or_else(|_| fresh_reference())
+}
+
+/// A new random reference: 16 hex digits.
+pub fn fresh_reference() -> String {
     use rand::Rng;
-    format!("{:08x}", rand::rngs::OsRng.r#gen::<u32>())
+    format!("{:016x}", rand::rngs::OsRng.r#gen::<u64>())
 }

@@ -1236,3 +1236,53 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     assert!(message(&r).contains("expired"), "{}", r.body);
 }
+
+/// Every answer carries the request's id; an internal error shows only that
+/// id, the reference to its log lines, and a client's own id is not taken.
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn internal_errors_show_the_request_id_and_nothing_else(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let id_of = |r: &support::Reply| {
+        r.headers
+            .get("x-request-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_string)
+            .expect("an X-Request-Id on every answer")
+    };
+    let a = t.api(Method::GET, "/api/v1/me", &at, None).await;
+    let b = t.api(Method::GET, "/api/v1/me", &at, None).await;
+    assert_eq!(id_of(&a).len(), 16);
+    assert!(id_of(&a).chars().all(|c| c.is_ascii_hexdigit()));
+    assert_ne!(id_of(&a), id_of(&b), "one id per request");
+    let res = t
+        .send(
+            Request::get("/healthz")
+                .header("x-request-id", "chosen-by-the-client")
+                .body(Body::empty())
+                .expect("request"),
+        )
+        .await;
+    assert_ne!(id_of(&res), "chosen-by-the-client");
+
+    // A failure the client did not cause: the table under the route is gone.
+    sqlx::query("DROP TABLE memberships CASCADE")
+        .execute(&t.pool)
+        .await
+        .expect("drop");
+    let r = t.api(Method::GET, "/api/v1/teams", &at, None).await;
+    assert_eq!(r.status, StatusCode::INTERNAL_SERVER_ERROR, "{}", r.body);
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .expect("a message")
+        .to_string();
+    assert_eq!(
+        message,
+        format!(
+            "Something went wrong on the server (reference {}).",
+            id_of(&r)
+        )
+    );
+    assert!(!r.body.contains("memberships"), "{}", r.body);
+}

@@ -4,6 +4,7 @@
 pub mod auth;
 pub mod body_limit;
 pub mod refusals;
+pub mod request_id;
 pub mod security;
 pub mod server_fns;
 
@@ -142,6 +143,7 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         >(context, shell))
         .layer(
             ServiceBuilder::new()
+                .layer(middleware::from_fn(request_id::request_id))
                 .layer(TraceLayer::new_for_http())
                 .layer(middleware::from_fn_with_state(
                     state.clone(),

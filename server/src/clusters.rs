@@ -2,7 +2,7 @@
 //! consumer group's lag evaluated over its recent window.
 
 use crate::accounts::{audited, record_refusal, require, team_id};
-use crate::errors::db;
+use crate::errors::{self, db};
 use crate::store::samples::SampleRow;
 use crate::store::{self, is_unique_violation};
 use chrono::Utc;
@@ -614,7 +614,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             crate::kafka::reader::read(&settings, &Default::default())
         })
         .await
-        .map_err(|e| AppError::Internal(format!("reader: {e}")))?;
+        .map_err(|e| errors::internal("the lag reader's task", e))?;
         let took_ms = (Utc::now() - started).num_milliseconds();
         Ok(match read {
             Err(e) => ConnectionReport {

@@ -1,6 +1,9 @@
 //! Turning database failures into errors a person can act on, without
 //! leaking database text: the details go to the log under a reference.
 
+use crate::registry::RegistryError;
+use streamkeeper::account::Principal;
+use streamkeeper::role::Role;
 use streamkeeper_app::error::AppError;
 
 pub fn db(e: sqlx::Error) -> AppError {
@@ -14,6 +17,31 @@ pub fn db(e: sqlx::Error) -> AppError {
             tracing::error!(%reference, error = %other, "database error");
             AppError::Internal(reference)
         }
+    }
+}
+
+/// A failure that is not the client's (a stored row that no longer
+/// parses, a task that died): its text goes to the log under the request's
+/// reference, and the person sees only the reference.
+pub fn internal(what: &str, e: impl std::fmt::Display) -> AppError {
+    let reference = reference();
+    tracing::error!(%reference, error = %e, "{what}");
+    AppError::Internal(reference)
+}
+
+/// A Schema Registry failure, by its one status ([`RegistryError::status`]),
+/// worded for `admin` or not (upstream text is an admin's only).
+pub fn registry(who: &Principal, e: &RegistryError) -> AppError {
+    let text = || {
+        format!(
+            "The Schema Registry: {}",
+            e.for_viewer(who.has(Role::Admin))
+        )
+    };
+    match e.status() {
+        404 => AppError::NotFound(e.to_string()),
+        422 => AppError::Invalid(text()),
+        _ => AppError::Unavailable(text()),
     }
 }
 

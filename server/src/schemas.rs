@@ -27,7 +27,7 @@ use streamkeeper_app::model::{
 
 use crate::accounts::{audited, record_refusal, require};
 use crate::egress::Outbound;
-use crate::errors::db;
+use crate::errors::{self, db};
 use crate::kafka::settings::SecretRef;
 use crate::limits::SchemaLimits;
 use crate::registry::{
@@ -262,7 +262,7 @@ fn direction(d: Direction) -> String {
 
 fn parsed_report(id: i64, report: serde_json::Value) -> Result<CompatibilityReport, AppError> {
     let mut report: CompatibilityReport =
-        serde_json::from_value(report).map_err(|e| AppError::Internal(e.to_string()))?;
+        serde_json::from_value(report).map_err(|e| errors::internal("a stored check report", e))?;
     report.id = id;
     Ok(report)
 }
@@ -497,11 +497,11 @@ impl SchemaService {
                 let v = registry
                     .version(&subject, wanted, false)
                     .await
-                    .map_err(|e| registry_error(who, e))?;
+                    .map_err(|e| errors::registry(who, &e))?;
                 let refs = registry
                     .resolve_references(&v.references)
                     .await
-                    .map_err(|e| registry_error(who, e))?
+                    .map_err(|e| errors::registry(who, &e))?
                     .into_iter()
                     .map(|r| (r.name, r.text))
                     .collect();
@@ -669,7 +669,7 @@ impl SchemaService {
                 .map_err(AppError::Unavailable)?
                 .resolve_references(&registry_references(&proposed))
                 .await
-                .map_err(|e| registry_error(who, e))?;
+                .map_err(|e| errors::registry(who, &e))?;
             references.extend(found);
         }
         let text = SchemaText {
@@ -844,7 +844,7 @@ impl SchemaService {
             elapsed_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
         };
         let stored =
-            serde_json::to_value(&report).map_err(|e| AppError::Internal(e.to_string()))?;
+            serde_json::to_value(&report).map_err(|e| errors::internal("a check report", e))?;
         report.id = store::insert_check(
             &self.pool,
             cluster_id,
@@ -1255,7 +1255,7 @@ impl SchemaService {
         let versions = registry
             .versions(subject, crate::registry::Deleted::Hide)
             .await
-            .map_err(|e| registry_error(who, e))?;
+            .map_err(|e| errors::registry(who, &e))?;
         let right = right
             .or_else(|| versions.last().copied())
             .ok_or_else(|| AppError::NotFound(format!("A version of {subject}")))?;
@@ -1273,14 +1273,14 @@ impl SchemaService {
                 registry
                     .version(subject, VersionRef::Number(v), false)
                     .await
-                    .map_err(|e| registry_error(who, e))
+                    .map_err(|e| errors::registry(who, &e))
             }
         };
         let (l, r) = (fetch(left).await?, fetch(right).await?);
         let level = registry
             .config(Scope::Subject(subject), true)
             .await
-            .map_err(|e| AppError::Unavailable(e.for_viewer(who.has(Role::Admin))))?
+            .map_err(|e| errors::registry(who, &e))?
             .compatibility_level
             .unwrap_or(Mode::Backward);
         Ok(SubjectDiff {
@@ -1435,18 +1435,6 @@ fn json_policy(schema_type: SchemaType, policy: Option<CompatibilityPolicy>) -> 
 
 /// A registry failure as the person asking should see it: what the
 /// registry sent outside its contract only for admins.
-fn registry_error(who: &Principal, e: RegistryError) -> AppError {
-    match e {
-        RegistryError::SubjectNotFound { .. } | RegistryError::VersionNotFound { .. } => {
-            AppError::NotFound(e.to_string())
-        }
-        other => AppError::Invalid(format!(
-            "The Schema Registry: {}",
-            other.for_viewer(who.has(Role::Admin))
-        )),
-    }
-}
-
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Schemas for SchemaService {
     async fn stream_schemas(

@@ -940,6 +940,29 @@ async fn the_registry_is_asked_with_the_references_under_the_subjects_policy(poo
         )
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+
+    // A registry that cannot be used (it closes every connection) is 503
+    // on each route that has to ask it, never 422 as if the input were bad.
+    _handle.fail_next(100, streamkeeper_doubles::registry::Fault::Close);
+    let diff = format!("/api/v1/clusters/{id}/registry/subjects/orders-value/diff");
+    let with_references = json!({
+        "schema_type": "JSON",
+        "schema": ORDER_JSON_V2,
+        "subject_references": [{"name": "money.json", "subject": "money", "version": 1}],
+    });
+    for (method, path, body) in [
+        (Method::POST, url.as_str(), Some(with_references)),
+        (Method::GET, diff.as_str(), None),
+    ] {
+        let r = t.api(method, path, &at, body).await;
+        assert_eq!(
+            r.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{path}: {}",
+            r.body
+        );
+        assert_eq!(r.json()["error"]["code"], "unavailable", "{}", r.body);
+    }
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
@@ -1253,9 +1276,10 @@ async fn a_redirecting_registry_is_not_followed_and_its_answer_is_for_admins(poo
 
     let diff = format!("/api/v1/clusters/{id}/registry/subjects/orders-value/diff");
     let viewer = t.api(Method::GET, &diff, &vt, None).await;
+    // A registry that cannot be used is 503, as on every route.
     assert_eq!(
         viewer.status,
-        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::SERVICE_UNAVAILABLE,
         "{}",
         viewer.body
     );
@@ -1268,7 +1292,7 @@ async fn a_redirecting_registry_is_not_followed_and_its_answer_is_for_admins(poo
     let admin = t.api(Method::GET, &diff, &at, None).await;
     assert_eq!(
         admin.status,
-        StatusCode::UNPROCESSABLE_ENTITY,
+        StatusCode::SERVICE_UNAVAILABLE,
         "{}",
         admin.body
     );

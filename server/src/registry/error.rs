@@ -175,6 +175,45 @@ impl RegistryError {
         }
     }
 
+    /// What the failure says about the request, as an HTTP status: the
+    /// registry does not hold it (404), the registry judged the content
+    /// and said no (422), or the registry could not be used (503) —
+    /// unreachable, failing, limiting, refusing Streamkeeper's own
+    /// credentials or answering outside its API. The same failure answers
+    /// the same status on every route.
+    pub fn status(&self) -> u16 {
+        use RegistryError as E;
+        match self {
+            E::SubjectNotFound { .. }
+            | E::VersionNotFound { .. }
+            | E::SchemaNotFound { .. }
+            | E::NoSubjectConfig { .. }
+            | E::NoSubjectMode { .. } => 404,
+            E::SubjectSoftDeleted { .. }
+            | E::SubjectNotSoftDeleted { .. }
+            | E::VersionSoftDeleted { .. }
+            | E::VersionNotSoftDeleted { .. }
+            | E::Incompatible { .. }
+            | E::InvalidSchema { .. }
+            | E::InvalidVersion { .. }
+            | E::InvalidCompatibilityLevel { .. }
+            | E::InvalidMode { .. }
+            | E::OperationNotPermitted { .. }
+            | E::ReferenceExists { .. }
+            | E::Rejected { .. } => 422,
+            E::Unauthorized { .. }
+            | E::Forbidden { .. }
+            | E::RateLimited { .. }
+            | E::Server { .. }
+            | E::Unreachable { .. }
+            | E::UnexpectedResponse { .. }
+            | E::Redirected { .. }
+            | E::TooLarge { .. }
+            | E::Egress { .. }
+            | E::BadUrl { .. } => 503,
+        }
+    }
+
     /// The error as the person asking sees it: everyone gets the text,
     /// admins (who set the registry up) also what it sent.
     pub fn for_viewer(&self, admin: bool) -> String {

@@ -3,7 +3,7 @@
 //! and tell the author. A moved base sends the item back to review.
 
 use super::{ReviewService, facts, item_after, lock, refusal, state_of, target, writers};
-use crate::errors::db;
+use crate::errors::{self, db};
 use crate::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
 use crate::store::{self, audit::Event, review as items, review::ItemRow};
 use serde_json::json;
@@ -20,7 +20,7 @@ const AUTONOMOUS: &str = "streamkeeper";
 
 fn content_of(item: &ItemRow) -> Result<Content, AppError> {
     serde_json::from_value(item.content.clone())
-        .map_err(|e| AppError::Internal(format!("stored review content: {e}")))
+        .map_err(|e| errors::internal("stored review content", e))
 }
 
 /// The registration request for the content.
@@ -314,7 +314,9 @@ impl ReviewService {
         let kind: Kind = item
             .kind
             .parse()
-            .map_err(|e: streamkeeper::review::UnknownKind| AppError::Internal(e.to_string()))?;
+            .map_err(|e: streamkeeper::review::UnknownKind| {
+                errors::internal("a review item's kind", e)
+            })?;
         let revision = self.prepare(who, kind, &content, &item.domain).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
         let locked = lock(&mut tx, item.id).await?;

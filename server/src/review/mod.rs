@@ -11,7 +11,7 @@ mod propose;
 mod view;
 
 use crate::accounts::require;
-use crate::errors::db;
+use crate::errors::{self, db};
 use crate::limiter::LoginLimiter;
 use crate::schemas::SchemaService;
 use crate::store::{self, review as items, review::ItemRow};
@@ -558,7 +558,9 @@ impl ReviewService {
             .await?
             .into_iter()
             .find(|d| d.domain == domain)
-            .ok_or_else(|| AppError::Internal("the domain just saved is missing".into()))
+            .ok_or_else(|| {
+                errors::internal("saving a review domain", "the domain just saved is missing")
+            })
     }
 
     pub async fn notifications(

@@ -3,7 +3,7 @@
 //! base by a hash, with the domain's approvers frozen for the revision.
 
 use super::{ReviewService, facts, item_after, lock, refusal, target};
-use crate::errors::db;
+use crate::errors::{self, db};
 use crate::registry::{RegistryError, VersionRef};
 use crate::store::{review as items, review::Revision};
 use serde_json::json;
@@ -116,7 +116,7 @@ impl ReviewService {
         let as_i32 = |v: Option<u32>| v.and_then(|v| i32::try_from(v).ok());
         Ok(Revision {
             content: serde_json::to_value(content)
-                .map_err(|e| AppError::Internal(e.to_string()))?,
+                .map_err(|e| errors::internal("a review item's content", e))?,
             content_hash: content_hash(kind, content, &now.base),
             base_version: as_i32(now.base.version),
             base_schema_id: as_i32(now.base.schema_id),
@@ -245,7 +245,9 @@ impl ReviewService {
         let kind: Kind = item
             .kind
             .parse()
-            .map_err(|e: streamkeeper::review::UnknownKind| AppError::Internal(e.to_string()))?;
+            .map_err(|e: streamkeeper::review::UnknownKind| {
+                errors::internal("a review item's kind", e)
+            })?;
         let content = Content {
             cluster_id: item.cluster_id,
             topic: item.topic.clone(),

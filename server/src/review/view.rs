@@ -2,7 +2,7 @@
 //! caller may do with each.
 
 use super::{ReviewService, apply::registration, approver, facts, state_of};
-use crate::errors::db;
+use crate::errors::{self, db};
 use crate::registry::CONTENT_TYPE_V1;
 use crate::schemas::{pretty, side_by_side};
 use crate::store::review::{self as items, DomainListRow, ItemRow};
@@ -89,7 +89,7 @@ impl ReviewService {
         item: ItemRow,
     ) -> Result<ReviewItem, AppError> {
         let content: Content = serde_json::from_value(item.content.clone())
-            .map_err(|e| AppError::Internal(format!("stored review content: {e}")))?;
+            .map_err(|e| errors::internal("stored review content", e))?;
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
         let owns = self.owns_stream(who, &item).await?;

@@ -1462,3 +1462,55 @@ async fn a_tokens_scopes_bound_what_its_user_may_do(pool: sqlx::PgPool) {
         .await;
     refused(&r, StatusCode::FORBIDDEN, "lacks the 'propose' scope");
 }
+
+/// A registry that cannot be used answers 503 wherever a review item needs
+/// it: proposing (nothing is saved) and applying on approval (the item
+/// says why, and nothing was written).
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn an_unusable_registry_is_503_when_proposing_and_applying(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let body = json!({"kind": "producer_change", "cluster_id": w.cluster, "topic": "orders",
+                      "schema_type": "AVRO", "schema": ADDS_NOTE});
+    w._registry.fail_next(50, registry::Fault::Close);
+    let r = w
+        .call(Method::POST, "/api/v1/review-items", &w.olga, Some(body))
+        .await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "unavailable", "{}", r.body);
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM review_items")
+        .fetch_one(&w.t.pool)
+        .await
+        .expect("count");
+    assert_eq!(items, 0, "nothing saved");
+
+    // Proposed while it answers; it fails before the approval applies.
+    // (the faults left over are spent first)
+    for _ in 0..60 {
+        let read = w
+            .registry
+            .versions("orders-value", streamkeeper_server::registry::Deleted::Hide)
+            .await;
+        if read.is_ok() {
+            break;
+        }
+    }
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    w._registry.fail_next(50, registry::Fault::ServerError);
+    // The approval stands; its apply failed and the item says why.
+    let r = w.approve(&w.ann, id, &hash(&item)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "apply_failed", "{}", r.body);
+    assert!(
+        r.json()["state_reason"]
+            .as_str()
+            .is_some_and(|why| why.contains("nothing was written")),
+        "{}",
+        r.body
+    );
+    // Applying again while it still fails: 503.
+    let apply = format!("/api/v1/review-items/{id}/apply");
+    let r = w.call(Method::POST, &apply, &w.olga, None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "unavailable", "{}", r.body);
+}

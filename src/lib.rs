@@ -6,19 +6,19 @@ pub mod access;
 pub mod account;
 pub mod audit;
 pub mod client_addr;
-pub mod cluster;
-pub mod consumer_protocol;
 pub mod credential;
 pub mod egress;
-pub mod flag;
-pub mod health;
-pub mod lag;
+pub mod flags;
 pub mod limit;
 pub mod page;
 pub mod review;
 pub mod role;
 pub mod schema;
-pub mod series;
 pub mod shell;
 pub mod signin;
 pub mod token;
+pub mod watch;
+
+// The old paths, kept while the users move to the new ones.
+pub use flags as flag;
+pub use watch::{cluster, consumer_protocol, health, lag, series};

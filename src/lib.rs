@@ -18,7 +18,3 @@ pub mod shell;
 pub mod signin;
 pub mod token;
 pub mod watch;
-
-// The old paths, kept while the users move to the new ones.
-pub use flags as flag;
-pub use watch::{cluster, consumer_protocol, health, lag, series};

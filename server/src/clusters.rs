@@ -11,14 +11,14 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{DescribeRefusal, Steward, StreamEntry, may_describe};
 use streamkeeper::account::Principal;
-use streamkeeper::cluster::{self, ClusterState, LastPass};
 use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::lag::status::{
-    Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
-};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::Mode;
+use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
+use streamkeeper::watch::lag::status::{
+    Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
+};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
@@ -711,7 +711,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .collect();
             let status = mine
                 .iter()
-                .filter_map(|p| streamkeeper::lag::status::Status::parse(&p.status))
+                .filter_map(|p| streamkeeper::watch::lag::status::Status::parse(&p.status))
                 .max()
                 .map_or("INCOMPLETE", |s| s.as_str());
             let lags: Vec<u64> = mine.iter().filter_map(|p| p.lag).collect();
@@ -786,7 +786,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .map(|(at, lag)| (at.timestamp_millis(), lag))
                 .collect(),
         };
-        Ok(streamkeeper::series::downsample(&points, 400)
+        Ok(streamkeeper::watch::series::downsample(&points, 400)
             .into_iter()
             .filter_map(|(ms, lag)| {
                 chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })

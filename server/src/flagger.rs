@@ -11,8 +11,8 @@ use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use streamkeeper::flag::{self, FlagKey, Observation, Step};
-use streamkeeper::lag::status::{
+use streamkeeper::flags::{self, FlagKey, Observation, Step};
+use streamkeeper::watch::lag::status::{
     Rules, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
 };
 
@@ -203,7 +203,7 @@ fn observe_topic(
     if let Some(c) = catalog {
         let k = key("topic", &t.name, "quiet");
         evaluated.insert(k.clone());
-        let quiet = streamkeeper::health::topic_health(
+        let quiet = streamkeeper::watch::health::topic_health(
             &[],
             c.last_advanced_at.map(|a| a.timestamp_millis()),
             at.timestamp_millis(),
@@ -298,7 +298,7 @@ pub async fn reconcile(
         .iter()
         .map(|(k, (_, kind))| (k.clone(), kind.clone()))
         .collect();
-    for step in flag::reconcile(&open, observed, &|k| evaluated.contains(k)) {
+    for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
         match step {
             Step::Raise(o) => raise(pool, cluster, &o).await?,
             Step::Update { observation, .. } => {
@@ -345,7 +345,7 @@ async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(
     {
         Some((team, url)) => {
             let body = json!({
-                "text": flag::message(&cluster.name, o, Some(team)),
+                "text": flags::message(&cluster.name, o, Some(team)),
                 "flag": {
                     "id": id,
                     "state": "open",

@@ -14,7 +14,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
-use streamkeeper::consumer_protocol::assigned_partitions;
+use streamkeeper::watch::consumer_protocol::assigned_partitions;
 
 use super::group_offsets;
 use super::settings::{ClusterSettings, SettingsError};

@@ -6,8 +6,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use super::samples::{self, SampleColumns};
 use crate::kafka::reader::{Reading, TopicReading};
-use streamkeeper::health::{PartitionMeta, TopicHealth};
 use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::watch::health::{PartitionMeta, TopicHealth};
 
 /// Replication and leadership of a topic from its metadata. (Quiet topics
 /// need the stream's expected interval, which the catalog will hold.)
@@ -22,7 +22,7 @@ pub fn topic_health(t: &TopicReading, at: DateTime<Utc>) -> TopicHealth {
             isr: p.isr.clone(),
         })
         .collect();
-    streamkeeper::health::topic_health(&meta, None, at.timestamp_millis(), None)
+    streamkeeper::watch::health::topic_health(&meta, None, at.timestamp_millis(), None)
 }
 
 #[derive(Debug, Clone, FromRow)]

@@ -17,17 +17,15 @@ use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::lag::status::{
-    Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
+    Rules, Status, group_status, partition_status, window_time_lag_s,
 };
+use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
     LagPoint, NewCluster, PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec,
     StreamSummary, TopicView,
 };
-
-/// Passes a group's status is judged over.
-pub const WINDOW_PASSES: i64 = 10;
 
 /// A cluster row from what an admin entered, blanks as absent, for
 /// validation and connection tests before anything is stored.
@@ -71,41 +69,13 @@ fn topic_view(t: store::clusters::TopicRow) -> TopicView {
 }
 
 /// A group's samples per partition over its window of passes.
-pub type Windows = BTreeMap<(String, i32), Vec<SampleRow>>;
-
-pub async fn windows(pool: &PgPool, cluster_id: i64, group: &str) -> Result<Windows, sqlx::Error> {
+pub async fn windows(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+) -> Result<Windows<SampleRow>, sqlx::Error> {
     let rows = store::samples::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
     Ok(by_group(rows).remove(group).unwrap_or_default())
-}
-
-/// Samples (ordered by group, topic, partition, time) split into each
-/// group's windows.
-pub fn by_group(rows: Vec<SampleRow>) -> BTreeMap<String, Windows> {
-    let mut groups: BTreeMap<String, Windows> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry(r.group_name.clone())
-            .or_default()
-            .entry((r.topic.clone(), r.partition))
-            .or_default()
-            .push(r);
-    }
-    groups
-}
-
-/// Samples that can be judged: those with log offsets (the others are gaps).
-pub fn judgeable(samples: &[SampleRow]) -> Vec<Sample> {
-    samples
-        .iter()
-        .filter_map(|s| {
-            Some(Sample {
-                at_ms: s.at.timestamp_millis(),
-                committed: s.committed,
-                log_start: s.log_start?,
-                log_end: s.log_end?,
-            })
-        })
-        .collect()
 }
 
 /// Checks a cluster as entered and returns it as it would be stored:

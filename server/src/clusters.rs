@@ -9,7 +9,9 @@ use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
-use streamkeeper::access::stewardship::{DescribeRefusal, Steward, StreamEntry, may_describe};
+use streamkeeper::access::stewardship::{
+    DescribeRefusal, Steward, Stewardship, StreamEntry, may_describe, may_steward,
+};
 use streamkeeper::account::Principal;
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::page::{Page, PageRequest};
@@ -781,22 +783,17 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let member = match team_id {
-            Some(t) => store::flags::teams_of(&self.pool, who.user_id)
-                .await
-                .map_err(db)?
-                .contains(&t),
-            None => false,
-        };
+        let mine = store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
         let current = store::clusters::group_owner(&self.pool, id, group)
             .await
             .map_err(db)?;
         let Some(current) = current else {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
-        let admin = who.has(Role::Admin);
-        let claim = member && current.is_none() && who.has(Role::Owner);
-        if !(admin || claim) {
+        let claim = Stewardship::Claim { for_team: team_id };
+        if !may_steward(Steward::of(who, &mine), current, claim) {
             return Err(AppError::Forbidden(
                 "change this group's owner (owners may claim unowned groups for their own team)"
                     .into(),
@@ -889,12 +886,7 @@ impl ClusterService {
         let open = store::review::open_items_of_stream(&mut tx, id, topic)
             .await
             .map_err(db)?;
-        let steward = Steward {
-            admin: who.has(Role::Admin),
-            owner: who.has(Role::Owner),
-            teams: &mine,
-        };
-        if let Err(refusal) = may_describe(steward, now, wanted, open) {
+        if let Err(refusal) = may_describe(Steward::of(who, &mine), now, wanted, open) {
             let target = format!("stream:{topic}");
             let detail = json!({
                 "cluster_id": id, "refused": refusal.to_string(),

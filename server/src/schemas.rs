@@ -9,6 +9,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::Instant;
+use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
@@ -430,6 +431,8 @@ impl SchemaService {
         group: Option<&str>,
     ) -> Result<(), AppError> {
         require(who, Action::Read, "record schemas")?;
+        // Admins steer everything, a group not seen yet included: nothing
+        // to look up.
         if who.has(Role::Admin) {
             return Ok(());
         }
@@ -445,7 +448,7 @@ impl SchemaService {
         let mine = crate::store::flags::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
-        if who.has(Role::Owner) && owner.is_none_or(|t| mine.contains(&t)) {
+        if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
             Ok(())
         } else {
             Err(AppError::Forbidden(

@@ -12,6 +12,8 @@
 //! set, and never while changes to the stream are open for review (their
 //! approvers and level were frozen under the old ones).
 
+use crate::account::Principal;
+use crate::role::Role;
 use thiserror::Error;
 
 /// The person asking, as these rules see them.
@@ -21,6 +23,17 @@ pub struct Steward<'a> {
     pub owner: bool,
     /// The teams they belong to.
     pub teams: &'a [i64],
+}
+
+impl<'a> Steward<'a> {
+    /// `who`, a member of `teams`.
+    pub fn of(who: &Principal, teams: &'a [i64]) -> Self {
+        Steward {
+            admin: who.has(Role::Admin),
+            owner: who.has(Role::Owner),
+            teams,
+        }
+    }
 }
 
 /// What someone asks to do with a thing a team may own.

@@ -14,13 +14,12 @@ use streamkeeper::access::stewardship::{
 };
 use streamkeeper::account::Principal;
 use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::page::{Choice, Page, PageRequest, choice};
 use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
-use streamkeeper::watch::lag::status::{
-    Rules, Status, group_status, partition_status, window_time_lag_s,
-};
+use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
+use streamkeeper::watch::list::{GroupStatus, StreamStatus};
 use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
@@ -433,30 +432,10 @@ impl ClusterService {
         page: PageRequest,
     ) -> Result<Page<GroupSummary>, AppError> {
         self.get(who, id).await?;
-        let status = filter
-            .status
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
-        let status = match status {
-            Some(s) if s.eq_ignore_ascii_case("trouble") => Some("trouble".to_owned()),
-            Some(s) if s.eq_ignore_ascii_case("gone") => Some("gone".to_owned()),
-            Some(s) => Some(
-                Status::parse(&s.to_ascii_uppercase())
-                    .ok_or_else(|| {
-                        AppError::Invalid(format!(
-                            "Unknown status {s:?}: use trouble, gone or one of {}",
-                            Status::ALL.map(Status::as_str).join(", ")
-                        ))
-                    })?
-                    .as_str()
-                    .to_owned(),
-            ),
-            None => None,
-        };
+        let status = choice::<GroupStatus>(filter.status.as_deref())?;
         let query = store::clusters::GroupQuery {
             q: filter.q.as_deref(),
-            status: status.as_deref(),
+            status: status.map(Choice::as_str),
         };
         let p = store::clusters::group_list(&self.pool, id, &query, page)
             .await
@@ -624,11 +603,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
         page: PageRequest,
     ) -> Result<Page<StreamSummary>, AppError> {
         require(who, Action::Read, "see streams")?;
-        let trouble = match filter.status.as_deref() {
-            Some("trouble") => Some(true),
-            Some("ok") => Some(false),
-            _ => None,
-        };
+        let trouble =
+            choice::<StreamStatus>(filter.status.as_deref())?.map(|s| s == StreamStatus::Trouble);
         let owner = filter
             .owner
             .as_deref()

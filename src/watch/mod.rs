@@ -6,6 +6,7 @@ pub mod cluster;
 pub mod consumer_protocol;
 pub mod health;
 pub mod lag;
+pub mod list;
 pub mod observe;
 pub mod series;
 pub mod window;

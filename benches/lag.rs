@@ -4,8 +4,8 @@
 
 use std::hint::black_box;
 use std::time::Instant;
-use streamkeeper::lag::status::{Rules, Sample, partition_status};
-use streamkeeper::lag::time::{EndOffsets, Point};
+use streamkeeper::watch::lag::status::{Rules, Sample, partition_status};
+use streamkeeper::watch::lag::time::{EndOffsets, Point};
 
 const PARTITIONS: usize = 100_000;
 const WINDOW: usize = 10;

@@ -1,4 +1,5 @@
 //! Server-side pagination: every list in the console and the API is a page.
+//! And the choices a list is filtered by, parsed by one rule everywhere.
 
 use serde::{Deserialize, Serialize};
 
@@ -68,6 +69,56 @@ impl<T> Page<T> {
     }
 }
 
+/// A value a query parameter (or a form field) picks from a fixed list:
+/// an inbox's scope, a review state, a list's status filter. Every list in
+/// the console and the API parses its choices with [`choice`], so they all
+/// follow the same rules.
+pub trait Choice: Copy + 'static {
+    /// The parameter, as an error names it: `scope`, `state`, `status`.
+    const NAME: &'static str;
+    /// Every value, in the order an error lists them.
+    fn all() -> &'static [Self];
+    /// The value as a query spells it.
+    fn as_str(self) -> &'static str;
+}
+
+/// A choice that is none of the allowed values.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("unknown {name} '{value}' (one of: {allowed})")]
+pub struct UnknownChoice {
+    pub name: &'static str,
+    /// What was asked, cut to [`ECHOED`] characters.
+    pub value: String,
+    /// The allowed values, comma-separated.
+    pub allowed: String,
+}
+
+/// How much of an unknown value an error repeats back.
+pub const ECHOED: usize = 64;
+
+/// Parses an optional choice: trimmed and case-insensitive, and empty is
+/// none (a form's "any" option sends `""`). Anything else is refused with
+/// the allowed values listed.
+pub fn choice<T: Choice>(value: Option<&str>) -> Result<Option<T>, UnknownChoice> {
+    let Some(v) = value.map(str::trim).filter(|v| !v.is_empty()) else {
+        return Ok(None);
+    };
+    T::all()
+        .iter()
+        .copied()
+        .find(|c| c.as_str().eq_ignore_ascii_case(v))
+        .map(Some)
+        .ok_or_else(|| UnknownChoice {
+            name: T::NAME,
+            value: v.chars().take(ECHOED).collect(),
+            allowed: T::all()
+                .iter()
+                .map(|c| c.as_str())
+                .collect::<Vec<_>>()
+                .join(", "),
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +140,52 @@ mod tests {
         let empty: Page<u8> = Page::new(vec![], PageRequest::default(), 0);
         assert_eq!(empty.pages(), 1);
         assert!(!empty.has_next());
+    }
+
+    #[derive(Clone, Copy, Debug, PartialEq)]
+    enum Scope {
+        Waiting,
+        Mine,
+        All,
+    }
+
+    impl Choice for Scope {
+        const NAME: &'static str = "scope";
+        fn all() -> &'static [Self] {
+            &[Scope::Waiting, Scope::Mine, Scope::All]
+        }
+        fn as_str(self) -> &'static str {
+            match self {
+                Scope::Waiting => "waiting",
+                Scope::Mine => "mine",
+                Scope::All => "all",
+            }
+        }
+    }
+
+    #[test]
+    fn choices_are_trimmed_case_insensitive_and_empty_is_none() {
+        assert_eq!(choice::<Scope>(Some("mine")), Ok(Some(Scope::Mine)));
+        assert_eq!(choice::<Scope>(Some(" ALL ")), Ok(Some(Scope::All)));
+        assert_eq!(choice::<Scope>(Some("Waiting")), Ok(Some(Scope::Waiting)));
+        assert_eq!(choice::<Scope>(Some("")), Ok(None));
+        assert_eq!(choice::<Scope>(Some("  ")), Ok(None));
+        assert_eq!(choice::<Scope>(None), Ok(None));
+    }
+
+    #[test]
+    fn an_unknown_choice_names_the_parameter_and_the_allowed_values() {
+        let refused = choice::<Scope>(Some(" bogus ")).map_err(|e| e.to_string());
+        assert_eq!(
+            refused,
+            Err("unknown scope 'bogus' (one of: waiting, mine, all)".into())
+        );
+        // Neither a prefix nor a longer word is a match.
+        assert!(choice::<Scope>(Some("min")).is_err());
+        assert!(choice::<Scope>(Some("mines")).is_err());
+        // A long value is cut before it is repeated back.
+        let long = "x".repeat(1000);
+        let e = choice::<Scope>(Some(&long)).err().map(|e| e.value.len());
+        assert_eq!(e, Some(ECHOED));
     }
 }

@@ -66,6 +66,14 @@ impl AppError {
     }
 }
 
+/// An unknown value of a query parameter or form field is the request's
+/// fault: 400, with the allowed values listed.
+impl From<streamkeeper::page::UnknownChoice> for AppError {
+    fn from(e: streamkeeper::page::UnknownChoice) -> Self {
+        AppError::Request(e.to_string())
+    }
+}
+
 impl FromServerFnError for AppError {
     type Encoder = JsonEncoding;
 

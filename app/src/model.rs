@@ -140,7 +140,7 @@ pub struct ClusterView {
     pub sasl_mechanism: Option<String>,
     pub credentials_set: bool,
     pub interval_s: i32,
-    pub state: streamkeeper::cluster::ClusterState,
+    pub state: streamkeeper::watch::cluster::ClusterState,
     /// When the last pass that read anything finished.
     pub last_good_pass_at: Option<DateTime<Utc>>,
     /// Seconds since then: how old every lag figure of this cluster is.
@@ -206,7 +206,7 @@ pub struct GroupLagView {
     pub status: String,
     /// The time of the newest sample shown.
     pub as_of: Option<DateTime<Utc>>,
-    pub cluster_state: streamkeeper::cluster::ClusterState,
+    pub cluster_state: streamkeeper::watch::cluster::ClusterState,
     /// When the cluster stopped listing the group (deleted, or expired
     /// with its offsets); `None` while it is listed.
     pub gone_since: Option<DateTime<Utc>>,
@@ -381,7 +381,7 @@ pub struct StreamFilter {
 pub struct StreamDetail {
     pub cluster_id: i64,
     pub cluster: String,
-    pub cluster_state: streamkeeper::cluster::ClusterState,
+    pub cluster_state: streamkeeper::watch::cluster::ClusterState,
     pub data_age_s: Option<i64>,
     pub topic: TopicView,
     pub consumers: Vec<StreamConsumer>,

@@ -359,7 +359,7 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
                     (Some(s), Some(e)) => {
                         format!(
                             "{:?}",
-                            streamkeeper::lag::offset::offset_lag(*committed, s, e)
+                            streamkeeper::watch::lag::offset::offset_lag(*committed, s, e)
                         )
                     }
                     _ => "unknown (log offsets not read)".into(),

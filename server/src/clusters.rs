@@ -9,25 +9,24 @@ use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
-use streamkeeper::access::stewardship::{DescribeRefusal, Steward, StreamEntry, may_describe};
-use streamkeeper::account::Principal;
-use streamkeeper::cluster::{self, ClusterState, LastPass};
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::lag::status::{
-    Rules, Sample, Status, group_status, partition_status, window_time_lag_s,
+use streamkeeper::access::stewardship::{
+    DescribeRefusal, Steward, Stewardship, StreamEntry, may_describe, may_steward,
 };
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::account::Principal;
+use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::page::{Choice, Page, PageRequest, choice};
 use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::Mode;
+use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
+use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
+use streamkeeper::watch::list::{GroupStatus, StreamStatus};
+use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
     LagPoint, NewCluster, PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec,
     StreamSummary, TopicView,
 };
-
-/// Passes a group's status is judged over.
-pub const WINDOW_PASSES: i64 = 10;
 
 /// A cluster row from what an admin entered, blanks as absent, for
 /// validation and connection tests before anything is stored.
@@ -71,41 +70,13 @@ fn topic_view(t: store::clusters::TopicRow) -> TopicView {
 }
 
 /// A group's samples per partition over its window of passes.
-pub type Windows = BTreeMap<(String, i32), Vec<SampleRow>>;
-
-pub async fn windows(pool: &PgPool, cluster_id: i64, group: &str) -> Result<Windows, sqlx::Error> {
+pub async fn windows(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+) -> Result<Windows<SampleRow>, sqlx::Error> {
     let rows = store::samples::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
     Ok(by_group(rows).remove(group).unwrap_or_default())
-}
-
-/// Samples (ordered by group, topic, partition, time) split into each
-/// group's windows.
-pub fn by_group(rows: Vec<SampleRow>) -> BTreeMap<String, Windows> {
-    let mut groups: BTreeMap<String, Windows> = BTreeMap::new();
-    for r in rows {
-        groups
-            .entry(r.group_name.clone())
-            .or_default()
-            .entry((r.topic.clone(), r.partition))
-            .or_default()
-            .push(r);
-    }
-    groups
-}
-
-/// Samples that can be judged: those with log offsets (the others are gaps).
-pub fn judgeable(samples: &[SampleRow]) -> Vec<Sample> {
-    samples
-        .iter()
-        .filter_map(|s| {
-            Some(Sample {
-                at_ms: s.at.timestamp_millis(),
-                committed: s.committed,
-                log_start: s.log_start?,
-                log_end: s.log_end?,
-            })
-        })
-        .collect()
 }
 
 /// Checks a cluster as entered and returns it as it would be stored:
@@ -461,30 +432,10 @@ impl ClusterService {
         page: PageRequest,
     ) -> Result<Page<GroupSummary>, AppError> {
         self.get(who, id).await?;
-        let status = filter
-            .status
-            .as_deref()
-            .map(str::trim)
-            .filter(|s| !s.is_empty());
-        let status = match status {
-            Some(s) if s.eq_ignore_ascii_case("trouble") => Some("trouble".to_owned()),
-            Some(s) if s.eq_ignore_ascii_case("gone") => Some("gone".to_owned()),
-            Some(s) => Some(
-                Status::parse(&s.to_ascii_uppercase())
-                    .ok_or_else(|| {
-                        AppError::Invalid(format!(
-                            "Unknown status {s:?}: use trouble, gone or one of {}",
-                            Status::ALL.map(Status::as_str).join(", ")
-                        ))
-                    })?
-                    .as_str()
-                    .to_owned(),
-            ),
-            None => None,
-        };
+        let status = choice::<GroupStatus>(filter.status.as_deref())?;
         let query = store::clusters::GroupQuery {
             q: filter.q.as_deref(),
-            status: status.as_deref(),
+            status: status.map(Choice::as_str),
         };
         let p = store::clusters::group_list(&self.pool, id, &query, page)
             .await
@@ -652,11 +603,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
         page: PageRequest,
     ) -> Result<Page<StreamSummary>, AppError> {
         require(who, Action::Read, "see streams")?;
-        let trouble = match filter.status.as_deref() {
-            Some("trouble") => Some(true),
-            Some("ok") => Some(false),
-            _ => None,
-        };
+        let trouble =
+            choice::<StreamStatus>(filter.status.as_deref())?.map(|s| s == StreamStatus::Trouble);
         let owner = filter
             .owner
             .as_deref()
@@ -711,7 +659,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .collect();
             let status = mine
                 .iter()
-                .filter_map(|p| streamkeeper::lag::status::Status::parse(&p.status))
+                .filter_map(|p| streamkeeper::watch::lag::status::Status::parse(&p.status))
                 .max()
                 .map_or("INCOMPLETE", |s| s.as_str());
             let lags: Vec<u64> = mine.iter().filter_map(|p| p.lag).collect();
@@ -786,7 +734,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .map(|(at, lag)| (at.timestamp_millis(), lag))
                 .collect(),
         };
-        Ok(streamkeeper::series::downsample(&points, 400)
+        Ok(streamkeeper::watch::series::downsample(&points, 400)
             .into_iter()
             .filter_map(|(ms, lag)| {
                 chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })
@@ -811,22 +759,17 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let member = match team_id {
-            Some(t) => store::flags::teams_of(&self.pool, who.user_id)
-                .await
-                .map_err(db)?
-                .contains(&t),
-            None => false,
-        };
+        let mine = store::flags::teams_of(&self.pool, who.user_id)
+            .await
+            .map_err(db)?;
         let current = store::clusters::group_owner(&self.pool, id, group)
             .await
             .map_err(db)?;
         let Some(current) = current else {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
-        let admin = who.has(Role::Admin);
-        let claim = member && current.is_none() && who.has(Role::Owner);
-        if !(admin || claim) {
+        let claim = Stewardship::Claim { for_team: team_id };
+        if !may_steward(Steward::of(who, &mine), current, claim) {
             return Err(AppError::Forbidden(
                 "change this group's owner (owners may claim unowned groups for their own team)"
                     .into(),
@@ -919,12 +862,7 @@ impl ClusterService {
         let open = store::review::open_items_of_stream(&mut tx, id, topic)
             .await
             .map_err(db)?;
-        let steward = Steward {
-            admin: who.has(Role::Admin),
-            owner: who.has(Role::Owner),
-            teams: &mine,
-        };
-        if let Err(refusal) = may_describe(steward, now, wanted, open) {
+        if let Err(refusal) = may_describe(Steward::of(who, &mine), now, wanted, open) {
             let target = format!("stream:{topic}");
             let detail = json!({
                 "cluster_id": id, "refused": refusal.to_string(),

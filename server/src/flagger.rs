@@ -2,8 +2,7 @@
 //! with the open flags (raise once, update, resolve), route new flags to
 //! the owner team (else the platform team) and queue their webhooks.
 
-use crate::clusters::{WINDOW_PASSES, Windows, by_group, judgeable};
-use crate::kafka::reader::{Reading, TopicReading};
+use crate::kafka::reader::Reading;
 use crate::store::clusters::Judgement;
 use crate::store::clusters::{ClusterRow, TopicRow};
 use crate::store::flags as store;
@@ -11,10 +10,11 @@ use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
-use streamkeeper::flag::{self, FlagKey, Observation, Step};
-use streamkeeper::lag::status::{
-    Rules, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
+use streamkeeper::flags::{self, FlagKey, Observation, Step};
+use streamkeeper::watch::observe::{
+    TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
 };
+use streamkeeper::watch::window::{WINDOW_PASSES, by_group};
 
 /// How a pass went, as far as flags care.
 pub enum PassResult<'a> {
@@ -22,211 +22,16 @@ pub enum PassResult<'a> {
     Failed(&'a str),
 }
 
-fn group_key(group: &str) -> FlagKey {
-    key("group", group, "lag")
-}
+/// The flag keys other passes (registry hygiene) raise flags under too.
+pub use streamkeeper::watch::observe::key;
 
-fn cluster_key(name: &str) -> FlagKey {
-    key("cluster", name, "reachability")
-}
-
-pub fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
-    FlagKey {
-        subject_kind: subject_kind.into(),
-        subject: subject.into(),
-        rule: rule.into(),
+/// The catalog's facts about a topic that decide whether it is quiet.
+fn catalog_of(t: &TopicRow) -> TopicCatalog {
+    TopicCatalog {
+        last_advanced_at: t.last_advanced_at,
+        expected_interval_s: t.expected_interval_s,
+        log_end_total: t.log_end_total,
     }
-}
-
-/// A group's troubles: its windowed lag status, and its time lag against
-/// the freshness budgets of the streams it reads. Also its judgement for
-/// the lists.
-fn observe_group(
-    group: &str,
-    windows: Windows,
-    members: usize,
-    budgets: &HashMap<String, i32>,
-) -> (Vec<Observation>, Judgement) {
-    let rules = Rules::default();
-    let mut total_lag: Option<i64> = None;
-    let mut max_time_lag: Option<f64> = None;
-    let mut verdicts = Vec::new();
-    let mut receipts = Vec::new();
-    let mut stale = Vec::new();
-    let mut onset: Option<i64> = None;
-    for ((topic, partition), samples) in windows {
-        let window = judgeable(&samples);
-        if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
-            let lag = i64::try_from(lag).unwrap_or(i64::MAX);
-            total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
-        }
-        let time_lag = window_time_lag_s(&window);
-        if let Some(t) = time_lag {
-            max_time_lag = Some(max_time_lag.map_or(t, |m| m.max(t)));
-        }
-        if let Some(budget) = budgets.get(&topic)
-            && let Some(secs) = time_lag.filter(|s| *s > f64::from(*budget))
-        {
-            stale.push(json!({
-                "topic": topic, "partition": partition,
-                "time_lag_s": secs.round(), "budget_s": budget,
-            }));
-        }
-        let v = partition_status(&window, members > 0, &rules);
-        if v.status.is_trouble() {
-            if let Some(o) = trouble_onset_ms(&window, v.status, rules.allowed_lag) {
-                onset = Some(onset.map_or(o, |x| x.min(o)));
-            }
-            receipts.push(json!({
-                "topic": topic,
-                "partition": partition,
-                "status": v.status.as_str(),
-                "reason": v.reason,
-                "samples": window.iter().map(|s| json!({
-                    "at": chrono::DateTime::from_timestamp_millis(s.at_ms),
-                    "committed": s.committed,
-                    "log_start": s.log_start,
-                    "log_end": s.log_end,
-                })).collect::<Vec<_>>(),
-            }));
-        }
-        verdicts.push(v);
-    }
-    let mut found = Vec::new();
-    if let Some(first) = stale.first() {
-        let more = match stale.len() {
-            1 => String::new(),
-            n => format!(" (and {} more partition(s))", n - 1),
-        };
-        found.push(Observation {
-            key: key("group", group, "freshness"),
-            kind: "FRESHNESS".into(),
-            reason: format!(
-                "time lag {} s on {}[{}] is above the stream's freshness budget of {} s{more}",
-                first["time_lag_s"],
-                first["topic"].as_str().unwrap_or(""),
-                first["partition"],
-                first["budget_s"]
-            ),
-            onset_ms: Utc::now().timestamp_millis(),
-            evidence: json!({
-                "rule": "time lag (interpolated from the log-end history) above the stream's freshness budget",
-                "partitions": stale,
-            }),
-        });
-    }
-    let status = group_status(&verdicts);
-    if status.is_trouble() {
-        let worst = verdicts
-            .iter()
-            .find(|v| v.status == status)
-            .map(|v| v.reason.clone())
-            .unwrap_or_default();
-        let troubled = verdicts.iter().filter(|v| v.status.is_trouble()).count();
-        let reason = if troubled > 1 {
-            format!(
-                "{worst} (and {} more partition(s) in trouble)",
-                troubled - 1
-            )
-        } else {
-            worst
-        };
-        found.push(Observation {
-            key: group_key(group),
-            kind: status.as_str().into(),
-            reason,
-            onset_ms: onset.unwrap_or_else(|| Utc::now().timestamp_millis()),
-            evidence: json!({
-                "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
-                "window_passes": WINDOW_PASSES,
-                "min_samples": rules.min_samples,
-                "stop_samples": rules.stop_samples,
-                "allowed_lag": rules.allowed_lag,
-                "group_members": members,
-                "group_status": status.as_str(),
-                "partitions": receipts,
-            }),
-        });
-    }
-    let judgement = Judgement {
-        group: group.to_owned(),
-        status: status.as_str().to_owned(),
-        total_lag,
-        max_time_lag_s: max_time_lag,
-    };
-    (found, judgement)
-}
-
-/// A topic's troubles: replication and leadership from its metadata, and
-/// silence beyond 1.5 × the interval its stream expects.
-fn observe_topic(
-    t: &TopicReading,
-    catalog: Option<&TopicRow>,
-    at: chrono::DateTime<Utc>,
-    evaluated: &mut BTreeSet<FlagKey>,
-) -> Vec<Observation> {
-    let mut found = Vec::new();
-    let health = crate::store::clusters::topic_health(t, at);
-    let rules = [
-        (
-            "replication",
-            "UNDER_REPLICATED",
-            &health.under_replicated,
-            "fewer in-sync replicas than replicas",
-        ),
-        (
-            "leadership",
-            "OFFLINE",
-            &health.offline,
-            "no leader: nobody can read or write them",
-        ),
-    ];
-    for (rule, kind, parts, what) in rules {
-        let k = key("topic", &t.name, rule);
-        evaluated.insert(k.clone());
-        if !parts.is_empty() {
-            found.push(Observation {
-                key: k,
-                kind: kind.into(),
-                reason: format!("partitions {parts:?} have {what}"),
-                onset_ms: at.timestamp_millis(),
-                evidence: json!({
-                    "rule": format!("{kind} partitions in topic metadata"),
-                    "partitions": t.partitions.iter().map(|p| json!({
-                        "partition": p.partition, "leader": p.leader,
-                        "replicas": p.replicas, "isr": p.isr,
-                    })).collect::<Vec<_>>(),
-                }),
-            });
-        }
-    }
-    if let Some(c) = catalog {
-        let k = key("topic", &t.name, "quiet");
-        evaluated.insert(k.clone());
-        let quiet = streamkeeper::health::topic_health(
-            &[],
-            c.last_advanced_at.map(|a| a.timestamp_millis()),
-            at.timestamp_millis(),
-            c.expected_interval_s.map(i64::from),
-        );
-        if let (Some(quiet_s), Some(expected)) = (quiet.quiet_for_s, c.expected_interval_s) {
-            found.push(Observation {
-                key: k,
-                kind: "QUIET".into(),
-                reason: format!(
-                    "no new message for {quiet_s} s; one is expected every {expected} s"
-                ),
-                onset_ms: c.last_advanced_at.map_or(0, |a| a.timestamp_millis()),
-                evidence: json!({
-                    "rule": "time since the last message above 1.5 × the expected interval",
-                    "last_message_at": c.last_advanced_at,
-                    "expected_interval_s": expected,
-                    "log_end_total": c.log_end_total,
-                }),
-            });
-        }
-    }
-    found
 }
 
 /// Reconciles flags after a pass. Errors are logged by the caller; a failed
@@ -260,9 +65,10 @@ pub async fn after_pass(
                 .collect();
             for t in &reading.topics {
                 observed.extend(observe_topic(
-                    t,
-                    catalog.get(&t.name),
-                    reading.finished,
+                    &t.name,
+                    &t.meta(),
+                    catalog.get(&t.name).map(catalog_of).as_ref(),
+                    reading.finished.timestamp_millis(),
                     &mut evaluated,
                 ));
             }
@@ -271,11 +77,17 @@ pub async fn after_pass(
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
-                evaluated.insert(key("group", &g.name, "freshness"));
+                evaluated.insert(freshness_key(&g.name));
                 let w = windows.remove(&g.name).unwrap_or_default();
-                let (found, judgement) = observe_group(&g.name, w, g.members, &budgets);
+                let now_ms = Utc::now().timestamp_millis();
+                let (found, j) = observe_group(&g.name, w, g.members, &budgets, now_ms);
                 observed.extend(found);
-                judgements.push(judgement);
+                judgements.push(Judgement {
+                    group: g.name.clone(),
+                    status: j.status.as_str().to_owned(),
+                    total_lag: j.total_lag,
+                    max_time_lag_s: j.max_time_lag_s,
+                });
             }
             crate::store::clusters::set_judgements(pool, cluster.id, reading.finished, &judgements)
                 .await?;
@@ -298,7 +110,7 @@ pub async fn reconcile(
         .iter()
         .map(|(k, (_, kind))| (k.clone(), kind.clone()))
         .collect();
-    for step in flag::reconcile(&open, observed, &|k| evaluated.contains(k)) {
+    for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
         match step {
             Step::Raise(o) => raise(pool, cluster, &o).await?,
             Step::Update { observation, .. } => {
@@ -345,7 +157,7 @@ async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(
     {
         Some((team, url)) => {
             let body = json!({
-                "text": flag::message(&cluster.name, o, Some(team)),
+                "text": flags::message(&cluster.name, o, Some(team)),
                 "flag": {
                     "id": id,
                     "state": "open",

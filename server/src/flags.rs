@@ -7,9 +7,10 @@ use crate::errors::db;
 use crate::store::{self, flags::FlagRow};
 use serde_json::json;
 use sqlx::PgPool;
+use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::{Action, Role};
+use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::FlagView;
 
@@ -49,13 +50,14 @@ impl FlagService {
     }
 
     async fn may_act(&self, who: &Principal, team_id: Option<i64>) -> Result<bool, AppError> {
-        if who.has(Role::Admin) {
-            return Ok(true);
-        }
         let teams = store::flags::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
-        Ok(team_id.is_some_and(|t| teams.contains(&t)))
+        Ok(may_steward(
+            Steward::of(who, &teams),
+            team_id,
+            Stewardship::Act,
+        ))
     }
 
     async fn act(
@@ -133,12 +135,12 @@ impl streamkeeper_app::port::Flags for FlagService {
         let p = store::flags::list(&self.pool, teams, live_only, page)
             .await
             .map_err(db)?;
-        let admin = who.has(Role::Admin);
+        let steward = Steward::of(who, &my_teams);
         let items = p
             .items
             .into_iter()
             .map(|f| {
-                let actionable = admin || f.team_id.is_some_and(|t| my_teams.contains(&t));
+                let actionable = may_steward(steward, f.team_id, Stewardship::Act);
                 view(f, actionable)
             })
             .collect();

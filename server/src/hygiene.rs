@@ -11,7 +11,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::collections::BTreeSet;
 use std::time::Duration;
-use streamkeeper::flag::Observation;
+use streamkeeper::flags::Observation;
 use streamkeeper::schema::Mode;
 use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
 use tokio::task::JoinHandle;

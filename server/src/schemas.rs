@@ -9,13 +9,14 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::Instant;
+use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
 use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check, check_under};
 use streamkeeper::schema::json::Policy;
 use streamkeeper::schema::reader::{ReaderChoice, choose};
-use streamkeeper::schema::verdict::combine;
+use streamkeeper::schema::report::{ConsumerAnswer, HistoryAnswer, summary};
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
@@ -430,6 +431,8 @@ impl SchemaService {
         group: Option<&str>,
     ) -> Result<(), AppError> {
         require(who, Action::Read, "record schemas")?;
+        // Admins steer everything, a group not seen yet included: nothing
+        // to look up.
         if who.has(Role::Admin) {
             return Ok(());
         }
@@ -445,7 +448,7 @@ impl SchemaService {
         let mine = crate::store::flags::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
-        if who.has(Role::Owner) && owner.is_none_or(|t| mine.contains(&t)) {
+        if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
             Ok(())
         } else {
             Err(AppError::Forbidden(
@@ -763,70 +766,26 @@ impl SchemaService {
             ),
         };
 
-        let broken: Vec<&ConsumerVerdict> = consumers
-            .iter()
-            .filter(|c| c.verdict == Verdict::Incompatible)
-            .collect();
-        let unknown: Vec<&ConsumerVerdict> = consumers
-            .iter()
-            .filter(|c| c.verdict == Verdict::Undecided)
-            .collect();
         let registry_refuses = opinion
             .as_ref()
             .is_some_and(|o| o.is_compatible == Some(false));
-        let name = |c: &&ConsumerVerdict| {
-            format!("{} ({})", c.group, c.owner.as_deref().unwrap_or("unowned"))
+        let answers: Vec<ConsumerAnswer> = consumers
+            .iter()
+            .map(|c| ConsumerAnswer {
+                group: &c.group,
+                owner: c.owner.as_deref(),
+                verdict: c.verdict,
+                note: &c.reader_note,
+            })
+            .collect();
+        let history = HistoryAnswer {
+            subject: &history_verdict.subject,
+            mode: history_verdict.mode,
+            versions: history_verdict.versions,
+            verdict: history_verdict.verdict,
+            note: &history_verdict.note,
         };
-        let answers: Vec<Verdict> = consumers.iter().map(|c| c.verdict).collect();
-        let verdict = combine(&answers, history_verdict.verdict, registry_refuses);
-        let summary = match verdict {
-            Verdict::Incompatible => {
-                let mut parts = Vec::new();
-                if !broken.is_empty() {
-                    parts.push(format!(
-                        "{} of {} consumer group(s) cannot read it: {}",
-                        broken.len(),
-                        consumers.len(),
-                        broken.iter().map(name).collect::<Vec<_>>().join(", ")
-                    ));
-                }
-                if history_verdict.verdict == Verdict::Incompatible {
-                    parts.push(format!(
-                        "it breaks {} compatibility with {}",
-                        history_verdict.mode.as_str(),
-                        history_verdict.subject
-                    ));
-                }
-                if registry_refuses {
-                    parts.push("the registry's own check refuses it".into());
-                }
-                format!("Incompatible: {}.", parts.join("; "))
-            }
-            Verdict::Undecided => {
-                let mut parts: Vec<String> = unknown
-                    .iter()
-                    .map(|c| format!("{}: {}", c.group, c.reader_note))
-                    .collect();
-                if history_verdict.verdict == Verdict::Undecided {
-                    parts.push(history_verdict.note.clone());
-                }
-                format!("No verdict: {}.", parts.join("; "))
-            }
-            Verdict::Compatible if !of_values => format!(
-                "Compatible: it is {} compatible with {} ({} version(s)); consumer groups are checked for {} only.",
-                history_verdict.mode.as_str(),
-                history_verdict.subject,
-                history_verdict.versions,
-                value_subject(topic)
-            ),
-            Verdict::Compatible => format!(
-                "Compatible: every consumer group ({}) can read it, and it is {} compatible with {} ({} version(s)).",
-                consumers.len(),
-                history_verdict.mode.as_str(),
-                history_verdict.subject,
-                history_verdict.versions
-            ),
-        };
+        let (verdict, summary) = summary(&answers, &history, registry_refuses, of_values, topic);
         let decided_at = Utc::now();
         let mut report = CompatibilityReport {
             id: 0,

@@ -73,6 +73,55 @@ async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn unknown_list_choices_are_a_400_naming_the_allowed_values(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let vt = t.token(viewer).await;
+    for (path, message) in [
+        (
+            "/api/v1/review-items?scope=bogus",
+            "unknown scope 'bogus' (one of: waiting, mine, all)",
+        ),
+        (
+            "/api/v1/review-items?state=approved!",
+            "unknown state 'approved!' (one of: in_review, approved, rejected, withdrawn, applied, apply_failed)",
+        ),
+        (
+            "/api/v1/review-items?kind=connector",
+            "unknown kind 'connector' (one of: producer_change, schema_registration)",
+        ),
+        // Flags used to fall back to mine and live without a word.
+        (
+            "/api/v1/flags?scope=everyone",
+            "unknown scope 'everyone' (one of: mine, all)",
+        ),
+        (
+            "/api/v1/flags?state=open",
+            "unknown state 'open' (one of: live, any)",
+        ),
+    ] {
+        let r = t.api(Method::GET, path, &vt, None).await;
+        assert_eq!(r.status, StatusCode::BAD_REQUEST, "{path}: {}", r.body);
+        assert_eq!(r.json()["error"]["code"], "bad_request", "{path}");
+        let said = r.json()["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .to_owned();
+        assert!(said.contains(message), "{path}: {said}");
+    }
+    // Known values in any case, padded, or empty (the default) all answer.
+    for path in [
+        "/api/v1/review-items?scope=MINE&state=%20approved%20&kind=Producer_Change",
+        "/api/v1/review-items?scope=&state=&kind=",
+        "/api/v1/flags?scope=All&state=ANY",
+        "/api/v1/flags?scope=&state=",
+    ] {
+        let r = t.api(Method::GET, path, &vt, None).await;
+        assert_eq!(r.status, StatusCode::OK, "{path}: {}", r.body);
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn revoked_tokens_and_disabled_users_are_refused(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -616,7 +665,27 @@ async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
             None,
         )
         .await;
-    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert_eq!(r.json()["error"]["code"], "bad_request");
+    let message = r.json()["error"]["message"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        message.contains("unknown status 'sideways' (one of: trouble, gone, INCOMPLETE,"),
+        "{message}"
+    );
+    // Statuses are read in any case, as the other lists read their choices.
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?status=Trouble"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["total"], 1);
     let r = t
         .api(Method::GET, "/api/v1/clusters/99999/groups", &vt, None)
         .await;

@@ -6,7 +6,7 @@ mod support;
 
 use std::collections::BTreeMap;
 use std::time::Duration;
-use streamkeeper::lag::offset::{OffsetLag, offset_lag};
+use streamkeeper::watch::lag::offset::{OffsetLag, offset_lag};
 use streamkeeper_server::kafka::reader::{self, ReadError};
 use streamkeeper_server::kafka::settings::ClusterSettings;
 use support::kafka::{bootstrap, commit, topic_with};

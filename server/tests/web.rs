@@ -434,6 +434,67 @@ async fn malformed_input_is_a_400_and_unknown_routes_404(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn server_functions_refuse_unknown_list_choices_as_the_api_does(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let c = t.login("vic", PASSWORD).await.expect("signed in");
+    for (path, form, message) in [
+        // The inbox used to show the waiting list for any scope.
+        (
+            "/fn/list_reviews",
+            &[("scope", "bogus"), ("page", "1")][..],
+            "unknown scope 'bogus' (one of: waiting, mine, all)",
+        ),
+        (
+            "/fn/list_reviews",
+            &[("kind", "connector"), ("page", "1")][..],
+            "unknown kind 'connector' (one of: producer_change, schema_registration)",
+        ),
+        (
+            "/fn/list_flags",
+            &[("scope", "everyone"), ("page", "1")][..],
+            "unknown scope 'everyone' (one of: mine, all)",
+        ),
+        // Streams used to ignore a status they did not know.
+        (
+            "/fn/list_streams",
+            &[("status", "sideways"), ("page", "1")][..],
+            "unknown status 'sideways' (one of: trouble, ok)",
+        ),
+    ] {
+        let r = t.post_form(path, Some(&c), form).await;
+        assert_eq!(
+            r.status,
+            StatusCode::BAD_REQUEST,
+            "{path} {form:?}: {}",
+            r.body
+        );
+        assert!(r.body.contains(message), "{path} {form:?}: {}", r.body);
+    }
+    for (path, form) in [
+        ("/fn/list_reviews", &[("scope", "Mine"), ("page", "1")][..]),
+        (
+            "/fn/list_flags",
+            &[("scope", "all"), ("state", "any"), ("page", "1")][..],
+        ),
+        ("/fn/list_flags", &[("page", "1")][..]),
+        (
+            "/fn/list_streams",
+            &[("status", "TROUBLE"), ("page", "1")][..],
+        ),
+    ] {
+        let r = t.post_form(path, Some(&c), form).await;
+        assert_eq!(r.status, StatusCode::OK, "{path} {form:?}: {}", r.body);
+    }
+    // The pages pass the query through, and say what is wrong.
+    let r = t.get("/flags?scope=everyone", Some(&c)).await;
+    assert!(r.body.contains("unknown scope"), "{}", r.body);
+    let r = t.get("/flags?scope=all&state=any", Some(&c)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(!r.body.contains("unknown scope"), "{}", r.body);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("ada", &[Role::Admin]).await;

@@ -1,20 +1,71 @@
-//! Describing a stream: what its owners may change and what only admins
-//! may. A stream's domain decides who approves changes to it and at which
+//! Stewardship: who looks after a team's things (its streams, consumer
+//! groups and flags), and describing a stream: what its owners may change
+//! and what only admins may.
+//!
+//! One rule, in four shapes, decides who steers a thing: an admin, or an
+//! owner of a thing that is unowned or their own team's ([`may_steward`]).
+//!
+//! A stream's domain decides who approves changes to it and at which
 //! autonomy level, so whoever could move a stream between domains could
 //! pick the approvers of their own change; its declared compatibility level
 //! decides what the schema checks accept. Both are therefore an admin's to
 //! set, and never while changes to the stream are open for review (their
 //! approvers and level were frozen under the old ones).
 
+use crate::account::Principal;
+use crate::role::Role;
 use thiserror::Error;
 
-/// The person describing the stream, as these rules see them.
+/// The person asking, as these rules see them.
 #[derive(Clone, Copy, Debug)]
 pub struct Steward<'a> {
     pub admin: bool,
     pub owner: bool,
     /// The teams they belong to.
     pub teams: &'a [i64],
+}
+
+impl<'a> Steward<'a> {
+    /// `who`, a member of `teams`.
+    pub fn of(who: &Principal, teams: &'a [i64]) -> Self {
+        Steward {
+            admin: who.has(Role::Admin),
+            owner: who.has(Role::Owner),
+            teams,
+        }
+    }
+}
+
+/// What someone asks to do with a thing a team may own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stewardship {
+    /// Change it (record its schemas, propose changes, describe it): an
+    /// admin, or an owner when it is unowned or their team's.
+    Steer,
+    /// Edit and withdraw its review items as its owner: an owner when it is
+    /// unowned or their team's. Admins get no pass: they are not its owners.
+    Own,
+    /// Give it to `for_team` (`None`: leave it unowned): an admin, or an
+    /// owner claiming it, unowned, for a team they belong to.
+    Claim { for_team: Option<i64> },
+    /// Act on it (acknowledge, dismiss a flag): an admin, or any member of
+    /// the team it belongs to, whatever their role. Unowned, only admins.
+    Act,
+}
+
+/// Whether `who` may do `what` to a thing owned by `owner_team` (`None`:
+/// unowned).
+pub fn may_steward(who: Steward<'_>, owner_team: Option<i64>, what: Stewardship) -> bool {
+    let mine = |t: i64| who.teams.contains(&t);
+    let unowned_or_mine = owner_team.is_none_or(mine);
+    match what {
+        Stewardship::Steer => who.admin || (who.owner && unowned_or_mine),
+        Stewardship::Own => who.owner && unowned_or_mine,
+        Stewardship::Claim { for_team } => {
+            who.admin || (who.owner && owner_team.is_none() && for_team.is_some_and(mine))
+        }
+        Stewardship::Act => who.admin || owner_team.is_some_and(mine),
+    }
 }
 
 /// A stream's entry: as it stands, or as someone wants it.
@@ -73,9 +124,8 @@ pub fn may_describe(
     let domain_moves = now.domain.trim() != wanted.domain.trim();
     let level_moves = now.compatibility != wanted.compatibility;
     if !who.admin {
-        let steers_now = now.owner_team.is_none_or(|t| who.teams.contains(&t));
         let gives_to_own = wanted.owner_team.is_some_and(|t| who.teams.contains(&t));
-        if !(who.owner && steers_now && gives_to_own) {
+        if !(may_steward(who, now.owner_team, Stewardship::Steer) && gives_to_own) {
             return Err(DescribeRefusal::NotSteward);
         }
         if domain_moves {
@@ -126,6 +176,90 @@ mod tests {
             domain,
             compatibility: Some("BACKWARD"),
         }
+    }
+
+    /// A member of `teams` with neither the owner's nor the admin's role.
+    fn viewer(teams: &[i64]) -> Steward<'_> {
+        Steward {
+            admin: false,
+            owner: false,
+            teams,
+        }
+    }
+
+    #[test]
+    fn steer_is_admins_or_owners_of_the_unowned_and_their_teams() {
+        let steer = Stewardship::Steer;
+        assert!(may_steward(admin(), Some(OTHER), steer));
+        assert!(may_steward(admin(), None, steer));
+        assert!(may_steward(owner(&[PAYMENTS]), Some(PAYMENTS), steer));
+        assert!(!may_steward(owner(&[PAYMENTS]), Some(OTHER), steer));
+        assert!(may_steward(owner(&[PAYMENTS]), None, steer));
+        assert!(may_steward(owner(&[]), None, steer));
+        assert!(!may_steward(viewer(&[PAYMENTS]), Some(PAYMENTS), steer));
+        assert!(!may_steward(viewer(&[PAYMENTS]), None, steer));
+    }
+
+    #[test]
+    fn own_is_steer_without_the_admins_pass() {
+        let own = Stewardship::Own;
+        assert!(!may_steward(admin(), Some(OTHER), own));
+        assert!(!may_steward(admin(), None, own));
+        assert!(may_steward(owner(&[PAYMENTS]), Some(PAYMENTS), own));
+        assert!(!may_steward(owner(&[PAYMENTS]), Some(OTHER), own));
+        assert!(may_steward(owner(&[PAYMENTS]), None, own));
+        assert!(!may_steward(viewer(&[PAYMENTS]), Some(PAYMENTS), own));
+        assert!(!may_steward(viewer(&[PAYMENTS]), None, own));
+        // An admin who is also an owner of the team owns like any owner.
+        let both = Steward {
+            admin: true,
+            owner: true,
+            teams: &[PAYMENTS],
+        };
+        assert!(may_steward(both, Some(PAYMENTS), own));
+        assert!(!may_steward(both, Some(OTHER), own));
+    }
+
+    #[test]
+    fn claim_is_admins_or_an_owner_taking_the_unowned_for_their_team() {
+        let claim = |for_team| Stewardship::Claim { for_team };
+        // Admins give anything to anyone, or leave it unowned.
+        for (now, to) in [
+            (Some(OTHER), Some(PAYMENTS)),
+            (None, Some(OTHER)),
+            (Some(PAYMENTS), None),
+        ] {
+            assert!(may_steward(admin(), now, claim(to)), "{now:?} -> {to:?}");
+        }
+        let me = owner(&[PAYMENTS]);
+        assert!(may_steward(me, None, claim(Some(PAYMENTS))));
+        // Owned already, even by their own team: it is an admin's to move.
+        assert!(!may_steward(me, Some(PAYMENTS), claim(Some(PAYMENTS))));
+        assert!(!may_steward(me, Some(OTHER), claim(Some(PAYMENTS))));
+        // For a team they are not in, or for no team.
+        assert!(!may_steward(me, None, claim(Some(OTHER))));
+        assert!(!may_steward(me, None, claim(None)));
+        assert!(!may_steward(me, Some(PAYMENTS), claim(None)));
+        assert!(!may_steward(
+            viewer(&[PAYMENTS]),
+            None,
+            claim(Some(PAYMENTS))
+        ));
+    }
+
+    #[test]
+    fn act_is_admins_or_any_member_of_the_owning_team() {
+        let act = Stewardship::Act;
+        assert!(may_steward(admin(), Some(OTHER), act));
+        assert!(may_steward(admin(), None, act));
+        assert!(may_steward(owner(&[PAYMENTS]), Some(PAYMENTS), act));
+        assert!(!may_steward(owner(&[PAYMENTS]), Some(OTHER), act));
+        // Unowned: nobody's team, so only admins.
+        assert!(!may_steward(owner(&[PAYMENTS]), None, act));
+        // No role needed: membership is enough.
+        assert!(may_steward(viewer(&[PAYMENTS]), Some(PAYMENTS), act));
+        assert!(!may_steward(viewer(&[PAYMENTS]), Some(OTHER), act));
+        assert!(!may_steward(viewer(&[PAYMENTS]), None, act));
     }
 
     #[test]

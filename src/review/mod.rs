@@ -11,12 +11,14 @@
 //! moved base like Terraform's stale saved plan.
 
 mod content;
+mod involved;
 mod ladder;
 mod rules;
 mod state;
 mod subject;
 
 pub use content::{Base, Content, content_hash};
+pub use involved::involved;
 pub use ladder::{Autonomy, UnknownAutonomy};
 pub use rules::{
     Approver, ItemFacts, Refusal, check_apply, check_approval, check_edit, check_reject,

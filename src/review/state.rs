@@ -1,5 +1,6 @@
 //! What an item is and where it stands.
 
+use crate::page::Choice;
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
@@ -45,6 +46,16 @@ impl FromStr for Kind {
             .into_iter()
             .find(|k| k.as_str() == s.trim())
             .ok_or_else(|| UnknownKind(s.to_owned()))
+    }
+}
+
+impl Choice for Kind {
+    const NAME: &'static str = "kind";
+    fn all() -> &'static [Self] {
+        &Kind::ALL
+    }
+    fn as_str(self) -> &'static str {
+        Kind::as_str(self)
     }
 }
 
@@ -114,6 +125,16 @@ impl FromStr for State {
     }
 }
 
+impl Choice for State {
+    const NAME: &'static str = "state";
+    fn all() -> &'static [Self] {
+        &State::ALL
+    }
+    fn as_str(self) -> &'static str {
+        State::as_str(self)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -127,6 +148,14 @@ mod tests {
             assert_eq!(k.as_str().parse::<Kind>(), Ok(k));
         }
         assert!("approved!".parse::<State>().is_err());
+        assert_eq!(
+            crate::page::choice::<State>(Some("Apply_Failed")),
+            Ok(Some(State::ApplyFailed))
+        );
+        assert_eq!(
+            crate::page::choice::<Kind>(Some("connector")).map_err(|e| e.to_string()),
+            Err("unknown kind 'connector' (one of: producer_change, schema_registration)".into())
+        );
         assert!("connector".parse::<Kind>().is_err());
     }
 

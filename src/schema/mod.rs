@@ -13,6 +13,7 @@
 //! - [`hygiene`]: unregistered topics, orphan subjects, level drift.
 //! - [`verdict`]: one answer from each consumer's, the history's and the
 //!   registry's.
+//! - [`report`]: that answer in one sentence.
 //! - [`check`]: the modes (BACKWARD, FORWARD, FULL, transitive, NONE) over
 //!   a subject's history, and the per-consumer check.
 
@@ -26,6 +27,7 @@ pub mod json;
 #[cfg(feature = "schema")]
 pub mod protobuf;
 pub mod reader;
+pub mod report;
 pub mod subject;
 pub mod verdict;
 

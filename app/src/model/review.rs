@@ -167,11 +167,15 @@ impl InboxScope {
             InboxScope::All => "all",
         }
     }
+}
 
-    pub fn parse(s: &str) -> Option<InboxScope> {
-        [InboxScope::Waiting, InboxScope::Mine, InboxScope::All]
-            .into_iter()
-            .find(|x| x.as_str() == s)
+impl streamkeeper::page::Choice for InboxScope {
+    const NAME: &'static str = "scope";
+    fn all() -> &'static [Self] {
+        &[InboxScope::Waiting, InboxScope::Mine, InboxScope::All]
+    }
+    fn as_str(self) -> &'static str {
+        InboxScope::as_str(self)
     }
 }
 

@@ -8,16 +8,25 @@ use crate::error::AppError;
 use crate::model::FlagView;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::page::Page;
+use streamkeeper::flags::{FlagScope, FlagState};
+use streamkeeper::page::{Page, choice};
 
+/// Flags by `scope` (`mine`, the default, or `all`) and `state` (`live`,
+/// the default, or `any`).
 #[server(prefix = "/fn", endpoint = "list_flags")]
-pub async fn list_flags(all: bool, any_state: bool, page: u32) -> Result<Page<FlagView>, AppError> {
+pub async fn list_flags(
+    scope: Option<String>,
+    state: Option<String>,
+    page: u32,
+) -> Result<Page<FlagView>, AppError> {
     use crate::port::{backend, principal};
     use streamkeeper::page::PageRequest;
     let who = principal().await?;
+    let mine = choice::<FlagScope>(scope.as_deref())?.unwrap_or_default() == FlagScope::Mine;
+    let live = choice::<FlagState>(state.as_deref())?.unwrap_or_default() == FlagState::Live;
     backend()?
         .flags
-        .list(&who, !all, !any_state, PageRequest::new(Some(page), None))
+        .list(&who, mine, live, PageRequest::new(Some(page), None))
         .await
 }
 
@@ -66,11 +75,14 @@ pub fn FlagsPage() -> impl IntoView {
     let scope = query_param("scope");
     let state = query_param("state");
     let page = page_param();
-    let all = Memo::new(move |_| scope.get().as_deref() == Some("all"));
-    let any = Memo::new(move |_| state.get().as_deref() == Some("any"));
+    // For the pager's links; the list itself refuses an unknown value.
+    let all =
+        Memo::new(move |_| choice(scope.get().as_deref()).ok().flatten() == Some(FlagScope::All));
+    let any =
+        Memo::new(move |_| choice(state.get().as_deref()).ok().flatten() == Some(FlagState::Any));
     let flags = Resource::new(
-        move || (all.get(), any.get(), page.get()),
-        |(all, any, page)| list_flags(all, any, page),
+        move || (scope.get(), state.get(), page.get()),
+        |(scope, state, page)| list_flags(scope, state, page),
     );
     let link = move |scope: &str, state: &str| {
         href_with(

@@ -20,23 +20,8 @@ use crate::pages::schemas::{CheckFindings, DiffTable, TypeSelect, verdict_class}
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::page::Page;
+use streamkeeper::page::{Page, choice};
 use streamkeeper::review::{Autonomy, Base, Kind, State};
-
-/// Parses an optional choice from a query or form field ("" is none).
-#[cfg(feature = "ssr")]
-fn choice<T: std::str::FromStr>(v: Option<String>) -> Result<Option<T>, AppError>
-where
-    T::Err: std::fmt::Display,
-{
-    match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
-        None => Ok(None),
-        Some(v) => v
-            .parse()
-            .map(Some)
-            .map_err(|e: T::Err| AppError::Invalid(format!("{e}."))),
-    }
-}
 
 #[server(prefix = "/fn", endpoint = "list_reviews")]
 pub async fn list_reviews(
@@ -51,12 +36,9 @@ pub async fn list_reviews(
     use streamkeeper::page::PageRequest;
     let who = principal().await?;
     let filter = ReviewFilter {
-        scope: scope
-            .as_deref()
-            .and_then(InboxScope::parse)
-            .unwrap_or_default(),
-        state: choice(state)?,
-        kind: choice(kind)?,
+        scope: choice(scope.as_deref())?.unwrap_or_default(),
+        state: choice(state.as_deref())?,
+        kind: choice(kind.as_deref())?,
         domain: domain
             .map(|d| d.trim().to_string())
             .filter(|d| !d.is_empty()),
@@ -90,7 +72,7 @@ pub async fn propose_review(
     use crate::port::{backend, client_addr, principal};
     use streamkeeper::schema::SchemaType;
     let who = principal().await?;
-    let kind = choice::<Kind>(Some(kind))?
+    let kind = choice::<Kind>(Some(&kind))?
         .ok_or_else(|| AppError::Invalid("Say what kind of change this is.".into()))?;
     let schema_type = SchemaType::parse(&schema_type)
         .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
@@ -280,26 +262,24 @@ pub fn ReviewPage() -> impl IntoView {
     let page = page_param();
     let mark = ServerAction::<MarkReviewNotificationsRead>::new();
     refresh_badge_after(move || mark.version().get());
+    // The tab to show as current; the list itself refuses an unknown scope.
     let current = Memo::new(move |_| {
-        scope
-            .get()
-            .as_deref()
-            .and_then(InboxScope::parse)
+        choice::<InboxScope>(scope.get().as_deref())
+            .ok()
+            .flatten()
             .unwrap_or_default()
     });
     let items = Resource::new(
         move || {
             (
-                current.get(),
+                scope.get(),
                 state.get(),
                 kind.get(),
                 domain.get(),
                 page.get(),
             )
         },
-        |(scope, state, kind, domain, page)| {
-            list_reviews(Some(scope.as_str().to_string()), state, kind, domain, page)
-        },
+        |(scope, state, kind, domain, page)| list_reviews(scope, state, kind, domain, page),
     );
     let notes = Resource::new(
         move || mark.version().get(),

@@ -7,8 +7,8 @@ use crate::error::AppError;
 use crate::model::{ClusterDetail, ClusterView, GroupLagView, GroupSummary, LagPoint};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::cluster::ClusterState;
 use streamkeeper::page::Page;
+use streamkeeper::watch::cluster::ClusterState;
 
 #[server(prefix = "/fn", endpoint = "list_clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterView>, AppError> {

@@ -66,7 +66,7 @@ pub struct GroupQuery {
 /// troubled first.
 #[utoipa::path(get, path = "/api/v1/clusters/{id}/groups", tag = "watch",
     params(("id" = i64, Path), GroupQuery),
-    responses((status = 200, body = Page<GroupSummary>), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, body = Page<GroupSummary>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn groups(
     State(st): State<AppState>,
     Extension(who): Extension<Principal>,

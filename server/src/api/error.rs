@@ -70,6 +70,12 @@ impl From<AppError> for ApiError {
     }
 }
 
+impl From<streamkeeper::page::UnknownChoice> for ApiError {
+    fn from(e: streamkeeper::page::UnknownChoice) -> Self {
+        ApiError(e.into())
+    }
+}
+
 fn bad_request(what: &str, text: String) -> ApiError {
     ApiError(AppError::Request(format!("{what}: {text}")))
 }

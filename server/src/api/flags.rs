@@ -6,7 +6,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::flags::{FlagScope, FlagState};
+use streamkeeper::page::{Page, PageRequest, choice};
 use streamkeeper_app::model::FlagView;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
@@ -26,14 +27,14 @@ pub struct FlagQuery {
 
 /// Flags, newest first.
 #[utoipa::path(get, path = "/api/v1/flags", tag = "watch", params(FlagQuery),
-    responses((status = 200, body = Page<FlagView>)))]
+    responses((status = 200, body = Page<FlagView>), (status = 400, body = ErrorBody)))]
 pub async fn list(
     State(st): State<AppState>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<FlagQuery>,
 ) -> Result<Json<Page<FlagView>>, ApiError> {
-    let mine = q.scope.as_deref() != Some("all");
-    let live = q.state.as_deref() != Some("any");
+    let mine = choice::<FlagScope>(q.scope.as_deref())?.unwrap_or_default() == FlagScope::Mine;
+    let live = choice::<FlagState>(q.state.as_deref())?.unwrap_or_default() == FlagState::Live;
     let page = PageRequest::new(q.page, q.per_page);
     Ok(Json(st.backend.flags.list(&who, mine, live, page).await?))
 }

@@ -9,9 +9,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::page::{Page, PageRequest, choice};
 use streamkeeper::review::{Kind, State as ItemState};
-use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
     Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, InboxScope, NewReviewItem,
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
@@ -35,36 +34,18 @@ pub struct ItemQuery {
     per_page: Option<u32>,
 }
 
-fn parsed<T: std::str::FromStr>(v: Option<&str>) -> Result<Option<T>, AppError>
-where
-    T::Err: std::fmt::Display,
-{
-    v.map(str::trim)
-        .filter(|s| !s.is_empty())
-        .map(|s| s.parse::<T>().map_err(|e| AppError::Invalid(e.to_string())))
-        .transpose()
-}
-
 /// Review items the caller may read, most recently changed first.
 #[utoipa::path(get, path = "/api/v1/review-items", tag = "review", params(ItemQuery),
-    responses((status = 200, body = Page<ReviewSummary>), (status = 422, body = ErrorBody)))]
+    responses((status = 200, body = Page<ReviewSummary>), (status = 400, body = ErrorBody)))]
 pub async fn list(
     State(st): State<AppState>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> Result<Json<Page<ReviewSummary>>, ApiError> {
-    let scope = match q.scope.as_deref().map(str::trim).filter(|s| !s.is_empty()) {
-        None => InboxScope::Waiting,
-        Some(s) => InboxScope::parse(s).ok_or_else(|| {
-            AppError::Invalid(format!(
-                "unknown scope '{s}' (expected waiting, mine or all)"
-            ))
-        })?,
-    };
     let filter = ReviewFilter {
-        scope,
-        state: parsed::<ItemState>(q.state.as_deref())?,
-        kind: parsed::<Kind>(q.kind.as_deref())?,
+        scope: choice::<InboxScope>(q.scope.as_deref())?.unwrap_or_default(),
+        state: choice::<ItemState>(q.state.as_deref())?,
+        kind: choice::<Kind>(q.kind.as_deref())?,
         domain: q.domain,
     };
     let page = PageRequest::new(q.page, q.per_page);

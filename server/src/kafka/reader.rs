@@ -14,7 +14,8 @@ use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
-use streamkeeper::consumer_protocol::assigned_partitions;
+use streamkeeper::watch::consumer_protocol::assigned_partitions;
+use streamkeeper::watch::health::PartitionMeta;
 
 use super::group_offsets;
 use super::settings::{ClusterSettings, SettingsError};
@@ -35,6 +36,21 @@ pub struct PartitionReading {
 pub struct TopicReading {
     pub name: String,
     pub partitions: Vec<PartitionReading>,
+}
+
+impl TopicReading {
+    /// Its partitions' metadata, as the health rules read it.
+    pub fn meta(&self) -> Vec<PartitionMeta> {
+        self.partitions
+            .iter()
+            .map(|p| PartitionMeta {
+                partition: p.partition,
+                leader: p.leader,
+                replicas: p.replicas.clone(),
+                isr: p.isr.clone(),
+            })
+            .collect()
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]

@@ -9,7 +9,7 @@ use crate::store::{self, audit::Event, review as items, review::ItemRow};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;
-use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, is_routine};
+use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved, is_routine};
 use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
 use streamkeeper_app::error::AppError;
@@ -73,11 +73,7 @@ impl ReviewService {
         id: i64,
     ) -> Result<ReviewItem, AppError> {
         let item = self.readable(who, from, id).await?;
-        let involved = who.has(Role::Admin)
-            || item.author_id == who.user_id
-            || item.editor_ids.contains(&who.user_id)
-            || item.approver_ids.contains(&who.user_id);
-        if !involved {
+        if !involved(who.user_id, who.has(Role::Admin), &facts(&item)) {
             self.refused(
                 who,
                 from,

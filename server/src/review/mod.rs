@@ -18,6 +18,7 @@ use crate::store::{self, review as items, review::ItemRow};
 use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
+use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::review::{
@@ -140,18 +141,17 @@ impl ReviewService {
     }
 
     /// Owners of the stream's team may edit and withdraw its items (an
-    /// unowned stream's, any owner).
+    /// unowned stream's, any owner; admins, as such, not).
     async fn owns_stream(&self, who: &Principal, item: &ItemRow) -> Result<bool, AppError> {
-        if !who.has(Role::Owner) {
-            return Ok(false);
-        }
         let owner = store::clusters::stream_owner(&self.pool, item.cluster_id, &item.topic)
             .await
             .map_err(db)?;
-        Ok(match owner {
-            None => true,
-            Some(team) => self.my_teams(who).await?.contains(&team),
-        })
+        let mine = self.my_teams(who).await?;
+        Ok(may_steward(
+            Steward::of(who, &mine),
+            owner,
+            Stewardship::Own,
+        ))
     }
 
     /// The item, if the caller may read it. Another domain's item is "not

@@ -8,11 +8,11 @@ use crate::registry::{RegistryError, VersionRef};
 use crate::store::{review as items, review::Revision};
 use serde_json::json;
 use std::collections::BTreeMap;
+use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::review::{
     Base, Content, Kind, Refusal, check_edit, content_hash, is_routine, proposal_subject,
 };
-use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{NewReviewItem, ProposedSchema, ReviewEdit, ReviewItem};
@@ -131,14 +131,9 @@ impl ReviewService {
     /// Who may propose a change to a stream: admins, and owners of the
     /// stream's team (of an unowned stream, any owner).
     async fn may_propose(&self, who: &Principal, owner: Option<i64>) -> Result<(), AppError> {
-        if who.has(Role::Admin) {
+        let mine = self.my_teams(who).await?;
+        if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
             return Ok(());
-        }
-        if who.has(Role::Owner) {
-            let mine = self.my_teams(who).await?;
-            if owner.is_none_or(|t| mine.contains(&t)) {
-                return Ok(());
-            }
         }
         Err(AppError::Forbidden(
             "propose changes to this stream (admins, and owners of the stream's team)".into(),

@@ -9,7 +9,7 @@ use crate::store::review::{self as items, DomainListRow, ItemRow};
 use streamkeeper::account::Principal;
 use streamkeeper::review::{
     Autonomy, Base, Content, Kind, State, check_apply, check_approval, check_edit, check_reject,
-    check_withdraw,
+    check_withdraw, involved,
 };
 use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
@@ -104,16 +104,12 @@ impl ReviewService {
         let may_apply = check_apply(&f, level).is_ok()
             || (streamkeeper::review::is_routine(level, verdict)
                 && matches!(f.state, State::Approved | State::ApplyFailed));
-        let involved = who.has(Role::Admin)
-            || item.author_id == who.user_id
-            || item.editor_ids.contains(&who.user_id)
-            || item.approver_ids.contains(&who.user_id);
         let actions = ItemActions {
             approve: approve.is_ok(),
             reject: check_reject(&f, me, "reason").is_ok(),
             edit: check_edit(&f, who.user_id, owns, item.revision).is_ok(),
             withdraw: check_withdraw(&f, who.user_id, owns).is_ok(),
-            apply: may_apply && involved,
+            apply: may_apply && involved(who.user_id, who.has(Role::Admin), &f),
             approve_refusal,
         };
         let check = match item.check_id {

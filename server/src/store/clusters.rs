@@ -5,25 +5,9 @@ use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet};
 
 use super::samples::{self, SampleColumns};
-use crate::kafka::reader::{Reading, TopicReading};
-use streamkeeper::health::{PartitionMeta, TopicHealth};
+use crate::kafka::reader::Reading;
 use streamkeeper::page::{Page, PageRequest};
-
-/// Replication and leadership of a topic from its metadata. (Quiet topics
-/// need the stream's expected interval, which the catalog will hold.)
-pub fn topic_health(t: &TopicReading, at: DateTime<Utc>) -> TopicHealth {
-    let meta: Vec<PartitionMeta> = t
-        .partitions
-        .iter()
-        .map(|p| PartitionMeta {
-            partition: p.partition,
-            leader: p.leader,
-            replicas: p.replicas.clone(),
-            isr: p.isr.clone(),
-        })
-        .collect();
-    streamkeeper::health::topic_health(&meta, None, at.timestamp_millis(), None)
-}
+use streamkeeper::watch::observe::metadata_health;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct ClusterRow {
@@ -304,7 +288,7 @@ async fn upsert_topics(
     let (mut names, mut partitions, mut under, mut offline, mut ends) =
         (vec![], vec![], vec![], vec![], vec![]);
     for t in &r.topics {
-        let health = topic_health(t, r.finished);
+        let health = metadata_health(&t.meta());
         names.push(t.name.as_str());
         partitions.push(i32::try_from(t.partitions.len()).unwrap_or(i32::MAX));
         under.push(joined(&health.under_replicated));

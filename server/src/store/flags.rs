@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
-use streamkeeper::flag::{FlagKey, Observation};
+use streamkeeper::flags::{FlagKey, Observation};
 use streamkeeper::page::{Page, PageRequest};
 
 /// Live (open or acknowledged) flags of a cluster: key → (id, kind).

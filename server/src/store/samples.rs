@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sqlx::{FromRow, PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
+use streamkeeper::watch::window::WindowSample;
 
 /// Raw samples are kept this long: the lag windows need minutes, the
 /// 1-hour chart an hour, and a day of margin lets an operator look back.
@@ -183,6 +184,30 @@ pub struct SampleRow {
     pub committed: Option<i64>,
     pub log_start: Option<i64>,
     pub log_end: Option<i64>,
+}
+
+impl WindowSample for SampleRow {
+    fn group(&self) -> &str {
+        &self.group_name
+    }
+    fn topic(&self) -> &str {
+        &self.topic
+    }
+    fn partition(&self) -> i32 {
+        self.partition
+    }
+    fn at_ms(&self) -> i64 {
+        self.at.timestamp_millis()
+    }
+    fn committed(&self) -> Option<i64> {
+        self.committed
+    }
+    fn log_start(&self) -> Option<i64> {
+        self.log_start
+    }
+    fn log_end(&self) -> Option<i64> {
+        self.log_end
+    }
 }
 
 /// A group's samples over the last `passes` passes of its cluster, oldest

@@ -5,6 +5,9 @@
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
+mod list;
+pub use list::{FlagScope, FlagState};
+
 /// What a flag is about, and its identity: one open flag per key, so the
 /// same trouble is never raised twice.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]

@@ -1,0 +1,487 @@
+//! What a pass observed, as flags: a group's windowed lag status and
+//! freshness, a topic's replication, leadership and silence. The server
+//! reads the facts and reconciles the observations with the open flags
+//! ([`crate::flags::reconcile`]).
+
+use super::health::{PartitionMeta, TopicHealth, topic_health};
+use super::lag::status::{
+    Rules, Status, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
+};
+use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
+use crate::flags::{FlagKey, Observation};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use std::collections::{BTreeSet, HashMap};
+
+pub fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
+    FlagKey {
+        subject_kind: subject_kind.into(),
+        subject: subject.into(),
+        rule: rule.into(),
+    }
+}
+
+/// A group's windowed lag status.
+pub fn group_key(group: &str) -> FlagKey {
+    key("group", group, "lag")
+}
+
+/// A group's time lag against its streams' freshness budgets.
+pub fn freshness_key(group: &str) -> FlagKey {
+    key("group", group, "freshness")
+}
+
+/// A cluster that a pass could not read.
+pub fn cluster_key(name: &str) -> FlagKey {
+    key("cluster", name, "reachability")
+}
+
+/// A group's state for the lists, from the same window as its flags.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupJudgement {
+    pub status: Status,
+    /// Messages behind over all partitions, at the newest samples.
+    pub total_lag: Option<i64>,
+    /// The largest time lag of any partition.
+    pub max_time_lag_s: Option<f64>,
+}
+
+/// A group's troubles: its windowed lag status, and its time lag against
+/// the freshness budgets (seconds, by topic) of the streams it reads. Also
+/// its judgement for the lists. `now_ms` dates trouble whose onset the
+/// window cannot tell.
+pub fn observe_group<S: WindowSample>(
+    group: &str,
+    windows: Windows<S>,
+    members: usize,
+    budgets: &HashMap<String, i32>,
+    now_ms: i64,
+) -> (Vec<Observation>, GroupJudgement) {
+    let rules = Rules::default();
+    let mut total_lag: Option<i64> = None;
+    let mut max_time_lag: Option<f64> = None;
+    let mut verdicts = Vec::new();
+    let mut receipts = Vec::new();
+    let mut stale = Vec::new();
+    let mut onset: Option<i64> = None;
+    for ((topic, partition), samples) in windows {
+        let window = judgeable(&samples);
+        if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
+            let lag = i64::try_from(lag).unwrap_or(i64::MAX);
+            total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
+        }
+        let time_lag = window_time_lag_s(&window);
+        if let Some(t) = time_lag {
+            max_time_lag = Some(max_time_lag.map_or(t, |m| m.max(t)));
+        }
+        if let Some(budget) = budgets.get(&topic)
+            && let Some(secs) = time_lag.filter(|s| *s > f64::from(*budget))
+        {
+            stale.push(json!({
+                "topic": topic, "partition": partition,
+                "time_lag_s": secs.round(), "budget_s": budget,
+            }));
+        }
+        let v = partition_status(&window, members > 0, &rules);
+        if v.status.is_trouble() {
+            if let Some(o) = trouble_onset_ms(&window, v.status, rules.allowed_lag) {
+                onset = Some(onset.map_or(o, |x| x.min(o)));
+            }
+            receipts.push(json!({
+                "topic": topic,
+                "partition": partition,
+                "status": v.status.as_str(),
+                "reason": v.reason,
+                "samples": window.iter().map(|s| json!({
+                    "at": DateTime::from_timestamp_millis(s.at_ms),
+                    "committed": s.committed,
+                    "log_start": s.log_start,
+                    "log_end": s.log_end,
+                })).collect::<Vec<_>>(),
+            }));
+        }
+        verdicts.push(v);
+    }
+    let mut found = Vec::new();
+    if let Some(first) = stale.first() {
+        let more = match stale.len() {
+            1 => String::new(),
+            n => format!(" (and {} more partition(s))", n - 1),
+        };
+        found.push(Observation {
+            key: freshness_key(group),
+            kind: "FRESHNESS".into(),
+            reason: format!(
+                "time lag {} s on {}[{}] is above the stream's freshness budget of {} s{more}",
+                first["time_lag_s"],
+                first["topic"].as_str().unwrap_or(""),
+                first["partition"],
+                first["budget_s"]
+            ),
+            onset_ms: now_ms,
+            evidence: json!({
+                "rule": "time lag (interpolated from the log-end history) above the stream's freshness budget",
+                "partitions": stale,
+            }),
+        });
+    }
+    let status = group_status(&verdicts);
+    if status.is_trouble() {
+        let worst = verdicts
+            .iter()
+            .find(|v| v.status == status)
+            .map(|v| v.reason.clone())
+            .unwrap_or_default();
+        let troubled = verdicts.iter().filter(|v| v.status.is_trouble()).count();
+        let reason = if troubled > 1 {
+            format!(
+                "{worst} (and {} more partition(s) in trouble)",
+                troubled - 1
+            )
+        } else {
+            worst
+        };
+        found.push(Observation {
+            key: group_key(group),
+            kind: status.as_str().into(),
+            reason,
+            onset_ms: onset.unwrap_or(now_ms),
+            evidence: json!({
+                "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
+                "window_passes": WINDOW_PASSES,
+                "min_samples": rules.min_samples,
+                "stop_samples": rules.stop_samples,
+                "allowed_lag": rules.allowed_lag,
+                "group_members": members,
+                "group_status": status.as_str(),
+                "partitions": receipts,
+            }),
+        });
+    }
+    let judgement = GroupJudgement {
+        status,
+        total_lag,
+        max_time_lag_s: max_time_lag,
+    };
+    (found, judgement)
+}
+
+/// Replication and leadership of a topic from its metadata alone. (Quiet
+/// topics need the stream's expected interval: see [`observe_topic`].)
+pub fn metadata_health(partitions: &[PartitionMeta]) -> TopicHealth {
+    topic_health(partitions, None, 0, None)
+}
+
+/// What the catalog knows of a topic that decides whether it is quiet.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct TopicCatalog {
+    /// When the log end last moved (any partition).
+    pub last_advanced_at: Option<DateTime<Utc>>,
+    /// How often its stream expects a message.
+    pub expected_interval_s: Option<i32>,
+    pub log_end_total: Option<i64>,
+}
+
+/// A topic's troubles: replication and leadership from its metadata, and
+/// silence beyond 1.5 × the interval its stream expects, as of `at_ms`
+/// (the end of the pass). The keys judged go into `evaluated`: only those
+/// may resolve.
+pub fn observe_topic(
+    topic: &str,
+    partitions: &[PartitionMeta],
+    catalog: Option<&TopicCatalog>,
+    at_ms: i64,
+    evaluated: &mut BTreeSet<FlagKey>,
+) -> Vec<Observation> {
+    let mut found = Vec::new();
+    let health = metadata_health(partitions);
+    let rules = [
+        (
+            "replication",
+            "UNDER_REPLICATED",
+            &health.under_replicated,
+            "fewer in-sync replicas than replicas",
+        ),
+        (
+            "leadership",
+            "OFFLINE",
+            &health.offline,
+            "no leader: nobody can read or write them",
+        ),
+    ];
+    for (rule, kind, parts, what) in rules {
+        let k = key("topic", topic, rule);
+        evaluated.insert(k.clone());
+        if !parts.is_empty() {
+            found.push(Observation {
+                key: k,
+                kind: kind.into(),
+                reason: format!("partitions {parts:?} have {what}"),
+                onset_ms: at_ms,
+                evidence: json!({
+                    "rule": format!("{kind} partitions in topic metadata"),
+                    "partitions": partitions.iter().map(|p| json!({
+                        "partition": p.partition, "leader": p.leader,
+                        "replicas": p.replicas, "isr": p.isr,
+                    })).collect::<Vec<_>>(),
+                }),
+            });
+        }
+    }
+    if let Some(c) = catalog {
+        let k = key("topic", topic, "quiet");
+        evaluated.insert(k.clone());
+        let quiet = topic_health(
+            &[],
+            c.last_advanced_at.map(|a| a.timestamp_millis()),
+            at_ms,
+            c.expected_interval_s.map(i64::from),
+        );
+        if let (Some(quiet_s), Some(expected)) = (quiet.quiet_for_s, c.expected_interval_s) {
+            found.push(Observation {
+                key: k,
+                kind: "QUIET".into(),
+                reason: format!(
+                    "no new message for {quiet_s} s; one is expected every {expected} s"
+                ),
+                onset_ms: c.last_advanced_at.map_or(0, |a| a.timestamp_millis()),
+                evidence: json!({
+                    "rule": "time since the last message above 1.5 × the expected interval",
+                    "last_message_at": c.last_advanced_at,
+                    "expected_interval_s": expected,
+                    "log_end_total": c.log_end_total,
+                }),
+            });
+        }
+    }
+    found
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::watch::window::by_group;
+    use crate::watch::window::tests::{Row, row};
+
+    const NOW: i64 = 1_000_000_000;
+
+    fn windows(rows: Vec<Row>) -> Windows<Row> {
+        by_group(rows).remove("billing").unwrap_or_default()
+    }
+
+    /// A partition whose commit stays at `committed` while the log end is
+    /// at 100, over `passes` passes 15 s apart.
+    fn stuck(partition: i32, committed: i64, passes: i64) -> Vec<Row> {
+        (0..passes)
+            .map(|i| {
+                row(
+                    "billing",
+                    "orders",
+                    partition,
+                    NOW - (passes - i) * 15_000,
+                    Some(committed),
+                    Some((0, 100)),
+                )
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_stopped_group_is_one_flag_dated_from_the_first_pass_that_did_not_move() {
+        let mut rows = stuck(0, 40, 5);
+        rows.extend(stuck(1, 90, 5));
+        let (found, judgement) = observe_group("billing", windows(rows), 0, &HashMap::new(), NOW);
+        assert_eq!(judgement.status, Status::Stop);
+        assert_eq!(judgement.total_lag, Some(60 + 10));
+        assert_eq!(found.len(), 1, "{found:?}");
+        let flag = &found[0];
+        assert_eq!(flag.key, group_key("billing"));
+        assert_eq!(flag.kind, "STOP");
+        assert!(
+            flag.reason
+                .ends_with("(and 1 more partition(s) in trouble)"),
+            "{}",
+            flag.reason
+        );
+        // The second of the five equal commits: the first that had not moved.
+        assert_eq!(flag.onset_ms, NOW - 4 * 15_000);
+        assert_eq!(flag.evidence["window_passes"], WINDOW_PASSES);
+        assert_eq!(flag.evidence["group_members"], 0);
+        assert_eq!(
+            flag.evidence["partitions"].as_array().map(Vec::len),
+            Some(2)
+        );
+    }
+
+    #[test]
+    fn a_caught_up_group_raises_nothing_and_is_judged_ok() {
+        let rows = (0..4)
+            .map(|i| {
+                let at = NOW - (4 - i) * 15_000;
+                row("billing", "orders", 0, at, Some(10 * i), Some((0, 10 * i)))
+            })
+            .collect();
+        let (found, judgement) = observe_group("billing", windows(rows), 2, &HashMap::new(), NOW);
+        assert!(found.is_empty(), "{found:?}");
+        assert_eq!(judgement.status, Status::Ok);
+        assert_eq!(judgement.total_lag, Some(0));
+    }
+
+    #[test]
+    fn a_group_without_samples_is_incomplete_and_lagless() {
+        let (found, judgement) =
+            observe_group("billing", Windows::<Row>::new(), 1, &HashMap::new(), NOW);
+        assert!(found.is_empty());
+        assert_eq!(
+            judgement,
+            GroupJudgement {
+                status: group_status(&[]),
+                total_lag: None,
+                max_time_lag_s: None,
+            }
+        );
+    }
+
+    #[test]
+    fn time_lag_above_a_streams_budget_is_a_freshness_flag_dated_now() {
+        // The log end grows 10 a pass; the group stays 20 messages (two
+        // passes, 30 s) behind but keeps pace, so its status is OK.
+        let rows = (0..6)
+            .map(|i| {
+                let at = NOW - (6 - i) * 15_000;
+                row(
+                    "billing",
+                    "orders",
+                    0,
+                    at,
+                    Some(10 * i),
+                    Some((0, 10 * i + 20)),
+                )
+            })
+            .collect::<Vec<_>>();
+        let budgets = HashMap::from([("orders".to_string(), 10)]);
+        let (found, judgement) = observe_group("billing", windows(rows.clone()), 1, &budgets, NOW);
+        assert_eq!(judgement.status, Status::Ok);
+        let time_lag = judgement.max_time_lag_s.unwrap_or_default();
+        assert!(time_lag > 10.0, "{time_lag}");
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].key, freshness_key("billing"));
+        assert_eq!(found[0].kind, "FRESHNESS");
+        assert_eq!(found[0].onset_ms, NOW);
+        assert!(
+            found[0].reason.contains("on orders[0]"),
+            "{}",
+            found[0].reason
+        );
+        assert!(
+            found[0].reason.ends_with("budget of 10 s"),
+            "{}",
+            found[0].reason
+        );
+        // Within a looser budget, or for a stream without one: no flag.
+        let loose = HashMap::from([("orders".to_string(), 3600)]);
+        assert!(
+            observe_group("billing", windows(rows.clone()), 1, &loose, NOW)
+                .0
+                .is_empty()
+        );
+        let other = HashMap::from([("payments".to_string(), 10)]);
+        assert!(
+            observe_group("billing", windows(rows), 1, &other, NOW)
+                .0
+                .is_empty()
+        );
+    }
+
+    fn part(partition: i32, leader: Option<i32>, replicas: &[i32], isr: &[i32]) -> PartitionMeta {
+        PartitionMeta {
+            partition,
+            leader,
+            replicas: replicas.to_vec(),
+            isr: isr.to_vec(),
+        }
+    }
+
+    #[test]
+    fn metadata_health_names_under_replicated_and_offline_partitions() {
+        let health = metadata_health(&[
+            part(0, Some(1), &[1, 2], &[1, 2]),
+            part(1, Some(1), &[1, 2], &[1]),
+            part(2, None, &[1, 2], &[]),
+            part(3, Some(-1), &[1], &[1]),
+        ]);
+        assert_eq!(health.under_replicated, vec![1, 2]);
+        assert_eq!(health.offline, vec![2, 3]);
+        assert_eq!(health.quiet_for_s, None);
+    }
+
+    #[test]
+    fn a_topic_is_judged_on_replication_and_leadership_and_with_a_catalog_on_silence() {
+        let partitions = [
+            part(0, Some(1), &[1, 2], &[1]),
+            part(1, None, &[1, 2], &[1, 2]),
+        ];
+        let mut evaluated = BTreeSet::new();
+        let found = observe_topic("orders", &partitions, None, NOW, &mut evaluated);
+        let kinds: Vec<&str> = found.iter().map(|o| o.kind.as_str()).collect();
+        assert_eq!(kinds, ["UNDER_REPLICATED", "OFFLINE"]);
+        assert!(found.iter().all(|o| o.onset_ms == NOW));
+        assert_eq!(
+            found[1].reason,
+            "partitions [1] have no leader: nobody can read or write them"
+        );
+        assert_eq!(
+            found[0].evidence["partitions"][1]["leader"],
+            serde_json::Value::Null
+        );
+        assert_eq!(
+            evaluated,
+            BTreeSet::from([
+                key("topic", "orders", "leadership"),
+                key("topic", "orders", "replication")
+            ])
+        );
+
+        // Quiet for 100 s where a message is expected every 60 s.
+        let last = DateTime::from_timestamp_millis(NOW - 100_000);
+        let catalog = TopicCatalog {
+            last_advanced_at: last,
+            expected_interval_s: Some(60),
+            log_end_total: Some(7),
+        };
+        let healthy = [part(0, Some(1), &[1], &[1])];
+        let mut evaluated = BTreeSet::new();
+        let found = observe_topic("orders", &healthy, Some(&catalog), NOW, &mut evaluated);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert_eq!(found[0].key, key("topic", "orders", "quiet"));
+        assert_eq!(
+            found[0].reason,
+            "no new message for 100 s; one is expected every 60 s"
+        );
+        assert_eq!(found[0].onset_ms, NOW - 100_000);
+        assert_eq!(found[0].evidence["log_end_total"], 7);
+        assert!(evaluated.contains(&key("topic", "orders", "quiet")));
+
+        // Within 1.5 × the interval, or with no interval: judged, not raised.
+        for expected in [Some(90), None] {
+            let c = TopicCatalog {
+                expected_interval_s: expected,
+                ..catalog.clone()
+            };
+            let mut evaluated = BTreeSet::new();
+            assert!(observe_topic("orders", &healthy, Some(&c), NOW, &mut evaluated).is_empty());
+            assert_eq!(evaluated.len(), 3);
+        }
+    }
+
+    #[test]
+    fn the_keys_name_their_subject_and_rule() {
+        assert_eq!(group_key("billing"), key("group", "billing", "lag"));
+        assert_eq!(
+            freshness_key("billing"),
+            key("group", "billing", "freshness")
+        );
+        assert_eq!(cluster_key("prod").subject_kind, "cluster");
+        assert_eq!(cluster_key("prod").rule, "reachability");
+    }
+}

@@ -19,6 +19,7 @@ pub mod limiter;
 pub mod limits;
 pub mod notify;
 pub mod password;
+pub mod platform;
 pub mod registry;
 pub mod review;
 pub mod schema_cli;

@@ -442,7 +442,7 @@ async fn run_once(
         outcome,
         error: error.as_deref(),
         detail: &detail,
-        next_at: started + chrono::Duration::from_std(every).unwrap_or_default(),
+        every,
     };
     let stored = match row {
         Some(id) => store::finish_run(pool, id, &finished).await,

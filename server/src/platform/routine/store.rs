@@ -133,20 +133,22 @@ pub struct Finished<'a> {
     pub outcome: &'a str,
     pub error: Option<&'a str>,
     pub detail: &'a serde_json::Value,
-    pub next_at: DateTime<Utc>,
+    /// The interval it ran at: the next run is due that long after its start.
+    pub every: Duration,
 }
 
 /// Closes an open run.
 pub async fn finish_run(pool: &PgPool, id: i64, f: &Finished<'_>) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "UPDATE routine_runs SET finished_at = now(), outcome = $2, error = $3, detail = $4, next_at = $5
+        "UPDATE routine_runs SET finished_at = now(), outcome = $2, error = $3, detail = $4,
+                next_at = started_at + make_interval(secs => $5)
           WHERE id = $1",
     )
     .bind(id)
     .bind(f.outcome)
     .bind(f.error)
     .bind(f.detail)
-    .bind(f.next_at)
+    .bind(f.every.as_secs_f64())
     .execute(pool)
     .await
     .map(drop)
@@ -164,7 +166,7 @@ pub async fn record_run(
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
         "INSERT INTO routine_runs (routine, cluster_id, holder, started_at, finished_at, outcome, error, detail, next_at)
-         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $8)",
+         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $4 + make_interval(secs => $8))",
     )
     .bind(routine)
     .bind(cluster_id)
@@ -173,7 +175,7 @@ pub async fn record_run(
     .bind(f.outcome)
     .bind(f.error)
     .bind(f.detail)
-    .bind(f.next_at)
+    .bind(f.every.as_secs_f64())
     .execute(pool)
     .await
     .map(drop)

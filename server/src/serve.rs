@@ -37,7 +37,7 @@ pub enum ServeError {
 }
 
 /// Every routine a replica runs.
-pub fn routines(
+fn routines(
     pool: &PgPool,
     config: &ServeConfig,
     sessions: &PostgresStore,

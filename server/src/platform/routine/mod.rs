@@ -417,11 +417,11 @@ async fn run_once(
         }
         Ok(Outcome::Abandoned) => {
             tracing::info!("routine run abandoned at shutdown");
-            ("abandoned", None, serde_json::Value::Null)
+            ("abandoned", None, serde_json::json!({}))
         }
         Err(RunError::Failed(why)) => {
             tracing::warn!(error = %why, "routine run failed");
-            ("failed", Some(why), serde_json::Value::Null)
+            ("failed", Some(why), serde_json::json!({}))
         }
         Err(RunError::Internal(e)) => {
             let reference = crate::errors::reference();
@@ -429,14 +429,9 @@ async fn run_once(
             (
                 "failed",
                 Some(format!("internal error; see the log under {reference}")),
-                serde_json::Value::Null,
+                serde_json::json!({}),
             )
         }
-    };
-    let detail = if detail.is_null() {
-        serde_json::json!({})
-    } else {
-        detail
     };
     let finished = store::Finished {
         outcome,
@@ -546,5 +541,20 @@ impl Routines {
         store::list(&self.pool, routine, page)
             .await
             .map_err(crate::errors::db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lease_ttl;
+    use std::time::Duration;
+
+    #[test]
+    fn a_lease_outlasts_its_interval_by_half_within_one_to_five_seconds() {
+        let s = Duration::from_secs;
+        assert_eq!(lease_ttl(s(1)), s(2));
+        assert_eq!(lease_ttl(s(5)), Duration::from_millis(7_500));
+        assert_eq!(lease_ttl(s(15)), s(20));
+        assert_eq!(lease_ttl(s(3600)), s(3605));
     }
 }

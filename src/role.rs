@@ -81,6 +81,8 @@ pub enum Action {
     ReadAudit,
     /// Add and change the clusters Streamkeeper watches.
     ManageClusters,
+    /// See the background routines: their runs, failures and leases.
+    SeeRoutines,
 }
 
 /// Whether someone holding `roles` may perform `action`.
@@ -89,7 +91,9 @@ pub fn may(roles: &[Role], action: Action) -> bool {
     match action {
         // Every role includes reading; a user with no role at all reads nothing.
         Action::Read => !roles.is_empty(),
-        Action::ManageUsers | Action::ReadAudit | Action::ManageClusters => admin,
+        Action::ManageUsers | Action::ReadAudit | Action::ManageClusters | Action::SeeRoutines => {
+            admin
+        }
     }
 }
 
@@ -118,6 +122,7 @@ mod tests {
             let admin = role == Role::Admin;
             assert_eq!(may(&[role], Action::ManageUsers), admin, "{role}");
             assert_eq!(may(&[role], Action::ReadAudit), admin, "{role}");
+            assert_eq!(may(&[role], Action::SeeRoutines), admin, "{role}");
             assert!(may(&[role], Action::Read), "{role}");
         }
         assert!(!may(&[], Action::Read));

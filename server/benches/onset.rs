@@ -154,8 +154,18 @@ async fn main() {
     .execute(&pool)
     .await
     .expect("cluster");
-    streamkeeper_server::notify::spawn(pool.clone(), streamkeeper::egress::EgressPolicy::LOOPBACK);
-    streamkeeper_server::watch::spawn(pool.clone(), Default::default());
+    // The sampler and the webhooks, as `serve` runs them.
+    let mut runner = streamkeeper_server::platform::routine::Runner::new(pool.clone());
+    runner.add(std::sync::Arc::new(
+        streamkeeper_server::notify::Deliveries::new(
+            pool.clone(),
+            streamkeeper::egress::EgressPolicy::LOOPBACK,
+        )
+        .expect("HTTP client"),
+    ));
+    runner.add(std::sync::Arc::new(
+        streamkeeper_server::watch::Sampler::new(pool.clone(), Default::default()),
+    ));
 
     // Warm up: several passes of healthy consumers, then stop one trial
     // after another, spread over one interval.

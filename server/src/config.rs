@@ -125,6 +125,9 @@ pub enum Command {
     /// Manage the clusters the console watches.
     #[command(subcommand)]
     Cluster(ClusterCommand),
+    /// List the background routines: each one's last run, its outcome and
+    /// error, the replica holding its lease, and when it is next due.
+    Routines,
     /// Check schemas: offline on files, or against a running console for
     /// the consumer groups of a topic (needs no database).
     #[command(subcommand)]

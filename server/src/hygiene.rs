@@ -6,6 +6,7 @@
 //! their owners. Only reads the registry. A registry that cannot be read
 //! keeps its last findings, subjects and flags, and says why.
 
+use async_trait::async_trait;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
@@ -14,16 +15,18 @@ use std::time::Duration;
 use streamkeeper::flags::Observation;
 use streamkeeper::schema::Mode;
 use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::egress::Outbound;
 use crate::flagger;
+use crate::platform::routine::{
+    Lease, Outcome, Record, Routine, RunError, RunResult, Scope as RoutineScope, Spec, Target,
+};
 use crate::registry::{Deleted, RegistryClient, RegistryError, Scope, VersionRef};
 use crate::schemas::client;
 use crate::store::clusters::{self as clusters, ClusterRow};
 use crate::store::schemas::{self as store, FindingRow};
 
-const ROUTINE: &str = "registry-hygiene";
 const EVERY: Duration = Duration::from_secs(300);
 
 #[derive(Debug, thiserror::Error)]
@@ -178,49 +181,58 @@ async fn subject(
     }))
 }
 
-/// How often the routine looks for registries due a reading: a registry
-/// just set is read within this, not after a whole [`EVERY`].
+/// How often the routine looks whether a cluster's registry is due a
+/// reading: a registry just set is read within this, not after a whole
+/// [`EVERY`].
 const TICK: Duration = Duration::from_secs(15);
 
 /// Reads every registry every few minutes (and a new or changed one at
 /// once), one replica per cluster.
-pub fn spawn(pool: PgPool, outbound: Outbound) -> JoinHandle<()> {
-    let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
-    tokio::spawn(async move {
-        loop {
-            match store::due_registries(&pool, EVERY.as_secs() as i64).await {
-                Ok(ids) => {
-                    for id in ids {
-                        let lease = EVERY.as_secs() as i64 * 2;
-                        match clusters::lease(&pool, ROUTINE, id, &holder, lease).await {
-                            Ok(true) => {}
-                            Ok(false) => continue,
-                            Err(e) => {
-                                tracing::error!(cluster = id, error = %e, "hygiene lease");
-                                continue;
-                            }
-                        }
-                        let cluster = match clusters::by_id(&pool, id).await {
-                            Ok(Some(c)) => c,
-                            Ok(None) => continue,
-                            Err(e) => {
-                                tracing::error!(cluster = id, error = %e, "hygiene");
-                                continue;
-                            }
-                        };
-                        match run(&pool, &outbound, &cluster).await {
-                            Ok(f) => {
-                                tracing::debug!(cluster = %cluster.name, findings = f.len(), "registry hygiene")
-                            }
-                            Err(e) => {
-                                tracing::warn!(cluster = %cluster.name, error = %e, "registry hygiene")
-                            }
-                        }
-                    }
-                }
-                Err(e) => tracing::error!(error = %e, "cannot list registries"),
-            }
-            tokio::time::sleep(TICK).await;
+pub struct Hygiene {
+    pool: PgPool,
+    outbound: Outbound,
+}
+
+impl Hygiene {
+    pub fn new(pool: PgPool, outbound: Outbound) -> Self {
+        Self { pool, outbound }
+    }
+}
+
+impl From<HygieneError> for RunError {
+    fn from(e: HygieneError) -> Self {
+        match e {
+            HygieneError::Database(e) => e.into(),
+            other => RunError::Failed(other.to_string()),
         }
-    })
+    }
+}
+
+#[async_trait]
+impl Routine for Hygiene {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "registry-hygiene",
+            scope: RoutineScope::PerCluster,
+            lease: Lease::Exclusive,
+            // It looks every few seconds and reads every few minutes.
+            record: Record::WhenWorked,
+            every: TICK,
+        }
+    }
+
+    async fn run(&self, target: Target, _: &CancellationToken) -> RunResult {
+        let Some(id) = target.cluster_id() else {
+            return Ok(Outcome::Idle);
+        };
+        let due = store::due_registries(&self.pool, EVERY.as_secs() as i64).await?;
+        if !due.contains(&id) {
+            return Ok(Outcome::Idle);
+        }
+        let Some(cluster) = clusters::by_id(&self.pool, id).await? else {
+            return Ok(Outcome::Idle);
+        };
+        let found = run(&self.pool, &self.outbound, &cluster).await?;
+        Ok(Outcome::Done(json!({ "findings": found.len() })))
+    }
 }

@@ -19,6 +19,7 @@ pub mod limiter;
 pub mod limits;
 pub mod notify;
 pub mod password;
+pub mod platform;
 pub mod registry;
 pub mod review;
 pub mod schema_cli;
@@ -57,6 +58,7 @@ enum DatabaseTask {
     Token(config::TokenCommand),
     Audit(config::AuditCommand),
     Cluster(config::ClusterCommand),
+    Routines,
 }
 
 enum Offline {
@@ -79,6 +81,7 @@ fn task(command: Option<Command>, outbound: egress::Outbound) -> Result<Task, co
         Some(Command::Token(c)) => Task::Database(D::Token(c)),
         Some(Command::Audit(c)) => Task::Database(D::Audit(c)),
         Some(Command::Cluster(c)) => Task::Database(D::Cluster(c)),
+        Some(Command::Routines) => Task::Database(D::Routines),
         Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
         Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
     })
@@ -134,5 +137,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         DatabaseTask::Token(c) => cli::token(&pool, c).await,
         DatabaseTask::Audit(c) => cli::audit(&pool, c).await,
         DatabaseTask::Cluster(c) => cli::cluster(&pool, &outbound, c).await,
+        DatabaseTask::Routines => cli::routines(&pool).await,
     }
 }

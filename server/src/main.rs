@@ -3,10 +3,10 @@
 
 use clap::Parser;
 use std::process::ExitCode;
+use std::time::Duration;
 use streamkeeper_server::config::Cli;
 
-#[tokio::main]
-async fn main() -> ExitCode {
+fn main() -> ExitCode {
     let cli = Cli::parse();
     let filter = tracing_subscriber::EnvFilter::try_new(&cli.global.log_level);
     let Ok(filter) = filter else {
@@ -20,5 +20,16 @@ async fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    streamkeeper_server::run(cli).await
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: could not start the async runtime: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let code = runtime.block_on(streamkeeper_server::run(cli));
+    // A Kafka read that cannot be cancelled (a hung broker) may still hold
+    // a blocking thread: it ends with the process instead of holding it.
+    runtime.shutdown_timeout(Duration::from_millis(500));
+    code
 }

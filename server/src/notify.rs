@@ -9,12 +9,14 @@
 //! read, only its status.
 
 use crate::egress::{HttpClient, refusal_of};
+use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope, Spec, Target};
 use crate::store::flags as store;
+use async_trait::async_trait;
 use reqwest::{Method, Url};
 use sqlx::PgPool;
 use std::time::Duration;
 use streamkeeper::egress::EgressPolicy;
-use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 pub const MAX_ATTEMPTS: i32 = 8;
 
@@ -80,22 +82,40 @@ pub async fn deliver_due(pool: &PgPool, webhooks: &Webhooks) -> Result<usize, sq
     Ok(due.len())
 }
 
-pub fn spawn(pool: PgPool, egress: EgressPolicy) -> JoinHandle<()> {
-    tokio::spawn(async move {
-        let webhooks = match Webhooks::new(egress) {
-            Ok(w) => w,
-            Err(e) => {
-                tracing::error!(error = %e, "no HTTP client: webhooks are not delivered");
-                return;
-            }
-        };
-        loop {
-            if let Err(e) = deliver_due(&pool, &webhooks).await {
-                tracing::error!(error = %e, "webhook deliveries");
-            }
-            tokio::time::sleep(Duration::from_secs(1)).await;
+/// Deliveries as a routine: every replica sends what is due each second
+/// (the claim is row by row), keeping a record only of passes that sent.
+pub struct Deliveries {
+    pool: PgPool,
+    webhooks: Webhooks,
+}
+
+impl Deliveries {
+    pub fn new(pool: PgPool, egress: EgressPolicy) -> reqwest::Result<Self> {
+        Ok(Self {
+            pool,
+            webhooks: Webhooks::new(egress)?,
+        })
+    }
+}
+
+#[async_trait]
+impl Routine for Deliveries {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "webhooks",
+            scope: Scope::Global,
+            lease: Lease::Everywhere,
+            record: Record::WhenWorked,
+            every: Duration::from_secs(1),
         }
-    })
+    }
+
+    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
+        match deliver_due(&self.pool, &self.webhooks).await? {
+            0 => Ok(Outcome::Idle),
+            n => Ok(Outcome::Done(serde_json::json!({ "attempted": n }))),
+        }
+    }
 }
 
 #[cfg(test)]

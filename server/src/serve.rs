@@ -1,13 +1,29 @@
-//! `streamkeeper serve`: the web server and its housekeeping tasks, until
-//! Ctrl-C or SIGTERM.
+//! `streamkeeper serve`: the web server and its routines, until Ctrl-C or
+//! SIGTERM. On either it stops taking requests, lets the routines finish or
+//! abandon their runs, releases their leases, and returns within about
+//! nine seconds (within ten of the signal, with the runtime's own stop).
 
 use crate::config::ServeConfig;
+use crate::limiter::LoginLimiter;
+use crate::platform::routine::{
+    Lease, Outcome, Record, Routine, RunError, RunResult, RunRetention, Runner, Scope, Spec, Target,
+};
 use crate::web::{AppState, router};
+use async_trait::async_trait;
+use serde_json::json;
 use sqlx::PgPool;
+use std::future::IntoFuture;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use std::time::Duration;
+use tokio_util::sync::CancellationToken;
 use tower_sessions::ExpiredDeletion;
 use tower_sessions_sqlx_store::PostgresStore;
+
+/// How long open connections may finish their requests after the signal.
+const DRAIN: Duration = Duration::from_secs(6);
+/// How long routines may take to stop after the signal.
+const STOP_ROUTINES: Duration = Duration::from_secs(6);
 
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
@@ -20,66 +36,88 @@ pub enum ServeError {
     Io(#[from] std::io::Error),
 }
 
+/// Every routine a replica runs.
+fn routines(
+    pool: &PgPool,
+    config: &ServeConfig,
+    sessions: &PostgresStore,
+    limiter: &LoginLimiter,
+) -> Vec<Arc<dyn Routine>> {
+    let outbound = &config.outbound;
+    let mut all: Vec<Arc<dyn Routine>> = vec![
+        Arc::new(crate::watch::Sampler::new(
+            pool.clone(),
+            outbound.credentials.clone(),
+        )),
+        Arc::new(crate::watch::SampleHousekeeping::new(pool.clone())),
+        Arc::new(crate::hygiene::Hygiene::new(pool.clone(), outbound.clone())),
+        Arc::new(ExpiredSessions(sessions.clone())),
+        Arc::new(LimiterShrink(limiter.clone())),
+        Arc::new(AuditHead(pool.clone())),
+        Arc::new(RunRetention::new(pool.clone())),
+    ];
+    match crate::notify::Deliveries::new(pool.clone(), outbound.egress) {
+        Ok(d) => all.push(Arc::new(d)),
+        Err(e) => tracing::error!(error = %e, "no HTTP client: webhooks are not delivered"),
+    }
+    all
+}
+
 pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> {
     // Its table was made with the migrations (`db::migrate`).
     let store = PostgresStore::new(pool.clone());
     let bind = config.bind;
     let public = config.public_url.to_string();
-    let pool_for_watch = pool.clone();
-    let outbound = config.outbound.clone();
-    let state = AppState::new(pool, config);
+    let mut runner = Runner::new(pool.clone());
+    let state = AppState::new(pool.clone(), config);
+    for r in routines(&pool, &state.config, &store, &state.limiter) {
+        runner.add(r);
+    }
+    let stopping = runner.stopping();
+    tokio::spawn(signalled(stopping.clone()));
 
-    // Housekeeping that logs and carries on: expired sessions, and the
-    // login limiter's memory.
-    tokio::spawn(
-        store
-            .clone()
-            .continuously_delete_expired(Duration::from_secs(300)),
-    );
-    let limiter = state.limiter.clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(60));
-        loop {
-            tick.tick().await;
-            let kept = limiter.shrink();
-            tracing::debug!(kept, "sign-in throttle keys held");
-        }
-    });
-
-    // The audit log's head, exported where the database cannot rewrite
-    // it: a log line every ten minutes (and at start) for the log
-    // collector to keep; `audit verify --expect-head` checks against it.
-    let pool_for_head = pool_for_watch.clone();
-    tokio::spawn(async move {
-        let mut tick = tokio::time::interval(Duration::from_secs(600));
-        loop {
-            tick.tick().await;
-            match crate::store::audit::head(&pool_for_head).await {
-                Ok(Some(head)) => tracing::info!(%head, "audit head"),
-                Ok(None) => {}
-                Err(e) => tracing::warn!(error = %e, "could not read the audit head"),
-            }
-        }
-    });
-
-    crate::notify::spawn(pool_for_watch.clone(), outbound.egress);
-    crate::hygiene::spawn(pool_for_watch.clone(), outbound.clone());
-    crate::watch::spawn(pool_for_watch, outbound.credentials);
     let app = router(state, store);
-    let listener = tokio::net::TcpListener::bind(bind)
-        .await
-        .map_err(|source| ServeError::Bind { addr: bind, source })?;
-    tracing::info!(%bind, %public, "serving the console");
-    axum::serve(
+    let listener = match tokio::net::TcpListener::bind(bind).await {
+        Ok(l) => l,
+        Err(source) => {
+            runner.shutdown(STOP_ROUTINES).await;
+            return Err(ServeError::Bind { addr: bind, source });
+        }
+    };
+    tracing::info!(%bind, %public, holder = runner.holder(), "serving the console");
+    let server = axum::serve(
         listener,
         app.into_make_service_with_connect_info::<SocketAddr>(),
     )
-    .with_graceful_shutdown(shutdown())
-    .await?;
+    .with_graceful_shutdown(stopping.clone().cancelled_owned())
+    .into_future();
+    tokio::pin!(server);
+    tokio::select! {
+        // It stopped by itself (an error) before any signal.
+        r = &mut server => {
+            runner.shutdown(STOP_ROUTINES).await;
+            r?;
+        }
+        // Requests in flight and the routines stop side by side, each bounded.
+        () = stopping.cancelled() => {
+            let drain = async {
+                match tokio::time::timeout(DRAIN, &mut server).await {
+                    Ok(r) => r,
+                    Err(_) => {
+                        tracing::warn!("requests still open {} s after the signal; closing", DRAIN.as_secs());
+                        Ok(())
+                    }
+                }
+            };
+            let (drained, ()) = tokio::join!(drain, runner.shutdown(STOP_ROUTINES));
+            drained?;
+        }
+    }
     Ok(())
 }
 
-async fn shutdown() {
+/// Cancels `stopping` on Ctrl-C or SIGTERM.
+async fn signalled(stopping: CancellationToken) {
     let ctrl_c = async {
         if tokio::signal::ctrl_c().await.is_err() {
             std::future::pending::<()>().await;
@@ -101,4 +139,75 @@ async fn shutdown() {
         () = term => {},
     }
     tracing::info!("shutting down");
+    stopping.cancel();
+}
+
+/// Deletes expired sessions.
+struct ExpiredSessions(PostgresStore);
+
+#[async_trait]
+impl Routine for ExpiredSessions {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "sessions",
+            scope: Scope::Global,
+            lease: Lease::Exclusive,
+            record: Record::EveryRun,
+            every: Duration::from_secs(300),
+        }
+    }
+
+    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
+        self.0
+            .delete_expired()
+            .await
+            .map_err(|e| RunError::Internal(Box::new(e)))?;
+        Ok(Outcome::Done(json!({})))
+    }
+}
+
+/// Keeps the login limiter's memory bounded (each replica has its own).
+struct LimiterShrink(LoginLimiter);
+
+#[async_trait]
+impl Routine for LimiterShrink {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "limiter-shrink",
+            scope: Scope::Global,
+            lease: Lease::Everywhere,
+            record: Record::EveryRun,
+            every: Duration::from_secs(60),
+        }
+    }
+
+    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
+        let kept = self.0.shrink();
+        Ok(Outcome::Done(json!({ "keys_held": kept })))
+    }
+}
+
+/// The audit log's head, exported where the database cannot rewrite it: a
+/// log line every ten minutes (and at start) from each replica, for the log
+/// collector to keep; `audit verify --expect-head` checks against it.
+struct AuditHead(PgPool);
+
+#[async_trait]
+impl Routine for AuditHead {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "audit-head",
+            scope: Scope::Global,
+            lease: Lease::Everywhere,
+            record: Record::EveryRun,
+            every: Duration::from_secs(600),
+        }
+    }
+
+    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
+        if let Some(head) = crate::store::audit::head(&self.0).await? {
+            tracing::info!(%head, "audit head");
+        }
+        Ok(Outcome::Done(json!({})))
+    }
 }

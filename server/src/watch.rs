@@ -1,22 +1,27 @@
-//! The sampler routine: one task a cluster, each pass read-only, passes
-//! never overlapping, one slow or dead cluster never delaying another. A
-//! lease in Postgres makes one replica sample each cluster at a time;
-//! another takes over when it expires.
+//! The sampler routine: one task a cluster (the routine runner's), each
+//! pass read-only, passes never overlapping, one slow or dead cluster never
+//! delaying another. The runner's lease makes one replica sample each
+//! cluster at a time; another takes over when it lapses.
 
 use crate::flagger::{self, PassResult};
 use crate::kafka::reader::{self, Reading};
 use crate::kafka::settings::{ClusterSettings, SecretRef};
+use crate::platform::routine::{
+    Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
+};
 use crate::store::clusters::{self as store, ClusterRow};
 use crate::store::samples;
+use async_trait::async_trait;
 use chrono::Utc;
+use serde_json::json;
 use sqlx::PgPool;
 use std::collections::HashMap;
+use std::sync::Mutex;
 use std::time::Duration;
 use streamkeeper::credential::CredentialPolicy;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
-
-const ROUTINE: &str = "sample";
+use tokio_util::sync::CancellationToken;
 
 /// How a pass ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -125,7 +130,6 @@ async fn fail(
     started: chrono::DateTime<Utc>,
     why: String,
 ) -> PassOutcome {
-    tracing::warn!(cluster = %c.name, reason = %why, "pass failed");
     if let Err(e) = store::record_failure(pool, c.id, started, &why).await {
         tracing::error!(cluster = %c.name, error = %e, "could not record a failed pass");
     }
@@ -135,76 +139,119 @@ async fn fail(
     PassOutcome::Failed(why)
 }
 
-async fn watch_cluster(pool: PgPool, id: i64, holder: String, credentials: CredentialPolicy) {
-    let mut pending = None;
-    loop {
-        let tick = Instant::now();
-        let cluster = match store::by_id(&pool, id).await {
-            Ok(Some(c)) => c,
-            Ok(None) => return, // removed
+/// The sampler as a routine: one pass a cluster each interval (the
+/// cluster's own), on the replica holding the cluster's lease.
+pub struct Sampler {
+    pool: PgPool,
+    credentials: CredentialPolicy,
+    /// Per cluster, a read still going on from an earlier pass.
+    pending: Mutex<HashMap<i64, Pending>>,
+}
+
+impl Sampler {
+    pub fn new(pool: PgPool, credentials: CredentialPolicy) -> Self {
+        Self {
+            pool,
+            credentials,
+            pending: Mutex::new(HashMap::new()),
+        }
+    }
+
+    fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Pending>> {
+        // A poisoned map only holds join handles: still good to use.
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[async_trait]
+impl Routine for Sampler {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "sample",
+            scope: Scope::PerCluster,
+            lease: Lease::Exclusive,
+            record: Record::EveryRun,
+            every: Duration::from_secs(15),
+        }
+    }
+
+    async fn every(&self, target: Target) -> Duration {
+        let Some(id) = target.cluster_id() else {
+            return self.spec().every;
+        };
+        match store::by_id(&self.pool, id).await {
+            Ok(Some(c)) => Duration::from_secs(u64::try_from(c.interval_s).unwrap_or(15)),
+            Ok(None) => self.spec().every,
             Err(e) => {
                 tracing::error!(cluster = id, error = %e, "cannot load cluster");
-                tokio::time::sleep(Duration::from_secs(5)).await;
-                continue;
+                self.spec().every
             }
-        };
-        let interval = Duration::from_secs(u64::try_from(cluster.interval_s).unwrap_or(15));
-        let lease_s = i64::from(cluster.interval_s) * 3;
-        match store::lease(&pool, ROUTINE, id, &holder, lease_s).await {
-            Ok(true) => {
-                let outcome = pass(&pool, &cluster, &credentials, &mut pending).await;
-                tracing::debug!(cluster = %cluster.name, ?outcome, "pass");
-            }
-            Ok(false) => {}
-            Err(e) => tracing::error!(cluster = id, error = %e, "lease"),
         }
-        tokio::time::sleep_until(tick + interval).await;
+    }
+
+    async fn run(&self, target: Target, cancel: &CancellationToken) -> RunResult {
+        let Some(id) = target.cluster_id() else {
+            return Ok(Outcome::Idle);
+        };
+        let Some(cluster) = store::by_id(&self.pool, id).await? else {
+            return Ok(Outcome::Idle); // removed
+        };
+        let mut pending = self.pending().remove(&id);
+        // On shutdown the pass stops waiting: its read cannot be cancelled
+        // and ends with the process.
+        let outcome = tokio::select! {
+            o = pass(&self.pool, &cluster, &self.credentials, &mut pending) => o,
+            () = cancel.cancelled() => return Ok(Outcome::Abandoned),
+        };
+        if let Some(p) = pending {
+            self.pending().insert(id, p);
+        }
+        match outcome {
+            PassOutcome::Stored { samples, problems } => Ok(Outcome::Done(
+                json!({ "samples": samples, "problems": problems }),
+            )),
+            PassOutcome::Failed(why) => Err(RunError::Failed(why)),
+        }
     }
 }
 
 /// Hourly: day partitions for the samples to come, and retention (see
-/// `store::samples` for how long each resolution is kept). Logs and
-/// carries on: a failure here never stops sampling, since the default
-/// partition takes rows no day partition does.
-async fn housekeeping(pool: &PgPool) {
-    let now = Utc::now();
-    if let Err(e) = samples::ensure_partitions(pool, now).await {
-        tracing::error!(error = %e, "could not create sample partitions");
-    }
-    match samples::expire(pool, now).await {
-        Ok(gone) => tracing::debug!(?gone, "expired old samples"),
-        Err(e) => tracing::error!(error = %e, "could not expire old samples"),
+/// `store::samples` for how long each resolution is kept). A failure here
+/// never stops sampling, since the default partition takes rows no day
+/// partition does.
+pub struct SampleHousekeeping {
+    pool: PgPool,
+}
+
+impl SampleHousekeeping {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
     }
 }
 
-/// Starts a watcher for every cluster, and for clusters added later.
-pub fn spawn(pool: PgPool, credentials: CredentialPolicy) -> JoinHandle<()> {
-    let holder = format!("{}-{}", std::process::id(), crate::errors::reference());
-    tokio::spawn(async move {
-        let mut running: HashMap<i64, JoinHandle<()>> = HashMap::new();
-        let mut last_expiry: Option<Instant> = None;
-        loop {
-            if last_expiry.is_none_or(|t| t.elapsed() > Duration::from_secs(3600)) {
-                housekeeping(&pool).await;
-                last_expiry = Some(Instant::now());
-            }
-            match store::all(&pool).await {
-                Ok(clusters) => {
-                    running.retain(|_, h| !h.is_finished());
-                    for c in clusters {
-                        running.entry(c.id).or_insert_with(|| {
-                            tokio::spawn(watch_cluster(
-                                pool.clone(),
-                                c.id,
-                                holder.clone(),
-                                credentials.clone(),
-                            ))
-                        });
-                    }
-                }
-                Err(e) => tracing::error!(error = %e, "cannot list clusters"),
-            }
-            tokio::time::sleep(Duration::from_secs(10)).await;
+#[async_trait]
+impl Routine for SampleHousekeeping {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "sample-housekeeping",
+            scope: Scope::Global,
+            lease: Lease::Exclusive,
+            record: Record::EveryRun,
+            every: Duration::from_secs(3600),
         }
-    })
+    }
+
+    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
+        let now = Utc::now();
+        // Both halves run even when the first fails.
+        let made = samples::ensure_partitions(&self.pool, now).await;
+        let gone = samples::expire(&self.pool, now).await?;
+        made?;
+        Ok(Outcome::Done(json!({
+            "partitions_dropped": gone.partitions,
+            "rollup_rows_deleted": gone.rollup_rows,
+        })))
+    }
 }

@@ -3,63 +3,12 @@
 //! hung broker (SIGSTOP) does not delay another cluster's passes. The test
 //! runs its own nisshi brokers, which scripts/test installs.
 
-use std::process::{Child, Command, Stdio};
+mod support;
+
 use std::time::{Duration, Instant};
 use streamkeeper_server::store::clusters as store;
 use streamkeeper_server::watch::{self, PassOutcome};
-
-struct Broker {
-    child: Child,
-}
-
-impl Broker {
-    fn start(port: u16) -> Self {
-        let url = format!("tcp://127.0.0.1:{port}");
-        let child = Command::new("nisshi")
-            .args([
-                "broker",
-                "--listener-url",
-                &url,
-                "--advertised-listener-url",
-                &url,
-            ])
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("nisshi on PATH (scripts/test installs it)");
-        // Owned at once, so a broker that never answers is killed on drop.
-        let broker = Self { child };
-        for _ in 0..100 {
-            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
-                return broker;
-            }
-            std::thread::sleep(Duration::from_millis(50));
-        }
-        panic!("the broker did not start on {port}");
-    }
-
-    fn signal(&self, sig: &str) {
-        let ok = Command::new("kill")
-            .args([sig, &self.child.id().to_string()])
-            .status()
-            .expect("kill")
-            .success();
-        assert!(ok, "kill {sig}");
-    }
-}
-
-impl Drop for Broker {
-    fn drop(&mut self) {
-        self.signal("-CONT");
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    l.local_addr().expect("addr").port()
-}
+use support::kafka::{Broker, free_port};
 
 async fn cluster(pool: &sqlx::PgPool, name: &str, port: u16) -> store::ClusterRow {
     let mut conn = pool.acquire().await.expect("conn");

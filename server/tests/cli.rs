@@ -770,3 +770,52 @@ async fn a_keyed_audit_log_cannot_be_rewritten_without_its_key(pool: PgPool) {
     }
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn routines_lists_each_routine_with_its_last_run_and_lease(pool: PgPool) {
+    sqlx::query("INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('east', '127.0.0.1:1', 'PLAINTEXT')")
+        .execute(&pool)
+        .await
+        .expect("cluster");
+    sqlx::query(
+        "INSERT INTO routines (name, scope, lease, every_ms) VALUES
+            ('sample', 'cluster', 'exclusive', 15000), ('webhooks', 'global', 'everywhere', 1000)",
+    )
+    .execute(&pool)
+    .await
+    .expect("routines");
+    sqlx::query(
+        "INSERT INTO routine_runs (routine, cluster_id, holder, finished_at, outcome, error, next_at)
+         SELECT 'sample', id, 'pod-a-1-abc', now(), 'failed', 'the broker is away', now() + interval '15 s'
+           FROM clusters",
+    )
+    .execute(&pool)
+    .await
+    .expect("run");
+    sqlx::query(
+        "INSERT INTO routine_leases (routine, cluster_id, holder, expires_at)
+         SELECT 'sample', id, 'pod-a-1-abc', now() + interval '20 s' FROM clusters",
+    )
+    .execute(&pool)
+    .await
+    .expect("lease");
+
+    let o = run(&pool, &["routines"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let out = text(&o);
+    let sample = out
+        .lines()
+        .find(|l| l.starts_with("sample "))
+        .unwrap_or_else(|| panic!("{out}"));
+    for part in [" east ", " failed ", " pod-a-1-abc ", "the broker is away"] {
+        assert!(sample.contains(part), "{part} in {sample}");
+    }
+    let webhooks = out
+        .lines()
+        .find(|l| l.starts_with("webhooks "))
+        .unwrap_or_else(|| panic!("{out}"));
+    assert!(
+        webhooks.split_whitespace().skip(1).all(|w| w == "-"),
+        "never ran, no lease: {webhooks}"
+    );
+}

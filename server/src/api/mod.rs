@@ -7,6 +7,7 @@ mod clusters;
 mod error;
 mod flags;
 mod review;
+mod routines;
 mod schemas;
 
 pub use error::ApiError;
@@ -71,6 +72,7 @@ use crate::web::AppState;
         review::notifications,
         review::mark_read,
         review::counts,
+        routines::list,
     ),
     components(schemas(error::ErrorBody, error::ErrorDetail)),
     modifiers(&BearerAuth),
@@ -182,6 +184,7 @@ pub fn router() -> Router<AppState> {
         .route("/notifications", get(review::notifications))
         .route("/notifications/read", post(review::mark_read))
         .route("/me/inbox", get(review::counts))
+        .route("/routines", get(routines::list))
         .fallback(not_found)
 }
 

@@ -93,32 +93,6 @@ pub async fn update(
     .await
 }
 
-/// Takes or renews the lease of `routine` on a cluster for `holder`; true
-/// when this holder has it now.
-pub async fn lease(
-    pool: &PgPool,
-    routine: &str,
-    cluster_id: i64,
-    holder: &str,
-    seconds: i64,
-) -> Result<bool, sqlx::Error> {
-    let got: Option<String> = sqlx::query_scalar(
-        "INSERT INTO routine_leases (routine, cluster_id, holder, expires_at)
-         VALUES ($1, $2, $3, now() + make_interval(secs => $4))
-         ON CONFLICT (routine, cluster_id) DO UPDATE
-            SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
-            WHERE routine_leases.holder = EXCLUDED.holder OR routine_leases.expires_at < now()
-         RETURNING holder",
-    )
-    .bind(routine)
-    .bind(cluster_id)
-    .bind(holder)
-    .bind(seconds as f64)
-    .fetch_optional(pool)
-    .await?;
-    Ok(got.is_some())
-}
-
 /// Topics each group of a cluster was seen reading.
 pub async fn known_topics(
     pool: &PgPool,

@@ -41,6 +41,7 @@ pub struct AppState {
     pub reviews: Arc<ReviewService>,
     pub backend: Backend,
     pub limiter: crate::limiter::LoginLimiter,
+    pub routines: crate::platform::routine::Routines,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -94,6 +95,7 @@ impl AppState {
             reviews,
             backend,
             limiter,
+            routines: crate::platform::routine::Routines::new(pool),
         }
     }
 }

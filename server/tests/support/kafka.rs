@@ -1,6 +1,6 @@
 //! Kafka fixtures for the broker tests: topics with messages, and groups
 //! with committed offsets, made with rdkafka against the broker scripts/test
-//! starts.
+//! starts; and brokers of a test's own, to stop and hang.
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -8,6 +8,7 @@ use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
+use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 pub fn bootstrap() -> String {
@@ -75,4 +76,61 @@ pub fn commit(bootstrap: &str, group: &str, topic: &str, offsets: &[(i32, i64)])
     }
     c.assign(&tpl).expect("assign");
     c.commit(&tpl, CommitMode::Sync).expect("commit");
+}
+
+/// A nisshi broker of the test's own (scripts/test installs nisshi), on
+/// 127.0.0.1:`port`; killed on drop.
+pub struct Broker {
+    child: Child,
+}
+
+impl Broker {
+    pub fn start(port: u16) -> Self {
+        let url = format!("tcp://127.0.0.1:{port}");
+        let child = Command::new("nisshi")
+            .args([
+                "broker",
+                "--listener-url",
+                &url,
+                "--advertised-listener-url",
+                &url,
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("nisshi on PATH (scripts/test installs it)");
+        // Owned at once, so a broker that never answers is killed on drop.
+        let broker = Self { child };
+        for _ in 0..100 {
+            if std::net::TcpStream::connect(("127.0.0.1", port)).is_ok() {
+                return broker;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        panic!("the broker did not start on {port}");
+    }
+
+    /// Sends a signal: `-STOP` hangs the broker (connections stay open,
+    /// nothing answers), `-CONT` resumes it.
+    pub fn signal(&self, sig: &str) {
+        let ok = Command::new("kill")
+            .args([sig, &self.child.id().to_string()])
+            .status()
+            .expect("kill")
+            .success();
+        assert!(ok, "kill {sig}");
+    }
+}
+
+impl Drop for Broker {
+    fn drop(&mut self) {
+        self.signal("-CONT");
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+pub fn free_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
 }

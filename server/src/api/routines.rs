@@ -1,0 +1,38 @@
+//! `/api/v1/routines`: the background routines as a platform team watches
+//! them.
+
+use axum::Extension;
+use axum::Json;
+use axum::extract::State;
+use serde::Deserialize;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use utoipa::IntoParams;
+
+use super::error::{ApiError, ApiQuery, ErrorBody};
+use crate::platform::routine::RoutineStatus;
+use crate::web::AppState;
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct RoutineQuery {
+    /// One routine by name, e.g. `sample`.
+    routine: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// Each routine for each target it runs for (every cluster, for the
+/// per-cluster ones): its last run's start, end, outcome and error, the
+/// replica holding its lease, and when it is next due (admin).
+#[utoipa::path(get, path = "/api/v1/routines", tag = "routines", params(RoutineQuery),
+    responses((status = 200, body = Page<RoutineStatus>), (status = 403, body = ErrorBody)))]
+pub async fn list(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<RoutineQuery>,
+) -> Result<Json<Page<RoutineStatus>>, ApiError> {
+    let page = PageRequest::new(q.page, q.per_page);
+    Ok(Json(
+        st.routines.list(&who, q.routine.as_deref(), page).await?,
+    ))
+}

@@ -1,0 +1,560 @@
+//! The routine runner: the server's background work (sampling, registry
+//! hygiene, webhooks, housekeeping) as [`Routine`]s with a name, a scope
+//! (once for the installation, or once per cluster), an interval and a
+//! lease. The runner repeats each one, takes its Postgres lease first when
+//! it is exclusive (so with several replicas each target runs on one at a
+//! time, and another takes over within about an interval when a replica
+//! dies), records every run (started, finished, outcome, error), logs a
+//! failure and carries on, and on shutdown lets a run finish or abandons
+//! it and releases its leases, so the next start takes them at once.
+
+pub mod store;
+
+use async_trait::async_trait;
+use chrono::Utc;
+use serde::Serialize;
+use sqlx::PgPool;
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::Duration;
+use streamkeeper::account::Principal;
+use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::role::Action;
+use streamkeeper_app::error::AppError;
+use tokio::task::JoinSet;
+use tokio::time::{Instant, sleep_until};
+use tokio_util::sync::CancellationToken;
+use tracing::instrument;
+
+/// What a routine runs for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// Once for the installation.
+    Global,
+    /// Once for each watched cluster (clusters added later included).
+    PerCluster,
+}
+
+/// Whether replicas share the work.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Lease {
+    /// One replica at a time runs it for a target: the holder of its lease.
+    Exclusive,
+    /// Every replica runs it (work of its own, or work claimed row by row).
+    Everywhere,
+}
+
+/// Which runs leave a row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Record {
+    /// Every run, its row open while it runs.
+    EveryRun,
+    /// Only runs that did something, written when they end: for routines
+    /// that look often and mostly find nothing to do.
+    WhenWorked,
+}
+
+/// What the runner needs to know of a routine.
+#[derive(Debug, Clone, Copy)]
+pub struct Spec {
+    pub name: &'static str,
+    pub scope: Scope,
+    pub lease: Lease,
+    pub record: Record,
+    /// How often it runs, unless [`Routine::every`] says otherwise for a target.
+    pub every: Duration,
+}
+
+/// One target of a routine.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Target {
+    Global,
+    Cluster(i64),
+}
+
+impl Target {
+    pub fn cluster_id(self) -> Option<i64> {
+        match self {
+            Target::Global => None,
+            Target::Cluster(id) => Some(id),
+        }
+    }
+}
+
+/// How a run went, when it did not fail.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Outcome {
+    /// It did its work; the detail (counts, say) is stored with the run.
+    Done(serde_json::Value),
+    /// There was nothing to do (no row is kept).
+    Idle,
+    /// It stopped at shutdown before finishing.
+    Abandoned,
+}
+
+/// Why a run failed.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// A failure said in words an operator can act on (an unreachable
+    /// cluster, a registry that refuses), stored with the run.
+    #[error("{0}")]
+    Failed(String),
+    /// A failure whose text stays in the log (database text): the run's row
+    /// holds a reference to the log line.
+    #[error("{0}")]
+    Internal(Box<dyn std::error::Error + Send + Sync>),
+}
+
+impl From<sqlx::Error> for RunError {
+    fn from(e: sqlx::Error) -> Self {
+        RunError::Internal(Box::new(e))
+    }
+}
+
+pub type RunResult = Result<Outcome, RunError>;
+
+#[async_trait]
+pub trait Routine: Send + Sync + 'static {
+    fn spec(&self) -> Spec;
+
+    /// The interval for `target`, read before each run (the sampler's is
+    /// the cluster's own).
+    async fn every(&self, _target: Target) -> Duration {
+        self.spec().every
+    }
+
+    /// One run. A run that can stop early watches `cancel` and returns
+    /// [`Outcome::Abandoned`]; one that does not is dropped a few seconds
+    /// after shutdown begins.
+    async fn run(&self, target: Target, cancel: &CancellationToken) -> RunResult;
+}
+
+/// How often a per-cluster routine looks for clusters added or removed.
+const RELIST: Duration = Duration::from_secs(10);
+/// How long a run that does not watch the token may go on after shutdown
+/// begins before it is dropped.
+const ABANDON_AFTER: Duration = Duration::from_secs(3);
+/// The longest the runner waits on the database while stopping.
+const STOP_WRITES: Duration = Duration::from_secs(2);
+
+/// How long a lease lasts: a little more than the interval, so the holder
+/// renews it each run, and another replica takes over within about an
+/// interval and a half of the holder dying.
+pub fn lease_ttl(every: Duration) -> Duration {
+    every + (every / 2).clamp(Duration::from_secs(1), Duration::from_secs(5))
+}
+
+/// The name a replica holds leases under: the host (a pod's name) when the
+/// environment says it, the process, and a random part.
+fn holder_name() -> String {
+    let host = std::env::var("HOSTNAME").unwrap_or_default();
+    let me = format!("{}-{}", std::process::id(), crate::errors::reference());
+    if host.is_empty() {
+        me
+    } else {
+        format!("{host}-{me}")
+    }
+}
+
+struct Shared {
+    pool: PgPool,
+    holder: String,
+}
+
+/// Runs routines until [`Runner::shutdown`].
+pub struct Runner {
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+    tasks: JoinSet<()>,
+}
+
+impl Runner {
+    pub fn new(pool: PgPool) -> Self {
+        Self {
+            shared: Arc::new(Shared {
+                pool,
+                holder: holder_name(),
+            }),
+            cancel: CancellationToken::new(),
+            tasks: JoinSet::new(),
+        }
+    }
+
+    /// The name this runner holds its leases and records its runs under.
+    pub fn holder(&self) -> &str {
+        &self.shared.holder
+    }
+
+    /// Cancelled when shutdown begins (the web server stops on it too).
+    pub fn stopping(&self) -> CancellationToken {
+        self.cancel.clone()
+    }
+
+    /// Starts running `routine`: now, and then every interval.
+    pub fn add(&mut self, routine: Arc<dyn Routine>) {
+        let shared = self.shared.clone();
+        let cancel = self.cancel.clone();
+        self.tasks.spawn(async move {
+            let spec = routine.spec();
+            let (scope, lease) = (
+                match spec.scope {
+                    Scope::Global => "global",
+                    Scope::PerCluster => "cluster",
+                },
+                match spec.lease {
+                    Lease::Exclusive => "exclusive",
+                    Lease::Everywhere => "everywhere",
+                },
+            );
+            if let Err(e) = store::register(&shared.pool, spec.name, scope, lease, spec.every).await
+            {
+                tracing::warn!(routine = spec.name, error = %e, "could not register the routine");
+            }
+            match spec.scope {
+                Scope::Global => keep(shared, routine, Target::Global, cancel).await,
+                Scope::PerCluster => supervise(shared, routine, cancel).await,
+            }
+        });
+    }
+
+    /// Stops every routine: a run that watches the token abandons its pass,
+    /// another gets a few seconds to finish; then this runner's leases are
+    /// released and its open runs closed as abandoned. Returns within about
+    /// `within` plus two seconds of database writes.
+    pub async fn shutdown(mut self, within: Duration) {
+        self.cancel.cancel();
+        let drained = tokio::time::timeout(within, async {
+            while self.tasks.join_next().await.is_some() {}
+        })
+        .await;
+        if drained.is_err() {
+            tracing::warn!(
+                "routines still running {} s after shutdown began; stopping them",
+                within.as_secs()
+            );
+            self.tasks.abort_all();
+        }
+        let pool = &self.shared.pool;
+        let holder = &self.shared.holder;
+        match tokio::time::timeout(STOP_WRITES, async {
+            let released = store::release(pool, holder).await?;
+            let abandoned = store::abandon_open(pool, holder).await?;
+            Ok::<_, sqlx::Error>((released, abandoned))
+        })
+        .await
+        {
+            Ok(Ok((released, abandoned))) => {
+                tracing::info!(released, abandoned, "routines stopped, leases released");
+            }
+            Ok(Err(e)) => tracing::warn!(error = %e, "could not release the routine leases"),
+            Err(_) => {
+                tracing::warn!("the database did not answer; routine leases lapse by themselves")
+            }
+        }
+    }
+}
+
+/// Runs a per-cluster routine for every cluster, starting it for clusters
+/// added later and stopping it for clusters removed.
+async fn supervise(shared: Arc<Shared>, routine: Arc<dyn Routine>, cancel: CancellationToken) {
+    let mut running: HashMap<i64, CancellationToken> = HashMap::new();
+    let mut tasks = JoinSet::new();
+    loop {
+        match store::cluster_ids(&shared.pool).await {
+            Ok(ids) => {
+                running.retain(|id, token| {
+                    let kept = ids.contains(id);
+                    if !kept {
+                        token.cancel();
+                    }
+                    kept
+                });
+                for id in ids {
+                    running.entry(id).or_insert_with(|| {
+                        let token = cancel.child_token();
+                        tasks.spawn(keep(
+                            shared.clone(),
+                            routine.clone(),
+                            Target::Cluster(id),
+                            token.clone(),
+                        ));
+                        token
+                    });
+                }
+            }
+            Err(e) => {
+                tracing::error!(routine = routine.spec().name, error = %e, "cannot list clusters")
+            }
+        }
+        while tasks.try_join_next().is_some() {}
+        tokio::select! {
+            () = cancel.cancelled() => break,
+            () = tokio::time::sleep(RELIST) => {}
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+}
+
+/// One routine for one target, until cancelled: every interval, take the
+/// lease (when exclusive) and run. When another replica holds the lease,
+/// look again when it lapses, so a dead holder's work moves at once.
+async fn keep(
+    shared: Arc<Shared>,
+    routine: Arc<dyn Routine>,
+    target: Target,
+    cancel: CancellationToken,
+) {
+    let spec = routine.spec();
+    let mut next = Instant::now();
+    loop {
+        tokio::select! {
+            biased;
+            () = cancel.cancelled() => return,
+            () = sleep_until(next) => {}
+        }
+        let tick = Instant::now();
+        let every = routine.every(target).await;
+        next = tick + every;
+        if spec.lease == Lease::Exclusive {
+            let claim = store::claim(
+                &shared.pool,
+                spec.name,
+                target.cluster_id(),
+                &shared.holder,
+                lease_ttl(every),
+            )
+            .await;
+            match claim {
+                Ok(store::Claim::Ours) => {}
+                Ok(store::Claim::Theirs { left }) => {
+                    if let Some(left) = left {
+                        // A little after it lapses, so the holder's renewal
+                        // (if it is alive) comes first.
+                        let lapses = Instant::now() + left + Duration::from_millis(100);
+                        next = next.min(lapses);
+                    }
+                    continue;
+                }
+                Err(e) => {
+                    tracing::error!(routine = spec.name, ?target, error = %e, "routine lease");
+                    continue;
+                }
+            }
+        }
+        run_once(&shared, &*routine, spec, target, every, &cancel).await;
+    }
+}
+
+/// One run, recorded and logged; the lease is renewed while it lasts.
+#[instrument(skip_all, fields(routine, cluster))]
+async fn run_once(
+    shared: &Shared,
+    routine: &dyn Routine,
+    spec: Spec,
+    target: Target,
+    every: Duration,
+    cancel: &CancellationToken,
+) {
+    let span = tracing::Span::current();
+    span.record("routine", spec.name);
+    if let Some(id) = target.cluster_id() {
+        span.record("cluster", id);
+    }
+    let pool = &shared.pool;
+    let cluster_id = target.cluster_id();
+    let exclusive = spec.lease == Lease::Exclusive;
+    let started = Utc::now();
+    let row = match spec.record {
+        Record::WhenWorked => None,
+        Record::EveryRun => {
+            match store::start_run(pool, spec.name, cluster_id, &shared.holder, exclusive).await {
+                Ok(id) => Some(id),
+                Err(e) => {
+                    tracing::error!(error = %e, "could not record the run");
+                    None
+                }
+            }
+        }
+    };
+
+    let ttl = lease_ttl(every);
+    let mut renew = tokio::time::interval_at(Instant::now() + ttl / 3, ttl / 3);
+    let abandon = async {
+        cancel.cancelled().await;
+        tokio::time::sleep(ABANDON_AFTER).await;
+    };
+    tokio::pin!(abandon);
+    let work = routine.run(target, cancel);
+    tokio::pin!(work);
+    let result = loop {
+        tokio::select! {
+            r = &mut work => break r,
+            () = &mut abandon => break Ok(Outcome::Abandoned),
+            _ = renew.tick(), if exclusive => {
+                match store::claim(pool, spec.name, cluster_id, &shared.holder, ttl).await {
+                    Ok(store::Claim::Ours) => {}
+                    Ok(store::Claim::Theirs { .. }) => {
+                        tracing::warn!("another replica took the lease during a run");
+                    }
+                    Err(e) => tracing::warn!(error = %e, "could not renew the lease"),
+                }
+            }
+        }
+    };
+
+    let (outcome, error, detail) = match result {
+        Ok(Outcome::Idle) => {
+            if let Some(id) = row
+                && let Err(e) = store::delete_run(pool, id).await
+            {
+                tracing::warn!(error = %e, "could not drop an idle run");
+            }
+            return;
+        }
+        Ok(Outcome::Done(detail)) => {
+            tracing::debug!(%detail, "routine ran");
+            ("ok", None, detail)
+        }
+        Ok(Outcome::Abandoned) => {
+            tracing::info!("routine run abandoned at shutdown");
+            ("abandoned", None, serde_json::json!({}))
+        }
+        Err(RunError::Failed(why)) => {
+            tracing::warn!(error = %why, "routine run failed");
+            ("failed", Some(why), serde_json::json!({}))
+        }
+        Err(RunError::Internal(e)) => {
+            let reference = crate::errors::reference();
+            tracing::error!(%reference, error = %e, "routine run failed");
+            (
+                "failed",
+                Some(format!("internal error; see the log under {reference}")),
+                serde_json::json!({}),
+            )
+        }
+    };
+    let finished = store::Finished {
+        outcome,
+        error: error.as_deref(),
+        detail: &detail,
+        every,
+    };
+    let stored = match row {
+        Some(id) => store::finish_run(pool, id, &finished).await,
+        None if spec.record == Record::WhenWorked => {
+            store::record_run(
+                pool,
+                spec.name,
+                cluster_id,
+                &shared.holder,
+                started,
+                &finished,
+            )
+            .await
+        }
+        None => Ok(()),
+    };
+    if let Err(e) = stored {
+        tracing::error!(error = %e, "could not record the run");
+    }
+}
+
+/// Retention of the runs' record: a week of rows, deleted hourly.
+pub struct RunRetention {
+    pool: PgPool,
+}
+
+impl RunRetention {
+    pub const KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
+
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+}
+
+#[async_trait]
+impl Routine for RunRetention {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "routine-run-retention",
+            scope: Scope::Global,
+            lease: Lease::Exclusive,
+            record: Record::EveryRun,
+            every: Duration::from_secs(3600),
+        }
+    }
+
+    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
+        let before = Utc::now() - chrono::Duration::from_std(Self::KEEP).unwrap_or_default();
+        let deleted = store::expire_runs(&self.pool, before).await?;
+        Ok(Outcome::Done(serde_json::json!({ "deleted": deleted })))
+    }
+}
+
+/// A routine for one target as the listing shows it.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct RoutineStatus {
+    pub routine: String,
+    /// The cluster, for a per-cluster routine.
+    pub cluster_id: Option<i64>,
+    pub cluster: Option<String>,
+    /// One replica at a time runs it (it takes a lease), or every replica does.
+    pub exclusive: bool,
+    /// The interval of its last run (its default before the first).
+    pub every_ms: i64,
+    pub last_started_at: Option<chrono::DateTime<Utc>>,
+    pub last_finished_at: Option<chrono::DateTime<Utc>>,
+    /// `ok`, `failed` or `abandoned`; none while running or before the first run.
+    pub last_outcome: Option<String>,
+    pub last_error: Option<String>,
+    /// The replica that ran it last.
+    pub last_ran_by: Option<String>,
+    pub running: bool,
+    /// When the replica that ran it last means to run it next.
+    pub next_due_at: Option<chrono::DateTime<Utc>>,
+    /// The replica holding its lease now, if any.
+    pub holder: Option<String>,
+    pub lease_expires_at: Option<chrono::DateTime<Utc>>,
+}
+
+/// The routines as the API and the CLI read them.
+#[derive(Clone)]
+pub struct Routines {
+    pool: PgPool,
+}
+
+impl Routines {
+    pub fn new(pool: PgPool) -> Self {
+        Self { pool }
+    }
+
+    /// Every routine for every target with its last run and lease (admin).
+    pub async fn list(
+        &self,
+        who: &Principal,
+        routine: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<RoutineStatus>, AppError> {
+        if !who.may(Action::SeeRoutines) {
+            return Err(AppError::Forbidden("see the routines".into()));
+        }
+        store::list(&self.pool, routine, page)
+            .await
+            .map_err(crate::errors::db)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lease_ttl;
+    use std::time::Duration;
+
+    #[test]
+    fn a_lease_outlasts_its_interval_by_half_within_one_to_five_seconds() {
+        let s = Duration::from_secs;
+        assert_eq!(lease_ttl(s(1)), s(2));
+        assert_eq!(lease_ttl(s(5)), Duration::from_millis(7_500));
+        assert_eq!(lease_ttl(s(15)), s(20));
+        assert_eq!(lease_ttl(s(3600)), s(3605));
+    }
+}

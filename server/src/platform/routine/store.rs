@@ -1,0 +1,305 @@
+//! The runner's SQL: routines as registered, leases, runs and the listing.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgPool};
+use std::time::Duration;
+use streamkeeper::page::{Page, PageRequest};
+
+use super::RoutineStatus;
+
+/// Records what a routine is, so the listing shows it before its first run.
+pub async fn register(
+    pool: &PgPool,
+    name: &str,
+    scope: &str,
+    lease: &str,
+    every: Duration,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ($1, $2, $3, $4)
+         ON CONFLICT (name) DO UPDATE
+            SET scope = EXCLUDED.scope, lease = EXCLUDED.lease, every_ms = EXCLUDED.every_ms,
+                registered_at = now()",
+    )
+    .bind(name)
+    .bind(scope)
+    .bind(lease)
+    .bind(millis(every))
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// The outcome of trying to take or renew a lease.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Claim {
+    /// This holder has it now, until the TTL passes.
+    Ours,
+    /// Another holder has it, for this much longer (unknown when two
+    /// replicas raced for a new lease).
+    Theirs { left: Option<Duration> },
+}
+
+/// Takes or renews the lease of `routine` (on a cluster, or global) for
+/// `holder`: it succeeds when this holder has it already, nobody has, or
+/// the other holder's has lapsed.
+pub async fn claim(
+    pool: &PgPool,
+    routine: &str,
+    cluster_id: Option<i64>,
+    holder: &str,
+    ttl: Duration,
+) -> Result<Claim, sqlx::Error> {
+    // The SELECT sees the table as it was before the upsert, so when the
+    // upsert changed nothing it reads the other holder's lease.
+    let row: Option<(String, f64)> = sqlx::query_as(
+        "WITH taken AS (
+            INSERT INTO routine_leases (routine, cluster_id, holder, expires_at)
+            VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+            ON CONFLICT (routine, (COALESCE(cluster_id, 0))) DO UPDATE
+               SET holder = EXCLUDED.holder, expires_at = EXCLUDED.expires_at
+               WHERE routine_leases.holder = EXCLUDED.holder OR routine_leases.expires_at < now()
+            RETURNING holder, expires_at)
+         SELECT holder, EXTRACT(EPOCH FROM expires_at - now())::float8 FROM taken
+         UNION ALL
+         SELECT holder, EXTRACT(EPOCH FROM expires_at - now())::float8 FROM routine_leases
+          WHERE routine = $1 AND COALESCE(cluster_id, 0) = COALESCE($2, 0)
+            AND NOT EXISTS (SELECT 1 FROM taken)",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .bind(holder)
+    .bind(ttl.as_secs_f64())
+    .fetch_optional(pool)
+    .await?;
+    Ok(match row {
+        Some((h, _)) if h == holder => Claim::Ours,
+        Some((_, left)) => Claim::Theirs {
+            left: Some(Duration::from_secs_f64(left.max(0.0))),
+        },
+        None => Claim::Theirs { left: None },
+    })
+}
+
+/// Gives up every lease of `holder`, so another replica (or the next start)
+/// takes them at once instead of after their TTL.
+pub async fn release(pool: &PgPool, holder: &str) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM routine_leases WHERE holder = $1")
+        .bind(holder)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected())
+}
+
+/// Opens a run's row. Under an exclusive lease no other run of this routine
+/// and cluster can be going on, so a row another holder left open (it died
+/// mid-run) is closed as abandoned first.
+pub async fn start_run(
+    pool: &PgPool,
+    routine: &str,
+    cluster_id: Option<i64>,
+    holder: &str,
+    exclusive: bool,
+) -> Result<i64, sqlx::Error> {
+    let mut tx = pool.begin().await?;
+    if exclusive {
+        sqlx::query(
+            "UPDATE routine_runs
+                SET finished_at = now(), outcome = 'abandoned',
+                    error = 'the replica running it stopped before it finished'
+              WHERE routine = $1 AND COALESCE(cluster_id, 0) = COALESCE($2, 0)
+                AND finished_at IS NULL AND holder <> $3",
+        )
+        .bind(routine)
+        .bind(cluster_id)
+        .bind(holder)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let id = sqlx::query_scalar(
+        "INSERT INTO routine_runs (routine, cluster_id, holder) VALUES ($1, $2, $3) RETURNING id",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .bind(holder)
+    .fetch_one(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    Ok(id)
+}
+
+/// How a run ended, as stored.
+pub struct Finished<'a> {
+    pub outcome: &'a str,
+    pub error: Option<&'a str>,
+    pub detail: &'a serde_json::Value,
+    /// The interval it ran at: the next run is due that long after its start.
+    pub every: Duration,
+}
+
+/// Closes an open run.
+pub async fn finish_run(pool: &PgPool, id: i64, f: &Finished<'_>) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE routine_runs SET finished_at = now(), outcome = $2, error = $3, detail = $4,
+                next_at = started_at + make_interval(secs => $5)
+          WHERE id = $1",
+    )
+    .bind(id)
+    .bind(f.outcome)
+    .bind(f.error)
+    .bind(f.detail)
+    .bind(f.every.as_secs_f64())
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// Stores a finished run in one go (routines that record only the runs
+/// that did something).
+pub async fn record_run(
+    pool: &PgPool,
+    routine: &str,
+    cluster_id: Option<i64>,
+    holder: &str,
+    started: DateTime<Utc>,
+    f: &Finished<'_>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "INSERT INTO routine_runs (routine, cluster_id, holder, started_at, finished_at, outcome, error, detail, next_at)
+         VALUES ($1, $2, $3, $4, now(), $5, $6, $7, $4 + make_interval(secs => $8))",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .bind(holder)
+    .bind(started)
+    .bind(f.outcome)
+    .bind(f.error)
+    .bind(f.detail)
+    .bind(f.every.as_secs_f64())
+    .execute(pool)
+    .await
+    .map(drop)
+}
+
+/// Drops the row of a run that found nothing to do.
+pub async fn delete_run(pool: &PgPool, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM routine_runs WHERE id = $1")
+        .bind(id)
+        .execute(pool)
+        .await
+        .map(drop)
+}
+
+/// Closes the runs `holder` leaves open when it stops.
+pub async fn abandon_open(pool: &PgPool, holder: &str) -> Result<u64, sqlx::Error> {
+    sqlx::query(
+        "UPDATE routine_runs SET finished_at = now(), outcome = 'abandoned', error = 'the server stopped'
+          WHERE holder = $1 AND finished_at IS NULL",
+    )
+    .bind(holder)
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected())
+}
+
+/// Retention: deletes runs started before `before`.
+pub async fn expire_runs(pool: &PgPool, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    sqlx::query("DELETE FROM routine_runs WHERE started_at < $1")
+        .bind(before)
+        .execute(pool)
+        .await
+        .map(|r| r.rows_affected())
+}
+
+/// The clusters a per-cluster routine runs for.
+pub async fn cluster_ids(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM clusters ORDER BY id")
+        .fetch_all(pool)
+        .await
+}
+
+#[derive(FromRow)]
+struct StatusRow {
+    routine: String,
+    cluster_id: Option<i64>,
+    cluster: Option<String>,
+    lease: String,
+    every_ms: i64,
+    started_at: Option<DateTime<Utc>>,
+    finished_at: Option<DateTime<Utc>>,
+    outcome: Option<String>,
+    error: Option<String>,
+    ran_by: Option<String>,
+    next_at: Option<DateTime<Utc>>,
+    holder: Option<String>,
+    lease_expires_at: Option<DateTime<Utc>>,
+    total: i64,
+}
+
+/// Every routine for every target it runs for (each cluster for a
+/// per-cluster routine), with its last run and its live lease; by routine,
+/// then cluster. `routine` filters by exact name.
+pub async fn list(
+    pool: &PgPool,
+    routine: Option<&str>,
+    page: PageRequest,
+) -> Result<Page<RoutineStatus>, sqlx::Error> {
+    let rows: Vec<StatusRow> = sqlx::query_as(
+        "WITH targets AS (
+            SELECT r.name, NULL::bigint AS cluster_id, r.lease, r.every_ms FROM routines r
+             WHERE r.scope = 'global'
+            UNION ALL
+            SELECT r.name, c.id, r.lease, r.every_ms FROM routines r CROSS JOIN clusters c
+             WHERE r.scope = 'cluster')
+         SELECT t.name AS routine, t.cluster_id, c.name AS cluster, t.lease,
+                COALESCE((EXTRACT(EPOCH FROM last.next_at - last.started_at) * 1000)::bigint, t.every_ms) AS every_ms,
+                last.started_at, last.finished_at, last.outcome, last.error, last.holder AS ran_by,
+                last.next_at, l.holder, l.expires_at AS lease_expires_at,
+                count(*) OVER () AS total
+           FROM targets t
+           LEFT JOIN clusters c ON c.id = t.cluster_id
+           LEFT JOIN LATERAL (
+                SELECT started_at, finished_at, outcome, error, holder, next_at FROM routine_runs r
+                 WHERE r.routine = t.name AND COALESCE(r.cluster_id, 0) = COALESCE(t.cluster_id, 0)
+                 ORDER BY r.started_at DESC LIMIT 1) last ON true
+           LEFT JOIN routine_leases l ON l.routine = t.name
+                AND COALESCE(l.cluster_id, 0) = COALESCE(t.cluster_id, 0) AND l.expires_at > now()
+          WHERE ($1::text IS NULL OR t.name = $1)
+          ORDER BY t.name, c.name NULLS FIRST
+          LIMIT $2 OFFSET $3",
+    )
+    .bind(routine)
+    .bind(page.limit())
+    .bind(page.offset())
+    .fetch_all(pool)
+    .await?;
+    let total = rows.first().map_or(0, |r| r.total);
+    let items = rows
+        .into_iter()
+        .map(|r| RoutineStatus {
+            running: r.started_at.is_some() && r.finished_at.is_none(),
+            routine: r.routine,
+            cluster_id: r.cluster_id,
+            cluster: r.cluster,
+            exclusive: r.lease == "exclusive",
+            every_ms: r.every_ms,
+            last_started_at: r.started_at,
+            last_finished_at: r.finished_at,
+            last_outcome: r.outcome,
+            last_error: r.error,
+            last_ran_by: r.ran_by,
+            next_due_at: r.next_at,
+            holder: r.holder,
+            lease_expires_at: r.lease_expires_at,
+        })
+        .collect();
+    Ok(Page::new(
+        items,
+        page,
+        u64::try_from(total).unwrap_or_default(),
+    ))
+}
+
+fn millis(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}

@@ -1,0 +1,452 @@
+//! The routine runner against a real Postgres: a failing run is recorded
+//! and tried again next interval, an exclusive lease keeps a routine on one
+//! of two runners, a released lease is taken at once and a dead holder's
+//! after its TTL, shutdown abandons a run and releases, and the listing at
+//! `GET /api/v1/routines`.
+
+mod support;
+
+use async_trait::async_trait;
+use axum::http::{Method, StatusCode};
+use sqlx::PgPool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use streamkeeper::role::Role;
+use streamkeeper_server::platform::routine::{
+    Lease, Outcome, Record, Routine, RunError, RunResult, Runner, Scope, Spec, Target,
+};
+use support::TestApp;
+use tokio_util::sync::CancellationToken;
+
+#[derive(Clone, Copy)]
+enum Act {
+    Work,
+    Fail,
+    Idle,
+    /// Waits for the token, then says it abandoned the run.
+    WaitForCancel,
+    /// Never ends and ignores the token.
+    Hang,
+}
+
+struct Probe {
+    spec: Spec,
+    act: Act,
+    runs: Arc<AtomicUsize>,
+}
+
+impl Probe {
+    fn new(name: &'static str, lease: Lease, every: Duration, act: Act) -> Self {
+        Self {
+            spec: Spec {
+                name,
+                scope: Scope::Global,
+                lease,
+                record: Record::EveryRun,
+                every,
+            },
+            act,
+            runs: Arc::default(),
+        }
+    }
+}
+
+#[async_trait]
+impl Routine for Probe {
+    fn spec(&self) -> Spec {
+        self.spec
+    }
+
+    async fn run(&self, _: Target, cancel: &CancellationToken) -> RunResult {
+        let n = self.runs.fetch_add(1, Ordering::SeqCst);
+        match self.act {
+            Act::Work => Ok(Outcome::Done(serde_json::json!({ "n": n }))),
+            Act::Fail => Err(RunError::Failed(format!("run {n} failed"))),
+            Act::Idle => Ok(Outcome::Idle),
+            Act::WaitForCancel => {
+                cancel.cancelled().await;
+                Ok(Outcome::Abandoned)
+            }
+            Act::Hang => std::future::pending().await,
+        }
+    }
+}
+
+#[derive(Debug, sqlx::FromRow)]
+struct Run {
+    holder: String,
+    outcome: Option<String>,
+    error: Option<String>,
+    detail: serde_json::Value,
+    finished: bool,
+}
+
+async fn runs(pool: &PgPool, routine: &str) -> Vec<Run> {
+    sqlx::query_as(
+        "SELECT holder, outcome, error, detail, finished_at IS NOT NULL AS finished
+           FROM routine_runs WHERE routine = $1 ORDER BY started_at, id",
+    )
+    .bind(routine)
+    .fetch_all(pool)
+    .await
+    .expect("runs")
+}
+
+async fn leases(pool: &PgPool) -> Vec<(String, String)> {
+    sqlx::query_as("SELECT routine, holder FROM routine_leases ORDER BY routine")
+        .fetch_all(pool)
+        .await
+        .expect("leases")
+}
+
+/// Waits until `f` holds, for at most `within`.
+async fn until<F, Fut>(within: Duration, mut f: F) -> bool
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = bool>,
+{
+    let end = Instant::now() + within;
+    while Instant::now() < end {
+        if f().await {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    false
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_failing_run_is_recorded_and_tried_again_next_interval(pool: PgPool) {
+    let mut runner = Runner::new(pool.clone());
+    let failing = Arc::new(Probe::new(
+        "failing",
+        Lease::Exclusive,
+        Duration::from_millis(300),
+        Act::Fail,
+    ));
+    let tried = failing.runs.clone();
+    runner.add(failing);
+    runner.add(Arc::new(Probe::new(
+        "working",
+        Lease::Everywhere,
+        Duration::from_millis(300),
+        Act::Work,
+    )));
+    runner.add(Arc::new(Probe::new(
+        "idle",
+        Lease::Everywhere,
+        Duration::from_millis(100),
+        Act::Idle,
+    )));
+    tokio::time::sleep(Duration::from_millis(1000)).await;
+    runner.shutdown(Duration::from_secs(2)).await;
+
+    let n = tried.load(Ordering::SeqCst);
+    assert!((3..=5).contains(&n), "tried once an interval: {n}");
+    let failed = runs(&pool, "failing").await;
+    assert_eq!(failed.len(), n, "{failed:?}");
+    for (i, r) in failed.iter().enumerate() {
+        assert_eq!(r.outcome.as_deref(), Some("failed"));
+        assert_eq!(r.error.as_deref(), Some(format!("run {i} failed").as_str()));
+        assert!(r.finished);
+    }
+    let worked = runs(&pool, "working").await;
+    assert!(worked.len() >= 3, "{worked:?}");
+    assert!(worked.iter().all(|r| r.outcome.as_deref() == Some("ok")));
+    assert_eq!(worked[1].detail, serde_json::json!({ "n": 1 }));
+    assert!(
+        runs(&pool, "idle").await.is_empty(),
+        "idle runs leave no row"
+    );
+    let next: Option<chrono::DateTime<chrono::Utc>> = sqlx::query_scalar(
+        "SELECT next_at FROM routine_runs WHERE routine = 'working' ORDER BY id LIMIT 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("next");
+    assert!(next.is_some(), "a finished run says when the next is due");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn an_exclusive_routine_runs_on_one_of_two_runners(pool: PgPool) {
+    let every = Duration::from_millis(250);
+    let (mut a, mut b) = (Runner::new(pool.clone()), Runner::new(pool.clone()));
+    let (pa, pb) = (
+        Probe::new("exclusive", Lease::Exclusive, every, Act::Work),
+        Probe::new("exclusive", Lease::Exclusive, every, Act::Work),
+    );
+    let (ra, rb) = (pa.runs.clone(), pb.runs.clone());
+    a.add(Arc::new(pa));
+    b.add(Arc::new(pb));
+    let (ea, eb) = (
+        Probe::new("everywhere", Lease::Everywhere, every, Act::Work),
+        Probe::new("everywhere", Lease::Everywhere, every, Act::Work),
+    );
+    let (wa, wb) = (ea.runs.clone(), eb.runs.clone());
+    a.add(Arc::new(ea));
+    b.add(Arc::new(eb));
+    tokio::time::sleep(Duration::from_millis(1300)).await;
+    let holders: Vec<String> = runs(&pool, "exclusive")
+        .await
+        .into_iter()
+        .map(|r| r.holder)
+        .collect();
+    let (na, nb) = (ra.load(Ordering::SeqCst), rb.load(Ordering::SeqCst));
+    assert!(
+        (na == 0) != (nb == 0),
+        "one runner holds the lease: {na} and {nb} runs"
+    );
+    assert!(
+        (4..=7).contains(&(na + nb)),
+        "once an interval: {holders:?}"
+    );
+    assert!(holders.windows(2).all(|w| w[0] == w[1]), "{holders:?}");
+    assert!(
+        wa.load(Ordering::SeqCst) >= 4 && wb.load(Ordering::SeqCst) >= 4,
+        "a routine without a lease runs on both"
+    );
+    a.shutdown(Duration::from_secs(2)).await;
+    b.shutdown(Duration::from_secs(2)).await;
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_released_lease_is_taken_at_once(pool: PgPool) {
+    // A long interval: without the release the lease would hold for 35 s.
+    let every = Duration::from_secs(30);
+    let mut first = Runner::new(pool.clone());
+    first.add(Arc::new(Probe::new(
+        "slow",
+        Lease::Exclusive,
+        every,
+        Act::Work,
+    )));
+    let holder = first.holder().to_owned();
+    assert!(
+        until(Duration::from_secs(5), || async {
+            runs(&pool, "slow").await.len() == 1
+        })
+        .await
+    );
+    assert_eq!(leases(&pool).await, vec![("slow".into(), holder.clone())]);
+    first.shutdown(Duration::from_secs(2)).await;
+    assert!(leases(&pool).await.is_empty(), "shutdown releases");
+
+    let started = Instant::now();
+    let mut second = Runner::new(pool.clone());
+    second.add(Arc::new(Probe::new(
+        "slow",
+        Lease::Exclusive,
+        every,
+        Act::Work,
+    )));
+    let next = second.holder().to_owned();
+    assert!(
+        until(Duration::from_secs(3), || async {
+            runs(&pool, "slow").await.len() == 2
+        })
+        .await,
+        "the next runner takes the lease at once"
+    );
+    assert!(started.elapsed() < Duration::from_secs(3));
+    let all = runs(&pool, "slow").await;
+    assert_eq!(all[0].holder, holder);
+    assert_eq!(all[1].holder, next);
+    second.shutdown(Duration::from_secs(2)).await;
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_dead_holders_lease_moves_when_it_lapses(pool: PgPool) {
+    let every = Duration::from_secs(1);
+    let mut dying = Runner::new(pool.clone());
+    dying.add(Arc::new(Probe::new(
+        "watch",
+        Lease::Exclusive,
+        every,
+        Act::Work,
+    )));
+    let mut other = Runner::new(pool.clone());
+    let survivor = Probe::new("watch", Lease::Exclusive, every, Act::Work);
+    let took = survivor.runs.clone();
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    other.add(Arc::new(survivor));
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    assert_eq!(took.load(Ordering::SeqCst), 0, "the holder is alive");
+
+    // Dropped without shutdown: its tasks stop, its lease stays until it lapses.
+    drop(dying);
+    let died = Instant::now();
+    assert!(
+        until(Duration::from_secs(5), || async {
+            took.load(Ordering::SeqCst) > 0
+        })
+        .await,
+        "the survivor takes over"
+    );
+    let after = died.elapsed();
+    let ttl = streamkeeper_server::platform::routine::lease_ttl(every);
+    assert!(
+        after <= ttl + Duration::from_millis(500),
+        "taken over {after:?} after the holder died (TTL {ttl:?})"
+    );
+    other.shutdown(Duration::from_secs(2)).await;
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn shutdown_abandons_runs_and_releases_leases(pool: PgPool) {
+    let mut runner = Runner::new(pool.clone());
+    let every = Duration::from_secs(60);
+    runner.add(Arc::new(Probe::new(
+        "cooperative",
+        Lease::Exclusive,
+        every,
+        Act::WaitForCancel,
+    )));
+    runner.add(Arc::new(Probe::new(
+        "stubborn",
+        Lease::Exclusive,
+        every,
+        Act::Hang,
+    )));
+    assert!(
+        until(Duration::from_secs(5), || async {
+            leases(&pool).await.len() == 2
+                && !runs(&pool, "cooperative").await.is_empty()
+                && !runs(&pool, "stubborn").await.is_empty()
+        })
+        .await
+    );
+    assert!(!runs(&pool, "cooperative").await[0].finished, "mid-run");
+
+    let started = Instant::now();
+    runner.shutdown(Duration::from_secs(6)).await;
+    let took = started.elapsed();
+    assert!(
+        took < Duration::from_secs(5),
+        "a stubborn run is dropped a few seconds in ({took:?})"
+    );
+    assert!(leases(&pool).await.is_empty());
+    for name in ["cooperative", "stubborn"] {
+        let r = runs(&pool, name).await;
+        assert_eq!(r.len(), 1);
+        assert_eq!(r[0].outcome.as_deref(), Some("abandoned"), "{name}");
+        assert!(r[0].finished);
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_routines_are_listed_for_admins(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let (at, vt) = (t.token(admin).await, t.token(viewer).await);
+    for name in ["east", "west"] {
+        sqlx::query(
+            "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ($1, '127.0.0.1:1', 'PLAINTEXT')",
+        )
+        .bind(name)
+        .execute(&pool)
+        .await
+        .expect("cluster");
+    }
+
+    struct PerCluster;
+    #[async_trait]
+    impl Routine for PerCluster {
+        fn spec(&self) -> Spec {
+            Spec {
+                name: "per-cluster",
+                scope: Scope::PerCluster,
+                lease: Lease::Exclusive,
+                record: Record::EveryRun,
+                every: Duration::from_secs(60),
+            }
+        }
+        async fn run(&self, t: Target, _: &CancellationToken) -> RunResult {
+            match t {
+                Target::Cluster(id) if id % 2 == 0 => {
+                    Err(RunError::Failed("the broker is away".into()))
+                }
+                _ => Ok(Outcome::Done(serde_json::json!({}))),
+            }
+        }
+    }
+    let mut runner = Runner::new(pool.clone());
+    runner.add(Arc::new(PerCluster));
+    runner.add(Arc::new(Probe::new(
+        "global",
+        Lease::Everywhere,
+        Duration::from_secs(60),
+        Act::Work,
+    )));
+    assert!(
+        until(Duration::from_secs(5), || async {
+            let n: i64 = sqlx::query_scalar(
+                "SELECT count(*) FROM routine_runs WHERE finished_at IS NOT NULL",
+            )
+            .fetch_one(&pool)
+            .await
+            .expect("count");
+            n == 3
+        })
+        .await
+    );
+
+    let r = t.api(Method::GET, "/api/v1/routines", &vt, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.api(Method::GET, "/api/v1/routines", &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = r.json();
+    assert_eq!(page["total"], 3, "{page}");
+    let items = page["items"].as_array().expect("items");
+    let names: Vec<(&str, &str)> = items
+        .iter()
+        .map(|i| {
+            (
+                i["routine"].as_str().unwrap_or(""),
+                i["cluster"].as_str().unwrap_or("-"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("global", "-"),
+            ("per-cluster", "east"),
+            ("per-cluster", "west")
+        ]
+    );
+    let holder = runner.holder();
+    for i in items {
+        assert!(i["last_started_at"].is_string(), "{i}");
+        assert!(i["last_finished_at"].is_string(), "{i}");
+        assert!(i["next_due_at"].is_string(), "{i}");
+        assert_eq!(i["last_ran_by"], holder, "{i}");
+        assert_eq!(i["running"], false);
+        assert_eq!(i["every_ms"], 60_000);
+    }
+    assert_eq!(items[0]["exclusive"], false);
+    assert!(
+        items[0]["holder"].is_null(),
+        "no lease for an everywhere routine"
+    );
+    for i in &items[1..] {
+        assert_eq!(i["holder"], holder, "{i}");
+        let failed = i["cluster_id"].as_i64().expect("id") % 2 == 0;
+        assert_eq!(
+            i["last_outcome"],
+            if failed { "failed" } else { "ok" },
+            "{i}"
+        );
+        if failed {
+            assert_eq!(i["last_error"], "the broker is away");
+        } else {
+            assert!(i["last_error"].is_null());
+        }
+    }
+    let r = t
+        .api(Method::GET, "/api/v1/routines?routine=global", &at, None)
+        .await;
+    assert_eq!(r.json()["total"], 1, "{}", r.body);
+    runner.shutdown(Duration::from_secs(2)).await;
+}

@@ -24,7 +24,7 @@ use streamkeeper::page::PageRequest;
 use streamkeeper::role::Role;
 use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings};
 use streamkeeper_server::schemas::SchemaService;
-use streamkeeper_server::store::clusters;
+use streamkeeper_server::watch::store as clusters;
 
 /// The registry double is on loopback.
 fn outbound() -> streamkeeper_server::egress::Outbound {
@@ -103,7 +103,7 @@ async fn main() {
     let mut found = 0;
     for _ in 0..3 {
         let t = Instant::now();
-        found = streamkeeper_server::hygiene::run(&pool, &outbound(), &cluster)
+        found = streamkeeper_server::schemas::routine::run(&pool, &outbound(), &cluster)
             .await
             .expect("hygiene")
             .len();

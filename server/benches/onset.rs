@@ -157,14 +157,14 @@ async fn main() {
     // The sampler and the webhooks, as `serve` runs them.
     let mut runner = streamkeeper_server::platform::routine::Runner::new(pool.clone());
     runner.add(std::sync::Arc::new(
-        streamkeeper_server::notify::Deliveries::new(
+        streamkeeper_server::flags::routine::Deliveries::new(
             pool.clone(),
             streamkeeper::egress::EgressPolicy::LOOPBACK,
         )
         .expect("HTTP client"),
     ));
     runner.add(std::sync::Arc::new(
-        streamkeeper_server::watch::Sampler::new(pool.clone(), Default::default()),
+        streamkeeper_server::watch::routine::Sampler::new(pool.clone(), Default::default()),
     ));
 
     // Warm up: several passes of healthy consumers, then stop one trial

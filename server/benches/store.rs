@@ -33,10 +33,10 @@ use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::PageRequest;
 use streamkeeper::role::Role;
 use streamkeeper_app::model::GroupFilter;
-use streamkeeper_server::clusters::ClusterService;
-use streamkeeper_server::flagger::{self, PassResult};
 use streamkeeper_server::kafka::reader::{GroupReading, PartitionReading, Reading, TopicReading};
-use streamkeeper_server::store::{clusters, samples};
+use streamkeeper_server::watch::ClusterService;
+use streamkeeper_server::watch::judge::{self, PassResult};
+use streamkeeper_server::watch::store::{self as clusters, samples};
 
 const PER_TOPIC: usize = 50;
 const PASSES: usize = 12;
@@ -87,7 +87,7 @@ async fn main() {
             .expect("store a pass");
         ingest.push(t.elapsed());
         let t = Instant::now();
-        flagger::after_pass(&pool, &row, PassResult::Read(&reading))
+        judge::after_pass(&pool, &row, PassResult::Read(&reading))
             .await
             .expect("evaluate");
         evaluate.push(t.elapsed());

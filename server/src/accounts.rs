@@ -577,7 +577,7 @@ impl AccountService {
             }
         }
         let mut tx = self.pool.begin().await.map_err(db)?;
-        if !store::flags::set_webhook(&mut tx, team_id, url)
+        if !crate::flags::store::set_webhook(&mut tx, team_id, url)
             .await
             .map_err(db)?
         {
@@ -609,7 +609,7 @@ impl AccountService {
         require(who, Action::ManageUsers, "change settings")?;
         let id = team_id(&self.pool, team).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        store::flags::set_setting(&mut tx, "platform_team_id", &id.to_string())
+        crate::flags::store::set_setting(&mut tx, "platform_team_id", &id.to_string())
             .await
             .map_err(db)?;
         audited(

@@ -410,8 +410,8 @@ pub async fn apply_clusters_file(
     outbound: &Outbound,
     path: &std::path::Path,
 ) -> anyhow::Result<()> {
-    let entries = crate::cluster_file::load(path)?;
-    let service = crate::clusters::ClusterService::new(pool.clone(), outbound.credentials.clone());
+    let entries = crate::watch::cluster_file::load(path)?;
+    let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
     let report = service
         .apply(&cli_principal(), "clusters-file", entries, false)
         .await?;
@@ -426,7 +426,7 @@ pub async fn apply_clusters_file(
 }
 
 /// Prints what applying a clusters file did, a line per cluster.
-pub fn print_apply(r: &crate::clusters::ApplyReport, dry_run: bool) {
+pub fn print_apply(r: &crate::watch::ApplyReport, dry_run: bool) {
     let (created, updated) = if dry_run {
         ("would create", "would update")
     } else {
@@ -449,7 +449,7 @@ pub async fn cluster(
     outbound: &Outbound,
     cmd: ClusterCommand,
 ) -> anyhow::Result<ExitCode> {
-    let service = crate::clusters::ClusterService::new(pool.clone(), outbound.credentials.clone());
+    let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
     let who = cli_principal();
     match cmd {
         ClusterCommand::Add {
@@ -474,7 +474,7 @@ pub async fn cluster(
             );
         }
         ClusterCommand::Apply { file, dry_run } => {
-            let entries = crate::cluster_file::load(&file)?;
+            let entries = crate::watch::cluster_file::load(&file)?;
             let report = service.apply(&who, SOURCE, entries, dry_run).await?;
             print_apply(&report, dry_run);
         }

@@ -5,24 +5,18 @@
 pub mod accounts;
 pub mod api;
 pub mod cli;
-pub mod cluster_file;
-pub mod clusters;
 pub mod config;
 pub mod db;
 pub mod egress;
 pub mod errors;
-pub mod flagger;
 pub mod flags;
-pub mod hygiene;
 pub mod kafka;
 pub mod limiter;
 pub mod limits;
-pub mod notify;
 pub mod password;
 pub mod platform;
 pub mod registry;
 pub mod review;
-pub mod schema_cli;
 pub mod schemas;
 pub mod serve;
 pub mod store;
@@ -92,7 +86,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let outbound = config::outbound(&cli.global.outbound)?;
     let task = match task(cli.command, outbound.clone())? {
         Task::Offline(Offline::Kafka(c)) => return cli::kafka(c, &outbound).await,
-        Task::Offline(Offline::Schema(c)) => return schema_cli::run(c).await,
+        Task::Offline(Offline::Schema(c)) => return schemas::cli::run(c).await,
         Task::Database(t) => t,
     };
     let url = config::database_url(&cli.global)?;

@@ -45,18 +45,21 @@ fn routines(
 ) -> Vec<Arc<dyn Routine>> {
     let outbound = &config.outbound;
     let mut all: Vec<Arc<dyn Routine>> = vec![
-        Arc::new(crate::watch::Sampler::new(
+        Arc::new(crate::watch::routine::Sampler::new(
             pool.clone(),
             outbound.credentials.clone(),
         )),
-        Arc::new(crate::watch::SampleHousekeeping::new(pool.clone())),
-        Arc::new(crate::hygiene::Hygiene::new(pool.clone(), outbound.clone())),
+        Arc::new(crate::watch::routine::SampleHousekeeping::new(pool.clone())),
+        Arc::new(crate::schemas::routine::Hygiene::new(
+            pool.clone(),
+            outbound.clone(),
+        )),
         Arc::new(ExpiredSessions(sessions.clone())),
         Arc::new(LimiterShrink(limiter.clone())),
         Arc::new(AuditHead(pool.clone())),
         Arc::new(RunRetention::new(pool.clone())),
     ];
-    match crate::notify::Deliveries::new(pool.clone(), outbound.egress) {
+    match crate::flags::routine::Deliveries::new(pool.clone(), outbound.egress) {
         Ok(d) => all.push(Arc::new(d)),
         Err(e) => tracing::error!(error = %e, "no HTTP client: webhooks are not delivered"),
     }

@@ -584,8 +584,8 @@ fn reading(
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};
-    use streamkeeper_server::flagger::{self, PassResult};
-    use streamkeeper_server::store::{clusters, samples};
+    use streamkeeper_server::watch::judge::{self, PassResult};
+    use streamkeeper_server::watch::store::{self as clusters, samples};
 
     let t = TestApp::new(pool.clone()).await;
     let viewer = t.user("vic", &[Role::Viewer]).await;
@@ -618,7 +618,7 @@ async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
         clusters::record_reading(&pool, id, &r)
             .await
             .expect("store");
-        flagger::after_pass(&pool, &row, PassResult::Read(&r))
+        judge::after_pass(&pool, &row, PassResult::Read(&r))
             .await
             .expect("judge");
     }

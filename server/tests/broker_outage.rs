@@ -6,8 +6,8 @@
 mod support;
 
 use std::time::{Duration, Instant};
-use streamkeeper_server::store::clusters as store;
-use streamkeeper_server::watch::{self, PassOutcome};
+use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
+use streamkeeper_server::watch::store;
 use support::kafka::{Broker, free_port};
 
 async fn cluster(pool: &sqlx::PgPool, name: &str, port: u16) -> store::ClusterRow {

@@ -9,8 +9,8 @@ use axum::http::{Method, StatusCode};
 use serde_json::json;
 use std::time::Duration;
 use streamkeeper::role::Role;
-use streamkeeper_server::store::clusters as store;
-use streamkeeper_server::watch::{self, PassOutcome};
+use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
+use streamkeeper_server::watch::store;
 use support::TestApp;
 use support::kafka::{bootstrap, commit, produce, topic_with};
 
@@ -354,15 +354,16 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
     );
 
     // The webhook failed once, then got the flag with a text and the structured flag.
-    let http =
-        streamkeeper_server::notify::Webhooks::new(streamkeeper::egress::EgressPolicy::LOOPBACK)
-            .expect("webhooks");
-    streamkeeper_server::notify::deliver_due(&t.pool, &http)
+    let http = streamkeeper_server::flags::routine::Webhooks::new(
+        streamkeeper::egress::EgressPolicy::LOOPBACK,
+    )
+    .expect("webhooks");
+    streamkeeper_server::flags::routine::deliver_due(&t.pool, &http)
         .await
         .expect("deliver");
     assert!(got.lock().expect("lock").is_empty());
     tokio::time::sleep(Duration::from_millis(2100)).await;
-    streamkeeper_server::notify::deliver_due(&t.pool, &http)
+    streamkeeper_server::flags::routine::deliver_due(&t.pool, &http)
         .await
         .expect("deliver");
     let bodies = got.lock().expect("lock").clone();
@@ -413,7 +414,7 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
         .await
         .json();
     assert_eq!(f["state"], "resolved", "{f}");
-    streamkeeper_server::notify::deliver_due(&t.pool, &http)
+    streamkeeper_server::flags::routine::deliver_due(&t.pool, &http)
         .await
         .expect("deliver");
     let bodies = got.lock().expect("lock").clone();

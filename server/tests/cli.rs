@@ -396,7 +396,7 @@ async fn the_runtime_role_only_appends_to_the_audit_log(pool: PgPool) {
         .execute(&app)
         .await
         .expect("the runtime role writes its tables");
-    streamkeeper_server::store::samples::ensure_partitions(&app, chrono::Utc::now())
+    streamkeeper_server::watch::store::samples::ensure_partitions(&app, chrono::Utc::now())
         .await
         .expect("and makes the day partitions");
     let ev = streamkeeper_server::store::audit::Event {

@@ -1337,10 +1337,11 @@ async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: s
     assert!(r.status.is_success(), "{}", r.body);
     w.propose(&w.olga, "orders", ADDS_NOTE).await;
 
-    let webhooks =
-        streamkeeper_server::notify::Webhooks::new(streamkeeper::egress::EgressPolicy::LOOPBACK)
-            .expect("webhooks");
-    let sent = streamkeeper_server::notify::deliver_due(&w.t.pool, &webhooks)
+    let webhooks = streamkeeper_server::flags::routine::Webhooks::new(
+        streamkeeper::egress::EgressPolicy::LOOPBACK,
+    )
+    .expect("webhooks");
+    let sent = streamkeeper_server::flags::routine::deliver_due(&w.t.pool, &webhooks)
         .await
         .expect("deliver");
     assert_eq!(sent, 1);

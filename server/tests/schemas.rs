@@ -394,11 +394,11 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
         )
         .await
         .expect("register v2");
-    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+    let row = streamkeeper_server::watch::store::by_id(&t.pool, id)
         .await
         .expect("db")
         .expect("row");
-    streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+    streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     let subjects = t
@@ -684,7 +684,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     .execute(&t.pool)
     .await
     .expect("streams");
-    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+    let row = streamkeeper_server::watch::store::by_id(&t.pool, id)
         .await
         .expect("db")
         .expect("row");
@@ -700,7 +700,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         .json()
     };
     let due = || async {
-        streamkeeper_server::store::schemas::due_registries(&t.pool, 300)
+        streamkeeper_server::schemas::store::due_registries(&t.pool, 300)
             .await
             .expect("due")
     };
@@ -709,7 +709,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         vec![id],
         "a registry never read is due at once"
     );
-    let found = streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+    let found = streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     assert_eq!(found.len(), 3, "{found:?}");
@@ -749,7 +749,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     // The registry failing: the findings and the flag stay, the error shows.
     handle.fail_next(1, Fault::ServerError);
     assert!(
-        streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+        streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
             .await
             .is_err()
     );
@@ -773,7 +773,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
         )
         .await
         .expect("level");
-    let found = streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+    let found = streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     assert_eq!(found.len(), 1, "only the orphan is left: {found:?}");
@@ -1154,11 +1154,11 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
         .await;
     assert!(page.body.contains("not read yet"), "{}", page.body);
 
-    let row = streamkeeper_server::store::clusters::by_id(&t.pool, id)
+    let row = streamkeeper_server::watch::store::by_id(&t.pool, id)
         .await
         .expect("db")
         .expect("row");
-    streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+    streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     let s = subjects("").await;
@@ -1197,7 +1197,7 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
         .expect("register");
     handle.fail_next(1, Fault::ServerError);
     assert!(
-        streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+        streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
             .await
             .is_err()
     );
@@ -1222,7 +1222,7 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
     assert!(page.body.contains("orders-value"), "{}", page.body);
 
     // The next good pass replaces them.
-    streamkeeper_server::hygiene::run(&t.pool, &support::outbound(), &row)
+    streamkeeper_server::schemas::routine::run(&t.pool, &support::outbound(), &row)
         .await
         .expect("hygiene");
     let s = subjects("?q=later").await;

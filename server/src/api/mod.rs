@@ -3,12 +3,9 @@
 
 mod accounts;
 mod audit;
-mod clusters;
-mod error;
-mod flags;
+pub(crate) mod error;
 mod review;
 mod routines;
-mod schemas;
 
 pub use error::ApiError;
 
@@ -17,6 +14,9 @@ use axum::{Json, Router};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::flags::api as flags;
+use crate::schemas::api as schemas;
+use crate::watch::api as clusters;
 use crate::web::AppState;
 
 #[derive(OpenApi)]

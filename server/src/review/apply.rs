@@ -216,10 +216,10 @@ impl ReviewService {
                     && let Some(v) = v32
                 {
                     // The stream's schema is now the registered version.
-                    store::schemas::insert_schema(
+                    crate::schemas::store::insert_schema(
                         &mut tx,
                         item.cluster_id,
-                        &store::schemas::NewSchemaRow {
+                        &crate::schemas::store::NewSchemaRow {
                             topic: &item.topic,
                             group: None,
                             schema_type: content.schema_type.as_str(),

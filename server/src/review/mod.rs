@@ -135,7 +135,7 @@ impl ReviewService {
     }
 
     async fn my_teams(&self, who: &Principal) -> Result<Vec<i64>, AppError> {
-        store::flags::teams_of(&self.pool, who.user_id)
+        crate::flags::store::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)
     }
@@ -143,7 +143,7 @@ impl ReviewService {
     /// Owners of the stream's team may edit and withdraw its items (an
     /// unowned stream's, any owner; admins, as such, not).
     async fn owns_stream(&self, who: &Principal, item: &ItemRow) -> Result<bool, AppError> {
-        let owner = store::clusters::stream_owner(&self.pool, item.cluster_id, &item.topic)
+        let owner = crate::watch::store::stream_owner(&self.pool, item.cluster_id, &item.topic)
             .await
             .map_err(db)?;
         let mine = self.my_teams(who).await?;

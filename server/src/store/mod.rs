@@ -2,12 +2,8 @@
 //! errors; the services turn them into errors a person understands.
 
 pub mod audit;
-pub mod clusters;
-pub mod flags;
 pub mod ownership;
 pub mod review;
-pub mod samples;
-pub mod schemas;
 pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -9,10 +9,10 @@ pub mod security;
 pub mod server_fns;
 
 use crate::accounts::{AccountService, AuditService};
-use crate::clusters::ClusterService;
 use crate::config::ServeConfig;
 use crate::review::ReviewService;
 use crate::schemas::SchemaService;
+use crate::watch::ClusterService;
 use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};

@@ -18,14 +18,14 @@ use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings}
 use tokio_util::sync::CancellationToken;
 
 use crate::egress::Outbound;
-use crate::flagger;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope as RoutineScope, Spec, Target,
 };
 use crate::registry::{Deleted, RegistryClient, RegistryError, Scope, VersionRef};
 use crate::schemas::client;
-use crate::store::clusters::{self as clusters, ClusterRow};
-use crate::store::schemas::{self as store, FindingRow};
+use crate::schemas::store::{self as store, FindingRow};
+use crate::watch::judge;
+use crate::watch::store::{self as clusters, ClusterRow};
 
 const EVERY: Duration = Duration::from_secs(300);
 
@@ -122,13 +122,13 @@ async fn read(
     let rule = "schema-registered";
     let evaluated: BTreeSet<_> = topics
         .iter()
-        .map(|t| flagger::key("topic", &t.name, rule))
+        .map(|t| judge::key("topic", &t.name, rule))
         .collect();
     let observed = found
         .iter()
         .filter_map(|f| match f {
             Finding::UnregisteredTopic { topic, flag: true } => Some(Observation {
-                key: flagger::key("topic", topic, rule),
+                key: judge::key("topic", topic, rule),
                 kind: "UNREGISTERED".into(),
                 reason: format!("{} — a Tier 1 or Tier 2 stream must have its schema in the registry", f.describe()),
                 onset_ms: now.timestamp_millis(),
@@ -141,7 +141,7 @@ async fn read(
             _ => None,
         })
         .collect();
-    flagger::reconcile(pool, cluster, observed, &evaluated).await?;
+    judge::reconcile(pool, cluster, observed, &evaluated).await?;
     Ok(found)
 }
 

@@ -1,14 +1,20 @@
 //! Watched clusters as users see them: their state and data age, and a
 //! consumer group's lag evaluated over its recent window.
 
+pub mod api;
+pub mod cluster_file;
+pub mod judge;
+pub mod routine;
+pub mod store;
+
 use crate::accounts::{audited, record_refusal, require, team_id};
 use crate::errors::{self, db};
-use crate::store::samples::SampleRow;
-use crate::store::{self, is_unique_violation};
+use crate::store::is_unique_violation;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
+use store::samples::SampleRow;
 use streamkeeper::access::stewardship::{
     DescribeRefusal, Steward, Stewardship, StreamEntry, may_describe, may_steward,
 };
@@ -30,13 +36,13 @@ use streamkeeper_app::model::{
 
 /// A cluster row from what an admin entered, blanks as absent, for
 /// validation and connection tests before anything is stored.
-fn probe_row(new: &NewCluster) -> store::clusters::ClusterRow {
+fn probe_row(new: &NewCluster) -> store::ClusterRow {
     let some = |v: &Option<String>| {
         v.clone()
             .map(|s| s.trim().to_string())
             .filter(|s| !s.is_empty())
     };
-    store::clusters::ClusterRow {
+    store::ClusterRow {
         id: 0,
         name: new.name.trim().to_string(),
         bootstrap: new.bootstrap.trim().to_string(),
@@ -50,7 +56,7 @@ fn probe_row(new: &NewCluster) -> store::clusters::ClusterRow {
     }
 }
 
-fn topic_view(t: store::clusters::TopicRow) -> TopicView {
+fn topic_view(t: store::TopicRow) -> TopicView {
     TopicView {
         name: t.name,
         partitions: t.partitions,
@@ -83,10 +89,7 @@ pub async fn windows(
 /// name, interval, bootstrap, protocol, mechanism, and credentials as
 /// references the policy allows, sent only over TLS unless the cluster is
 /// marked insecure (resolving them waits for the first pass).
-fn validate(
-    new: &NewCluster,
-    policy: &CredentialPolicy,
-) -> Result<store::clusters::ClusterRow, AppError> {
+fn validate(new: &NewCluster, policy: &CredentialPolicy) -> Result<store::ClusterRow, AppError> {
     let name = streamkeeper::account::check_team_name(&new.name)
         .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
     if !(5..=3600).contains(&new.interval_s) {
@@ -94,11 +97,11 @@ fn validate(
             "The sampling interval must be 5 to 3600 seconds.".into(),
         ));
     }
-    let probe = store::clusters::ClusterRow {
+    let probe = store::ClusterRow {
         name,
         ..probe_row(new)
     };
-    crate::watch::settings_of(&probe, policy).map_err(AppError::Invalid)?;
+    crate::watch::routine::settings_of(&probe, policy).map_err(AppError::Invalid)?;
     Ok(probe)
 }
 
@@ -107,10 +110,10 @@ fn validate(
 /// changed (for a new cluster, those set), and what those were before.
 fn with_credentials(
     mut base: serde_json::Value,
-    old: Option<&store::clusters::ClusterRow>,
-    new: &store::clusters::ClusterRow,
+    old: Option<&store::ClusterRow>,
+    new: &store::ClusterRow,
 ) -> serde_json::Value {
-    let refs = |c: &store::clusters::ClusterRow| {
+    let refs = |c: &store::ClusterRow| {
         json!({
             "username_ref": c.username_ref,
             "password_ref": c.password_ref,
@@ -143,8 +146,8 @@ fn target_of(name: &str) -> String {
     )
 }
 
-fn stored(c: &store::clusters::ClusterRow) -> store::clusters::NewCluster<'_> {
-    store::clusters::NewCluster {
+fn stored(c: &store::ClusterRow) -> store::NewCluster<'_> {
+    store::NewCluster {
         name: &c.name,
         bootstrap: &c.bootstrap,
         security_protocol: &c.security_protocol,
@@ -156,7 +159,7 @@ fn stored(c: &store::clusters::ClusterRow) -> store::clusters::NewCluster<'_> {
     }
 }
 
-fn same_settings(a: &store::clusters::ClusterRow, b: &store::clusters::ClusterRow) -> bool {
+fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> bool {
     (
         &a.bootstrap,
         &a.security_protocol,
@@ -198,13 +201,9 @@ impl ClusterService {
         Self { pool, credentials }
     }
 
-    async fn view(&self, c: store::clusters::ClusterRow) -> Result<ClusterView, AppError> {
-        let last = store::clusters::last_pass(&self.pool, c.id)
-            .await
-            .map_err(db)?;
-        let good = store::clusters::last_good_pass(&self.pool, c.id)
-            .await
-            .map_err(db)?;
+    async fn view(&self, c: store::ClusterRow) -> Result<ClusterView, AppError> {
+        let last = store::last_pass(&self.pool, c.id).await.map_err(db)?;
+        let good = store::last_good_pass(&self.pool, c.id).await.map_err(db)?;
         let now = Utc::now();
         let state = cluster::state(
             last.as_ref().map(|p| LastPass {
@@ -232,7 +231,7 @@ impl ClusterService {
     pub async fn list(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
         require(who, Action::Read, "see clusters")?;
         let mut out = Vec::new();
-        for c in store::clusters::all(&self.pool).await.map_err(db)? {
+        for c in store::all(&self.pool).await.map_err(db)? {
             out.push(self.view(c).await?);
         }
         Ok(out)
@@ -240,7 +239,7 @@ impl ClusterService {
 
     pub async fn get(&self, who: &Principal, id: i64) -> Result<ClusterView, AppError> {
         require(who, Action::Read, "see clusters")?;
-        let c = store::clusters::by_id(&self.pool, id)
+        let c = store::by_id(&self.pool, id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
@@ -273,15 +272,13 @@ impl ClusterService {
         };
         let name = probe.name.clone();
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let row = store::clusters::insert(&mut tx, &stored(&probe))
-            .await
-            .map_err(|e| {
-                if is_unique_violation(&e) {
-                    AppError::Conflict(format!("A cluster named {name} already exists."))
-                } else {
-                    db(e)
-                }
-            })?;
+        let row = store::insert(&mut tx, &stored(&probe)).await.map_err(|e| {
+            if is_unique_violation(&e) {
+                AppError::Conflict(format!("A cluster named {name} already exists."))
+            } else {
+                db(e)
+            }
+        })?;
         audited(
             &mut tx,
             who,
@@ -343,13 +340,12 @@ impl ClusterService {
                 return Err(e);
             }
         };
-        let existing: BTreeMap<String, store::clusters::ClusterRow> =
-            store::clusters::all(&self.pool)
-                .await
-                .map_err(db)?
-                .into_iter()
-                .map(|c| (c.name.clone(), c))
-                .collect();
+        let existing: BTreeMap<String, store::ClusterRow> = store::all(&self.pool)
+            .await
+            .map_err(db)?
+            .into_iter()
+            .map(|c| (c.name.clone(), c))
+            .collect();
         let mut report = ApplyReport::default();
         let mut tx = self.pool.begin().await.map_err(db)?;
         for w in &wanted {
@@ -363,7 +359,7 @@ impl ClusterService {
                     if dry_run {
                         continue;
                     }
-                    let row = store::clusters::update(&mut tx, old.id, &stored(w))
+                    let row = store::update(&mut tx, old.id, &stored(w))
                         .await
                         .map_err(db)?;
                     ("cluster.update", Some(old), row)
@@ -373,9 +369,7 @@ impl ClusterService {
                     if dry_run {
                         continue;
                     }
-                    let row = store::clusters::insert(&mut tx, &stored(w))
-                        .await
-                        .map_err(db)?;
+                    let row = store::insert(&mut tx, &stored(w)).await.map_err(db)?;
                     ("cluster.create", None, row)
                 }
             };
@@ -414,7 +408,7 @@ impl ClusterService {
         group: &str,
     ) -> Result<GroupLagView, AppError> {
         let cluster = self.get(who, id).await?;
-        let g = store::clusters::group(&self.pool, id, group)
+        let g = store::group(&self.pool, id, group)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
@@ -433,11 +427,11 @@ impl ClusterService {
     ) -> Result<Page<GroupSummary>, AppError> {
         self.get(who, id).await?;
         let status = choice::<GroupStatus>(filter.status.as_deref())?;
-        let query = store::clusters::GroupQuery {
+        let query = store::GroupQuery {
             q: filter.q.as_deref(),
             status: status.map(Choice::as_str),
         };
-        let p = store::clusters::group_list(&self.pool, id, &query, page)
+        let p = store::group_list(&self.pool, id, &query, page)
             .await
             .map_err(db)?;
         let items = p
@@ -463,7 +457,7 @@ impl ClusterService {
     async fn evaluate(
         &self,
         cluster: &ClusterView,
-        g: store::clusters::GroupRow,
+        g: store::GroupRow,
     ) -> Result<GroupLagView, AppError> {
         let (id, group) = (cluster.id, g.name.as_str());
         let by_partition = windows(&self.pool, id, group).await.map_err(db)?;
@@ -513,7 +507,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
 
     async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
         let cluster = self.get(who, id).await?;
-        let topics = store::clusters::topics(&self.pool, id)
+        let topics = store::topics(&self.pool, id)
             .await
             .map_err(db)?
             .into_iter()
@@ -557,8 +551,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
     ) -> Result<ConnectionReport, AppError> {
         require(who, Action::ManageClusters, "test cluster connections")?;
         let row = probe_row(&new);
-        let mut settings =
-            crate::watch::settings_of(&row, &self.credentials).map_err(AppError::Invalid)?;
+        let mut settings = crate::watch::routine::settings_of(&row, &self.credentials)
+            .map_err(AppError::Invalid)?;
         settings.timeout = std::time::Duration::from_secs(5);
         let started = Utc::now();
         let read = tokio::task::spawn_blocking(move || {
@@ -610,7 +604,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .as_deref()
             .map(str::trim)
             .filter(|o| !o.is_empty());
-        let p = store::clusters::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page)
+        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page)
             .await
             .map_err(db)?;
         let items = p
@@ -645,10 +639,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Stream {topic}")))?;
         let mut consumers = Vec::new();
-        for g in store::clusters::readers(&self.pool, id, topic)
-            .await
-            .map_err(db)?
-        {
+        for g in store::readers(&self.pool, id, topic).await.map_err(db)? {
             let (name, owner) = (g.name.clone(), g.owner.clone());
             let view = self.evaluate(&cluster, g).await?;
             // Judged on this stream's partitions only.
@@ -759,10 +750,10 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let mine = store::flags::teams_of(&self.pool, who.user_id)
+        let mine = crate::flags::store::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
-        let current = store::clusters::group_owner(&self.pool, id, group)
+        let current = store::group_owner(&self.pool, id, group)
             .await
             .map_err(db)?;
         let Some(current) = current else {
@@ -776,7 +767,7 @@ impl ClusterService {
             ));
         }
         let mut tx = self.pool.begin().await.map_err(db)?;
-        store::flags::set_group_owner(&mut tx, id, group, team_id)
+        crate::flags::store::set_group_owner(&mut tx, id, group, team_id)
             .await
             .map_err(db)?;
         audited(
@@ -796,7 +787,7 @@ impl ClusterService {
     /// The catalog of a cluster: every topic seen, with its stream entry.
     pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
         self.get(who, id).await?;
-        Ok(store::clusters::topics(&self.pool, id)
+        Ok(store::topics(&self.pool, id)
             .await
             .map_err(db)?
             .into_iter()
@@ -827,7 +818,7 @@ impl ClusterService {
                 "Budgets and intervals are positive numbers of seconds.".into(),
             ));
         }
-        let current = store::clusters::topics(&self.pool, id)
+        let current = store::topics(&self.pool, id)
             .await
             .map_err(db)?
             .into_iter()
@@ -837,7 +828,7 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let mine = store::flags::teams_of(&self.pool, who.user_id)
+        let mine = crate::flags::store::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
         let domain = spec.domain.trim();
@@ -856,10 +847,8 @@ impl ClusterService {
         // proposal reads the domain under a share lock (review/propose.rs):
         // no item can open between counting the open ones and the move.
         let mut tx = self.pool.begin().await.map_err(db)?;
-        store::clusters::lock_stream(&mut tx, id, topic)
-            .await
-            .map_err(db)?;
-        let open = store::review::open_items_of_stream(&mut tx, id, topic)
+        store::lock_stream(&mut tx, id, topic).await.map_err(db)?;
+        let open = crate::store::review::open_items_of_stream(&mut tx, id, topic)
             .await
             .map_err(db)?;
         if let Err(refusal) = may_describe(Steward::of(who, &mine), now, wanted, open) {
@@ -884,11 +873,11 @@ impl ClusterService {
                 r => AppError::Refused(r.to_string()),
             });
         }
-        store::clusters::upsert_stream(
+        store::upsert_stream(
             &mut tx,
             id,
             topic,
-            &store::clusters::StreamSpec {
+            &store::StreamSpec {
                 owner_team_id: team_id,
                 domain,
                 tier: spec.tier,

@@ -2,11 +2,15 @@
 //! and dismissing (with a reason that stays on the record). Only members of
 //! the flag's team, or admins, act on a flag.
 
+pub mod api;
+pub mod routine;
+pub mod store;
+
 use crate::accounts::{audited, require};
 use crate::errors::db;
-use crate::store::{self, flags::FlagRow};
 use serde_json::json;
 use sqlx::PgPool;
+use store::FlagRow;
 use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
@@ -50,9 +54,7 @@ impl FlagService {
     }
 
     async fn may_act(&self, who: &Principal, team_id: Option<i64>) -> Result<bool, AppError> {
-        let teams = store::flags::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
+        let teams = store::teams_of(&self.pool, who.user_id).await.map_err(db)?;
         Ok(may_steward(
             Steward::of(who, &teams),
             team_id,
@@ -69,7 +71,7 @@ impl FlagService {
     ) -> Result<FlagView, AppError> {
         require(who, Action::Read, "act on flags")?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let (state, team) = store::flags::lock(&mut tx, id)
+        let (state, team) = store::lock(&mut tx, id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;
@@ -83,7 +85,7 @@ impl FlagService {
                         "This flag is {state}; only open flags can be acknowledged."
                     )));
                 }
-                store::flags::acknowledge(&mut tx, id, &who.username)
+                store::acknowledge(&mut tx, id, &who.username)
                     .await
                     .map_err(db)?;
                 "flag.acknowledge"
@@ -98,7 +100,7 @@ impl FlagService {
                 if !matches!(state.as_str(), "open" | "acknowledged") {
                     return Err(AppError::Conflict(format!("This flag is {state} already.")));
                 }
-                store::flags::dismiss(&mut tx, id, &who.username, reason)
+                store::dismiss(&mut tx, id, &who.username, reason)
                     .await
                     .map_err(db)?;
                 "flag.dismiss"
@@ -128,11 +130,9 @@ impl streamkeeper_app::port::Flags for FlagService {
         page: PageRequest,
     ) -> Result<Page<FlagView>, AppError> {
         require(who, Action::Read, "see flags")?;
-        let my_teams = store::flags::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
+        let my_teams = store::teams_of(&self.pool, who.user_id).await.map_err(db)?;
         let teams = mine.then_some(my_teams.as_slice());
-        let p = store::flags::list(&self.pool, teams, live_only, page)
+        let p = store::list(&self.pool, teams, live_only, page)
             .await
             .map_err(db)?;
         let steward = Steward::of(who, &my_teams);
@@ -153,7 +153,7 @@ impl streamkeeper_app::port::Flags for FlagService {
 
     async fn get(&self, who: &Principal, id: i64) -> Result<FlagView, AppError> {
         require(who, Action::Read, "see flags")?;
-        let f = store::flags::by_id(&self.pool, id)
+        let f = store::by_id(&self.pool, id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;

@@ -9,8 +9,8 @@
 //! read, only its status.
 
 use crate::egress::{HttpClient, refusal_of};
+use crate::flags::store;
 use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope, Spec, Target};
-use crate::store::flags as store;
 use async_trait::async_trait;
 use reqwest::{Method, Url};
 use sqlx::PgPool;

@@ -4,6 +4,11 @@
 //! subject's history, with the registry's own check as a second opinion.
 //! The rules are in `streamkeeper::schema`; this gathers the facts.
 
+pub mod api;
+pub mod cli;
+pub mod routine;
+pub mod store;
+
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
@@ -35,7 +40,7 @@ use crate::registry::{
     Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
-use crate::store::schemas::{self as store, ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
+use store::{ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
 use streamkeeper::credential::http_transport;
 use streamkeeper::egress::EgressPolicy;
 
@@ -292,7 +297,7 @@ impl SchemaService {
     }
 
     async fn cluster_name(&self, cluster_id: i64) -> Result<String, AppError> {
-        crate::store::clusters::by_id(&self.pool, cluster_id)
+        crate::watch::store::by_id(&self.pool, cluster_id)
             .await
             .map_err(db)?
             .map(|c| c.name)
@@ -302,7 +307,7 @@ impl SchemaService {
     /// The topic must be one the watcher has seen: a check of a misspelt
     /// topic must not come back "compatible" for want of consumers.
     async fn known_topic(&self, cluster_id: i64, topic: &str) -> Result<(), AppError> {
-        let known = crate::store::clusters::topics(&self.pool, cluster_id)
+        let known = crate::watch::store::topics(&self.pool, cluster_id)
             .await
             .map_err(db)?
             .iter()
@@ -329,7 +334,7 @@ impl SchemaService {
             Action::ManageClusters,
             "set a cluster's Schema Registry",
         )?;
-        let cluster = crate::store::clusters::by_id(&self.pool, cluster_id)
+        let cluster = crate::watch::store::by_id(&self.pool, cluster_id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound("That cluster".into()))?;
@@ -437,15 +442,15 @@ impl SchemaService {
             return Ok(());
         }
         let owner = match group {
-            Some(g) => crate::store::clusters::group_owner(&self.pool, cluster_id, g)
+            Some(g) => crate::watch::store::group_owner(&self.pool, cluster_id, g)
                 .await
                 .map_err(db)?
                 .ok_or_else(|| AppError::NotFound(format!("Consumer group {g}")))?,
-            None => crate::store::clusters::stream_owner(&self.pool, cluster_id, topic)
+            None => crate::watch::store::stream_owner(&self.pool, cluster_id, topic)
                 .await
                 .map_err(db)?,
         };
-        let mine = crate::store::flags::teams_of(&self.pool, who.user_id)
+        let mine = crate::flags::store::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
         if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
@@ -1266,7 +1271,7 @@ impl SchemaService {
     }
 
     /// A recorded check, if the caller may read it (the review items' read
-    /// rule, `store::schemas::check`). Another domain's check is "not
+    /// rule, `crate::schemas::store::check`). Another domain's check is "not
     /// found", so ids cannot be probed, and the attempt is recorded.
     pub async fn check_report(
         &self,

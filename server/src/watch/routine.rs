@@ -3,14 +3,14 @@
 //! delaying another. The runner's lease makes one replica sample each
 //! cluster at a time; another takes over when it lapses.
 
-use crate::flagger::{self, PassResult};
 use crate::kafka::reader::{self, Reading};
 use crate::kafka::settings::{ClusterSettings, SecretRef};
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
-use crate::store::clusters::{self as store, ClusterRow};
-use crate::store::samples;
+use crate::watch::judge::{self, PassResult};
+use crate::watch::store::samples;
+use crate::watch::store::{self as store, ClusterRow};
 use async_trait::async_trait;
 use chrono::Utc;
 use serde_json::json;
@@ -111,7 +111,7 @@ pub async fn pass(
         Some(Ok(Err(e))) => fail(pool, c, started, e.to_string()).await,
         Some(Ok(Ok(reading))) => match store::record_reading(pool, c.id, &reading).await {
             Ok(samples) => {
-                if let Err(e) = flagger::after_pass(pool, c, PassResult::Read(&reading)).await {
+                if let Err(e) = judge::after_pass(pool, c, PassResult::Read(&reading)).await {
                     tracing::error!(cluster = %c.name, error = %e, "could not update flags");
                 }
                 PassOutcome::Stored {
@@ -133,7 +133,7 @@ async fn fail(
     if let Err(e) = store::record_failure(pool, c.id, started, &why).await {
         tracing::error!(cluster = %c.name, error = %e, "could not record a failed pass");
     }
-    if let Err(e) = flagger::after_pass(pool, c, PassResult::Failed(&why)).await {
+    if let Err(e) = judge::after_pass(pool, c, PassResult::Failed(&why)).await {
         tracing::error!(cluster = %c.name, error = %e, "could not update flags");
     }
     PassOutcome::Failed(why)

@@ -1,11 +1,13 @@
 //! Clusters, their passes, consumer groups and lag samples.
 
+pub mod samples;
+
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet};
 
-use super::samples::{self, SampleColumns};
 use crate::kafka::reader::Reading;
+use samples::SampleColumns;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::watch::observe::metadata_health;
 
@@ -376,7 +378,7 @@ pub async fn group_list(
     query: &GroupQuery<'_>,
     page: PageRequest,
 ) -> Result<Page<GroupRow>, sqlx::Error> {
-    let pattern = super::contains_pattern(query.q);
+    let pattern = crate::store::contains_pattern(query.q);
     let (status, trouble, gone) = match query.status {
         Some("trouble") => (None, true, false),
         Some("gone") => (None, false, true),
@@ -568,7 +570,7 @@ pub async fn stream_list(
     trouble: Option<bool>,
     page: PageRequest,
 ) -> Result<Page<StreamListRow>, sqlx::Error> {
-    let pattern = super::contains_pattern(q);
+    let pattern = crate::store::contains_pattern(q);
     const FROM: &str = "FROM topics t
         JOIN clusters c ON c.id = t.cluster_id
         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name

@@ -12,7 +12,7 @@ use streamkeeper_app::model::FlagView;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]

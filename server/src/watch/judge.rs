@@ -2,10 +2,10 @@
 //! with the open flags (raise once, update, resolve), route new flags to
 //! the owner team (else the platform team) and queue their webhooks.
 
+use crate::flags::store;
 use crate::kafka::reader::Reading;
-use crate::store::clusters::Judgement;
-use crate::store::clusters::{ClusterRow, TopicRow};
-use crate::store::flags as store;
+use crate::watch::store::Judgement;
+use crate::watch::store::{ClusterRow, TopicRow};
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
@@ -53,12 +53,11 @@ pub async fn after_pass(
             evidence: json!({ "rule": "a pass that reads nothing", "error": why }),
         }),
         PassResult::Read(reading) => {
-            let catalog: HashMap<String, TopicRow> =
-                crate::store::clusters::topics(pool, cluster.id)
-                    .await?
-                    .into_iter()
-                    .map(|t| (t.name.clone(), t))
-                    .collect();
+            let catalog: HashMap<String, TopicRow> = crate::watch::store::topics(pool, cluster.id)
+                .await?
+                .into_iter()
+                .map(|t| (t.name.clone(), t))
+                .collect();
             let budgets: HashMap<String, i32> = catalog
                 .iter()
                 .filter_map(|(n, t)| t.freshness_budget_s.map(|b| (n.clone(), b)))
@@ -72,7 +71,8 @@ pub async fn after_pass(
                     &mut evaluated,
                 ));
             }
-            let window = crate::store::samples::cluster_window(pool, cluster.id, WINDOW_PASSES);
+            let window =
+                crate::watch::store::samples::cluster_window(pool, cluster.id, WINDOW_PASSES);
             let mut windows = by_group(window.await?);
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
@@ -89,7 +89,7 @@ pub async fn after_pass(
                     max_time_lag_s: j.max_time_lag_s,
                 });
             }
-            crate::store::clusters::set_judgements(pool, cluster.id, reading.finished, &judgements)
+            crate::watch::store::set_judgements(pool, cluster.id, reading.finished, &judgements)
                 .await?;
         }
     }
@@ -139,8 +139,7 @@ async fn route(
     match key.subject_kind.as_str() {
         "group" => store::route_group(pool, cluster.id, &key.subject).await,
         "topic" => {
-            let owner =
-                crate::store::clusters::stream_owner(pool, cluster.id, &key.subject).await?;
+            let owner = crate::watch::store::stream_owner(pool, cluster.id, &key.subject).await?;
             store::route_owner(pool, owner).await
         }
         _ => store::route_owner(pool, None).await,

@@ -13,7 +13,7 @@ use streamkeeper_app::model::{
 use streamkeeper_app::port::ClientAddr;
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 /// Watched clusters with their state and data age.

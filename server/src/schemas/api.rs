@@ -15,7 +15,7 @@ use streamkeeper_app::model::{
 use streamkeeper_app::port::ClientAddr;
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 /// A stream's schema with its history, each consumer group's reader schema

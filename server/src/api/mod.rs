@@ -4,7 +4,6 @@
 mod accounts;
 mod audit;
 pub(crate) mod error;
-mod review;
 mod routines;
 
 pub use error::ApiError;
@@ -15,6 +14,7 @@ use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::flags::api as flags;
+use crate::review::api as review;
 use crate::schemas::api as schemas;
 use crate::watch::api as clusters;
 use crate::web::AppState;

@@ -2,10 +2,11 @@
 //! (Terraform's stale saved plan), register the schema, record the outcome
 //! and tell the author. A moved base sends the item back to review.
 
+use super::store::{self as items, ItemRow};
 use super::{ReviewService, facts, item_after, lock, refusal, state_of, target, writers};
 use crate::errors::{self, db};
 use crate::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
-use crate::store::{self, audit::Event, review as items, review::ItemRow};
+use crate::store::{self, audit::Event};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;

@@ -6,18 +6,20 @@
 //! the audit log. The rules are in `streamkeeper::review`; this gathers the
 //! facts under a row lock, asks them, and carries out the answer.
 
+pub mod api;
 mod apply;
 mod propose;
+pub mod store;
 mod view;
 
 use crate::accounts::require;
 use crate::errors::{self, db};
 use crate::limiter::LoginLimiter;
 use crate::schemas::SchemaService;
-use crate::store::{self, review as items, review::ItemRow};
 use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
+use store::{self as items, ItemRow};
 use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::{Page, PageRequest};
@@ -204,7 +206,7 @@ impl ReviewService {
                     .into(),
             ));
         }
-        let user = store::users::by_id(&self.pool, who.user_id)
+        let user = crate::store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(db)?;
         match user {
@@ -501,7 +503,7 @@ impl ReviewService {
             .map(|u| u.trim())
             .filter(|u| !u.is_empty())
         {
-            let u = store::users::by_username(&self.pool, name)
+            let u = crate::store::users::by_username(&self.pool, name)
                 .await
                 .map_err(db)?
                 .ok_or_else(|| AppError::NotFound(format!("User {name}")))?;

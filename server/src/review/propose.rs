@@ -2,10 +2,10 @@
 //! against every consumer group and the subject's history, bound to its
 //! base by a hash, with the domain's approvers frozen for the revision.
 
+use super::store::{self as items, Revision};
 use super::{ReviewService, facts, item_after, lock, refusal, target};
 use crate::errors::{self, db};
 use crate::registry::{RegistryError, VersionRef};
-use crate::store::{review as items, review::Revision};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};

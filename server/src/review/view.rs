@@ -4,8 +4,8 @@
 use super::{ReviewService, apply::registration, approver, facts, state_of};
 use crate::errors::{self, db};
 use crate::registry::CONTENT_TYPE_V1;
+use crate::review::store::{self as items, DomainListRow, ItemRow};
 use crate::schemas::{pretty, side_by_side};
-use crate::store::review::{self as items, DomainListRow, ItemRow};
 use streamkeeper::account::Principal;
 use streamkeeper::review::{
     Autonomy, Base, Content, Kind, State, check_apply, check_approval, check_edit, check_reject,

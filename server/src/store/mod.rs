@@ -3,7 +3,6 @@
 
 pub mod audit;
 pub mod ownership;
-pub mod review;
 pub mod teams;
 pub mod tokens;
 pub mod users;

@@ -848,7 +848,7 @@ impl ClusterService {
         // no item can open between counting the open ones and the move.
         let mut tx = self.pool.begin().await.map_err(db)?;
         store::lock_stream(&mut tx, id, topic).await.map_err(db)?;
-        let open = crate::store::review::open_items_of_stream(&mut tx, id, topic)
+        let open = crate::review::store::open_items_of_stream(&mut tx, id, topic)
             .await
             .map_err(db)?;
         if let Err(refusal) = may_describe(Steward::of(who, &mine), now, wanted, open) {

@@ -22,13 +22,13 @@ use std::time::Instant;
 use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::PageRequest;
 use streamkeeper::role::Role;
-use streamkeeper_server::registry::{NewSchema, RegistryClient, RegistrySettings};
+use streamkeeper_server::clients::registry::{NewSchema, RegistryClient, RegistrySettings};
 use streamkeeper_server::schemas::SchemaService;
 use streamkeeper_server::watch::store as clusters;
 
 /// The registry double is on loopback.
-fn outbound() -> streamkeeper_server::egress::Outbound {
-    streamkeeper_server::egress::Outbound {
+fn outbound() -> streamkeeper_server::clients::egress::Outbound {
+    streamkeeper_server::clients::egress::Outbound {
         egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
         ..Default::default()
     }

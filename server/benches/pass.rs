@@ -14,8 +14,8 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use streamkeeper_server::kafka::reader;
-use streamkeeper_server::kafka::settings::ClusterSettings;
+use streamkeeper_server::clients::kafka::reader;
+use streamkeeper_server::clients::kafka::settings::ClusterSettings;
 
 const PER_TOPIC: usize = 50;
 

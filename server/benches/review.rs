@@ -109,7 +109,7 @@ async fn main() {
 
     let schemas = Arc::new(SchemaService::new(
         pool.clone(),
-        streamkeeper_server::egress::Outbound {
+        streamkeeper_server::clients::egress::Outbound {
             egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
             ..Default::default()
         },

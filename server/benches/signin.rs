@@ -132,7 +132,7 @@ async fn main() {
     // Sign-in sends nothing out: the default (closed) outbound settings.
     let config = ServeConfig::from_args(
         &serve_args_from_env().expect("settings"),
-        streamkeeper_server::egress::Outbound::default(),
+        streamkeeper_server::clients::egress::Outbound::default(),
     )
     .expect("valid settings");
     let store = PostgresStore::new(pool.clone());

@@ -33,7 +33,9 @@ use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::PageRequest;
 use streamkeeper::role::Role;
 use streamkeeper_app::model::GroupFilter;
-use streamkeeper_server::kafka::reader::{GroupReading, PartitionReading, Reading, TopicReading};
+use streamkeeper_server::clients::kafka::reader::{
+    GroupReading, PartitionReading, Reading, TopicReading,
+};
 use streamkeeper_server::watch::ClusterService;
 use streamkeeper_server::watch::judge::{self, PassResult};
 use streamkeeper_server::watch::store::{self as clusters, samples};

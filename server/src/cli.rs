@@ -1,12 +1,12 @@
 //! The administrative subcommands: users, tokens and the audit log. Each
 //! change is recorded in the audit log with the actor `cli`.
 
+use crate::clients::egress::Outbound;
+use crate::clients::kafka::reader;
+use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
 use crate::config::{
     AuditCommand, ClusterCommand, KafkaArgs, KafkaCommand, TokenCommand, UserCommand,
 };
-use crate::egress::Outbound;
-use crate::kafka::reader;
-use crate::kafka::settings::{ClusterSettings, SecretRef};
 use crate::password;
 use crate::store::{self, audit::Event, is_unique_violation};
 use anyhow::{Context, bail};

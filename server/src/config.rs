@@ -2,7 +2,7 @@
 //! anything starts. Every error names the setting (flag and variable) so an
 //! operator knows what to fix; secrets are never printed.
 
-use crate::egress::Outbound;
+use crate::clients::egress::Outbound;
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! Turning database failures into errors a person can act on, without
 //! leaking database text: the details go to the log under a reference.
 
-use crate::registry::RegistryError;
+use crate::clients::registry::RegistryError;
 use streamkeeper::account::Principal;
 use streamkeeper::role::Role;
 use streamkeeper_app::error::AppError;

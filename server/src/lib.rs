@@ -5,17 +5,15 @@
 pub mod accounts;
 pub mod api;
 pub mod cli;
+pub mod clients;
 pub mod config;
 pub mod db;
-pub mod egress;
 pub mod errors;
 pub mod flags;
-pub mod kafka;
 pub mod limiter;
 pub mod limits;
 pub mod password;
 pub mod platform;
-pub mod registry;
 pub mod review;
 pub mod schemas;
 pub mod serve;
@@ -60,7 +58,10 @@ enum Offline {
     Schema(config::SchemaCommand),
 }
 
-fn task(command: Option<Command>, outbound: egress::Outbound) -> Result<Task, config::ConfigError> {
+fn task(
+    command: Option<Command>,
+    outbound: clients::egress::Outbound,
+) -> Result<Task, config::ConfigError> {
     use DatabaseTask as D;
     Ok(match command {
         None => Task::Database(D::Serve(ServeConfig::from_args(

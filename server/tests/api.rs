@@ -544,8 +544,8 @@ fn reading(
     at: chrono::DateTime<chrono::Utc>,
     committed: i64,
     log_end: i64,
-) -> streamkeeper_server::kafka::reader::Reading {
-    use streamkeeper_server::kafka::reader::{
+) -> streamkeeper_server::clients::kafka::reader::Reading {
+    use streamkeeper_server::clients::kafka::reader::{
         GroupReading, PartitionReading, Reading, TopicReading,
     };
     Reading {

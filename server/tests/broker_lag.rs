@@ -7,8 +7,8 @@ mod support;
 use std::collections::BTreeMap;
 use std::time::Duration;
 use streamkeeper::watch::lag::offset::{OffsetLag, offset_lag};
-use streamkeeper_server::kafka::reader::{self, ReadError};
-use streamkeeper_server::kafka::settings::ClusterSettings;
+use streamkeeper_server::clients::kafka::reader::{self, ReadError};
+use streamkeeper_server::clients::kafka::settings::ClusterSettings;
 use support::kafka::{bootstrap, commit, topic_with};
 
 #[tokio::test]

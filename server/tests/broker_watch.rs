@@ -354,7 +354,7 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
     );
 
     // The webhook failed once, then got the flag with a text and the structured flag.
-    let http = streamkeeper_server::flags::routine::Webhooks::new(
+    let http = streamkeeper_server::clients::webhook::Webhooks::new(
         streamkeeper::egress::EgressPolicy::LOOPBACK,
     )
     .expect("webhooks");

@@ -12,9 +12,11 @@ use proptest::prelude::*;
 use proptest::test_runner::Config;
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::schema::{ResolvedReference, SchemaText, SchemaType};
-use streamkeeper_server::kafka::settings::{ClusterSettings, Mechanism, Protocol, SecretRef};
+use streamkeeper_server::clients::kafka::settings::{
+    ClusterSettings, Mechanism, Protocol, SecretRef,
+};
+use streamkeeper_server::clients::registry::{RegistryClient, RegistrySettings};
 use streamkeeper_server::limits::{Blocking, SchemaLimits};
-use streamkeeper_server::registry::{RegistryClient, RegistrySettings};
 use streamkeeper_server::watch::cluster_file;
 
 fn config() -> Config {

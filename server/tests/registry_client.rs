@@ -12,7 +12,7 @@ use streamkeeper::schema::{Mode, SchemaType};
 use streamkeeper_doubles::registry::{
     self, DoubleAuth, Fault, IncompatibleCode, Options, RegistryHandle,
 };
-use streamkeeper_server::registry::{
+use streamkeeper_server::clients::registry::{
     Auth, CheckOptions, Deleted, NewSchema, RegistryClient, RegistryError, RegistryMode,
     RegistrySettings, SchemaReference, Scope, Secret, SubjectVersion, VersionRef,
 };
@@ -657,7 +657,7 @@ async fn deleting_what_does_not_exist() {
 #[tokio::test]
 async fn config_global_and_per_subject() {
     let (c, _) = double().await;
-    let level = |cfg: streamkeeper_server::registry::Config| cfg.compatibility_level;
+    let level = |cfg: streamkeeper_server::clients::registry::Config| cfg.compatibility_level;
     assert_eq!(
         level(c.config(Scope::Global, false).await.expect("global")),
         Some(Mode::Backward)

@@ -14,7 +14,7 @@ use serde_json::{Value, json};
 use streamkeeper::role::Role;
 use streamkeeper::token::Scope;
 use streamkeeper_doubles::registry;
-use streamkeeper_server::registry::{NewSchema, RegistryClient};
+use streamkeeper_server::clients::registry::{NewSchema, RegistryClient};
 use support::{PASSWORD, TestApp};
 
 const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
@@ -278,7 +278,10 @@ impl World {
 
     async fn registry_versions(&self) -> Vec<u32> {
         self.registry
-            .versions("orders-value", streamkeeper_server::registry::Deleted::Hide)
+            .versions(
+                "orders-value",
+                streamkeeper_server::clients::registry::Deleted::Hide,
+            )
             .await
             .expect("versions")
     }
@@ -1004,7 +1007,10 @@ async fn a_registration_names_one_of_the_topics_own_subjects(pool: sqlx::PgPool)
     assert_eq!(r.json()["state"], "applied", "{}", r.body);
     let keys = w
         .registry
-        .versions("orders-key", streamkeeper_server::registry::Deleted::Hide)
+        .versions(
+            "orders-key",
+            streamkeeper_server::clients::registry::Deleted::Hide,
+        )
         .await
         .expect("key versions");
     assert_eq!(keys, vec![1]);
@@ -1337,7 +1343,7 @@ async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: s
     assert!(r.status.is_success(), "{}", r.body);
     w.propose(&w.olga, "orders", ADDS_NOTE).await;
 
-    let webhooks = streamkeeper_server::flags::routine::Webhooks::new(
+    let webhooks = streamkeeper_server::clients::webhook::Webhooks::new(
         streamkeeper::egress::EgressPolicy::LOOPBACK,
     )
     .expect("webhooks");
@@ -1489,7 +1495,10 @@ async fn an_unusable_registry_is_503_when_proposing_and_applying(pool: sqlx::PgP
     for _ in 0..60 {
         let read = w
             .registry
-            .versions("orders-value", streamkeeper_server::registry::Deleted::Hide)
+            .versions(
+                "orders-value",
+                streamkeeper_server::clients::registry::Deleted::Hide,
+            )
             .await;
         if read.is_ok() {
             break;

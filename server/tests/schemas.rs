@@ -70,9 +70,9 @@ async fn with_registry(
 ) -> (
     String,
     registry::RegistryHandle,
-    streamkeeper_server::registry::RegistryClient,
+    streamkeeper_server::clients::registry::RegistryClient,
 ) {
-    use streamkeeper_server::registry::RegistryClient;
+    use streamkeeper_server::clients::registry::RegistryClient;
     let (base, handle) = registry::spawn().await;
     let r = t
         .api(
@@ -350,20 +350,21 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 
     // v1 registered, level FULL, and the catalog has it too.
-    let client =
-        streamkeeper_server::registry::RegistryClient::new(support::registry_settings(&base))
-            .expect("client");
+    let client = streamkeeper_server::clients::registry::RegistryClient::new(
+        support::registry_settings(&base),
+    )
+    .expect("client");
     client
         .register(
             "orders-value",
-            &streamkeeper_server::registry::NewSchema::avro(V1),
+            &streamkeeper_server::clients::registry::NewSchema::avro(V1),
             false,
         )
         .await
         .expect("register v1");
     client
         .set_config(
-            streamkeeper_server::registry::Scope::Subject("orders-value"),
+            streamkeeper_server::clients::registry::Scope::Subject("orders-value"),
             streamkeeper::schema::Mode::Full,
         )
         .await
@@ -389,7 +390,7 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     client
         .register(
             "orders-value",
-            &streamkeeper_server::registry::NewSchema::avro(ADDS_NOTE),
+            &streamkeeper_server::clients::registry::NewSchema::avro(ADDS_NOTE),
             false,
         )
         .await
@@ -658,7 +659,7 @@ async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
-    use streamkeeper_server::registry::{NewSchema, Scope};
+    use streamkeeper_server::clients::registry::{NewSchema, Scope};
     let t = TestApp::new(pool).await;
     let id = cluster(&t).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -801,7 +802,7 @@ async fn registry_with_references(
     String,
     streamkeeper_doubles::registry::RegistryHandle,
 ) {
-    use streamkeeper_server::registry::{NewSchema, SchemaReference};
+    use streamkeeper_server::clients::registry::{NewSchema, SchemaReference};
     let id = cluster(t).await;
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
@@ -1104,7 +1105,7 @@ async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(po
 
 #[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
 async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPool) {
-    use streamkeeper_server::registry::{NewSchema, RegistryClient, Scope};
+    use streamkeeper_server::clients::registry::{NewSchema, RegistryClient, Scope};
     let t = TestApp::new(pool).await;
     let (id, at, base, handle) = registry_with_references(&t).await;
     let client = RegistryClient::new(support::registry_settings(&base)).expect("client");

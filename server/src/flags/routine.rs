@@ -3,16 +3,12 @@
 //! [`MAX_ATTEMPTS`] times. Deliveries are claimed with SKIP LOCKED, so any
 //! number of replicas can run this without sending twice.
 //!
-//! Deliveries go through [`Webhooks`]: the egress rule, no redirects (a
-//! 3xx is a failed delivery: a receiver that moved is fixed in settings,
-//! not followed to wherever it points), and the answer's body is never
-//! read, only its status.
+//! Deliveries go through [`Webhooks`] (`clients/webhook.rs`).
 
-use crate::egress::{HttpClient, refusal_of};
+use crate::clients::webhook::Webhooks;
 use crate::flags::store;
 use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope, Spec, Target};
 use async_trait::async_trait;
-use reqwest::{Method, Url};
 use sqlx::PgPool;
 use std::time::Duration;
 use streamkeeper::egress::EgressPolicy;
@@ -25,43 +21,6 @@ pub fn backoff_s(attempts: i32) -> i64 {
     2_i64
         .saturating_pow(u32::try_from(attempts.clamp(0, 20)).unwrap_or(20) + 1)
         .min(300)
-}
-
-/// The webhook sender.
-#[derive(Clone, Debug)]
-pub struct Webhooks {
-    http: HttpClient,
-}
-
-impl Webhooks {
-    pub fn new(egress: EgressPolicy) -> reqwest::Result<Self> {
-        let builder = reqwest::Client::builder().timeout(Duration::from_secs(5));
-        Ok(Webhooks {
-            http: HttpClient::new(egress, builder)?,
-        })
-    }
-
-    /// One delivery. Errors never hold the URL: a webhook's URL is its
-    /// secret.
-    async fn post(&self, url: &str, body: &serde_json::Value) -> Result<(), String> {
-        let url = Url::parse(url).map_err(|_| "the webhook URL is not a URL".to_owned())?;
-        let request = self
-            .http
-            .request(Method::POST, url)
-            .map_err(|e| format!("the webhook may not be reached: {e}"))?;
-        match request.json(body).send().await {
-            Ok(r) if r.status().is_success() => Ok(()),
-            Ok(r) if r.status().is_redirection() => Err(format!(
-                "the webhook answered {}, a redirect, which is not followed",
-                r.status()
-            )),
-            Ok(r) => Err(format!("the webhook answered {}", r.status())),
-            Err(e) => Err(match refusal_of(&e) {
-                Some(refusal) => format!("the webhook may not be reached: {refusal}"),
-                None => format!("the webhook could not be reached: {}", e.without_url()),
-            }),
-        }
-    }
 }
 
 /// Sends what is due once; returns how many were attempted.

@@ -4,8 +4,8 @@
 
 use super::store::{self as items, ItemRow};
 use super::{ReviewService, facts, item_after, lock, refusal, state_of, target, writers};
+use crate::clients::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
 use crate::errors::{self, db};
-use crate::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
 use crate::store::{self, audit::Event};
 use serde_json::json;
 use std::collections::BTreeMap;

@@ -4,8 +4,8 @@
 
 use super::store::{self as items, Revision};
 use super::{ReviewService, facts, item_after, lock, refusal, target};
+use crate::clients::registry::{RegistryError, VersionRef};
 use crate::errors::{self, db};
-use crate::registry::{RegistryError, VersionRef};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};

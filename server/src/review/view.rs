@@ -2,8 +2,8 @@
 //! caller may do with each.
 
 use super::{ReviewService, apply::registration, approver, facts, state_of};
+use crate::clients::registry::CONTENT_TYPE_V1;
 use crate::errors::{self, db};
-use crate::registry::CONTENT_TYPE_V1;
 use crate::review::store::{self as items, DomainListRow, ItemRow};
 use crate::schemas::{pretty, side_by_side};
 use streamkeeper::account::Principal;

@@ -32,14 +32,14 @@ use streamkeeper_app::model::{
 };
 
 use crate::accounts::{audited, record_refusal, require};
-use crate::egress::Outbound;
-use crate::errors::{self, db};
-use crate::kafka::settings::SecretRef;
-use crate::limits::SchemaLimits;
-use crate::registry::{
+use crate::clients::egress::Outbound;
+use crate::clients::kafka::settings::SecretRef;
+use crate::clients::registry::{
     Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
+use crate::errors::{self, db};
+use crate::limits::SchemaLimits;
 use store::{ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
 use streamkeeper::credential::http_transport;
 use streamkeeper::egress::EgressPolicy;
@@ -941,7 +941,7 @@ impl SchemaService {
             }
         };
         let versions = match registry
-            .versions(subject, crate::registry::Deleted::Hide)
+            .versions(subject, crate::clients::registry::Deleted::Hide)
             .await
         {
             Ok(v) => Ok(v),
@@ -1217,7 +1217,7 @@ impl SchemaService {
         self.cluster_name(cluster_id).await?;
         let registry = self.registry_client(cluster_id).await?;
         let versions = registry
-            .versions(subject, crate::registry::Deleted::Hide)
+            .versions(subject, crate::clients::registry::Deleted::Hide)
             .await
             .map_err(|e| errors::registry(who, &e))?;
         let right = right

@@ -17,11 +17,11 @@ use streamkeeper::schema::Mode;
 use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
 use tokio_util::sync::CancellationToken;
 
-use crate::egress::Outbound;
+use crate::clients::egress::Outbound;
+use crate::clients::registry::{Deleted, RegistryClient, RegistryError, Scope, VersionRef};
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope as RoutineScope, Spec, Target,
 };
-use crate::registry::{Deleted, RegistryClient, RegistryError, Scope, VersionRef};
 use crate::schemas::client;
 use crate::schemas::store::{self as store, FindingRow};
 use crate::watch::judge;

@@ -2,8 +2,8 @@
 //! with the open flags (raise once, update, resolve), route new flags to
 //! the owner team (else the platform team) and queue their webhooks.
 
+use crate::clients::kafka::reader::Reading;
 use crate::flags::store;
-use crate::kafka::reader::Reading;
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
 use chrono::Utc;

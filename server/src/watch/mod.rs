@@ -556,7 +556,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         settings.timeout = std::time::Duration::from_secs(5);
         let started = Utc::now();
         let read = tokio::task::spawn_blocking(move || {
-            crate::kafka::reader::read(&settings, &Default::default())
+            crate::clients::kafka::reader::read(&settings, &Default::default())
         })
         .await
         .map_err(|e| errors::internal("the lag reader's task", e))?;

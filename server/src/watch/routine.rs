@@ -3,8 +3,8 @@
 //! delaying another. The runner's lease makes one replica sample each
 //! cluster at a time; another takes over when it lapses.
 
-use crate::kafka::reader::{self, Reading};
-use crate::kafka::settings::{ClusterSettings, SecretRef};
+use crate::clients::kafka::reader::{self, Reading};
+use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };

@@ -13,8 +13,8 @@ use sqlx::PgPool;
 use std::time::Duration;
 use streamkeeper::egress::EgressPolicy;
 use streamkeeper::role::Role;
+use streamkeeper_server::clients::egress::Outbound;
 use streamkeeper_server::config::ServeConfig;
-use streamkeeper_server::egress::Outbound;
 use streamkeeper_server::web::{AppState, router};
 use tower::ServiceExt;
 use tower_sessions_sqlx_store::PostgresStore;
@@ -32,10 +32,10 @@ pub fn outbound() -> Outbound {
 }
 
 /// Settings for a registry client of the tests' own, to the double.
-pub fn registry_settings(url: &str) -> streamkeeper_server::registry::RegistrySettings {
-    streamkeeper_server::registry::RegistrySettings {
+pub fn registry_settings(url: &str) -> streamkeeper_server::clients::registry::RegistrySettings {
+    streamkeeper_server::clients::registry::RegistrySettings {
         egress: EgressPolicy::LOOPBACK,
-        ..streamkeeper_server::registry::RegistrySettings::new(url)
+        ..streamkeeper_server::clients::registry::RegistrySettings::new(url)
     }
 }
 

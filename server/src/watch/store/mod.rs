@@ -6,7 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet};
 
-use crate::kafka::reader::Reading;
+use crate::clients::kafka::reader::Reading;
 use samples::SampleColumns;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::watch::observe::metadata_health;

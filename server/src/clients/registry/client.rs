@@ -4,7 +4,7 @@
 //! sends bodies with that content type, as Confluent's own client does.
 //! Answers are read by what they contain: any JSON content type will do,
 //! and a 2xx whose body is not what the contract says is an error.
-//! Requests go through [`crate::egress::HttpClient`]: no redirects (a 3xx
+//! Requests go through [`crate::clients::egress::HttpClient`]: no redirects (a 3xx
 //! is [`RegistryError::Redirected`]), only addresses the egress rule
 //! allows, and answers read up to [`RegistrySettings::max_body`].
 
@@ -14,7 +14,7 @@ use super::types::{
     CheckOptions, CompatibilityCheck, Config, ConfigUpdate, Deleted, ModeBody, NewSchema,
     Registered, RegistryMode, SchemaById, SchemaVersion, Scope, SubjectVersion, VersionRef,
 };
-use crate::egress::{BodyError, HttpClient, read_capped};
+use crate::clients::egress::{BodyError, HttpClient, read_capped};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -258,7 +258,7 @@ impl RegistryClient {
                 .body(body);
         }
         let response = self.auth.apply(request).send().await.map_err(|e| {
-            match crate::egress::refusal_of(&e) {
+            match crate::clients::egress::refusal_of(&e) {
                 Some(refusal) => RegistryError::Egress {
                     url: shown.clone(),
                     refusal,

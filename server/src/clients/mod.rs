@@ -1,0 +1,7 @@
+//! The outbound clients: the egress rule every HTTP client is built with,
+//! Kafka (read-only), the Schema Registry, webhooks. Leaves: they import no feature.
+
+pub mod egress;
+pub mod kafka;
+pub mod registry;
+pub mod webhook;

@@ -7,6 +7,7 @@ pub mod account;
 pub mod audit;
 pub mod client_addr;
 pub mod cluster;
+pub mod connect;
 pub mod consumer_protocol;
 pub mod credential;
 pub mod egress;

@@ -1,0 +1,21 @@
+//! Connectors: Kafka Connect configs drafted from templates, checked by
+//! pure rules beside the worker's own validate answer, kept with secrets
+//! masked, diffed against the running config, and read for lineage.
+//!
+//! The server gathers the facts (the Connect cluster's connectors, the
+//! Kafka cluster's topics, the worker's validate answer), calls these
+//! functions and acts; nothing here does IO.
+//!
+//! - [`config`]: a config (string values only) and reading pasted JSON.
+//! - [`plugin`]: the plugins covered, by `connector.class`.
+//! - [`secret`]: which properties are secrets, references, masking.
+//! - [`finding`]: findings, their fixes, [`may_propose`].
+
+pub mod config;
+pub mod finding;
+pub mod plugin;
+pub mod secret;
+
+pub use config::{Config, ParseError, parse_draft};
+pub use finding::{Finding, Fix, Rule, Severity, may_propose};
+pub use plugin::Plugin;

@@ -9,13 +9,20 @@
 //! - [`config`]: a config (string values only) and reading pasted JSON.
 //! - [`plugin`]: the plugins covered, by `connector.class`.
 //! - [`secret`]: which properties are secrets, references, masking.
+//! - [`template`]: each plugin's form, drafting and importing.
+//! - [`rules`]: [`validate`] and its [`Context`].
 //! - [`finding`]: findings, their fixes, [`may_propose`].
+//! - [`worker`]: the worker's validate answer and the side-by-side view.
 
 pub mod config;
 pub mod finding;
 pub mod plugin;
+pub mod rules;
 pub mod secret;
+pub mod template;
+pub mod worker;
 
 pub use config::{Config, ParseError, parse_draft};
 pub use finding::{Finding, Fix, Rule, Severity, may_propose};
 pub use plugin::Plugin;
+pub use rules::{Context, validate};

@@ -13,9 +13,13 @@
 //! - [`rules`]: [`validate`] and its [`Context`].
 //! - [`finding`]: findings, their fixes, [`may_propose`].
 //! - [`worker`]: the worker's validate answer and the side-by-side view.
+//! - [`canonical`]: canonical content, its hash, the base and the diff.
+//! - [`lineage`]: a config's inputs and outputs as OpenLineage datasets.
 
+pub mod canonical;
 pub mod config;
 pub mod finding;
+pub mod lineage;
 pub mod plugin;
 pub mod rules;
 pub mod secret;

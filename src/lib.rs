@@ -6,6 +6,7 @@ pub mod access;
 pub mod account;
 pub mod audit;
 pub mod client_addr;
+pub mod connect;
 pub mod credential;
 pub mod egress;
 pub mod flags;

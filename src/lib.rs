@@ -14,6 +14,7 @@ pub mod flag;
 pub mod health;
 pub mod lag;
 pub mod limit;
+pub mod lineage;
 pub mod page;
 pub mod review;
 pub mod role;

@@ -39,7 +39,6 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 /// keeps it beside each raw event, so a rebuild folds with the same one;
 /// it is never read from the event body, which any producer could forge.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "lowercase")]
 pub enum Provenance {
     Observed,
@@ -47,14 +46,12 @@ pub enum Provenance {
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DatasetKey {
     pub namespace: String,
     pub name: String,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct JobKey {
     pub namespace: String,
     pub name: String,
@@ -62,7 +59,6 @@ pub struct JobKey {
 
 /// A node of the graph.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum NodeKey {
     Dataset(DatasetKey),
@@ -102,7 +98,6 @@ impl NodeKey {
 /// The `jobType` facet's `processingType`. A job that never said is
 /// BATCH (the spec's default), which [`JobInfo::kind`] applies.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum JobKind {
     Batch,
@@ -505,7 +500,6 @@ fn facet_changes(facets: &Facets) -> Vec<FacetChange> {
 
 /// First and last time something was reported.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Seen {
     pub first: DateTime<Utc>,
     pub last: DateTime<Utc>,
@@ -513,7 +507,6 @@ pub struct Seen {
 
 /// How a node or edge is known, per provenance.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Known {
     pub observed: Option<Seen>,
     pub derived: Option<Seen>,

@@ -385,13 +385,13 @@ fn crossings(ranks: &[Vec<usize>], succs: &[Vec<usize>], pos: &[usize]) -> usize
             let mut not_greater = 0;
             while i > 0 {
                 not_greater += tree[i];
-                i -= i & i.wrapping_neg();
+                i -= i.isolate_lowest_one();
             }
             total += seen - not_greater;
             let mut i = lower + 1;
             while i <= width {
                 tree[i] += 1;
-                i += i & i.wrapping_neg();
+                i += i.isolate_lowest_one();
             }
         }
     }

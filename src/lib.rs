@@ -11,6 +11,7 @@ pub mod credential;
 pub mod egress;
 pub mod flags;
 pub mod limit;
+pub mod lineage;
 pub mod page;
 pub mod review;
 pub mod role;

@@ -1,0 +1,28 @@
+//! Lineage (issue 14): OpenLineage events in, one graph of streaming and
+//! batch flows out, and "what breaks if this changes?" answered from it.
+//! The contract is `../shared/reference/openlineage-and-connect.md` part
+//! A; the server stores, transports and shows, these modules decide.
+//!
+//! The path of an event:
+//! 1. [`receive`]: bytes → redacted ([`redact`]) and classified
+//!    [`event::Event`], with its canonical bytes and dedup hash
+//!    ([`canonical`]); a batch event by event.
+//! 2. [`graph::fold`]: event → keyed upserts (datasets named by
+//!    [`naming`], jobs, runs, edges, aliases), order-independent so a
+//!    replay rebuilds the same graph; [`graph::Graph`] applies them.
+//! 3. [`impact`]: downstream/upstream with paths, limits and `partial`;
+//!    [`neighbourhood`] the part a view draws, laid out by [`layout`];
+//!    [`marquez`] the same in Marquez's read shape.
+
+pub mod canonical;
+pub mod event;
+#[cfg(test)]
+mod fixtures;
+pub mod graph;
+pub mod impact;
+pub mod layout;
+pub mod marquez;
+pub mod naming;
+pub mod neighbourhood;
+pub mod receive;
+pub mod redact;

@@ -1,0 +1,182 @@
+//! What ingest does with a body before storing it: parse, re-redact,
+//! classify, and compute the canonical bytes and dedup hash, for one
+//! event (`POST /api/v1/lineage`, a Kafka transport record) or a batch
+//! (`POST /api/v1/lineage/batch`, the OpenLineage 2.0.2 OpenAPI shape).
+
+use super::canonical::{canonical_bytes, event_hash};
+use super::event::{Event, EventError, type_name};
+use super::redact::redact;
+use serde::Serialize;
+use serde_json::Value;
+
+/// One accepted event, ready to store: the store keeps `canonical` (the
+/// redacted event) append-only under `hash`, then folds `event`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Received {
+    pub event: Event,
+    /// The redacted event's canonical JSON: what is stored and replayed.
+    pub canonical: Vec<u8>,
+    /// SHA-256 of `canonical`; a second event with the same hash is a
+    /// duplicate (store nothing, answer success).
+    pub hash: [u8; 32],
+    /// Whether secrets were masked (worth a counter, never a log of them).
+    pub redacted: bool,
+}
+
+/// Reads one event from a request body or a Kafka record value.
+///
+/// Errors: [`EventError::is_malformed`] ones (not JSON, not an object)
+/// are a 400, the others a 422; the message says what is wrong and holds
+/// no secret. Redaction happens before anything else looks at the facets,
+/// so neither the hash nor the stored bytes ever saw a secret.
+pub fn receive(body: &[u8]) -> Result<Received, EventError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| EventError::Json(e.to_string()))?;
+    receive_value(value)
+}
+
+/// [`receive`] for an already parsed value (one element of a batch).
+pub fn receive_value(mut value: Value) -> Result<Received, EventError> {
+    if !value.is_object() {
+        return Err(EventError::NotAnObject(type_name(&value)));
+    }
+    let redacted = redact(&mut value);
+    let event = Event::from_value(&value)?;
+    let canonical = canonical_bytes(&value);
+    let hash = event_hash(&canonical);
+    Ok(Received {
+        event,
+        canonical,
+        hash,
+        redacted,
+    })
+}
+
+/// Reads a batch: a JSON array of events, each read on its own, so one
+/// bad event costs only itself. The outer `Err` is for a body that is not
+/// a JSON array at all (a 400: nothing in it can be trusted).
+pub fn receive_batch(body: &[u8]) -> Result<Vec<Result<Received, EventError>>, EventError> {
+    let value: Value = serde_json::from_slice(body).map_err(|e| EventError::Json(e.to_string()))?;
+    match value {
+        Value::Array(items) => Ok(items.into_iter().map(receive_value).collect()),
+        other => Err(EventError::NotAnArray(type_name(&other))),
+    }
+}
+
+/// The batch answer of the OpenLineage 2.0.2 OpenAPI (`200` with this
+/// body; `204` when the caller prefers no body and nothing failed).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct BatchReport {
+    pub status: BatchStatus,
+    pub summary: BatchSummary,
+    pub failed_events: Vec<FailedEvent>,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BatchStatus {
+    Success,
+    PartialSuccess,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+pub struct BatchSummary {
+    pub received: usize,
+    pub successful: usize,
+    pub failed: usize,
+    pub retriable: usize,
+    pub non_retriable: usize,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailedEvent {
+    /// Position in the posted array.
+    pub index: usize,
+    pub reason: String,
+    /// True only for failures of ours (storage), which a retry may fix.
+    pub retriable: bool,
+}
+
+impl BatchReport {
+    /// The report of `received` events of which `failed` did not make it.
+    /// The server passes the parse failures ([`receive_batch`]'s `Err`
+    /// elements, not retriable) plus any storage failures (retriable).
+    pub fn new(received: usize, mut failed: Vec<FailedEvent>) -> Self {
+        failed.sort_by_key(|f| f.index);
+        let retriable = failed.iter().filter(|f| f.retriable).count();
+        BatchReport {
+            status: if failed.is_empty() {
+                BatchStatus::Success
+            } else {
+                BatchStatus::PartialSuccess
+            },
+            summary: BatchSummary {
+                received,
+                successful: received - failed.len().min(received),
+                failed: failed.len(),
+                retriable,
+                non_retriable: failed.len() - retriable,
+            },
+            failed_events: failed,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lineage::fixtures;
+
+    #[test]
+    fn one_event_is_redacted_before_it_is_hashed() {
+        let r = receive(fixtures::DEBEZIUM_RUNNING.as_bytes()).expect("debezium event");
+        assert!(r.redacted);
+        let stored = String::from_utf8(r.canonical.clone()).expect("utf-8");
+        assert!(!stored.contains("hunter2") && !stored.contains("password=postgres"));
+        // The same event, resent with other spacing, is the same hash.
+        let respaced: Value = serde_json::from_str(fixtures::DEBEZIUM_RUNNING).expect("json");
+        let again = receive(respaced.to_string().as_bytes()).expect("again");
+        assert_eq!(again.hash, r.hash);
+        let other = receive(fixtures::STREAMING_START.as_bytes()).expect("other");
+        assert_ne!(other.hash, r.hash);
+        assert!(!other.redacted);
+    }
+
+    #[test]
+    fn a_bad_event_in_a_batch_loses_only_itself() {
+        let body = format!(
+            "[{}, {{\"producer\": \"p\"}}, 42, {}]",
+            fixtures::STREAMING_START,
+            fixtures::DATASET_EVENT
+        );
+        let results = receive_batch(body.as_bytes()).expect("an array");
+        assert_eq!(results.len(), 4);
+        assert!(results[0].is_ok() && results[3].is_ok());
+        assert_eq!(results[1], Err(EventError::UnknownKind));
+        assert_eq!(results[2], Err(EventError::NotAnObject("a number")));
+        let failed = results
+            .iter()
+            .enumerate()
+            .filter_map(|(index, r)| {
+                r.as_ref().err().map(|e| FailedEvent {
+                    index,
+                    reason: e.to_string(),
+                    retriable: false,
+                })
+            })
+            .collect();
+        let report = BatchReport::new(results.len(), failed);
+        let json = serde_json::to_value(&report).expect("serialises");
+        assert_eq!(json["status"], "partial_success");
+        assert_eq!(json["summary"]["successful"], 2);
+        assert_eq!(json["summary"]["non_retriable"], 2);
+        assert_eq!(json["failed_events"][1]["index"], 2);
+        assert_eq!(BatchReport::new(3, vec![]).status, BatchStatus::Success);
+    }
+
+    #[test]
+    fn a_body_that_is_no_array_is_refused_whole() {
+        assert!(receive_batch(b"{}").is_err_and(|e| e.is_malformed()));
+        assert!(receive_batch(b"[{").is_err_and(|e| e.is_malformed()));
+        assert!(receive(b"").is_err_and(|e| e.is_malformed()));
+    }
+}

@@ -18,6 +18,7 @@ pub mod platform;
 pub mod registry;
 pub mod review;
 pub mod schemas;
+pub mod second_factor;
 pub mod serve;
 pub mod store;
 pub mod watch;

@@ -140,6 +140,19 @@ async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions(poo
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 
+    let doc = t
+        .api(Method::GET, "/api/v1/openapi.json", &token, None)
+        .await
+        .json();
+    assert!(
+        doc["paths"].get("/api/v1/me/password").is_some(),
+        "documented"
+    );
+    assert!(
+        doc["paths"]
+            .get("/api/v1/users/{id}/second-factor")
+            .is_some()
+    );
     let r = session_json(
         &t,
         Method::POST,

@@ -16,6 +16,7 @@ pub mod page;
 pub mod review;
 pub mod role;
 pub mod schema;
+pub mod second_factor;
 pub mod shell;
 pub mod signin;
 pub mod token;

@@ -2,8 +2,8 @@
 
 use crate::components::{InboxChanged, SignedInHeader};
 use crate::pages::{
-    audit, cluster_settings, flags, home, login, review, review_settings, schemas, streams, teams,
-    users, watch,
+    account, audit, cluster_settings, flags, home, login, review, review_settings, schemas,
+    streams, teams, users, watch,
 };
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
@@ -60,6 +60,8 @@ pub fn App() -> impl IntoView {
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=home::HomePage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=login::LoginPage ssr=SsrMode::Async />
+                    <Route path=path!("/login/code") view=login::LoginCodePage ssr=SsrMode::Async />
+                    <Route path=path!("/account") view=account::AccountPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users") view=users::UsersPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/users/:id") view=users::UserPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams") view=teams::TeamsPage ssr=SsrMode::Async />

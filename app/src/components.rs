@@ -46,9 +46,9 @@ pub fn SignedInHeader() -> impl IntoView {
                                     </Show>
                                 </nav>
                                 <div class="who">
-                                    <span class="user" data-testid="signed-in-user">
+                                    <a class="user" href="/account" data-testid="signed-in-user">
                                         {me.principal.display_name.clone()}
-                                    </span>
+                                    </a>
                                     // A plain form: signing out is a full page load, with or without wasm.
                                     <form method="post" action="/logout">
                                         <button type="submit" class="link">"Sign out"</button>

@@ -11,6 +11,10 @@ pub enum AppError {
     Unauthenticated,
     #[error("You are not allowed to {0}.")]
     Forbidden(String),
+    /// An admin set this user's password; until they change it on the
+    /// account page, nothing else answers.
+    #[error("Change the password an admin set for you first, on the account page (/account).")]
+    PasswordChangeRequired,
     /// A rule refused the action and says why in its own words (a review
     /// item's approval by its author, say).
     #[error("{0}")]
@@ -39,6 +43,7 @@ impl AppError {
         match self {
             AppError::Unauthenticated => "unauthenticated",
             AppError::Forbidden(_) => "forbidden",
+            AppError::PasswordChangeRequired => "password_change_required",
             AppError::Refused(_) => "refused",
             AppError::NotFound(_) => "not_found",
             AppError::Invalid(_) => "invalid",
@@ -54,7 +59,7 @@ impl AppError {
     pub fn status(&self) -> u16 {
         match self {
             AppError::Unauthenticated => 401,
-            AppError::Forbidden(_) | AppError::Refused(_) => 403,
+            AppError::Forbidden(_) | AppError::Refused(_) | AppError::PasswordChangeRequired => 403,
             AppError::NotFound(_) => 404,
             AppError::Invalid(_) => 422,
             AppError::Conflict(_) => 409,

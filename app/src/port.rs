@@ -6,8 +6,8 @@
 
 use crate::error::AppError;
 use crate::model::{
-    AuditFilter, AuditRow, Me, NewTeam, NewUser, RefusalTally, TeamDetail, TeamSummary, UserDetail,
-    UserSummary, UserUpdate,
+    AccountView, AuditFilter, AuditRow, Me, NewTeam, NewUser, RefusalTally, TeamDetail,
+    TeamSummary, UserDetail, UserSummary, UserUpdate,
 };
 use axum::Extension;
 use std::sync::Arc;
@@ -68,6 +68,65 @@ pub trait Accounts: Send + Sync {
         team_id: i64,
         user_id: i64,
     ) -> Result<(), AppError>;
+    /// The caller's own account (session only).
+    async fn account(&self, who: &Principal) -> Result<AccountView, AppError>;
+    /// Changes the caller's password, given the current one; ends their
+    /// other sessions and revokes their tokens. Answers the new session
+    /// epoch, which the calling session takes on to stay signed in.
+    async fn change_password(
+        &self,
+        who: &Principal,
+        from: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<i32, AppError>;
+    /// Starts an enrolment (no second factor yet) or a renewal of the
+    /// recovery codes (with one); the account page shows what to save.
+    async fn start_second_factor(&self, who: &Principal, from: &str) -> Result<(), AppError>;
+    /// Completes what `start_second_factor` began, given a current code.
+    async fn confirm_second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        code: &str,
+    ) -> Result<(), AppError>;
+    /// Turns the caller's second factor off, given their password and a
+    /// current code or a recovery code.
+    async fn disable_second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        password: &str,
+        code: &str,
+    ) -> Result<(), AppError>;
+    /// Removes a user's second factor (admin; a lost phone).
+    async fn reset_second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        user_id: i64,
+    ) -> Result<(), AppError>;
+}
+
+/// What keeps the session that changed its password signed in: the
+/// change bumps the user's session epoch (ending every session), and the
+/// server's handle writes the new epoch into the calling session. Set by
+/// the server on requests signed in with a session.
+#[async_trait::async_trait]
+pub trait SessionKeeper: Send + Sync {
+    async fn keep(&self, epoch: i32) -> Result<(), AppError>;
+}
+
+#[derive(Clone)]
+pub struct SessionHandle(pub Arc<dyn SessionKeeper>);
+
+/// The calling session's handle; [`AppError::Unauthenticated`] without one.
+pub async fn session_handle() -> Result<SessionHandle, AppError> {
+    leptos_axum::extract::<Option<Extension<SessionHandle>>>()
+        .await
+        .map_err(|e| AppError::Request(e.to_string()))?
+        .map(|Extension(h)| h)
+        .ok_or(AppError::Unauthenticated)
 }
 
 #[async_trait::async_trait]

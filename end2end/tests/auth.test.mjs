@@ -132,6 +132,23 @@ test(`${MODE}: an admin creates a user who signs in and sees only what a viewer 
   page = await context.newPage();
   await open('/login');
   await signIn(username, password);
+  // An admin chose the password: the user replaces it before anything else.
+  assert.equal(path(), '/account');
+  await open('/streams');
+  assert.equal(path(), '/account');
+  const own = 'violet-anchor-pebble-saffron';
+  const change = 'form[data-testid="change-password"]';
+  await page.fill(`${change} input[name="current_password"]`, password);
+  await page.fill(`${change} input[name="new_password"]`, own);
+  await page.fill(`${change} input[name="confirm_password"]`, own);
+  if (JS) {
+    await page.click(`${change} button[type="submit"]`);
+    await page.waitForSelector('text=Your password is changed');
+  } else {
+    await Promise.all([page.waitForNavigation(), page.click(`${change} button[type="submit"]`)]);
+    await page.waitForSelector('[data-testid="second-factor-off"]');
+  }
+  await open('/');
   assert.equal(path(), '/');
   assert.match(await page.textContent('h1'), /Welcome, Vera Viewer/);
   const nav = await page.textContent('header nav');

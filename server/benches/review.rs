@@ -165,6 +165,7 @@ async fn main() {
                 Approval {
                     content_hash: item.content_hash.clone(),
                     password: None,
+                    totp: None,
                 },
             )
             .await

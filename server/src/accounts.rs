@@ -2,7 +2,9 @@
 //! with every change written to the audit log in the same transaction.
 
 use crate::errors::db;
+use crate::limiter::LoginLimiter;
 use crate::password;
+use crate::second_factor;
 use crate::store::{self, audit::Event, is_unique_violation, users::UserRow};
 use chrono::Utc;
 use serde_json::json;
@@ -16,7 +18,7 @@ use streamkeeper::role::{self, Action};
 use streamkeeper::token::{Dead, liveness};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
-    Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
+    AccountView, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
 };
 
 #[derive(Clone)]
@@ -24,6 +26,9 @@ pub struct AccountService {
     pool: PgPool,
     /// Where team webhooks may point.
     egress: EgressPolicy,
+    /// Sign-in's throttle: a current password or code asked for anywhere
+    /// spends the same budget, so no form guesses faster than sign-in.
+    limiter: LoginLimiter,
 }
 
 pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppError> {
@@ -142,8 +147,12 @@ pub enum TokenAuth {
 }
 
 impl AccountService {
-    pub fn new(pool: PgPool, egress: EgressPolicy) -> Self {
-        Self { pool, egress }
+    pub fn new(pool: PgPool, egress: EgressPolicy, limiter: LoginLimiter) -> Self {
+        Self {
+            pool,
+            egress,
+            limiter,
+        }
     }
 
     /// Checks a username and password. `None` for an unknown, disabled or
@@ -269,7 +278,10 @@ impl streamkeeper_app::port::Accounts for AccountService {
         }
         let hash = password::hash_async(new.password.clone()).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let row = match store::users::insert(&mut tx, &username, &display_name, &hash, &roles).await
+        // A password an admin chose is the admin's: the user replaces it
+        // at first sign-in.
+        let row = match store::users::insert(&mut tx, &username, &display_name, &hash, &roles, true)
+            .await
         {
             Ok(row) => row,
             Err(e) if is_unique_violation(&e) => {
@@ -285,7 +297,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
             from,
             "user.create",
             format!("user:{username}"),
-            json!({ "roles": store::users::role_strings(&roles), "display_name": display_name }),
+            json!({ "roles": store::users::role_strings(&roles), "display_name": display_name,
+                    "must_change_password": true }),
         )
         .await?;
         tx.commit().await.map_err(db)?;
@@ -344,12 +357,22 @@ impl streamkeeper_app::port::Accounts for AccountService {
                 changes.insert("disabled".into(), json!(disabled));
             }
         }
+        if let Some(pw) = update.password {
+            check_password(&pw, &[&before.username, &before.display_name]).map_err(invalid)?;
+            after.password_hash = password::hash_async(pw).await?;
+            after.must_change_password = true;
+            // Never the password: only that it was reset.
+            changes.insert("password".into(), json!("reset, to be changed at sign-in"));
+        }
         if changes.is_empty() {
             return Ok(before.summary());
         }
-        // Disabling and losing roles both end the user's sessions, so a
-        // demoted user does not keep a session with the old powers cached.
-        let end_sessions = after.disabled || changes.contains_key("roles");
+        // Disabling, losing roles and a new password all end the user's
+        // sessions, so a demoted user does not keep a session with the old
+        // powers cached (a new password also revokes their tokens: the
+        // users_token_epoch trigger).
+        let end_sessions =
+            after.disabled || changes.contains_key("roles") || changes.contains_key("password");
         let row = store::users::update(&mut tx, &after, end_sessions)
             .await
             .map_err(db)?;
@@ -498,6 +521,307 @@ impl streamkeeper_app::port::Accounts for AccountService {
         )
         .await?;
         tx.commit().await.map_err(db)
+    }
+
+    async fn account(&self, who: &Principal) -> Result<AccountView, AppError> {
+        session_only(who)?;
+        let u = self.existing_user(who.user_id).await?;
+        let left = store::users::recovery_codes_left(&self.pool, u.id)
+            .await
+            .map_err(db)?;
+        Ok(AccountView {
+            username: u.username.clone(),
+            display_name: u.display_name.clone(),
+            must_change_password: u.must_change_password,
+            second_factor: u.totp_secret.is_some(),
+            recovery_codes_left: left,
+            pending: second_factor::pending(&u)?,
+        })
+    }
+
+    async fn change_password(
+        &self,
+        who: &Principal,
+        from: &str,
+        current: &str,
+        new: &str,
+    ) -> Result<i32, AppError> {
+        const ACTION: &str = "account.password.refused";
+        session_only(who)?;
+        let u = self.confirm_password(who, from, ACTION, current).await?;
+        check_password(new, &[&u.username, &u.display_name]).map_err(invalid)?;
+        if new == current {
+            return Err(AppError::Invalid(
+                "Choose a new password, not the current one.".into(),
+            ));
+        }
+        let hash = password::hash_async(new.to_owned()).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut after = store::users::lock(&mut tx, u.id)
+            .await
+            .map_err(db)?
+            .ok_or_else(|| AppError::NotFound(format!("User {}", u.id)))?;
+        after.password_hash = hash;
+        after.must_change_password = false;
+        // Every session of the user ends (the epoch moves on); the caller
+        // keeps its own by taking on the new epoch.
+        let row = store::users::update(&mut tx, &after, true)
+            .await
+            .map_err(db)?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "account.password",
+            format!("user:{}", u.username),
+            json!({ "other_sessions_ended": true, "tokens_revoked": true,
+                    "was_temporary": u.must_change_password }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)?;
+        Ok(row.session_epoch)
+    }
+
+    async fn start_second_factor(&self, who: &Principal, from: &str) -> Result<(), AppError> {
+        session_only(who)?;
+        let u = self.existing_user(who.user_id).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::users::set_totp_pending(&mut tx, u.id, Some(&second_factor::new_seed()))
+            .await
+            .map_err(db)?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "account.second_factor.start",
+            format!("user:{}", u.username),
+            json!({ "renewal": u.totp_secret.is_some() }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn confirm_second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        code: &str,
+    ) -> Result<(), AppError> {
+        const ACTION: &str = "account.second_factor.refused";
+        session_only(who)?;
+        self.throttle(who, from, ACTION).await?;
+        let u = self.existing_user(who.user_id).await?;
+        let done = match second_factor::confirm(&u, code)? {
+            Ok(c) => c,
+            Err(refusal) => {
+                return Err(self
+                    .refuse(
+                        who,
+                        from,
+                        ACTION,
+                        &format!("The code was not accepted: {refusal}"),
+                    )
+                    .await);
+            }
+        };
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let renewal = done.secret.is_none();
+        match &done.secret {
+            Some(secret) => store::users::enable_totp(&mut tx, u.id, secret, done.step)
+                .await
+                .map_err(db)?,
+            None => {
+                if !store::users::use_totp_step(&mut tx, u.id, done.step)
+                    .await
+                    .map_err(db)?
+                {
+                    drop(tx);
+                    return Err(self
+                        .refuse(
+                            who,
+                            from,
+                            ACTION,
+                            "The code was not accepted: that code was used already; wait for the next one",
+                        )
+                        .await);
+                }
+            }
+        }
+        store::users::replace_recovery_codes(&mut tx, u.id, &done.hashes)
+            .await
+            .map_err(db)?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            if renewal {
+                "account.recovery_codes.renew"
+            } else {
+                "account.second_factor.enable"
+            },
+            format!("user:{}", u.username),
+            json!({ "recovery_codes": done.hashes.len() }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn disable_second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        password: &str,
+        code: &str,
+    ) -> Result<(), AppError> {
+        const ACTION: &str = "account.second_factor.refused";
+        session_only(who)?;
+        let u = self.confirm_password(who, from, ACTION, password).await?;
+        if u.totp_secret.is_none() {
+            return Err(AppError::Conflict("You have no second factor.".into()));
+        }
+        let factor = self.confirm_code(who, from, ACTION, &u, code, true).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::users::clear_totp(&mut tx, u.id).await.map_err(db)?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "account.second_factor.disable",
+            format!("user:{}", u.username),
+            json!({ "confirmed_with": factor.as_str() }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)
+    }
+
+    async fn reset_second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        user_id: i64,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "reset a user's second factor")?;
+        let u = self.existing_user(user_id).await?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::users::clear_totp(&mut tx, u.id).await.map_err(db)?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "user.second_factor.reset",
+            format!("user:{}", u.username),
+            json!({ "had_second_factor": u.totp_secret.is_some() }),
+        )
+        .await?;
+        tx.commit().await.map_err(db)
+    }
+}
+
+/// The account page is the signed-in person's own: a token cannot reach it.
+fn session_only(who: &Principal) -> Result<(), AppError> {
+    if who.via == Credential::Session {
+        Ok(())
+    } else {
+        Err(AppError::Forbidden(
+            "manage an account with an API token; sign in instead".into(),
+        ))
+    }
+}
+
+impl AccountService {
+    /// Records a refused account change (audited, never with what was
+    /// typed) and answers the refusal for the user to see.
+    async fn refuse(&self, who: &Principal, from: &str, action: &str, reason: &str) -> AppError {
+        record_refusal(
+            &self.pool,
+            who,
+            from,
+            action,
+            format!("user:{}", who.username),
+            json!({ "reason": reason }),
+        )
+        .await;
+        AppError::Refused(format!("{reason}."))
+    }
+
+    /// The sign-in throttle for a typed password or code; refused (and
+    /// audited) when spent.
+    async fn throttle(&self, who: &Principal, from: &str, action: &str) -> Result<(), AppError> {
+        if self.limiter.allow(&who.username, from) {
+            return Ok(());
+        }
+        Err(self
+            .refuse(
+                who,
+                from,
+                action,
+                "Too many attempts for this account: wait a minute, then try again",
+            )
+            .await)
+    }
+
+    /// Checks the caller's current password (throttled); a wrong one is a
+    /// refusal, audited.
+    async fn confirm_password(
+        &self,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        given: &str,
+    ) -> Result<UserRow, AppError> {
+        self.throttle(who, from, action).await?;
+        let u = self.existing_user(who.user_id).await?;
+        if u.disabled || !password::verify_async(given.to_owned(), u.password_hash.clone()).await? {
+            return Err(self
+                .refuse(who, from, action, "The current password is not right")
+                .await);
+        }
+        Ok(u)
+    }
+
+    /// A second-factor code of the caller, used up when right; the caller
+    /// has spent the throttle for this attempt already. A recovery code
+    /// counts only where `recovery` allows it.
+    async fn confirm_code(
+        &self,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        u: &UserRow,
+        given: &str,
+        recovery: bool,
+    ) -> Result<second_factor::Factor, AppError> {
+        match second_factor::verify(&self.pool, u, given, recovery).await? {
+            Ok(f) => Ok(f),
+            Err(refusal) => Err(self
+                .refuse(
+                    who,
+                    from,
+                    action,
+                    &format!("The second-factor code was not accepted: {refusal}"),
+                )
+                .await),
+        }
+    }
+
+    /// The second step of signing in: the pending user's code or recovery
+    /// code, used up when right. `Ok(None)` when it is not (the sign-in
+    /// handler counts and throttles those, as it does passwords).
+    pub async fn second_factor_sign_in(
+        &self,
+        user_id: i64,
+        given: &str,
+    ) -> Result<Option<(UserRow, second_factor::Factor)>, AppError> {
+        let Some(u) = self.user_row(user_id).await? else {
+            return Ok(None);
+        };
+        if u.disabled {
+            return Ok(None);
+        }
+        Ok(second_factor::verify(&self.pool, &u, given, true)
+            .await?
+            .ok()
+            .map(|f| (u, f)))
     }
 }
 

@@ -44,6 +44,7 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             display_name,
             roles,
             password_stdin,
+            temporary,
         } => {
             let username = check_username(&username)?;
             let display_name = check_display_name(&display_name, &username)?;
@@ -51,7 +52,9 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             let (pw, generated) = read_password(password_stdin, &[&username, &display_name])?;
             let hash = password::hash(&pw)?;
             let mut tx = pool.begin().await?;
-            match store::users::insert(&mut tx, &username, &display_name, &hash, &roles).await {
+            match store::users::insert(&mut tx, &username, &display_name, &hash, &roles, temporary)
+                .await
+            {
                 Ok(_) => {}
                 Err(e) if is_unique_violation(&e) => {
                     bail!("a user named {username} already exists")
@@ -64,7 +67,8 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                     actor: ACTOR,
                     action: "user.create",
                     target: format!("user:{username}"),
-                    detail: json!({ "roles": store::users::role_strings(&roles), "display_name": display_name }),
+                    detail: json!({ "roles": store::users::role_strings(&roles), "display_name": display_name,
+                                    "must_change_password": temporary }),
                     source: SOURCE,
                 },
             )
@@ -80,6 +84,7 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
         UserCommand::Passwd {
             username,
             password_stdin,
+            temporary,
         } => {
             let mut tx = pool.begin().await?;
             let Some(found) = store::users::by_username(pool, &username).await? else {
@@ -90,6 +95,7 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                 .context("the user vanished")?;
             let (pw, generated) = read_password(password_stdin, &[&u.username, &u.display_name])?;
             u.password_hash = password::hash(&pw)?;
+            u.must_change_password = temporary;
             store::users::update(&mut tx, &u, true).await?;
             store::audit::append(
                 &mut tx,
@@ -97,7 +103,8 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                     actor: ACTOR,
                     action: "user.password",
                     target: format!("user:{username}"),
-                    detail: json!({ "sessions_ended": true, "tokens_revoked": true }),
+                    detail: json!({ "sessions_ended": true, "tokens_revoked": true,
+                                    "must_change_password": temporary }),
                     source: SOURCE,
                 },
             )

@@ -284,12 +284,18 @@ pub enum UserCommand {
         /// Read the password from standard input instead of generating one.
         #[arg(long)]
         password_stdin: bool,
+        /// The user must change the password at their first sign-in.
+        #[arg(long)]
+        temporary: bool,
     },
     /// Set a user's password, end their sessions and revoke their tokens.
     Passwd {
         username: String,
         #[arg(long)]
         password_stdin: bool,
+        /// The user must change the password at their next sign-in.
+        #[arg(long)]
+        temporary: bool,
     },
     /// Disable a user, end their sessions and revoke their tokens.
     Disable { username: String },

@@ -16,6 +16,7 @@ pub mod password;
 pub mod platform;
 pub mod review;
 pub mod schemas;
+pub mod second_factor;
 pub mod serve;
 pub mod store;
 pub mod watch;

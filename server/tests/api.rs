@@ -1244,6 +1244,7 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
         streamkeeper_server::config::UserCommand::Passwd {
             username: "ci-bot".into(),
             password_stdin: false,
+            temporary: false,
         },
     )
     .await

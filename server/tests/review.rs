@@ -1524,3 +1524,132 @@ async fn an_unusable_registry_is_503_when_proposing_and_applying(pool: sqlx::PgP
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
     assert_eq!(r.json()["error"]["code"], "unavailable", "{}", r.body);
 }
+
+/// Gives `name` a TOTP second factor with a known secret; answers the
+/// code of a time step.
+async fn with_second_factor(w: &World, name: &str) -> impl Fn(u64) -> String {
+    const SECRET: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
+    let id = user_id(w, name).await;
+    let mut conn = w.t.pool.acquire().await.expect("conn");
+    streamkeeper_server::store::users::enable_totp(&mut conn, id, SECRET, 0)
+        .await
+        .expect("enrol");
+    |step| {
+        let secret = totp_rs::Secret::try_from_base32(SECRET).expect("base32");
+        let totp = totp_rs::Builder::new()
+            .with_secret(secret.as_ref().to_vec())
+            .build()
+            .expect("totp");
+        totp.generate(step * streamkeeper::second_factor::STEP_SECONDS)
+            .to_string()
+    }
+}
+
+fn now_step() -> u64 {
+    streamkeeper::second_factor::time_step(chrono::Utc::now().timestamp())
+}
+
+/// Signs in a user with a second factor: password, then a code.
+async fn login_with_code(w: &World, name: &str, code: &str) -> String {
+    let r =
+        w.t.post_form(
+            "/login",
+            None,
+            &[("username", name), ("password", PASSWORD), ("next", "/")],
+        )
+        .await;
+    assert!(r.location().starts_with("/login/code"), "{}", r.location());
+    let pending = r.cookie().expect("pending");
+    let r =
+        w.t.post_form("/login/code", Some(&pending), &[("code", code)])
+            .await;
+    assert_eq!(r.location(), "/", "signed in");
+    r.cookie().expect("session")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn an_approver_with_a_second_factor_confirms_with_a_current_code(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    let code = with_second_factor(&w, "ann").await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let h = hash(&item);
+    let step = now_step();
+    let cookie = login_with_code(&w, "ann", &code(step)).await;
+    let post = |body: Value| {
+        Request::post(format!("/api/v1/review-items/{id}/approvals"))
+            .header(header::COOKIE, cookie.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ORIGIN, support::ORIGIN)
+            .header("sec-fetch-site", "same-origin")
+            .body(Body::from(body.to_string()))
+            .expect("request")
+    };
+    let r =
+        w.t.send(post(json!({"content_hash": h, "password": PASSWORD})))
+            .await;
+    refused(
+        &r,
+        StatusCode::FORBIDDEN,
+        "a code from your authenticator app",
+    );
+    let r =
+        w.t.send(post(
+            json!({"content_hash": h, "password": PASSWORD, "totp": "000000"}),
+        ))
+        .await;
+    refused(
+        &r,
+        StatusCode::FORBIDDEN,
+        "Confirm the approval with a current code",
+    );
+    // The code that signed in is used up.
+    let r =
+        w.t.send(post(
+            json!({"content_hash": h, "password": PASSWORD, "totp": code(step)}),
+        ))
+        .await;
+    refused(&r, StatusCode::FORBIDDEN, "used already");
+    assert_eq!(w.item(&w.olga, id).await["approval_count"], 0);
+    assert_eq!(
+        w.trail(id)
+            .await
+            .iter()
+            .filter(|a| *a == "review.approve.refused")
+            .count(),
+        3
+    );
+
+    // Without JavaScript, the approve form carries the code.
+    let page = format!("/review/{id}");
+    let r = w.t.get(&page, Some(&cookie)).await;
+    assert!(
+        r.body.contains(r#"name="totp""#),
+        "the form asks for the code"
+    );
+    let body = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([
+            ("item_id", id.to_string()),
+            ("content_hash", h.clone()),
+            ("password", PASSWORD.to_owned()),
+            ("totp", code(step + 1)),
+        ])
+        .finish();
+    let r =
+        w.t.send(
+            Request::post("/fn/approve_review")
+                .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+                .header(header::ACCEPT, "text/html")
+                .header(header::REFERER, format!("{}{page}", support::ORIGIN))
+                .header(header::ORIGIN, support::ORIGIN)
+                .header(header::COOKIE, &cookie)
+                .body(Body::from(body))
+                .expect("request"),
+        )
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    assert!(!r.location().contains("__err="), "{}", r.location());
+    assert_eq!(w.item(&w.olga, id).await["state"], "approved");
+    let trail = w.trail(id).await;
+    assert!(trail.iter().any(|a| a == "review.approve"), "{trail:?}");
+}

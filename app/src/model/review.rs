@@ -136,13 +136,16 @@ pub struct ReviewEdit {
 }
 
 /// An approval: the hash of the content approved, and (in the browser) the
-/// approver's password again. API tokens are their own re-authentication.
+/// approver's password again, with a TOTP code if they have a second factor. API tokens are their own re-authentication.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct Approval {
     pub content_hash: String,
     #[serde(default)]
     pub password: Option<String>,
+    /// A current TOTP code, for users with a second factor.
+    #[serde(default)]
+    pub totp: Option<String>,
 }
 
 /// Which items the inbox lists.

@@ -38,3 +38,31 @@ pub fn LoginPage() -> impl IntoView {
         </section>
     }
 }
+
+/// The second step of signing in, for users with a second factor: the
+/// password was right, and the session is not signed in until the code is.
+#[component]
+pub fn LoginCodePage() -> impl IntoView {
+    let failed = query_param("error");
+    let next = query_param("next");
+    view! {
+        <Title text="Enter your code" />
+        <section class="card narrow">
+            <h1>"Enter your code"</h1>
+            <Show when=move || failed.get().is_some()>
+                <p class="error" role="alert" data-testid="code-error">
+                    "That code is not right, was used already, or there were too many attempts. Try the next code."
+                </p>
+            </Show>
+            <form method="post" action="/login/code" class="stack">
+                <input type="hidden" name="next" value=move || next.get().unwrap_or_default() />
+                <label>
+                    "Code from your authenticator app, or a recovery code"
+                    <input name="code" autocomplete="one-time-code" required autofocus />
+                </label>
+                <button type="submit">"Sign in"</button>
+            </form>
+            <p class="note">"Within five minutes of your password; after that, "<a href="/login">"start again"</a>"."</p>
+        </section>
+    }
+}

@@ -1,6 +1,7 @@
 //! One module a page (or a pair of list and detail pages), each with its
 //! server functions first and its components after.
 
+pub mod account;
 pub mod audit;
 pub mod cluster_settings;
 pub mod flags;

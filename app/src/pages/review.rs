@@ -103,6 +103,7 @@ pub async fn approve_review(
     item_id: i64,
     content_hash: String,
     password: String,
+    #[server(default)] totp: Option<String>,
 ) -> Result<ReviewItem, AppError> {
     use crate::model::Approval;
     use crate::port::{backend, client_addr, principal};
@@ -110,6 +111,7 @@ pub async fn approve_review(
     let approval = Approval {
         content_hash,
         password: Some(password),
+        totp: totp.filter(|t| !t.trim().is_empty()),
     };
     let item = backend()?
         .reviews
@@ -671,6 +673,10 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                             <label>
                                 "Confirm with your password"
                                 <input type="password" name="password" required autocomplete="current-password" />
+                            </label>
+                            <label>
+                                "Code from your authenticator app (if you set up a second factor)"
+                                <input name="totp" inputmode="numeric" autocomplete="one-time-code" />
                             </label>
                             <button type="submit">{format!("Approve revision {revision}")}</button>
                         </ActionForm>

@@ -99,6 +99,37 @@ pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<UserSumma
         .await
 }
 
+/// Sets a temporary password, which the user must change at their next
+/// sign-in; their sessions end and their tokens are revoked.
+#[server(prefix = "/fn", endpoint = "set_temporary_password")]
+pub async fn set_temporary_password(
+    user_id: i64,
+    password: String,
+) -> Result<UserSummary, AppError> {
+    use crate::model::UserUpdate;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let update = UserUpdate {
+        password: Some(password),
+        ..UserUpdate::default()
+    };
+    backend()?
+        .accounts
+        .update_user(&who, &client_addr().await, user_id, update)
+        .await
+}
+
+/// Removes a user's second factor, for a lost device.
+#[server(prefix = "/fn", endpoint = "reset_second_factor")]
+pub async fn reset_second_factor(user_id: i64) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .reset_second_factor(&who, &client_addr().await, user_id)
+        .await
+}
+
 #[component]
 pub fn UsersPage() -> impl IntoView {
     let create = ServerAction::<CreateUser>::new();
@@ -183,9 +214,21 @@ pub fn UserPage() -> impl IntoView {
     let id = id_param();
     let roles = ServerAction::<SetUserRoles>::new();
     let access = ServerAction::<SetUserDisabled>::new();
+    let secrets = Secrets {
+        password: ServerAction::<SetTemporaryPassword>::new(),
+        factor: ServerAction::<ResetSecondFactor>::new(),
+    };
     let user = Resource::new(
-        move || (id.get(), roles.version().get(), access.version().get()),
-        |(id, _, _)| async move {
+        move || {
+            (
+                id.get(),
+                roles.version().get(),
+                access.version().get(),
+                secrets.password.version().get(),
+                secrets.factor.version().get(),
+            )
+        },
+        |(id, ..)| async move {
             match id {
                 Some(id) => get_user(id).await,
                 None => Err(AppError::NotFound("That user".into())),
@@ -198,7 +241,7 @@ pub fn UserPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok(d) => view! { <UserDetailView d roles access /> }.into_any(),
+                    Ok(d) => view! { <UserDetailView d roles access secrets /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -211,10 +254,15 @@ fn UserDetailView(
     d: UserDetail,
     roles: ServerAction<SetUserRoles>,
     access: ServerAction<SetUserDisabled>,
+    secrets: Secrets,
 ) -> impl IntoView {
     let u = d.user;
     let id = u.id.to_string();
     let id2 = id.clone();
+    let id3 = id.clone();
+    let id4 = id.clone();
+    let second_factor = u.second_factor;
+    let must_change = u.must_change_password;
     let disabled = u.disabled;
     let teams = d.teams;
     view! {
@@ -263,5 +311,36 @@ fn UserDetailView(
                 format!("{} is now {}.", u.username, if u.disabled { "disabled" } else { "active" })
             } />
         </section>
+        <section class="card">
+            <h2>"Password and second factor"</h2>
+            <p data-testid="user-credentials">
+                {if must_change { "Must change the password an admin set. " } else { "" }}
+                {if second_factor { "Second factor: on." } else { "Second factor: off." }}
+            </p>
+            <ActionForm action=secrets.password attr:class="stack" attr:data-testid="set-temporary-password">
+                <input type="hidden" name="user_id" value=id3 />
+                <label>
+                    "Temporary password (to be changed at next sign-in)"
+                    <input name="password" type="password" required minlength="12" autocomplete="new-password" />
+                </label>
+                <button type="submit">"Set a temporary password"</button>
+            </ActionForm>
+            <ActionNote value=secrets.password.value() ok=|u: &UserSummary| {
+                format!("{} must change this password at their next sign-in.", u.username)
+            } />
+            {second_factor.then(|| view! {
+                <ActionForm action=secrets.factor attr:data-testid="reset-second-factor">
+                    <input type="hidden" name="user_id" value=id4 />
+                    <button type="submit" class="danger">"Reset their second factor (lost device)"</button>
+                </ActionForm>
+            })}
+            <ActionNote value=secrets.factor.value() ok=|_: &()| "Their second factor is removed.".into() />
+        </section>
     }
+}
+
+#[derive(Clone, Copy)]
+struct Secrets {
+    password: ServerAction<SetTemporaryPassword>,
+    factor: ServerAction<ResetSecondFactor>,
 }

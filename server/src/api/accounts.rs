@@ -7,10 +7,12 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
+use streamkeeper_app::error::AppError;
 use streamkeeper_app::model::{
-    Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
+    Me, NewTeam, NewUser, PasswordChange, TeamDetail, TeamSummary, UserDetail, UserSummary,
+    UserUpdate,
 };
-use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::{ClientAddr, SessionHandle};
 use utoipa::{IntoParams, ToSchema};
 
 use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
@@ -72,8 +74,9 @@ pub async fn get_user(
     Ok(Json(st.backend.accounts.user(&who, id).await?))
 }
 
-/// Change a user's display name, roles or access (admin). Disabling or
-/// changing roles ends the user's sessions.
+/// Change a user's display name, roles, access or password (admin).
+/// Disabling, changing roles or setting a password ends the user's
+/// sessions; a password set here must be changed at the user's next sign-in.
 #[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "accounts", params(("id" = i64, Path)),
     request_body = UserUpdate,
     responses((status = 200, body = UserSummary), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -90,6 +93,53 @@ pub async fn update_user(
             .update_user(&who, &from, id, update)
             .await?,
     ))
+}
+
+/// Change your own password, given the current one (a session only: sign
+/// in first). Your other sessions end and your API tokens are revoked; this
+/// session stays signed in. A wrong current password answers 403, is
+/// audited and spends the sign-in throttle; the new one must pass the
+/// password policy (422).
+#[utoipa::path(post, path = "/api/v1/me/password", tag = "accounts", request_body = PasswordChange,
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn change_password(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    keeper: Option<Extension<SessionHandle>>,
+    ApiJson(change): ApiJson<PasswordChange>,
+) -> Result<StatusCode, ApiError> {
+    let Some(Extension(keeper)) = keeper else {
+        return Err(ApiError(AppError::Forbidden(
+            "change a password with an API token; sign in instead".into(),
+        )));
+    };
+    let epoch = st
+        .backend
+        .accounts
+        .change_password(&who, &from, &change.current_password, &change.new_password)
+        .await?;
+    keeper.0.keep(epoch).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
+/// Remove a user's TOTP second factor and recovery codes, for a lost
+/// device (admin; audited). They sign in with their password alone until
+/// they set one up again.
+#[utoipa::path(delete, path = "/api/v1/users/{id}/second-factor", tag = "accounts",
+    params(("id" = i64, Path)),
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn reset_second_factor(
+    State(st): State<AppState>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<StatusCode, ApiError> {
+    st.backend
+        .accounts
+        .reset_second_factor(&who, &from, id)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

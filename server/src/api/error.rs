@@ -23,7 +23,7 @@ pub struct ErrorBody {
 
 #[derive(Serialize, ToSchema)]
 pub struct ErrorDetail {
-    /// Stable: unauthenticated, forbidden, not_found, invalid, conflict,
+    /// Stable: unauthenticated, forbidden, password_change_required, not_found, invalid, conflict,
     /// unavailable, internal, bad_request, cross_site, too_large.
     pub code: String,
     pub message: String,

@@ -24,6 +24,8 @@ use crate::web::AppState;
     info(title = "Streamkeeper API", description = "Read-only watch over Kafka streams, and the changes named approvers sign off."),
     paths(
         accounts::me,
+        accounts::change_password,
+        accounts::reset_second_factor,
         accounts::list_users,
         accounts::create_user,
         accounts::get_user,
@@ -107,6 +109,11 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .route("/openapi.json", get(openapi))
         .route("/me", get(accounts::me))
+        .route("/me/password", post(accounts::change_password))
+        .route(
+            "/users/{id}/second-factor",
+            delete(accounts::reset_second_factor),
+        )
         .route(
             "/users",
             get(accounts::list_users).post(accounts::create_user),

@@ -217,6 +217,51 @@ impl ReviewService {
         }
     }
 
+    /// A second factor's current code, which approving in a session also
+    /// asks for when the approver set one up (tokens, like for the
+    /// password, are their own re-authentication). Throttled like the
+    /// password; on refusal, the reason to audit and the error to answer.
+    async fn second_factor(
+        &self,
+        who: &Principal,
+        from: &str,
+        code: Option<&str>,
+    ) -> Result<(), (&'static str, AppError)> {
+        if who.via == Credential::Token {
+            return Ok(());
+        }
+        let user = store::users::by_id(&self.pool, who.user_id)
+            .await
+            .map_err(|e| ("second factor unchecked", db(e)))?;
+        let Some(user) = user.filter(|u| u.totp_secret.is_some()) else {
+            return Ok(());
+        };
+        let Some(code) = code.filter(|c| !c.trim().is_empty()) else {
+            return Err((
+                "second-factor code missing",
+                AppError::Refused(
+                    "Confirm the approval with a code from your authenticator app as well.".into(),
+                ),
+            ));
+        };
+        if !self.limiter.allow(&who.username, from) {
+            return Err((
+                "second-factor attempts throttled",
+                AppError::Refused(
+                    "Too many attempts for this account: wait a minute, then confirm again.".into(),
+                ),
+            ));
+        }
+        match crate::second_factor::verify(&self.pool, &user, code, false).await {
+            Ok(Ok(_)) => Ok(()),
+            Ok(Err(r)) => Err((
+                "second-factor code not accepted",
+                AppError::Refused(format!("Confirm the approval with a current code: {r}.")),
+            )),
+            Err(e) => Err(("second factor unchecked", e)),
+        }
+    }
+
     /// Notifies users in the app, in the caller's transaction.
     async fn notify(
         conn: &mut sqlx::PgConnection,
@@ -264,6 +309,14 @@ impl ReviewService {
             return Err(AppError::Refused(
                 "Confirm the approval with your password: the one given is not right.".into(),
             ));
+        }
+        if let Err((reason, e)) = self
+            .second_factor(who, from, approval.totp.as_deref())
+            .await
+        {
+            self.refused(who, from, id, "review.approve.refused", reason)
+                .await;
+            return Err(e);
         }
         let mut tx = self.pool.begin().await.map_err(db)?;
         let item = lock(&mut tx, id).await?;

@@ -17,6 +17,14 @@ pub struct UserRow {
     pub disabled: bool,
     pub session_epoch: i32,
     pub created_at: DateTime<Utc>,
+    /// Set by an admin's password: the user must change it first.
+    pub must_change_password: bool,
+    /// The TOTP secret (base32) once enrolment is confirmed.
+    pub totp_secret: Option<String>,
+    /// The last time step a code was accepted for.
+    pub totp_last_step: Option<i64>,
+    /// The seed (hex) of an enrolment or recovery-code renewal under way.
+    pub totp_pending_seed: Option<String>,
 }
 
 impl UserRow {
@@ -34,12 +42,14 @@ impl UserRow {
             roles: self.roles(),
             disabled: self.disabled,
             created_at: self.created_at,
+            second_factor: self.totp_secret.is_some(),
+            must_change_password: self.must_change_password,
         }
     }
 }
 
-const COLUMNS: &str =
-    "id, username, display_name, password_hash, roles, disabled, session_epoch, created_at";
+const COLUMNS: &str = "id, username, display_name, password_hash, roles, disabled, session_epoch,
+     created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed";
 
 pub fn role_strings(roles: &[Role]) -> Vec<String> {
     roles.iter().map(|r| r.as_str().to_string()).collect()
@@ -75,15 +85,17 @@ pub async fn insert(
     display_name: &str,
     password_hash: &str,
     roles: &[Role],
+    must_change_password: bool,
 ) -> Result<UserRow, sqlx::Error> {
     sqlx::query_as(&format!(
-        "INSERT INTO users (username, display_name, password_hash, roles)
-         VALUES ($1, $2, $3, $4) RETURNING {COLUMNS}"
+        "INSERT INTO users (username, display_name, password_hash, roles, must_change_password)
+         VALUES ($1, $2, $3, $4, $5) RETURNING {COLUMNS}"
     ))
     .bind(username)
     .bind(display_name)
     .bind(password_hash)
     .bind(role_strings(roles))
+    .bind(must_change_password)
     .fetch_one(conn)
     .await
 }
@@ -96,7 +108,8 @@ pub async fn update(
 ) -> Result<UserRow, sqlx::Error> {
     sqlx::query_as(&format!(
         "UPDATE users SET display_name = $2, roles = $3, disabled = $4, password_hash = $5,
-             session_epoch = session_epoch + CASE WHEN $6 THEN 1 ELSE 0 END, updated_at = now()
+             session_epoch = session_epoch + CASE WHEN $6 THEN 1 ELSE 0 END, updated_at = now(),
+             must_change_password = $7
          WHERE id = $1 RETURNING {COLUMNS}"
     ))
     .bind(u.id)
@@ -105,6 +118,7 @@ pub async fn update(
     .bind(u.disabled)
     .bind(&u.password_hash)
     .bind(end_sessions)
+    .bind(u.must_change_password)
     .fetch_one(conn)
     .await
 }
@@ -151,4 +165,118 @@ pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<TeamRef>, sqlx:
         .into_iter()
         .map(|(id, name)| TeamRef { id, name })
         .collect())
+}
+
+/// Starts (or, with `None`, drops) an enrolment or recovery-code renewal.
+pub async fn set_totp_pending(
+    conn: &mut PgConnection,
+    id: i64,
+    seed: Option<&str>,
+) -> Result<(), sqlx::Error> {
+    sqlx::query("UPDATE users SET totp_pending_seed = $2 WHERE id = $1")
+        .bind(id)
+        .bind(seed)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// Completes an enrolment: the secret, the step of the code that confirmed
+/// it (not accepted again) and no pending seed.
+pub async fn enable_totp(
+    conn: &mut PgConnection,
+    id: i64,
+    secret: &str,
+    step: i64,
+) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE users SET totp_secret = $2, totp_last_step = $3, totp_pending_seed = NULL
+         WHERE id = $1",
+    )
+    .bind(id)
+    .bind(secret)
+    .bind(step)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// Records that a code of `step` was accepted, unless one of that step or
+/// a later one was already: `false` then (a replay that raced another).
+pub async fn use_totp_step(
+    conn: &mut PgConnection,
+    id: i64,
+    step: i64,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE users SET totp_last_step = $2
+         WHERE id = $1 AND totp_secret IS NOT NULL
+           AND (totp_last_step IS NULL OR totp_last_step < $2)",
+    )
+    .bind(id)
+    .bind(step)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Removes the second factor and its recovery codes.
+pub async fn clear_totp(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+    sqlx::query(
+        "UPDATE users SET totp_secret = NULL, totp_last_step = NULL, totp_pending_seed = NULL
+         WHERE id = $1",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM recovery_codes WHERE user_id = $1")
+        .bind(id)
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
+/// Replaces a user's recovery codes (their hashes) and ends the renewal.
+pub async fn replace_recovery_codes(
+    conn: &mut PgConnection,
+    id: i64,
+    hashes: &[String],
+) -> Result<(), sqlx::Error> {
+    sqlx::query("DELETE FROM recovery_codes WHERE user_id = $1")
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    sqlx::query(
+        "INSERT INTO recovery_codes (user_id, code_hash) SELECT $1, h FROM unnest($2::text[]) h",
+    )
+    .bind(id)
+    .bind(hashes)
+    .execute(&mut *conn)
+    .await?;
+    set_totp_pending(conn, id, None).await
+}
+
+/// Uses up a recovery code: `true` when it was one of the user's, unused.
+pub async fn use_recovery_code(
+    conn: &mut PgConnection,
+    id: i64,
+    hash: &str,
+) -> Result<bool, sqlx::Error> {
+    let done = sqlx::query(
+        "UPDATE recovery_codes SET used_at = now()
+         WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL",
+    )
+    .bind(id)
+    .bind(hash)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// How many of a user's recovery codes are still unused.
+pub async fn recovery_codes_left(pool: &PgPool, id: i64) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL")
+        .bind(id)
+        .fetch_one(pool)
+        .await
 }

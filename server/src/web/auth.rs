@@ -11,12 +11,14 @@ use chrono::Utc;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::net::SocketAddr;
+use std::sync::Arc;
 use streamkeeper::account::{Credential, MAX_USERNAME_LEN, Principal};
 use streamkeeper::client_addr::client_ip;
+use streamkeeper::second_factor::{ACCOUNT_PAGE, Gate, must_change_gate, pending_live};
 use streamkeeper::signin::{safe_next, touch_due};
 use streamkeeper::token::Refusal;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::{ClientAddr, SessionHandle, SessionKeeper};
 use tower_sessions::Session;
 
 use super::AppState;
@@ -34,6 +36,18 @@ pub struct SessionUser {
 }
 
 const SESSION_KEY: &str = "auth";
+/// A sign-in that passed the password and waits for the second factor:
+/// the session is not signed in until the code is right.
+const PENDING_KEY: &str = "pending";
+
+#[derive(Clone, Debug, Serialize, Deserialize)]
+struct PendingSignIn {
+    user_id: i64,
+    username: String,
+    /// When the password was right (Unix seconds).
+    started: i64,
+    next: String,
+}
 /// When the session was last saved (Unix milliseconds): saving it pushes
 /// its idle timeout back, so it is saved again once this is old enough.
 const SEEN_KEY: &str = "seen";
@@ -69,7 +83,10 @@ pub async fn client_address(State(st): State<AppState>, mut req: Request, next: 
 
 /// Paths anyone may reach: the sign-in page and its assets.
 fn is_public(path: &str) -> bool {
-    matches!(path, "/login" | "/logout" | "/healthz" | "/favicon.ico") || path.starts_with("/pkg/")
+    matches!(
+        path,
+        "/login" | "/login/code" | "/logout" | "/healthz" | "/favicon.ico"
+    ) || path.starts_with("/pkg/")
 }
 
 fn bearer(req: &Request) -> Option<String> {
@@ -81,10 +98,12 @@ fn bearer(req: &Request) -> Option<String> {
         .map(|t| t.trim().to_string())
 }
 
+/// A session's principal, and whether its user must change their password
+/// first.
 async fn session_principal(
     st: &AppState,
     session: &Session,
-) -> Result<Option<Principal>, AppError> {
+) -> Result<Option<(Principal, bool, SessionUser)>, AppError> {
     let stored: Option<SessionUser> = session.get(SESSION_KEY).await.map_err(|e| {
         tracing::error!(error = %e, "session store");
         AppError::Unavailable("sessions cannot be read right now".into())
@@ -98,7 +117,11 @@ async fn session_principal(
     match user {
         Some(u) if !u.disabled && u.session_epoch == su.epoch && (0..max).contains(&age) => {
             touch(session, st.config.session_idle).await;
-            Ok(Some(principal_of(&u, Credential::Session)))
+            Ok(Some((
+                principal_of(&u, Credential::Session),
+                u.must_change_password,
+                su,
+            )))
         }
         _ => {
             // Disabled, demoted, password changed or past the absolute
@@ -108,6 +131,25 @@ async fn session_principal(
             }
             Ok(None)
         }
+    }
+}
+
+/// Keeps the session that changed its password signed in: the change
+/// moved the user's epoch on (ending their other sessions), and this one
+/// takes on the new epoch.
+struct KeepSession {
+    session: Session,
+    user: SessionUser,
+}
+
+#[async_trait::async_trait]
+impl SessionKeeper for KeepSession {
+    async fn keep(&self, epoch: i32) -> Result<(), AppError> {
+        let user = SessionUser { epoch, ..self.user };
+        self.session.insert(SESSION_KEY, user).await.map_err(|e| {
+            tracing::error!(error = %e, "could not keep a session");
+            AppError::Unavailable("sessions cannot be stored right now".into())
+        })
     }
 }
 
@@ -172,7 +214,24 @@ pub async fn authenticate(
             Err(e) => return ApiError(e).into_response(),
         },
         None => match session_principal(&st, &session).await {
-            Ok(p) => p,
+            Ok(Some((p, must_change, user))) => {
+                let path = req.uri().path().to_string();
+                match must_change_gate(must_change, &path) {
+                    Gate::Pass => {}
+                    Gate::Redirect => return Redirect::to(ACCOUNT_PAGE).into_response(),
+                    Gate::Refuse => {
+                        let from = resolved_addr(&req).to_string();
+                        return password_change_required(&st, &p, &path, &from).await;
+                    }
+                }
+                req.extensions_mut()
+                    .insert(SessionHandle(Arc::new(KeepSession {
+                        session: session.clone(),
+                        user,
+                    })));
+                Some(p)
+            }
+            Ok(None) => None,
             Err(e) => return ApiError(e).into_response(),
         },
     };
@@ -253,6 +312,27 @@ async fn scope_refusal(
             .with_message(&refusal.to_string())
             .into_response(),
     )
+}
+
+/// A must-change user's call to anything but the account page: 403
+/// `password_change_required`, audited like every refusal.
+async fn password_change_required(
+    st: &AppState,
+    who: &Principal,
+    path: &str,
+    from: &str,
+) -> Response {
+    let event = Event {
+        actor: &who.username,
+        action: "password_change.required",
+        target: format!("path:{path}"),
+        detail: json!({ "page": ACCOUNT_PAGE }),
+        source: from,
+    };
+    if let Err(e) = st.accounts.record(event).await {
+        return ApiError(e).into_response();
+    }
+    ApiError(AppError::PasswordChangeRequired).into_response()
 }
 
 fn turn_away(req: &Request, path: &str, expired: bool) -> Response {
@@ -354,9 +434,62 @@ pub async fn login(
         }
         return failed();
     };
+    if user.totp_secret.is_some() {
+        // The password was right; the session waits for the code. A new id
+        // now too, so a fixed id does not even reach the second step.
+        let pending = PendingSignIn {
+            user_id: user.id,
+            username: user.username.clone(),
+            started: Utc::now().timestamp(),
+            next,
+        };
+        let set = async {
+            session.cycle_id().await?;
+            session.insert(PENDING_KEY, &pending).await
+        };
+        if let Err(e) = set.await {
+            tracing::error!(error = %e, "could not start a session");
+            return ApiError(AppError::Unavailable(
+                "sessions cannot be stored right now".into(),
+            ))
+            .into_response();
+        }
+        return code_page(&pending.next, false);
+    }
+    sign_in(&st, &session, &from, &user, &next, None).await
+}
+
+/// The code page, keeping where the user goes after it.
+fn code_page(next: &str, failed: bool) -> Response {
+    let mut q = form_urlencoded::Serializer::new(String::new());
+    if failed {
+        q.append_pair("error", "1");
+    }
+    if next != "/" {
+        q.append_pair("next", next);
+    }
+    let q = q.finish();
+    if q.is_empty() {
+        Redirect::to("/login/code").into_response()
+    } else {
+        Redirect::to(&format!("/login/code?{q}")).into_response()
+    }
+}
+
+/// Signs the session in as `user` and sends them on (to the account page
+/// when an admin set their password).
+async fn sign_in(
+    st: &AppState,
+    session: &Session,
+    from: &str,
+    user: &crate::store::users::UserRow,
+    next: &str,
+    factor: Option<crate::second_factor::Factor>,
+) -> Response {
     // A new session id at every sign-in (no session fixation).
     let session_set = async {
         session.cycle_id().await?;
+        session.remove::<PendingSignIn>(PENDING_KEY).await?;
         let now = Utc::now();
         session
             .insert(
@@ -381,13 +514,89 @@ pub async fn login(
         actor: &user.username,
         action: "login.success",
         target: format!("user:{}", user.username),
-        detail: json!({}),
-        source: &from,
+        detail: match factor {
+            Some(f) => json!({ "second_factor": f.as_str() }),
+            None => json!({}),
+        },
+        source: from,
     };
     if let Err(e) = st.accounts.record(event).await {
         return ApiError(e).into_response();
     }
-    Redirect::to(&next).into_response()
+    if user.must_change_password {
+        return Redirect::to(ACCOUNT_PAGE).into_response();
+    }
+    Redirect::to(next).into_response()
+}
+
+#[derive(Debug, Deserialize)]
+pub struct CodeForm {
+    code: String,
+}
+
+/// The second step of signing in: a TOTP code or a recovery code for the
+/// sign-in the session holds, within a few minutes of its password. Wrong
+/// codes are throttled with the password's budget and counted.
+pub async fn login_code(
+    State(st): State<AppState>,
+    session: Session,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    form: Result<Form<CodeForm>, FormRejection>,
+) -> Response {
+    let Form(form) = match form {
+        Ok(f) => f,
+        Err(e) => {
+            return ApiError(AppError::Request(format!(
+                "the code form could not be read: {}",
+                e.body_text()
+            )))
+            .into_response();
+        }
+    };
+    let pending = match session.get::<PendingSignIn>(PENDING_KEY).await {
+        Ok(p) => p,
+        Err(e) => {
+            tracing::error!(error = %e, "session store");
+            return ApiError(AppError::Unavailable(
+                "sessions cannot be read right now".into(),
+            ))
+            .into_response();
+        }
+    };
+    let Some(pending) = pending.filter(|p| pending_live(p.started, Utc::now().timestamp())) else {
+        if let Err(e) = session.flush().await {
+            tracing::warn!(error = %e, "could not end a stale sign-in");
+        }
+        return Redirect::to("/login?expired=1").into_response();
+    };
+    let throttled = !st.limiter.allow(&pending.username, &from);
+    let passed = if throttled {
+        None
+    } else {
+        match st
+            .accounts
+            .second_factor_sign_in(pending.user_id, &form.code)
+            .await
+        {
+            Ok(p) => p,
+            Err(e) => return ApiError(e).into_response(),
+        }
+    };
+    let Some((user, factor)) = passed else {
+        // Counted like failed passwords: the caller is not signed in yet.
+        let event = Event {
+            actor: "anonymous",
+            action: "login.second_factor.failure",
+            target: format!("user:{}", pending.username),
+            detail: json!({ "reason": if throttled { "throttled" } else { "code not accepted" } }),
+            source: &from,
+        };
+        if let Err(e) = st.accounts.tally(event).await {
+            return ApiError(e).into_response();
+        }
+        return code_page(&pending.next, true);
+    };
+    sign_in(&st, &session, &from, &user, &pending.next, Some(factor)).await
 }
 
 pub async fn logout(

@@ -59,7 +59,12 @@ impl AppState {
             .site_addr(config.bind)
             .build();
         let outbound = &config.outbound;
-        let accounts = Arc::new(AccountService::new(pool.clone(), outbound.egress));
+        let limiter = crate::limiter::LoginLimiter::new();
+        let accounts = Arc::new(AccountService::new(
+            pool.clone(),
+            outbound.egress,
+            limiter.clone(),
+        ));
         let clusters = Arc::new(ClusterService::new(
             pool.clone(),
             outbound.credentials.clone(),
@@ -72,7 +77,6 @@ impl AppState {
                 crate::limits::Blocking::per_core(),
             ),
         ));
-        let limiter = crate::limiter::LoginLimiter::new();
         let reviews = Arc::new(ReviewService::new(
             pool.clone(),
             schemas.clone(),
@@ -132,6 +136,7 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
 
     Router::new()
         .route("/login", post(auth::login))
+        .route("/login/code", post(auth::login_code))
         .route("/logout", post(auth::logout))
         .route("/healthz", get(|| async { "ok" }))
         .nest("/api/v1", crate::api::router())

@@ -180,10 +180,12 @@ impl TestApp {
     pub async fn user(&self, username: &str, roles: &[Role]) -> i64 {
         let hash = streamkeeper_server::password::hash(PASSWORD).expect("hash");
         let mut conn = self.pool.acquire().await.expect("conn");
-        streamkeeper_server::store::users::insert(&mut conn, username, username, &hash, roles)
-            .await
-            .expect("insert user")
-            .id
+        streamkeeper_server::store::users::insert(
+            &mut conn, username, username, &hash, roles, false,
+        )
+        .await
+        .expect("insert user")
+        .id
     }
 
     /// A bearer token for the user with the scopes the tests of the whole

@@ -1,0 +1,587 @@
+//! A user's own account against real Postgres, through the same HTTP
+//! stack as the browser: changing one's password needs the current one
+//! (wrong ones refused, audited and throttled), ends the other sessions and
+//! revokes the tokens; a password an admin set must be changed before
+//! anything else answers; the TOTP second factor makes sign-in two steps,
+//! accepts a code once, and takes each recovery code once; an admin resets
+//! it for a lost device.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use serde_json::{Value, json};
+use streamkeeper::role::Role;
+use streamkeeper::second_factor::{STEP_SECONDS, time_step};
+use support::{ORIGIN, PASSWORD, Reply, TestApp};
+
+const NEW_PASSWORD: &str = "umbrella-quartz-meadow-lantern";
+
+/// A same-origin JSON request with a session, as the browser's REST calls.
+async fn session_json(t: &TestApp, method: Method, path: &str, cookie: &str, body: Value) -> Reply {
+    let req = Request::builder()
+        .method(method)
+        .uri(path)
+        .header(header::COOKIE, cookie)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ORIGIN, ORIGIN)
+        .header("sec-fetch-site", "same-origin")
+        .body(Body::from(body.to_string()))
+        .expect("request");
+    t.send(req).await
+}
+
+/// A server function called as the hydrated page calls it (JSON back).
+async fn server_fn(t: &TestApp, name: &str, cookie: &str, form: &[(&str, &str)]) -> Reply {
+    t.post_form(&format!("/fn/{name}"), Some(cookie), form)
+        .await
+}
+
+async fn count(t: &TestApp, action: &str) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = $1")
+        .bind(action)
+        .fetch_one(&t.pool)
+        .await
+        .expect("audit")
+}
+
+async fn tallied(t: &TestApp, action: &str) -> i64 {
+    sqlx::query_scalar::<_, Option<i64>>(
+        "SELECT sum(count)::bigint FROM audit_refusals WHERE action = $1",
+    )
+    .bind(action)
+    .fetch_one(&t.pool)
+    .await
+    .expect("refusals")
+    .unwrap_or(0)
+}
+
+/// Every audit detail, as text: nothing typed may be in there.
+async fn all_details(t: &TestApp) -> String {
+    let rows: Vec<String> = sqlx::query_scalar("SELECT detail::text FROM audit_log")
+        .fetch_all(&t.pool)
+        .await
+        .expect("audit");
+    rows.join("\n")
+}
+
+fn code_at(secret: &str, step: u64) -> String {
+    let bytes = totp_rs::Secret::try_from_base32(secret).expect("base32");
+    let totp = totp_rs::Builder::new()
+        .with_secret(bytes.as_ref().to_vec())
+        .build()
+        .expect("totp");
+    totp.generate(step * STEP_SECONDS).to_string()
+}
+
+fn now_step() -> u64 {
+    time_step(chrono::Utc::now().timestamp())
+}
+
+async fn me(t: &TestApp, cookie: &str) -> StatusCode {
+    t.get("/api/v1/me", Some(cookie)).await.status
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let alice = t.user("alice", &[Role::Viewer]).await;
+    let token = t.token(alice).await;
+    let here = t.login("alice", PASSWORD).await.expect("signs in");
+    let elsewhere = t.login("alice", PASSWORD).await.expect("signs in again");
+    assert_eq!(me(&t, &elsewhere).await, StatusCode::OK);
+
+    let change =
+        |current: &str, new: &str| json!({"current_password": current, "new_password": new});
+    let r = session_json(
+        &t,
+        Method::POST,
+        "/api/v1/me/password",
+        &here,
+        change("wrong-guess-1234", NEW_PASSWORD),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(
+        r.body.contains("The current password is not right"),
+        "{}",
+        r.body
+    );
+    assert_eq!(
+        count(&t, "account.password.refused").await,
+        1,
+        "the refusal is audited"
+    );
+    assert_eq!(count(&t, "request.refused").await, 0, "once");
+
+    let r = session_json(
+        &t,
+        Method::POST,
+        "/api/v1/me/password",
+        &here,
+        change(PASSWORD, "password1234"),
+    )
+    .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "the policy holds: {}",
+        r.body
+    );
+
+    // A token cannot change it, even with the current password.
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/me/password",
+            &token,
+            Some(change(PASSWORD, NEW_PASSWORD)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    let doc = t
+        .api(Method::GET, "/api/v1/openapi.json", &token, None)
+        .await
+        .json();
+    assert!(
+        doc["paths"].get("/api/v1/me/password").is_some(),
+        "documented"
+    );
+    assert!(
+        doc["paths"]
+            .get("/api/v1/users/{id}/second-factor")
+            .is_some()
+    );
+    let r = session_json(
+        &t,
+        Method::POST,
+        "/api/v1/me/password",
+        &here,
+        change(PASSWORD, NEW_PASSWORD),
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    assert_eq!(
+        me(&t, &here).await,
+        StatusCode::OK,
+        "this session stays signed in"
+    );
+    assert_eq!(
+        me(&t, &elsewhere).await,
+        StatusCode::UNAUTHORIZED,
+        "the other one ended"
+    );
+    let r = t.api(Method::GET, "/api/v1/me", &token, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "the token is revoked");
+    assert!(
+        t.login("alice", PASSWORD).await.is_none(),
+        "the old password is gone"
+    );
+    assert!(t.login("alice", NEW_PASSWORD).await.is_some());
+    assert_eq!(count(&t, "account.password").await, 1);
+    let details = all_details(&t).await;
+    assert!(
+        !details.contains(NEW_PASSWORD) && !details.contains(PASSWORD),
+        "{details}"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_change_password_form_works_and_wrong_current_passwords_are_throttled(
+    pool: sqlx::PgPool,
+) {
+    let t = TestApp::new(pool).await;
+    t.user("alice", &[Role::Viewer]).await;
+    let here = t.login("alice", PASSWORD).await.expect("signs in");
+    let page = t.get("/account", Some(&here)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("/fn/change_password"),
+        "the form posts to the server function"
+    );
+
+    let form = |current: &'static str| {
+        [
+            ("current_password", current),
+            ("new_password", NEW_PASSWORD),
+            ("confirm_password", NEW_PASSWORD),
+        ]
+    };
+    let r = server_fn(&t, "change_password", &here, &form("wrong-guess-1234")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    // Sign-in's budget: ten tries, then none for a minute, right or wrong
+    // (one try went to signing in).
+    for _ in 0..8 {
+        server_fn(&t, "change_password", &here, &form("wrong-guess-1234")).await;
+    }
+    let r = server_fn(&t, "change_password", &here, &form(PASSWORD)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(r.body.contains("Too many attempts"), "{}", r.body);
+    assert!(
+        t.login("alice", NEW_PASSWORD).await.is_none(),
+        "nothing changed"
+    );
+    assert!(count(&t, "account.password.refused").await >= 10);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_password_an_admin_set_must_be_changed_first(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("root", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/users",
+            &at,
+            Some(json!({"username": "nina", "password": PASSWORD, "roles": ["viewer"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert_eq!(r.json()["must_change_password"], true);
+    let nina = r.json()["id"].as_i64().expect("id");
+
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[
+                ("username", "nina"),
+                ("password", PASSWORD),
+                ("next", "/streams"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        r.location(),
+        "/account",
+        "sign-in lands on the account page"
+    );
+    let cookie = r.cookie().expect("signed in");
+    let r = t.get("/streams", Some(&cookie)).await;
+    assert_eq!(
+        (r.status, r.location()),
+        (StatusCode::SEE_OTHER, "/account"),
+        "pages redirect"
+    );
+    let r = t.get("/api/v1/me", Some(&cookie)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(r.json()["error"]["code"], "password_change_required");
+    assert!(
+        r.body.contains("/account"),
+        "the answer names the page: {}",
+        r.body
+    );
+    let r = server_fn(&t, "list_streams", &cookie, &[]).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(r.json()["error"]["code"], "password_change_required");
+    assert_eq!(
+        count(&t, "password_change.required").await,
+        2,
+        "refusals are audited"
+    );
+    let page = t.get("/account", Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("must-change"), "the page says why");
+
+    let r = server_fn(
+        &t,
+        "change_password",
+        &cookie,
+        &[
+            ("current_password", PASSWORD),
+            ("new_password", NEW_PASSWORD),
+            ("confirm_password", NEW_PASSWORD),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(me(&t, &cookie).await, StatusCode::OK, "free to go");
+    assert_eq!(
+        t.get("/streams", Some(&cookie)).await.status,
+        StatusCode::OK
+    );
+
+    // An admin's new password is temporary again; signing out still works.
+    let r = t
+        .api(
+            Method::PATCH,
+            &format!("/api/v1/users/{nina}"),
+            &at,
+            Some(json!({"password": PASSWORD})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        me(&t, &cookie).await,
+        StatusCode::UNAUTHORIZED,
+        "her sessions ended"
+    );
+    let cookie = t.login("nina", PASSWORD).await.expect("signs in");
+    assert_eq!(
+        t.get("/api/v1/me", Some(&cookie)).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let r = t.post_form("/logout", Some(&cookie), &[]).await;
+    assert_eq!(r.location(), "/login");
+    assert!(!all_details(&t).await.contains(PASSWORD));
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn the_cli_sets_temporary_passwords_only_when_asked(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    for (name, temporary) in [("scripted", false), ("handed-over", true)] {
+        streamkeeper_server::cli::user(
+            &t.pool,
+            streamkeeper_server::config::UserCommand::Add {
+                username: name.into(),
+                display_name: String::new(),
+                roles: vec![Role::Viewer],
+                password_stdin: false,
+                temporary,
+            },
+        )
+        .await
+        .expect("user add");
+        let must: bool =
+            sqlx::query_scalar("SELECT must_change_password FROM users WHERE username = $1")
+                .bind(name)
+                .fetch_one(&t.pool)
+                .await
+                .expect("user");
+        assert_eq!(must, temporary, "{name}");
+    }
+}
+
+/// Enrols the signed-in user through the account page's server functions;
+/// answers the secret, the recovery codes and the step the enrolment used.
+async fn enrol(t: &TestApp, cookie: &str) -> (String, Vec<String>, u64) {
+    let r = server_fn(t, "start_second_factor", cookie, &[]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = server_fn(t, "account_status", cookie, &[]).await;
+    let pending = r.json()["pending"].clone();
+    let secret = pending["secret_base32"]
+        .as_str()
+        .expect("secret")
+        .to_owned();
+    let codes: Vec<String> = pending["recovery_codes"]
+        .as_array()
+        .expect("codes")
+        .iter()
+        .filter_map(|c| c.as_str().map(str::to_owned))
+        .collect();
+    assert_eq!(codes.len(), 10);
+    let r = server_fn(t, "confirm_second_factor", cookie, &[("code", "000000")]).await;
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "a wrong code does not enrol: {}",
+        r.body
+    );
+    let step = now_step();
+    let r = server_fn(
+        t,
+        "confirm_second_factor",
+        cookie,
+        &[("code", &code_at(&secret, step))],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = server_fn(t, "account_status", cookie, &[]).await;
+    assert_eq!(r.json()["second_factor"], true);
+    assert!(
+        r.json()["pending"].is_null(),
+        "nothing secret is shown again"
+    );
+    (secret, codes, step)
+}
+
+/// Signs in with the password: answers the pending session's cookie.
+async fn password_step(t: &TestApp, user: &str) -> String {
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[
+                ("username", user),
+                ("password", PASSWORD),
+                ("next", "/streams"),
+            ],
+        )
+        .await;
+    assert_eq!(
+        r.location(),
+        "/login/code?next=%2Fstreams",
+        "the code comes next"
+    );
+    r.cookie().expect("a pending session")
+}
+
+async fn code_step(t: &TestApp, pending: &str, code: &str) -> Reply {
+    t.post_form("/login/code", Some(pending), &[("code", code)])
+        .await
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_totp_sign_in_takes_a_code_once(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("tess", &[Role::Viewer]).await;
+    let cookie = t.login("tess", PASSWORD).await.expect("signs in");
+    let (secret, _, step) = enrol(&t, &cookie).await;
+    assert_eq!(count(&t, "account.second_factor.enable").await, 1);
+    let details = all_details(&t).await;
+    assert!(!details.contains(&secret), "{details}");
+
+    let pending = password_step(&t, "tess").await;
+    assert_eq!(
+        me(&t, &pending).await,
+        StatusCode::UNAUTHORIZED,
+        "not signed in yet"
+    );
+    let r = t.get("/streams", Some(&pending)).await;
+    assert!(r.location().starts_with("/login"), "{}", r.location());
+
+    // The enrolment's code is used up, and so is a wrong one.
+    let r = code_step(&t, &pending, &code_at(&secret, step)).await;
+    assert_eq!(
+        r.location(),
+        "/login/code?error=1&next=%2Fstreams",
+        "a replay is refused"
+    );
+    let r = code_step(&t, &pending, "123456").await;
+    assert!(r.location().starts_with("/login/code?error=1"));
+    assert_eq!(
+        tallied(&t, "login.second_factor.failure").await,
+        2,
+        "counted"
+    );
+
+    let next = code_at(&secret, step + 1);
+    let r = code_step(&t, &pending, &next).await;
+    assert_eq!(r.location(), "/streams", "{}", r.body);
+    let signed_in = r.cookie().expect("a new session");
+    assert_ne!(signed_in, pending, "a new session id");
+    assert_eq!(me(&t, &signed_in).await, StatusCode::OK);
+
+    // The same code a second time, in another sign-in, is refused.
+    let again = password_step(&t, "tess").await;
+    let r = code_step(&t, &again, &next).await;
+    assert!(
+        r.location().starts_with("/login/code?error=1"),
+        "{}",
+        r.location()
+    );
+    assert_eq!(me(&t, &again).await, StatusCode::UNAUTHORIZED);
+
+    // Without the password first, a code signs nobody in.
+    let r = t
+        .post_form(
+            "/login/code",
+            None,
+            &[("code", &code_at(&secret, now_step()))],
+        )
+        .await;
+    assert_eq!(r.location(), "/login?expired=1");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn a_recovery_code_works_once_and_disabling_needs_password_and_code(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("tess", &[Role::Viewer]).await;
+    let cookie = t.login("tess", PASSWORD).await.expect("signs in");
+    let (_, codes, _) = enrol(&t, &cookie).await;
+    let details = all_details(&t).await;
+    assert!(
+        codes.iter().all(|c| !details.contains(c.as_str())),
+        "{details}"
+    );
+
+    let pending = password_step(&t, "tess").await;
+    let r = code_step(&t, &pending, &codes[0].to_lowercase()).await;
+    assert_eq!(r.location(), "/streams", "a recovery code signs in");
+    let signed_in = r.cookie().expect("session");
+    let pending = password_step(&t, "tess").await;
+    let r = code_step(&t, &pending, &codes[0]).await;
+    assert!(r.location().starts_with("/login/code?error=1"), "but once");
+    let r = server_fn(&t, "account_status", &signed_in, &[]).await;
+    assert_eq!(r.json()["recovery_codes_left"], 9);
+
+    let r = server_fn(
+        &t,
+        "disable_second_factor",
+        &signed_in,
+        &[("password", PASSWORD), ("code", "000000")],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = server_fn(
+        &t,
+        "disable_second_factor",
+        &signed_in,
+        &[("password", "wrong-guess-1234"), ("code", &codes[1])],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    // Both, and the wrong code the enrolment was first given.
+    assert_eq!(count(&t, "account.second_factor.refused").await, 3);
+    let r = server_fn(
+        &t,
+        "disable_second_factor",
+        &signed_in,
+        &[("password", PASSWORD), ("code", &codes[1])],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // (Sign-in's budget is spent by now: the account page says it.)
+    let r = server_fn(&t, "account_status", &signed_in, &[]).await;
+    assert_eq!(r.json()["second_factor"], false, "one step again");
+    assert_eq!(r.json()["recovery_codes_left"], 0);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+async fn an_admin_resets_a_lost_second_factor(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("root", &[Role::Admin]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let tess = t.user("tess", &[Role::Viewer]).await;
+    let cookie = t.login("tess", PASSWORD).await.expect("signs in");
+    enrol(&t, &cookie).await;
+    let path = format!("/api/v1/users/{tess}/second-factor");
+    let r = t
+        .api(Method::DELETE, &path, &t.token(viewer).await, None)
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        count(&t, "request.refused").await,
+        1,
+        "the refusal is audited"
+    );
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/users/{tess}"),
+            &t.token(admin).await,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["user"]["second_factor"], true);
+    assert!(
+        !r.body.contains("secret"),
+        "no secret in what admins read: {}",
+        r.body
+    );
+    let r = t
+        .api(Method::DELETE, &path, &t.token(admin).await, None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    assert_eq!(count(&t, "user.second_factor.reset").await, 1);
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[("username", "tess"), ("password", PASSWORD), ("next", "/")],
+        )
+        .await;
+    assert_eq!(r.location(), "/", "the password alone signs in again");
+}

@@ -230,7 +230,7 @@ impl ReviewService {
         if who.via == Credential::Token {
             return Ok(());
         }
-        let user = store::users::by_id(&self.pool, who.user_id)
+        let user = crate::store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(|e| ("second factor unchecked", db(e)))?;
         let Some(user) = user.filter(|u| u.totp_secret.is_some()) else {

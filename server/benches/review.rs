@@ -117,7 +117,7 @@ async fn main() {
     let reviews = ReviewService::new(
         pool.clone(),
         schemas.clone(),
-        streamkeeper_server::limiter::LoginLimiter::new(),
+        streamkeeper_server::platform::limiter::LoginLimiter::new(),
     );
     reviews
         .set_domain(

@@ -117,7 +117,7 @@ async fn main() {
     };
     let db = BenchDb::create(&base, "signin", 10).await;
     let pool = db.pool.clone();
-    let hash = streamkeeper_server::password::hash(PASSWORD).expect("hash");
+    let hash = streamkeeper_server::platform::password::hash(PASSWORD).expect("hash");
     for u in 0..USERS {
         sqlx::query(
             "INSERT INTO users (username, display_name, password_hash, roles)

@@ -1,14 +1,15 @@
 //! The administrative subcommands: users, tokens and the audit log. Each
 //! change is recorded in the audit log with the actor `cli`.
 
+use crate::audit::store::Event;
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::reader;
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
 use crate::config::{
     AuditCommand, ClusterCommand, KafkaArgs, KafkaCommand, TokenCommand, UserCommand,
 };
-use crate::password;
-use crate::store::{self, audit::Event, is_unique_violation};
+use crate::platform::password;
+use crate::store::is_unique_violation;
 use anyhow::{Context, bail};
 use chrono::{DateTime, Utc};
 use serde_json::json;
@@ -52,8 +53,15 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             let (pw, generated) = read_password(password_stdin, &[&username, &display_name])?;
             let hash = password::hash(&pw)?;
             let mut tx = pool.begin().await?;
-            match store::users::insert(&mut tx, &username, &display_name, &hash, &roles, temporary)
-                .await
+            match crate::accounts::store::users::insert(
+                &mut tx,
+                &username,
+                &display_name,
+                &hash,
+                &roles,
+                temporary,
+            )
+            .await
             {
                 Ok(_) => {}
                 Err(e) if is_unique_violation(&e) => {
@@ -61,13 +69,13 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                 }
                 Err(e) => return Err(e.into()),
             }
-            store::audit::append(
+            crate::audit::store::append(
                 &mut tx,
                 Event {
                     actor: ACTOR,
                     action: "user.create",
                     target: format!("user:{username}"),
-                    detail: json!({ "roles": store::users::role_strings(&roles), "display_name": display_name,
+                    detail: json!({ "roles": crate::accounts::store::users::role_strings(&roles), "display_name": display_name,
                                     "must_change_password": temporary }),
                     source: SOURCE,
                 },
@@ -87,17 +95,18 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             temporary,
         } => {
             let mut tx = pool.begin().await?;
-            let Some(found) = store::users::by_username(pool, &username).await? else {
+            let Some(found) = crate::accounts::store::users::by_username(pool, &username).await?
+            else {
                 bail!("no user named {username}");
             };
-            let mut u = store::users::lock(&mut tx, found.id)
+            let mut u = crate::accounts::store::users::lock(&mut tx, found.id)
                 .await?
                 .context("the user vanished")?;
             let (pw, generated) = read_password(password_stdin, &[&u.username, &u.display_name])?;
             u.password_hash = password::hash(&pw)?;
             u.must_change_password = temporary;
-            store::users::update(&mut tx, &u, true).await?;
-            store::audit::append(
+            crate::accounts::store::users::update(&mut tx, &u, true).await?;
+            crate::audit::store::append(
                 &mut tx,
                 Event {
                     actor: ACTOR,
@@ -119,16 +128,17 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         UserCommand::Disable { username } => {
-            let Some(found) = store::users::by_username(pool, &username).await? else {
+            let Some(found) = crate::accounts::store::users::by_username(pool, &username).await?
+            else {
                 bail!("no user named {username}");
             };
             let mut tx = pool.begin().await?;
-            let mut u = store::users::lock(&mut tx, found.id)
+            let mut u = crate::accounts::store::users::lock(&mut tx, found.id)
                 .await?
                 .context("the user vanished")?;
             u.disabled = true;
-            store::users::update(&mut tx, &u, true).await?;
-            store::audit::append(
+            crate::accounts::store::users::update(&mut tx, &u, true).await?;
+            crate::audit::store::append(
                 &mut tx,
                 Event {
                     actor: ACTOR,
@@ -150,7 +160,7 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                 "id", "username", "name", "status"
             );
             loop {
-                let p = store::users::list(pool, None, page).await?;
+                let p = crate::accounts::store::users::list(pool, None, page).await?;
                 for u in &p.items {
                     let roles: Vec<&str> = u.roles.iter().map(|r| r.as_str()).collect();
                     let status = if u.disabled { "disabled" } else { "active" };
@@ -187,17 +197,19 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
             }
             let scopes = Scopes::new(scopes)?;
             let expires_at = expires_days.map(|d| Utc::now() + chrono::Duration::days(d.into()));
-            let Some(u) = store::users::by_username(pool, &user).await? else {
+            let Some(u) = crate::accounts::store::users::by_username(pool, &user).await? else {
                 bail!("no user named {user}");
             };
             if u.disabled {
                 bail!("{user} is disabled");
             }
-            let token = store::tokens::generate();
+            let token = crate::accounts::store::tokens::generate();
             let mut tx = pool.begin().await?;
-            let id =
-                store::tokens::insert(&mut tx, u.id, &name, &token, &scopes, expires_at).await?;
-            store::audit::append(
+            let id = crate::accounts::store::tokens::insert(
+                &mut tx, u.id, &name, &token, &scopes, expires_at,
+            )
+            .await?;
+            crate::audit::store::append(
                 &mut tx,
                 Event {
                     actor: ACTOR,
@@ -223,10 +235,10 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
         }
         TokenCommand::Revoke { id } => {
             let mut tx = pool.begin().await?;
-            let Some(owner) = store::tokens::revoke(&mut tx, id).await? else {
+            let Some(owner) = crate::accounts::store::tokens::revoke(&mut tx, id).await? else {
                 bail!("no live token with id {id}");
             };
-            store::audit::append(
+            crate::audit::store::append(
                 &mut tx,
                 Event {
                     actor: ACTOR,
@@ -247,7 +259,7 @@ pub async fn token(pool: &PgPool, cmd: TokenCommand) -> anyhow::Result<ExitCode>
                 "id", "user", "name", "scopes", "expires", "last used"
             );
             let now = Utc::now();
-            for t in store::tokens::list(pool).await? {
+            for t in crate::accounts::store::tokens::list(pool).await? {
                 let when = |d: Option<DateTime<Utc>>, none: &str| {
                     d.map_or(none.to_string(), |d| d.format("%Y-%m-%d %H:%M").to_string())
                 };
@@ -276,36 +288,37 @@ pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode>
     match cmd {
         AuditCommand::Head => {
             // An empty log's head is entry 0, the genesis hash.
-            let head = store::audit::head(pool).await?.unwrap_or(Head {
+            let head = crate::audit::store::head(pool).await?.unwrap_or(Head {
                 id: 0,
                 hash: GENESIS,
             });
             println!("{head}");
             Ok(ExitCode::SUCCESS)
         }
-        AuditCommand::Verify { expect_head } => match store::audit::verify(pool, expect_head).await
-        {
-            Ok(v) => {
-                let keyed = match v.keyed_from {
+        AuditCommand::Verify { expect_head } => {
+            match crate::audit::store::verify(pool, expect_head).await {
+                Ok(v) => {
+                    let keyed = match v.keyed_from {
                     Some(1) => " (all keyed)".to_string(),
                     Some(id) => format!(
                         " (keyed from entry {id} on; the ones before were written before the audit key was set)"
                     ),
                     None => " (none keyed: set STREAMKEEPER_AUDIT_KEY so that a rewrite needs more than database access)".to_string(),
                 };
-                println!("audit log intact: {} entries verified{keyed}", v.entries);
-                Ok(ExitCode::SUCCESS)
+                    println!("audit log intact: {} entries verified{keyed}", v.entries);
+                    Ok(ExitCode::SUCCESS)
+                }
+                // Not a break: what it cannot check without the key is unknown.
+                Err(crate::audit::store::VerifyError::Broken(b @ ChainBreak::KeyNeeded { .. })) => {
+                    Err(anyhow::anyhow!("cannot verify the audit log: {b}"))
+                }
+                Err(crate::audit::store::VerifyError::Broken(b)) => {
+                    println!("audit log BROKEN at entry {}: {b}", b.id());
+                    Ok(ExitCode::from(1))
+                }
+                Err(e) => Err(e.into()),
             }
-            // Not a break: what it cannot check without the key is unknown.
-            Err(store::audit::VerifyError::Broken(b @ ChainBreak::KeyNeeded { .. })) => {
-                Err(anyhow::anyhow!("cannot verify the audit log: {b}"))
-            }
-            Err(store::audit::VerifyError::Broken(b)) => {
-                println!("audit log BROKEN at entry {}: {b}", b.id());
-                Ok(ExitCode::from(1))
-            }
-            Err(e) => Err(e.into()),
-        },
+        }
     }
 }
 

@@ -180,7 +180,7 @@ pub struct SchemaCheckArgs {
     #[arg(long)]
     pub schema: Option<std::path::PathBuf>,
     /// The largest schema file (with its references) read, in bytes.
-    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
 }
 
@@ -267,7 +267,7 @@ pub struct ServeArgs {
     /// The largest schema (with its references) a check, a recorded
     /// schema or a proposal may be, in bytes; request bodies may be 8
     /// times this (at least 2 MiB).
-    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
 }
 
@@ -568,7 +568,7 @@ mod tests {
             session_max_hours: 12,
             trusted_proxies: vec![],
             clusters_file: None,
-            max_schema_bytes: crate::limits::DEFAULT_MAX_SCHEMA_BYTES,
+            max_schema_bytes: crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
         }
     }
 

@@ -4,25 +4,21 @@
 
 pub mod accounts;
 pub mod api;
+pub mod audit;
 pub mod cli;
 pub mod clients;
 pub mod config;
-pub mod db;
-pub mod errors;
 pub mod flags;
-pub mod limiter;
-pub mod limits;
-pub mod password;
 pub mod platform;
 pub mod review;
 pub mod schemas;
-pub mod second_factor;
 pub mod serve;
 pub mod store;
 pub mod watch;
 pub mod web;
 
 use config::{Cli, Command, ServeConfig};
+use platform::db;
 use std::process::ExitCode;
 use std::time::Duration;
 
@@ -93,7 +89,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     };
     let url = config::database_url(&cli.global)?;
     let owner_url = config::migrate_database_url(&cli.global)?;
-    store::audit::use_key(config::audit_key(&cli.global)?);
+    crate::audit::store::use_key(config::audit_key(&cli.global)?);
     let timeout = Duration::from_secs(cli.global.db_connect_timeout);
     let pool = db::connect(&url, timeout).await?;
     match owner_url {
@@ -110,11 +106,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // What may append must hold the log's key; reading and checking it
     // need not (`audit verify` names what the key it lacks keeps it from).
     if !matches!(task, DatabaseTask::Migrate | DatabaseTask::Audit(_)) {
-        store::audit::check_key(&pool).await?;
+        crate::audit::store::check_key(&pool).await?;
     }
     match task {
         DatabaseTask::Serve(cfg) => {
-            if !store::audit::keyed() {
+            if !crate::audit::store::keyed() {
                 tracing::warn!(
                     "STREAMKEEPER_AUDIT_KEY is not set: the audit log's hashes are plain, so whoever can write the database can rewrite it unnoticed after the last exported head"
                 );

@@ -4,7 +4,7 @@
 //! nine seconds (within ten of the signal, with the runtime's own stop).
 
 use crate::config::ServeConfig;
-use crate::limiter::LoginLimiter;
+use crate::platform::limiter::LoginLimiter;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, RunRetention, Runner, Scope, Spec, Target,
 };
@@ -208,7 +208,7 @@ impl Routine for AuditHead {
     }
 
     async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
-        if let Some(head) = crate::store::audit::head(&self.0).await? {
+        if let Some(head) = crate::audit::store::head(&self.0).await? {
             tracing::info!(%head, "audit head");
         }
         Ok(Outcome::Done(json!({})))

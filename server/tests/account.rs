@@ -82,7 +82,7 @@ async fn me(t: &TestApp, cookie: &str) -> StatusCode {
     t.get("/api/v1/me", Some(cookie)).await.status
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let alice = t.user("alice", &[Role::Viewer]).await;
@@ -187,7 +187,7 @@ async fn a_password_change_needs_the_current_one_and_ends_the_other_sessions(poo
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_change_password_form_works_and_wrong_current_passwords_are_throttled(
     pool: sqlx::PgPool,
 ) {
@@ -225,7 +225,7 @@ async fn the_change_password_form_works_and_wrong_current_passwords_are_throttle
     assert!(count(&t, "account.password.refused").await >= 10);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_password_an_admin_set_must_be_changed_first(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("root", &[Role::Admin]).await;
@@ -328,7 +328,7 @@ async fn a_password_an_admin_set_must_be_changed_first(pool: sqlx::PgPool) {
     assert!(!all_details(&t).await.contains(PASSWORD));
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_cli_sets_temporary_passwords_only_when_asked(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     for (name, temporary) in [("scripted", false), ("handed-over", true)] {
@@ -423,7 +423,7 @@ async fn code_step(t: &TestApp, pending: &str, code: &str) -> Reply {
         .await
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_totp_sign_in_takes_a_code_once(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("tess", &[Role::Viewer]).await;
@@ -485,7 +485,7 @@ async fn a_totp_sign_in_takes_a_code_once(pool: sqlx::PgPool) {
     assert_eq!(r.location(), "/login?expired=1");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_recovery_code_works_once_and_disabling_needs_password_and_code(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("tess", &[Role::Viewer]).await;
@@ -539,7 +539,7 @@ async fn a_recovery_code_works_once_and_disabling_needs_password_and_code(pool: 
     assert_eq!(r.json()["recovery_codes_left"], 0);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_admin_resets_a_lost_second_factor(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("root", &[Role::Admin]).await;

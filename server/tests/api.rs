@@ -9,7 +9,7 @@ use streamkeeper::role::Role;
 use streamkeeper::token::Scope;
 use support::TestApp;
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -72,7 +72,7 @@ async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
     assert_eq!(guessed, 1);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn unknown_list_choices_are_a_400_naming_the_allowed_values(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let viewer = t.user("vic", &[Role::Viewer]).await;
@@ -121,7 +121,7 @@ async fn unknown_list_choices_are_a_400_naming_the_allowed_values(pool: sqlx::Pg
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn revoked_tokens_and_disabled_users_are_refused(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -148,7 +148,7 @@ async fn revoked_tokens_and_disabled_users_are_refused(pool: sqlx::PgPool) {
         .fetch_one(&mut *conn)
         .await
         .expect("token id");
-    streamkeeper_server::store::tokens::revoke(&mut conn, id)
+    streamkeeper_server::accounts::store::tokens::revoke(&mut conn, id)
         .await
         .expect("revoke");
     assert_eq!(
@@ -157,7 +157,7 @@ async fn revoked_tokens_and_disabled_users_are_refused(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn users_are_created_validated_and_changed(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -280,7 +280,7 @@ async fn users_are_created_validated_and_changed(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn teams_and_memberships(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -363,7 +363,7 @@ async fn teams_and_memberships(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn audit_is_filtered_paginated_and_admin_only(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -422,7 +422,7 @@ async fn audit_is_filtered_paginated_and_admin_only(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::BAD_REQUEST);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn openapi_document_describes_the_api(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let viewer = t.user("vic", &[Role::Viewer]).await;
@@ -461,11 +461,11 @@ async fn four_teams_logged(pool: sqlx::PgPool) -> TestApp {
     t
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
     let t = four_teams_logged(pool).await;
     assert_eq!(
-        streamkeeper_server::store::audit::verify(&t.pool, None)
+        streamkeeper_server::audit::store::verify(&t.pool, None)
             .await
             .expect("intact")
             .entries,
@@ -488,7 +488,7 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
         .execute(&t.pool)
         .await
         .expect("tamper");
-    let e = streamkeeper_server::store::audit::verify(&t.pool, None)
+    let e = streamkeeper_server::audit::store::verify(&t.pool, None)
         .await
         .expect_err("broken");
     assert!(e.to_string().contains("entry 3"), "{e}");
@@ -496,9 +496,9 @@ async fn the_audit_log_is_append_only_and_chained(pool: sqlx::PgPool) {
 
 /// Deleting the newest entries leaves a chain that still links; the head
 /// exported before (`audit head`) is what catches it.
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_expected_head_catches_a_cut_tail(pool: sqlx::PgPool) {
-    use streamkeeper_server::store::audit;
+    use streamkeeper_server::audit::store as audit;
     let t = four_teams_logged(pool).await;
     let head = audit::head(&t.pool)
         .await
@@ -581,7 +581,7 @@ fn reading(
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};
     use streamkeeper_server::watch::judge::{self, PassResult};
@@ -790,7 +790,7 @@ async fn audit_details(t: &TestApp, action: &str) -> Vec<serde_json::Value> {
         .expect("audit")
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn credential_references_are_checked_when_saved(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let at = t.token(t.user("ada", &[Role::Admin]).await).await;
@@ -968,7 +968,7 @@ async fn credential_references_are_checked_when_saved(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn outbound_urls_are_checked_when_saved(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let at = t.token(t.user("ada", &[Role::Admin]).await).await;
@@ -1050,7 +1050,7 @@ async fn outbound_urls_are_checked_when_saved(pool: sqlx::PgPool) {
     assert!(r.status.is_success(), "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn refused_writes_are_audited(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let viewer = t.user("vic", &[Role::Viewer]).await;
@@ -1135,7 +1135,7 @@ async fn refused_writes_are_audited(pool: sqlx::PgPool) {
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_read_token_reads_and_changes_nothing(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -1214,7 +1214,7 @@ fn message(r: &support::Reply) -> String {
         .to_owned()
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -1257,13 +1257,13 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
     let bt = t.token_with(bot, &[Scope::Read]).await;
     assert_eq!(me(bt.clone()).await.status, StatusCode::OK);
     let mut conn = t.pool.acquire().await.expect("conn");
-    let mut row = streamkeeper_server::store::users::lock(&mut conn, bot)
+    let mut row = streamkeeper_server::accounts::store::users::lock(&mut conn, bot)
         .await
         .expect("user")
         .expect("bot");
     row.password_hash =
-        streamkeeper_server::password::hash("another-long-passphrase-42").expect("hash");
-    streamkeeper_server::store::users::update(&mut conn, &row, true)
+        streamkeeper_server::platform::password::hash("another-long-passphrase-42").expect("hash");
+    streamkeeper_server::accounts::store::users::update(&mut conn, &row, true)
         .await
         .expect("update");
     drop(conn);
@@ -1289,9 +1289,9 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
     assert_eq!(me(fresh).await.status, StatusCode::OK, "a new token works");
 
     // An expired token answers 401 and says so.
-    let expired = streamkeeper_server::store::tokens::generate();
+    let expired = streamkeeper_server::accounts::store::tokens::generate();
     let mut conn = t.pool.acquire().await.expect("conn");
-    streamkeeper_server::store::tokens::insert(
+    streamkeeper_server::accounts::store::tokens::insert(
         &mut conn,
         bot,
         "expired",
@@ -1309,7 +1309,7 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
 
 /// Every answer carries the request's id; an internal error shows only that
 /// id, the reference to its log lines, and a client's own id is not taken.
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn internal_errors_show_the_request_id_and_nothing_else(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;

@@ -39,7 +39,7 @@ async fn unreachable_passes(pool: &sqlx::PgPool, id: i64) -> i64 {
     .expect("count")
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_stopped_broker_is_unreachable_then_recovers(pool: sqlx::PgPool) {
     let port = free_port();
     let broker = Broker::start(port);
@@ -96,7 +96,7 @@ async fn a_stopped_broker_is_unreachable_then_recovers(pool: sqlx::PgPool) {
     assert_eq!(open, 0, "the UNREACHABLE flag resolves");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_hung_cluster_does_not_delay_another(pool: sqlx::PgPool) {
     let (pa, pb) = (free_port(), free_port());
     let hung = Broker::start(pa);

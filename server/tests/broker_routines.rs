@@ -187,7 +187,7 @@ where
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn sigterm_mid_pass_exits_within_10_s_and_the_next_start_samples_at_once(pool: PgPool) {
     let port = free_port();
     let broker = Broker::start(port);
@@ -261,7 +261,7 @@ async fn sigterm_mid_pass_exits_within_10_s_and_the_next_start_samples_at_once(p
     assert!(second.is(&leases[0].1), "{leases:?}");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn two_servers_sample_each_cluster_once_and_the_survivor_takes_over(pool: PgPool) {
     let port = free_port();
     let _broker = Broker::start(port);

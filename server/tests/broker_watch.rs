@@ -30,7 +30,7 @@ async fn passes(t: &TestApp, id: i64, n: usize) {
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn lag_statuses_and_gaps_through_the_api(pool: sqlx::PgPool) {
     let bootstrap = bootstrap();
     let run = format!(
@@ -221,7 +221,7 @@ async fn receiver() -> (
     (url, got)
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
     let bootstrap = bootstrap();
     let run = format!(
@@ -433,7 +433,7 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn streams_have_freshness_budgets_and_expected_intervals(pool: sqlx::PgPool) {
     let bootstrap = bootstrap();
     let run = format!(

@@ -108,7 +108,7 @@ fn unreachable_postgres_is_retried_then_reported() {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
     let o = run(
         &pool,
@@ -166,7 +166,7 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
         .expect("token row");
     assert_eq!(
         stored,
-        streamkeeper_server::store::tokens::digest(&token),
+        streamkeeper_server::accounts::store::tokens::digest(&token),
         "only the hash is stored"
     );
     let o = run(&pool, &["token", "list"], None);
@@ -227,7 +227,7 @@ async fn users_tokens_and_audit_from_the_command_line(pool: PgPool) {
     assert!(text(&o).contains("cut off"), "{}", text(&o));
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn clusters_follow_a_clusters_file(pool: PgPool) {
     let dir = std::env::temp_dir().join(format!("sk-clusters-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
@@ -399,14 +399,14 @@ async fn the_runtime_role_only_appends_to_the_audit_log(pool: PgPool) {
     streamkeeper_server::watch::store::samples::ensure_partitions(&app, chrono::Utc::now())
         .await
         .expect("and makes the day partitions");
-    let ev = streamkeeper_server::store::audit::Event {
+    let ev = streamkeeper_server::audit::store::Event {
         actor: "alice",
         action: "team.create",
         target: "team:payments".into(),
         detail: serde_json::json!({}),
         source: "cli",
     };
-    streamkeeper_server::store::audit::record(&app, ev)
+    streamkeeper_server::audit::store::record(&app, ev)
         .await
         .expect("and appends to the audit log");
     for sql in [
@@ -428,7 +428,7 @@ async fn the_runtime_role_only_appends_to_the_audit_log(pool: PgPool) {
     assert!(text(&o).contains("1 entries verified"), "{}", text(&o));
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn clusters_name_only_allowed_credentials(pool: PgPool) {
     let dir = std::env::temp_dir().join(format!("sk-cred-refs-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("dir");
@@ -534,7 +534,7 @@ async fn clusters_name_only_allowed_credentials(pool: PgPool) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn tokens_have_scopes_an_expiry_and_die_with_the_password(pool: PgPool) {
     let o = run(&pool, &["user", "add", "ci-bot"], None);
     assert!(o.status.success(), "{}", text(&o));
@@ -631,7 +631,7 @@ async fn tokens_have_scopes_an_expiry_and_die_with_the_password(pool: PgPool) {
 /// the append-only trigger) recomputes what they changed, and `audit
 /// verify` still names the entry; a process without the key, or with
 /// another, may not append to a keyed log.
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_keyed_audit_log_cannot_be_rewritten_without_its_key(pool: PgPool) {
     let dir = std::env::temp_dir().join(format!(
         "sk-audit-key-{}",
@@ -771,7 +771,7 @@ async fn a_keyed_audit_log_cannot_be_rewritten_without_its_key(pool: PgPool) {
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn routines_lists_each_routine_with_its_last_run_and_lease(pool: PgPool) {
     sqlx::query("INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('east', '127.0.0.1:1', 'PLAINTEXT')")
         .execute(&pool)

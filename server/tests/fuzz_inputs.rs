@@ -16,7 +16,7 @@ use streamkeeper_server::clients::kafka::settings::{
     ClusterSettings, Mechanism, Protocol, SecretRef,
 };
 use streamkeeper_server::clients::registry::{RegistryClient, RegistrySettings};
-use streamkeeper_server::limits::{Blocking, SchemaLimits};
+use streamkeeper_server::platform::limits::{Blocking, SchemaLimits};
 use streamkeeper_server::watch::cluster_file;
 
 fn config() -> Config {

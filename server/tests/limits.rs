@@ -75,7 +75,7 @@ fn json_of(bytes: usize) -> String {
     )
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_5_mb_schema_is_refused_with_the_limit_named(pool: PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t.pool).await;
@@ -157,7 +157,7 @@ async fn a_5_mb_schema_is_refused_with_the_limit_named(pool: PgPool) {
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_body_over_the_request_limit_is_a_json_413_naming_it(pool: PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t.pool).await;
@@ -203,7 +203,7 @@ async fn a_body_over_the_request_limit_is_a_json_413_naming_it(pool: PgPool) {
     assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn nesting_5000_deep_is_refused_and_the_server_stays_up(pool: PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t.pool).await;
@@ -326,7 +326,7 @@ fn healthz(addr: SocketAddr) -> Duration {
     started.elapsed()
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn healthz_answers_within_100_ms_during_20_concurrent_1_mib_checks(
     opts: PgPoolOptions,
     connect: PgConnectOptions,

@@ -300,7 +300,7 @@ fn hash(item: &Value) -> String {
     item["content_hash"].as_str().expect("hash").to_owned()
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn four_eyes_refusals_are_refused_and_audited(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 2).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -492,7 +492,7 @@ async fn four_eyes_refusals_are_refused_and_audited(pool: sqlx::PgPool) {
     assert_eq!(schemas["history"][0]["version"], 2, "{schemas}");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn another_domains_item_cannot_be_read_or_approved_by_its_id(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -568,7 +568,7 @@ async fn another_domains_item_cannot_be_read_or_approved_by_its_id(pool: sqlx::P
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn apply_refuses_a_moved_base_and_sends_the_item_back_to_review(pool: sqlx::PgPool) {
     let w = world(pool, "suggest", 1).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -632,7 +632,7 @@ async fn apply_refuses_a_moved_base_and_sends_the_item_back_to_review(pool: sqlx
     assert_eq!(w.registry_versions().await, vec![1, 2, 3]);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn reject_and_withdraw(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let item = w.propose(&w.olga, "orders", DROPS_AMOUNT).await;
@@ -700,7 +700,7 @@ async fn reject_and_withdraw(pool: sqlx::PgPool) {
     assert_eq!(r.json()["comments"][0]["body"], "why now?");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn concurrent_approve_and_edit_end_consistently(pool: sqlx::PgPool) {
     let w = world(pool, "suggest", 1).await;
     for round in 0..6 {
@@ -741,7 +741,7 @@ async fn concurrent_approve_and_edit_end_consistently(pool: sqlx::PgPool) {
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn autonomous_domains_apply_only_routine_changes(pool: sqlx::PgPool) {
     let w = world(pool, "autonomous", 1).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -789,7 +789,7 @@ async fn autonomous_domains_apply_only_routine_changes(pool: sqlx::PgPool) {
     refused(&r, StatusCode::FORBIDDEN, "at watch");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_browser_approval_needs_the_password_and_the_same_origin(pool: sqlx::PgPool) {
     let w = world(pool, "suggest", 1).await;
     // The approvers' team hears of it by webhook.
@@ -897,7 +897,7 @@ async fn a_browser_approval_needs_the_password_and_the_same_origin(pool: sqlx::P
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_item_page_and_its_approve_form_work_without_javascript(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -978,7 +978,7 @@ async fn the_item_page_and_its_approve_form_work_without_javascript(pool: sqlx::
     assert!(r.body.contains("applied"), "the author sees it applied");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_registration_names_one_of_the_topics_own_subjects(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let propose = |kind: &str, subject: &str| {
@@ -1045,7 +1045,7 @@ async fn a_registration_names_one_of_the_topics_own_subjects(pool: sqlx::PgPool)
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn password_guesses_at_approval_are_throttled_like_sign_in(pool: sqlx::PgPool) {
     let w = world(pool, "suggest", 1).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -1118,7 +1118,7 @@ impl World {
 /// The hole this closes: an owner moved their stream into a domain at
 /// *autonomous* (or one whose approver is a friend), proposed, got the
 /// change registered without approval, and moved the stream back.
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_author_cannot_choose_the_domain_or_level_of_their_change(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     w.set_domain("lenient", "autonomous", 1, &["ivy"], &[])
@@ -1198,7 +1198,7 @@ async fn the_author_cannot_choose_the_domain_or_level_of_their_change(pool: sqlx
 
 /// Who reads an item comes from what an admin assigned and what was true
 /// when it was proposed, never from a stream row that changes later.
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn reading_an_item_follows_assignments_not_the_streams_of_today(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
@@ -1240,7 +1240,7 @@ async fn reading_an_item_follows_assignments_not_the_streams_of_today(pool: sqlx
 
 /// A recorded check is read by the review items' rule: its submitter, the
 /// stream's owner team and the domain's approvers when it was made, admins.
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_schema_check_is_read_by_the_review_rule(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let r = w
@@ -1288,7 +1288,7 @@ async fn a_schema_check_is_read_by_the_review_rule(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: sqlx::PgPool) {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicUsize, Ordering};
@@ -1377,7 +1377,7 @@ async fn user_id(w: &World, name: &str) -> i64 {
         .expect("user id")
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_tokens_scopes_bound_what_its_user_may_do(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let (ann, olga, vic) = (
@@ -1473,7 +1473,7 @@ async fn a_tokens_scopes_bound_what_its_user_may_do(pool: sqlx::PgPool) {
 /// A registry that cannot be used answers 503 wherever a review item needs
 /// it: proposing (nothing is saved) and applying on approval (the item
 /// says why, and nothing was written).
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_unusable_registry_is_503_when_proposing_and_applying(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
     let body = json!({"kind": "producer_change", "cluster_id": w.cluster, "topic": "orders",
@@ -1531,7 +1531,7 @@ async fn with_second_factor(w: &World, name: &str) -> impl Fn(u64) -> String {
     const SECRET: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
     let id = user_id(w, name).await;
     let mut conn = w.t.pool.acquire().await.expect("conn");
-    streamkeeper_server::store::users::enable_totp(&mut conn, id, SECRET, 0)
+    streamkeeper_server::accounts::store::users::enable_totp(&mut conn, id, SECRET, 0)
         .await
         .expect("enrol");
     |step| {
@@ -1567,7 +1567,7 @@ async fn login_with_code(w: &World, name: &str, code: &str) -> String {
     r.cookie().expect("session")
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_approver_with_a_second_factor_confirms_with_a_current_code(pool: sqlx::PgPool) {
     let w = world(pool, "suggest", 1).await;
     let code = with_second_factor(&w, "ann").await;

@@ -116,7 +116,7 @@ where
     false
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_failing_run_is_recorded_and_tried_again_next_interval(pool: PgPool) {
     let mut runner = Runner::new(pool.clone());
     let failing = Arc::new(Probe::new(
@@ -168,7 +168,7 @@ async fn a_failing_run_is_recorded_and_tried_again_next_interval(pool: PgPool) {
     assert!(next.is_some(), "a finished run says when the next is due");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_exclusive_routine_runs_on_one_of_two_runners(pool: PgPool) {
     let every = Duration::from_millis(250);
     let (mut a, mut b) = (Runner::new(pool.clone()), Runner::new(pool.clone()));
@@ -210,7 +210,7 @@ async fn an_exclusive_routine_runs_on_one_of_two_runners(pool: PgPool) {
     b.shutdown(Duration::from_secs(2)).await;
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_released_lease_is_taken_at_once(pool: PgPool) {
     // A long interval: without the release the lease would hold for 35 s.
     let every = Duration::from_secs(30);
@@ -255,7 +255,7 @@ async fn a_released_lease_is_taken_at_once(pool: PgPool) {
     second.shutdown(Duration::from_secs(2)).await;
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_dead_holders_lease_moves_when_it_lapses(pool: PgPool) {
     let every = Duration::from_secs(1);
     let mut dying = Runner::new(pool.clone());
@@ -292,7 +292,7 @@ async fn a_dead_holders_lease_moves_when_it_lapses(pool: PgPool) {
     other.shutdown(Duration::from_secs(2)).await;
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn shutdown_abandons_runs_and_releases_leases(pool: PgPool) {
     let mut runner = Runner::new(pool.clone());
     let every = Duration::from_secs(60);
@@ -334,7 +334,7 @@ async fn shutdown_abandons_runs_and_releases_leases(pool: PgPool) {
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_routines_are_listed_for_admins(pool: PgPool) {
     let t = TestApp::new(pool.clone()).await;
     let admin = t.user("ada", &[Role::Admin]).await;

@@ -98,7 +98,7 @@ fn verdict_of<'a>(report: &'a Value, group: &str) -> &'a Value {
         .unwrap_or_else(|| panic!("no verdict for {group}: {report}"))
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_producer_change_is_checked_against_each_consumer(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t).await;
@@ -321,7 +321,7 @@ async fn a_producer_change_is_checked_against_each_consumer(pool: sqlx::PgPool) 
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t).await;
@@ -579,7 +579,7 @@ fn schema_check_offline_prints_json_and_exits_by_verdict() {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t).await;
@@ -657,7 +657,7 @@ async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
     let _ = std::fs::remove_dir_all(&dir);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     use streamkeeper_server::clients::registry::{NewSchema, Scope};
     let t = TestApp::new(pool).await;
@@ -827,7 +827,7 @@ async fn registry_with_references(
     (id, at, base, handle)
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_registry_is_asked_with_the_references_under_the_subjects_policy(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let (id, at, base, _handle) = registry_with_references(&t).await;
@@ -966,7 +966,7 @@ async fn the_registry_is_asked_with_the_references_under_the_subjects_policy(poo
     }
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let (id, _, _, _) = registry_with_references(&t).await;
@@ -1103,7 +1103,7 @@ async fn the_stream_pages_forms_pin_a_version_and_record_text_with_references(po
     assert_eq!(recorded().await.len(), 3);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPool) {
     use streamkeeper_server::clients::registry::{NewSchema, RegistryClient, Scope};
     let t = TestApp::new(pool).await;
@@ -1231,7 +1231,7 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
     assert!(s["last_error"].is_null(), "{s}");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_redirecting_registry_is_not_followed_and_its_answer_is_for_admins(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let id = cluster(&t).await;

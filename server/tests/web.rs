@@ -57,7 +57,7 @@ async fn login_from(
     t.send(req).await
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn nothing_answers_without_a_session(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let r = t.get("/", None).await;
@@ -88,7 +88,7 @@ async fn nothing_answers_without_a_session(pool: sqlx::PgPool) {
     assert!(r.body.contains("Sign in"), "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn wrong_password_fails_uniformly_and_is_audited(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
@@ -124,7 +124,7 @@ async fn wrong_password_fails_uniformly_and_is_audited(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn login_sets_a_strict_cookie_and_rotates_the_session(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
@@ -174,7 +174,7 @@ async fn login_sets_a_strict_cookie_and_rotates_the_session(pool: sqlx::PgPool) 
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn https_uses_secure_host_cookie_and_hsts(pool: sqlx::PgPool) {
     let mut cfg = config();
     cfg.public_url = url::Url::parse("https://sk.example.com").expect("url");
@@ -196,7 +196,7 @@ async fn https_uses_secure_host_cookie_and_hsts(pool: sqlx::PgPool) {
     assert!(r.headers.get(header::STRICT_TRANSPORT_SECURITY).is_some());
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn logout_ends_the_session(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
@@ -207,7 +207,7 @@ async fn logout_ends_the_session(pool: sqlx::PgPool) {
     assert_eq!(t.audit_actions().await, vec!["login.success", "logout"]);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn every_response_carries_security_headers(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     for r in [t.get("/login", None).await, t.get("/api/v1/me", None).await] {
@@ -238,7 +238,7 @@ async fn every_response_carries_security_headers(pool: sqlx::PgPool) {
     assert!(r.body.contains(&format!("nonce=\"{nonce}\"")), "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn cross_site_posts_are_refused_and_recorded(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let alice = t.user("alice", &[Role::Admin]).await;
@@ -266,7 +266,7 @@ async fn cross_site_posts_are_refused_and_recorded(pool: sqlx::PgPool) {
     assert_eq!(counted(&refusals(&t).await, "request.cross_site"), 2);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn logins_are_throttled_per_account(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
@@ -283,7 +283,7 @@ async fn logins_are_throttled_per_account(pool: sqlx::PgPool) {
     assert!(reasons[0].contains("throttled"), "{reasons:?}");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn disabling_or_demoting_a_user_ends_their_sessions(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("root", &[Role::Admin]).await;
@@ -320,7 +320,7 @@ async fn disabling_or_demoting_a_user_ends_their_sessions(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn sessions_have_an_absolute_lifetime(pool: sqlx::PgPool) {
     let mut cfg = config();
     // Seconds, not one: a loaded machine can take a second between steps.
@@ -333,7 +333,7 @@ async fn sessions_have_an_absolute_lifetime(pool: sqlx::PgPool) {
     assert_eq!(t.get("/", Some(&c)).await.status, StatusCode::SEE_OTHER);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn viewers_see_no_settings(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("vic", &[Role::Viewer]).await;
@@ -368,7 +368,7 @@ async fn viewers_see_no_settings(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn forms_work_without_javascript(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("ada", &[Role::Admin]).await;
@@ -410,7 +410,7 @@ async fn forms_work_without_javascript(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn malformed_input_is_a_400_and_unknown_routes_404(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -433,7 +433,7 @@ async fn malformed_input_is_a_400_and_unknown_routes_404(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn server_functions_refuse_unknown_list_choices_as_the_api_does(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("vic", &[Role::Viewer]).await;
@@ -494,7 +494,7 @@ async fn server_functions_refuse_unknown_list_choices_as_the_api_does(pool: sqlx
     assert!(!r.body.contains("unknown scope"), "{}", r.body);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("ada", &[Role::Admin]).await;
@@ -551,7 +551,7 @@ async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_flood_of_refusals_leaves_a_few_counted_rows(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.user("ada", &[Role::Admin]).await;
@@ -615,7 +615,7 @@ async fn a_flood_of_refusals_leaves_a_few_counted_rows(pool: sqlx::PgPool) {
     .await;
     assert_eq!(t.audit_actions().await, vec!["team.create"]);
     assert_eq!(
-        streamkeeper_server::store::audit::verify(&t.pool, None)
+        streamkeeper_server::audit::store::verify(&t.pool, None)
             .await
             .expect("chain intact")
             .entries,
@@ -657,7 +657,7 @@ async fn a_flood_of_refusals_leaves_a_few_counted_rows(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn overlong_usernames_are_refused_before_any_budget(pool: sqlx::PgPool) {
     // Built by hand to look into the throttle.
     let state = AppState::new(pool.clone(), config());
@@ -699,7 +699,7 @@ async fn overlong_usernames_are_refused_before_any_budget(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn behind_a_trusted_proxy_each_client_has_its_own_budget(pool: sqlx::PgPool) {
     let mut cfg = config();
     cfg.trusted_proxies = vec!["127.0.0.1/32".parse().expect("net")];
@@ -756,7 +756,7 @@ async fn behind_a_trusted_proxy_each_client_has_its_own_budget(pool: sqlx::PgPoo
     assert_eq!(forged, 1);
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn next_never_leaves_the_console(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
@@ -806,7 +806,7 @@ async fn next_never_leaves_the_console(pool: sqlx::PgPool) {
     assert_eq!(r.location(), "/login?error=1");
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_active_session_outlives_the_idle_timeout(pool: sqlx::PgPool) {
     let mut cfg = config();
     cfg.session_idle = Duration::from_secs(3);
@@ -830,7 +830,7 @@ async fn an_active_session_outlives_the_idle_timeout(pool: sqlx::PgPool) {
     );
 }
 
-#[sqlx::test(migrator = "streamkeeper_server::db::MIGRATOR")]
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn refused_server_functions_are_audited(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("vic", &[Role::Viewer]).await;

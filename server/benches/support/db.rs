@@ -32,7 +32,7 @@ impl BenchDb {
             .connect(url.as_str())
             .await
             .expect("connect to the bench database");
-        streamkeeper_server::db::migrate(&pool)
+        streamkeeper_server::platform::db::migrate(&pool)
             .await
             .expect("migrate");
         BenchDb { admin, name, pool }

@@ -104,7 +104,10 @@ impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> FromRequest<S> for Ap
     type Rejection = ApiError;
 
     async fn from_request(req: Request, state: &S) -> Result<Self, Self::Rejection> {
-        let limit = req.extensions().get::<crate::limits::BodyLimit>().copied();
+        let limit = req
+            .extensions()
+            .get::<crate::platform::limits::BodyLimit>()
+            .copied();
         let invalid = |e: JsonRejection| match limit {
             // A body cut off at the limit: say so, not "invalid JSON".
             Some(limit) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
@@ -127,7 +130,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> FromRequest<S> for Ap
         let decoded = if small {
             decode()
         } else {
-            crate::limits::decoding().run(decode).await?
+            crate::platform::limits::decoding().run(decode).await?
         };
         decoded.map(ApiJson).map_err(invalid)
     }

@@ -1,8 +1,6 @@
 //! The REST API under `/api/v1`, for machines (bearer tokens) and scripts,
 //! described by the OpenAPI document at `/api/v1/openapi.json`.
 
-mod accounts;
-mod audit;
 pub(crate) mod error;
 mod routines;
 
@@ -13,6 +11,8 @@ use axum::{Json, Router};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
+use crate::accounts::api as accounts;
+use crate::audit::api as audit;
 use crate::flags::api as flags;
 use crate::review::api as review;
 use crate::schemas::api as schemas;

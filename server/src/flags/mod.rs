@@ -7,7 +7,7 @@ pub mod routine;
 pub mod store;
 
 use crate::accounts::{audited, require};
-use crate::errors::db;
+use crate::platform::errors::db;
 use serde_json::json;
 use sqlx::PgPool;
 use store::FlagRow;

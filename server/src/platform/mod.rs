@@ -1,3 +1,10 @@
-//! Leaves every feature may use and that import no feature.
+//! Leaves every feature may use and that import no feature: the database
+//! pool and migrations, errors a person can act on, password hashing, the
+//! sign-in limiter, schema limits, the routine runner.
 
+pub mod db;
+pub mod errors;
+pub mod limiter;
+pub mod limits;
+pub mod password;
 pub mod routine;

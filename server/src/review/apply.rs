@@ -4,9 +4,9 @@
 
 use super::store::{self as items, ItemRow};
 use super::{ReviewService, facts, item_after, lock, refusal, state_of, target, writers};
+use crate::audit::store::Event;
 use crate::clients::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
-use crate::errors::{self, db};
-use crate::store::{self, audit::Event};
+use crate::platform::errors::{self, db};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;
@@ -49,7 +49,7 @@ async fn audit(
     id: i64,
     detail: serde_json::Value,
 ) -> Result<(), AppError> {
-    store::audit::append(
+    crate::audit::store::append(
         conn,
         Event {
             actor,

@@ -13,8 +13,8 @@ pub mod store;
 mod view;
 
 use crate::accounts::require;
-use crate::errors::{self, db};
-use crate::limiter::LoginLimiter;
+use crate::platform::errors::{self, db};
+use crate::platform::limiter::LoginLimiter;
 use crate::schemas::SchemaService;
 use serde_json::json;
 use sqlx::PgPool;
@@ -206,12 +206,12 @@ impl ReviewService {
                     .into(),
             ));
         }
-        let user = crate::store::users::by_id(&self.pool, who.user_id)
+        let user = crate::accounts::store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(db)?;
         match user {
             Some(u) if !u.disabled => {
-                crate::password::verify_async(password.to_owned(), u.password_hash).await
+                crate::platform::password::verify_async(password.to_owned(), u.password_hash).await
             }
             _ => Ok(false),
         }
@@ -230,7 +230,7 @@ impl ReviewService {
         if who.via == Credential::Token {
             return Ok(());
         }
-        let user = crate::store::users::by_id(&self.pool, who.user_id)
+        let user = crate::accounts::store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(|e| ("second factor unchecked", db(e)))?;
         let Some(user) = user.filter(|u| u.totp_secret.is_some()) else {
@@ -252,7 +252,7 @@ impl ReviewService {
                 ),
             ));
         }
-        match crate::second_factor::verify(&self.pool, &user, code, false).await {
+        match crate::accounts::second_factor::verify(&self.pool, &user, code, false).await {
             Ok(Ok(_)) => Ok(()),
             Ok(Err(r)) => Err((
                 "second-factor code not accepted",
@@ -556,7 +556,7 @@ impl ReviewService {
             .map(|u| u.trim())
             .filter(|u| !u.is_empty())
         {
-            let u = crate::store::users::by_username(&self.pool, name)
+            let u = crate::accounts::store::users::by_username(&self.pool, name)
                 .await
                 .map_err(db)?
                 .ok_or_else(|| AppError::NotFound(format!("User {name}")))?;

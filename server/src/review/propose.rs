@@ -5,7 +5,7 @@
 use super::store::{self as items, Revision};
 use super::{ReviewService, facts, item_after, lock, refusal, target};
 use crate::clients::registry::{RegistryError, VersionRef};
-use crate::errors::{self, db};
+use crate::platform::errors::{self, db};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};

@@ -3,7 +3,7 @@
 
 use super::{ReviewService, apply::registration, approver, facts, state_of};
 use crate::clients::registry::CONTENT_TYPE_V1;
-use crate::errors::{self, db};
+use crate::platform::errors::{self, db};
 use crate::review::store::{self as items, DomainListRow, ItemRow};
 use crate::schemas::{pretty, side_by_side};
 use streamkeeper::account::Principal;

@@ -12,7 +12,7 @@ use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::model::{CompatibilityReport, ProposedSchema, Verdict};
 
 use crate::config::{SchemaCheckArgs, SchemaCommand};
-use crate::limits::{Blocking, SchemaLimits};
+use crate::platform::limits::{Blocking, SchemaLimits};
 
 pub async fn run(cmd: SchemaCommand) -> anyhow::Result<ExitCode> {
     let SchemaCommand::Check(args) = cmd;

@@ -38,8 +38,8 @@ use crate::clients::registry::{
     Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
-use crate::errors::{self, db};
-use crate::limits::SchemaLimits;
+use crate::platform::errors::{self, db};
+use crate::platform::limits::SchemaLimits;
 use store::{ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
 use streamkeeper::credential::http_transport;
 use streamkeeper::egress::EgressPolicy;

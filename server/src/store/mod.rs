@@ -1,11 +1,8 @@
-//! Postgres queries, one module per table family. Queries return sqlx
-//! errors; the services turn them into errors a person understands.
+//! What the stores share (unique violations, search patterns) and the
+//! schema's hand-over to the runtime role. Each feature's queries are in
+//! its own `store`.
 
-pub mod audit;
 pub mod ownership;
-pub mod teams;
-pub mod tokens;
-pub mod users;
 
 /// Whether an error is a unique-constraint violation (Postgres 23505).
 pub fn is_unique_violation(e: &sqlx::Error) -> bool {

@@ -8,7 +8,7 @@ pub mod routine;
 pub mod store;
 
 use crate::accounts::{audited, record_refusal, require, team_id};
-use crate::errors::{self, db};
+use crate::platform::errors::{self, db};
 use crate::store::is_unique_violation;
 use chrono::Utc;
 use serde_json::json;

@@ -24,7 +24,7 @@ use tower_sessions::Session;
 use super::AppState;
 use crate::accounts::{TokenAuth, principal_of};
 use crate::api::ApiError;
-use crate::store::audit::Event;
+use crate::audit::store::Event;
 
 /// What a session holds: the user, the epoch of their account when they
 /// signed in (a disable or password change bumps it) and when they did.
@@ -482,9 +482,9 @@ async fn sign_in(
     st: &AppState,
     session: &Session,
     from: &str,
-    user: &crate::store::users::UserRow,
+    user: &crate::accounts::store::users::UserRow,
     next: &str,
-    factor: Option<crate::second_factor::Factor>,
+    factor: Option<crate::accounts::second_factor::Factor>,
 ) -> Response {
     // A new session id at every sign-in (no session fixation).
     let session_set = async {

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 
 use super::AppState;
 use crate::api::ApiError;
-use crate::limits::BodyLimit;
+use crate::platform::limits::BodyLimit;
 
 pub async fn limit(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
     let limit = BodyLimit(st.config.body_limit());

@@ -40,7 +40,7 @@ pub struct AppState {
     pub schemas: Arc<SchemaService>,
     pub reviews: Arc<ReviewService>,
     pub backend: Backend,
-    pub limiter: crate::limiter::LoginLimiter,
+    pub limiter: crate::platform::limiter::LoginLimiter,
     pub routines: crate::platform::routine::Routines,
 }
 
@@ -59,7 +59,7 @@ impl AppState {
             .site_addr(config.bind)
             .build();
         let outbound = &config.outbound;
-        let limiter = crate::limiter::LoginLimiter::new();
+        let limiter = crate::platform::limiter::LoginLimiter::new();
         let accounts = Arc::new(AccountService::new(
             pool.clone(),
             outbound.egress,
@@ -72,9 +72,9 @@ impl AppState {
         let schemas = Arc::new(SchemaService::with_limits(
             pool.clone(),
             outbound.clone(),
-            crate::limits::SchemaLimits::new(
+            crate::platform::limits::SchemaLimits::new(
                 config.max_schema_bytes,
-                crate::limits::Blocking::per_core(),
+                crate::platform::limits::Blocking::per_core(),
             ),
         ));
         let reviews = Arc::new(ReviewService::new(

@@ -16,7 +16,7 @@ use streamkeeper_app::port::ClientAddr;
 
 use super::AppState;
 use crate::accounts::watch_refusals;
-use crate::store::audit::Event;
+use crate::audit::store::Event;
 
 /// Sits inside `authenticate` (so the principal is known) and outside
 /// `server_fns::error_status` (so a server function's error is known, even

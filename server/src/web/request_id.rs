@@ -12,14 +12,14 @@ use tracing::Instrument;
 pub const HEADER: &str = "x-request-id";
 
 pub async fn request_id(req: Request, next: Next) -> Response {
-    let id = crate::errors::fresh_reference();
+    let id = crate::platform::errors::fresh_reference();
     let span = tracing::info_span!(
         "request",
         request_id = %id,
         method = %req.method(),
         path = %req.uri().path(),
     );
-    let mut res = crate::errors::within_request(id.clone(), next.run(req))
+    let mut res = crate::platform::errors::within_request(id.clone(), next.run(req))
         .instrument(span)
         .await;
     if let Ok(value) = HeaderValue::from_str(&id) {

@@ -13,7 +13,7 @@ use streamkeeper_app::app::CspNonce;
 use streamkeeper_app::port::ClientAddr;
 
 use super::AppState;
-use crate::store::audit::Event;
+use crate::audit::store::Event;
 
 /// Sets CSP (with a per-response nonce for the hydration script), nosniff,
 /// Referrer-Policy, frame denial and, under https, HSTS.

@@ -49,7 +49,7 @@ pub fn config() -> ServeConfig {
         trusted_proxies: Vec::new(),
         clusters_file: None,
         outbound: outbound(),
-        max_schema_bytes: streamkeeper_server::limits::DEFAULT_MAX_SCHEMA_BYTES,
+        max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
     }
 }
 
@@ -178,9 +178,9 @@ impl TestApp {
 
     /// Creates a user directly in the store, with the test password.
     pub async fn user(&self, username: &str, roles: &[Role]) -> i64 {
-        let hash = streamkeeper_server::password::hash(PASSWORD).expect("hash");
+        let hash = streamkeeper_server::platform::password::hash(PASSWORD).expect("hash");
         let mut conn = self.pool.acquire().await.expect("conn");
-        streamkeeper_server::store::users::insert(
+        streamkeeper_server::accounts::store::users::insert(
             &mut conn, username, username, &hash, roles, false,
         )
         .await
@@ -204,10 +204,10 @@ impl TestApp {
 
     /// A bearer token for the user holding just `scopes`.
     pub async fn token_with(&self, user_id: i64, scopes: &[streamkeeper::token::Scope]) -> String {
-        let token = streamkeeper_server::store::tokens::generate();
+        let token = streamkeeper_server::accounts::store::tokens::generate();
         let scopes = streamkeeper::token::Scopes::new(scopes.iter().copied()).expect("scopes");
         let mut conn = self.pool.acquire().await.expect("conn");
-        streamkeeper_server::store::tokens::insert(
+        streamkeeper_server::accounts::store::tokens::insert(
             &mut conn, user_id, "test", &token, &scopes, None,
         )
         .await

@@ -148,7 +148,11 @@ pub fn lease_ttl(every: Duration) -> Duration {
 /// environment says it, the process, and a random part.
 fn holder_name() -> String {
     let host = std::env::var("HOSTNAME").unwrap_or_default();
-    let me = format!("{}-{}", std::process::id(), crate::errors::reference());
+    let me = format!(
+        "{}-{}",
+        std::process::id(),
+        crate::platform::errors::reference()
+    );
     if host.is_empty() {
         me
     } else {
@@ -424,7 +428,7 @@ async fn run_once(
             ("failed", Some(why), serde_json::json!({}))
         }
         Err(RunError::Internal(e)) => {
-            let reference = crate::errors::reference();
+            let reference = crate::platform::errors::reference();
             tracing::error!(%reference, error = %e, "routine run failed");
             (
                 "failed",
@@ -540,7 +544,7 @@ impl Routines {
         }
         store::list(&self.pool, routine, page)
             .await
-            .map_err(crate::errors::db)
+            .map_err(crate::platform::errors::db)
     }
 }
 

@@ -9,7 +9,7 @@ use streamkeeper::page::{Page, PageRequest};
 use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ApiQuery, ErrorBody};
+use crate::api::error::{ApiError, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -4,7 +4,7 @@
 //!
 //! A hash takes tens of milliseconds of one core on purpose, so the server
 //! hashes and verifies with the `_async` functions: on the blocking pool,
-//! one per core at a time (see [`crate::limits::Blocking`]), never on the
+//! one per core at a time (see [`crate::platform::limits::Blocking`]), never on the
 //! async threads that answer every other request. The plain functions are
 //! for the CLI and tests.
 
@@ -14,7 +14,7 @@ use argon2::password_hash::{PasswordHash, PasswordHasher, PasswordVerifier, Salt
 use std::sync::OnceLock;
 use streamkeeper_app::error::AppError;
 
-use crate::limits::Blocking;
+use crate::platform::limits::Blocking;
 
 /// The process's hashing jobs, shared by every service that hashes: a
 /// core can run one argon2 hash at a time whoever asks for it.
@@ -28,7 +28,7 @@ fn hashing() -> &'static Blocking {
 pub async fn hash_async(password: String) -> Result<String, AppError> {
     hashing().run(move || hash(&password)).await?.map_err(|e| {
         tracing::error!(error = %e, "hashing failed");
-        AppError::Internal(crate::errors::reference())
+        AppError::Internal(crate::platform::errors::reference())
     })
 }
 

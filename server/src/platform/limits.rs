@@ -49,7 +49,7 @@ impl Blocking {
         T: Send + 'static,
     {
         let failed = |e: &dyn std::fmt::Display| {
-            let reference = crate::errors::reference();
+            let reference = crate::platform::errors::reference();
             tracing::error!(%reference, error = %e, "a blocking job failed");
             AppError::Internal(reference)
         };

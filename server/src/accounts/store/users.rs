@@ -129,7 +129,7 @@ pub async fn list(
     query: Option<&str>,
     page: PageRequest,
 ) -> Result<Page<UserSummary>, sqlx::Error> {
-    let pattern = super::contains_pattern(query);
+    let pattern = crate::store::contains_pattern(query);
     let total: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM users WHERE $1::text IS NULL OR username ILIKE $1 OR display_name ILIKE $1",
     )

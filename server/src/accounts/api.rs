@@ -15,7 +15,7 @@ use streamkeeper_app::model::{
 use streamkeeper_app::port::{ClientAddr, SessionHandle};
 use utoipa::{IntoParams, ToSchema};
 
-use super::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::web::AppState;
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -175,9 +175,9 @@ const WHERE: &str = "($1::text IS NULL OR actor ILIKE $1)
 
 fn patterns(f: &AuditFilter) -> (Option<String>, Option<String>, Option<String>) {
     (
-        super::contains_pattern(f.actor.as_deref()),
-        super::contains_pattern(f.action.as_deref()),
-        super::contains_pattern(f.target.as_deref()),
+        crate::store::contains_pattern(f.actor.as_deref()),
+        crate::store::contains_pattern(f.action.as_deref()),
+        crate::store::contains_pattern(f.target.as_deref()),
     )
 }
 

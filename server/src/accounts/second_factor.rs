@@ -3,8 +3,8 @@
 //! the codes computed here, and a code accepted is written down in the same
 //! statement that checks it was not used before.
 
-use crate::errors::db;
-use crate::store::{self, users::UserRow};
+use crate::accounts::store::users::UserRow;
+use crate::platform::errors::db;
 use chrono::Utc;
 use rand::RngCore;
 use sqlx::PgPool;
@@ -31,7 +31,7 @@ fn totp(secret: Vec<u8>, username: &str) -> Result<Totp, AppError> {
         // Never the error's text: it may hold the secret's URL.
         .map_err(|_| {
             tracing::error!("a TOTP could not be built");
-            AppError::Internal(crate::errors::reference())
+            AppError::Internal(crate::platform::errors::reference())
         })
 }
 
@@ -41,7 +41,7 @@ fn stored_totp(u: &UserRow) -> Result<Option<Totp>, AppError> {
     };
     let bytes = Secret::try_from_base32(secret).map_err(|_| {
         tracing::error!(user_id = u.id, "a stored TOTP secret is not base32");
-        AppError::Internal(crate::errors::reference())
+        AppError::Internal(crate::platform::errors::reference())
     })?;
     totp(bytes.as_ref().to_vec(), &u.username).map(Some)
 }
@@ -93,7 +93,7 @@ pub async fn verify(
             };
             let mut conn = pool.acquire().await.map_err(db)?;
             // Two requests with one code: only the first writes its step.
-            if store::users::use_totp_step(&mut conn, u.id, step)
+            if crate::accounts::store::users::use_totp_step(&mut conn, u.id, step)
                 .await
                 .map_err(db)?
             {
@@ -104,9 +104,13 @@ pub async fn verify(
         }
         Some(FactorInput::Recovery(code)) if recovery => {
             let mut conn = pool.acquire().await.map_err(db)?;
-            let used = store::users::use_recovery_code(&mut conn, u.id, &recovery_hash(&code))
-                .await
-                .map_err(db)?;
+            let used = crate::accounts::store::users::use_recovery_code(
+                &mut conn,
+                u.id,
+                &recovery_hash(&code),
+            )
+            .await
+            .map_err(db)?;
             Ok(if used {
                 Ok(Factor::RecoveryCode)
             } else {
@@ -127,7 +131,7 @@ pub fn new_seed() -> String {
 fn seed_bytes(seed: &str) -> Result<Vec<u8>, AppError> {
     hex::decode(seed).map_err(|_| {
         tracing::error!("a stored enrolment seed is not hex");
-        AppError::Internal(crate::errors::reference())
+        AppError::Internal(crate::platform::errors::reference())
     })
 }
 
@@ -149,7 +153,7 @@ pub fn pending(u: &UserRow) -> Result<Option<PendingFactor>, AppError> {
     let t = totp(secret_from_seed(&seed), &u.username)?;
     let uri = t.to_url().map_err(|_| {
         tracing::error!("an otpauth URI could not be built");
-        AppError::Internal(crate::errors::reference())
+        AppError::Internal(crate::platform::errors::reference())
     })?;
     Ok(Some(PendingFactor {
         secret_base32: Some(Secret::from(secret_from_seed(&seed)).to_base32()),

@@ -1,0 +1,5 @@
+//! Users, teams and tokens.
+
+pub mod teams;
+pub mod tokens;
+pub mod users;

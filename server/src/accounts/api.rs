@@ -16,7 +16,7 @@ use streamkeeper_app::port::{ClientAddr, SessionHandle};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use crate::web::AppState;
+use streamkeeper_app::port::Backend;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ListQuery {
@@ -32,34 +32,34 @@ pub struct ListQuery {
 #[utoipa::path(get, path = "/api/v1/me", tag = "accounts",
     responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
 pub async fn me(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<Me>, ApiError> {
-    Ok(Json(st.backend.accounts.me(&who).await?))
+    Ok(Json(st.accounts.me(&who).await?))
 }
 
 /// Users, by username (admin).
 #[utoipa::path(get, path = "/api/v1/users", tag = "accounts", params(ListQuery),
     responses((status = 200, body = Page<UserSummary>), (status = 403, body = ErrorBody)))]
 pub async fn list_users(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Page<UserSummary>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.backend.accounts.list_users(&who, q.q, page).await?))
+    Ok(Json(st.accounts.list_users(&who, q.q, page).await?))
 }
 
 /// Create a user (admin).
 #[utoipa::path(post, path = "/api/v1/users", tag = "accounts", request_body = NewUser,
     responses((status = 201, body = UserSummary), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn create_user(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(new): ApiJson<NewUser>,
 ) -> Result<(StatusCode, Json<UserSummary>), ApiError> {
-    let user = st.backend.accounts.create_user(&who, &from, new).await?;
+    let user = st.accounts.create_user(&who, &from, new).await?;
     Ok((StatusCode::CREATED, Json(user)))
 }
 
@@ -67,11 +67,11 @@ pub async fn create_user(
 #[utoipa::path(get, path = "/api/v1/users/{id}", tag = "accounts", params(("id" = i64, Path)),
     responses((status = 200, body = UserDetail), (status = 404, body = ErrorBody)))]
 pub async fn get_user(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<UserDetail>, ApiError> {
-    Ok(Json(st.backend.accounts.user(&who, id).await?))
+    Ok(Json(st.accounts.user(&who, id).await?))
 }
 
 /// Change a user's display name, roles, access or password (admin).
@@ -81,17 +81,14 @@ pub async fn get_user(
     request_body = UserUpdate,
     responses((status = 200, body = UserSummary), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn update_user(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(update): ApiJson<UserUpdate>,
 ) -> Result<Json<UserSummary>, ApiError> {
     Ok(Json(
-        st.backend
-            .accounts
-            .update_user(&who, &from, id, update)
-            .await?,
+        st.accounts.update_user(&who, &from, id, update).await?,
     ))
 }
 
@@ -103,7 +100,7 @@ pub async fn update_user(
 #[utoipa::path(post, path = "/api/v1/me/password", tag = "accounts", request_body = PasswordChange,
     responses((status = 204), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn change_password(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     keeper: Option<Extension<SessionHandle>>,
@@ -115,7 +112,6 @@ pub async fn change_password(
         )));
     };
     let epoch = st
-        .backend
         .accounts
         .change_password(&who, &from, &change.current_password, &change.new_password)
         .await?;
@@ -130,15 +126,12 @@ pub async fn change_password(
     params(("id" = i64, Path)),
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn reset_second_factor(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<StatusCode, ApiError> {
-    st.backend
-        .accounts
-        .reset_second_factor(&who, &from, id)
-        .await?;
+    st.accounts.reset_second_factor(&who, &from, id).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -152,24 +145,24 @@ pub struct PageQuery {
 #[utoipa::path(get, path = "/api/v1/teams", tag = "accounts", params(PageQuery),
     responses((status = 200, body = Page<TeamSummary>), (status = 403, body = ErrorBody)))]
 pub async fn list_teams(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<Page<TeamSummary>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.backend.accounts.list_teams(&who, page).await?))
+    Ok(Json(st.accounts.list_teams(&who, page).await?))
 }
 
 /// Create a team (admin).
 #[utoipa::path(post, path = "/api/v1/teams", tag = "accounts", request_body = NewTeam,
     responses((status = 201, body = TeamSummary), (status = 409, body = ErrorBody)))]
 pub async fn create_team(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(new): ApiJson<NewTeam>,
 ) -> Result<(StatusCode, Json<TeamSummary>), ApiError> {
-    let team = st.backend.accounts.create_team(&who, &from, new).await?;
+    let team = st.accounts.create_team(&who, &from, new).await?;
     Ok((StatusCode::CREATED, Json(team)))
 }
 
@@ -177,11 +170,11 @@ pub async fn create_team(
 #[utoipa::path(get, path = "/api/v1/teams/{id}", tag = "accounts", params(("id" = i64, Path)),
     responses((status = 200, body = TeamDetail), (status = 404, body = ErrorBody)))]
 pub async fn get_team(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<TeamDetail>, ApiError> {
-    Ok(Json(st.backend.accounts.team(&who, id).await?))
+    Ok(Json(st.accounts.team(&who, id).await?))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -194,16 +187,13 @@ pub struct NewMember {
     request_body = NewMember,
     responses((status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn add_member(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(m): ApiJson<NewMember>,
 ) -> Result<StatusCode, ApiError> {
-    st.backend
-        .accounts
-        .add_member(&who, &from, id, &m.username)
-        .await?;
+    st.accounts.add_member(&who, &from, id, &m.username).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -212,14 +202,11 @@ pub async fn add_member(
     params(("id" = i64, Path), ("user_id" = i64, Path)),
     responses((status = 204), (status = 404, body = ErrorBody)))]
 pub async fn remove_member(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath((id, user_id)): ApiPath<(i64, i64)>,
 ) -> Result<StatusCode, ApiError> {
-    st.backend
-        .accounts
-        .remove_member(&who, &from, id, user_id)
-        .await?;
+    st.accounts.remove_member(&who, &from, id, user_id).await?;
     Ok(StatusCode::NO_CONTENT)
 }

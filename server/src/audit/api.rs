@@ -10,7 +10,7 @@ use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ApiQuery, ErrorBody};
-use crate::web::AppState;
+use streamkeeper_app::port::Backend;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct AuditQuery {
@@ -28,7 +28,7 @@ pub struct AuditQuery {
 #[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(AuditQuery),
     responses((status = 200, body = Page<AuditRow>), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<Json<Page<AuditRow>>, ApiError> {
@@ -38,7 +38,7 @@ pub async fn list(
         target: q.target,
     };
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.backend.audit.entries(&who, filter, page).await?))
+    Ok(Json(st.audit.entries(&who, filter, page).await?))
 }
 
 /// Refusals by unauthenticated sources (cross-site requests, failed
@@ -47,7 +47,7 @@ pub async fn list(
 #[utoipa::path(get, path = "/api/v1/audit/refusals", tag = "audit", params(AuditQuery),
     responses((status = 200, body = Page<RefusalTally>), (status = 403, body = ErrorBody)))]
 pub async fn refusals(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<AuditQuery>,
 ) -> Result<Json<Page<RefusalTally>>, ApiError> {
@@ -57,5 +57,5 @@ pub async fn refusals(
         target: q.target,
     };
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.backend.audit.refusals(&who, filter, page).await?))
+    Ok(Json(st.audit.refusals(&who, filter, page).await?))
 }

@@ -12,8 +12,11 @@ use streamkeeper_app::model::FlagView;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 
+use crate::accounts::AccountService;
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use crate::web::AppState;
+use crate::watch::ClusterService;
+use std::sync::Arc;
+use streamkeeper_app::port::Backend;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct FlagQuery {
@@ -29,37 +32,37 @@ pub struct FlagQuery {
 #[utoipa::path(get, path = "/api/v1/flags", tag = "watch", params(FlagQuery),
     responses((status = 200, body = Page<FlagView>), (status = 400, body = ErrorBody)))]
 pub async fn list(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<FlagQuery>,
 ) -> Result<Json<Page<FlagView>>, ApiError> {
     let mine = choice::<FlagScope>(q.scope.as_deref())?.unwrap_or_default() == FlagScope::Mine;
     let live = choice::<FlagState>(q.state.as_deref())?.unwrap_or_default() == FlagState::Live;
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.backend.flags.list(&who, mine, live, page).await?))
+    Ok(Json(st.flags.list(&who, mine, live, page).await?))
 }
 
 /// A flag with its receipts.
 #[utoipa::path(get, path = "/api/v1/flags/{id}", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = FlagView), (status = 404, body = ErrorBody)))]
 pub async fn get(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<FlagView>, ApiError> {
-    Ok(Json(st.backend.flags.get(&who, id).await?))
+    Ok(Json(st.flags.get(&who, id).await?))
 }
 
 /// Acknowledge a flag (a member of its team, or an admin).
 #[utoipa::path(post, path = "/api/v1/flags/{id}/acknowledge", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn acknowledge(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<FlagView>, ApiError> {
-    Ok(Json(st.backend.flags.acknowledge(&who, &from, id).await?))
+    Ok(Json(st.flags.acknowledge(&who, &from, id).await?))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -73,15 +76,13 @@ pub struct Dismissal {
     request_body = Dismissal,
     responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn dismiss(
-    State(st): State<AppState>,
+    State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(d): ApiJson<Dismissal>,
 ) -> Result<Json<FlagView>, ApiError> {
-    Ok(Json(
-        st.backend.flags.dismiss(&who, &from, id, &d.reason).await?,
-    ))
+    Ok(Json(st.flags.dismiss(&who, &from, id, &d.reason).await?))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -95,14 +96,13 @@ pub struct Owner {
     params(("id" = i64, Path), ("group" = String, Path)), request_body = Owner,
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn set_owner(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath((id, group)): ApiPath<(i64, String)>,
     ApiJson(o): ApiJson<Owner>,
 ) -> Result<StatusCode, ApiError> {
-    st.clusters
-        .set_group_owner(&who, &from, id, &group, o.team.as_deref())
+    st.set_group_owner(&who, &from, id, &group, o.team.as_deref())
         .await?;
     Ok(StatusCode::NO_CONTENT)
 }
@@ -118,15 +118,13 @@ pub struct Webhook {
     request_body = Webhook,
     responses((status = 204), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set_webhook(
-    State(st): State<AppState>,
+    State(st): State<Arc<AccountService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(w): ApiJson<Webhook>,
 ) -> Result<StatusCode, ApiError> {
-    st.accounts
-        .set_webhook(&who, &from, id, w.url.as_deref())
-        .await?;
+    st.set_webhook(&who, &from, id, w.url.as_deref()).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -139,11 +137,11 @@ pub struct PlatformTeam {
 #[utoipa::path(put, path = "/api/v1/settings/platform-team", tag = "accounts", request_body = PlatformTeam,
     responses((status = 204), (status = 404, body = ErrorBody)))]
 pub async fn set_platform_team(
-    State(st): State<AppState>,
+    State(st): State<Arc<AccountService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(p): ApiJson<PlatformTeam>,
 ) -> Result<StatusCode, ApiError> {
-    st.accounts.set_platform_team(&who, &from, &p.team).await?;
+    st.set_platform_team(&who, &from, &p.team).await?;
     Ok(StatusCode::NO_CONTENT)
 }

@@ -19,7 +19,8 @@ use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use crate::web::AppState;
+use crate::review::ReviewService;
+use std::sync::Arc;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ItemQuery {
@@ -38,7 +39,7 @@ pub struct ItemQuery {
 #[utoipa::path(get, path = "/api/v1/review-items", tag = "review", params(ItemQuery),
     responses((status = 200, body = Page<ReviewSummary>), (status = 400, body = ErrorBody)))]
 pub async fn list(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<ItemQuery>,
 ) -> Result<Json<Page<ReviewSummary>>, ApiError> {
@@ -49,7 +50,7 @@ pub async fn list(
         domain: q.domain,
     };
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.reviews.list(&who, filter, page).await?))
+    Ok(Json(st.list(&who, filter, page).await?))
 }
 
 /// Propose a change: it is checked at once against every consumer group
@@ -58,12 +59,12 @@ pub async fn list(
 #[utoipa::path(post, path = "/api/v1/review-items", tag = "review", request_body = NewReviewItem,
     responses((status = 201, body = ReviewItem), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn propose(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(new): ApiJson<NewReviewItem>,
 ) -> Result<(StatusCode, Json<ReviewItem>), ApiError> {
-    let item = st.reviews.propose(&who, &from, new).await?;
+    let item = st.propose(&who, &from, new).await?;
     Ok((StatusCode::CREATED, Json(item)))
 }
 
@@ -72,12 +73,12 @@ pub async fn propose(
 #[utoipa::path(get, path = "/api/v1/review-items/{id}", tag = "review", params(("id" = i64, Path)),
     responses((status = 200, body = ReviewItem), (status = 404, body = ErrorBody)))]
 pub async fn get(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<ReviewItem>, ApiError> {
-    Ok(Json(st.reviews.get(&who, &from, id).await?))
+    Ok(Json(st.get(&who, &from, id).await?))
 }
 
 /// Edit an item at the revision you loaded: a new revision, checked again,
@@ -86,13 +87,13 @@ pub async fn get(
     request_body = ReviewEdit,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn edit(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(edit): ApiJson<ReviewEdit>,
 ) -> Result<Json<ReviewItem>, ApiError> {
-    Ok(Json(st.reviews.edit(&who, &from, id, edit).await?))
+    Ok(Json(st.edit(&who, &from, id, edit).await?))
 }
 
 /// Approve the item's current content, named by its `content_hash`. A
@@ -102,13 +103,13 @@ pub async fn edit(
     request_body = Approval,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn approve(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(approval): ApiJson<Approval>,
 ) -> Result<Json<ReviewItem>, ApiError> {
-    Ok(Json(st.reviews.approve(&who, &from, id, approval).await?))
+    Ok(Json(st.approve(&who, &from, id, approval).await?))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -122,25 +123,25 @@ pub struct Rejection {
     request_body = Rejection,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn reject(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(r): ApiJson<Rejection>,
 ) -> Result<Json<ReviewItem>, ApiError> {
-    Ok(Json(st.reviews.reject(&who, &from, id, &r.reason).await?))
+    Ok(Json(st.reject(&who, &from, id, &r.reason).await?))
 }
 
 /// Withdraw the item (its author, editors, owners of the stream's team).
 #[utoipa::path(post, path = "/api/v1/review-items/{id}/withdraw", tag = "review", params(("id" = i64, Path)),
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn withdraw(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<ReviewItem>, ApiError> {
-    Ok(Json(st.reviews.withdraw(&who, &from, id).await?))
+    Ok(Json(st.withdraw(&who, &from, id).await?))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
@@ -153,13 +154,13 @@ pub struct NewComment {
     request_body = NewComment,
     responses((status = 201, body = CommentView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn comment(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(c): ApiJson<NewComment>,
 ) -> Result<(StatusCode, Json<CommentView>), ApiError> {
-    let c = st.reviews.comment(&who, &from, id, &c.body).await?;
+    let c = st.comment(&who, &from, id, &c.body).await?;
     Ok((StatusCode::CREATED, Json(c)))
 }
 
@@ -169,12 +170,12 @@ pub async fn comment(
 #[utoipa::path(post, path = "/api/v1/review-items/{id}/apply", tag = "review", params(("id" = i64, Path)),
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn apply(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<ReviewItem>, ApiError> {
-    Ok(Json(st.reviews.apply(&who, &from, id).await?))
+    Ok(Json(st.apply(&who, &from, id).await?))
 }
 
 /// Every domain (named by a stream or configured) with its autonomy level,
@@ -182,10 +183,10 @@ pub async fn apply(
 #[utoipa::path(get, path = "/api/v1/review-domains", tag = "review",
     responses((status = 200, body = Vec<DomainSettings>)))]
 pub async fn domains(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<Vec<DomainSettings>>, ApiError> {
-    Ok(Json(st.reviews.domains(&who).await?))
+    Ok(Json(st.domains(&who).await?))
 }
 
 /// Set a domain's autonomy level, required approvals and named approvers
@@ -194,15 +195,13 @@ pub async fn domains(
     request_body = DomainSpec,
     responses((status = 200, body = DomainSettings), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set_domain(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(domain): ApiPath<String>,
     ApiJson(spec): ApiJson<DomainSpec>,
 ) -> Result<Json<DomainSettings>, ApiError> {
-    Ok(Json(
-        st.reviews.set_domain(&who, &from, &domain, spec).await?,
-    ))
+    Ok(Json(st.set_domain(&who, &from, &domain, spec).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -215,22 +214,22 @@ pub struct PageQuery {
 #[utoipa::path(get, path = "/api/v1/notifications", tag = "review", params(PageQuery),
     responses((status = 200, body = Page<NotificationView>)))]
 pub async fn notifications(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<PageQuery>,
 ) -> Result<Json<Page<NotificationView>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.reviews.notifications(&who, page).await?))
+    Ok(Json(st.notifications(&who, page).await?))
 }
 
 /// Mark all the caller's notifications read.
 #[utoipa::path(post, path = "/api/v1/notifications/read", tag = "review",
     responses((status = 204)))]
 pub async fn mark_read(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
 ) -> Result<StatusCode, ApiError> {
-    st.reviews.mark_read(&who).await?;
+    st.mark_read(&who).await?;
     Ok(StatusCode::NO_CONTENT)
 }
 
@@ -238,8 +237,8 @@ pub async fn mark_read(
 #[utoipa::path(get, path = "/api/v1/me/inbox", tag = "review",
     responses((status = 200, body = InboxCounts)))]
 pub async fn counts(
-    State(st): State<AppState>,
+    State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<InboxCounts>, ApiError> {
-    Ok(Json(st.reviews.counts(&who).await?))
+    Ok(Json(st.counts(&who).await?))
 }

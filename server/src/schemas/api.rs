@@ -16,7 +16,8 @@ use streamkeeper_app::port::ClientAddr;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use crate::web::AppState;
+use crate::schemas::SchemaService;
+use std::sync::Arc;
 
 /// A stream's schema with its history, each consumer group's reader schema
 /// (declared, assumed, or missing) and the last checks.
@@ -24,11 +25,11 @@ use crate::web::AppState;
     params(("id" = i64, Path), ("topic" = String, Path)),
     responses((status = 200, body = StreamSchemas), (status = 404, body = ErrorBody)))]
 pub async fn stream_schemas(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     ApiPath((id, topic)): ApiPath<(i64, String)>,
 ) -> Result<Json<StreamSchemas>, ApiError> {
-    Ok(Json(st.schemas.stream_schemas(&who, id, &topic).await?))
+    Ok(Json(st.stream_schemas(&who, id, &topic).await?))
 }
 
 /// Record the stream's (producer) schema: text, or a registry subject and
@@ -37,16 +38,13 @@ pub async fn stream_schemas(
     params(("id" = i64, Path), ("topic" = String, Path)), request_body = NewCatalogSchema,
     responses((status = 201, body = CatalogSchema), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn record_stream_schema(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath((id, topic)): ApiPath<(i64, String)>,
     ApiJson(new): ApiJson<NewCatalogSchema>,
 ) -> Result<(StatusCode, Json<CatalogSchema>), ApiError> {
-    let s = st
-        .schemas
-        .record(&who, &from, id, &topic, None, new)
-        .await?;
+    let s = st.record(&who, &from, id, &topic, None, new).await?;
     Ok((StatusCode::CREATED, Json(s)))
 }
 
@@ -57,14 +55,13 @@ pub async fn record_stream_schema(
     request_body = NewCatalogSchema,
     responses((status = 201, body = CatalogSchema), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn record_reader_schema(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath((id, group, topic)): ApiPath<(i64, String, String)>,
     ApiJson(new): ApiJson<NewCatalogSchema>,
 ) -> Result<(StatusCode, Json<CatalogSchema>), ApiError> {
     let s = st
-        .schemas
         .record(&who, &from, id, &topic, Some(&group), new)
         .await?;
     Ok((StatusCode::CREATED, Json(s)))
@@ -78,24 +75,24 @@ pub async fn record_reader_schema(
     params(("id" = i64, Path), ("topic" = String, Path)), request_body = ProposedSchema,
     responses((status = 200, body = CompatibilityReport), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn check(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     ApiPath((id, topic)): ApiPath<(i64, String)>,
     ApiJson(proposed): ApiJson<ProposedSchema>,
 ) -> Result<Json<CompatibilityReport>, ApiError> {
-    Ok(Json(st.schemas.check(&who, id, &topic, proposed).await?))
+    Ok(Json(st.check(&who, id, &topic, proposed).await?))
 }
 
 /// A recorded check.
 #[utoipa::path(get, path = "/api/v1/schema-checks/{id}", tag = "schemas", params(("id" = i64, Path)),
     responses((status = 200, body = CompatibilityReport), (status = 404, body = ErrorBody)))]
 pub async fn check_report(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<CompatibilityReport>, ApiError> {
-    Ok(Json(st.schemas.check_report(&who, &from, id).await?))
+    Ok(Json(st.check_report(&who, &from, id).await?))
 }
 
 /// Set the cluster's Schema Registry (admin). Credentials are references
@@ -104,13 +101,13 @@ pub async fn check_report(
     params(("id" = i64, Path)), request_body = RegistrySpec,
     responses((status = 200, body = RegistrySpec), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set_registry(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath(id): ApiPath<i64>,
     ApiJson(spec): ApiJson<RegistrySpec>,
 ) -> Result<Json<RegistrySpec>, ApiError> {
-    Ok(Json(st.schemas.set_registry(&who, &from, id, spec).await?))
+    Ok(Json(st.set_registry(&who, &from, id, spec).await?))
 }
 
 /// The cluster's registry as the hygiene routine last read it: when, what
@@ -120,12 +117,11 @@ pub async fn set_registry(
     params(("id" = i64, Path)),
     responses((status = 200, body = RegistryStatus), (status = 404, body = ErrorBody)))]
 pub async fn registry_status(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<RegistryStatus>, ApiError> {
-    st.schemas
-        .registry_status(&who, id)
+    st.registry_status(&who, id)
         .await?
         .map(Json)
         .ok_or_else(|| {
@@ -149,15 +145,13 @@ pub struct SubjectsQuery {
     params(("id" = i64, Path), SubjectsQuery),
     responses((status = 200, body = RegistrySubjects), (status = 404, body = ErrorBody)))]
 pub async fn registry_subjects(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
     ApiQuery(q): ApiQuery<SubjectsQuery>,
 ) -> Result<Json<RegistrySubjects>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(
-        st.schemas.registry_subjects(&who, id, q.q, page).await?,
-    ))
+    Ok(Json(st.registry_subjects(&who, id, q.q, page).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -173,14 +167,12 @@ pub struct DiffQuery {
     params(("id" = i64, Path), ("subject" = String, Path), DiffQuery),
     responses((status = 200, body = SubjectDiff), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn subject_diff(
-    State(st): State<AppState>,
+    State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
     ApiPath((id, subject)): ApiPath<(i64, String)>,
     ApiQuery(q): ApiQuery<DiffQuery>,
 ) -> Result<Json<SubjectDiff>, ApiError> {
     Ok(Json(
-        st.schemas
-            .subject_diff(&who, id, &subject, q.left, q.right)
-            .await?,
+        st.subject_diff(&who, id, &subject, q.left, q.right).await?,
     ))
 }

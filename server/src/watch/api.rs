@@ -14,28 +14,29 @@ use streamkeeper_app::port::ClientAddr;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use crate::web::AppState;
+use crate::watch::ClusterService;
+use std::sync::Arc;
 
 /// Watched clusters with their state and data age.
 #[utoipa::path(get, path = "/api/v1/clusters", tag = "watch",
     responses((status = 200, body = Vec<ClusterView>)))]
 pub async fn list(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<Vec<ClusterView>>, ApiError> {
-    Ok(Json(st.clusters.list(&who).await?))
+    Ok(Json(st.list(&who).await?))
 }
 
 /// Add a cluster to watch (admin). Credentials are references only.
 #[utoipa::path(post, path = "/api/v1/clusters", tag = "watch", request_body = NewCluster,
     responses((status = 201, body = ClusterView), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn create(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(new): ApiJson<NewCluster>,
 ) -> Result<(StatusCode, Json<ClusterView>), ApiError> {
-    let c = st.clusters.create(&who, &from, new).await?;
+    let c = st.create(&who, &from, new).await?;
     Ok((StatusCode::CREATED, Json(c)))
 }
 
@@ -43,11 +44,11 @@ pub async fn create(
 #[utoipa::path(get, path = "/api/v1/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = ClusterView), (status = 404, body = ErrorBody)))]
 pub async fn get(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<ClusterView>, ApiError> {
-    Ok(Json(st.clusters.get(&who, id).await?))
+    Ok(Json(st.get(&who, id).await?))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]
@@ -68,7 +69,7 @@ pub struct GroupQuery {
     params(("id" = i64, Path), GroupQuery),
     responses((status = 200, body = Page<GroupSummary>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn groups(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
     ApiQuery(q): ApiQuery<GroupQuery>,
@@ -78,7 +79,7 @@ pub async fn groups(
         status: q.status,
     };
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.clusters.groups(&who, id, filter, page).await?))
+    Ok(Json(st.groups(&who, id, filter, page).await?))
 }
 
 /// A consumer group's lag per partition, judged over the last passes.
@@ -86,22 +87,22 @@ pub async fn groups(
     params(("id" = i64, Path), ("group" = String, Path)),
     responses((status = 200, body = GroupLagView), (status = 404, body = ErrorBody)))]
 pub async fn group(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     ApiPath((id, group)): ApiPath<(i64, String)>,
 ) -> Result<Json<GroupLagView>, ApiError> {
-    Ok(Json(st.clusters.group_lag(&who, id, &group).await?))
+    Ok(Json(st.group_lag(&who, id, &group).await?))
 }
 
 /// The catalog: every topic of the cluster with its health and stream entry.
 #[utoipa::path(get, path = "/api/v1/clusters/{id}/streams", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = Vec<TopicView>), (status = 404, body = ErrorBody)))]
 pub async fn streams(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<Vec<TopicView>>, ApiError> {
-    Ok(Json(st.clusters.streams(&who, id).await?))
+    Ok(Json(st.streams(&who, id).await?))
 }
 
 /// Describe a stream: owner team, domain, tier, freshness budget, expected interval.
@@ -109,15 +110,13 @@ pub async fn streams(
     params(("id" = i64, Path), ("topic" = String, Path)), request_body = StreamSpec,
     responses((status = 200, body = TopicView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn describe_stream(
-    State(st): State<AppState>,
+    State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiPath((id, topic)): ApiPath<(i64, String)>,
     ApiJson(spec): ApiJson<StreamSpec>,
 ) -> Result<Json<TopicView>, ApiError> {
     Ok(Json(
-        st.clusters
-            .describe_stream(&who, &from, id, &topic, spec)
-            .await?,
+        st.describe_stream(&who, &from, id, &topic, spec).await?,
     ))
 }

@@ -50,6 +50,27 @@ impl FromRef<AppState> for LeptosOptions {
     }
 }
 
+/// What each feature's REST handlers take from the state: its own service
+/// (or the backend port), never the state itself, so no feature imports
+/// the router's module.
+macro_rules! part_of_state {
+    ($($ty:ty => $field:ident),* $(,)?) => {$(
+        impl FromRef<AppState> for $ty {
+            fn from_ref(s: &AppState) -> Self {
+                s.$field.clone()
+            }
+        }
+    )*};
+}
+
+part_of_state! {
+    Arc<AccountService> => accounts,
+    Arc<ClusterService> => clusters,
+    Arc<SchemaService> => schemas,
+    Arc<ReviewService> => reviews,
+    Backend => backend,
+}
+
 impl AppState {
     pub fn new(pool: PgPool, config: ServeConfig) -> Self {
         let leptos = LeptosOptions::builder()

@@ -18,9 +18,9 @@ use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
 use leptos::prelude::{LeptosOptions, provide_context};
-use leptos_axum::{LeptosRoutes, generate_route_list};
+use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 use sqlx::PgPool;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use streamkeeper_app::app::{App, shell};
 use streamkeeper_app::port::Backend;
 use tower::ServiceBuilder;
@@ -125,11 +125,21 @@ impl AppState {
     }
 }
 
+/// The app's routes, generated once per process. Generating them sets a
+/// process-wide flag in leptos_server that leaves any resource first
+/// polled meanwhile pending for good (leptos-rs/leptos#4773), so it must
+/// never overlap a render: the tests build many routers while others serve,
+/// and such a page then hung until the request timed out.
+fn route_list() -> &'static [AxumRouteListing] {
+    static ROUTES: OnceLock<Vec<AxumRouteListing>> = OnceLock::new();
+    ROUTES.get_or_init(|| generate_route_list(App))
+}
+
 /// The whole application. Server functions are routed by
 /// `leptos_routes_with_context` at `/fn/<name>`. `store` keeps the sessions (Postgres in
 /// production and tests).
 pub fn router(state: AppState, store: PostgresStore) -> Router {
-    let routes = generate_route_list(App);
+    let routes = route_list().to_vec();
     let backend = state.backend.clone();
     let context = move || provide_context(backend.clone());
     let leptos = state.leptos.clone();

@@ -5,7 +5,6 @@ pub mod api;
 pub mod second_factor;
 pub mod store;
 
-use crate::accounts::store::users::UserRow;
 use crate::audit::store::Event;
 use crate::platform::errors::db;
 use crate::platform::limiter::LoginLimiter;
@@ -14,6 +13,7 @@ use crate::store::is_unique_violation;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
+use store::users::UserRow;
 use streamkeeper::account::{
     Credential, Principal, check_display_name, check_password, check_team_name, check_username,
 };
@@ -123,7 +123,7 @@ pub async fn watch_refusals<F: std::future::Future>(request: F) -> (F::Output, b
 
 /// The id of the team named `name`, or a NotFound naming it.
 pub async fn team_id(pool: &PgPool, name: &str) -> Result<i64, AppError> {
-    crate::accounts::store::teams::id_by_name(pool, name)
+    store::teams::id_by_name(pool, name)
         .await
         .map_err(db)?
         .ok_or_else(|| AppError::NotFound(format!("Team {}", name.trim())))
@@ -167,7 +167,7 @@ impl AccountService {
         username: &str,
         password: &str,
     ) -> Result<Option<UserRow>, AppError> {
-        let user = crate::accounts::store::users::by_username(&self.pool, username.trim())
+        let user = store::users::by_username(&self.pool, username.trim())
             .await
             .map_err(db)?;
         let Some(user) = user else {
@@ -179,17 +179,12 @@ impl AccountService {
     }
 
     pub async fn user_row(&self, id: i64) -> Result<Option<UserRow>, AppError> {
-        crate::accounts::store::users::by_id(&self.pool, id)
-            .await
-            .map_err(db)
+        store::users::by_id(&self.pool, id).await.map_err(db)
     }
 
     /// Who a bearer token acts as, with its scopes, or why it is refused.
     pub async fn token_principal(&self, token: &str) -> Result<TokenAuth, AppError> {
-        let Some(row) = crate::accounts::store::tokens::find(&self.pool, token)
-            .await
-            .map_err(db)?
-        else {
+        let Some(row) = store::tokens::find(&self.pool, token).await.map_err(db)? else {
             return Ok(TokenAuth::Unknown);
         };
         if let Err(dead) = liveness(&row.facts(), Utc::now()) {
@@ -199,9 +194,7 @@ impl AccountService {
             tracing::error!(token_id = row.id, "a token with no known scope");
             return Ok(TokenAuth::Unknown);
         };
-        crate::accounts::store::tokens::touch(&self.pool, row.id)
-            .await
-            .map_err(db)?;
+        store::tokens::touch(&self.pool, row.id).await.map_err(db)?;
         let Some(user) = self.user_row(row.user_id).await? else {
             return Ok(TokenAuth::Unknown);
         };
@@ -240,7 +233,7 @@ fn invalid(e: impl std::fmt::Display) -> AppError {
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Accounts for AccountService {
     async fn me(&self, who: &Principal) -> Result<Me, AppError> {
-        let teams = crate::accounts::store::users::teams_of(&self.pool, who.user_id)
+        let teams = store::users::teams_of(&self.pool, who.user_id)
             .await
             .map_err(db)?;
         Ok(Me {
@@ -256,7 +249,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         page: PageRequest,
     ) -> Result<Page<UserSummary>, AppError> {
         require(who, Action::ManageUsers, "list users")?;
-        crate::accounts::store::users::list(&self.pool, query.as_deref(), page)
+        store::users::list(&self.pool, query.as_deref(), page)
             .await
             .map_err(db)
     }
@@ -267,9 +260,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             require(who, Action::ManageUsers, "see other users")?;
         }
         let user = self.existing_user(id).await?;
-        let teams = crate::accounts::store::users::teams_of(&self.pool, id)
-            .await
-            .map_err(db)?;
+        let teams = store::users::teams_of(&self.pool, id).await.map_err(db)?;
         Ok(UserDetail {
             user: user.summary(),
             teams,
@@ -294,15 +285,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let mut tx = self.pool.begin().await.map_err(db)?;
         // A password an admin chose is the admin's: the user replaces it
         // at first sign-in.
-        let row = match crate::accounts::store::users::insert(
-            &mut tx,
-            &username,
-            &display_name,
-            &hash,
-            &roles,
-            true,
-        )
-        .await
+        let row = match store::users::insert(&mut tx, &username, &display_name, &hash, &roles, true)
+            .await
         {
             Ok(row) => row,
             Err(e) if is_unique_violation(&e) => {
@@ -318,7 +302,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             from,
             "user.create",
             format!("user:{username}"),
-            json!({ "roles": crate::accounts::store::users::role_strings(&roles), "display_name": display_name,
+            json!({ "roles": store::users::role_strings(&roles), "display_name": display_name,
                     "must_change_password": true }),
         )
         .await?;
@@ -335,7 +319,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
     ) -> Result<UserSummary, AppError> {
         require(who, Action::ManageUsers, "change users")?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let before = crate::accounts::store::users::lock(&mut tx, id)
+        let before = store::users::lock(&mut tx, id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("User {id}")))?;
@@ -359,7 +343,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                     "You cannot remove your own admin role; ask another admin.".into(),
                 ));
             }
-            after.roles = crate::accounts::store::users::role_strings(&roles);
+            after.roles = store::users::role_strings(&roles);
             if after.roles() != before.roles() {
                 changes.insert(
                     "roles".into(),
@@ -394,7 +378,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         // users_token_epoch trigger).
         let end_sessions =
             after.disabled || changes.contains_key("roles") || changes.contains_key("password");
-        let row = crate::accounts::store::users::update(&mut tx, &after, end_sessions)
+        let row = store::users::update(&mut tx, &after, end_sessions)
             .await
             .map_err(db)?;
         let action = match update.disabled {
@@ -421,20 +405,16 @@ impl streamkeeper_app::port::Accounts for AccountService {
         page: PageRequest,
     ) -> Result<Page<TeamSummary>, AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
-        crate::accounts::store::teams::list(&self.pool, page)
-            .await
-            .map_err(db)
+        store::teams::list(&self.pool, page).await.map_err(db)
     }
 
     async fn team(&self, who: &Principal, id: i64) -> Result<TeamDetail, AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
-        let team = crate::accounts::store::teams::by_id(&self.pool, id)
+        let team = store::teams::by_id(&self.pool, id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Team {id}")))?;
-        let members = crate::accounts::store::teams::members(&self.pool, id)
-            .await
-            .map_err(db)?;
+        let members = store::teams::members(&self.pool, id).await.map_err(db)?;
         Ok(TeamDetail { team, members })
     }
 
@@ -453,7 +433,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             ));
         }
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let team = match crate::accounts::store::teams::insert(&mut tx, &name, &description).await {
+        let team = match store::teams::insert(&mut tx, &name, &description).await {
             Ok(t) => t,
             Err(e) if is_unique_violation(&e) => {
                 return Err(AppError::Conflict(format!(
@@ -483,16 +463,16 @@ impl streamkeeper_app::port::Accounts for AccountService {
         username: &str,
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
-        let team = crate::accounts::store::teams::by_id(&self.pool, team_id)
+        let team = store::teams::by_id(&self.pool, team_id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
-        let user = crate::accounts::store::users::by_username(&self.pool, username.trim())
+        let user = store::users::by_username(&self.pool, username.trim())
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("User {}", username.trim())))?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        if !crate::accounts::store::teams::add_member(&mut tx, team_id, user.id)
+        if !store::teams::add_member(&mut tx, team_id, user.id)
             .await
             .map_err(db)?
         {
@@ -521,13 +501,13 @@ impl streamkeeper_app::port::Accounts for AccountService {
         user_id: i64,
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
-        let team = crate::accounts::store::teams::by_id(&self.pool, team_id)
+        let team = store::teams::by_id(&self.pool, team_id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
         let user = self.existing_user(user_id).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        if !crate::accounts::store::teams::remove_member(&mut tx, team_id, user_id)
+        if !store::teams::remove_member(&mut tx, team_id, user_id)
             .await
             .map_err(db)?
         {
@@ -551,7 +531,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
     async fn account(&self, who: &Principal) -> Result<AccountView, AppError> {
         session_only(who)?;
         let u = self.existing_user(who.user_id).await?;
-        let left = crate::accounts::store::users::recovery_codes_left(&self.pool, u.id)
+        let left = store::users::recovery_codes_left(&self.pool, u.id)
             .await
             .map_err(db)?;
         Ok(AccountView {
@@ -582,7 +562,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         }
         let hash = password::hash_async(new.to_owned()).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        let mut after = crate::accounts::store::users::lock(&mut tx, u.id)
+        let mut after = store::users::lock(&mut tx, u.id)
             .await
             .map_err(db)?
             .ok_or_else(|| AppError::NotFound(format!("User {}", u.id)))?;
@@ -590,7 +570,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         after.must_change_password = false;
         // Every session of the user ends (the epoch moves on); the caller
         // keeps its own by taking on the new epoch.
-        let row = crate::accounts::store::users::update(&mut tx, &after, true)
+        let row = store::users::update(&mut tx, &after, true)
             .await
             .map_err(db)?;
         audited(
@@ -611,13 +591,9 @@ impl streamkeeper_app::port::Accounts for AccountService {
         session_only(who)?;
         let u = self.existing_user(who.user_id).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        crate::accounts::store::users::set_totp_pending(
-            &mut tx,
-            u.id,
-            Some(&second_factor::new_seed()),
-        )
-        .await
-        .map_err(db)?;
+        store::users::set_totp_pending(&mut tx, u.id, Some(&second_factor::new_seed()))
+            .await
+            .map_err(db)?;
         audited(
             &mut tx,
             who,
@@ -656,13 +632,11 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let mut tx = self.pool.begin().await.map_err(db)?;
         let renewal = done.secret.is_none();
         match &done.secret {
-            Some(secret) => {
-                crate::accounts::store::users::enable_totp(&mut tx, u.id, secret, done.step)
-                    .await
-                    .map_err(db)?
-            }
+            Some(secret) => store::users::enable_totp(&mut tx, u.id, secret, done.step)
+                .await
+                .map_err(db)?,
             None => {
-                if !crate::accounts::store::users::use_totp_step(&mut tx, u.id, done.step)
+                if !store::users::use_totp_step(&mut tx, u.id, done.step)
                     .await
                     .map_err(db)?
                 {
@@ -678,7 +652,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                 }
             }
         }
-        crate::accounts::store::users::replace_recovery_codes(&mut tx, u.id, &done.hashes)
+        store::users::replace_recovery_codes(&mut tx, u.id, &done.hashes)
             .await
             .map_err(db)?;
         audited(
@@ -712,9 +686,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         }
         let factor = self.confirm_code(who, from, ACTION, &u, code, true).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        crate::accounts::store::users::clear_totp(&mut tx, u.id)
-            .await
-            .map_err(db)?;
+        store::users::clear_totp(&mut tx, u.id).await.map_err(db)?;
         audited(
             &mut tx,
             who,
@@ -736,9 +708,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         require(who, Action::ManageUsers, "reset a user's second factor")?;
         let u = self.existing_user(user_id).await?;
         let mut tx = self.pool.begin().await.map_err(db)?;
-        crate::accounts::store::users::clear_totp(&mut tx, u.id)
-            .await
-            .map_err(db)?;
+        store::users::clear_totp(&mut tx, u.id).await.map_err(db)?;
         audited(
             &mut tx,
             who,

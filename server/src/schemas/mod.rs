@@ -1271,7 +1271,7 @@ impl SchemaService {
     }
 
     /// A recorded check, if the caller may read it (the review items' read
-    /// rule, `crate::schemas::store::check`). Another domain's check is "not
+    /// rule, `store::check`). Another domain's check is "not
     /// found", so ids cannot be probed, and the attempt is recorded.
     pub async fn check_report(
         &self,

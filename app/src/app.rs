@@ -1,10 +1,11 @@
 //! The shell, the router and the layout every page shares.
 
-use crate::components::{InboxChanged, SignedInHeader};
-use crate::pages::{
-    account, audit, cluster_settings, flags, home, login, review, review_settings, schemas,
-    streams, teams, users, watch,
-};
+use crate::accounts::{account, login, teams, users};
+use crate::review::{inbox, item};
+use crate::schemas::{check, registry};
+use crate::ui::header::{InboxChanged, SignedInHeader};
+use crate::watch::{clusters, streams};
+use crate::{audit, flags, home};
 use leptos::prelude::*;
 use leptos_meta::{MetaTags, Stylesheet, Title, provide_meta_context};
 use leptos_router::components::{Route, Router, Routes};
@@ -66,23 +67,23 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/users/:id") view=users::UserPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams") view=teams::TeamsPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams/:id") view=teams::TeamPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/audit") view=audit::AuditPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/clusters") view=cluster_settings::ClusterSettingsPage ssr=SsrMode::Async />
-                    <Route path=path!("/flags") view=flags::FlagsPage ssr=SsrMode::Async />
-                    <Route path=path!("/flags/:id") view=flags::FlagPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/audit") view=audit::pages::AuditPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/clusters") view=crate::watch::settings::ClusterSettingsPage ssr=SsrMode::Async />
+                    <Route path=path!("/flags") view=flags::pages::FlagsPage ssr=SsrMode::Async />
+                    <Route path=path!("/flags/:id") view=flags::pages::FlagPage ssr=SsrMode::Async />
                     <Route path=path!("/streams") view=streams::StreamsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/stream") view=streams::StreamPage ssr=SsrMode::Async />
-                    <Route path=path!("/clusters/:id/stream/check") view=schemas::CheckPage ssr=SsrMode::Async />
-                    <Route path=path!("/schema-checks/:id") view=schemas::CheckReportPage ssr=SsrMode::Async />
-                    <Route path=path!("/schemas") view=schemas::SchemasPage ssr=SsrMode::Async />
-                    <Route path=path!("/schemas/:id") view=schemas::SubjectsPage ssr=SsrMode::Async />
-                    <Route path=path!("/schemas/:id/subject") view=schemas::SubjectPage ssr=SsrMode::Async />
-                    <Route path=path!("/review") view=review::ReviewPage ssr=SsrMode::Async />
-                    <Route path=path!("/review/:id") view=review::ReviewItemPage ssr=SsrMode::Async />
-                    <Route path=path!("/settings/review") view=review_settings::ReviewSettingsPage ssr=SsrMode::Async />
-                    <Route path=path!("/clusters") view=watch::ClustersPage ssr=SsrMode::Async />
-                    <Route path=path!("/clusters/:id") view=watch::ClusterPage ssr=SsrMode::Async />
-                    <Route path=path!("/clusters/:id/group") view=watch::GroupPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/stream/check") view=check::CheckPage ssr=SsrMode::Async />
+                    <Route path=path!("/schema-checks/:id") view=check::CheckReportPage ssr=SsrMode::Async />
+                    <Route path=path!("/schemas") view=registry::SchemasPage ssr=SsrMode::Async />
+                    <Route path=path!("/schemas/:id") view=registry::SubjectsPage ssr=SsrMode::Async />
+                    <Route path=path!("/schemas/:id/subject") view=registry::SubjectPage ssr=SsrMode::Async />
+                    <Route path=path!("/review") view=inbox::ReviewPage ssr=SsrMode::Async />
+                    <Route path=path!("/review/:id") view=item::ReviewItemPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/review") view=crate::review::settings::ReviewSettingsPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters") view=clusters::ClustersPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id") view=clusters::ClusterPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/group") view=clusters::GroupPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

@@ -1,16 +1,24 @@
 //! Streamkeeper's screens: the Leptos application, rendered on the server and
 //! hydrated in the browser, with thin server functions that authenticate and
 //! call the backend port the server implements.
+//!
+//! One folder per capability, named as in the domain and server crates: its
+//! `model` (the shapes the screens and the REST API share), its `fns` (server
+//! functions) and its pages. Shared widgets live in `ui/`; a page never
+//! imports another page (scripts/test checks it).
 
+pub mod accounts;
 pub mod app;
-pub mod chart;
-pub mod components;
+pub mod audit;
 pub mod error;
-pub mod file_text;
-pub mod model;
-pub mod pages;
+pub mod flags;
+pub mod home;
 #[cfg(feature = "ssr")]
 pub mod port;
+pub mod review;
+pub mod schemas;
+pub mod ui;
+pub mod watch;
 
 /// The wasm entry point: hydrates the server-rendered page.
 #[cfg(feature = "hydrate")]

@@ -4,11 +4,11 @@
 //! that acts takes the acting principal and checks it itself, so the REST
 //! API and the screens share one authorization point.
 
-use crate::error::AppError;
-use crate::model::{
-    AccountView, AuditFilter, AuditRow, Me, NewTeam, NewUser, RefusalTally, TeamDetail,
-    TeamSummary, UserDetail, UserSummary, UserUpdate,
+use crate::accounts::model::{
+    AccountView, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
 };
+use crate::audit::model::{AuditFilter, AuditRow, RefusalTally};
+use crate::error::AppError;
 use axum::Extension;
 use std::sync::Arc;
 use streamkeeper::account::Principal;
@@ -195,59 +195,62 @@ pub fn set_status(err: &AppError) {
 
 #[async_trait::async_trait]
 pub trait Watch: Send + Sync {
-    async fn clusters(&self, who: &Principal) -> Result<Vec<crate::model::ClusterView>, AppError>;
+    async fn clusters(
+        &self,
+        who: &Principal,
+    ) -> Result<Vec<crate::watch::model::ClusterView>, AppError>;
     async fn cluster(
         &self,
         who: &Principal,
         id: i64,
-    ) -> Result<crate::model::ClusterDetail, AppError>;
+    ) -> Result<crate::watch::model::ClusterDetail, AppError>;
     async fn group_lag(
         &self,
         who: &Principal,
         id: i64,
         group: &str,
-    ) -> Result<crate::model::GroupLagView, AppError>;
+    ) -> Result<crate::watch::model::GroupLagView, AppError>;
     /// A page of a cluster's consumer groups, the most troubled first.
     async fn groups(
         &self,
         who: &Principal,
         id: i64,
-        filter: crate::model::GroupFilter,
+        filter: crate::watch::model::GroupFilter,
         page: PageRequest,
-    ) -> Result<Page<crate::model::GroupSummary>, AppError>;
+    ) -> Result<Page<crate::watch::model::GroupSummary>, AppError>;
     async fn create_cluster(
         &self,
         who: &Principal,
         from: &str,
-        new: crate::model::NewCluster,
-    ) -> Result<crate::model::ClusterView, AppError>;
+        new: crate::watch::model::NewCluster,
+    ) -> Result<crate::watch::model::ClusterView, AppError>;
     /// Reads the cluster once, read-only, and says what worked (admin).
     async fn test_connection(
         &self,
         who: &Principal,
-        new: crate::model::NewCluster,
-    ) -> Result<crate::model::ConnectionReport, AppError>;
+        new: crate::watch::model::NewCluster,
+    ) -> Result<crate::watch::model::ConnectionReport, AppError>;
     async fn streams(
         &self,
         who: &Principal,
-        filter: crate::model::StreamFilter,
+        filter: crate::watch::model::StreamFilter,
         page: PageRequest,
-    ) -> Result<Page<crate::model::StreamSummary>, AppError>;
+    ) -> Result<Page<crate::watch::model::StreamSummary>, AppError>;
     async fn stream(
         &self,
         who: &Principal,
         cluster_id: i64,
         topic: &str,
         hours: i64,
-    ) -> Result<crate::model::StreamDetail, AppError>;
+    ) -> Result<crate::watch::model::StreamDetail, AppError>;
     async fn describe_stream(
         &self,
         who: &Principal,
         from: &str,
         cluster_id: i64,
         topic: &str,
-        spec: crate::model::StreamSpec,
-    ) -> Result<crate::model::TopicView, AppError>;
+        spec: crate::watch::model::StreamSpec,
+    ) -> Result<crate::watch::model::TopicView, AppError>;
     /// Total lag per pass since `hours` ago, at most `points` points.
     async fn lag_series(
         &self,
@@ -255,7 +258,7 @@ pub trait Watch: Send + Sync {
         id: i64,
         group: &str,
         hours: i64,
-    ) -> Result<Vec<crate::model::LagPoint>, AppError>;
+    ) -> Result<Vec<crate::watch::model::LagPoint>, AppError>;
 }
 
 #[async_trait::async_trait]
@@ -267,21 +270,25 @@ pub trait Flags: Send + Sync {
         mine: bool,
         live_only: bool,
         page: PageRequest,
-    ) -> Result<Page<crate::model::FlagView>, AppError>;
-    async fn get(&self, who: &Principal, id: i64) -> Result<crate::model::FlagView, AppError>;
+    ) -> Result<Page<crate::flags::model::FlagView>, AppError>;
+    async fn get(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<crate::flags::model::FlagView, AppError>;
     async fn acknowledge(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
-    ) -> Result<crate::model::FlagView, AppError>;
+    ) -> Result<crate::flags::model::FlagView, AppError>;
     async fn dismiss(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
         reason: &str,
-    ) -> Result<crate::model::FlagView, AppError>;
+    ) -> Result<crate::flags::model::FlagView, AppError>;
 }
 
 /// Schemas: the catalog's schemas and checks of proposed producer schemas.
@@ -293,7 +300,7 @@ pub trait Schemas: Send + Sync {
         who: &Principal,
         cluster_id: i64,
         topic: &str,
-    ) -> Result<crate::model::StreamSchemas, AppError>;
+    ) -> Result<crate::schemas::model::StreamSchemas, AppError>;
     /// Records a stream's schema (`group` `None`) or a group's reader schema.
     async fn record_schema(
         &self,
@@ -302,8 +309,8 @@ pub trait Schemas: Send + Sync {
         cluster_id: i64,
         topic: &str,
         group: Option<&str>,
-        new: crate::model::NewCatalogSchema,
-    ) -> Result<crate::model::CatalogSchema, AppError>;
+        new: crate::schemas::model::NewCatalogSchema,
+    ) -> Result<crate::schemas::model::CatalogSchema, AppError>;
     /// Checks a proposed producer schema against every consumer group of
     /// the topic and the subject's history; the verdict is recorded.
     async fn check(
@@ -311,8 +318,8 @@ pub trait Schemas: Send + Sync {
         who: &Principal,
         cluster_id: i64,
         topic: &str,
-        proposed: crate::model::ProposedSchema,
-    ) -> Result<crate::model::CompatibilityReport, AppError>;
+        proposed: crate::schemas::model::ProposedSchema,
+    ) -> Result<crate::schemas::model::CompatibilityReport, AppError>;
     /// A page of a cluster's registry subjects with their versions and
     /// levels, as last read (those containing `search` when given).
     async fn registry_subjects(
@@ -321,7 +328,7 @@ pub trait Schemas: Send + Sync {
         cluster_id: i64,
         search: Option<String>,
         page: PageRequest,
-    ) -> Result<crate::model::RegistrySubjects, AppError>;
+    ) -> Result<crate::schemas::model::RegistrySubjects, AppError>;
     /// Two versions of a subject side by side (by default the latest and
     /// the one before).
     async fn subject_diff(
@@ -331,19 +338,19 @@ pub trait Schemas: Send + Sync {
         subject: &str,
         left: Option<u32>,
         right: Option<u32>,
-    ) -> Result<crate::model::SubjectDiff, AppError>;
+    ) -> Result<crate::schemas::model::SubjectDiff, AppError>;
     /// Every cluster's registry with its hygiene findings.
     async fn registries(
         &self,
         who: &Principal,
-    ) -> Result<Vec<crate::model::RegistryStatus>, AppError>;
+    ) -> Result<Vec<crate::schemas::model::RegistryStatus>, AppError>;
     /// A recorded check.
     async fn check_report(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
-    ) -> Result<crate::model::CompatibilityReport, AppError>;
+    ) -> Result<crate::schemas::model::CompatibilityReport, AppError>;
 }
 
 /// The review inbox: proposals, approvals bound to the content hash, the
@@ -354,53 +361,57 @@ pub trait Reviews: Send + Sync {
     async fn list(
         &self,
         who: &Principal,
-        filter: crate::model::ReviewFilter,
+        filter: crate::review::model::ReviewFilter,
         page: PageRequest,
-    ) -> Result<Page<crate::model::ReviewSummary>, AppError>;
+    ) -> Result<Page<crate::review::model::ReviewSummary>, AppError>;
     /// An item the caller may read; another domain's item is not found.
-    async fn get(&self, who: &Principal, id: i64) -> Result<crate::model::ReviewItem, AppError>;
+    async fn get(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     /// Checks a proposal at once and puts it in review.
     async fn propose(
         &self,
         who: &Principal,
         from: &str,
-        new: crate::model::NewReviewItem,
-    ) -> Result<crate::model::ReviewItem, AppError>;
+        new: crate::review::model::NewReviewItem,
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     /// A new revision: checked again, every approval voided.
     async fn edit(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
-        edit: crate::model::ReviewEdit,
-    ) -> Result<crate::model::ReviewItem, AppError>;
+        edit: crate::review::model::ReviewEdit,
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     async fn approve(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
-        approval: crate::model::Approval,
-    ) -> Result<crate::model::ReviewItem, AppError>;
+        approval: crate::review::model::Approval,
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     async fn reject(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
         reason: &str,
-    ) -> Result<crate::model::ReviewItem, AppError>;
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     async fn withdraw(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
-    ) -> Result<crate::model::ReviewItem, AppError>;
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     async fn comment(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
         body: &str,
-    ) -> Result<crate::model::CommentView, AppError>;
+    ) -> Result<crate::review::model::CommentView, AppError>;
     /// Applies an approved item where the domain's level allows, after
     /// checking that its base has not moved.
     async fn apply(
@@ -408,23 +419,25 @@ pub trait Reviews: Send + Sync {
         who: &Principal,
         from: &str,
         id: i64,
-    ) -> Result<crate::model::ReviewItem, AppError>;
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
     /// Every domain: streams' domains and configured ones.
-    async fn domains(&self, who: &Principal)
-    -> Result<Vec<crate::model::DomainSettings>, AppError>;
+    async fn domains(
+        &self,
+        who: &Principal,
+    ) -> Result<Vec<crate::review::model::DomainSettings>, AppError>;
     /// Sets a domain's level, required approvals and approvers (admins).
     async fn set_domain(
         &self,
         who: &Principal,
         from: &str,
         domain: &str,
-        spec: crate::model::DomainSpec,
-    ) -> Result<crate::model::DomainSettings, AppError>;
+        spec: crate::review::model::DomainSpec,
+    ) -> Result<crate::review::model::DomainSettings, AppError>;
     async fn notifications(
         &self,
         who: &Principal,
         page: PageRequest,
-    ) -> Result<Page<crate::model::NotificationView>, AppError>;
+    ) -> Result<Page<crate::review::model::NotificationView>, AppError>;
     async fn mark_read(&self, who: &Principal) -> Result<(), AppError>;
-    async fn counts(&self, who: &Principal) -> Result<crate::model::InboxCounts, AppError>;
+    async fn counts(&self, who: &Principal) -> Result<crate::review::model::InboxCounts, AppError>;
 }

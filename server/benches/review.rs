@@ -25,7 +25,7 @@ use streamkeeper::page::PageRequest;
 use streamkeeper::review::Kind;
 use streamkeeper::role::Role;
 use streamkeeper::schema::SchemaType;
-use streamkeeper_app::model::{Approval, DomainSpec, NewReviewItem, ReviewFilter};
+use streamkeeper_app::review::model::{Approval, DomainSpec, NewReviewItem, ReviewFilter};
 use streamkeeper_server::review::ReviewService;
 use streamkeeper_server::schemas::SchemaService;
 

@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::PageRequest;
 use streamkeeper::role::Role;
-use streamkeeper_app::model::GroupFilter;
+use streamkeeper_app::watch::model::GroupFilter;
 use streamkeeper_server::clients::kafka::reader::{
     GroupReading, PartitionReading, Reading, TopicReading,
 };

@@ -477,7 +477,7 @@ pub async fn cluster(
             conn,
             interval,
         } => {
-            let new = streamkeeper_app::model::NewCluster {
+            let new = streamkeeper_app::watch::model::NewCluster {
                 name,
                 bootstrap: conn.bootstrap,
                 security_protocol: conn.security_protocol,

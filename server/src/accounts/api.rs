@@ -7,11 +7,11 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{
+use streamkeeper_app::accounts::model::{
     Me, NewTeam, NewUser, PasswordChange, TeamDetail, TeamSummary, UserDetail, UserSummary,
     UserUpdate,
 };
+use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::{ClientAddr, SessionHandle};
 use utoipa::{IntoParams, ToSchema};
 

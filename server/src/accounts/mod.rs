@@ -21,10 +21,10 @@ use streamkeeper::egress::EgressPolicy;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{self, Action};
 use streamkeeper::token::{Dead, liveness};
-use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{
+use streamkeeper_app::accounts::model::{
     AccountView, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
 };
+use streamkeeper_app::error::AppError;
 
 #[derive(Clone)]
 pub struct AccountService {
@@ -847,9 +847,9 @@ impl streamkeeper_app::port::Audit for AuditService {
     async fn entries(
         &self,
         who: &Principal,
-        filter: streamkeeper_app::model::AuditFilter,
+        filter: streamkeeper_app::audit::model::AuditFilter,
         page: PageRequest,
-    ) -> Result<Page<streamkeeper_app::model::AuditRow>, AppError> {
+    ) -> Result<Page<streamkeeper_app::audit::model::AuditRow>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
         crate::audit::store::list(&self.pool, &filter, page)
             .await
@@ -859,9 +859,9 @@ impl streamkeeper_app::port::Audit for AuditService {
     async fn refusals(
         &self,
         who: &Principal,
-        filter: streamkeeper_app::model::AuditFilter,
+        filter: streamkeeper_app::audit::model::AuditFilter,
         page: PageRequest,
-    ) -> Result<Page<streamkeeper_app::model::RefusalTally>, AppError> {
+    ) -> Result<Page<streamkeeper_app::audit::model::RefusalTally>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
         crate::audit::store::refusals(&self.pool, &filter, page)
             .await

@@ -12,8 +12,8 @@ use streamkeeper::second_factor::{
     CodeRefusal, FactorInput, STEP_SECONDS, accept_code, classify, recovery_codes_from_seed,
     recovery_hash, secret_from_seed, time_step,
 };
+use streamkeeper_app::accounts::model::PendingFactor;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::PendingFactor;
 use totp_rs::{Algorithm, Secret, Totp};
 
 /// Shown as the account's issuer in authenticator apps.

@@ -6,7 +6,7 @@ use axum::extract::State;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
+use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ApiQuery, ErrorBody};

@@ -9,7 +9,7 @@ use streamkeeper::audit::{
     clip_target,
 };
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{AuditFilter, AuditRow, RefusalTally};
+use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 
 /// Fixed key of the advisory lock that serialises appends, so each entry
 /// chains to the one before it.

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::flags::{FlagScope, FlagState};
 use streamkeeper::page::{Page, PageRequest, choice};
-use streamkeeper_app::model::FlagView;
+use streamkeeper_app::flags::model::FlagView;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 

@@ -16,7 +16,7 @@ use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::FlagView;
+use streamkeeper_app::flags::model::FlagView;
 
 #[derive(Clone)]
 pub struct FlagService {

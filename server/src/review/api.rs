@@ -11,11 +11,11 @@ use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest, choice};
 use streamkeeper::review::{Kind, State as ItemState};
-use streamkeeper_app::model::{
+use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::review::model::{
     Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, InboxScope, NewReviewItem,
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
 };
-use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};

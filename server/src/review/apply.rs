@@ -14,7 +14,7 @@ use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved,
 use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::ReviewItem;
+use streamkeeper_app::review::model::ReviewItem;
 
 /// Who the audit log names for what Streamkeeper does on its own.
 const AUTONOMOUS: &str = "streamkeeper";

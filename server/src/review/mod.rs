@@ -30,7 +30,7 @@ use streamkeeper::review::{
 use streamkeeper::role::{Action, Role};
 use streamkeeper::token::Scope;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{
+use streamkeeper_app::review::model::{
     Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
 };

@@ -15,7 +15,8 @@ use streamkeeper::review::{
 };
 use streamkeeper::schema::Verdict;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{NewReviewItem, ProposedSchema, ReviewEdit, ReviewItem};
+use streamkeeper_app::review::model::{NewReviewItem, ReviewEdit, ReviewItem};
+use streamkeeper_app::schemas::model::ProposedSchema;
 
 /// The latest version of the subject, as the base a change is made on.
 pub(super) struct BaseNow {

@@ -4,7 +4,8 @@
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{AuditRow, InboxScope, ReviewFilter};
+use streamkeeper_app::audit::model::AuditRow;
+use streamkeeper_app::review::model::{InboxScope, ReviewFilter};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct DomainRow {

@@ -15,7 +15,7 @@ use streamkeeper::role::Role;
 use streamkeeper::schema::Verdict;
 use streamkeeper::shell::quote;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{
+use streamkeeper_app::review::model::{
     ApprovalView, CommentView, DomainSettings, ItemActions, ReviewItem, ReviewSummary,
 };
 

@@ -8,11 +8,11 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::PageRequest;
-use streamkeeper_app::model::{
+use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::schemas::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
     RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
 };
-use streamkeeper_app::port::ClientAddr;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};

@@ -7,9 +7,10 @@ use anyhow::{Context, anyhow, bail};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
+use streamkeeper::schema::Verdict;
 use streamkeeper::schema::check::{ParsedSchema, check};
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
-use streamkeeper_app::model::{CompatibilityReport, ProposedSchema, Verdict};
+use streamkeeper_app::schemas::model::{CompatibilityReport, ProposedSchema};
 
 use crate::config::{SchemaCheckArgs, SchemaCommand};
 use crate::platform::limits::{Blocking, SchemaLimits};

@@ -18,17 +18,18 @@ use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
+use streamkeeper::schema::Verdict;
 use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check, check_under};
 use streamkeeper::schema::json::Policy;
 use streamkeeper::schema::reader::{ReaderChoice, choose};
 use streamkeeper::schema::report::{ConsumerAnswer, HistoryAnswer, summary};
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{
+use streamkeeper_app::schemas::model::{
     CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, DiffLine, HistoryFinding,
     HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryFinding,
     RegistryOpinion, RegistrySpec, RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
-    SubjectSummary, Verdict,
+    SubjectSummary,
 };
 
 use crate::accounts::{audited, record_refusal, require};
@@ -1491,7 +1492,7 @@ mod tests {
             schema_type: SchemaType::Json,
             schema: "{}".into(),
             references: Default::default(),
-            subject_references: vec![streamkeeper_app::model::SubjectReference {
+            subject_references: vec![streamkeeper::schema::SubjectReference {
                 name: "common.json".into(),
                 subject: "common".into(),
                 version: 2,

@@ -7,10 +7,10 @@ use axum::http::StatusCode;
 use serde::Deserialize;
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{
+use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::watch::model::{
     ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, StreamSpec, TopicView,
 };
-use streamkeeper_app::port::ClientAddr;
 use utoipa::IntoParams;
 
 use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
 use streamkeeper::limit::{TooLarge, cap};
-use streamkeeper_app::model::NewCluster;
+use streamkeeper_app::watch::model::NewCluster;
 
 /// The largest clusters file read: a thousand clusters take about
 /// 250 KiB, and the TOML parser holds the whole file and its tree.

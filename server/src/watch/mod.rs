@@ -28,7 +28,7 @@ use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, wi
 use streamkeeper::watch::list::{GroupStatus, StreamStatus};
 use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::model::{
+use streamkeeper_app::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
     LagPoint, NewCluster, PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec,
     StreamSummary, TopicView,

@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use streamkeeper::page::{Page, PageRequest};
-use streamkeeper_app::model::{TeamSummary, UserSummary};
+use streamkeeper_app::accounts::model::{TeamSummary, UserSummary};
 
 use super::users::UserRow;
 

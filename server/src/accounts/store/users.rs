@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Role;
-use streamkeeper_app::model::{TeamRef, UserSummary};
+use streamkeeper_app::accounts::model::{TeamRef, UserSummary};
 
 /// A user row, with what only the server may see.
 #[derive(Debug, Clone, FromRow)]

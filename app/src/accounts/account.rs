@@ -1,0 +1,142 @@
+//! The signed-in user's own account: changing their password (the only
+//! page a user whose password an admin set may reach until they do) and
+//! their optional TOTP second factor with its recovery codes. Every form
+//! works without wasm: what an enrolment shows comes from the server on
+//! each render until the user confirms it.
+
+use crate::accounts::fns::{
+    ChangePassword, ConfirmSecondFactor, DisableSecondFactor, StartSecondFactor, account_status,
+};
+use crate::accounts::model::AccountView;
+use crate::ui::notes::{ActionNote, ErrorNote};
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+#[derive(Clone, Copy)]
+struct Forms {
+    change: ServerAction<ChangePassword>,
+    start: ServerAction<StartSecondFactor>,
+    confirm: ServerAction<ConfirmSecondFactor>,
+    disable: ServerAction<DisableSecondFactor>,
+}
+
+#[component]
+pub fn AccountPage() -> impl IntoView {
+    let forms = Forms {
+        change: ServerAction::<ChangePassword>::new(),
+        start: ServerAction::<StartSecondFactor>::new(),
+        confirm: ServerAction::<ConfirmSecondFactor>::new(),
+        disable: ServerAction::<DisableSecondFactor>::new(),
+    };
+    let account = Resource::new(
+        move || {
+            (
+                forms.change.version().get(),
+                forms.start.version().get(),
+                forms.confirm.version().get(),
+                forms.disable.version().get(),
+            )
+        },
+        |_| account_status(),
+    );
+    view! {
+        <Title text="Your account" />
+        <h1>"Your account"</h1>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match account.await {
+                    Ok(a) => view! { <AccountView a forms /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
+    let must_change = a.must_change_password;
+    view! {
+        <p>{format!("Signed in as {} ({}).", a.display_name, a.username)}</p>
+        <Show when=move || must_change>
+            <p class="error" role="alert" data-testid="must-change">
+                "An admin set your password. Choose your own password to continue."
+            </p>
+        </Show>
+        <section class="card">
+            <h2>"Change your password"</h2>
+            <ActionForm action=forms.change attr:class="stack" attr:data-testid="change-password">
+                <label>
+                    "Current password"
+                    <input name="current_password" type="password" required autocomplete="current-password" />
+                </label>
+                <label>
+                    "New password"
+                    <input name="new_password" type="password" required minlength="12" autocomplete="new-password" />
+                </label>
+                <label>
+                    "New password again"
+                    <input name="confirm_password" type="password" required minlength="12" autocomplete="new-password" />
+                </label>
+                <button type="submit">"Change password"</button>
+            </ActionForm>
+            <ActionNote
+                value=forms.change.value()
+                ok=|_: &()| "Your password is changed: your other sessions are ended and your API tokens revoked.".into()
+            />
+        </section>
+        {(!must_change).then(|| view! { <SecondFactor a forms /> })}
+    }
+}
+
+#[component]
+fn SecondFactor(a: AccountView, forms: Forms) -> impl IntoView {
+    let body = match (a.pending, a.second_factor) {
+        (Some(p), enabled) => view! {
+            {p.secret_base32.map(|secret| view! {
+                <p>"Add this key to your authenticator app (or open the link on your phone), then enter the code it shows."</p>
+                <p><code data-testid="totp-secret">{secret}</code></p>
+                {p.otpauth_uri.map(|uri| view! { <p><a href=uri>"Open in an authenticator app"</a></p> })}
+            })}
+            <p>"Your recovery codes: each works once, in place of a code, if you lose your device. Save them now; they are not shown again once you confirm."</p>
+            <ol class="codes" data-testid="recovery-codes">
+                {p.recovery_codes.into_iter().map(|c| view! { <li><code>{c}</code></li> }).collect_view()}
+            </ol>
+            <ActionForm action=forms.confirm attr:class="stack" attr:data-testid="confirm-second-factor">
+                <label>
+                    "Code from your authenticator app"
+                    <input name="code" required inputmode="numeric" autocomplete="one-time-code" />
+                </label>
+                <button type="submit">{if enabled { "Keep these recovery codes" } else { "Turn on the second factor" }}</button>
+            </ActionForm>
+        }.into_any(),
+        (None, true) => view! {
+            <p data-testid="second-factor-on">
+                {format!("On: sign-in and approvals ask for a code. {} recovery codes left.", a.recovery_codes_left)}
+            </p>
+            <ActionForm action=forms.start attr:data-testid="renew-recovery-codes">
+                <button type="submit">"New recovery codes"</button>
+            </ActionForm>
+            <ActionForm action=forms.disable attr:class="stack" attr:data-testid="disable-second-factor">
+                <label>"Password" <input name="password" type="password" required autocomplete="current-password" /></label>
+                <label>"Code or recovery code" <input name="code" required autocomplete="one-time-code" /></label>
+                <button type="submit" class="danger">"Turn off the second factor"</button>
+            </ActionForm>
+        }.into_any(),
+        (None, false) => view! {
+            <p data-testid="second-factor-off">"Off. With a second factor, sign-in and approvals also ask for a code from an authenticator app."</p>
+            <ActionForm action=forms.start attr:data-testid="start-second-factor">
+                <button type="submit">"Set up a second factor"</button>
+            </ActionForm>
+        }.into_any(),
+    };
+    view! {
+        <section class="card">
+            <h2>"Second factor"</h2>
+            {body}
+            <ActionNote value=forms.start.value() ok=|_: &()| String::new() />
+            <ActionNote value=forms.confirm.value() ok=|_: &()| "Done.".into() />
+            <ActionNote value=forms.disable.value() ok=|_: &()| "The second factor is off.".into() />
+        </section>
+    }
+}

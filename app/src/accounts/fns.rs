@@ -1,0 +1,234 @@
+//! The accounts' server functions: the caller's own account, and the users and
+//! teams admins manage.
+
+// Server functions take one argument per form field, as ActionForm sends
+// them, and the role checkboxes are five fields; the macro-generated client
+// function does not inherit an allow on the item, so it sits here.
+#![allow(clippy::too_many_arguments)]
+
+use crate::accounts::model::{AccountView, TeamDetail, TeamSummary, UserDetail, UserSummary};
+use crate::error::AppError;
+use leptos::prelude::*;
+use streamkeeper::page::Page;
+
+#[server(prefix = "/fn", endpoint = "account_status")]
+pub async fn account_status() -> Result<AccountView, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.accounts.account(&who).await
+}
+
+#[server(prefix = "/fn", endpoint = "change_password")]
+pub async fn change_password(
+    current_password: String,
+    new_password: String,
+    confirm_password: String,
+) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal, session_handle};
+    let who = principal().await?;
+    if new_password != confirm_password {
+        return Err(AppError::Invalid(
+            "The new password and its confirmation differ.".into(),
+        ));
+    }
+    let keeper = session_handle().await?;
+    let epoch = backend()?
+        .accounts
+        .change_password(&who, &client_addr().await, &current_password, &new_password)
+        .await?;
+    keeper.0.keep(epoch).await
+}
+
+#[server(prefix = "/fn", endpoint = "start_second_factor")]
+pub async fn start_second_factor() -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .start_second_factor(&who, &client_addr().await)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "confirm_second_factor")]
+pub async fn confirm_second_factor(code: String) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .confirm_second_factor(&who, &client_addr().await, &code)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "disable_second_factor")]
+pub async fn disable_second_factor(password: String, code: String) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .disable_second_factor(&who, &client_addr().await, &password, &code)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "list_users")]
+pub async fn list_users(q: Option<String>, page: u32) -> Result<Page<UserSummary>, AppError> {
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .list_users(&who, q, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_user")]
+pub async fn get_user(id: i64) -> Result<UserDetail, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.accounts.user(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "create_user")]
+pub async fn create_user(
+    username: String,
+    display_name: String,
+    password: String,
+    viewer: Option<String>,
+    owner: Option<String>,
+    approver: Option<String>,
+    manager: Option<String>,
+    admin: Option<String>,
+) -> Result<UserSummary, AppError> {
+    use crate::accounts::model::NewUser;
+    use crate::port::{backend, client_addr, principal};
+    use crate::ui::roles::roles_from_checks;
+    let who = principal().await?;
+    let new = NewUser {
+        username,
+        display_name,
+        password,
+        roles: roles_from_checks(viewer, owner, approver, manager, admin),
+    };
+    backend()?
+        .accounts
+        .create_user(&who, &client_addr().await, new)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "set_user_roles")]
+pub async fn set_user_roles(
+    user_id: i64,
+    viewer: Option<String>,
+    owner: Option<String>,
+    approver: Option<String>,
+    manager: Option<String>,
+    admin: Option<String>,
+) -> Result<UserSummary, AppError> {
+    use crate::accounts::model::UserUpdate;
+    use crate::port::{backend, client_addr, principal};
+    use crate::ui::roles::roles_from_checks;
+    let who = principal().await?;
+    let update = UserUpdate {
+        roles: Some(roles_from_checks(viewer, owner, approver, manager, admin)),
+        ..UserUpdate::default()
+    };
+    backend()?
+        .accounts
+        .update_user(&who, &client_addr().await, user_id, update)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "set_user_disabled")]
+pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<UserSummary, AppError> {
+    use crate::accounts::model::UserUpdate;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let update = UserUpdate {
+        disabled: Some(disabled),
+        ..UserUpdate::default()
+    };
+    backend()?
+        .accounts
+        .update_user(&who, &client_addr().await, user_id, update)
+        .await
+}
+
+/// Sets a temporary password, which the user must change at their next
+/// sign-in; their sessions end and their tokens are revoked.
+#[server(prefix = "/fn", endpoint = "set_temporary_password")]
+pub async fn set_temporary_password(
+    user_id: i64,
+    password: String,
+) -> Result<UserSummary, AppError> {
+    use crate::accounts::model::UserUpdate;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let update = UserUpdate {
+        password: Some(password),
+        ..UserUpdate::default()
+    };
+    backend()?
+        .accounts
+        .update_user(&who, &client_addr().await, user_id, update)
+        .await
+}
+
+/// Removes a user's second factor, for a lost device.
+#[server(prefix = "/fn", endpoint = "reset_second_factor")]
+pub async fn reset_second_factor(user_id: i64) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .reset_second_factor(&who, &client_addr().await, user_id)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "list_teams")]
+pub async fn list_teams(page: u32) -> Result<Page<TeamSummary>, AppError> {
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .list_teams(&who, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_team")]
+pub async fn get_team(id: i64) -> Result<TeamDetail, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.accounts.team(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "create_team")]
+pub async fn create_team(name: String, description: String) -> Result<TeamSummary, AppError> {
+    use crate::accounts::model::NewTeam;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .create_team(&who, &client_addr().await, NewTeam { name, description })
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "add_team_member")]
+pub async fn add_team_member(team_id: i64, username: String) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .add_member(&who, &client_addr().await, team_id, &username)
+        .await?;
+    Ok(username)
+}
+
+#[server(prefix = "/fn", endpoint = "remove_team_member")]
+pub async fn remove_team_member(team_id: i64, user_id: i64) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .remove_member(&who, &client_addr().await, team_id, user_id)
+        .await
+}

@@ -1,0 +1,129 @@
+//! What the account screens and the REST API show: users, teams and the
+//! signed-in user.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use streamkeeper::account::Principal;
+use streamkeeper::role::Role;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UserSummary {
+    pub id: i64,
+    pub username: String,
+    pub display_name: String,
+    pub roles: Vec<Role>,
+    pub disabled: bool,
+    pub created_at: DateTime<Utc>,
+    /// Whether sign-in asks this user for a TOTP code.
+    #[serde(default)]
+    pub second_factor: bool,
+    /// Whether the user must still change the password an admin set.
+    #[serde(default)]
+    pub must_change_password: bool,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TeamRef {
+    pub id: i64,
+    pub name: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UserDetail {
+    pub user: UserSummary,
+    pub teams: Vec<TeamRef>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TeamSummary {
+    pub id: i64,
+    pub name: String,
+    pub description: String,
+    pub members: i64,
+    pub created_at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TeamDetail {
+    pub team: TeamSummary,
+    pub members: Vec<UserSummary>,
+}
+
+/// A new user as an admin enters it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewUser {
+    pub username: String,
+    #[serde(default)]
+    pub display_name: String,
+    pub password: String,
+    pub roles: Vec<Role>,
+}
+
+/// A change to a user; absent fields stay as they are.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct UserUpdate {
+    pub display_name: Option<String>,
+    pub roles: Option<Vec<Role>>,
+    pub disabled: Option<bool>,
+    /// A temporary password: the user must change it at their next
+    /// sign-in; their sessions end and their tokens are revoked.
+    #[serde(default)]
+    pub password: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewTeam {
+    pub name: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+/// The signed-in user's own account, for the account page.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct AccountView {
+    pub username: String,
+    pub display_name: String,
+    /// An admin set the password: it must be changed before anything else.
+    pub must_change_password: bool,
+    /// Whether sign-in and approvals ask for a TOTP code.
+    pub second_factor: bool,
+    pub recovery_codes_left: i64,
+    /// An enrolment or recovery-code renewal waiting for a code. Shown only
+    /// to the user themself, and only until they confirm it.
+    pub pending: Option<PendingFactor>,
+}
+
+/// What a started enrolment shows once: the secret for the authenticator
+/// app (absent when only the recovery codes are renewed) and the codes.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PendingFactor {
+    pub secret_base32: Option<String>,
+    pub otpauth_uri: Option<String>,
+    pub recovery_codes: Vec<String>,
+}
+
+/// A user's change of their own password.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PasswordChange {
+    pub current_password: String,
+    pub new_password: String,
+}
+
+/// The signed-in user and their teams, for the header and the home page.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Me {
+    pub principal: Principal,
+    pub teams: Vec<TeamRef>,
+}

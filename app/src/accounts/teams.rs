@@ -1,0 +1,133 @@
+//! Settings → Teams: the list, creating a team, and a team's members.
+
+use crate::accounts::fns::{AddTeamMember, CreateTeam, RemoveTeamMember, get_team, list_teams};
+use crate::accounts::model::{TeamDetail, TeamSummary};
+use crate::error::AppError;
+use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::pager::Pager;
+use crate::ui::params::{href_with, id_param, page_param};
+use crate::ui::roles::RoleBadges;
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+#[component]
+pub fn TeamsPage() -> impl IntoView {
+    let create = ServerAction::<CreateTeam>::new();
+    let page = page_param();
+    let teams = Resource::new(
+        move || (page.get(), create.version().get()),
+        |(page, _)| list_teams(page),
+    );
+    view! {
+        <Title text="Teams" />
+        <h1>"Teams"</h1>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match teams.await {
+                    Ok(list) => view! {
+                        <table class="list">
+                            <thead><tr><th>"Team"</th><th>"Description"</th><th>"Members"</th></tr></thead>
+                            <tbody>
+                                {list.items.clone().into_iter().map(|t| view! {
+                                    <tr>
+                                        <td><a href=format!("/settings/teams/{}", t.id)>{t.name}</a></td>
+                                        <td>{t.description}</td>
+                                        <td>{t.members}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                        <Pager page=list href=|n| href_with("/settings/teams", &[("page", Some(n.to_string()))]) />
+                    }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+        <section class="card">
+            <h2>"Create a team"</h2>
+            <ActionForm action=create attr:class="stack" attr:data-testid="create-team">
+                <label>"Name" <input name="name" required placeholder="payments" /></label>
+                <label>"Description" <input name="description" /></label>
+                <button type="submit">"Create team"</button>
+            </ActionForm>
+            <ActionNote value=create.value() ok=|t: &TeamSummary| format!("Created team {}.", t.name) />
+        </section>
+    }
+}
+
+#[component]
+pub fn TeamPage() -> impl IntoView {
+    let id = id_param();
+    let add = ServerAction::<AddTeamMember>::new();
+    let remove = ServerAction::<RemoveTeamMember>::new();
+    let team = Resource::new(
+        move || (id.get(), add.version().get(), remove.version().get()),
+        |(id, _, _)| async move {
+            match id {
+                Some(id) => get_team(id).await,
+                None => Err(AppError::NotFound("That team".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Team" />
+        <p><a href="/settings/teams">"← Teams"</a></p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match team.await {
+                    Ok(d) => view! { <TeamDetailView d add remove /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn TeamDetailView(
+    d: TeamDetail,
+    add: ServerAction<AddTeamMember>,
+    remove: ServerAction<RemoveTeamMember>,
+) -> impl IntoView {
+    let team_id = d.team.id.to_string();
+    let tid = team_id.clone();
+    view! {
+        <h1>{d.team.name.clone()}</h1>
+        <p>{d.team.description.clone()}</p>
+        <section class="card">
+            <h2>"Members"</h2>
+            <table class="list" data-testid="members">
+                <thead><tr><th>"Username"</th><th>"Name"</th><th>"Roles"</th><th></th></tr></thead>
+                <tbody>
+                    {d.members.into_iter().map(|u| {
+                        let tid = tid.clone();
+                        view! {
+                            <tr>
+                                <td><a href=format!("/settings/users/{}", u.id)>{u.username.clone()}</a></td>
+                                <td>{u.display_name}</td>
+                                <td><RoleBadges roles=u.roles /></td>
+                                <td>
+                                    <ActionForm action=remove>
+                                        <input type="hidden" name="team_id" value=tid />
+                                        <input type="hidden" name="user_id" value=u.id.to_string() />
+                                        <button type="submit" class="link danger">"Remove"</button>
+                                    </ActionForm>
+                                </td>
+                            </tr>
+                        }
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <ActionNote value=remove.value() ok=|_: &()| "Removed the member.".to_string() />
+        </section>
+        <section class="card">
+            <h2>"Add a member"</h2>
+            <ActionForm action=add attr:class="inline-form" attr:data-testid="add-member">
+                <input type="hidden" name="team_id" value=team_id />
+                <label>"Username " <input name="username" required /></label>
+                <button type="submit">"Add"</button>
+            </ActionForm>
+            <ActionNote value=add.value() ok=|u: &String| format!("Added {u}.") />
+        </section>
+    }
+}

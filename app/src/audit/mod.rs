@@ -1,0 +1,5 @@
+//! The audit log on the screens.
+
+pub mod fns;
+pub mod model;
+pub mod pages;

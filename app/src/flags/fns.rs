@@ -1,0 +1,57 @@
+//! The flags' server functions.
+
+use crate::error::AppError;
+use crate::flags::model::FlagView;
+use leptos::prelude::*;
+use streamkeeper::page::Page;
+#[cfg(feature = "ssr")]
+use streamkeeper::{
+    flags::{FlagScope, FlagState},
+    page::choice,
+};
+
+/// Flags by `scope` (`mine`, the default, or `all`) and `state` (`live`,
+/// the default, or `any`).
+#[server(prefix = "/fn", endpoint = "list_flags")]
+pub async fn list_flags(
+    scope: Option<String>,
+    state: Option<String>,
+    page: u32,
+) -> Result<Page<FlagView>, AppError> {
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    let mine = choice::<FlagScope>(scope.as_deref())?.unwrap_or_default() == FlagScope::Mine;
+    let live = choice::<FlagState>(state.as_deref())?.unwrap_or_default() == FlagState::Live;
+    backend()?
+        .flags
+        .list(&who, mine, live, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_flag")]
+pub async fn get_flag(id: i64) -> Result<FlagView, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.flags.get(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "acknowledge_flag")]
+pub async fn acknowledge_flag(flag_id: i64) -> Result<FlagView, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .flags
+        .acknowledge(&who, &client_addr().await, flag_id)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "dismiss_flag")]
+pub async fn dismiss_flag(flag_id: i64, reason: String) -> Result<FlagView, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .flags
+        .dismiss(&who, &client_addr().await, flag_id, &reason)
+        .await
+}

@@ -1,0 +1,212 @@
+//! Flags: the ones routed to my teams (or all), and a flag's page with its
+//! receipts, timings, and the acknowledge and dismiss forms.
+
+use crate::error::AppError;
+use crate::flags::fns::{AcknowledgeFlag, DismissFlag, get_flag, list_flags};
+use crate::flags::model::FlagView;
+use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::pager::Pager;
+use crate::ui::params::{href_with, id_param, page_param, query_param};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use streamkeeper::flags::{FlagScope, FlagState};
+use streamkeeper::page::choice;
+
+fn kind_class(kind: &str) -> &'static str {
+    match kind {
+        "WARN" => "badge state-warn",
+        _ => "badge state-bad",
+    }
+}
+
+fn when(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
+    t.map_or("–".to_string(), |t| {
+        t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    })
+}
+
+#[component]
+pub fn FlagsPage() -> impl IntoView {
+    let scope = query_param("scope");
+    let state = query_param("state");
+    let page = page_param();
+    // For the pager's links; the list itself refuses an unknown value.
+    let all =
+        Memo::new(move |_| choice(scope.get().as_deref()).ok().flatten() == Some(FlagScope::All));
+    let any =
+        Memo::new(move |_| choice(state.get().as_deref()).ok().flatten() == Some(FlagState::Any));
+    let flags = Resource::new(
+        move || (scope.get(), state.get(), page.get()),
+        |(scope, state, page)| list_flags(scope, state, page),
+    );
+    let link = move |scope: &str, state: &str| {
+        href_with(
+            "/flags",
+            &[
+                ("scope", Some(scope.to_string())),
+                ("state", Some(state.to_string())),
+            ],
+        )
+    };
+    view! {
+        <Title text="Flags" />
+        <h1>"Flags"</h1>
+        <nav class="ranges" aria-label="Which flags">
+            <a href=link("mine", "live")>"My teams, open"</a>
+            <a href=link("mine", "any")>"My teams, all"</a>
+            <a href=link("all", "live")>"Everyone's, open"</a>
+            <a href=link("all", "any")>"Everyone's, all"</a>
+        </nav>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match flags.await {
+                    Ok(list) if list.items.is_empty() => view! {
+                        <p class="note">"No flags here. Flags raised to your teams show up here first."</p>
+                    }.into_any(),
+                    Ok(list) => {
+                        let (a, s) = (all.get_untracked(), any.get_untracked());
+                        view! {
+                            <table class="list" data-testid="flags">
+                                <thead><tr><th>"Flag"</th><th>"Subject"</th><th>"Cluster"</th><th>"Team"</th><th>"State"</th><th>"Since"</th><th>"Why"</th></tr></thead>
+                                <tbody>
+                                    {list.items.clone().into_iter().map(|f| view! {
+                                        <tr>
+                                            <td><a href=format!("/flags/{}", f.id)><span class=kind_class(&f.kind)>{f.kind.clone()}</span></a></td>
+                                            <td>{format!("{} {}", f.subject_kind, f.subject)}</td>
+                                            <td>{f.cluster}</td>
+                                            <td>{f.team.unwrap_or_else(|| "unrouted".into())}</td>
+                                            <td>{f.state}</td>
+                                            <td>{when(Some(f.onset_at))}</td>
+                                            <td>{f.reason}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                            <Pager page=list href=move |n| href_with("/flags", &[
+                                ("scope", Some(if a { "all" } else { "mine" }.to_string())),
+                                ("state", Some(if s { "any" } else { "live" }.to_string())),
+                                ("page", Some(n.to_string())),
+                            ]) />
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn FlagPage() -> impl IntoView {
+    let id = id_param();
+    let ack = ServerAction::<AcknowledgeFlag>::new();
+    let dismiss = ServerAction::<DismissFlag>::new();
+    let flag = Resource::new(
+        move || (id.get(), ack.version().get(), dismiss.version().get()),
+        |(id, _, _)| async move {
+            match id {
+                Some(id) => get_flag(id).await,
+                None => Err(AppError::NotFound("That flag".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Flag" />
+        <p><a href="/flags">"← Flags"</a></p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match flag.await {
+                    Ok(f) => view! { <FlagDetail f ack dismiss /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn FlagDetail(
+    f: FlagView,
+    ack: ServerAction<AcknowledgeFlag>,
+    dismiss: ServerAction<DismissFlag>,
+) -> impl IntoView {
+    let id = f.id.to_string();
+    let id2 = id.clone();
+    let can_ack = f.actionable && f.state == "open";
+    let can_dismiss = f.actionable && matches!(f.state.as_str(), "open" | "acknowledged");
+    let ev = f.evidence.clone();
+    let rule = ev["rule"].as_str().unwrap_or("").to_string();
+    let thresholds = format!(
+        "window of {} passes, at least {} samples, allowed lag {}; the group had {} member(s)",
+        ev["window_passes"], ev["min_samples"], ev["allowed_lag"], ev["group_members"]
+    );
+    let partitions = ev["partitions"].as_array().cloned().unwrap_or_default();
+    let group_link = (f.subject_kind == "group").then(|| {
+        href_with(
+            &format!("/clusters/{}/group", f.cluster_id),
+            &[("name", Some(f.subject.clone()))],
+        )
+    });
+    view! {
+        <h1>
+            <span class=kind_class(&f.kind) data-testid="flag-kind">{f.kind.clone()}</span> " "
+            {format!("{} {}", f.subject_kind, f.subject)}
+        </h1>
+        <p class="lead" data-testid="flag-reason">{f.reason.clone()}</p>
+        <section class="card">
+            <dl>
+                <dt>"State"</dt><dd data-testid="flag-state">{f.state.clone()}</dd>
+                <dt>"Cluster"</dt><dd>{f.cluster.clone()}</dd>
+                <dt>"Routed to"</dt><dd>{f.team.clone().unwrap_or_else(|| "nobody: no owner and no platform team".into())}</dd>
+                <dt>"Trouble began"</dt><dd>{when(Some(f.onset_at))}</dd>
+                <dt>"Raised"</dt><dd>{when(Some(f.raised_at))}</dd>
+                <dt>"Owner notified"</dt><dd>{when(f.notified_at)}</dd>
+                <dt>"Acknowledged"</dt><dd>{format!("{} {}", when(f.acknowledged_at), f.acknowledged_by.clone().map(|b| format!("by {b}")).unwrap_or_default())}</dd>
+                <dt>"Dismissed"</dt><dd>{format!("{} {}", when(f.dismissed_at), f.dismissed_reason.clone().map(|r| format!("— {r} ({})", f.dismissed_by.clone().unwrap_or_default())).unwrap_or_default())}</dd>
+                <dt>"Resolved"</dt><dd>{when(f.resolved_at)}</dd>
+            </dl>
+            {group_link.map(|h| view! { <p><a href=h>"Open the group's lag and chart"</a></p> })}
+        </section>
+        {(can_ack || can_dismiss).then(|| view! {
+            <section class="card">
+                <h2>"Act on it"</h2>
+                {can_ack.then(|| view! {
+                    <ActionForm action=ack attr:data-testid="acknowledge">
+                        <input type="hidden" name="flag_id" value=id />
+                        <button type="submit">"Acknowledge: I am on it"</button>
+                    </ActionForm>
+                })}
+                <ActionForm action=dismiss attr:class="inline-form" attr:data-testid="dismiss">
+                    <input type="hidden" name="flag_id" value=id2 />
+                    <label>"Reason " <input name="reason" required placeholder="expected: backfill paused" /></label>
+                    <button type="submit" class="danger">"Dismiss"</button>
+                </ActionForm>
+            </section>
+        })}
+        <ActionNote value=ack.value() ok=|f: &FlagView| format!("Flag {} acknowledged.", f.id) />
+        <ActionNote value=dismiss.value() ok=|f: &FlagView| format!("Flag {} dismissed.", f.id) />
+        <section class="card" data-testid="receipts">
+            <h2>"Receipts"</h2>
+            <p>{format!("Rule: {rule}; {thresholds}.")}</p>
+            {partitions.into_iter().map(|p| {
+                let samples = p["samples"].as_array().cloned().unwrap_or_default();
+                view! {
+                    <h3>{format!("{} [{}] — {}: {}", p["topic"].as_str().unwrap_or(""), p["partition"], p["status"].as_str().unwrap_or(""), p["reason"].as_str().unwrap_or(""))}</h3>
+                    <table class="list">
+                        <thead><tr><th>"Sampled at"</th><th>"Committed"</th><th>"Log start"</th><th>"Log end"</th></tr></thead>
+                        <tbody>
+                            {samples.into_iter().map(|s| view! {
+                                <tr>
+                                    <td>{s["at"].as_str().unwrap_or("").to_string()}</td>
+                                    <td>{s["committed"].to_string()}</td>
+                                    <td>{s["log_start"].to_string()}</td>
+                                    <td>{s["log_end"].to_string()}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }
+            }).collect_view()}
+        </section>
+    }
+}

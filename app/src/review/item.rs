@@ -1,0 +1,406 @@
+//! A review item's page: its content hash, base, diff, checks, approvals,
+//! comments and trail, and the forms the caller may use now. Every form works
+//! before the wasm loads: a successful action redirects back to the item, a
+//! failed one shows its error there.
+
+// The edit and propose forms' server functions take one argument per
+// field, as ActionForm sends them; the generated client function cannot
+// carry an allow of its own.
+#![allow(clippy::too_many_arguments)]
+
+use crate::error::AppError;
+use crate::review::fns::{
+    ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
+};
+use crate::review::model::{ApprovalView, CommentView, ReviewItem};
+use crate::review::widgets::{base_text, state_class, when};
+use crate::ui::header::refresh_badge_after;
+use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::params::{href_with, id_param};
+use crate::ui::schema::{CheckFindings, DiffTable, TypeSelect, verdict_class};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use streamkeeper::review::State;
+
+/// The actions of an item's page; its data is fetched again after each.
+#[derive(Clone, Copy)]
+struct ItemForms {
+    approve: ServerAction<ApproveReview>,
+    reject: ServerAction<RejectReview>,
+    withdraw: ServerAction<WithdrawReview>,
+    apply: ServerAction<ApplyReview>,
+    edit: ServerAction<EditReview>,
+    comment: ServerAction<CommentReview>,
+}
+
+impl ItemForms {
+    fn new() -> Self {
+        ItemForms {
+            approve: ServerAction::new(),
+            reject: ServerAction::new(),
+            withdraw: ServerAction::new(),
+            apply: ServerAction::new(),
+            edit: ServerAction::new(),
+            comment: ServerAction::new(),
+        }
+    }
+
+    /// Tracks every action's version: changes when any of them completes.
+    fn version(&self) -> usize {
+        self.approve.version().get()
+            + self.reject.version().get()
+            + self.withdraw.version().get()
+            + self.apply.version().get()
+            + self.edit.version().get()
+            + self.comment.version().get()
+    }
+}
+
+fn item_note(i: &ReviewItem) -> String {
+    format!(
+        "Done. The item is {} (revision {}, {} of {} approvals).",
+        i.summary.state.describe(),
+        i.summary.revision,
+        i.summary.approval_count,
+        i.summary.required
+    )
+}
+
+/// `/review/:id`: one item, everything about it, and the forms the caller
+/// may use now.
+#[component]
+pub fn ReviewItemPage() -> impl IntoView {
+    let id = id_param();
+    let forms = ItemForms::new();
+    refresh_badge_after(move || forms.version());
+    let item = Resource::new(
+        move || (id.get(), forms.version()),
+        |(id, _)| async move {
+            match id {
+                Some(id) => get_review(id).await,
+                None => Err(AppError::NotFound("That review item".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Review item" />
+        <p><a href="/review">"← Review inbox"</a></p>
+        <div data-testid="action-notes">
+            <ActionNote value=forms.approve.value() ok=item_note />
+            <ActionNote value=forms.reject.value() ok=item_note />
+            <ActionNote value=forms.withdraw.value() ok=item_note />
+            <ActionNote value=forms.apply.value() ok=item_note />
+            <ActionNote value=forms.edit.value() ok=item_note />
+            <ActionNote value=forms.comment.value() ok=|_: &CommentView| "Comment added.".to_string() />
+        </div>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match item.await {
+                    Ok(i) => view! { <ItemView i forms /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
+    let s = i.summary.clone();
+    let stream = href_with(
+        &format!("/clusters/{}/stream", s.cluster_id),
+        &[("name", Some(s.topic.clone()))],
+    );
+    let left = match i.base.version {
+        Some(v) => format!("v{v} (base)"),
+        None => "nothing registered".to_string(),
+    };
+    let right = format!("revision {}", s.revision);
+    let domain = if s.domain.is_empty() {
+        "no domain".to_string()
+    } else {
+        s.domain.clone()
+    };
+    let applied = (s.state == State::Applied).then(|| {
+        let version = i
+            .applied_version
+            .map_or("?".to_string(), |v| v.to_string());
+        let id = i
+            .applied_schema_id
+            .map(|id| format!(" (schema id {id})"))
+            .unwrap_or_default();
+        view! {
+            <p class="ok" data-testid="applied">
+                "Applied: registered as version " <strong data-testid="applied-version">{version}</strong>
+                {format!(" of {}{id}.", s.subject)}
+            </p>
+        }
+    });
+    let manual = i.manual_apply.clone().map(|text| {
+        view! {
+            <section class="card" data-testid="manual-apply">
+                <h2>"Apply by hand"</h2>
+                <p>"This domain is at suggest: Streamkeeper does not write to the registry. Once the item is approved, run this request by hand against the cluster's Schema Registry:"</p>
+                <pre class="schema">{text}</pre>
+            </section>
+        }
+    });
+    view! {
+        <h1>
+            {s.title.clone()} " "
+            <span class=state_class(s.state) data-testid="item-state">{s.state.describe()}</span>
+        </h1>
+        {(!i.state_reason.is_empty()).then(|| view! {
+            <p class="lead" data-testid="state-reason">{i.state_reason.clone()}</p>
+        })}
+        {applied}
+        <section class="card">
+            <dl>
+                <dt>"Kind"</dt><dd>{s.kind.describe()}</dd>
+                <dt>"Domain"</dt>
+                <dd data-testid="domain">{domain} " · " <span title=i.autonomy.describe()>{i.autonomy.as_str()}</span>
+                    <small class="note">{format!(" — {}", i.autonomy.describe())}</small>
+                </dd>
+                <dt>"Cluster"</dt><dd>{s.cluster.clone()}</dd>
+                <dt>"Topic"</dt><dd><a href=stream>{s.topic.clone()}</a></dd>
+                <dt>"Subject"</dt><dd>{s.subject.clone()}</dd>
+                <dt>"Author"</dt><dd data-testid="author">{s.author.clone()}</dd>
+                <dt>"Revision"</dt><dd data-testid="revision">{s.revision}</dd>
+                <dt>"Content hash"</dt><dd><code class="hash" data-testid="content-hash">{i.content_hash.clone()}</code></dd>
+                <dt>"Base"</dt><dd data-testid="base">{base_text(&i.base)}</dd>
+                <dt>"Approvals"</dt><dd data-testid="approval-count">{format!("{} of {}", s.approval_count, s.required)}</dd>
+                <dt>"Proposed"</dt><dd>{when(s.created_at)}</dd>
+                <dt>"Updated"</dt><dd>{when(s.updated_at)}</dd>
+            </dl>
+        </section>
+        {manual}
+        <Decide i=i.clone() forms />
+        <h2>"Change"</h2>
+        <DiffTable left right lines=i.diff.clone() />
+        <details>
+            <summary>"The schema exactly as it will be registered"</summary>
+            <pre class="schema" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
+        </details>
+        <CheckSection i=i.clone() />
+        <ApprovalsSection i=i.clone() />
+        {i.actions.edit.then(|| view! { <EditForm i=i.clone() edit=forms.edit /> })}
+        <Comments id=s.id comments=i.comments.clone() comment=forms.comment />
+        <h2>"Trail"</h2>
+        {i.trail.is_empty().then(|| view! { <p class="note">"Nothing recorded yet."</p> })}
+        <table class="list" data-testid="trail">
+            <thead><tr><th>"When"</th><th>"Who"</th><th>"What"</th><th>"Detail"</th></tr></thead>
+            <tbody>
+                {i.trail.into_iter().map(|a| view! {
+                    <tr>
+                        <td>{a.at.format("%Y-%m-%d %H:%M:%S UTC").to_string()}</td>
+                        <td>{a.actor}</td>
+                        <td><code>{a.action}</code></td>
+                        <td><code class="detail">{a.detail}</code></td>
+                    </tr>
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// The forms the caller may use now: apply, approve (or why not), reject,
+/// withdraw.
+#[component]
+fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
+    let a = i.actions.clone();
+    let item_id = i.summary.id;
+    let id = move || item_id.to_string();
+    let revision = i.summary.revision;
+    let any = a.approve || a.reject || a.withdraw || a.apply || a.approve_refusal.is_some();
+    let short: String = i.content_hash.chars().take(12).collect();
+    any.then(|| {
+        view! {
+            <section class="card" data-testid="decide">
+                <h2>"Decide"</h2>
+                {a.apply.then(|| view! {
+                    <ActionForm action=forms.apply attr:class="stack" attr:data-testid="apply-form">
+                        <input type="hidden" name="item_id" value=id() />
+                        <p class="note">"Registers this revision in the cluster's Schema Registry, after checking that the subject's latest version is still the base."</p>
+                        <button type="submit">{format!("Apply revision {revision}")}</button>
+                    </ActionForm>
+                })}
+                {if a.approve {
+                    view! {
+                        <ActionForm action=forms.approve attr:class="stack" attr:data-testid="approve-form">
+                            <input type="hidden" name="item_id" value=id() />
+                            <input type="hidden" name="content_hash" value=i.content_hash.clone() />
+                            <p class="note">{format!(
+                                "You approve exactly revision {revision} as shown on this page (content hash {short}…). If it changes before you submit, the approval is refused."
+                            )}</p>
+                            <label>
+                                "Confirm with your password"
+                                <input type="password" name="password" required autocomplete="current-password" />
+                            </label>
+                            <label>
+                                "Code from your authenticator app (if you set up a second factor)"
+                                <input name="totp" inputmode="numeric" autocomplete="one-time-code" />
+                            </label>
+                            <button type="submit">{format!("Approve revision {revision}")}</button>
+                        </ActionForm>
+                    }.into_any()
+                } else {
+                    a.approve_refusal.clone().map(|why| view! {
+                        <p class="note" data-testid="approve-refusal">{why}</p>
+                    }).into_any()
+                }}
+                {a.reject.then(|| view! {
+                    <ActionForm action=forms.reject attr:class="stack" attr:data-testid="reject-form">
+                        <input type="hidden" name="item_id" value=id() />
+                        <label>"Reason for rejecting " <textarea name="reason" rows="3" required></textarea></label>
+                        <button type="submit" class="danger">"Reject"</button>
+                    </ActionForm>
+                })}
+                {a.withdraw.then(|| view! {
+                    <ActionForm action=forms.withdraw attr:data-testid="withdraw-form">
+                        <input type="hidden" name="item_id" value=id() />
+                        <button type="submit" class="danger">"Withdraw this proposal"</button>
+                    </ActionForm>
+                })}
+            </section>
+        }
+    })
+}
+
+#[component]
+fn CheckSection(i: ReviewItem) -> impl IntoView {
+    view! {
+        <h2>"Checks"</h2>
+        {match i.check {
+            Some(r) => {
+                let link = format!("/schema-checks/{}", r.id);
+                view! {
+                    <section class="card" data-testid="item-check">
+                        <p>
+                            <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
+                            " " <span data-testid="summary">{r.summary.clone()}</span>
+                        </p>
+                        <p class="note">
+                            {format!("Checked {} in {} ms · ", when(r.submitted_at), r.elapsed_ms)}
+                            <a href=link>"The full report →"</a>
+                        </p>
+                        <CheckFindings r nested=true />
+                    </section>
+                }.into_any()
+            }
+            None => view! { <p class="note">"This revision has not been checked yet."</p> }.into_any(),
+        }}
+    }
+}
+
+#[component]
+fn ApprovalsSection(i: ReviewItem) -> impl IntoView {
+    let required = i.summary.required;
+    let eligible = i.eligible_approvers;
+    let short_of = eligible < usize::try_from(required).unwrap_or(0);
+    let approvals: Vec<ApprovalView> = i.approvals;
+    view! {
+        <h2>"Approvals"</h2>
+        <section class="card" data-testid="approvals">
+            <p>{format!(
+                "{} of {} required approvals of revision {}.",
+                i.summary.approval_count, required, i.summary.revision
+            )}</p>
+            {if approvals.is_empty() {
+                view! { <p class="note">"Nobody has approved it yet."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="list">
+                        <thead><tr><th>"Approver"</th><th>"Revision"</th><th>"Content hash"</th><th>"When"</th><th>"Counts"</th></tr></thead>
+                        <tbody>
+                            {approvals.into_iter().map(|a| {
+                                let short: String = a.content_hash.chars().take(12).collect();
+                                view! {
+                                    <tr class:voided=!a.current>
+                                        <td>{a.approver}</td>
+                                        <td>{a.revision}</td>
+                                        <td><code class="hash" title=a.content_hash.clone()>{short} "…"</code></td>
+                                        <td>{when(a.approved_at)}</td>
+                                        <td>{if a.current {
+                                            view! { <span class="badge state-ok">"counts"</span> }.into_any()
+                                        } else {
+                                            view! { <span class="badge" title="An edit or a moved base voided it">"voided"</span> }.into_any()
+                                        }}</td>
+                                    </tr>
+                                }
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any()
+            }}
+            <h3>"Approvers"</h3>
+            <p data-testid="approvers">
+                {if i.approvers.is_empty() {
+                    "No approvers are named for this domain.".to_string()
+                } else {
+                    format!(
+                        "Named: {}. {} of them may approve (not the author, not an editor).",
+                        i.approvers.join(", "),
+                        eligible
+                    )
+                }}
+            </p>
+            {short_of.then(|| view! {
+                <p class="warning" role="alert" data-testid="approvers-warning">{format!(
+                    "Only {eligible} approver(s) may approve this item, but its domain requires {required}: it cannot be approved until an admin names more approvers under Settings → Review."
+                )}</p>
+            })}
+            {(!i.editors.is_empty()).then(|| view! {
+                <p class="note" data-testid="editors">{format!("Edited by {}; they may no longer approve it.", i.editors.join(", "))}</p>
+            })}
+        </section>
+    }
+}
+
+#[component]
+fn EditForm(i: ReviewItem, edit: ServerAction<EditReview>) -> impl IntoView {
+    view! {
+        <details class="card">
+            <summary>"Edit the proposal"</summary>
+            <ActionForm action=edit attr:class="stack wide" attr:data-testid="edit-form">
+                <input type="hidden" name="item_id" value=i.summary.id.to_string() />
+                <input type="hidden" name="loaded_revision" value=i.summary.revision.to_string() />
+                <p class="note">"Saving makes a new revision: it is checked again, every approval is voided, and you may no longer approve it yourself."</p>
+                <TypeSelect selected=i.content.schema_type />
+                <label>"Schema " <textarea name="schema" rows="14" required>{i.content.schema.clone()}</textarea></label>
+                <button type="submit">"Save a new revision"</button>
+            </ActionForm>
+        </details>
+    }
+}
+
+#[component]
+fn Comments(
+    id: i64,
+    comments: Vec<CommentView>,
+    comment: ServerAction<CommentReview>,
+) -> impl IntoView {
+    view! {
+        <h2>"Comments"</h2>
+        <section class="card" data-testid="comments">
+            {if comments.is_empty() {
+                view! { <p class="note">"No comments yet."</p> }.into_any()
+            } else {
+                view! {
+                    <ol class="comments">
+                        {comments.into_iter().map(|c| view! {
+                            <li>
+                                <p class="note">{format!("{} · {}", c.author, when(c.created_at))}</p>
+                                <p class="body">{c.body}</p>
+                            </li>
+                        }).collect_view()}
+                    </ol>
+                }.into_any()
+            }}
+            <ActionForm action=comment attr:class="stack" attr:data-testid="comment-form">
+                <input type="hidden" name="item_id" value=id.to_string() />
+                <label>"Comment " <textarea name="body" rows="3" required></textarea></label>
+                <button type="submit">"Add comment"</button>
+            </ActionForm>
+        </section>
+    }
+}

@@ -1,0 +1,169 @@
+//! The schemas' server functions: a stream's schemas and the catalog, checking a
+//! producer change, and the registries' subjects.
+
+use crate::error::AppError;
+use crate::schemas::model::{CompatibilityReport, StreamSchemas};
+use leptos::prelude::*;
+#[cfg(feature = "ssr")]
+use streamkeeper::schema::SchemaType;
+
+#[server(prefix = "/fn", endpoint = "get_stream_schemas")]
+pub async fn get_stream_schemas(id: i64, topic: String) -> Result<StreamSchemas, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.schemas.stream_schemas(&who, id, &topic).await
+}
+
+/// Records the stream's schema (`group` empty) or a group's reader schema
+/// from text, pasted or loaded from a file, with its references as
+/// name/text pairs (`ref_names[i]`, `ref_texts[i]`).
+#[server(prefix = "/fn", endpoint = "record_schema")]
+pub async fn record_schema(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    schema_type: String,
+    schema: String,
+    #[server(default)] ref_names: Vec<String>,
+    #[server(default)] ref_texts: Vec<String>,
+) -> Result<crate::schemas::model::CatalogSchema, AppError> {
+    use crate::schemas::model::NewCatalogSchema;
+    let new = NewCatalogSchema::from_text_form(&schema_type, schema, ref_names, ref_texts)?;
+    record(cluster_id, topic, group, new).await
+}
+
+/// Pins the stream's schema (`group` empty) or a group's reader schema to
+/// a registry subject's version (`latest` or blank for the newest).
+#[server(prefix = "/fn", endpoint = "pin_schema")]
+pub async fn pin_schema(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    subject: String,
+    version: String,
+) -> Result<crate::schemas::model::CatalogSchema, AppError> {
+    use crate::schemas::model::NewCatalogSchema;
+    let new = NewCatalogSchema::from_pin_form(&subject, &version)?;
+    record(cluster_id, topic, group, new).await
+}
+
+#[cfg(feature = "ssr")]
+async fn record(
+    cluster_id: i64,
+    topic: String,
+    group: Option<String>,
+    new: crate::schemas::model::NewCatalogSchema,
+) -> Result<crate::schemas::model::CatalogSchema, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let group = group.filter(|g| !g.trim().is_empty());
+    backend()?
+        .schemas
+        .record_schema(
+            &who,
+            &client_addr().await,
+            cluster_id,
+            &topic,
+            group.as_deref(),
+            new,
+        )
+        .await
+}
+
+/// Checks a proposed producer schema, then shows its report; or, when the
+/// form's "Propose for review" button sent `propose`, puts the change in
+/// review (checked there too) and shows the review item. Either way a
+/// redirect, so the form works without JavaScript too. Answers with where
+/// it went.
+#[server(prefix = "/fn", endpoint = "check_schema")]
+pub async fn check_schema(
+    cluster_id: i64,
+    topic: String,
+    schema_type: String,
+    schema: String,
+    propose: Option<String>,
+) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    use crate::schemas::model::ProposedSchema;
+    let who = principal().await?;
+    let t = SchemaType::parse(&schema_type)
+        .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
+    let to = if propose.is_some() {
+        let new = crate::review::model::NewReviewItem {
+            kind: streamkeeper::review::Kind::ProducerChange,
+            cluster_id,
+            topic,
+            subject: None,
+            schema_type: t,
+            schema,
+            references: Vec::new(),
+            title: None,
+        };
+        let item = backend()?
+            .reviews
+            .propose(&who, &client_addr().await, new)
+            .await?;
+        format!("/review/{}", item.summary.id)
+    } else {
+        let proposed = ProposedSchema {
+            schema_type: t,
+            schema,
+            references: Default::default(),
+            subject_references: Vec::new(),
+        };
+        let report = backend()?
+            .schemas
+            .check(&who, cluster_id, &topic, proposed)
+            .await?;
+        format!("/schema-checks/{}", report.id)
+    };
+    leptos_axum::redirect(&to);
+    Ok(to)
+}
+
+#[server(prefix = "/fn", endpoint = "get_schema_check")]
+pub async fn get_schema_check(id: i64) -> Result<CompatibilityReport, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .schemas
+        .check_report(&who, &client_addr().await, id)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "list_registries")]
+pub async fn list_registries() -> Result<Vec<crate::schemas::model::RegistryStatus>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.schemas.registries(&who).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_registry_subjects")]
+pub async fn get_registry_subjects(
+    id: i64,
+    q: Option<String>,
+    page: u32,
+) -> Result<crate::schemas::model::RegistrySubjects, AppError> {
+    use crate::port::{backend, principal};
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    backend()?
+        .schemas
+        .registry_subjects(&who, id, q, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_subject_diff")]
+pub async fn get_subject_diff(
+    id: i64,
+    subject: String,
+    left: Option<u32>,
+    right: Option<u32>,
+) -> Result<crate::schemas::model::SubjectDiff, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?
+        .schemas
+        .subject_diff(&who, id, &subject, left, right)
+        .await
+}

@@ -1,0 +1,135 @@
+//! The header every page shares: brand, the navigation this user may use, who is
+//! signed in, sign-out, and the review badge. It owns its server functions, so no
+//! page's module is needed to draw it.
+
+// The edit and propose forms' server functions take one argument per
+// field, as ActionForm sends them; the generated client function cannot
+// carry an allow of its own.
+#![allow(clippy::too_many_arguments)]
+
+use crate::accounts::model::Me;
+use crate::error::AppError;
+use crate::review::model::InboxCounts;
+use leptos::prelude::*;
+use streamkeeper::role::Action;
+
+/// The header: brand, the navigation this user may use, who is signed in
+/// and the sign-out button. Shows only the brand to someone not signed in.
+#[component]
+pub fn SignedInHeader() -> impl IntoView {
+    let me = Resource::new(|| (), |_| current_user());
+    let counts = inbox_counts();
+    view! {
+        <header class="top">
+            <a class="brand" href="/">"Streamkeeper"</a>
+            // One Transition for both: the badge's numbers are awaited with
+            // the user, so the server's HTML and the hydrating client agree,
+            // and a refetch on navigation keeps the header in place.
+            <Transition fallback=|| ()>
+                {move || Suspend::new(async move {
+                    match me.await {
+                        Ok(Some(me)) => {
+                            let counts = counts.await.ok().flatten();
+                            let admin = me.principal.may(Action::ManageUsers);
+                            let audit = me.principal.may(Action::ReadAudit);
+                            view! {
+                                <nav aria-label="Main">
+                                    <a href="/">"Home"</a>
+                                    <a href="/streams">"Streams"</a>
+                                    <a href="/flags">"Flags"</a>
+                                    <a href="/schemas">"Schemas"</a>
+                                    <a href="/clusters">"Clusters"</a>
+                                    <InboxLink counts />
+                                    <Show when=move || admin>
+                                        <a href="/settings/users">"Users"</a>
+                                        <a href="/settings/teams">"Teams"</a>
+                                        <a href="/settings/clusters">"Add cluster"</a>
+                                        <a href="/settings/review">"Approvers"</a>
+                                    </Show>
+                                    <Show when=move || audit>
+                                        <a href="/settings/audit">"Audit log"</a>
+                                    </Show>
+                                </nav>
+                                <div class="who">
+                                    <a class="user" href="/account" data-testid="signed-in-user">
+                                        {me.principal.display_name.clone()}
+                                    </a>
+                                    // A plain form: signing out is a full page load, with or without wasm.
+                                    <form method="post" action="/logout">
+                                        <button type="submit" class="link">"Sign out"</button>
+                                    </form>
+                                </div>
+                            }
+                                .into_any()
+                        }
+                        _ => ().into_any(),
+                    }
+                })}
+            </Transition>
+        </header>
+    }
+}
+
+/// Bumped by pages whose actions may change the inbox counts (an approval,
+/// marking notifications read), so the header's badge fetches them again.
+#[derive(Clone, Copy, Debug)]
+pub struct InboxChanged(pub RwSignal<u32>);
+
+/// The signed-in user, or `None` when nobody is signed in (the login page
+/// renders the same header).
+#[server(prefix = "/fn", endpoint = "current_user")]
+pub async fn current_user() -> Result<Option<Me>, AppError> {
+    use crate::port::{backend, principal};
+    match principal().await {
+        Ok(who) => backend()?.accounts.me(&who).await.map(Some),
+        Err(AppError::Unauthenticated) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The header badge's numbers; `None` when nobody is signed in.
+#[server(prefix = "/fn", endpoint = "inbox_counts")]
+pub async fn get_inbox_counts() -> Result<Option<InboxCounts>, AppError> {
+    use crate::port::{backend, principal};
+    match principal().await {
+        Ok(who) => backend()?.reviews.counts(&who).await.map(Some),
+        Err(AppError::Unauthenticated) => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// Tells the header's badge that the counts may have changed.
+pub fn refresh_badge_after(version: impl Fn() -> usize + 'static) {
+    if let Some(InboxChanged(tick)) = use_context::<InboxChanged>() {
+        Effect::watch(version, move |_, _, _| tick.update(|n| *n += 1), false);
+    }
+}
+
+/// The header badge's numbers, fetched again on every navigation and
+/// whenever a page says the inbox changed.
+pub fn inbox_counts() -> Resource<Result<Option<InboxCounts>, AppError>> {
+    let location = leptos_router::hooks::use_location();
+    let changed = use_context::<InboxChanged>();
+    Resource::new(
+        move || {
+            (
+                location.pathname.get(),
+                changed.map(|InboxChanged(t)| t.get()),
+            )
+        },
+        |_| get_inbox_counts(),
+    )
+}
+
+/// The header's "Review" link, with a badge of the items waiting for the
+/// caller and their unread notifications.
+#[component]
+pub fn InboxLink(counts: Option<InboxCounts>) -> impl IntoView {
+    let badge = counts.filter(|c| c.waiting + c.unread > 0).map(|c| {
+        let title = format!("{} waiting for you, {} unread", c.waiting, c.unread);
+        view! { <span class="badge count" title=title data-testid="inbox-badge">{c.waiting + c.unread}</span> }
+    });
+    view! {
+        <a href="/review">"Review" {badge}</a>
+    }
+}

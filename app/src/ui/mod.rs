@@ -1,0 +1,11 @@
+//! Widgets every feature's pages share. Nothing here imports a feature's
+//! pages.
+
+pub mod chart;
+pub mod file_text;
+pub mod header;
+pub mod notes;
+pub mod pager;
+pub mod params;
+pub mod roles;
+pub mod schema;

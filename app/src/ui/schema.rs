@@ -1,0 +1,131 @@
+//! Schema widgets shared by the schema pages and the review item page: the type
+//! select, a check's findings per consumer group, and a side-by-side diff.
+
+use crate::schemas::model::{CompatibilityReport, ReaderSource};
+use leptos::prelude::*;
+use streamkeeper::schema::{SchemaType, Verdict};
+
+pub fn verdict_class(v: Verdict) -> &'static str {
+    match v {
+        Verdict::Compatible => "badge state-ok",
+        Verdict::Incompatible => "badge state-bad",
+        Verdict::Undecided => "badge state-warn",
+    }
+}
+
+pub fn reader_label(r: ReaderSource) -> &'static str {
+    match r {
+        ReaderSource::Declared => "declared",
+        ReaderSource::Assumed => "assumed",
+        ReaderSource::Missing => "unknown",
+    }
+}
+
+/// The schema format as a `schema_type` select (AVRO first unless
+/// `selected` says otherwise).
+#[component]
+pub fn TypeSelect(#[prop(optional)] selected: Option<SchemaType>) -> impl IntoView {
+    view! {
+        <label>
+            "Format "
+            <select name="schema_type">
+                {SchemaType::ALL.map(|t| view! { <option value=t.as_str() selected=selected == Some(t)>{t.as_str()}</option> }).collect_view()}
+            </select>
+        </label>
+    }
+}
+
+/// A check's findings: each consumer group's verdict and reasons, the
+/// subject's history and the registry's opinion. Shared by the report page
+/// and the review item page (`nested` puts its headings one level down).
+#[component]
+pub fn CheckFindings(r: CompatibilityReport, #[prop(optional)] nested: bool) -> impl IntoView {
+    let heading = move |text: &'static str| {
+        if nested {
+            view! { <h3>{text}</h3> }.into_any()
+        } else {
+            view! { <h2>{text}</h2> }.into_any()
+        }
+    };
+    let h = r.history;
+    view! {
+        {heading("Consumer groups")}
+        {if r.consumers.is_empty() {
+            view! { <p class="note">"No consumer group reads this topic."</p> }.into_any()
+        } else {
+            view! {
+                <table class="list" data-testid="consumer-verdicts">
+                    <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Verdict"</th><th>"Why"</th></tr></thead>
+                    <tbody>
+                        {r.consumers.into_iter().map(|c| view! {
+                            <tr data-group=c.group.clone()>
+                                <td>{c.group.clone()}</td>
+                                <td>{c.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                <td><span class=verdict_class(c.verdict)>{c.verdict.as_str()}</span></td>
+                                <td>
+                                    <p class="note">{format!("Reader schema: {}", c.reader_note)}</p>
+                                    <ul>
+                                        {c.reasons.into_iter().map(|i| view! {
+                                            <li><code>{i.kind}</code> " at " <code>{i.location}</code> ": " {i.message}</li>
+                                        }).collect_view()}
+                                    </ul>
+                                </td>
+                            </tr>
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+        {heading("Subject history")}
+        <p data-testid="history-verdict">
+            <span class=verdict_class(h.verdict)>{h.verdict.as_str()}</span>
+            {format!(" {} under {} ({} version(s), from the {}) — {}", h.subject, h.mode.as_str(), h.versions, h.source, h.note)}
+        </p>
+        <ul>
+            {h.findings.into_iter().map(|f| view! {
+                <li>{format!("version {} ({}): ", f.version, f.direction.replace('_', " "))} <code>{f.incompatibility.kind}</code> " at " <code>{f.incompatibility.location}</code> ": " {f.incompatibility.message}</li>
+            }).collect_view()}
+        </ul>
+        {r.registry.map(|o| view! {
+            {heading("The registry's own check")}
+            {match (o.is_compatible, o.error) {
+                (_, Some(e)) => view! { <p class="error">{format!("No answer from the registry: {e}")}</p> }.into_any(),
+                (Some(ok), None) => view! {
+                    <p>{format!("{}: {}", o.subject, if ok { "compatible" } else { "incompatible" })}</p>
+                    <ul>{o.messages.into_iter().map(|m| view! { <li><code>{m}</code></li> }).collect_view()}</ul>
+                }.into_any(),
+                (None, None) => ().into_any(),
+            }}
+        })}
+    }
+}
+
+/// Two texts side by side, line by line: removed lines marked on the
+/// left, added ones on the right.
+#[component]
+pub fn DiffTable(
+    left: String,
+    right: String,
+    lines: Vec<crate::schemas::model::DiffLine>,
+) -> impl IntoView {
+    view! {
+        <table class="diff" data-testid="diff">
+            <thead><tr><th>{left}</th><th>{right}</th></tr></thead>
+            <tbody>
+                {lines.into_iter().map(|l| {
+                    let class = match (&l.left, &l.right) {
+                        (Some(_), None) => "removed",
+                        (None, Some(_)) => "added",
+                        _ => "same",
+                    };
+                    view! {
+                        <tr class=class>
+                            <td><code>{l.left.unwrap_or_default()}</code></td>
+                            <td><code>{l.right.unwrap_or_default()}</code></td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}

@@ -1,0 +1,298 @@
+//! Watch: clusters with their state and data age, a cluster's consumer
+//! groups, and a group's lag per partition with its chart.
+
+use crate::error::AppError;
+use crate::ui::chart::{LagChart, RangeLinks, range_hours};
+use crate::ui::notes::ErrorNote;
+use crate::ui::pager::Pager;
+use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use streamkeeper::watch::cluster::ClusterState;
+
+fn state_class(s: ClusterState) -> &'static str {
+    match s {
+        ClusterState::Up => "badge state-ok",
+        ClusterState::Degraded => "badge state-warn",
+        ClusterState::Unreachable => "badge state-bad",
+        ClusterState::Unknown => "badge",
+    }
+}
+
+fn status_class(s: &str) -> &'static str {
+    match s {
+        "OK" => "badge state-ok",
+        "WARN" | "INCOMPLETE" => "badge state-warn",
+        "NO_COMMIT" => "badge",
+        _ => "badge state-bad",
+    }
+}
+
+fn age(s: Option<i64>) -> String {
+    match s {
+        None => "never read".into(),
+        Some(s) if s < 120 => format!("{s} s old"),
+        Some(s) if s < 7200 => format!("{} min old", s / 60),
+        Some(s) => format!("{} h old", s / 3600),
+    }
+}
+
+#[component]
+pub fn ClustersPage() -> impl IntoView {
+    let clusters = Resource::new(|| (), |_| list_clusters());
+    view! {
+        <Title text="Clusters" />
+        <h1>"Clusters"</h1>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match clusters.await {
+                    Ok(list) if list.is_empty() => view! {
+                        <p class="note">"No clusters are watched yet. An admin adds one in "
+                            <a href="/settings/clusters">"Settings → Add cluster"</a>" or with "
+                            <code>"POST /api/v1/clusters"</code>"."</p>
+                    }.into_any(),
+                    Ok(list) => view! {
+                        <table class="list" data-testid="clusters">
+                            <thead><tr><th>"Cluster"</th><th>"State"</th><th>"Bootstrap"</th><th>"Security"</th><th>"Every"</th><th>"Data"</th><th>"Problems"</th></tr></thead>
+                            <tbody>
+                                {list.into_iter().map(|c| view! {
+                                    <tr>
+                                        <td><a href=format!("/clusters/{}", c.id)>{c.name}</a></td>
+                                        <td><span class=state_class(c.state)>{c.state.as_str()}</span></td>
+                                        <td><code>{c.bootstrap}</code></td>
+                                        <td>{c.security_protocol}</td>
+                                        <td>{format!("{} s", c.interval_s)}</td>
+                                        <td>{age(c.data_age_s)}</td>
+                                        <td>{c.problems.join("; ")}</td>
+                                    </tr>
+                                }).collect_view()}
+                            </tbody>
+                        </table>
+                    }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn ClusterPage() -> impl IntoView {
+    let id = id_param();
+    let detail = Resource::new(
+        move || id.get(),
+        |id| async move {
+            match id {
+                Some(id) => get_cluster(id).await,
+                None => Err(AppError::NotFound("That cluster".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Cluster" />
+        <p><a href="/clusters">"← Clusters"</a></p>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match detail.await {
+                    Ok(d) => {
+                        let c = d.cluster;
+                        let id = c.id;
+                        view! {
+                            <h1>{c.name.clone()} " " <span class=state_class(c.state)>{c.state.as_str()}</span></h1>
+                            <p class="note" data-testid="data-age">
+                                {format!("Data {}; sampled every {} s from {}.", age(c.data_age_s), c.interval_s, c.bootstrap)}
+                            </p>
+                            {(!c.problems.is_empty()).then(|| view! {
+                                <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
+                            })}
+                            <h2>"Consumer groups"</h2>
+                            <GroupList id />
+                            <h2>"Topics"</h2>
+                            <table class="list" data-testid="topics">
+                                <thead><tr><th>"Stream"</th><th>"Owner"</th><th>"Tier"</th><th>"Freshness budget"</th><th>"Partitions"</th><th>"Health"</th><th>"Messages"</th><th>"Last message"</th></tr></thead>
+                                <tbody>
+                                    {d.topics.into_iter().map(|t| {
+                                        let (class, health) = if !t.offline.is_empty() {
+                                            ("badge state-bad", format!("OFFLINE partitions {:?}", t.offline))
+                                        } else if !t.under_replicated.is_empty() {
+                                            ("badge state-warn", format!("UNDER-REPLICATED partitions {:?}", t.under_replicated))
+                                        } else {
+                                            ("badge state-ok", "OK".to_string())
+                                        };
+                                        view! {
+                                            <tr>
+                                                <td title=t.description.clone().unwrap_or_default()>
+                                                    <a href=href_with(&format!("/clusters/{id}/stream"), &[("name", Some(t.name.clone()))])>{t.name.clone()}</a>
+                                                </td>
+                                                <td>{t.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                <td>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
+                                                <td>{t.freshness_budget_s.map_or("–".to_string(), |b| format!("{b} s"))}</td>
+                                                <td>{t.partitions}</td>
+                                                <td><span class=class>{health}</span></td>
+                                                <td>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</td>
+                                                <td>{t.last_message_at.map_or("–".to_string(), |a| a.format("%m-%d %H:%M:%S UTC").to_string())}</td>
+                                            </tr>
+                                        }
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// Statuses the group list filters on, most troubled first.
+const GROUP_STATUSES: [(&str, &str); 10] = [
+    ("trouble", "in trouble"),
+    ("STOP", "STOP"),
+    ("REWIND", "REWIND"),
+    ("LOST", "LOST"),
+    ("STALL", "STALL"),
+    ("WARN", "WARN"),
+    ("OK", "OK"),
+    ("NO_COMMIT", "no commit"),
+    ("INCOMPLETE", "incomplete"),
+    ("gone", "no longer listed"),
+];
+
+/// A cluster's consumer groups: searchable, filtered by status, paginated
+/// on the server, the most troubled first.
+#[component]
+fn GroupList(id: i64) -> impl IntoView {
+    let q = query_param("q");
+    let status = query_param("status");
+    let page = page_param();
+    let groups = Resource::new(
+        move || (q.get(), status.get(), page.get()),
+        move |(q, status, page)| list_groups(id, q, status, page),
+    );
+    let path = format!("/clusters/{id}");
+    view! {
+        <form method="get" action=path.clone() class="filters" role="search">
+            <label>"Group " <input name="q" type="search" value=move || q.get().unwrap_or_default() /></label>
+            <label>
+                "Status "
+                <select name="status">
+                    <option value="" selected=move || status.get().is_none()>"any"</option>
+                    {GROUP_STATUSES.map(|(value, label)| view! {
+                        <option value=value selected=move || status.get().as_deref() == Some(value)>{label}</option>
+                    }).collect_view()}
+                </select>
+            </label>
+            <button type="submit">"Filter"</button>
+        </form>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || {
+                let path = path.clone();
+                Suspend::new(async move {
+                    match groups.await {
+                        Ok(list) => {
+                            let params = (q.get_untracked(), status.get_untracked());
+                            view! {
+                                <table class="list" data-testid="groups">
+                                    <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Status"</th><th>"State"</th><th>"Members"</th><th>"Lag (msgs)"</th><th>"Time lag"</th></tr></thead>
+                                    <tbody>
+                                        {list.items.clone().into_iter().map(|g| {
+                                            let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
+                                            let state = match g.gone_since {
+                                                Some(t) => format!("not listed since {}", t.format("%m-%d %H:%M UTC")),
+                                                None => g.state.clone(),
+                                            };
+                                            view! {
+                                                <tr>
+                                                    <td><a href=href>{g.name}</a></td>
+                                                    <td>{g.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                    <td><span class=status_class(&g.status)>{g.status.clone()}</span></td>
+                                                    <td>{state}</td>
+                                                    <td>{g.members}</td>
+                                                    <td>{g.total_lag.map_or("–".to_string(), |l| l.to_string())}</td>
+                                                    <td>{g.max_time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s"))}</td>
+                                                </tr>
+                                            }
+                                        }).collect_view()}
+                                    </tbody>
+                                </table>
+                                <Pager page=list href=move |n| href_with(&path, &[
+                                    ("q", params.0.clone()),
+                                    ("status", params.1.clone()),
+                                    ("page", Some(n.to_string())),
+                                ]) />
+                            }.into_any()
+                        }
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })
+            }}
+        </Suspense>
+    }
+}
+
+#[component]
+pub fn GroupPage() -> impl IntoView {
+    let id = id_param();
+    let name = query_param("name");
+    let hours = range_hours();
+    let lag = Resource::new(
+        move || (id.get(), name.get(), hours.get()),
+        |(id, name, hours)| async move {
+            let (Some(id), Some(name)) = (id, name) else {
+                return Err(AppError::NotFound("That consumer group".into()));
+            };
+            let view = get_group_lag(id, name.clone()).await?;
+            let series = get_lag_series(id, name, hours).await?;
+            Ok((view, series))
+        },
+    );
+    view! {
+        <Title text="Consumer group" />
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match lag.await {
+                    Ok((g, series)) => {
+                        let cid = id.get_untracked().unwrap_or_default();
+                        let base = format!("/clusters/{cid}/group");
+                        let link = |r: &str| href_with(&base, &[("name", Some(g.group.clone())), ("range", Some(r.to_string()))]);
+                        let as_of = g.as_of.map_or("no samples yet".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+                        view! {
+                            <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
+                            <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
+                            <p class="note" data-testid="data-age">
+                                {format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str())}
+                            </p>
+                            {g.gone_since.map(|t| view! {
+                                <div class="error" role="alert" data-testid="group-gone">
+                                    {format!("The cluster has not listed this group since {}: it was deleted, or its offsets expired. The figures below are from before.", t.format("%Y-%m-%d %H:%M:%S UTC"))}
+                                </div>
+                            })}
+                            <RangeLinks href=link />
+                            <LagChart points=series />
+                            <table class="list" data-testid="partitions">
+                                <thead><tr><th>"Topic"</th><th>"Partition"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>
+                                <tbody>
+                                    {g.partitions.into_iter().map(|p| view! {
+                                        <tr>
+                                            <td>{p.topic}</td>
+                                            <td>{p.partition}</td>
+                                            <td>{p.committed.map_or("no commit".to_string(), |c| c.to_string())}</td>
+                                            <td>{p.log_end.map_or("?".to_string(), |e| e.to_string())}</td>
+                                            <td>{p.lag.map_or("–".to_string(), |l| l.to_string())}</td>
+                                            <td>{p.time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s"))}</td>
+                                            <td><span class=status_class(&p.status)>{p.status.clone()}</span></td>
+                                            <td>{p.reason}</td>
+                                        </tr>
+                                    }).collect_view()}
+                                </tbody>
+                            </table>
+                        }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}

@@ -1,0 +1,196 @@
+//! Watch's server functions: clusters and their groups' lag, the streams
+//! catalog, and adding and testing a cluster.
+
+// The catalog form's server function takes one argument per field, as
+// ActionForm sends them; the generated client function cannot carry an
+// allow of its own.
+#![allow(clippy::too_many_arguments)]
+
+use crate::error::AppError;
+use crate::watch::model::{
+    ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagPoint,
+    StreamDetail, StreamSummary,
+};
+use leptos::prelude::*;
+use streamkeeper::page::Page;
+
+#[server(prefix = "/fn", endpoint = "list_clusters")]
+pub async fn list_clusters() -> Result<Vec<ClusterView>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.clusters(&who).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_cluster")]
+pub async fn get_cluster(id: i64) -> Result<ClusterDetail, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.cluster(&who, id).await
+}
+
+#[server(prefix = "/fn", endpoint = "list_groups")]
+pub async fn list_groups(
+    id: i64,
+    q: Option<String>,
+    status: Option<String>,
+    page: u32,
+) -> Result<Page<GroupSummary>, AppError> {
+    use crate::port::{backend, principal};
+    use crate::watch::model::GroupFilter;
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    let filter = GroupFilter { q, status };
+    backend()?
+        .watch
+        .groups(&who, id, filter, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_group_lag")]
+pub async fn get_group_lag(id: i64, group: String) -> Result<GroupLagView, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.group_lag(&who, id, &group).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_lag_series")]
+pub async fn get_lag_series(id: i64, group: String, hours: i64) -> Result<Vec<LagPoint>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.lag_series(&who, id, &group, hours).await
+}
+
+#[server(prefix = "/fn", endpoint = "list_streams")]
+pub async fn list_streams(
+    q: Option<String>,
+    owner: Option<String>,
+    status: Option<String>,
+    page: u32,
+) -> Result<Page<StreamSummary>, AppError> {
+    use crate::port::{backend, principal};
+    use crate::watch::model::StreamFilter;
+    use streamkeeper::page::PageRequest;
+    let who = principal().await?;
+    let filter = StreamFilter { q, owner, status };
+    backend()?
+        .watch
+        .streams(&who, filter, PageRequest::new(Some(page), None))
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "get_stream")]
+pub async fn get_stream(id: i64, topic: String, hours: i64) -> Result<StreamDetail, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.stream(&who, id, &topic, hours).await
+}
+
+/// Parses an optional whole number from a form field ("" is none).
+#[cfg(feature = "ssr")]
+fn number<T: std::str::FromStr>(what: &str, v: Option<String>) -> Result<Option<T>, AppError> {
+    match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(v) => v
+            .parse()
+            .map(Some)
+            .map_err(|_| AppError::Invalid(format!("{what} must be a whole number, not '{v}'."))),
+    }
+}
+
+/// Parses an optional compatibility level from a form field ("" is none).
+#[cfg(feature = "ssr")]
+fn level(v: Option<String>) -> Result<Option<streamkeeper::schema::Mode>, AppError> {
+    match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
+        None => Ok(None),
+        Some(m) => streamkeeper::schema::Mode::parse(m)
+            .map(Some)
+            .ok_or_else(|| AppError::Invalid(format!("Unknown compatibility level {m:?}."))),
+    }
+}
+
+#[server(prefix = "/fn", endpoint = "describe_stream")]
+pub async fn describe_stream(
+    cluster_id: i64,
+    topic: String,
+    owner_team: Option<String>,
+    domain: Option<String>,
+    tier: Option<String>,
+    freshness_budget_s: Option<String>,
+    expected_interval_s: Option<String>,
+    description: Option<String>,
+    compatibility: Option<String>,
+) -> Result<crate::watch::model::TopicView, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    use crate::watch::model::StreamSpec;
+    let who = principal().await?;
+    let spec = StreamSpec {
+        owner_team: owner_team
+            .map(|t| t.trim().to_string())
+            .filter(|t| !t.is_empty()),
+        domain: domain.unwrap_or_default(),
+        tier: number("The tier", tier)?,
+        freshness_budget_s: number("The freshness budget", freshness_budget_s)?,
+        expected_interval_s: number("The expected interval", expected_interval_s)?,
+        description: description.unwrap_or_default(),
+        compatibility: level(compatibility)?,
+    };
+    backend()?
+        .watch
+        .describe_stream(&who, &client_addr().await, cluster_id, &topic, spec)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "add_cluster")]
+pub async fn add_cluster(
+    name: String,
+    bootstrap: String,
+    security_protocol: String,
+    sasl_mechanism: Option<String>,
+    username_ref: Option<String>,
+    password_ref: Option<String>,
+    interval_s: i32,
+) -> Result<ClusterView, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    use crate::watch::model::NewCluster;
+    let who = principal().await?;
+    let new = NewCluster {
+        name,
+        bootstrap,
+        security_protocol,
+        sasl_mechanism,
+        username_ref,
+        password_ref,
+        // The form is for clusters reached over TLS; a local cluster that
+        // needs clear-text credentials is added with the API or the CLI.
+        insecure_credentials: false,
+        interval_s,
+    };
+    backend()?
+        .watch
+        .create_cluster(&who, &client_addr().await, new)
+        .await
+}
+
+#[server(prefix = "/fn", endpoint = "test_cluster")]
+pub async fn test_cluster(
+    bootstrap: String,
+    security_protocol: String,
+    sasl_mechanism: Option<String>,
+    username_ref: Option<String>,
+    password_ref: Option<String>,
+) -> Result<ConnectionReport, AppError> {
+    use crate::port::{backend, principal};
+    use crate::watch::model::NewCluster;
+    let who = principal().await?;
+    let new = NewCluster {
+        name: "connection-test".into(),
+        bootstrap,
+        security_protocol,
+        sasl_mechanism,
+        username_ref,
+        password_ref,
+        insecure_credentials: false,
+        interval_s: 15,
+    };
+    backend()?.watch.test_connection(&who, new).await
+}

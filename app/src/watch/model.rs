@@ -1,0 +1,249 @@
+//! What watch shows: clusters, groups and their lag, topics, the streams catalog
+//! and lag series.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+
+/// A watched cluster, with how fresh its data is. Credentials appear only
+/// as whether they are set: references are never echoed back.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ClusterView {
+    pub id: i64,
+    pub name: String,
+    pub bootstrap: String,
+    pub security_protocol: String,
+    pub sasl_mechanism: Option<String>,
+    pub credentials_set: bool,
+    pub interval_s: i32,
+    pub state: streamkeeper::watch::cluster::ClusterState,
+    /// When the last pass that read anything finished.
+    pub last_good_pass_at: Option<DateTime<Utc>>,
+    /// Seconds since then: how old every lag figure of this cluster is.
+    pub data_age_s: Option<i64>,
+    /// What the latest pass could not read.
+    pub problems: Vec<String>,
+}
+
+/// A cluster as an admin adds it. Credentials are references such as
+/// `env:STREAMKEEPER_CRED_KAFKA_API_SECRET` or `file:/run/secrets/kafka`.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewCluster {
+    pub name: String,
+    pub bootstrap: String,
+    #[serde(default = "plaintext")]
+    pub security_protocol: String,
+    pub sasl_mechanism: Option<String>,
+    pub username_ref: Option<String>,
+    pub password_ref: Option<String>,
+    /// Credentials may go without TLS (SASL_PLAINTEXT, an http registry):
+    /// for a local cluster only.
+    #[serde(default)]
+    pub insecure_credentials: bool,
+    #[serde(default = "default_interval")]
+    pub interval_s: i32,
+}
+
+fn plaintext() -> String {
+    "PLAINTEXT".into()
+}
+
+fn default_interval() -> i32 {
+    15
+}
+
+/// One partition of a group's lag, with the evaluation of its window.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct PartitionLagView {
+    pub topic: String,
+    pub partition: i32,
+    pub committed: Option<i64>,
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+    /// Messages behind; absent when there is no commit or no log offset.
+    pub lag: Option<u64>,
+    /// Seconds behind, estimated from the log-end history; absent when too
+    /// little history.
+    pub time_lag_s: Option<f64>,
+    pub status: String,
+    pub reason: String,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct GroupLagView {
+    pub cluster: String,
+    pub group: String,
+    pub state: String,
+    pub members: i32,
+    /// The worst partition's status.
+    pub status: String,
+    /// The time of the newest sample shown.
+    pub as_of: Option<DateTime<Utc>>,
+    pub cluster_state: streamkeeper::watch::cluster::ClusterState,
+    /// When the cluster stopped listing the group (deleted, or expired
+    /// with its offsets); `None` while it is listed.
+    pub gone_since: Option<DateTime<Utc>>,
+    pub partitions: Vec<PartitionLagView>,
+}
+
+/// A consumer group in a cluster's list, with its current status.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct GroupSummary {
+    pub name: String,
+    pub owner: Option<String>,
+    pub state: String,
+    pub members: i32,
+    /// The status of the last evaluation; `PENDING` before the first.
+    pub status: String,
+    /// Messages behind over all partitions with a commit and log offsets.
+    pub total_lag: Option<u64>,
+    /// The largest time lag of its partitions, in seconds.
+    pub max_time_lag_s: Option<f64>,
+    pub last_seen: DateTime<Utc>,
+    /// When the cluster stopped listing the group; `None` while listed.
+    pub gone_since: Option<DateTime<Utc>>,
+    /// When the status and lags above were computed.
+    pub evaluated_at: Option<DateTime<Utc>>,
+}
+
+/// Which consumer groups a cluster's list shows.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct GroupFilter {
+    /// A substring of the group's name.
+    pub q: Option<String>,
+    /// A status (`OK`, `WARN`, `STALL`, `STOP`, `REWIND`, `LOST`, …),
+    /// `trouble` for any trouble, or `gone` for groups no longer listed.
+    pub status: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ClusterDetail {
+    pub cluster: ClusterView,
+    pub topics: Vec<TopicView>,
+}
+
+/// A topic's health as the last good pass saw it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TopicView {
+    pub name: String,
+    pub partitions: i32,
+    pub under_replicated: Vec<i32>,
+    pub offline: Vec<i32>,
+    /// Sum of log-end offsets, when every partition's could be read.
+    pub log_end_total: Option<i64>,
+    pub last_seen: DateTime<Utc>,
+    /// When the log end last moved forward.
+    pub last_message_at: Option<DateTime<Utc>>,
+    /// The stream's catalog entry; all empty for an undescribed topic.
+    pub owner: Option<String>,
+    pub domain: Option<String>,
+    pub tier: Option<i16>,
+    pub freshness_budget_s: Option<i32>,
+    pub expected_interval_s: Option<i32>,
+    pub description: Option<String>,
+    pub compatibility: Option<String>,
+}
+
+/// What an owner declares about a stream. `owner_team: null` leaves it unowned.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamSpec {
+    pub owner_team: Option<String>,
+    #[serde(default)]
+    pub domain: String,
+    /// 1 (99.9 %), 2 (99.5 %) or 3 (99.0 %).
+    pub tier: Option<i16>,
+    /// Time lag tolerated for its consumers, in seconds.
+    pub freshness_budget_s: Option<i32>,
+    /// How often a message is expected, in seconds.
+    pub expected_interval_s: Option<i32>,
+    #[serde(default)]
+    pub description: String,
+    /// The compatibility level the stream's value subject should have;
+    /// the registry hygiene routine reports a subject at another level.
+    #[serde(default)]
+    pub compatibility: Option<streamkeeper::schema::Mode>,
+}
+
+/// A group's total lag per pass: `None` where the pass read nothing (a gap,
+/// drawn as a gap).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct LagPoint {
+    pub at: DateTime<Utc>,
+    pub lag: Option<i64>,
+}
+
+/// What a connection test could and could not read.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ConnectionReport {
+    pub reachable: bool,
+    pub brokers: usize,
+    pub topics: usize,
+    pub partitions: usize,
+    pub partitions_with_offsets: usize,
+    pub groups: usize,
+    pub groups_with_offsets: usize,
+    pub took_ms: i64,
+    /// What could not be read, in words.
+    pub problems: Vec<String>,
+}
+
+/// A stream in the list: its topic, owner, health and worst open flag.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamSummary {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub topic: String,
+    pub owner: Option<String>,
+    pub tier: Option<i16>,
+    pub partitions: i32,
+    /// OK, or the kind of an open flag on the topic or a group reading it.
+    pub status: String,
+    pub last_message_at: Option<DateTime<Utc>>,
+}
+
+/// Filters of the streams list; empty fields do not filter.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StreamFilter {
+    pub q: Option<String>,
+    /// A team name, or `unowned`.
+    pub owner: Option<String>,
+    /// `trouble` or `ok`.
+    pub status: Option<String>,
+}
+
+/// A stream's page: its catalog entry and health, and its consumers.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamDetail {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub cluster_state: streamkeeper::watch::cluster::ClusterState,
+    pub data_age_s: Option<i64>,
+    pub topic: TopicView,
+    pub consumers: Vec<StreamConsumer>,
+    /// Whether the caller may set the stream's domain and declared level
+    /// (admins only: the domain decides who approves its changes).
+    pub may_set_domain: bool,
+}
+
+/// A consumer group reading a stream, judged on that stream's partitions.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StreamConsumer {
+    pub group: String,
+    pub owner: Option<String>,
+    pub status: String,
+    pub lag: Option<u64>,
+    pub max_time_lag_s: Option<f64>,
+    pub series: Vec<LagPoint>,
+}

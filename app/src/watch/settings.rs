@@ -1,0 +1,164 @@
+//! Settings → Clusters: add a cluster to watch, and test a connection
+//! first. The test is a GET form, so its report renders with or without
+//! wasm; credentials are references (env:NAME, file:/path), never values.
+
+use crate::error::AppError;
+use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::params::query_param;
+use crate::watch::fns::{AddCluster, test_cluster};
+use crate::watch::model::{ClusterView, ConnectionReport};
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+/// The connection fields, shared by the test and the add forms.
+#[component]
+fn ConnectionFields(
+    bootstrap: Option<String>,
+    protocol: Option<String>,
+    mechanism: Option<String>,
+    user: Option<String>,
+    pass: Option<String>,
+) -> impl IntoView {
+    let protocol = protocol.unwrap_or_else(|| "PLAINTEXT".into());
+    let mechanism = mechanism.unwrap_or_default();
+    view! {
+        <label>"Bootstrap servers" <input name="bootstrap" required placeholder="pkc-xxxx.europe-west1.gcp.confluent.cloud:9092" value=bootstrap /></label>
+        <label>
+            "Security protocol"
+            <select name="security_protocol">
+                {["PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"].into_iter().map(|p| {
+                    view! { <option value=p selected=protocol == p>{p}</option> }
+                }).collect_view()}
+            </select>
+        </label>
+        <label>
+            "SASL mechanism"
+            <select name="sasl_mechanism">
+                {["", "PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512"].into_iter().map(|m| {
+                    view! { <option value=m selected=mechanism == m>{if m.is_empty() { "none" } else { m }}</option> }
+                }).collect_view()}
+            </select>
+        </label>
+        <label>"Username reference" <input name="username_ref" placeholder="env:KAFKA_API_KEY" value=user /></label>
+        <label>"Password reference" <input name="password_ref" placeholder="file:/run/secrets/kafka" value=pass /></label>
+        <small>"Credentials are read from the server's environment or files when it connects; they are never stored or shown."</small>
+    }
+}
+
+/// Only admins see the forms; everyone else gets the page's 403.
+#[component]
+pub fn ClusterSettingsPage() -> impl IntoView {
+    let me = Resource::new(|| (), |_| crate::ui::header::current_user());
+    view! {
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match me.await {
+                    Ok(Some(me)) if me.principal.may(streamkeeper::role::Action::ManageClusters) => {
+                        view! { <ClusterForms /> }.into_any()
+                    }
+                    Ok(_) => {
+                        let err = AppError::Forbidden("add clusters".into());
+                        view! { <ErrorNote err /> }.into_any()
+                    }
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn ClusterForms() -> impl IntoView {
+    let add = ServerAction::<AddCluster>::new();
+    let bootstrap = query_param("bootstrap");
+    let protocol = query_param("security_protocol");
+    let mechanism = query_param("sasl_mechanism");
+    let user = query_param("username_ref");
+    let pass = query_param("password_ref");
+    let report = Resource::new(
+        move || {
+            (
+                bootstrap.get(),
+                protocol.get(),
+                mechanism.get(),
+                user.get(),
+                pass.get(),
+            )
+        },
+        |(b, p, m, u, w)| async move {
+            match b {
+                Some(b) => test_cluster(b, p.unwrap_or_else(|| "PLAINTEXT".into()), m, u, w)
+                    .await
+                    .map(Some),
+                None => Ok(None),
+            }
+        },
+    );
+    view! {
+        <Title text="Clusters · Settings" />
+        <h1>"Watch a cluster"</h1>
+        <p class="note">"Streamkeeper only reads: it never joins a group, commits or produces. "
+            <a href="/clusters">"See the watched clusters"</a>"."</p>
+        <section class="card">
+            <h2>"Test a connection"</h2>
+            <form method="get" action="/settings/clusters" class="stack" data-testid="test-connection">
+                <ConnectionFields bootstrap=bootstrap.get_untracked() protocol=protocol.get_untracked()
+                    mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() />
+                <button type="submit">"Test connection"</button>
+            </form>
+            <Suspense fallback=|| view! { <p>"Connecting…"</p> }>
+                {move || Suspend::new(async move {
+                    match report.await {
+                        Ok(Some(r)) => view! { <Report r /> }.into_any(),
+                        Ok(None) => ().into_any(),
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+        <section class="card">
+            <h2>"Add the cluster"</h2>
+            <ActionForm action=add attr:class="stack" attr:data-testid="add-cluster">
+                <label>"Name" <input name="name" required placeholder="prod-eu" /></label>
+                <ConnectionFields bootstrap=bootstrap.get_untracked() protocol=protocol.get_untracked()
+                    mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() />
+                <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value="15" /></label>
+                <button type="submit">"Watch this cluster"</button>
+            </ActionForm>
+            <ActionNote value=add.value() ok=|c: &ClusterView| format!("Watching {}; the first pass runs within seconds.", c.name) />
+        </section>
+    }
+}
+
+#[component]
+fn Report(r: ConnectionReport) -> impl IntoView {
+    let class = if !r.reachable {
+        "error"
+    } else if r.problems.is_empty() {
+        "ok"
+    } else {
+        "note"
+    };
+    let summary = if r.reachable {
+        format!(
+            "Reached {} broker(s) in {} ms: {} topics, {} partitions ({} with log offsets), {} consumer groups ({} with committed offsets).",
+            r.brokers,
+            r.took_ms,
+            r.topics,
+            r.partitions,
+            r.partitions_with_offsets,
+            r.groups,
+            r.groups_with_offsets
+        )
+    } else {
+        "Could not reach the cluster.".to_string()
+    };
+    view! {
+        <div class=class role="status" data-testid="connection-report">
+            <p>{summary}</p>
+            {(!r.problems.is_empty()).then(|| view! {
+                <ul>{r.problems.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ul>
+            })}
+        </div>
+    }
+}

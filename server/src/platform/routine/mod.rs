@@ -137,11 +137,12 @@ const ABANDON_AFTER: Duration = Duration::from_secs(3);
 /// The longest the runner waits on the database while stopping.
 const STOP_WRITES: Duration = Duration::from_secs(2);
 
-/// How long a lease lasts: a little more than the interval, so the holder
-/// renews it each run, and another replica takes over within about an
-/// interval and a half of the holder dying.
+/// How long a lease lasts: well under the interval (three fifths, within 1
+/// to 30 seconds), so when its holder dies another replica takes over
+/// within one interval. A live holder renews it every third of that, during
+/// a run and between runs alike, so no replica takes a live holder's lease.
 pub fn lease_ttl(every: Duration) -> Duration {
-    every + (every / 2).clamp(Duration::from_secs(1), Duration::from_secs(5))
+    (every * 3 / 5).clamp(Duration::from_secs(1), Duration::from_secs(30))
 }
 
 /// The name a replica holds leases under: the host (a pod's name) when the
@@ -300,8 +301,9 @@ async fn supervise(shared: Arc<Shared>, routine: Arc<dyn Routine>, cancel: Cance
 }
 
 /// One routine for one target, until cancelled: every interval, take the
-/// lease (when exclusive) and run. When another replica holds the lease,
-/// look again when it lapses, so a dead holder's work moves at once.
+/// lease (when exclusive) and run, renewing the lease between runs. When
+/// another replica holds it, look again when it lapses, so a dead holder's
+/// work moves at once.
 async fn keep(
     shared: Arc<Shared>,
     routine: Arc<dyn Routine>,
@@ -310,24 +312,48 @@ async fn keep(
 ) {
     let spec = routine.spec();
     let mut next = Instant::now();
+    let mut held: Option<Duration> = None;
     loop {
-        tokio::select! {
-            biased;
-            () = cancel.cancelled() => return,
-            () = sleep_until(next) => {}
+        // Until the next run; a holder keeps its lease alive meanwhile.
+        loop {
+            let renew = held.map_or(next, |ttl| Instant::now() + ttl / 3);
+            tokio::select! {
+                biased;
+                () = cancel.cancelled() => return,
+                () = sleep_until(next) => break,
+                () = sleep_until(renew), if held.is_some() => {
+                    let ttl = held.unwrap_or_default();
+                    let claim = store::claim(
+                        &shared.pool,
+                        spec.name,
+                        target.cluster_id(),
+                        &shared.holder,
+                        ttl,
+                    )
+                    .await;
+                    match claim {
+                        Ok(store::Claim::Ours) => {}
+                        Ok(store::Claim::Theirs { .. }) => held = None,
+                        // The next claim tells whether it is still ours.
+                        Err(e) => tracing::warn!(routine = spec.name, ?target, error = %e, "could not renew the lease"),
+                    }
+                }
+            }
         }
         let tick = Instant::now();
         let every = routine.every(target).await;
         next = tick + every;
         if spec.lease == Lease::Exclusive {
+            let ttl = lease_ttl(every);
             let claim = store::claim(
                 &shared.pool,
                 spec.name,
                 target.cluster_id(),
                 &shared.holder,
-                lease_ttl(every),
+                ttl,
             )
             .await;
+            held = matches!(claim, Ok(store::Claim::Ours)).then_some(ttl);
             match claim {
                 Ok(store::Claim::Ours) => {}
                 Ok(store::Claim::Theirs { left }) => {
@@ -554,11 +580,13 @@ mod tests {
     use std::time::Duration;
 
     #[test]
-    fn a_lease_outlasts_its_interval_by_half_within_one_to_five_seconds() {
+    fn a_lease_is_three_fifths_of_its_interval_within_one_to_thirty_seconds() {
         let s = Duration::from_secs;
-        assert_eq!(lease_ttl(s(1)), s(2));
-        assert_eq!(lease_ttl(s(5)), Duration::from_millis(7_500));
-        assert_eq!(lease_ttl(s(15)), s(20));
-        assert_eq!(lease_ttl(s(3600)), s(3605));
+        assert_eq!(lease_ttl(s(1)), s(1));
+        assert_eq!(lease_ttl(s(5)), s(3));
+        assert_eq!(lease_ttl(s(15)), s(9));
+        assert_eq!(lease_ttl(s(3600)), s(30));
+        // Shorter than the interval wherever the interval is over a second.
+        assert!((2..7200).all(|n| lease_ttl(s(n)) < s(n)));
     }
 }

@@ -6,7 +6,7 @@ pub mod second_factor;
 pub mod store;
 
 use crate::audit::store::Event;
-use crate::platform::errors::db;
+use crate::platform::db::{begin, commit};
 use crate::platform::limiter::LoginLimiter;
 use crate::platform::password;
 use crate::store::is_unique_violation;
@@ -54,7 +54,7 @@ pub async fn audited(
     target: String,
     detail: serde_json::Value,
 ) -> Result<(), AppError> {
-    crate::audit::store::append(
+    Ok(crate::audit::store::append(
         tx,
         Event {
             actor: &who.username,
@@ -65,8 +65,7 @@ pub async fn audited(
         },
     )
     .await
-    .map(drop)
-    .map_err(db)
+    .map(drop)?)
 }
 
 /// Records a refused attempt in its own transaction (the attempt's, if
@@ -124,8 +123,7 @@ pub async fn watch_refusals<F: std::future::Future>(request: F) -> (F::Output, b
 /// The id of the team named `name`, or a NotFound naming it.
 pub async fn team_id(pool: &PgPool, name: &str) -> Result<i64, AppError> {
     store::teams::id_by_name(pool, name)
-        .await
-        .map_err(db)?
+        .await?
         .ok_or_else(|| AppError::NotFound(format!("Team {}", name.trim())))
 }
 
@@ -167,9 +165,7 @@ impl AccountService {
         username: &str,
         password: &str,
     ) -> Result<Option<UserRow>, AppError> {
-        let user = store::users::by_username(&self.pool, username.trim())
-            .await
-            .map_err(db)?;
+        let user = store::users::by_username(&self.pool, username.trim()).await?;
         let Some(user) = user else {
             password::verify_dummy_async(password.to_owned()).await?;
             return Ok(None);
@@ -179,12 +175,12 @@ impl AccountService {
     }
 
     pub async fn user_row(&self, id: i64) -> Result<Option<UserRow>, AppError> {
-        store::users::by_id(&self.pool, id).await.map_err(db)
+        Ok(store::users::by_id(&self.pool, id).await?)
     }
 
     /// Who a bearer token acts as, with its scopes, or why it is refused.
     pub async fn token_principal(&self, token: &str) -> Result<TokenAuth, AppError> {
-        let Some(row) = store::tokens::find(&self.pool, token).await.map_err(db)? else {
+        let Some(row) = store::tokens::find(&self.pool, token).await? else {
             return Ok(TokenAuth::Unknown);
         };
         if let Err(dead) = liveness(&row.facts(), Utc::now()) {
@@ -194,7 +190,7 @@ impl AccountService {
             tracing::error!(token_id = row.id, "a token with no known scope");
             return Ok(TokenAuth::Unknown);
         };
-        store::tokens::touch(&self.pool, row.id).await.map_err(db)?;
+        store::tokens::touch(&self.pool, row.id).await?;
         let Some(user) = self.user_row(row.user_id).await? else {
             return Ok(TokenAuth::Unknown);
         };
@@ -207,16 +203,15 @@ impl AccountService {
     }
 
     pub async fn record(&self, ev: Event<'_>) -> Result<(), AppError> {
-        crate::audit::store::record(&self.pool, ev)
+        Ok(crate::audit::store::record(&self.pool, ev)
             .await
-            .map(drop)
-            .map_err(db)
+            .map(drop)?)
     }
 
     /// Counts a refusal by an unauthenticated source (a failed sign-in, a
     /// cross-site request) in its per-minute row instead of the chain.
     pub async fn tally(&self, ev: Event<'_>) -> Result<(), AppError> {
-        crate::audit::store::tally(&self.pool, ev).await.map_err(db)
+        Ok(crate::audit::store::tally(&self.pool, ev).await?)
     }
 
     async fn existing_user(&self, id: i64) -> Result<UserRow, AppError> {
@@ -233,9 +228,7 @@ fn invalid(e: impl std::fmt::Display) -> AppError {
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Accounts for AccountService {
     async fn me(&self, who: &Principal) -> Result<Me, AppError> {
-        let teams = store::users::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
+        let teams = store::users::teams_of(&self.pool, who.user_id).await?;
         Ok(Me {
             principal: who.clone(),
             teams,
@@ -249,9 +242,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         page: PageRequest,
     ) -> Result<Page<UserSummary>, AppError> {
         require(who, Action::ManageUsers, "list users")?;
-        store::users::list(&self.pool, query.as_deref(), page)
-            .await
-            .map_err(db)
+        Ok(store::users::list(&self.pool, query.as_deref(), page).await?)
     }
 
     async fn user(&self, who: &Principal, id: i64) -> Result<UserDetail, AppError> {
@@ -260,7 +251,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             require(who, Action::ManageUsers, "see other users")?;
         }
         let user = self.existing_user(id).await?;
-        let teams = store::users::teams_of(&self.pool, id).await.map_err(db)?;
+        let teams = store::users::teams_of(&self.pool, id).await?;
         Ok(UserDetail {
             user: user.summary(),
             teams,
@@ -282,7 +273,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             return Err(AppError::Invalid("Give the user at least one role.".into()));
         }
         let hash = password::hash_async(new.password.clone()).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         // A password an admin chose is the admin's: the user replaces it
         // at first sign-in.
         let row = match store::users::insert(&mut tx, &username, &display_name, &hash, &roles, true)
@@ -294,7 +285,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                     "A user named {username} already exists."
                 )));
             }
-            Err(e) => return Err(db(e)),
+            Err(e) => return Err(e.into()),
         };
         audited(
             &mut tx,
@@ -306,7 +297,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                     "must_change_password": true }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(row.summary())
     }
 
@@ -318,10 +309,9 @@ impl streamkeeper_app::port::Accounts for AccountService {
         update: UserUpdate,
     ) -> Result<UserSummary, AppError> {
         require(who, Action::ManageUsers, "change users")?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let before = store::users::lock(&mut tx, id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("User {id}")))?;
         let mut after = before.clone();
         let mut changes = serde_json::Map::new();
@@ -378,9 +368,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         // users_token_epoch trigger).
         let end_sessions =
             after.disabled || changes.contains_key("roles") || changes.contains_key("password");
-        let row = store::users::update(&mut tx, &after, end_sessions)
-            .await
-            .map_err(db)?;
+        let row = store::users::update(&mut tx, &after, end_sessions).await?;
         let action = match update.disabled {
             Some(true) if changes.contains_key("disabled") => "user.disable",
             Some(false) if changes.contains_key("disabled") => "user.enable",
@@ -395,7 +383,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             serde_json::Value::Object(changes),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(row.summary())
     }
 
@@ -405,16 +393,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
         page: PageRequest,
     ) -> Result<Page<TeamSummary>, AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
-        store::teams::list(&self.pool, page).await.map_err(db)
+        Ok(store::teams::list(&self.pool, page).await?)
     }
 
     async fn team(&self, who: &Principal, id: i64) -> Result<TeamDetail, AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
         let team = store::teams::by_id(&self.pool, id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Team {id}")))?;
-        let members = store::teams::members(&self.pool, id).await.map_err(db)?;
+        let members = store::teams::members(&self.pool, id).await?;
         Ok(TeamDetail { team, members })
     }
 
@@ -432,7 +419,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                 "The description must be at most 500 characters.".into(),
             ));
         }
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let team = match store::teams::insert(&mut tx, &name, &description).await {
             Ok(t) => t,
             Err(e) if is_unique_violation(&e) => {
@@ -440,7 +427,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                     "A team named {name} already exists."
                 )));
             }
-            Err(e) => return Err(db(e)),
+            Err(e) => return Err(e.into()),
         };
         audited(
             &mut tx,
@@ -451,7 +438,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "description": description }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(team)
     }
 
@@ -464,18 +451,13 @@ impl streamkeeper_app::port::Accounts for AccountService {
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
         let team = store::teams::by_id(&self.pool, team_id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
         let user = store::users::by_username(&self.pool, username.trim())
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("User {}", username.trim())))?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        if !store::teams::add_member(&mut tx, team_id, user.id)
-            .await
-            .map_err(db)?
-        {
+        let mut tx = begin(&self.pool).await?;
+        if !store::teams::add_member(&mut tx, team_id, user.id).await? {
             return Err(AppError::Conflict(format!(
                 "{} is already a member of {}.",
                 user.username, team.name
@@ -490,7 +472,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "user": user.username }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 
     async fn remove_member(
@@ -502,15 +484,11 @@ impl streamkeeper_app::port::Accounts for AccountService {
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
         let team = store::teams::by_id(&self.pool, team_id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
         let user = self.existing_user(user_id).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        if !store::teams::remove_member(&mut tx, team_id, user_id)
-            .await
-            .map_err(db)?
-        {
+        let mut tx = begin(&self.pool).await?;
+        if !store::teams::remove_member(&mut tx, team_id, user_id).await? {
             return Err(AppError::NotFound(format!(
                 "{} in team {}",
                 user.username, team.name
@@ -525,15 +503,13 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "user": user.username }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 
     async fn account(&self, who: &Principal) -> Result<AccountView, AppError> {
         session_only(who)?;
         let u = self.existing_user(who.user_id).await?;
-        let left = store::users::recovery_codes_left(&self.pool, u.id)
-            .await
-            .map_err(db)?;
+        let left = store::users::recovery_codes_left(&self.pool, u.id).await?;
         Ok(AccountView {
             username: u.username.clone(),
             display_name: u.display_name.clone(),
@@ -561,18 +537,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
             ));
         }
         let hash = password::hash_async(new.to_owned()).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let mut after = store::users::lock(&mut tx, u.id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("User {}", u.id)))?;
         after.password_hash = hash;
         after.must_change_password = false;
         // Every session of the user ends (the epoch moves on); the caller
         // keeps its own by taking on the new epoch.
-        let row = store::users::update(&mut tx, &after, true)
-            .await
-            .map_err(db)?;
+        let row = store::users::update(&mut tx, &after, true).await?;
         audited(
             &mut tx,
             who,
@@ -583,17 +556,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
                     "was_temporary": u.must_change_password }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(row.session_epoch)
     }
 
     async fn start_second_factor(&self, who: &Principal, from: &str) -> Result<(), AppError> {
         session_only(who)?;
         let u = self.existing_user(who.user_id).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        store::users::set_totp_pending(&mut tx, u.id, Some(&second_factor::new_seed()))
-            .await
-            .map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        store::users::set_totp_pending(&mut tx, u.id, Some(&second_factor::new_seed())).await?;
         audited(
             &mut tx,
             who,
@@ -603,7 +574,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "renewal": u.totp_secret.is_some() }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 
     async fn confirm_second_factor(
@@ -629,17 +600,12 @@ impl streamkeeper_app::port::Accounts for AccountService {
                     .await);
             }
         };
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let renewal = done.secret.is_none();
         match &done.secret {
-            Some(secret) => store::users::enable_totp(&mut tx, u.id, secret, done.step)
-                .await
-                .map_err(db)?,
+            Some(secret) => store::users::enable_totp(&mut tx, u.id, secret, done.step).await?,
             None => {
-                if !store::users::use_totp_step(&mut tx, u.id, done.step)
-                    .await
-                    .map_err(db)?
-                {
+                if !store::users::use_totp_step(&mut tx, u.id, done.step).await? {
                     drop(tx);
                     return Err(self
                         .refuse(
@@ -652,9 +618,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
                 }
             }
         }
-        store::users::replace_recovery_codes(&mut tx, u.id, &done.hashes)
-            .await
-            .map_err(db)?;
+        store::users::replace_recovery_codes(&mut tx, u.id, &done.hashes).await?;
         audited(
             &mut tx,
             who,
@@ -668,7 +632,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "recovery_codes": done.hashes.len() }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 
     async fn disable_second_factor(
@@ -685,8 +649,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
             return Err(AppError::Conflict("You have no second factor.".into()));
         }
         let factor = self.confirm_code(who, from, ACTION, &u, code, true).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        store::users::clear_totp(&mut tx, u.id).await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        store::users::clear_totp(&mut tx, u.id).await?;
         audited(
             &mut tx,
             who,
@@ -696,7 +660,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "confirmed_with": factor.as_str() }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 
     async fn reset_second_factor(
@@ -707,8 +671,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "reset a user's second factor")?;
         let u = self.existing_user(user_id).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        store::users::clear_totp(&mut tx, u.id).await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        store::users::clear_totp(&mut tx, u.id).await?;
         audited(
             &mut tx,
             who,
@@ -718,7 +682,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             json!({ "had_second_factor": u.totp_secret.is_some() }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 }
 
@@ -851,9 +815,7 @@ impl streamkeeper_app::port::Audit for AuditService {
         page: PageRequest,
     ) -> Result<Page<streamkeeper_app::audit::model::AuditRow>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
-        crate::audit::store::list(&self.pool, &filter, page)
-            .await
-            .map_err(db)
+        Ok(crate::audit::store::list(&self.pool, &filter, page).await?)
     }
 
     async fn refusals(
@@ -863,9 +825,7 @@ impl streamkeeper_app::port::Audit for AuditService {
         page: PageRequest,
     ) -> Result<Page<streamkeeper_app::audit::model::RefusalTally>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
-        crate::audit::store::refusals(&self.pool, &filter, page)
-            .await
-            .map_err(db)
+        Ok(crate::audit::store::refusals(&self.pool, &filter, page).await?)
     }
 }
 
@@ -905,11 +865,8 @@ impl AccountService {
                 return Err(AppError::Invalid(why));
             }
         }
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        if !crate::flags::store::set_webhook(&mut tx, team_id, url)
-            .await
-            .map_err(db)?
-        {
+        let mut tx = begin(&self.pool).await?;
+        if !crate::flags::store::set_webhook(&mut tx, team_id, url).await? {
             return Err(AppError::NotFound(format!("Team {team_id}")));
         }
         // Webhook URLs carry their own secret: only the host is recorded.
@@ -925,7 +882,7 @@ impl AccountService {
             json!({ "host": host }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 
     /// The team that receives flags nobody owns (admin).
@@ -937,10 +894,8 @@ impl AccountService {
     ) -> Result<(), AppError> {
         require(who, Action::ManageUsers, "change settings")?;
         let id = team_id(&self.pool, team).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        crate::flags::store::set_setting(&mut tx, "platform_team_id", &id.to_string())
-            .await
-            .map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        crate::flags::store::set_setting(&mut tx, "platform_team_id", &id.to_string()).await?;
         audited(
             &mut tx,
             who,
@@ -950,6 +905,6 @@ impl AccountService {
             json!({}),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 }

@@ -4,7 +4,7 @@
 //! statement that checks it was not used before.
 
 use crate::accounts::store::users::UserRow;
-use crate::platform::errors::db;
+use crate::platform::db::acquire;
 use chrono::Utc;
 use rand::RngCore;
 use sqlx::PgPool;
@@ -91,26 +91,22 @@ pub async fn verify(
                 Ok(s) => s,
                 Err(e) => return Ok(Err(e)),
             };
-            let mut conn = pool.acquire().await.map_err(db)?;
+            let mut conn = acquire(pool).await?;
             // Two requests with one code: only the first writes its step.
-            if crate::accounts::store::users::use_totp_step(&mut conn, u.id, step)
-                .await
-                .map_err(db)?
-            {
+            if crate::accounts::store::users::use_totp_step(&mut conn, u.id, step).await? {
                 Ok(Ok(Factor::Code))
             } else {
                 Ok(Err(CodeRefusal::Replayed))
             }
         }
         Some(FactorInput::Recovery(code)) if recovery => {
-            let mut conn = pool.acquire().await.map_err(db)?;
+            let mut conn = acquire(pool).await?;
             let used = crate::accounts::store::users::use_recovery_code(
                 &mut conn,
                 u.id,
                 &recovery_hash(&code),
             )
-            .await
-            .map_err(db)?;
+            .await?;
             Ok(if used {
                 Ok(Factor::RecoveryCode)
             } else {

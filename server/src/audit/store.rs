@@ -1,5 +1,6 @@
 //! Appending to and reading the hash-chained audit log.
 
+use crate::platform::errors::Db;
 use chrono::Utc;
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row};
@@ -47,7 +48,7 @@ pub enum KeyError {
     )]
     Mismatch { id: i64 },
     #[error("reading the audit log failed: {0}")]
-    Db(#[from] sqlx::Error),
+    Db(#[from] Db),
 }
 
 /// Checked at start by every command that may append: a keyed log needs
@@ -57,7 +58,8 @@ pub async fn check_key(pool: &PgPool) -> Result<(), KeyError> {
         "SELECT {COLUMNS} FROM audit_log WHERE keyed ORDER BY id DESC LIMIT 1"
     ))
     .fetch_optional(pool)
-    .await?;
+    .await
+    .map_err(Db)?;
     let Some(row) = newest else {
         return Ok(());
     };
@@ -65,7 +67,8 @@ pub async fn check_key(pool: &PgPool) -> Result<(), KeyError> {
     let Some(key) = key() else {
         let keyed_from: i64 = sqlx::query_scalar("SELECT min(id) FROM audit_log WHERE keyed")
             .fetch_one(pool)
-            .await?;
+            .await
+            .map_err(Db)?;
         return Err(KeyError::Missing { keyed_from });
     };
     let prev: audit::Hash = entry.prev_hash.as_slice().try_into().unwrap_or(GENESIS);
@@ -87,7 +90,7 @@ pub struct Event<'a> {
 
 /// Appends an entry inside the caller's transaction, so the change and its
 /// record commit or roll back together.
-pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx::Error> {
+pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, Db> {
     sqlx::query("SELECT pg_advisory_xact_lock($1)")
         .bind(APPEND_LOCK)
         .execute(&mut *conn)
@@ -100,9 +103,9 @@ pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx:
         // A plain entry after a keyed one would read as a rewrite; another
         // process keyed the log after this one started without a key.
         Some((last, _, true)) if key().is_none() => {
-            return Err(sqlx::Error::Configuration(Box::new(KeyError::Missing {
-                keyed_from: last,
-            })));
+            return Err(Db(sqlx::Error::Configuration(Box::new(
+                KeyError::Missing { keyed_from: last },
+            ))));
         }
         Some((id, hash, _)) => (id + 1, hash),
         None => (1, GENESIS.to_vec()),
@@ -138,7 +141,7 @@ pub async fn append(conn: &mut PgConnection, ev: Event<'_>) -> Result<i64, sqlx:
 
 /// Appends an entry in its own transaction (for events that change nothing
 /// else, such as a failed login).
-pub async fn record(pool: &PgPool, ev: Event<'_>) -> Result<i64, sqlx::Error> {
+pub async fn record(pool: &PgPool, ev: Event<'_>) -> Result<i64, Db> {
     let mut tx = pool.begin().await?;
     let id = append(&mut tx, ev).await?;
     tx.commit().await?;
@@ -149,8 +152,8 @@ pub async fn record(pool: &PgPool, ev: Event<'_>) -> Result<i64, sqlx::Error> {
 /// minute) row: one upsert, outside the chain and its lock, so a flood of
 /// refusals adds a row a minute per source rather than a chained entry
 /// each. The row keeps the latest attempt's actor, target and detail.
-pub async fn tally(pool: &PgPool, ev: Event<'_>) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn tally(pool: &PgPool, ev: Event<'_>) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO audit_refusals (source, action, minute, actor, target, detail, first_at, last_at)
          VALUES ($1, $2, date_trunc('minute', now()), $3, $4, $5, now(), now())
          ON CONFLICT (source, action, minute) DO UPDATE
@@ -164,7 +167,7 @@ pub async fn tally(pool: &PgPool, ev: Event<'_>) -> Result<(), sqlx::Error> {
     .bind(ev.detail.to_string())
     .execute(pool)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// The filter both the chained entries and the counted refusals take:
@@ -187,7 +190,7 @@ pub async fn refusals(
     pool: &PgPool,
     f: &AuditFilter,
     page: PageRequest,
-) -> Result<Page<RefusalTally>, sqlx::Error> {
+) -> Result<Page<RefusalTally>, Db> {
     let (actor, action, target) = patterns(f);
     let total: i64 = sqlx::query_scalar(&format!(
         "SELECT count(*) FROM audit_refusals WHERE {WHERE}"
@@ -229,11 +232,7 @@ pub async fn refusals(
 }
 
 /// Entries newest first, filtered by substrings of actor, action and target.
-pub async fn list(
-    pool: &PgPool,
-    f: &AuditFilter,
-    page: PageRequest,
-) -> Result<Page<AuditRow>, sqlx::Error> {
+pub async fn list(pool: &PgPool, f: &AuditFilter, page: PageRequest) -> Result<Page<AuditRow>, Db> {
     let (actor, action, target) = patterns(f);
     let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM audit_log WHERE {WHERE}"))
         .bind(&actor)
@@ -274,11 +273,11 @@ pub enum VerifyError {
     #[error(transparent)]
     Broken(#[from] ChainBreak),
     #[error("reading the audit log failed: {0}")]
-    Db(#[from] sqlx::Error),
+    Db(#[from] Db),
 }
 
 /// The newest entry, to keep outside the database (`audit head`).
-pub async fn head(pool: &PgPool) -> Result<Option<Head>, sqlx::Error> {
+pub async fn head(pool: &PgPool) -> Result<Option<Head>, Db> {
     let last: Option<(i64, Vec<u8>)> =
         sqlx::query_as("SELECT id, hash FROM audit_log ORDER BY id DESC LIMIT 1")
             .fetch_optional(pool)
@@ -298,7 +297,7 @@ pub struct Verified {
 
 const COLUMNS: &str = "id, at, actor, action, target, detail, source, prev_hash, hash, keyed";
 
-fn stored(r: &PgRow) -> Result<StoredEntry, sqlx::Error> {
+fn stored(r: &PgRow) -> Result<StoredEntry, Db> {
     Ok(StoredEntry {
         id: r.try_get("id")?,
         content: EntryContent {
@@ -328,7 +327,8 @@ pub async fn verify(pool: &PgPool, expect: Option<Head>) -> Result<Verified, Ver
         .bind(after)
         .bind(BATCH)
         .fetch_all(pool)
-        .await?;
+        .await
+        .map_err(Db)?;
         if rows.is_empty() {
             let entries = verifier.finish(expect)?;
             return Ok(Verified {

@@ -7,7 +7,7 @@ pub mod routine;
 pub mod store;
 
 use crate::accounts::{audited, require};
-use crate::platform::errors::db;
+use crate::platform::db::{begin, commit};
 use serde_json::json;
 use sqlx::PgPool;
 use store::FlagRow;
@@ -54,7 +54,7 @@ impl FlagService {
     }
 
     async fn may_act(&self, who: &Principal, team_id: Option<i64>) -> Result<bool, AppError> {
-        let teams = store::teams_of(&self.pool, who.user_id).await.map_err(db)?;
+        let teams = store::teams_of(&self.pool, who.user_id).await?;
         Ok(may_steward(
             Steward::of(who, &teams),
             team_id,
@@ -70,10 +70,9 @@ impl FlagService {
         dismiss_reason: Option<&str>,
     ) -> Result<FlagView, AppError> {
         require(who, Action::Read, "act on flags")?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let (state, team) = store::lock(&mut tx, id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;
         if !self.may_act(who, team).await? {
             return Err(AppError::Forbidden("act on a flag of another team".into()));
@@ -85,9 +84,7 @@ impl FlagService {
                         "This flag is {state}; only open flags can be acknowledged."
                     )));
                 }
-                store::acknowledge(&mut tx, id, &who.username)
-                    .await
-                    .map_err(db)?;
+                store::acknowledge(&mut tx, id, &who.username).await?;
                 "flag.acknowledge"
             }
             Some(reason) => {
@@ -100,9 +97,7 @@ impl FlagService {
                 if !matches!(state.as_str(), "open" | "acknowledged") {
                     return Err(AppError::Conflict(format!("This flag is {state} already.")));
                 }
-                store::dismiss(&mut tx, id, &who.username, reason)
-                    .await
-                    .map_err(db)?;
+                store::dismiss(&mut tx, id, &who.username, reason).await?;
                 "flag.dismiss"
             }
         };
@@ -115,7 +110,7 @@ impl FlagService {
             json!({ "reason": dismiss_reason }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         streamkeeper_app::port::Flags::get(self, who, id).await
     }
 }
@@ -130,11 +125,9 @@ impl streamkeeper_app::port::Flags for FlagService {
         page: PageRequest,
     ) -> Result<Page<FlagView>, AppError> {
         require(who, Action::Read, "see flags")?;
-        let my_teams = store::teams_of(&self.pool, who.user_id).await.map_err(db)?;
+        let my_teams = store::teams_of(&self.pool, who.user_id).await?;
         let teams = mine.then_some(my_teams.as_slice());
-        let p = store::list(&self.pool, teams, live_only, page)
-            .await
-            .map_err(db)?;
+        let p = store::list(&self.pool, teams, live_only, page).await?;
         let steward = Steward::of(who, &my_teams);
         let items = p
             .items
@@ -154,8 +147,7 @@ impl streamkeeper_app::port::Flags for FlagService {
     async fn get(&self, who: &Principal, id: i64) -> Result<FlagView, AppError> {
         require(who, Action::Read, "see flags")?;
         let f = store::by_id(&self.pool, id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;
         let actionable = self.may_act(who, f.team_id).await?;
         Ok(view(f, actionable))

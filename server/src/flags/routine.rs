@@ -24,7 +24,10 @@ pub fn backoff_s(attempts: i32) -> i64 {
 }
 
 /// Sends what is due once; returns how many were attempted.
-pub async fn deliver_due(pool: &PgPool, webhooks: &Webhooks) -> Result<usize, sqlx::Error> {
+pub async fn deliver_due(
+    pool: &PgPool,
+    webhooks: &Webhooks,
+) -> Result<usize, crate::platform::errors::Db> {
     let mut tx = pool.begin().await?;
     let due = store::due(&mut tx, 20).await?;
     for d in &due {

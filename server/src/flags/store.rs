@@ -1,5 +1,6 @@
 //! Flags, ownership and webhook deliveries.
 
+use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
@@ -7,10 +8,7 @@ use streamkeeper::flags::{FlagKey, Observation};
 use streamkeeper::page::{Page, PageRequest};
 
 /// Live (open or acknowledged) flags of a cluster: key → (id, kind).
-pub async fn live(
-    pool: &PgPool,
-    cluster_id: i64,
-) -> Result<BTreeMap<FlagKey, (i64, String)>, sqlx::Error> {
+pub async fn live(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKey, (i64, String)>, Db> {
     let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
         "SELECT id, subject_kind, subject, rule, kind FROM flags
          WHERE cluster_id = $1 AND state IN ('open', 'acknowledged')",
@@ -38,8 +36,8 @@ pub async fn raise(
     cluster_id: i64,
     o: &Observation,
     team_id: Option<i64>,
-) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
+) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(
         "INSERT INTO flags (cluster_id, subject_kind, subject, rule, kind, team_id, reason, evidence, onset_at)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING id",
     )
@@ -53,11 +51,11 @@ pub async fn raise(
     .bind(&o.evidence)
     .bind(DateTime::from_timestamp_millis(o.onset_ms).unwrap_or_else(Utc::now))
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
-pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE flags SET kind = $2, reason = $3, evidence = $4, updated_at = now() WHERE id = $1",
     )
     .bind(id)
@@ -66,24 +64,26 @@ pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result
     .bind(&o.evidence)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
-pub async fn resolve(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE flags SET state = 'resolved', resolved_at = now(), updated_at = now() WHERE id = $1")
+pub async fn resolve(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
+    Ok(sqlx::query("UPDATE flags SET state = 'resolved', resolved_at = now(), updated_at = now() WHERE id = $1")
         .bind(id)
         .execute(conn)
         .await
-        .map(drop)
+        .map(drop)?)
 }
 
 /// Marks a flag notified (first notification only).
-pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, now()) WHERE id = $1")
-        .bind(id)
-        .execute(conn)
-        .await
-        .map(drop)
+pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
+    Ok(
+        sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, now()) WHERE id = $1")
+            .bind(id)
+            .execute(conn)
+            .await
+            .map(drop)?,
+    )
 }
 
 pub async fn enqueue(
@@ -91,14 +91,16 @@ pub async fn enqueue(
     flag_id: i64,
     url: &str,
     body: &serde_json::Value,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO deliveries (flag_id, url, body) VALUES ($1, $2, $3)")
-        .bind(flag_id)
-        .bind(url)
-        .bind(body)
-        .execute(conn)
-        .await
-        .map(drop)
+) -> Result<(), Db> {
+    Ok(
+        sqlx::query("INSERT INTO deliveries (flag_id, url, body) VALUES ($1, $2, $3)")
+            .bind(flag_id)
+            .bind(url)
+            .bind(body)
+            .execute(conn)
+            .await
+            .map(drop)?,
+    )
 }
 
 /// The team a group's flags go to: its owner, else the owner of a stream
@@ -108,8 +110,8 @@ pub async fn route_group(
     pool: &PgPool,
     cluster_id: i64,
     group: &str,
-) -> Result<Option<(i64, String, Option<String>)>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Option<(i64, String, Option<String>)>, Db> {
+    Ok(sqlx::query_as(
         "SELECT t.id, t.name, t.webhook_url FROM teams t
          WHERE t.id = COALESCE(
             (SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2),
@@ -122,21 +124,21 @@ pub async fn route_group(
     .bind(cluster_id)
     .bind(group)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// The given owner team, else the platform team, with its webhook.
 pub async fn route_owner(
     pool: &PgPool,
     owner: Option<i64>,
-) -> Result<Option<(i64, String, Option<String>)>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Option<(i64, String, Option<String>)>, Db> {
+    Ok(sqlx::query_as(
         "SELECT t.id, t.name, t.webhook_url FROM teams t
          WHERE t.id = COALESCE($1, (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'))",
     )
     .bind(owner)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -168,21 +170,20 @@ const SELECT: &str = "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_ki
         f.acknowledged_at, f.acknowledged_by, f.dismissed_at, f.dismissed_by, f.dismissed_reason, f.resolved_at
     FROM flags f JOIN clusters c ON c.id = f.cluster_id LEFT JOIN teams t ON t.id = f.team_id";
 
-pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<FlagRow>, sqlx::Error> {
-    sqlx::query_as(&format!("{SELECT} WHERE f.id = $1"))
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<FlagRow>, Db> {
+    Ok(sqlx::query_as(&format!("{SELECT} WHERE f.id = $1"))
         .bind(id)
         .fetch_optional(pool)
-        .await
+        .await?)
 }
 
-pub async fn lock(
-    conn: &mut PgConnection,
-    id: i64,
-) -> Result<Option<(String, Option<i64>)>, sqlx::Error> {
-    sqlx::query_as("SELECT state, team_id FROM flags WHERE id = $1 FOR UPDATE")
-        .bind(id)
-        .fetch_optional(conn)
-        .await
+pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<(String, Option<i64>)>, Db> {
+    Ok(
+        sqlx::query_as("SELECT state, team_id FROM flags WHERE id = $1 FOR UPDATE")
+            .bind(id)
+            .fetch_optional(conn)
+            .await?,
+    )
 }
 
 /// Flags of the given teams (all teams when `teams` is `None`), newest
@@ -192,7 +193,7 @@ pub async fn list(
     teams: Option<&[i64]>,
     live_only: bool,
     page: PageRequest,
-) -> Result<Page<FlagRow>, sqlx::Error> {
+) -> Result<Page<FlagRow>, Db> {
     const WHERE: &str = "($1::bigint[] IS NULL OR f.team_id = ANY($1))
         AND (NOT $2 OR f.state IN ('open', 'acknowledged'))";
     let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM flags f WHERE {WHERE}"))
@@ -212,8 +213,8 @@ pub async fn list(
     Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
-pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE flags SET state = 'acknowledged', acknowledged_at = now(), acknowledged_by = $2, updated_at = now()
          WHERE id = $1",
     )
@@ -221,16 +222,11 @@ pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(
     .bind(by)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
-pub async fn dismiss(
-    conn: &mut PgConnection,
-    id: i64,
-    by: &str,
-    reason: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn dismiss(conn: &mut PgConnection, id: i64, by: &str, reason: &str) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE flags SET state = 'dismissed', dismissed_at = now(), dismissed_by = $2,
              dismissed_reason = $3, updated_at = now()
          WHERE id = $1",
@@ -240,15 +236,17 @@ pub async fn dismiss(
     .bind(reason)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// Team ids the user belongs to.
-pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT team_id FROM memberships WHERE user_id = $1")
-        .bind(user_id)
-        .fetch_all(pool)
-        .await
+pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<i64>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT team_id FROM memberships WHERE user_id = $1")
+            .bind(user_id)
+            .fetch_all(pool)
+            .await?,
+    )
 }
 
 pub async fn set_group_owner(
@@ -256,7 +254,7 @@ pub async fn set_group_owner(
     cluster_id: i64,
     group: &str,
     team_id: Option<i64>,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Db> {
     let r = sqlx::query(
         "UPDATE consumer_groups SET owner_team_id = $3 WHERE cluster_id = $1 AND name = $2",
     )
@@ -268,24 +266,20 @@ pub async fn set_group_owner(
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn set_setting(
-    conn: &mut PgConnection,
-    key: &str,
-    value: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
+pub async fn set_setting(conn: &mut PgConnection, key: &str, value: &str) -> Result<(), Db> {
+    Ok(sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
         .bind(key)
         .bind(value)
         .execute(conn)
         .await
-        .map(drop)
+        .map(drop)?)
 }
 
 pub async fn set_webhook(
     conn: &mut PgConnection,
     team_id: i64,
     url: Option<&str>,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Db> {
     let r = sqlx::query("UPDATE teams SET webhook_url = $2 WHERE id = $1")
         .bind(team_id)
         .bind(url)
@@ -305,18 +299,18 @@ pub struct Delivery {
 }
 
 /// Claims up to `n` due deliveries (skipping ones another replica holds).
-pub async fn due(conn: &mut PgConnection, n: i64) -> Result<Vec<Delivery>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn due(conn: &mut PgConnection, n: i64) -> Result<Vec<Delivery>, Db> {
+    Ok(sqlx::query_as(
         "SELECT id, flag_id, url, body, attempts FROM deliveries
          WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
          ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED",
     )
     .bind(n)
     .fetch_all(conn)
-    .await
+    .await?)
 }
 
-pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), sqlx::Error> {
+pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), Db> {
     sqlx::query(
         "UPDATE deliveries SET delivered_at = now(), attempts = attempts + 1 WHERE id = $1",
     )
@@ -336,8 +330,8 @@ pub async fn retry_later(
     error: &str,
     backoff_s: i64,
     max: i32,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE deliveries SET attempts = attempts + 1, last_error = $2,
              next_attempt_at = now() + make_interval(secs => $3),
              failed_at = CASE WHEN attempts + 1 >= $4 THEN now() END
@@ -349,5 +343,5 @@ pub async fn retry_later(
     .bind(max)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }

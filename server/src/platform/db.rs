@@ -1,11 +1,13 @@
 //! The Postgres pool: connect with bounded retries, and the embedded
 //! migrations.
 
-use sqlx::PgPool;
 use sqlx::migrate::Migrator;
+use sqlx::pool::PoolConnection;
 use sqlx::postgres::PgPoolOptions;
+use sqlx::{PgPool, Postgres, Transaction};
 use std::time::{Duration, Instant};
 
+use crate::platform::errors::Db;
 use crate::store::ownership;
 
 pub static MIGRATOR: Migrator = sqlx::migrate!("../migrations");
@@ -88,7 +90,7 @@ pub async fn migrate(pool: &PgPool) -> Result<(), DbError> {
 /// Run after every migration ([`migrate`], which made the sessions' table
 /// too), under the migration role.
 pub async fn hand_over(owner: &PgPool, runtime: &PgPool) -> Result<(), DbError> {
-    let fail = |e: sqlx::Error| DbError::HandOver(describe(&e));
+    let fail = |e: crate::platform::errors::Db| DbError::HandOver(describe(&e.0));
     let role = ownership::current_role(runtime).await.map_err(fail)?;
     let me = ownership::current_role(owner).await.map_err(fail)?;
     if role == me {
@@ -99,4 +101,20 @@ pub async fn hand_over(owner: &PgPool, runtime: &PgPool) -> Result<(), DbError> 
     ownership::hand_over(owner, &role).await.map_err(fail)?;
     tracing::info!(runtime = %role, "schema handed to the runtime role; the audit log stays append-only for it");
     Ok(())
+}
+
+/// A transaction, failing as a store does ([`Db`]), so a service's `?`
+/// gives the one answer for a database failure.
+pub async fn begin(pool: &PgPool) -> Result<Transaction<'static, Postgres>, Db> {
+    Ok(pool.begin().await?)
+}
+
+/// Commits `tx`, failing as a store does.
+pub async fn commit(tx: Transaction<'_, Postgres>) -> Result<(), Db> {
+    Ok(tx.commit().await?)
+}
+
+/// One connection of the pool, failing as a store does.
+pub async fn acquire(pool: &PgPool) -> Result<PoolConnection<Postgres>, Db> {
+    Ok(pool.acquire().await?)
 }

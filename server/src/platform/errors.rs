@@ -6,6 +6,19 @@ use streamkeeper::account::Principal;
 use streamkeeper::role::Role;
 use streamkeeper_app::error::AppError;
 
+/// A store's failure. `?` turns it into the one answer for a database
+/// failure ([`db`]: 503 while the database does not answer, otherwise a
+/// reference to the log line), so no call site maps it by hand.
+#[derive(Debug, thiserror::Error)]
+#[error(transparent)]
+pub struct Db(#[from] pub sqlx::Error);
+
+impl From<Db> for AppError {
+    fn from(Db(e): Db) -> Self {
+        db(e)
+    }
+}
+
 pub fn db(e: sqlx::Error) -> AppError {
     match e {
         sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {

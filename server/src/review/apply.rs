@@ -6,7 +6,8 @@ use super::store::{self as items, ItemRow};
 use super::{ReviewService, facts, item_after, lock, refusal, state_of, target, writers};
 use crate::audit::store::Event;
 use crate::clients::registry::{NewSchema, RegistryError, SchemaReference, VersionRef};
-use crate::platform::errors::{self, db};
+use crate::platform::db::{begin, commit};
+use crate::platform::errors::{self};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::account::Principal;
@@ -49,7 +50,7 @@ async fn audit(
     id: i64,
     detail: serde_json::Value,
 ) -> Result<(), AppError> {
-    crate::audit::store::append(
+    Ok(crate::audit::store::append(
         conn,
         Event {
             actor,
@@ -60,8 +61,7 @@ async fn audit(
         },
     )
     .await
-    .map(drop)
-    .map_err(db)
+    .map(drop)?)
 }
 
 impl ReviewService {
@@ -99,8 +99,8 @@ impl ReviewService {
         from: &str,
         id: i64,
     ) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        let Some(item) = items::lock_item(&mut tx, id).await.map_err(db)? else {
+        let mut tx = begin(&self.pool).await?;
+        let Some(item) = items::lock_item(&mut tx, id).await? else {
             return Ok(());
         };
         let level = self.level(&item.domain).await?;
@@ -112,9 +112,7 @@ impl ReviewService {
             "Routine: every check is compatible and domain {} is autonomous, so it was applied without approval.",
             item.domain
         );
-        items::set_state(&mut tx, id, State::Approved.as_str(), &reason)
-            .await
-            .map_err(db)?;
+        items::set_state(&mut tx, id, State::Approved.as_str(), &reason).await?;
         audit(
             &mut tx,
             AUTONOMOUS,
@@ -129,7 +127,7 @@ impl ReviewService {
             item.title
         );
         Self::notify(&mut tx, &item.approver_ids, id, &message).await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         // The outcome is on the item; the proposal stands either way.
         if let Err(e) = self.apply_now(who, AUTONOMOUS, from, id).await {
             tracing::info!(item = id, error = %e, "routine apply did not complete");
@@ -146,7 +144,7 @@ impl ReviewService {
         from: &str,
         id: i64,
     ) -> Result<(), AppError> {
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let item = lock(&mut tx, id).await?;
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
@@ -210,9 +208,7 @@ impl ReviewService {
                 };
                 let v32 = version.and_then(|v| i32::try_from(v).ok());
                 let id32 = i32::try_from(schema_id).unwrap_or(i32::MAX);
-                items::set_applied(&mut tx, id, v32, id32, &reason)
-                    .await
-                    .map_err(db)?;
+                items::set_applied(&mut tx, id, v32, id32, &reason).await?;
                 if item.kind == Kind::ProducerChange.as_str()
                     && let Some(v) = v32
                 {
@@ -230,8 +226,7 @@ impl ReviewService {
                             recorded_by: actor,
                         },
                     )
-                    .await
-                    .map_err(db)?;
+                    .await?;
                 }
                 audit(
                     &mut tx,
@@ -252,7 +247,7 @@ impl ReviewService {
                     &format!("#{id} {} is applied: {reason}", item.title),
                 )
                 .await?;
-                tx.commit().await.map_err(db)?;
+                commit(tx).await?;
                 Ok(())
             }
             Err(e) => {
@@ -271,9 +266,7 @@ impl ReviewService {
         item: &ItemRow,
         reason: &str,
     ) -> Result<(), AppError> {
-        items::set_state(&mut tx, item.id, State::ApplyFailed.as_str(), reason)
-            .await
-            .map_err(db)?;
+        items::set_state(&mut tx, item.id, State::ApplyFailed.as_str(), reason).await?;
         audit(
             &mut tx,
             actor,
@@ -291,7 +284,7 @@ impl ReviewService {
             &format!("#{} {} was not applied: {reason}", item.id, item.title),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Err(AppError::Unavailable(reason.to_owned()))
     }
 
@@ -315,7 +308,7 @@ impl ReviewService {
                 errors::internal("a review item's kind", e)
             })?;
         let revision = self.prepare(who, kind, &content, &item.domain).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let locked = lock(&mut tx, item.id).await?;
         if locked.revision != item.revision {
             return Err(refusal(&Refusal::StaleHash {
@@ -331,9 +324,7 @@ impl ReviewService {
             item.revision + 1
         );
         let voided = facts(&locked).counted_approvals();
-        items::new_revision(&mut tx, item.id, &revision, &reason)
-            .await
-            .map_err(db)?;
+        items::new_revision(&mut tx, item.id, &revision, &reason).await?;
         audit(
             &mut tx,
             actor,
@@ -353,7 +344,7 @@ impl ReviewService {
             &format!("#{} {}: {reason}", item.id, item.title),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Err(AppError::Conflict(reason))
     }
 }

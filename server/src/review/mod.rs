@@ -13,7 +13,8 @@ pub mod store;
 mod view;
 
 use crate::accounts::require;
-use crate::platform::errors::{self, db};
+use crate::platform::db::{begin, commit};
+use crate::platform::errors::{self};
 use crate::platform::limiter::LoginLimiter;
 use crate::schemas::SchemaService;
 use serde_json::json;
@@ -89,8 +90,7 @@ fn approver(who: &Principal) -> Approver<'_> {
 /// [`items::lock_item`]); a missing one is not found.
 async fn lock(conn: &mut sqlx::PgConnection, id: i64) -> Result<ItemRow, AppError> {
     items::lock_item(conn, id)
-        .await
-        .map_err(db)?
+        .await?
         .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))
 }
 
@@ -130,24 +130,20 @@ impl ReviewService {
     /// A domain's level: configured, else the default (suggest).
     async fn level(&self, domain: &str) -> Result<Autonomy, AppError> {
         Ok(items::domain(&self.pool, domain)
-            .await
-            .map_err(db)?
+            .await?
             .and_then(|d| d.autonomy.parse().ok())
             .unwrap_or(Autonomy::DEFAULT))
     }
 
     async fn my_teams(&self, who: &Principal) -> Result<Vec<i64>, AppError> {
-        crate::flags::store::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)
+        Ok(crate::flags::store::teams_of(&self.pool, who.user_id).await?)
     }
 
     /// Owners of the stream's team may edit and withdraw its items (an
     /// unowned stream's, any owner; admins, as such, not).
     async fn owns_stream(&self, who: &Principal, item: &ItemRow) -> Result<bool, AppError> {
-        let owner = crate::watch::store::stream_owner(&self.pool, item.cluster_id, &item.topic)
-            .await
-            .map_err(db)?;
+        let owner =
+            crate::watch::store::stream_owner(&self.pool, item.cluster_id, &item.topic).await?;
         let mine = self.my_teams(who).await?;
         Ok(may_steward(
             Steward::of(who, &mine),
@@ -161,15 +157,8 @@ impl ReviewService {
     async fn readable(&self, who: &Principal, from: &str, id: i64) -> Result<ItemRow, AppError> {
         require(who, Action::Read, "read review items")?;
         let missing = || AppError::NotFound(format!("Review item {id}"));
-        let item = items::item(&self.pool, id)
-            .await
-            .map_err(db)?
-            .ok_or_else(missing)?;
-        if who.has(Role::Admin)
-            || items::readable(&self.pool, id, who.user_id)
-                .await
-                .map_err(db)?
-        {
+        let item = items::item(&self.pool, id).await?.ok_or_else(missing)?;
+        if who.has(Role::Admin) || items::readable(&self.pool, id, who.user_id).await? {
             Ok(item)
         } else {
             self.refused(
@@ -206,9 +195,7 @@ impl ReviewService {
                     .into(),
             ));
         }
-        let user = crate::accounts::store::users::by_id(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
+        let user = crate::accounts::store::users::by_id(&self.pool, who.user_id).await?;
         match user {
             Some(u) if !u.disabled => {
                 crate::platform::password::verify_async(password.to_owned(), u.password_hash).await
@@ -232,7 +219,7 @@ impl ReviewService {
         }
         let user = crate::accounts::store::users::by_id(&self.pool, who.user_id)
             .await
-            .map_err(|e| ("second factor unchecked", db(e)))?;
+            .map_err(|e| ("second factor unchecked", e.into()))?;
         let Some(user) = user.filter(|u| u.totp_secret.is_some()) else {
             return Ok(());
         };
@@ -269,7 +256,7 @@ impl ReviewService {
         item: i64,
         message: &str,
     ) -> Result<(), AppError> {
-        items::notify(conn, users, item, message).await.map_err(db)
+        Ok(items::notify(conn, users, item, message).await?)
     }
 
     pub async fn approve(
@@ -318,7 +305,7 @@ impl ReviewService {
                 .await;
             return Err(e);
         }
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let item = lock(&mut tx, id).await?;
         let f = facts(&item);
         if let Err(r) = check_approval(&f, approver(who), &approval.content_hash) {
@@ -328,14 +315,10 @@ impl ReviewService {
             return Err(refusal(&r));
         }
         let done = completes(&f, who.user_id);
-        items::insert_approval(&mut tx, id, item.revision, who.user_id, &item.content_hash)
-            .await
-            .map_err(db)?;
+        items::insert_approval(&mut tx, id, item.revision, who.user_id, &item.content_hash).await?;
         let counted = f.counted_approvals() + 1;
         if done {
-            items::set_state(&mut tx, id, State::Approved.as_str(), "")
-                .await
-                .map_err(db)?;
+            items::set_state(&mut tx, id, State::Approved.as_str(), "").await?;
         }
         crate::accounts::audited(
             &mut tx,
@@ -359,7 +342,7 @@ impl ReviewService {
             )
         };
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         if done && self.level(&item.domain).await?.applies() {
             // The outcome (applied, failed, back to review) is on the item;
             // the approval itself stands either way.
@@ -428,7 +411,7 @@ impl ReviewService {
         rule: impl FnOnce(&ItemFacts<'_>) -> Result<(), Refusal>,
         c: Closing,
     ) -> Result<ReviewItem, AppError> {
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let item = lock(&mut tx, id).await?;
         if let Err(r) = rule(&facts(&item)) {
             drop(tx);
@@ -436,15 +419,13 @@ impl ReviewService {
             self.refused(who, from, id, &action, &r.to_string()).await;
             return Err(refusal(&r));
         }
-        items::set_state(&mut tx, id, c.to.as_str(), &c.why)
-            .await
-            .map_err(db)?;
+        items::set_state(&mut tx, id, c.to.as_str(), &c.why).await?;
         let mut detail = c.detail;
         detail["revision"] = json!(item.revision);
         crate::accounts::audited(&mut tx, who, from, c.action, target(id), detail).await?;
         let message = format!("#{id} {}: {}", item.title, c.why);
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
@@ -462,10 +443,8 @@ impl ReviewService {
                 "A comment has between 1 and 10,000 characters.".into(),
             ));
         }
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        let c = items::insert_comment(&mut tx, id, who.user_id, body)
-            .await
-            .map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        let c = items::insert_comment(&mut tx, id, who.user_id, body).await?;
         crate::accounts::audited(
             &mut tx,
             who,
@@ -481,7 +460,7 @@ impl ReviewService {
         told.retain(|u| *u != who.user_id);
         let message = format!("{} commented on #{id} {}.", who.username, item.title);
         Self::notify(&mut tx, &told, id, &message).await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(CommentView {
             id: c.id,
             author: c.author,
@@ -497,9 +476,8 @@ impl ReviewService {
         page: PageRequest,
     ) -> Result<Page<ReviewSummary>, AppError> {
         require(who, Action::Read, "read review items")?;
-        let rows = items::list(&self.pool, who.user_id, who.has(Role::Admin), &filter, page)
-            .await
-            .map_err(db)?;
+        let rows =
+            items::list(&self.pool, who.user_id, who.has(Role::Admin), &filter, page).await?;
         Ok(Page {
             items: rows.items.iter().map(|r| view::summary(who, r)).collect(),
             page: rows.page,
@@ -516,8 +494,7 @@ impl ReviewService {
     pub async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
         require(who, Action::Read, "read review domains")?;
         Ok(items::domains(&self.pool)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(view::domain)
             .collect())
@@ -557,8 +534,7 @@ impl ReviewService {
             .filter(|u| !u.is_empty())
         {
             let u = crate::accounts::store::users::by_username(&self.pool, name)
-                .await
-                .map_err(db)?
+                .await?
                 .ok_or_else(|| AppError::NotFound(format!("User {name}")))?;
             if !u.roles().contains(&Role::Approver) {
                 return Err(AppError::Invalid(format!(
@@ -580,8 +556,8 @@ impl ReviewService {
         users.dedup();
         teams.sort_unstable();
         teams.dedup();
-        let before = items::domain(&self.pool, domain).await.map_err(db)?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let before = items::domain(&self.pool, domain).await?;
+        let mut tx = begin(&self.pool).await?;
         items::set_domain(
             &mut tx,
             domain,
@@ -591,8 +567,7 @@ impl ReviewService {
             &teams,
             &who.username,
         )
-        .await
-        .map_err(db)?;
+        .await?;
         crate::accounts::audited(
             &mut tx,
             who,
@@ -608,7 +583,7 @@ impl ReviewService {
             }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         self.domains(who)
             .await?
             .into_iter()
@@ -624,9 +599,7 @@ impl ReviewService {
         page: PageRequest,
     ) -> Result<Page<NotificationView>, AppError> {
         require(who, Action::Read, "read notifications")?;
-        let rows = items::notifications(&self.pool, who.user_id, page)
-            .await
-            .map_err(db)?;
+        let rows = items::notifications(&self.pool, who.user_id, page).await?;
         Ok(Page {
             items: rows
                 .items
@@ -647,18 +620,14 @@ impl ReviewService {
 
     pub async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
         require(who, Action::Read, "read notifications")?;
-        items::mark_read(&self.pool, who.user_id).await.map_err(db)
+        Ok(items::mark_read(&self.pool, who.user_id).await?)
     }
 
     pub async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
         require(who, Action::Read, "read the inbox")?;
         Ok(InboxCounts {
-            waiting: items::waiting_count(&self.pool, who.user_id)
-                .await
-                .map_err(db)?,
-            unread: items::unread_count(&self.pool, who.user_id)
-                .await
-                .map_err(db)?,
+            waiting: items::waiting_count(&self.pool, who.user_id).await?,
+            unread: items::unread_count(&self.pool, who.user_id).await?,
         })
     }
 }
@@ -666,8 +635,7 @@ impl ReviewService {
 /// The item as it stands after an action.
 async fn item_after(pool: &PgPool, id: i64) -> Result<ItemRow, AppError> {
     items::item(pool, id)
-        .await
-        .map_err(db)?
+        .await?
         .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))
 }
 

@@ -5,7 +5,8 @@
 use super::store::{self as items, Revision};
 use super::{ReviewService, facts, item_after, lock, refusal, target};
 use crate::clients::registry::{RegistryError, VersionRef};
-use crate::platform::errors::{self, db};
+use crate::platform::db::{acquire, begin, commit};
+use crate::platform::errors::{self};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
@@ -33,8 +34,7 @@ impl ReviewService {
         topic: &str,
     ) -> Result<(String, Option<i64>), AppError> {
         let (domain, owner) = items::stream_domain(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?
+            .await?
             .unwrap_or_default();
         if domain.trim().is_empty() {
             return Err(AppError::Invalid(format!(
@@ -109,11 +109,9 @@ impl ReviewService {
             )
             .await?;
         let now = self.base_now(content.cluster_id, &content.subject).await?;
-        let settings = items::domain(&self.pool, domain).await.map_err(db)?;
-        let mut conn = self.pool.acquire().await.map_err(db)?;
-        let approver_ids = items::effective_approvers(&mut conn, domain)
-            .await
-            .map_err(db)?;
+        let settings = items::domain(&self.pool, domain).await?;
+        let mut conn = acquire(&self.pool).await?;
+        let approver_ids = items::effective_approvers(&mut conn, domain).await?;
         let as_i32 = |v: Option<u32>| v.and_then(|v| i32::try_from(v).ok());
         Ok(Revision {
             content: serde_json::to_value(content)
@@ -174,10 +172,8 @@ impl ReviewService {
             .map(|t| t.trim().to_owned())
             .filter(|t| !t.is_empty())
             .unwrap_or_else(|| format!("{} of {subject}", capitalised(new.kind.describe())));
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        let domain_now = items::stream_domain_locked(&mut tx, new.cluster_id, &topic)
-            .await
-            .map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        let domain_now = items::stream_domain_locked(&mut tx, new.cluster_id, &topic).await?;
         if domain_now.as_deref() != Some(domain.as_str()) {
             return Err(AppError::Conflict(format!(
                 "Stream {topic} moved to another domain while the change was being proposed: propose it again."
@@ -197,8 +193,7 @@ impl ReviewService {
                 revision: &revision,
             },
         )
-        .await
-        .map_err(db)?;
+        .await?;
         crate::accounts::audited(
             &mut tx,
             who,
@@ -212,7 +207,7 @@ impl ReviewService {
         .await?;
         self.tell_approvers(&mut tx, id, &title, &revision, &who.username)
             .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         let verdict = Verdict::parse(&revision.verdict).unwrap_or(Verdict::Undecided);
         if is_routine(level, verdict) {
             self.apply_routine(who, from, id).await?;
@@ -254,7 +249,7 @@ impl ReviewService {
         }
         .canonical();
         let revision = self.prepare(who, kind, &content, &item.domain).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let locked = lock(&mut tx, id).await?;
         // Again under the lock: an approval, another edit or an apply may
         // have landed while the checks ran.
@@ -271,13 +266,9 @@ impl ReviewService {
             who.username,
             locked.revision + 1
         );
-        let new_revision = items::new_revision(&mut tx, id, &revision, &reason)
-            .await
-            .map_err(db)?;
+        let new_revision = items::new_revision(&mut tx, id, &revision, &reason).await?;
         if who.user_id != locked.author_id {
-            items::add_editor(&mut tx, id, who.user_id)
-                .await
-                .map_err(db)?;
+            items::add_editor(&mut tx, id, who.user_id).await?;
         }
         crate::accounts::audited(
             &mut tx,
@@ -300,7 +291,7 @@ impl ReviewService {
             )
             .await?;
         }
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
@@ -321,13 +312,8 @@ impl ReviewService {
             "review_item": { "id": id, "title": title, "content_hash": revision.content_hash,
                              "verdict": revision.verdict },
         });
-        for url in items::team_webhooks(conn, &revision.approver_ids)
-            .await
-            .map_err(db)?
-        {
-            items::enqueue_webhook(conn, id, &url, &body)
-                .await
-                .map_err(db)?;
+        for url in items::team_webhooks(conn, &revision.approver_ids).await? {
+            items::enqueue_webhook(conn, id, &url, &body).await?;
         }
         Ok(())
     }

@@ -1,6 +1,7 @@
 //! Review items, their approvals, editors and comments, the domains'
 //! settings and approvers, and in-app notifications.
 
+use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use streamkeeper::page::{Page, PageRequest};
@@ -16,14 +17,14 @@ pub struct DomainRow {
     pub updated_at: DateTime<Utc>,
 }
 
-pub async fn domain(pool: &PgPool, domain: &str) -> Result<Option<DomainRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn domain(pool: &PgPool, domain: &str) -> Result<Option<DomainRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT domain, autonomy, required_approvals, updated_by, updated_at
          FROM review_domains WHERE domain = $1",
     )
     .bind(domain)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// Every domain a stream names or an admin configured, with its settings
@@ -49,8 +50,8 @@ const EFFECTIVE: &str = "SELECT u.id, u.username FROM users u
            OR u.id IN (SELECT m.user_id FROM memberships m
                        JOIN domain_approvers d ON d.team_id = m.team_id WHERE d.domain = $1))";
 
-pub async fn domains(pool: &PgPool) -> Result<Vec<DomainListRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn domains(pool: &PgPool) -> Result<Vec<DomainListRow>, Db> {
+    Ok(sqlx::query_as(
         "WITH names AS (
              SELECT domain FROM review_domains
              UNION SELECT domain FROM streams WHERE domain <> '')
@@ -71,18 +72,17 @@ pub async fn domains(pool: &PgPool) -> Result<Vec<DomainListRow>, sqlx::Error> {
          ORDER BY n.domain",
     )
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// The ids of whoever can approve in `domain` now, in id order.
-pub async fn effective_approvers(
-    conn: &mut PgConnection,
-    domain: &str,
-) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar(&format!("SELECT id FROM ({EFFECTIVE}) e ORDER BY id"))
-        .bind(domain)
-        .fetch_all(conn)
-        .await
+pub async fn effective_approvers(conn: &mut PgConnection, domain: &str) -> Result<Vec<i64>, Db> {
+    Ok(
+        sqlx::query_scalar(&format!("SELECT id FROM ({EFFECTIVE}) e ORDER BY id"))
+            .bind(domain)
+            .fetch_all(conn)
+            .await?,
+    )
 }
 
 pub async fn set_domain(
@@ -93,7 +93,7 @@ pub async fn set_domain(
     users: &[i64],
     teams: &[i64],
     by: &str,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     sqlx::query(
         "INSERT INTO review_domains (domain, autonomy, required_approvals, updated_by)
          VALUES ($1, $2, $3, $4)
@@ -119,7 +119,7 @@ pub async fn set_domain(
     .bind(users)
     .execute(&mut *conn)
     .await?;
-    sqlx::query(
+    Ok(sqlx::query(
         "INSERT INTO domain_approvers (domain, team_id)
          SELECT $1, unnest($2::bigint[])",
     )
@@ -127,7 +127,7 @@ pub async fn set_domain(
     .bind(teams)
     .execute(&mut *conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// A stream's domain and owner team, if it is in the catalog.
@@ -135,12 +135,14 @@ pub async fn stream_domain(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
-) -> Result<Option<(String, Option<i64>)>, sqlx::Error> {
-    sqlx::query_as("SELECT domain, owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2")
-        .bind(cluster_id)
-        .bind(topic)
-        .fetch_optional(pool)
-        .await
+) -> Result<Option<(String, Option<i64>)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT domain, owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_optional(pool)
+    .await?)
 }
 
 /// The stream's domain, read under a share lock held until the caller's
@@ -150,12 +152,14 @@ pub async fn stream_domain_locked(
     conn: &mut PgConnection,
     cluster_id: i64,
     topic: &str,
-) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT domain FROM streams WHERE cluster_id = $1 AND topic = $2 FOR SHARE")
-        .bind(cluster_id)
-        .bind(topic)
-        .fetch_optional(conn)
-        .await
+) -> Result<Option<String>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT domain FROM streams WHERE cluster_id = $1 AND topic = $2 FOR SHARE",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_optional(conn)
+    .await?)
 }
 
 /// How many of the stream's review items are still open: in review,
@@ -164,7 +168,7 @@ pub async fn open_items_of_stream(
     conn: &mut PgConnection,
     cluster_id: i64,
     topic: &str,
-) -> Result<u64, sqlx::Error> {
+) -> Result<u64, Db> {
     let n: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM review_items
          WHERE cluster_id = $1 AND topic = $2 AND state IN ('in_review', 'approved', 'apply_failed')",
@@ -203,9 +207,9 @@ pub struct NewItem<'a> {
     pub revision: &'a Revision,
 }
 
-pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64, sqlx::Error> {
+pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64, Db> {
     let r = n.revision;
-    sqlx::query_scalar(
+    Ok(sqlx::query_scalar(
         "INSERT INTO review_items (kind, cluster_id, topic, subject, domain, title, author_id,
              content, content_hash, base_version, base_schema_id, base_schema, check_id, verdict,
              required_approvals, approver_ids, owner_team_id)
@@ -230,7 +234,7 @@ pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64
     .bind(&r.approver_ids)
     .bind(n.owner_team_id)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Replaces the content with a new revision, back in review: approvals of
@@ -240,8 +244,8 @@ pub async fn new_revision(
     id: i64,
     r: &Revision,
     reason: &str,
-) -> Result<i32, sqlx::Error> {
-    sqlx::query_scalar(
+) -> Result<i32, Db> {
+    Ok(sqlx::query_scalar(
         "UPDATE review_items SET revision = revision + 1, state = 'in_review', state_reason = $2,
              content = $3, content_hash = $4, base_version = $5, base_schema_id = $6,
              base_schema = $7, check_id = $8, verdict = $9, required_approvals = $10,
@@ -260,7 +264,7 @@ pub async fn new_revision(
     .bind(r.required_approvals)
     .bind(&r.approver_ids)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -307,25 +311,25 @@ const ITEM: &str = "SELECT i.id, i.kind, i.cluster_id, c.name AS cluster, i.topi
               WHERE a.item_id = i.id AND a.revision = i.revision) AS approved_by
     FROM review_items i JOIN clusters c ON c.id = i.cluster_id JOIN users u ON u.id = i.author_id";
 
-pub async fn item(pool: &PgPool, id: i64) -> Result<Option<ItemRow>, sqlx::Error> {
-    sqlx::query_as(&format!("{ITEM} WHERE i.id = $1"))
+pub async fn item(pool: &PgPool, id: i64) -> Result<Option<ItemRow>, Db> {
+    Ok(sqlx::query_as(&format!("{ITEM} WHERE i.id = $1"))
         .bind(id)
         .fetch_optional(pool)
-        .await
+        .await?)
 }
 
 /// Locks the item for the rest of the transaction, so approvals, edits,
 /// rejections and applies of one item happen one after another, each
 /// seeing what the one before did.
-pub async fn lock_item(conn: &mut PgConnection, id: i64) -> Result<Option<ItemRow>, sqlx::Error> {
+pub async fn lock_item(conn: &mut PgConnection, id: i64) -> Result<Option<ItemRow>, Db> {
     sqlx::query("SELECT 1 FROM review_items WHERE id = $1 FOR UPDATE")
         .bind(id)
         .execute(&mut *conn)
         .await?;
-    sqlx::query_as(&format!("{ITEM} WHERE i.id = $1"))
+    Ok(sqlx::query_as(&format!("{ITEM} WHERE i.id = $1"))
         .bind(id)
         .fetch_optional(conn)
-        .await
+        .await?)
 }
 
 /// Whether `user_id` may read the item: they wrote, edited or may approve
@@ -346,14 +350,14 @@ const WAITING: &str = "(i.state = 'in_review' AND $1 = ANY (i.approver_ids) AND 
     AND NOT EXISTS (SELECT 1 FROM review_approvals a
                     WHERE a.item_id = i.id AND a.revision = i.revision AND a.approver_id = $1))";
 
-pub async fn readable(pool: &PgPool, id: i64, user_id: i64) -> Result<bool, sqlx::Error> {
-    sqlx::query_scalar(&format!(
+pub async fn readable(pool: &PgPool, id: i64, user_id: i64) -> Result<bool, Db> {
+    Ok(sqlx::query_scalar(&format!(
         "SELECT EXISTS (SELECT 1 FROM review_items i WHERE i.id = $2 AND {READABLE})"
     ))
     .bind(user_id)
     .bind(id)
     .fetch_one(pool)
-    .await
+    .await?)
 }
 
 pub async fn list(
@@ -362,7 +366,7 @@ pub async fn list(
     admin: bool,
     f: &ReviewFilter,
     page: PageRequest,
-) -> Result<Page<ItemRow>, sqlx::Error> {
+) -> Result<Page<ItemRow>, Db> {
     let scope = match f.scope {
         InboxScope::Waiting => WAITING.to_owned(),
         InboxScope::Mine => "(i.author_id = $1 OR EXISTS (SELECT 1 FROM review_editors e
@@ -402,24 +406,24 @@ pub async fn list(
     Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
-pub async fn waiting_count(pool: &PgPool, user_id: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(&format!(
+pub async fn waiting_count(pool: &PgPool, user_id: i64) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(&format!(
         "SELECT count(*) FROM review_items i WHERE {WAITING}"
     ))
     .bind(user_id)
     .fetch_one(pool)
-    .await
+    .await?)
 }
 
-pub async fn add_editor(conn: &mut PgConnection, id: i64, user_id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn add_editor(conn: &mut PgConnection, id: i64, user_id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO review_editors (item_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
     )
     .bind(id)
     .bind(user_id)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 pub async fn insert_approval(
@@ -428,8 +432,8 @@ pub async fn insert_approval(
     revision: i32,
     approver_id: i64,
     hash: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO review_approvals (item_id, revision, approver_id, content_hash)
          VALUES ($1, $2, $3, $4)",
     )
@@ -439,7 +443,7 @@ pub async fn insert_approval(
     .bind(hash)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -450,15 +454,15 @@ pub struct ApprovalRow {
     pub approved_at: DateTime<Utc>,
 }
 
-pub async fn approvals(pool: &PgPool, id: i64) -> Result<Vec<ApprovalRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn approvals(pool: &PgPool, id: i64) -> Result<Vec<ApprovalRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT u.username AS approver, a.revision, a.content_hash, a.approved_at
          FROM review_approvals a JOIN users u ON u.id = a.approver_id
          WHERE a.item_id = $1 ORDER BY a.id",
     )
     .bind(id)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 pub async fn set_state(
@@ -466,8 +470,8 @@ pub async fn set_state(
     id: i64,
     state: &str,
     reason: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE review_items SET state = $2, state_reason = $3, updated_at = now() WHERE id = $1",
     )
     .bind(id)
@@ -475,7 +479,7 @@ pub async fn set_state(
     .bind(reason)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 pub async fn set_applied(
@@ -484,8 +488,8 @@ pub async fn set_applied(
     version: Option<i32>,
     schema_id: i32,
     reason: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE review_items SET state = 'applied', state_reason = $4, applied_version = $2,
              applied_schema_id = $3, updated_at = now()
          WHERE id = $1",
@@ -496,7 +500,7 @@ pub async fn set_applied(
     .bind(reason)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -507,15 +511,15 @@ pub struct CommentRow {
     pub created_at: DateTime<Utc>,
 }
 
-pub async fn comments(pool: &PgPool, id: i64) -> Result<Vec<CommentRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn comments(pool: &PgPool, id: i64) -> Result<Vec<CommentRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT c.id, u.username AS author, c.body, c.created_at
          FROM review_comments c JOIN users u ON u.id = c.author_id
          WHERE c.item_id = $1 ORDER BY c.id",
     )
     .bind(id)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 pub async fn insert_comment(
@@ -523,8 +527,8 @@ pub async fn insert_comment(
     id: i64,
     author_id: i64,
     body: &str,
-) -> Result<CommentRow, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<CommentRow, Db> {
+    Ok(sqlx::query_as(
         "WITH c AS (INSERT INTO review_comments (item_id, author_id, body) VALUES ($1, $2, $3)
                     RETURNING id, author_id, body, created_at)
          SELECT c.id, u.username AS author, c.body, c.created_at FROM c JOIN users u ON u.id = c.author_id",
@@ -533,22 +537,22 @@ pub async fn insert_comment(
     .bind(author_id)
     .bind(body)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Usernames of the given users, in the given order.
-pub async fn usernames(pool: &PgPool, ids: &[i64]) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn usernames(pool: &PgPool, ids: &[i64]) -> Result<Vec<String>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT u.username FROM unnest($1::bigint[]) WITH ORDINALITY AS x (id, n)
          JOIN users u ON u.id = x.id ORDER BY x.n",
     )
     .bind(ids)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// An item's own audit trail, oldest first.
-pub async fn trail(pool: &PgPool, id: i64) -> Result<Vec<AuditRow>, sqlx::Error> {
+pub async fn trail(pool: &PgPool, id: i64) -> Result<Vec<AuditRow>, Db> {
     type Entry = (i64, DateTime<Utc>, String, String, String, String, String);
     let rows: Vec<Entry> = sqlx::query_as(
         "SELECT id, at, actor, action, target, detail, source FROM audit_log
@@ -576,8 +580,8 @@ pub async fn notify(
     users: &[i64],
     item_id: i64,
     message: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO notifications (user_id, item_id, message)
          SELECT DISTINCT unnest($1::bigint[]), $2, $3",
     )
@@ -586,21 +590,18 @@ pub async fn notify(
     .bind(message)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// The webhooks of the teams the given users belong to, each once.
-pub async fn team_webhooks(
-    conn: &mut PgConnection,
-    users: &[i64],
-) -> Result<Vec<String>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn team_webhooks(conn: &mut PgConnection, users: &[i64]) -> Result<Vec<String>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT DISTINCT t.webhook_url FROM teams t JOIN memberships m ON m.team_id = t.id
          WHERE m.user_id = ANY ($1) AND t.webhook_url IS NOT NULL ORDER BY 1",
     )
     .bind(users)
     .fetch_all(conn)
-    .await
+    .await?)
 }
 
 pub async fn enqueue_webhook(
@@ -608,14 +609,16 @@ pub async fn enqueue_webhook(
     item_id: i64,
     url: &str,
     body: &serde_json::Value,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("INSERT INTO deliveries (review_item_id, url, body) VALUES ($1, $2, $3)")
-        .bind(item_id)
-        .bind(url)
-        .bind(body)
-        .execute(conn)
-        .await
-        .map(drop)
+) -> Result<(), Db> {
+    Ok(
+        sqlx::query("INSERT INTO deliveries (review_item_id, url, body) VALUES ($1, $2, $3)")
+            .bind(item_id)
+            .bind(url)
+            .bind(body)
+            .execute(conn)
+            .await
+            .map(drop)?,
+    )
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -631,7 +634,7 @@ pub async fn notifications(
     pool: &PgPool,
     user_id: i64,
     page: PageRequest,
-) -> Result<Page<NotificationRow>, sqlx::Error> {
+) -> Result<Page<NotificationRow>, Db> {
     let total: i64 = sqlx::query_scalar("SELECT count(*) FROM notifications WHERE user_id = $1")
         .bind(user_id)
         .fetch_one(pool)
@@ -648,17 +651,21 @@ pub async fn notifications(
     Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
-pub async fn unread_count(pool: &PgPool, user_id: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM notifications WHERE user_id = $1 AND read_at IS NULL")
-        .bind(user_id)
-        .fetch_one(pool)
-        .await
+pub async fn unread_count(pool: &PgPool, user_id: i64) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM notifications WHERE user_id = $1 AND read_at IS NULL",
+    )
+    .bind(user_id)
+    .fetch_one(pool)
+    .await?)
 }
 
-pub async fn mark_read(pool: &PgPool, user_id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE notifications SET read_at = now() WHERE user_id = $1 AND read_at IS NULL")
-        .bind(user_id)
-        .execute(pool)
-        .await
-        .map(drop)
+pub async fn mark_read(pool: &PgPool, user_id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notifications SET read_at = now() WHERE user_id = $1 AND read_at IS NULL",
+    )
+    .bind(user_id)
+    .execute(pool)
+    .await
+    .map(drop)?)
 }

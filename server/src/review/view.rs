@@ -3,7 +3,7 @@
 
 use super::{ReviewService, apply::registration, approver, facts, state_of};
 use crate::clients::registry::CONTENT_TYPE_V1;
-use crate::platform::errors::{self, db};
+use crate::platform::errors;
 use crate::review::store::{self as items, DomainListRow, ItemRow};
 use crate::schemas::{pretty, side_by_side};
 use streamkeeper::account::Principal;
@@ -129,8 +129,7 @@ impl ReviewService {
             &pretty(&content.schema),
         );
         let approvals = items::approvals(&self.pool, item.id)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(|a| ApprovalView {
                 current: a.revision == item.revision,
@@ -141,8 +140,7 @@ impl ReviewService {
             })
             .collect();
         let comments = items::comments(&self.pool, item.id)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(|c| CommentView {
                 id: c.id,
@@ -162,16 +160,12 @@ impl ReviewService {
             base_schema: item.base_schema.clone(),
             diff,
             check,
-            approvers: items::usernames(&self.pool, &item.approver_ids)
-                .await
-                .map_err(db)?,
+            approvers: items::usernames(&self.pool, &item.approver_ids).await?,
             eligible_approvers: f.eligible_approvers(),
-            editors: items::usernames(&self.pool, &item.editor_ids)
-                .await
-                .map_err(db)?,
+            editors: items::usernames(&self.pool, &item.editor_ids).await?,
             approvals,
             comments,
-            trail: items::trail(&self.pool, item.id).await.map_err(db)?,
+            trail: items::trail(&self.pool, item.id).await?,
             state_reason: item.state_reason.clone(),
             autonomy: level,
             applied_version: u32_of(item.applied_version),

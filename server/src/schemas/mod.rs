@@ -39,7 +39,8 @@ use crate::clients::registry::{
     Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
-use crate::platform::errors::{self, db};
+use crate::platform::db::{begin, commit};
+use crate::platform::errors::{self};
 use crate::platform::limits::SchemaLimits;
 use store::{ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
 use streamkeeper::credential::http_transport;
@@ -299,8 +300,7 @@ impl SchemaService {
 
     async fn cluster_name(&self, cluster_id: i64) -> Result<String, AppError> {
         crate::watch::store::by_id(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
+            .await?
             .map(|c| c.name)
             .ok_or_else(|| AppError::NotFound("That cluster".into()))
     }
@@ -309,8 +309,7 @@ impl SchemaService {
     /// topic must not come back "compatible" for want of consumers.
     async fn known_topic(&self, cluster_id: i64, topic: &str) -> Result<(), AppError> {
         let known = crate::watch::store::topics(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
+            .await?
             .iter()
             .any(|t| t.name == topic);
         if known {
@@ -336,8 +335,7 @@ impl SchemaService {
             "set a cluster's Schema Registry",
         )?;
         let cluster = crate::watch::store::by_id(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound("That cluster".into()))?;
         let name = cluster.name;
         let blank = |v: Option<String>| v.map(|s| s.trim().to_owned()).filter(|s| !s.is_empty());
@@ -360,11 +358,9 @@ impl SchemaService {
             .await;
             return Err(AppError::Invalid(why));
         }
-        let before = store::registry(&self.pool, cluster_id).await.map_err(db)?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        store::set_registry(&mut tx, cluster_id, &row)
-            .await
-            .map_err(db)?;
+        let before = store::registry(&self.pool, cluster_id).await?;
+        let mut tx = begin(&self.pool).await?;
+        store::set_registry(&mut tx, cluster_id, &row).await?;
         // Which references changed, by name and reference (never a value).
         let refs = |r: &RegistryRow| json!({ "username_ref": r.username_ref, "password_ref": r.password_ref });
         let changed: Vec<&str> = ["username_ref", "password_ref"]
@@ -391,7 +387,7 @@ impl SchemaService {
             }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(RegistrySpec {
             url: row.url,
             username_ref: row.username_ref,
@@ -444,16 +440,11 @@ impl SchemaService {
         }
         let owner = match group {
             Some(g) => crate::watch::store::group_owner(&self.pool, cluster_id, g)
-                .await
-                .map_err(db)?
+                .await?
                 .ok_or_else(|| AppError::NotFound(format!("Consumer group {g}")))?,
-            None => crate::watch::store::stream_owner(&self.pool, cluster_id, topic)
-                .await
-                .map_err(db)?,
+            None => crate::watch::store::stream_owner(&self.pool, cluster_id, topic).await?,
         };
-        let mine = crate::flags::store::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
+        let mine = crate::flags::store::teams_of(&self.pool, who.user_id).await?;
         if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
             Ok(())
         } else {
@@ -488,8 +479,7 @@ impl SchemaService {
             }
             (None, Some(subject), version) => {
                 let r = store::registry(&self.pool, cluster_id)
-                    .await
-                    .map_err(db)?
+                    .await?
                     .ok_or_else(|| {
                         AppError::Invalid(
                             "This cluster has no Schema Registry to pin a version from.".into(),
@@ -537,7 +527,7 @@ impl SchemaService {
                 .collect(),
         };
         self.limits.parse(text_schema).await?;
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let row = store::insert_schema(
             &mut tx,
             cluster_id,
@@ -551,8 +541,7 @@ impl SchemaService {
                 recorded_by: &who.username,
             },
         )
-        .await
-        .map_err(db)?;
+        .await?;
         let target = match group {
             Some(g) => format!("cluster:{cluster}/group:{g}/topic:{topic}"),
             None => format!("cluster:{cluster}/stream:{topic}"),
@@ -566,7 +555,7 @@ impl SchemaService {
             json!({ "schema_type": ty.as_str(), "source": row.source, "id": row.id }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         Ok(view(row))
     }
 
@@ -578,15 +567,9 @@ impl SchemaService {
     ) -> Result<StreamSchemas, AppError> {
         require(who, Action::Read, "see schemas")?;
         self.cluster_name(cluster_id).await?;
-        let history = store::stream_history(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?;
-        let declared = store::readers(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?;
-        let consumers = store::consumers(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?;
+        let history = store::stream_history(&self.pool, cluster_id, topic).await?;
+        let declared = store::readers(&self.pool, cluster_id, topic).await?;
+        let consumers = store::consumers(&self.pool, cluster_id, topic).await?;
         let readers = consumers
             .iter()
             .map(|g| {
@@ -605,8 +588,7 @@ impl SchemaService {
             .collect();
         let checks =
             store::recent_checks(&self.pool, cluster_id, topic, RECENT_CHECKS, reader(who))
-                .await
-                .map_err(db)?
+                .await?
                 .into_iter()
                 .map(|(id, verdict, summary, by, at)| CheckSummary {
                     id,
@@ -659,7 +641,7 @@ impl SchemaService {
         let started = Instant::now();
         let cluster = self.cluster_name(cluster_id).await?;
         self.known_topic(cluster_id, topic).await?;
-        let registry = store::registry(&self.pool, cluster_id).await.map_err(db)?;
+        let registry = store::registry(&self.pool, cluster_id).await?;
         let mut references: Vec<ResolvedReference> = proposed
             .references
             .iter()
@@ -687,15 +669,9 @@ impl SchemaService {
             references,
         };
         let new = Arc::new(self.limits.parse(text).await?);
-        let history = store::stream_history(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?;
-        let declared = store::readers(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?;
-        let groups = store::consumers(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?;
+        let history = store::stream_history(&self.pool, cluster_id, topic).await?;
+        let declared = store::readers(&self.pool, cluster_id, topic).await?;
+        let groups = store::consumers(&self.pool, cluster_id, topic).await?;
 
         let groups: Vec<&ConsumerRow> = groups.iter().filter(|_| of_values).collect();
         let readers: Vec<Reader> = groups
@@ -824,8 +800,7 @@ impl SchemaService {
                 decided_at,
             },
         )
-        .await
-        .map_err(db)?;
+        .await?;
         Ok(report)
     }
 
@@ -841,8 +816,7 @@ impl SchemaService {
         why: Option<String>,
     ) -> Result<HistoryVerdict, AppError> {
         let mode = store::declared_compatibility(&self.pool, cluster_id, topic)
-            .await
-            .map_err(db)?
+            .await?
             .and_then(|m| Mode::parse(&m))
             .unwrap_or(Mode::Backward);
         if subject != value_subject(topic) {
@@ -1109,10 +1083,8 @@ impl SchemaService {
     ) -> Result<Option<RegistryStatus>, AppError> {
         require(who, Action::Read, "see registries")?;
         let cluster = self.cluster_name(cluster_id).await?;
-        Ok(store::registry_status(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
-            .map(|(url, checked_at, last_error, findings)| RegistryStatus {
+        Ok(store::registry_status(&self.pool, cluster_id).await?.map(
+            |(url, checked_at, last_error, findings)| RegistryStatus {
                 cluster_id,
                 cluster,
                 url,
@@ -1129,13 +1101,13 @@ impl SchemaService {
                         found_at: o.finding.found_at,
                     })
                     .collect(),
-            }))
+            },
+        ))
     }
 
     async fn registry_client(&self, cluster_id: i64) -> Result<RegistryClient, AppError> {
         let r = store::registry(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
         client(&r, &self.outbound).map_err(AppError::Unavailable)
     }
@@ -1145,7 +1117,7 @@ impl SchemaService {
         &self,
         cluster_id: i64,
     ) -> Result<Option<RegistryClient>, AppError> {
-        match store::registry(&self.pool, cluster_id).await.map_err(db)? {
+        match store::registry(&self.pool, cluster_id).await? {
             Some(r) => client(&r, &self.outbound)
                 .map(Some)
                 .map_err(AppError::Unavailable),
@@ -1156,8 +1128,7 @@ impl SchemaService {
     /// The registry's base URL, for the request to apply a change by hand.
     pub async fn registry_url(&self, cluster_id: i64) -> Result<Option<String>, AppError> {
         Ok(store::registry(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
+            .await?
             .map(|r| r.url))
     }
 
@@ -1173,15 +1144,13 @@ impl SchemaService {
         require(who, Action::Read, "see registries")?;
         let cluster = self.cluster_name(cluster_id).await?;
         let reading = store::subjects_reading(&self.pool, cluster_id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
         let search = search
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty());
-        let (rows, total) = store::subjects_page(&self.pool, cluster_id, search.as_deref(), page)
-            .await
-            .map_err(db)?;
+        let (rows, total) =
+            store::subjects_page(&self.pool, cluster_id, search.as_deref(), page).await?;
         let number = |n: i32| u32::try_from(n).unwrap_or_default();
         let items = rows
             .into_iter()
@@ -1263,7 +1232,7 @@ impl SchemaService {
     pub async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
         require(who, Action::Read, "see registries")?;
         let mut out = Vec::new();
-        for id in store::registries(&self.pool).await.map_err(db)? {
+        for id in store::registries(&self.pool).await? {
             if let Some(s) = self.registry_status(who, id).await? {
                 out.push(s);
             }
@@ -1283,8 +1252,7 @@ impl SchemaService {
         require(who, Action::Read, "see schema checks")?;
         let missing = || AppError::NotFound("That check".into());
         let (readable, report) = store::check(&self.pool, id, reader(who))
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(missing)?;
         if !readable {
             let detail = json!({ "refused": "not the check's submitter, team or domain" });
@@ -1308,7 +1276,7 @@ impl SchemaService {
         &self,
         id: i64,
     ) -> Result<Option<CompatibilityReport>, AppError> {
-        match store::check_of_item(&self.pool, id).await.map_err(db)? {
+        match store::check_of_item(&self.pool, id).await? {
             Some(report) => parsed_report(id, report).map(Some),
             None => Ok(None),
         }

@@ -36,7 +36,7 @@ pub enum HygieneError {
     #[error(transparent)]
     Registry(#[from] RegistryError),
     #[error("database: {0}")]
-    Database(#[from] sqlx::Error),
+    Database(#[from] crate::platform::errors::Db),
 }
 
 /// Reads one cluster's registry and updates its findings and flags;

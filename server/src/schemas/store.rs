@@ -1,5 +1,6 @@
 //! Schema registries, the catalog's schemas and compatibility checks.
 
+use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, PgPool};
@@ -16,22 +17,22 @@ pub struct RegistryRow {
     pub insecure_credentials: bool,
 }
 
-pub async fn registry(pool: &PgPool, cluster_id: i64) -> Result<Option<RegistryRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn registry(pool: &PgPool, cluster_id: i64) -> Result<Option<RegistryRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT r.url, r.username_ref, r.password_ref, c.insecure_credentials
          FROM schema_registries r JOIN clusters c ON c.id = r.cluster_id WHERE r.cluster_id = $1",
     )
     .bind(cluster_id)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 pub async fn set_registry(
     conn: &mut PgConnection,
     cluster_id: i64,
     r: &RegistryRow,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO schema_registries (cluster_id, url, username_ref, password_ref)
          VALUES ($1, $2, $3, $4)
          ON CONFLICT (cluster_id) DO UPDATE SET url = EXCLUDED.url,
@@ -44,7 +45,7 @@ pub async fn set_registry(
     .bind(&r.password_ref)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -79,8 +80,8 @@ pub async fn insert_schema(
     conn: &mut PgConnection,
     cluster_id: i64,
     s: &NewSchemaRow<'_>,
-) -> Result<SchemaRow, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<SchemaRow, Db> {
+    Ok(sqlx::query_as(&format!(
         "INSERT INTO catalog_schemas (cluster_id, topic, group_name, schema_type, schema, refs, source,
                                       subject, version, recorded_by)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) RETURNING {SCHEMA_COLUMNS}"
@@ -96,7 +97,7 @@ pub async fn insert_schema(
     .bind(s.pinned.map(|p| p.1))
     .bind(s.recorded_by)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// The stream's own schemas, newest first.
@@ -104,24 +105,20 @@ pub async fn stream_history(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
-) -> Result<Vec<SchemaRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<Vec<SchemaRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {SCHEMA_COLUMNS} FROM catalog_schemas
          WHERE cluster_id = $1 AND topic = $2 AND group_name IS NULL ORDER BY id DESC"
     ))
     .bind(cluster_id)
     .bind(topic)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// Each group's newest reader schema for a topic.
-pub async fn readers(
-    pool: &PgPool,
-    cluster_id: i64,
-    topic: &str,
-) -> Result<Vec<SchemaRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn readers(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Vec<SchemaRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT DISTINCT ON (group_name) {SCHEMA_COLUMNS} FROM catalog_schemas
          WHERE cluster_id = $1 AND topic = $2 AND group_name IS NOT NULL
          ORDER BY group_name, id DESC"
@@ -129,7 +126,7 @@ pub async fn readers(
     .bind(cluster_id)
     .bind(topic)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// A group that reads a topic, with when it was first seen.
@@ -145,8 +142,8 @@ pub async fn consumers(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
-) -> Result<Vec<ConsumerRow>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<ConsumerRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT g.name, tm.name AS owner, g.owner_team_id, g.first_seen
          FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) AND g.gone_since IS NULL
@@ -155,7 +152,7 @@ pub async fn consumers(
     .bind(cluster_id)
     .bind(topic)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// A check to record.
@@ -170,12 +167,8 @@ pub struct NewCheck<'a> {
     pub decided_at: DateTime<Utc>,
 }
 
-pub async fn insert_check(
-    pool: &PgPool,
-    cluster_id: i64,
-    c: &NewCheck<'_>,
-) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn insert_check(pool: &PgPool, cluster_id: i64, c: &NewCheck<'_>) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(
         // The stream's owner team and domain are frozen with the check:
         // they decide who reads it later (CHECK_READABLE).
         "INSERT INTO compatibility_checks (cluster_id, topic, schema_type, schema, verdict, report,
@@ -194,7 +187,7 @@ pub async fn insert_check(
     .bind(c.submitted_at)
     .bind(c.decided_at)
     .fetch_one(pool)
-    .await
+    .await?)
 }
 
 /// Whether `$1` (a user id, `$2` their name) may read check `c`: admins
@@ -224,8 +217,8 @@ pub async fn check(
     pool: &PgPool,
     id: i64,
     reader: Reader<'_>,
-) -> Result<Option<(bool, serde_json::Value)>, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<Option<(bool, serde_json::Value)>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT ($3 OR {CHECK_READABLE}), report FROM compatibility_checks c WHERE c.id = $4"
     ))
     .bind(reader.user_id)
@@ -233,19 +226,18 @@ pub async fn check(
     .bind(reader.admin)
     .bind(id)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// A check's report, unconditionally: for a review item's reader, whom
 /// the item's read rule already admitted.
-pub async fn check_of_item(
-    pool: &PgPool,
-    id: i64,
-) -> Result<Option<serde_json::Value>, sqlx::Error> {
-    sqlx::query_scalar("SELECT report FROM compatibility_checks WHERE id = $1")
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+pub async fn check_of_item(pool: &PgPool, id: i64) -> Result<Option<serde_json::Value>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT report FROM compatibility_checks WHERE id = $1")
+            .bind(id)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 /// The last checks of a topic that `reader` may read, newest first.
@@ -255,8 +247,8 @@ pub async fn recent_checks(
     topic: &str,
     limit: i64,
     reader: Reader<'_>,
-) -> Result<Vec<(i64, String, serde_json::Value, String, DateTime<Utc>)>, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<Vec<(i64, String, serde_json::Value, String, DateTime<Utc>)>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT c.id, c.verdict, c.report->'summary', c.submitted_by, c.submitted_at
          FROM compatibility_checks c
          WHERE c.cluster_id = $4 AND c.topic = $5 AND ($3 OR {CHECK_READABLE})
@@ -269,7 +261,7 @@ pub async fn recent_checks(
     .bind(topic)
     .bind(limit)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// The stream's declared compatibility level, if any.
@@ -277,20 +269,24 @@ pub async fn declared_compatibility(
     pool: &PgPool,
     cluster_id: i64,
     topic: &str,
-) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar("SELECT compatibility FROM streams WHERE cluster_id = $1 AND topic = $2")
+) -> Result<Option<String>, Db> {
+    Ok(
+        sqlx::query_scalar(
+            "SELECT compatibility FROM streams WHERE cluster_id = $1 AND topic = $2",
+        )
         .bind(cluster_id)
         .bind(topic)
         .fetch_optional(pool)
         .await
-        .map(Option::flatten)
+        .map(Option::flatten)?,
+    )
 }
 
 /// Clusters with a registry.
 /// Registries due a reading: never read, last read `every_s` seconds ago
 /// or more, or set anew since.
-pub async fn due_registries(pool: &PgPool, every_s: i64) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn due_registries(pool: &PgPool, every_s: i64) -> Result<Vec<i64>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT cluster_id FROM schema_registries
          WHERE checked_at IS NULL OR checked_at <= now() - make_interval(secs => $1)
             OR updated_at > checked_at
@@ -298,20 +294,22 @@ pub async fn due_registries(pool: &PgPool, every_s: i64) -> Result<Vec<i64>, sql
     )
     .bind(every_s as f64)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
-pub async fn registries(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT cluster_id FROM schema_registries ORDER BY cluster_id")
-        .fetch_all(pool)
-        .await
+pub async fn registries(pool: &PgPool) -> Result<Vec<i64>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT cluster_id FROM schema_registries ORDER BY cluster_id")
+            .fetch_all(pool)
+            .await?,
+    )
 }
 
 /// Each stream's declared level, by topic.
 pub async fn declared_levels(
     pool: &PgPool,
     cluster_id: i64,
-) -> Result<BTreeMap<String, String>, sqlx::Error> {
+) -> Result<BTreeMap<String, String>, Db> {
     let rows: Vec<(String, String)> = sqlx::query_as(
         "SELECT topic, compatibility FROM streams WHERE cluster_id = $1 AND compatibility IS NOT NULL",
     )
@@ -344,7 +342,7 @@ pub async fn replace_findings(
     pool: &PgPool,
     cluster_id: i64,
     found: &[FindingRow],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let mut tx = pool.begin().await?;
     sqlx::query("DELETE FROM registry_findings WHERE cluster_id = $1")
         .bind(cluster_id)
@@ -370,23 +368,19 @@ pub async fn replace_findings(
     .bind(cluster_id)
     .execute(&mut *tx)
     .await?;
-    tx.commit().await
+    Ok(tx.commit().await?)
 }
 
 /// Records that a registry could not be read; its findings stay as they were.
-pub async fn record_registry_error(
-    pool: &PgPool,
-    cluster_id: i64,
-    error: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn record_registry_error(pool: &PgPool, cluster_id: i64, error: &str) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE schema_registries SET checked_at = now(), last_error = $2 WHERE cluster_id = $1",
     )
     .bind(cluster_id)
     .bind(error)
     .execute(pool)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// A registry's status: when it was read, what failed, what it found.
@@ -400,7 +394,7 @@ pub async fn registry_status(
         Option<String>,
         Vec<OwnedFinding>,
     )>,
-    sqlx::Error,
+    Db,
 > {
     let row: Option<(String, Option<DateTime<Utc>>, Option<String>)> = sqlx::query_as(
         "SELECT url, checked_at, last_error FROM schema_registries WHERE cluster_id = $1",
@@ -441,7 +435,7 @@ pub async fn replace_subjects(
     cluster_id: i64,
     global_level: &str,
     subjects: &[SubjectRow],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let mut tx = pool.begin().await?;
     sqlx::query("DELETE FROM registry_subjects WHERE cluster_id = $1")
         .bind(cluster_id)
@@ -489,7 +483,7 @@ pub async fn replace_subjects(
     .bind(global_level)
     .execute(&mut *tx)
     .await?;
-    tx.commit().await
+    Ok(tx.commit().await?)
 }
 
 /// When a registry's subjects were last read, its global level then, and
@@ -505,13 +499,13 @@ pub struct SubjectsReading {
 pub async fn subjects_reading(
     pool: &PgPool,
     cluster_id: i64,
-) -> Result<Option<SubjectsReading>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Option<SubjectsReading>, Db> {
+    Ok(sqlx::query_as(
         "SELECT url, subjects_read_at, global_level, last_error FROM schema_registries WHERE cluster_id = $1",
     )
     .bind(cluster_id)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// A page of a registry's stored subjects by name, those containing
@@ -521,7 +515,7 @@ pub async fn subjects_page(
     cluster_id: i64,
     search: Option<&str>,
     page: PageRequest,
-) -> Result<(Vec<SubjectRow>, u64), sqlx::Error> {
+) -> Result<(Vec<SubjectRow>, u64), Db> {
     // `%` and `_` in the search are literal characters, not wildcards.
     let pattern = search.map(|s| {
         format!(

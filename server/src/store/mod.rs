@@ -5,8 +5,8 @@
 pub mod ownership;
 
 /// Whether an error is a unique-constraint violation (Postgres 23505).
-pub fn is_unique_violation(e: &sqlx::Error) -> bool {
-    e.as_database_error()
+pub fn is_unique_violation(e: &crate::platform::errors::Db) -> bool {
+    e.0.as_database_error()
         .and_then(|d| d.code())
         .is_some_and(|c| c == "23505")
 }

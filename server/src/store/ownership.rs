@@ -2,20 +2,21 @@
 //! (`db::hand_over`), the runtime role is given every table but the audit
 //! log, and only SELECT and INSERT on the audit log.
 
+use crate::platform::errors::Db;
 use sqlx::PgPool;
 
 /// The role a pool connects as.
-pub async fn current_role(pool: &PgPool) -> Result<String, sqlx::Error> {
-    sqlx::query_scalar("SELECT current_user::text")
+pub async fn current_role(pool: &PgPool) -> Result<String, Db> {
+    Ok(sqlx::query_scalar("SELECT current_user::text")
         .fetch_one(pool)
-        .await
+        .await?)
 }
 
 /// Run under the schema's owner: `role` gets CREATE on the schema (a new
 /// owner needs it), the sessions' schema and every table but `audit_log`
 /// and the migrations' own, and only SELECT, INSERT on `audit_log`. In one
 /// transaction, so a failure leaves the ownership as it was.
-pub async fn hand_over(owner: &PgPool, role: &str) -> Result<(), sqlx::Error> {
+pub async fn hand_over(owner: &PgPool, role: &str) -> Result<(), Db> {
     // Role and table names are quoted by Postgres (quote_ident, format's
     // %I), never spliced from input.
     let quoted: String = sqlx::query_scalar("SELECT quote_ident($1)")
@@ -45,5 +46,5 @@ pub async fn hand_over(owner: &PgPool, role: &str) -> Result<(), sqlx::Error> {
     for statement in statements {
         sqlx::query(&statement).execute(&mut *tx).await?;
     }
-    tx.commit().await
+    Ok(tx.commit().await?)
 }

@@ -4,6 +4,7 @@
 
 use crate::clients::kafka::reader::Reading;
 use crate::flags::store;
+use crate::platform::errors::Db;
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
 use chrono::Utc;
@@ -40,7 +41,7 @@ pub async fn after_pass(
     pool: &PgPool,
     cluster: &ClusterRow,
     result: PassResult<'_>,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let mut observed = Vec::new();
     let mut evaluated: BTreeSet<FlagKey> = BTreeSet::new();
     evaluated.insert(cluster_key(&cluster.name));
@@ -104,7 +105,7 @@ pub async fn reconcile(
     cluster: &ClusterRow,
     observed: Vec<Observation>,
     evaluated: &BTreeSet<FlagKey>,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let live = store::live(pool, cluster.id).await?;
     let open: BTreeMap<FlagKey, String> = live
         .iter()
@@ -135,7 +136,7 @@ async fn route(
     pool: &PgPool,
     cluster: &ClusterRow,
     key: &FlagKey,
-) -> Result<Option<(i64, String, Option<String>)>, sqlx::Error> {
+) -> Result<Option<(i64, String, Option<String>)>, Db> {
     match key.subject_kind.as_str() {
         "group" => store::route_group(pool, cluster.id, &key.subject).await,
         "topic" => {
@@ -146,7 +147,7 @@ async fn route(
     }
 }
 
-async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(), sqlx::Error> {
+async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(), Db> {
     let route = route(pool, cluster, &o.key).await?;
     let mut tx = pool.begin().await?;
     let id = store::raise(&mut tx, cluster.id, o, route.as_ref().map(|r| r.0)).await?;
@@ -186,7 +187,7 @@ async fn resolve(
     id: i64,
     key: &FlagKey,
     kind: &str,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let route = route(pool, cluster, key).await?;
     let mut tx = pool.begin().await?;
     store::resolve(&mut tx, id).await?;

@@ -8,7 +8,8 @@ pub mod routine;
 pub mod store;
 
 use crate::accounts::{audited, record_refusal, require, team_id};
-use crate::platform::errors::{self, db};
+use crate::platform::db::{begin, commit};
+use crate::platform::errors::{self};
 use crate::store::is_unique_violation;
 use chrono::Utc;
 use serde_json::json;
@@ -80,7 +81,7 @@ pub async fn windows(
     pool: &PgPool,
     cluster_id: i64,
     group: &str,
-) -> Result<Windows<SampleRow>, sqlx::Error> {
+) -> Result<Windows<SampleRow>, crate::platform::errors::Db> {
     let rows = store::samples::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
     Ok(by_group(rows).remove(group).unwrap_or_default())
 }
@@ -202,8 +203,8 @@ impl ClusterService {
     }
 
     async fn view(&self, c: store::ClusterRow) -> Result<ClusterView, AppError> {
-        let last = store::last_pass(&self.pool, c.id).await.map_err(db)?;
-        let good = store::last_good_pass(&self.pool, c.id).await.map_err(db)?;
+        let last = store::last_pass(&self.pool, c.id).await?;
+        let good = store::last_good_pass(&self.pool, c.id).await?;
         let now = Utc::now();
         let state = cluster::state(
             last.as_ref().map(|p| LastPass {
@@ -231,7 +232,7 @@ impl ClusterService {
     pub async fn list(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
         require(who, Action::Read, "see clusters")?;
         let mut out = Vec::new();
-        for c in store::all(&self.pool).await.map_err(db)? {
+        for c in store::all(&self.pool).await? {
             out.push(self.view(c).await?);
         }
         Ok(out)
@@ -240,8 +241,7 @@ impl ClusterService {
     pub async fn get(&self, who: &Principal, id: i64) -> Result<ClusterView, AppError> {
         require(who, Action::Read, "see clusters")?;
         let c = store::by_id(&self.pool, id)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
         self.view(c).await
     }
@@ -271,12 +271,12 @@ impl ClusterService {
             }
         };
         let name = probe.name.clone();
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         let row = store::insert(&mut tx, &stored(&probe)).await.map_err(|e| {
             if is_unique_violation(&e) {
                 AppError::Conflict(format!("A cluster named {name} already exists."))
             } else {
-                db(e)
+                e.into()
             }
         })?;
         audited(
@@ -296,7 +296,7 @@ impl ClusterService {
             ),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         self.view(row).await
     }
 
@@ -341,13 +341,12 @@ impl ClusterService {
             }
         };
         let existing: BTreeMap<String, store::ClusterRow> = store::all(&self.pool)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(|c| (c.name.clone(), c))
             .collect();
         let mut report = ApplyReport::default();
-        let mut tx = self.pool.begin().await.map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
         for w in &wanted {
             let (action, old, row) = match existing.get(&w.name) {
                 Some(old) if same_settings(old, w) => {
@@ -359,9 +358,7 @@ impl ClusterService {
                     if dry_run {
                         continue;
                     }
-                    let row = store::update(&mut tx, old.id, &stored(w))
-                        .await
-                        .map_err(db)?;
+                    let row = store::update(&mut tx, old.id, &stored(w)).await?;
                     ("cluster.update", Some(old), row)
                 }
                 None => {
@@ -369,7 +366,7 @@ impl ClusterService {
                     if dry_run {
                         continue;
                     }
-                    let row = store::insert(&mut tx, &stored(w)).await.map_err(db)?;
+                    let row = store::insert(&mut tx, &stored(w)).await?;
                     ("cluster.create", None, row)
                 }
             };
@@ -392,7 +389,7 @@ impl ClusterService {
             )
             .await?;
         }
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         report.not_in_file = existing
             .into_keys()
             .filter(|n| !wanted.iter().any(|w| &w.name == n))
@@ -409,8 +406,7 @@ impl ClusterService {
     ) -> Result<GroupLagView, AppError> {
         let cluster = self.get(who, id).await?;
         let g = store::group(&self.pool, id, group)
-            .await
-            .map_err(db)?
+            .await?
             .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
         self.evaluate(&cluster, g).await
     }
@@ -431,9 +427,7 @@ impl ClusterService {
             q: filter.q.as_deref(),
             status: status.map(Choice::as_str),
         };
-        let p = store::group_list(&self.pool, id, &query, page)
-            .await
-            .map_err(db)?;
+        let p = store::group_list(&self.pool, id, &query, page).await?;
         let items = p
             .items
             .into_iter()
@@ -460,7 +454,7 @@ impl ClusterService {
         g: store::GroupRow,
     ) -> Result<GroupLagView, AppError> {
         let (id, group) = (cluster.id, g.name.as_str());
-        let by_partition = windows(&self.pool, id, group).await.map_err(db)?;
+        let by_partition = windows(&self.pool, id, group).await?;
         let rules = Rules::default();
         let has_members = g.members > 0;
         let mut partitions = Vec::new();
@@ -508,8 +502,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
     async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
         let cluster = self.get(who, id).await?;
         let topics = store::topics(&self.pool, id)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(topic_view)
             .collect();
@@ -604,9 +597,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .as_deref()
             .map(str::trim)
             .filter(|o| !o.is_empty());
-        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page)
-            .await
-            .map_err(db)?;
+        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page).await?;
         let items = p
             .items
             .into_iter()
@@ -639,7 +630,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Stream {topic}")))?;
         let mut consumers = Vec::new();
-        for g in store::readers(&self.pool, id, topic).await.map_err(db)? {
+        for g in store::readers(&self.pool, id, topic).await? {
             let (name, owner) = (g.name.clone(), g.owner.clone());
             let view = self.evaluate(&cluster, g).await?;
             // Judged on this stream's partitions only.
@@ -707,8 +698,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         };
         let points: Vec<(i64, Option<i64>)> = match rollup {
             None => store::samples::pass_series(&self.pool, id, group, since)
-                .await
-                .map_err(db)?
+                .await?
                 .into_iter()
                 // A pass that read nothing, or had nothing for this group, is a gap.
                 .map(|(at, outcome, total)| {
@@ -719,8 +709,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 })
                 .collect(),
             Some(r) => store::samples::rollup_series(&self.pool, id, group, since, r)
-                .await
-                .map_err(db)?
+                .await?
                 .into_iter()
                 .map(|(at, lag)| (at.timestamp_millis(), lag))
                 .collect(),
@@ -750,12 +739,8 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let mine = crate::flags::store::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
-        let current = store::group_owner(&self.pool, id, group)
-            .await
-            .map_err(db)?;
+        let mine = crate::flags::store::teams_of(&self.pool, who.user_id).await?;
+        let current = store::group_owner(&self.pool, id, group).await?;
         let Some(current) = current else {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
@@ -766,10 +751,8 @@ impl ClusterService {
                     .into(),
             ));
         }
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        crate::flags::store::set_group_owner(&mut tx, id, group, team_id)
-            .await
-            .map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        crate::flags::store::set_group_owner(&mut tx, id, group, team_id).await?;
         audited(
             &mut tx,
             who,
@@ -779,7 +762,7 @@ impl ClusterService {
             json!({ "cluster_id": id, "team": team }),
         )
         .await?;
-        tx.commit().await.map_err(db)
+        Ok(commit(tx).await?)
     }
 }
 
@@ -788,8 +771,7 @@ impl ClusterService {
     pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
         self.get(who, id).await?;
         Ok(store::topics(&self.pool, id)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .map(topic_view)
             .collect())
@@ -819,8 +801,7 @@ impl ClusterService {
             ));
         }
         let current = store::topics(&self.pool, id)
-            .await
-            .map_err(db)?
+            .await?
             .into_iter()
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Topic {topic}")))?;
@@ -828,9 +809,7 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let mine = crate::flags::store::teams_of(&self.pool, who.user_id)
-            .await
-            .map_err(db)?;
+        let mine = crate::flags::store::teams_of(&self.pool, who.user_id).await?;
         let domain = spec.domain.trim();
         let compatibility = spec.compatibility.map(Mode::as_str);
         let now = StreamEntry {
@@ -846,11 +825,9 @@ impl ClusterService {
         // The stream's row stays locked until the change commits, and a
         // proposal reads the domain under a share lock (review/propose.rs):
         // no item can open between counting the open ones and the move.
-        let mut tx = self.pool.begin().await.map_err(db)?;
-        store::lock_stream(&mut tx, id, topic).await.map_err(db)?;
-        let open = crate::review::store::open_items_of_stream(&mut tx, id, topic)
-            .await
-            .map_err(db)?;
+        let mut tx = begin(&self.pool).await?;
+        store::lock_stream(&mut tx, id, topic).await?;
+        let open = crate::review::store::open_items_of_stream(&mut tx, id, topic).await?;
         if let Err(refusal) = may_describe(Steward::of(who, &mine), now, wanted, open) {
             let target = format!("stream:{topic}");
             let detail = json!({
@@ -887,8 +864,7 @@ impl ClusterService {
                 compatibility,
             },
         )
-        .await
-        .map_err(db)?;
+        .await?;
         audited(
             &mut tx,
             who,
@@ -905,7 +881,7 @@ impl ClusterService {
             }),
         )
         .await?;
-        tx.commit().await.map_err(db)?;
+        commit(tx).await?;
         self.streams(who, id)
             .await?
             .into_iter()

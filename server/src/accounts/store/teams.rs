@@ -6,6 +6,7 @@ use streamkeeper::page::{Page, PageRequest};
 use streamkeeper_app::accounts::model::{TeamSummary, UserSummary};
 
 use super::users::UserRow;
+use crate::platform::errors::Db;
 
 #[derive(Debug, Clone, FromRow)]
 struct TeamRow {
@@ -32,7 +33,7 @@ const SELECT: &str = "SELECT t.id, t.name, t.description, t.created_at,
         (SELECT count(*) FROM memberships m WHERE m.team_id = t.id) AS members
     FROM teams t";
 
-pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<TeamSummary>, sqlx::Error> {
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<TeamSummary>, Db> {
     let row: Option<TeamRow> = sqlx::query_as(&format!("{SELECT} WHERE t.id = $1"))
         .bind(id)
         .fetch_optional(pool)
@@ -40,7 +41,7 @@ pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<TeamSummary>, sqlx::
     Ok(row.map(Into::into))
 }
 
-pub async fn list(pool: &PgPool, page: PageRequest) -> Result<Page<TeamSummary>, sqlx::Error> {
+pub async fn list(pool: &PgPool, page: PageRequest) -> Result<Page<TeamSummary>, Db> {
     let total: i64 = sqlx::query_scalar("SELECT count(*) FROM teams")
         .fetch_one(pool)
         .await?;
@@ -61,7 +62,7 @@ pub async fn insert(
     conn: &mut PgConnection,
     name: &str,
     description: &str,
-) -> Result<TeamSummary, sqlx::Error> {
+) -> Result<TeamSummary, Db> {
     let row: TeamRow = sqlx::query_as(
         "INSERT INTO teams (name, description) VALUES ($1, $2)
          RETURNING id, name, description, created_at, 0::bigint AS members",
@@ -73,7 +74,7 @@ pub async fn insert(
     Ok(row.into())
 }
 
-pub async fn members(pool: &PgPool, team_id: i64) -> Result<Vec<UserSummary>, sqlx::Error> {
+pub async fn members(pool: &PgPool, team_id: i64) -> Result<Vec<UserSummary>, Db> {
     let rows: Vec<UserRow> = sqlx::query_as(
         "SELECT u.id, u.username, u.display_name, u.password_hash, u.roles, u.disabled,
                 u.session_epoch, u.created_at, u.must_change_password, u.totp_secret,
@@ -88,11 +89,7 @@ pub async fn members(pool: &PgPool, team_id: i64) -> Result<Vec<UserSummary>, sq
 }
 
 /// Adds a membership; `false` when it already existed.
-pub async fn add_member(
-    conn: &mut PgConnection,
-    team_id: i64,
-    user_id: i64,
-) -> Result<bool, sqlx::Error> {
+pub async fn add_member(conn: &mut PgConnection, team_id: i64, user_id: i64) -> Result<bool, Db> {
     let r = sqlx::query(
         "INSERT INTO memberships (team_id, user_id) VALUES ($1, $2) ON CONFLICT DO NOTHING",
     )
@@ -108,7 +105,7 @@ pub async fn remove_member(
     conn: &mut PgConnection,
     team_id: i64,
     user_id: i64,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Db> {
     let r = sqlx::query("DELETE FROM memberships WHERE team_id = $1 AND user_id = $2")
         .bind(team_id)
         .bind(user_id)
@@ -117,9 +114,9 @@ pub async fn remove_member(
     Ok(r.rows_affected() == 1)
 }
 
-pub async fn id_by_name(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
+pub async fn id_by_name(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
+    Ok(sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
         .bind(name.trim())
         .fetch_optional(pool)
-        .await
+        .await?)
 }

@@ -1,6 +1,7 @@
 //! Bearer tokens for machines. A token is `sk_` + 43 base64url characters
 //! (256 random bits); only its SHA-256 is stored.
 
+use crate::platform::errors::Db;
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use chrono::{DateTime, Utc};
@@ -70,9 +71,9 @@ pub async fn insert(
     token: &str,
     scopes: &Scopes,
     expires_at: Option<DateTime<Utc>>,
-) -> Result<i64, sqlx::Error> {
+) -> Result<i64, Db> {
     let scopes: Vec<&str> = scopes.iter().map(Scope::as_str).collect();
-    sqlx::query_scalar(
+    Ok(sqlx::query_scalar(
         "INSERT INTO api_tokens (user_id, name, token_hash, scopes, expires_at, user_epoch)
          SELECT id, $2, $3, $4, $5, token_epoch FROM users WHERE id = $1 RETURNING id",
     )
@@ -82,50 +83,50 @@ pub async fn insert(
     .bind(scopes)
     .bind(expires_at)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Revokes a live token; returns its owner's username, or `None` when there
 /// is no such live token.
-pub async fn revoke(conn: &mut PgConnection, id: i64) -> Result<Option<String>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn revoke(conn: &mut PgConnection, id: i64) -> Result<Option<String>, Db> {
+    Ok(sqlx::query_scalar(
         "UPDATE api_tokens t SET revoked_at = now() FROM users u
          WHERE t.id = $1 AND t.revoked_at IS NULL AND u.id = t.user_id RETURNING u.username",
     )
     .bind(id)
     .fetch_optional(conn)
-    .await
+    .await?)
 }
 
-pub async fn list(pool: &PgPool) -> Result<Vec<TokenRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn list(pool: &PgPool) -> Result<Vec<TokenRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id ORDER BY t.id"
     ))
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// The token with this secret, live or not: the caller decides (with
 /// `streamkeeper::token::liveness`) and says why a dead one is refused.
-pub async fn find(pool: &PgPool, token: &str) -> Result<Option<TokenRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn find(pool: &PgPool, token: &str) -> Result<Option<TokenRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id
          WHERE t.token_hash = $1"
     ))
     .bind(digest(token))
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// Marks a token used, at most once a minute so that busy machines do not
 /// write on every request.
-pub async fn touch(pool: &PgPool, id: i64) -> Result<(), sqlx::Error> {
-    sqlx::query(
+pub async fn touch(pool: &PgPool, id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE api_tokens SET last_used_at = now()
          WHERE id = $1 AND (last_used_at IS NULL OR last_used_at < now() - interval '1 minute')",
     )
     .bind(id)
     .execute(pool)
     .await
-    .map(drop)
+    .map(drop)?)
 }

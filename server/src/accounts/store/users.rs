@@ -1,5 +1,6 @@
 //! The users table.
 
+use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use streamkeeper::page::{Page, PageRequest};
@@ -55,28 +56,32 @@ pub fn role_strings(roles: &[Role]) -> Vec<String> {
     roles.iter().map(|r| r.as_str().to_string()).collect()
 }
 
-pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<UserRow>, Db> {
+    Ok(
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
-pub async fn by_username(pool: &PgPool, username: &str) -> Result<Option<UserRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
-        .bind(username)
-        .fetch_optional(pool)
-        .await
+pub async fn by_username(pool: &PgPool, username: &str) -> Result<Option<UserRow>, Db> {
+    Ok(
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
+            .bind(username)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 /// Locks the row for a read-modify-write in a transaction.
-pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<UserRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<UserRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM users WHERE id = $1 FOR UPDATE"
     ))
     .bind(id)
     .fetch_optional(conn)
-    .await
+    .await?)
 }
 
 pub async fn insert(
@@ -86,8 +91,8 @@ pub async fn insert(
     password_hash: &str,
     roles: &[Role],
     must_change_password: bool,
-) -> Result<UserRow, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<UserRow, Db> {
+    Ok(sqlx::query_as(&format!(
         "INSERT INTO users (username, display_name, password_hash, roles, must_change_password)
          VALUES ($1, $2, $3, $4, $5) RETURNING {COLUMNS}"
     ))
@@ -97,7 +102,7 @@ pub async fn insert(
     .bind(role_strings(roles))
     .bind(must_change_password)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Writes the changeable fields; bumps the session epoch when `end_sessions`.
@@ -105,8 +110,8 @@ pub async fn update(
     conn: &mut PgConnection,
     u: &UserRow,
     end_sessions: bool,
-) -> Result<UserRow, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<UserRow, Db> {
+    Ok(sqlx::query_as(&format!(
         "UPDATE users SET display_name = $2, roles = $3, disabled = $4, password_hash = $5,
              session_epoch = session_epoch + CASE WHEN $6 THEN 1 ELSE 0 END, updated_at = now(),
              must_change_password = $7
@@ -120,7 +125,7 @@ pub async fn update(
     .bind(end_sessions)
     .bind(u.must_change_password)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Users whose username or display name contains `query`, by username.
@@ -128,7 +133,7 @@ pub async fn list(
     pool: &PgPool,
     query: Option<&str>,
     page: PageRequest,
-) -> Result<Page<UserSummary>, sqlx::Error> {
+) -> Result<Page<UserSummary>, Db> {
     let pattern = crate::store::contains_pattern(query);
     let total: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM users WHERE $1::text IS NULL OR username ILIKE $1 OR display_name ILIKE $1",
@@ -153,7 +158,7 @@ pub async fn list(
     ))
 }
 
-pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<TeamRef>, sqlx::Error> {
+pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<TeamRef>, Db> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
         "SELECT t.id, t.name FROM teams t JOIN memberships m ON m.team_id = t.id
          WHERE m.user_id = $1 ORDER BY t.name",
@@ -172,13 +177,15 @@ pub async fn set_totp_pending(
     conn: &mut PgConnection,
     id: i64,
     seed: Option<&str>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("UPDATE users SET totp_pending_seed = $2 WHERE id = $1")
-        .bind(id)
-        .bind(seed)
-        .execute(conn)
-        .await
-        .map(drop)
+) -> Result<(), Db> {
+    Ok(
+        sqlx::query("UPDATE users SET totp_pending_seed = $2 WHERE id = $1")
+            .bind(id)
+            .bind(seed)
+            .execute(conn)
+            .await
+            .map(drop)?,
+    )
 }
 
 /// Completes an enrolment: the secret, the step of the code that confirmed
@@ -188,8 +195,8 @@ pub async fn enable_totp(
     id: i64,
     secret: &str,
     step: i64,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "UPDATE users SET totp_secret = $2, totp_last_step = $3, totp_pending_seed = NULL
          WHERE id = $1",
     )
@@ -198,16 +205,12 @@ pub async fn enable_totp(
     .bind(step)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// Records that a code of `step` was accepted, unless one of that step or
 /// a later one was already: `false` then (a replay that raced another).
-pub async fn use_totp_step(
-    conn: &mut PgConnection,
-    id: i64,
-    step: i64,
-) -> Result<bool, sqlx::Error> {
+pub async fn use_totp_step(conn: &mut PgConnection, id: i64, step: i64) -> Result<bool, Db> {
     let done = sqlx::query(
         "UPDATE users SET totp_last_step = $2
          WHERE id = $1 AND totp_secret IS NOT NULL
@@ -221,7 +224,7 @@ pub async fn use_totp_step(
 }
 
 /// Removes the second factor and its recovery codes.
-pub async fn clear_totp(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Error> {
+pub async fn clear_totp(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
     sqlx::query(
         "UPDATE users SET totp_secret = NULL, totp_last_step = NULL, totp_pending_seed = NULL
          WHERE id = $1",
@@ -229,11 +232,11 @@ pub async fn clear_totp(conn: &mut PgConnection, id: i64) -> Result<(), sqlx::Er
     .bind(id)
     .execute(&mut *conn)
     .await?;
-    sqlx::query("DELETE FROM recovery_codes WHERE user_id = $1")
+    Ok(sqlx::query("DELETE FROM recovery_codes WHERE user_id = $1")
         .bind(id)
         .execute(conn)
         .await
-        .map(drop)
+        .map(drop)?)
 }
 
 /// Replaces a user's recovery codes (their hashes) and ends the renewal.
@@ -241,7 +244,7 @@ pub async fn replace_recovery_codes(
     conn: &mut PgConnection,
     id: i64,
     hashes: &[String],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     sqlx::query("DELETE FROM recovery_codes WHERE user_id = $1")
         .bind(id)
         .execute(&mut *conn)
@@ -257,11 +260,7 @@ pub async fn replace_recovery_codes(
 }
 
 /// Uses up a recovery code: `true` when it was one of the user's, unused.
-pub async fn use_recovery_code(
-    conn: &mut PgConnection,
-    id: i64,
-    hash: &str,
-) -> Result<bool, sqlx::Error> {
+pub async fn use_recovery_code(conn: &mut PgConnection, id: i64, hash: &str) -> Result<bool, Db> {
     let done = sqlx::query(
         "UPDATE recovery_codes SET used_at = now()
          WHERE user_id = $1 AND code_hash = $2 AND used_at IS NULL",
@@ -274,9 +273,11 @@ pub async fn use_recovery_code(
 }
 
 /// How many of a user's recovery codes are still unused.
-pub async fn recovery_codes_left(pool: &PgPool, id: i64) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL")
-        .bind(id)
-        .fetch_one(pool)
-        .await
+pub async fn recovery_codes_left(pool: &PgPool, id: i64) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT count(*) FROM recovery_codes WHERE user_id = $1 AND used_at IS NULL",
+    )
+    .bind(id)
+    .fetch_one(pool)
+    .await?)
 }

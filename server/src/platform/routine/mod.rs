@@ -111,6 +111,12 @@ impl From<sqlx::Error> for RunError {
     }
 }
 
+impl From<crate::platform::errors::Db> for RunError {
+    fn from(crate::platform::errors::Db(e): crate::platform::errors::Db) -> Self {
+        e.into()
+    }
+}
+
 pub type RunResult = Result<Outcome, RunError>;
 
 #[async_trait]

@@ -7,6 +7,7 @@ use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::clients::kafka::reader::Reading;
+use crate::platform::errors::Db;
 use samples::SampleColumns;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::watch::observe::metadata_health;
@@ -28,17 +29,21 @@ pub struct ClusterRow {
 
 const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at";
 
-pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters ORDER BY name"))
-        .fetch_all(pool)
-        .await
+pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, Db> {
+    Ok(
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters ORDER BY name"))
+            .fetch_all(pool)
+            .await?,
+    )
 }
 
-pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<ClusterRow>, sqlx::Error> {
-    sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
-        .bind(id)
-        .fetch_optional(pool)
-        .await
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<ClusterRow>, Db> {
+    Ok(
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
+            .bind(id)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 pub struct NewCluster<'a> {
@@ -52,11 +57,8 @@ pub struct NewCluster<'a> {
     pub interval_s: i32,
 }
 
-pub async fn insert(
-    conn: &mut PgConnection,
-    c: &NewCluster<'_>,
-) -> Result<ClusterRow, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn insert(conn: &mut PgConnection, c: &NewCluster<'_>) -> Result<ClusterRow, Db> {
+    Ok(sqlx::query_as(&format!(
         "INSERT INTO clusters (name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s, insecure_credentials)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8) RETURNING {COLUMNS}"
     ))
@@ -69,7 +71,7 @@ pub async fn insert(
     .bind(c.interval_s)
     .bind(c.insecure_credentials)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Changes a cluster's connection settings and interval.
@@ -77,8 +79,8 @@ pub async fn update(
     conn: &mut PgConnection,
     id: i64,
     c: &NewCluster<'_>,
-) -> Result<ClusterRow, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<ClusterRow, Db> {
+    Ok(sqlx::query_as(&format!(
         "UPDATE clusters SET bootstrap = $2, security_protocol = $3, sasl_mechanism = $4,
             username_ref = $5, password_ref = $6, interval_s = $7, insecure_credentials = $8
          WHERE id = $1 RETURNING {COLUMNS}"
@@ -92,14 +94,14 @@ pub async fn update(
     .bind(c.interval_s)
     .bind(c.insecure_credentials)
     .fetch_one(conn)
-    .await
+    .await?)
 }
 
 /// Topics each group of a cluster was seen reading.
 pub async fn known_topics(
     pool: &PgPool,
     cluster_id: i64,
-) -> Result<BTreeMap<String, BTreeSet<String>>, sqlx::Error> {
+) -> Result<BTreeMap<String, BTreeSet<String>>, Db> {
     let rows: Vec<(String, Vec<String>)> =
         sqlx::query_as("SELECT name, topics FROM consumer_groups WHERE cluster_id = $1")
             .bind(cluster_id)
@@ -117,8 +119,8 @@ pub async fn record_failure(
     cluster_id: i64,
     started: DateTime<Utc>,
     error: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome, problems)
          VALUES ($1, $2, now(), 'UNREACHABLE', ARRAY[$3])",
     )
@@ -127,7 +129,7 @@ pub async fn record_failure(
     .bind(error)
     .execute(pool)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// Log-start and log-end of a partition, when they could be read.
@@ -135,11 +137,7 @@ type LogOffsets = (Option<i64>, Option<i64>);
 
 /// Stores a pass in one transaction: the pass, the groups, every sample and
 /// the rollups. Returns the samples written.
-pub async fn record_reading(
-    pool: &PgPool,
-    cluster_id: i64,
-    r: &Reading,
-) -> Result<usize, sqlx::Error> {
+pub async fn record_reading(pool: &PgPool, cluster_id: i64, r: &Reading) -> Result<usize, Db> {
     let outcome = if r.problems.is_empty() {
         "UP"
     } else {
@@ -222,7 +220,7 @@ async fn upsert_groups(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     cluster_id: i64,
     r: &Reading,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let names: Vec<&str> = r.groups.iter().map(|g| g.name.as_str()).collect();
     let states: Vec<&str> = r.groups.iter().map(|g| g.state.as_str()).collect();
     let members: Vec<i32> = r
@@ -235,7 +233,7 @@ async fn upsert_groups(
         .iter()
         .map(|g| joined(g.offsets.keys().map(|(t, _)| t).collect::<BTreeSet<_>>()))
         .collect();
-    sqlx::query(
+    Ok(sqlx::query(
         "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
          SELECT $1, u.name, u.state, u.members,
                 COALESCE(string_to_array(NULLIF(u.topics, ''), ','), '{}'), $2, $2
@@ -252,7 +250,7 @@ async fn upsert_groups(
     .bind(&topics)
     .execute(&mut **tx)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// Every topic's health in one statement.
@@ -260,7 +258,7 @@ async fn upsert_topics(
     tx: &mut sqlx::Transaction<'_, sqlx::Postgres>,
     cluster_id: i64,
     r: &Reading,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let (mut names, mut partitions, mut under, mut offline, mut ends) =
         (vec![], vec![], vec![], vec![], vec![]);
     for t in &r.topics {
@@ -271,7 +269,7 @@ async fn upsert_topics(
         offline.push(joined(&health.offline));
         ends.push(t.partitions.iter().map(|p| p.log_end).sum::<Option<i64>>());
     }
-    sqlx::query(
+    Ok(sqlx::query(
         "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total,
                              first_seen, last_seen, last_advanced_at)
          SELECT $1, u.name, u.partitions,
@@ -296,7 +294,7 @@ async fn upsert_topics(
     .bind(&ends)
     .execute(&mut **tx)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -307,26 +305,23 @@ pub struct PassRow {
     pub problems: Vec<String>,
 }
 
-pub async fn last_pass(pool: &PgPool, cluster_id: i64) -> Result<Option<PassRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn last_pass(pool: &PgPool, cluster_id: i64) -> Result<Option<PassRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT started_at, finished_at, outcome, problems FROM cluster_passes
          WHERE cluster_id = $1 ORDER BY started_at DESC LIMIT 1",
     )
     .bind(cluster_id)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
-pub async fn last_good_pass(
-    pool: &PgPool,
-    cluster_id: i64,
-) -> Result<Option<DateTime<Utc>>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn last_good_pass(pool: &PgPool, cluster_id: i64) -> Result<Option<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT max(finished_at) FROM cluster_passes WHERE cluster_id = $1 AND outcome <> 'UNREACHABLE'",
     )
     .bind(cluster_id)
     .fetch_one(pool)
-    .await
+    .await?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -347,19 +342,15 @@ const GROUP_COLUMNS: &str =
     "g.name, g.state, g.members, g.last_seen, g.gone_since, tm.name AS owner,
     g.status, g.total_lag, g.max_time_lag_s, g.evaluated_at";
 
-pub async fn group(
-    pool: &PgPool,
-    cluster_id: i64,
-    name: &str,
-) -> Result<Option<GroupRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn group(pool: &PgPool, cluster_id: i64, name: &str) -> Result<Option<GroupRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE g.cluster_id = $1 AND g.name = $2"
     ))
     .bind(cluster_id)
     .bind(name)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// Which groups a list shows.
@@ -377,7 +368,7 @@ pub async fn group_list(
     cluster_id: i64,
     query: &GroupQuery<'_>,
     page: PageRequest,
-) -> Result<Page<GroupRow>, sqlx::Error> {
+) -> Result<Page<GroupRow>, Db> {
     let pattern = crate::store::contains_pattern(query.q);
     let (status, trouble, gone) = match query.status {
         Some("trouble") => (None, true, false),
@@ -435,12 +426,12 @@ pub async fn set_judgements(
     cluster_id: i64,
     at: DateTime<Utc>,
     judgements: &[Judgement],
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let names: Vec<&str> = judgements.iter().map(|j| j.group.as_str()).collect();
     let statuses: Vec<&str> = judgements.iter().map(|j| j.status.as_str()).collect();
     let lags: Vec<Option<i64>> = judgements.iter().map(|j| j.total_lag).collect();
     let times: Vec<Option<f64>> = judgements.iter().map(|j| j.max_time_lag_s).collect();
-    sqlx::query(
+    Ok(sqlx::query(
         "UPDATE consumer_groups g SET status = u.status, total_lag = u.lag,
             max_time_lag_s = u.time_lag, evaluated_at = $2
          FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::float8[]) AS u(name, status, lag, time_lag)
@@ -454,7 +445,7 @@ pub async fn set_judgements(
     .bind(&times)
     .execute(pool)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 /// A topic with its health and its catalog entry (if any).
@@ -477,8 +468,8 @@ pub struct TopicRow {
     pub compatibility: Option<String>,
 }
 
-pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT t.name, t.partitions, t.under_replicated, t.offline, t.log_end_total, t.last_seen,
                 t.last_advanced_at, s.owner_team_id, tm.name AS owner, s.domain, s.tier,
                 s.freshness_budget_s, s.expected_interval_s, s.description, s.compatibility
@@ -489,7 +480,7 @@ pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, sql
     )
     .bind(cluster_id)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// What a stream's owner declares about it.
@@ -505,17 +496,15 @@ pub struct StreamSpec<'a> {
 
 /// Locks the stream's catalog row (if it has one) for the rest of the
 /// transaction.
-pub async fn lock_stream(
-    conn: &mut PgConnection,
-    cluster_id: i64,
-    topic: &str,
-) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT 1 FROM streams WHERE cluster_id = $1 AND topic = $2 FOR UPDATE")
-        .bind(cluster_id)
-        .bind(topic)
-        .execute(conn)
-        .await
-        .map(drop)
+pub async fn lock_stream(conn: &mut PgConnection, cluster_id: i64, topic: &str) -> Result<(), Db> {
+    Ok(
+        sqlx::query("SELECT 1 FROM streams WHERE cluster_id = $1 AND topic = $2 FOR UPDATE")
+            .bind(cluster_id)
+            .bind(topic)
+            .execute(conn)
+            .await
+            .map(drop)?,
+    )
 }
 
 pub async fn upsert_stream(
@@ -523,8 +512,8 @@ pub async fn upsert_stream(
     cluster_id: i64,
     topic: &str,
     s: &StreamSpec<'_>,
-) -> Result<(), sqlx::Error> {
-    sqlx::query(
+) -> Result<(), Db> {
+    Ok(sqlx::query(
         "INSERT INTO streams (cluster_id, topic, owner_team_id, domain, tier, freshness_budget_s,
                               expected_interval_s, description, compatibility)
          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
@@ -546,7 +535,7 @@ pub async fn upsert_stream(
     .bind(s.compatibility)
     .execute(conn)
     .await
-    .map(drop)
+    .map(drop)?)
 }
 
 #[derive(Debug, Clone, FromRow)]
@@ -569,7 +558,7 @@ pub async fn stream_list(
     owner: Option<&str>,
     trouble: Option<bool>,
     page: PageRequest,
-) -> Result<Page<StreamListRow>, sqlx::Error> {
+) -> Result<Page<StreamListRow>, Db> {
     let pattern = crate::store::contains_pattern(q);
     const FROM: &str = "FROM topics t
         JOIN clusters c ON c.id = t.cluster_id
@@ -608,19 +597,15 @@ pub async fn stream_list(
 }
 
 /// Groups that read `topic`, with their owner team's name.
-pub async fn readers(
-    pool: &PgPool,
-    cluster_id: i64,
-    topic: &str,
-) -> Result<Vec<GroupRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn readers(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Vec<GroupRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) ORDER BY g.name"
     ))
     .bind(cluster_id)
     .bind(topic)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// A group's owner team: `None` when there is no such group, `Some(None)`
@@ -629,22 +614,18 @@ pub async fn group_owner(
     pool: &PgPool,
     cluster_id: i64,
     group: &str,
-) -> Result<Option<Option<i64>>, sqlx::Error> {
-    sqlx::query_scalar(
+) -> Result<Option<Option<i64>>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
     )
     .bind(cluster_id)
     .bind(group)
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// A stream's owner team, if it has a catalog entry with one.
-pub async fn stream_owner(
-    pool: &PgPool,
-    cluster_id: i64,
-    topic: &str,
-) -> Result<Option<i64>, sqlx::Error> {
+pub async fn stream_owner(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Option<i64>, Db> {
     let owner: Option<Option<i64>> = sqlx::query_scalar(
         "SELECT owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2",
     )

@@ -1,6 +1,7 @@
 //! Lag samples: the raw per-pass rows in daily partitions, the per-minute
 //! and per-hour rollups of each group's total lag, and their retention.
 
+use crate::platform::errors::Db;
 use chrono::{DateTime, Duration, NaiveDate, Utc};
 use sqlx::{FromRow, PgConnection, PgPool, Postgres, Transaction};
 use std::collections::BTreeMap;
@@ -59,7 +60,7 @@ pub async fn insert(
     pass_id: i64,
     at: DateTime<Utc>,
     s: &SampleColumns,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     copy_samples(tx, cluster_id, pass_id, at, s).await?;
     fold_rollups(tx, cluster_id, at, s).await
 }
@@ -73,7 +74,7 @@ pub async fn copy_samples(
     pass_id: i64,
     at: DateTime<Utc>,
     s: &SampleColumns,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let mut copy = tx
         .copy_in_raw(
             "COPY lag_samples (cluster_id, pass_id, at, group_name, topic, partitions, committed, log_start, log_end) FROM STDIN",
@@ -81,7 +82,7 @@ pub async fn copy_samples(
         .await?;
     copy.send(copy_text(cluster_id, pass_id, at, s).into_bytes())
         .await?;
-    copy.finish().await.map(drop)
+    Ok(copy.finish().await.map(drop)?)
 }
 
 /// Each group's total lag of this pass into its minute and hour buckets.
@@ -90,7 +91,7 @@ pub async fn fold_rollups(
     cluster_id: i64,
     at: DateTime<Utc>,
     s: &SampleColumns,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     let totals = s.group_totals();
     let names: Vec<&str> = totals.keys().copied().collect();
     let lags: Vec<i64> = totals.values().copied().collect();
@@ -217,8 +218,8 @@ pub async fn group_window(
     cluster_id: i64,
     group: &str,
     passes: i64,
-) -> Result<Vec<SampleRow>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<SampleRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
          FROM lag_samples s,
               unnest(s.partitions, s.committed, s.log_start, s.log_end)
@@ -232,7 +233,7 @@ pub async fn group_window(
     .bind(group)
     .bind(passes)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// Every group's samples over the last `passes` passes of a cluster, in
@@ -241,8 +242,8 @@ pub async fn cluster_window(
     pool: &PgPool,
     cluster_id: i64,
     passes: i64,
-) -> Result<Vec<SampleRow>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<SampleRow>, Db> {
+    Ok(sqlx::query_as(
         "WITH recent AS (SELECT id, started_at FROM cluster_passes WHERE cluster_id = $1
                          ORDER BY started_at DESC LIMIT $2)
          SELECT s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
@@ -257,7 +258,7 @@ pub async fn cluster_window(
     .bind(cluster_id)
     .bind(passes)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// Per pass since `since`: when it finished, whether it read the cluster,
@@ -268,8 +269,8 @@ pub async fn pass_series(
     cluster_id: i64,
     group: &str,
     since: DateTime<Utc>,
-) -> Result<Vec<(DateTime<Utc>, String, Option<i64>)>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<(DateTime<Utc>, String, Option<i64>)>, Db> {
+    Ok(sqlx::query_as(
         "SELECT p.finished_at, p.outcome, s.total
          FROM cluster_passes p
          LEFT JOIN (
@@ -287,7 +288,7 @@ pub async fn pass_series(
     .bind(group)
     .bind(since)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// The resolution of a rollup.
@@ -305,12 +306,12 @@ pub async fn rollup_series(
     group: &str,
     since: DateTime<Utc>,
     rollup: Rollup,
-) -> Result<Vec<(DateTime<Utc>, Option<i64>)>, sqlx::Error> {
+) -> Result<Vec<(DateTime<Utc>, Option<i64>)>, Db> {
     let (table, unit) = match rollup {
         Rollup::Minute => ("lag_rollup_1m", "minute"),
         Rollup::Hour => ("lag_rollup_1h", "hour"),
     };
-    sqlx::query_as(&format!(
+    Ok(sqlx::query_as(&format!(
         "SELECT b.bucket, r.lag_max
          FROM generate_series(date_trunc('{unit}', $3::timestamptz), date_trunc('{unit}', now()),
                               interval '1 {unit}') AS b(bucket)
@@ -321,7 +322,7 @@ pub async fn rollup_series(
     .bind(group)
     .bind(since)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// The name of the partition holding `day`'s samples.
@@ -336,7 +337,7 @@ fn partition_day(name: &str) -> Option<NaiveDate> {
 
 /// Makes the day partitions from today to [`DAYS_AHEAD`] days on. Replicas
 /// may run this at once: an advisory lock makes them take turns.
-pub async fn ensure_partitions(pool: &PgPool, now: DateTime<Utc>) -> Result<(), sqlx::Error> {
+pub async fn ensure_partitions(pool: &PgPool, now: DateTime<Utc>) -> Result<(), Db> {
     let mut tx = pool.begin().await?;
     lock_partitions(&mut tx).await?;
     let today = now.date_naive();
@@ -352,14 +353,18 @@ pub async fn ensure_partitions(pool: &PgPool, now: DateTime<Utc>) -> Result<(), 
         .execute(&mut *tx)
         .await?;
     }
-    tx.commit().await
+    Ok(tx.commit().await?)
 }
 
-async fn lock_partitions(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("SELECT pg_advisory_xact_lock(hashtext('streamkeeper.lag_samples.partitions'))")
+async fn lock_partitions(conn: &mut PgConnection) -> Result<(), Db> {
+    Ok(
+        sqlx::query(
+            "SELECT pg_advisory_xact_lock(hashtext('streamkeeper.lag_samples.partitions'))",
+        )
         .execute(conn)
         .await
-        .map(drop)
+        .map(drop)?,
+    )
 }
 
 /// What retention removed.
@@ -371,7 +376,7 @@ pub struct Expired {
 
 /// Drops day partitions older than [`RAW_DAYS`], deletes rollups past
 /// their own retention and passes past the minute rollups' retention.
-pub async fn expire(pool: &PgPool, now: DateTime<Utc>) -> Result<Expired, sqlx::Error> {
+pub async fn expire(pool: &PgPool, now: DateTime<Utc>) -> Result<Expired, Db> {
     let mut tx = pool.begin().await?;
     lock_partitions(&mut tx).await?;
     let children: Vec<String> = sqlx::query_scalar(

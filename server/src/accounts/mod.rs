@@ -160,6 +160,7 @@ impl AccountService {
 
     /// Checks a username and password. `None` for an unknown, disabled or
     /// wrong-password account alike, in about the same time.
+    #[tracing::instrument(skip_all)]
     pub async fn authenticate(
         &self,
         username: &str,
@@ -174,11 +175,13 @@ impl AccountService {
         Ok((ok && !user.disabled).then_some(user))
     }
 
+    #[tracing::instrument(skip_all, fields(id))]
     pub async fn user_row(&self, id: i64) -> Result<Option<UserRow>, AppError> {
         Ok(store::users::by_id(&self.pool, id).await?)
     }
 
     /// Who a bearer token acts as, with its scopes, or why it is refused.
+    #[tracing::instrument(skip_all)]
     pub async fn token_principal(&self, token: &str) -> Result<TokenAuth, AppError> {
         let Some(row) = store::tokens::find(&self.pool, token).await? else {
             return Ok(TokenAuth::Unknown);
@@ -210,6 +213,7 @@ impl AccountService {
 
     /// Counts a refusal by an unauthenticated source (a failed sign-in, a
     /// cross-site request) in its per-minute row instead of the chain.
+    #[tracing::instrument(skip_all)]
     pub async fn tally(&self, ev: Event<'_>) -> Result<(), AppError> {
         Ok(crate::audit::store::tally(&self.pool, ev).await?)
     }
@@ -227,6 +231,7 @@ fn invalid(e: impl std::fmt::Display) -> AppError {
 
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Accounts for AccountService {
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn me(&self, who: &Principal) -> Result<Me, AppError> {
         let teams = store::users::teams_of(&self.pool, who.user_id).await?;
         Ok(Me {
@@ -235,6 +240,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn list_users(
         &self,
         who: &Principal,
@@ -245,6 +251,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(store::users::list(&self.pool, query.as_deref(), page).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn user(&self, who: &Principal, id: i64) -> Result<UserDetail, AppError> {
         // Anyone may read their own account; only admins read others'.
         if who.user_id != id {
@@ -258,6 +265,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn create_user(
         &self,
         who: &Principal,
@@ -301,6 +309,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(row.summary())
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn update_user(
         &self,
         who: &Principal,
@@ -387,6 +396,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(row.summary())
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn list_teams(
         &self,
         who: &Principal,
@@ -396,6 +406,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(store::teams::list(&self.pool, page).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn team(&self, who: &Principal, id: i64) -> Result<TeamDetail, AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
         let team = store::teams::by_id(&self.pool, id)
@@ -405,6 +416,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(TeamDetail { team, members })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn create_team(
         &self,
         who: &Principal,
@@ -442,6 +454,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(team)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
     async fn add_member(
         &self,
         who: &Principal,
@@ -475,6 +488,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id, user_id))]
     async fn remove_member(
         &self,
         who: &Principal,
@@ -506,6 +520,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn account(&self, who: &Principal) -> Result<AccountView, AppError> {
         session_only(who)?;
         let u = self.existing_user(who.user_id).await?;
@@ -520,6 +535,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn change_password(
         &self,
         who: &Principal,
@@ -560,6 +576,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(row.session_epoch)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn start_second_factor(&self, who: &Principal, from: &str) -> Result<(), AppError> {
         session_only(who)?;
         let u = self.existing_user(who.user_id).await?;
@@ -577,6 +594,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn confirm_second_factor(
         &self,
         who: &Principal,
@@ -635,6 +653,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn disable_second_factor(
         &self,
         who: &Principal,
@@ -663,6 +682,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, user_id))]
     async fn reset_second_factor(
         &self,
         who: &Principal,
@@ -776,6 +796,7 @@ impl AccountService {
     /// The second step of signing in: the pending user's code or recovery
     /// code, used up when right. `Ok(None)` when it is not (the sign-in
     /// handler counts and throttles those, as it does passwords).
+    #[tracing::instrument(skip_all, fields(user_id))]
     pub async fn second_factor_sign_in(
         &self,
         user_id: i64,
@@ -808,6 +829,7 @@ impl AuditService {
 
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Audit for AuditService {
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn entries(
         &self,
         who: &Principal,
@@ -818,6 +840,7 @@ impl streamkeeper_app::port::Audit for AuditService {
         Ok(crate::audit::store::list(&self.pool, &filter, page).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn refusals(
         &self,
         who: &Principal,
@@ -831,6 +854,7 @@ impl streamkeeper_app::port::Audit for AuditService {
 
 impl AccountService {
     /// Sets or clears a team's Slack-compatible webhook (admin).
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
     pub async fn set_webhook(
         &self,
         who: &Principal,
@@ -886,6 +910,7 @@ impl AccountService {
     }
 
     /// The team that receives flags nobody owns (admin).
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn set_platform_team(
         &self,
         who: &Principal,

@@ -62,6 +62,7 @@ impl FlagService {
         ))
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn act(
         &self,
         who: &Principal,
@@ -117,6 +118,7 @@ impl FlagService {
 
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Flags for FlagService {
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn list(
         &self,
         who: &Principal,
@@ -144,6 +146,7 @@ impl streamkeeper_app::port::Flags for FlagService {
         ))
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn get(&self, who: &Principal, id: i64) -> Result<FlagView, AppError> {
         require(who, Action::Read, "see flags")?;
         let f = store::by_id(&self.pool, id)

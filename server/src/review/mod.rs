@@ -259,6 +259,7 @@ impl ReviewService {
         Ok(items::notify(conn, users, item, message).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn approve(
         &self,
         who: &Principal,
@@ -353,6 +354,7 @@ impl ReviewService {
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn reject(
         &self,
         who: &Principal,
@@ -377,6 +379,7 @@ impl ReviewService {
         .await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn withdraw(
         &self,
         who: &Principal,
@@ -429,6 +432,7 @@ impl ReviewService {
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn comment(
         &self,
         who: &Principal,
@@ -469,6 +473,7 @@ impl ReviewService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn list(
         &self,
         who: &Principal,
@@ -486,11 +491,13 @@ impl ReviewService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn get(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
         let item = self.readable(who, from, id).await?;
         self.view(who, item).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
         require(who, Action::Read, "read review domains")?;
         Ok(items::domains(&self.pool)
@@ -502,6 +509,7 @@ impl ReviewService {
 
     /// Sets a domain's level, required approvals and approvers (admins
     /// only), audited with what it was before.
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn set_domain(
         &self,
         who: &Principal,
@@ -593,6 +601,7 @@ impl ReviewService {
             })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn notifications(
         &self,
         who: &Principal,
@@ -618,11 +627,13 @@ impl ReviewService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
         require(who, Action::Read, "read notifications")?;
         Ok(items::mark_read(&self.pool, who.user_id).await?)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
         require(who, Action::Read, "read the inbox")?;
         Ok(InboxCounts {
@@ -649,6 +660,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
     ) -> Result<Page<ReviewSummary>, AppError> {
         ReviewService::list(self, who, filter, page).await
     }
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn get(&self, who: &Principal, id: i64) -> Result<ReviewItem, AppError> {
         let from = streamkeeper_app::port::client_addr().await;
         ReviewService::get(self, who, &from, id).await

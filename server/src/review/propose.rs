@@ -139,6 +139,7 @@ impl ReviewService {
         ))
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn propose(
         &self,
         who: &Principal,
@@ -215,6 +216,7 @@ impl ReviewService {
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn edit(
         &self,
         who: &Principal,

@@ -229,6 +229,7 @@ impl ClusterService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn list(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
         require(who, Action::Read, "see clusters")?;
         let mut out = Vec::new();
@@ -238,6 +239,7 @@ impl ClusterService {
         Ok(out)
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn get(&self, who: &Principal, id: i64) -> Result<ClusterView, AppError> {
         require(who, Action::Read, "see clusters")?;
         let c = store::by_id(&self.pool, id)
@@ -246,6 +248,7 @@ impl ClusterService {
         self.view(c).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn create(
         &self,
         who: &Principal,
@@ -304,6 +307,7 @@ impl ClusterService {
     /// transaction: every entry is validated before anything changes, so a
     /// bad file changes nothing. Clusters not in the file are left alone
     /// and listed. With `dry_run`, says what would change.
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     pub async fn apply(
         &self,
         who: &Principal,
@@ -398,6 +402,7 @@ impl ClusterService {
     }
 
     /// A group's lag per partition, each judged over the last passes.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn group_lag(
         &self,
         who: &Principal,
@@ -414,6 +419,7 @@ impl ClusterService {
     /// A page of a cluster's groups with their last judgement (written by
     /// the evaluation after each pass, so a page of 10,000 groups is one
     /// indexed read).
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn groups(
         &self,
         who: &Principal,
@@ -499,6 +505,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         self.list(who).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
         let cluster = self.get(who, id).await?;
         let topics = store::topics(&self.pool, id)
@@ -537,6 +544,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         self.create(who, from, new).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn test_connection(
         &self,
         who: &Principal,
@@ -583,6 +591,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn streams(
         &self,
         who: &Principal,
@@ -615,6 +624,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         Ok(Page::new(items, page, p.total))
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn stream(
         &self,
         who: &Principal,
@@ -678,6 +688,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         ClusterService::describe_stream(self, who, from, id, topic, spec).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     async fn lag_series(
         &self,
         who: &Principal,
@@ -726,6 +737,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
 impl ClusterService {
     /// Sets or clears a group's owner team. Admins may do anything; an
     /// owner may claim an unowned group for a team they belong to.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn set_group_owner(
         &self,
         who: &Principal,
@@ -768,6 +780,7 @@ impl ClusterService {
 
 impl ClusterService {
     /// The catalog of a cluster: every topic seen, with its stream entry.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
         self.get(who, id).await?;
         Ok(store::topics(&self.pool, id)
@@ -781,6 +794,7 @@ impl ClusterService {
     /// admins describe any; an owner describes a stream that is unowned or
     /// owned by one of their teams, for one of their teams, and leaves its
     /// domain and declared level as they are. Refusals are audited.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
     pub async fn describe_stream(
         &self,
         who: &Principal,

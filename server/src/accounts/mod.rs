@@ -175,7 +175,7 @@ impl AccountService {
         Ok((ok && !user.disabled).then_some(user))
     }
 
-    #[tracing::instrument(skip_all, fields(id))]
+    #[tracing::instrument(skip_all, fields(id = id))]
     pub async fn user_row(&self, id: i64) -> Result<Option<UserRow>, AppError> {
         Ok(store::users::by_id(&self.pool, id).await?)
     }
@@ -251,7 +251,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(store::users::list(&self.pool, query.as_deref(), page).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn user(&self, who: &Principal, id: i64) -> Result<UserDetail, AppError> {
         // Anyone may read their own account; only admins read others'.
         if who.user_id != id {
@@ -309,7 +309,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(row.summary())
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn update_user(
         &self,
         who: &Principal,
@@ -406,7 +406,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(store::teams::list(&self.pool, page).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn team(&self, who: &Principal, id: i64) -> Result<TeamDetail, AppError> {
         require(who, Action::ManageUsers, "manage teams")?;
         let team = store::teams::by_id(&self.pool, id)
@@ -454,7 +454,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(team)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id = team_id))]
     async fn add_member(
         &self,
         who: &Principal,
@@ -488,7 +488,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, team_id, user_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id = team_id, user_id = user_id))]
     async fn remove_member(
         &self,
         who: &Principal,
@@ -682,7 +682,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, user_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, user_id = user_id))]
     async fn reset_second_factor(
         &self,
         who: &Principal,
@@ -796,7 +796,7 @@ impl AccountService {
     /// The second step of signing in: the pending user's code or recovery
     /// code, used up when right. `Ok(None)` when it is not (the sign-in
     /// handler counts and throttles those, as it does passwords).
-    #[tracing::instrument(skip_all, fields(user_id))]
+    #[tracing::instrument(skip_all, fields(user_id = user_id))]
     pub async fn second_factor_sign_in(
         &self,
         user_id: i64,
@@ -854,7 +854,7 @@ impl streamkeeper_app::port::Audit for AuditService {
 
 impl AccountService {
     /// Sets or clears a team's Slack-compatible webhook (admin).
-    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id = team_id))]
     pub async fn set_webhook(
         &self,
         who: &Principal,

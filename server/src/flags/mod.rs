@@ -62,7 +62,7 @@ impl FlagService {
         ))
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn act(
         &self,
         who: &Principal,
@@ -146,7 +146,7 @@ impl streamkeeper_app::port::Flags for FlagService {
         ))
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn get(&self, who: &Principal, id: i64) -> Result<FlagView, AppError> {
         require(who, Action::Read, "see flags")?;
         let f = store::by_id(&self.pool, id)

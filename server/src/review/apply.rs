@@ -67,7 +67,7 @@ async fn audit(
 impl ReviewService {
     /// Apply on request (the item's page, the API): by its author, an
     /// editor, one of its approvers, or an admin.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn apply(
         &self,
         who: &Principal,

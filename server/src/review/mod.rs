@@ -259,7 +259,7 @@ impl ReviewService {
         Ok(items::notify(conn, users, item, message).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn approve(
         &self,
         who: &Principal,
@@ -354,7 +354,7 @@ impl ReviewService {
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn reject(
         &self,
         who: &Principal,
@@ -379,7 +379,7 @@ impl ReviewService {
         .await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn withdraw(
         &self,
         who: &Principal,
@@ -432,7 +432,7 @@ impl ReviewService {
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn comment(
         &self,
         who: &Principal,
@@ -491,7 +491,7 @@ impl ReviewService {
         })
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn get(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
         let item = self.readable(who, from, id).await?;
         self.view(who, item).await
@@ -660,7 +660,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
     ) -> Result<Page<ReviewSummary>, AppError> {
         ReviewService::list(self, who, filter, page).await
     }
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn get(&self, who: &Principal, id: i64) -> Result<ReviewItem, AppError> {
         let from = streamkeeper_app::port::client_addr().await;
         ReviewService::get(self, who, &from, id).await

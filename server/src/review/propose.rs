@@ -216,7 +216,7 @@ impl ReviewService {
         self.view(who, item_after(&self.pool, id).await?).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn edit(
         &self,
         who: &Principal,

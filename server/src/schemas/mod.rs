@@ -322,7 +322,7 @@ impl SchemaService {
     }
 
     /// Sets a cluster's registry (admins).
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn set_registry(
         &self,
         who: &Principal,
@@ -455,7 +455,7 @@ impl SchemaService {
         }
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn record(
         &self,
         who: &Principal,
@@ -561,7 +561,7 @@ impl SchemaService {
         Ok(view(row))
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn stream_schemas(
         &self,
         who: &Principal,
@@ -630,7 +630,7 @@ impl SchemaService {
     /// subject's schema is checked against every consumer group and its
     /// history; a key or record subject's against its history only (the
     /// catalog knows the groups' reader schemas of values alone).
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn check_subject(
         &self,
         who: &Principal,
@@ -1080,7 +1080,7 @@ impl SchemaService {
     }
 
     /// A cluster's registry with its hygiene findings; `None` without one.
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn registry_status(
         &self,
         who: &Principal,
@@ -1118,7 +1118,7 @@ impl SchemaService {
     }
 
     /// The cluster's registry client; `None` when it has no registry.
-    #[tracing::instrument(skip_all, fields(cluster_id))]
+    #[tracing::instrument(skip_all, fields(cluster_id = cluster_id))]
     pub async fn registry_client_of(
         &self,
         cluster_id: i64,
@@ -1140,7 +1140,7 @@ impl SchemaService {
 
     /// A page of a registry's subjects as the hygiene routine last read
     /// them: no request to the registry, however many subjects it has.
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn registry_subjects(
         &self,
         who: &Principal,
@@ -1182,7 +1182,7 @@ impl SchemaService {
     }
 
     /// Two versions of a subject side by side.
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     pub async fn subject_diff(
         &self,
         who: &Principal,
@@ -1252,7 +1252,7 @@ impl SchemaService {
     /// A recorded check, if the caller may read it (the review items' read
     /// rule, `store::check`). Another domain's check is "not
     /// found", so ids cannot be probed, and the attempt is recorded.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn check_report(
         &self,
         who: &Principal,

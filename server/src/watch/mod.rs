@@ -239,7 +239,7 @@ impl ClusterService {
         Ok(out)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn get(&self, who: &Principal, id: i64) -> Result<ClusterView, AppError> {
         require(who, Action::Read, "see clusters")?;
         let c = store::by_id(&self.pool, id)
@@ -402,7 +402,7 @@ impl ClusterService {
     }
 
     /// A group's lag per partition, each judged over the last passes.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn group_lag(
         &self,
         who: &Principal,
@@ -419,7 +419,7 @@ impl ClusterService {
     /// A page of a cluster's groups with their last judgement (written by
     /// the evaluation after each pass, so a page of 10,000 groups is one
     /// indexed read).
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn groups(
         &self,
         who: &Principal,
@@ -505,7 +505,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         self.list(who).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
         let cluster = self.get(who, id).await?;
         let topics = store::topics(&self.pool, id)
@@ -624,7 +624,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         Ok(Page::new(items, page, p.total))
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn stream(
         &self,
         who: &Principal,
@@ -688,7 +688,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         ClusterService::describe_stream(self, who, from, id, topic, spec).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn lag_series(
         &self,
         who: &Principal,
@@ -737,7 +737,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
 impl ClusterService {
     /// Sets or clears a group's owner team. Admins may do anything; an
     /// owner may claim an unowned group for a team they belong to.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn set_group_owner(
         &self,
         who: &Principal,
@@ -780,7 +780,7 @@ impl ClusterService {
 
 impl ClusterService {
     /// The catalog of a cluster: every topic seen, with its stream entry.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
         self.get(who, id).await?;
         Ok(store::topics(&self.pool, id)
@@ -794,7 +794,7 @@ impl ClusterService {
     /// admins describe any; an owner describes a stream that is unowned or
     /// owned by one of their teams, for one of their teams, and leaves its
     /// domain and declared level as they are. Refusals are audited.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id))]
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn describe_stream(
         &self,
         who: &Principal,

@@ -7,11 +7,12 @@ pub mod routine;
 pub mod store;
 
 use crate::accounts::{audited, require};
+use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use serde_json::json;
 use sqlx::PgPool;
 use store::FlagRow;
-use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
+use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::Action;
@@ -54,12 +55,8 @@ impl FlagService {
     }
 
     async fn may_act(&self, who: &Principal, team_id: Option<i64>) -> Result<bool, AppError> {
-        let teams = store::teams_of(&self.pool, who.user_id).await?;
-        Ok(may_steward(
-            Steward::of(who, &teams),
-            team_id,
-            Stewardship::Act,
-        ))
+        let facts = Facts::load(&self.pool, who).await?;
+        Ok(may_steward(facts.steward(who), team_id, Stewardship::Act))
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
@@ -127,10 +124,10 @@ impl streamkeeper_app::port::Flags for FlagService {
         page: PageRequest,
     ) -> Result<Page<FlagView>, AppError> {
         require(who, Action::Read, "see flags")?;
-        let my_teams = store::teams_of(&self.pool, who.user_id).await?;
-        let teams = mine.then_some(my_teams.as_slice());
+        let facts = Facts::load(&self.pool, who).await?;
+        let teams = mine.then_some(facts.teams());
         let p = store::list(&self.pool, teams, live_only, page).await?;
-        let steward = Steward::of(who, &my_teams);
+        let steward = facts.steward(who);
         let items = p
             .items
             .into_iter()

@@ -239,16 +239,6 @@ pub async fn dismiss(conn: &mut PgConnection, id: i64, by: &str, reason: &str) -
     .map(drop)?)
 }
 
-/// Team ids the user belongs to.
-pub async fn teams_of(pool: &PgPool, user_id: i64) -> Result<Vec<i64>, Db> {
-    Ok(
-        sqlx::query_scalar("SELECT team_id FROM memberships WHERE user_id = $1")
-            .bind(user_id)
-            .fetch_all(pool)
-            .await?,
-    )
-}
-
 pub async fn set_group_owner(
     conn: &mut PgConnection,
     cluster_id: i64,

@@ -1,7 +1,9 @@
 //! Leaves every feature may use and that import no feature: the database
 //! pool and migrations, errors a person can act on, password hashing, the
-//! sign-in limiter, schema limits, the routine runner.
+//! sign-in limiter, schema limits, the routine runner, and the caller's
+//! authorization facts.
 
+pub mod authz;
 pub mod db;
 pub mod errors;
 pub mod limiter;

@@ -13,6 +13,7 @@ pub mod store;
 mod view;
 
 use crate::accounts::require;
+use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
 use crate::platform::limiter::LoginLimiter;
@@ -21,7 +22,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
 use store::{self as items, ItemRow};
-use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
+use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::account::{Credential, Principal};
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::review::{
@@ -135,8 +136,8 @@ impl ReviewService {
             .unwrap_or(Autonomy::DEFAULT))
     }
 
-    async fn my_teams(&self, who: &Principal) -> Result<Vec<i64>, AppError> {
-        Ok(crate::flags::store::teams_of(&self.pool, who.user_id).await?)
+    async fn my_teams(&self, who: &Principal) -> Result<Facts, AppError> {
+        Ok(Facts::load(&self.pool, who).await?)
     }
 
     /// Owners of the stream's team may edit and withdraw its items (an
@@ -145,11 +146,7 @@ impl ReviewService {
         let owner =
             crate::watch::store::stream_owner(&self.pool, item.cluster_id, &item.topic).await?;
         let mine = self.my_teams(who).await?;
-        Ok(may_steward(
-            Steward::of(who, &mine),
-            owner,
-            Stewardship::Own,
-        ))
+        Ok(may_steward(mine.steward(who), owner, Stewardship::Own))
     }
 
     /// The item, if the caller may read it. Another domain's item is "not

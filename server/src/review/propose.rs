@@ -9,7 +9,7 @@ use crate::platform::db::{acquire, begin, commit};
 use crate::platform::errors::{self};
 use serde_json::json;
 use std::collections::BTreeMap;
-use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
+use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::review::{
     Base, Content, Kind, Refusal, check_edit, content_hash, is_routine, proposal_subject,
@@ -131,7 +131,7 @@ impl ReviewService {
     /// stream's team (of an unowned stream, any owner).
     async fn may_propose(&self, who: &Principal, owner: Option<i64>) -> Result<(), AppError> {
         let mine = self.my_teams(who).await?;
-        if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
+        if may_steward(mine.steward(who), owner, Stewardship::Steer) {
             return Ok(());
         }
         Err(AppError::Forbidden(

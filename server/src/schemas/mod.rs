@@ -14,7 +14,7 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::Instant;
-use streamkeeper::access::stewardship::{Steward, Stewardship, may_steward};
+use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use streamkeeper::role::{Action, Role};
@@ -39,6 +39,7 @@ use crate::clients::registry::{
     Auth, CheckOptions, CompatibilityPolicy, NewSchema, RegistryClient, RegistryError,
     RegistrySettings, SchemaReference, Scope, Secret, VersionRef,
 };
+use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
 use crate::platform::limits::SchemaLimits;
@@ -445,8 +446,8 @@ impl SchemaService {
                 .ok_or_else(|| AppError::NotFound(format!("Consumer group {g}")))?,
             None => crate::watch::store::stream_owner(&self.pool, cluster_id, topic).await?,
         };
-        let mine = crate::flags::store::teams_of(&self.pool, who.user_id).await?;
-        if may_steward(Steward::of(who, &mine), owner, Stewardship::Steer) {
+        let mine = Facts::load(&self.pool, who).await?;
+        if may_steward(mine.steward(who), owner, Stewardship::Steer) {
             Ok(())
         } else {
             Err(AppError::Forbidden(

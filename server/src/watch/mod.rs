@@ -8,6 +8,7 @@ pub mod routine;
 pub mod store;
 
 use crate::accounts::{audited, record_refusal, require, team_id};
+use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
 use crate::store::is_unique_violation;
@@ -17,7 +18,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use store::samples::SampleRow;
 use streamkeeper::access::stewardship::{
-    DescribeRefusal, Steward, Stewardship, StreamEntry, may_describe, may_steward,
+    DescribeRefusal, Stewardship, StreamEntry, may_describe, may_steward,
 };
 use streamkeeper::account::Principal;
 use streamkeeper::credential::CredentialPolicy;
@@ -751,13 +752,13 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let mine = crate::flags::store::teams_of(&self.pool, who.user_id).await?;
+        let mine = Facts::load(&self.pool, who).await?;
         let current = store::group_owner(&self.pool, id, group).await?;
         let Some(current) = current else {
             return Err(AppError::NotFound(format!("Consumer group {group}")));
         };
         let claim = Stewardship::Claim { for_team: team_id };
-        if !may_steward(Steward::of(who, &mine), current, claim) {
+        if !may_steward(mine.steward(who), current, claim) {
             return Err(AppError::Forbidden(
                 "change this group's owner (owners may claim unowned groups for their own team)"
                     .into(),
@@ -823,7 +824,7 @@ impl ClusterService {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
         };
-        let mine = crate::flags::store::teams_of(&self.pool, who.user_id).await?;
+        let mine = Facts::load(&self.pool, who).await?;
         let domain = spec.domain.trim();
         let compatibility = spec.compatibility.map(Mode::as_str);
         let now = StreamEntry {
@@ -842,7 +843,7 @@ impl ClusterService {
         let mut tx = begin(&self.pool).await?;
         store::lock_stream(&mut tx, id, topic).await?;
         let open = crate::review::store::open_items_of_stream(&mut tx, id, topic).await?;
-        if let Err(refusal) = may_describe(Steward::of(who, &mine), now, wanted, open) {
+        if let Err(refusal) = may_describe(mine.steward(who), now, wanted, open) {
             let target = format!("stream:{topic}");
             let detail = json!({
                 "cluster_id": id, "refused": refusal.to_string(),

@@ -419,6 +419,14 @@ async fn the_routines_are_listed_for_admins(pool: PgPool) {
             ("per-cluster", "west")
         ]
     );
+    // Past the last page: no items, and still the true total.
+    let r = t
+        .api(Method::GET, "/api/v1/routines?page=5&per_page=2", &at, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let past = r.json();
+    assert_eq!(past["total"], 3, "{past}");
+    assert_eq!(past["items"].as_array().map(Vec::len), Some(0), "{past}");
     let holder = runner.holder();
     for i in items {
         assert!(i["last_started_at"].is_string(), "{i}");

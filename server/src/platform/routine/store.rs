@@ -273,7 +273,20 @@ pub async fn list(
     .bind(page.offset())
     .fetch_all(pool)
     .await?;
-    let total = rows.first().map_or(0, |r| r.total);
+    // Past the last page there is no row to carry the window count.
+    let total = match rows.first() {
+        Some(r) => r.total,
+        None => {
+            sqlx::query_scalar(
+                "SELECT (SELECT count(*) FROM routines WHERE scope = 'global' AND ($1::text IS NULL OR name = $1))
+                      + (SELECT count(*) FROM routines r CROSS JOIN clusters c
+                          WHERE r.scope = 'cluster' AND ($1::text IS NULL OR r.name = $1))",
+            )
+            .bind(routine)
+            .fetch_one(pool)
+            .await?
+        }
+    };
     let items = rows
         .into_iter()
         .map(|r| RoutineStatus {

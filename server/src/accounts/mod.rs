@@ -890,7 +890,7 @@ impl AccountService {
             }
         }
         let mut tx = begin(&self.pool).await?;
-        if !crate::flags::store::set_webhook(&mut tx, team_id, url).await? {
+        if !store::teams::set_webhook(&mut tx, team_id, url).await? {
             return Err(AppError::NotFound(format!("Team {team_id}")));
         }
         // Webhook URLs carry their own secret: only the host is recorded.
@@ -920,7 +920,7 @@ impl AccountService {
         require(who, Action::ManageUsers, "change settings")?;
         let id = team_id(&self.pool, team).await?;
         let mut tx = begin(&self.pool).await?;
-        crate::flags::store::set_setting(&mut tx, "platform_team_id", &id.to_string()).await?;
+        store::teams::set_setting(&mut tx, "platform_team_id", &id.to_string()).await?;
         audited(
             &mut tx,
             who,

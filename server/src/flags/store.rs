@@ -239,45 +239,6 @@ pub async fn dismiss(conn: &mut PgConnection, id: i64, by: &str, reason: &str) -
     .map(drop)?)
 }
 
-pub async fn set_group_owner(
-    conn: &mut PgConnection,
-    cluster_id: i64,
-    group: &str,
-    team_id: Option<i64>,
-) -> Result<bool, Db> {
-    let r = sqlx::query(
-        "UPDATE consumer_groups SET owner_team_id = $3 WHERE cluster_id = $1 AND name = $2",
-    )
-    .bind(cluster_id)
-    .bind(group)
-    .bind(team_id)
-    .execute(conn)
-    .await?;
-    Ok(r.rows_affected() == 1)
-}
-
-pub async fn set_setting(conn: &mut PgConnection, key: &str, value: &str) -> Result<(), Db> {
-    Ok(sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
-        .bind(key)
-        .bind(value)
-        .execute(conn)
-        .await
-        .map(drop)?)
-}
-
-pub async fn set_webhook(
-    conn: &mut PgConnection,
-    team_id: i64,
-    url: Option<&str>,
-) -> Result<bool, Db> {
-    let r = sqlx::query("UPDATE teams SET webhook_url = $2 WHERE id = $1")
-        .bind(team_id)
-        .bind(url)
-        .execute(conn)
-        .await?;
-    Ok(r.rows_affected() == 1)
-}
-
 #[derive(Debug, Clone, FromRow)]
 pub struct Delivery {
     pub id: i64,

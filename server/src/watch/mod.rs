@@ -765,7 +765,7 @@ impl ClusterService {
             ));
         }
         let mut tx = begin(&self.pool).await?;
-        crate::flags::store::set_group_owner(&mut tx, id, group, team_id).await?;
+        store::set_group_owner(&mut tx, id, group, team_id).await?;
         audited(
             &mut tx,
             who,

@@ -120,3 +120,25 @@ pub async fn id_by_name(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
         .fetch_optional(pool)
         .await?)
 }
+
+pub async fn set_webhook(
+    conn: &mut PgConnection,
+    team_id: i64,
+    url: Option<&str>,
+) -> Result<bool, Db> {
+    let r = sqlx::query("UPDATE teams SET webhook_url = $2 WHERE id = $1")
+        .bind(team_id)
+        .bind(url)
+        .execute(conn)
+        .await?;
+    Ok(r.rows_affected() == 1)
+}
+
+pub async fn set_setting(conn: &mut PgConnection, key: &str, value: &str) -> Result<(), Db> {
+    Ok(sqlx::query("INSERT INTO settings (key, value) VALUES ($1, $2) ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value")
+        .bind(key)
+        .bind(value)
+        .execute(conn)
+        .await
+        .map(drop)?)
+}

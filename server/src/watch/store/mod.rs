@@ -635,3 +635,20 @@ pub async fn stream_owner(pool: &PgPool, cluster_id: i64, topic: &str) -> Result
     .await?;
     Ok(owner.flatten())
 }
+
+pub async fn set_group_owner(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    group: &str,
+    team_id: Option<i64>,
+) -> Result<bool, Db> {
+    let r = sqlx::query(
+        "UPDATE consumer_groups SET owner_team_id = $3 WHERE cluster_id = $1 AND name = $2",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .bind(team_id)
+    .execute(conn)
+    .await?;
+    Ok(r.rows_affected() == 1)
+}

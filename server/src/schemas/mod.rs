@@ -60,7 +60,7 @@ pub struct SchemaService {
     limits: SchemaLimits,
 }
 
-pub use streamkeeper::schema::subject::value_subject;
+use streamkeeper::schema::subject::value_subject;
 
 fn schema_type(s: &str) -> SchemaType {
     SchemaType::parse(s).unwrap_or(SchemaType::Avro)

@@ -26,6 +26,7 @@ use crate::schemas::client;
 use crate::schemas::store::{self as store, FindingRow};
 use crate::watch::judge;
 use crate::watch::store::{self as clusters, ClusterRow};
+use streamkeeper::watch::observe::key;
 
 const EVERY: Duration = Duration::from_secs(300);
 
@@ -120,15 +121,12 @@ async fn read(
 
     // Flags: every topic was looked at, so each may raise or resolve.
     let rule = "schema-registered";
-    let evaluated: BTreeSet<_> = topics
-        .iter()
-        .map(|t| judge::key("topic", &t.name, rule))
-        .collect();
+    let evaluated: BTreeSet<_> = topics.iter().map(|t| key("topic", &t.name, rule)).collect();
     let observed = found
         .iter()
         .filter_map(|f| match f {
             Finding::UnregisteredTopic { topic, flag: true } => Some(Observation {
-                key: judge::key("topic", topic, rule),
+                key: key("topic", topic, rule),
                 kind: "UNREGISTERED".into(),
                 reason: format!("{} — a Tier 1 or Tier 2 stream must have its schema in the registry", f.describe()),
                 onset_ms: now.timestamp_millis(),

@@ -23,9 +23,6 @@ pub enum PassResult<'a> {
     Failed(&'a str),
 }
 
-/// The flag keys other passes (registry hygiene) raise flags under too.
-pub use streamkeeper::watch::observe::key;
-
 /// The catalog's facts about a topic that decide whether it is quiet.
 fn catalog_of(t: &TopicRow) -> TopicCatalog {
     TopicCatalog {

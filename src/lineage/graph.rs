@@ -963,7 +963,10 @@ mod tests {
             back.insert_edge(a.clone(), b.clone(), *k);
         }
         assert_eq!(back.node_count(), g.node_count());
-        assert_eq!(back.edge(&orders(), &enricher()), g.edge(&orders(), &enricher()));
+        assert_eq!(
+            back.edge(&orders(), &enricher()),
+            g.edge(&orders(), &enricher())
+        );
         assert_eq!(back.node(&enricher()), g.node(&enricher()));
         let rebuilt = JobInfo::stored(info.said(), info.integration.clone());
         assert_eq!(&rebuilt, info);

@@ -73,10 +73,13 @@ async fn body_bytes(
     body: Body,
 ) -> Result<Vec<u8>, ApiError> {
     let raw = axum::body::to_bytes(body, usize::MAX).await.map_err(|e| {
-        let too_long = e
-            .into_inner()
-            .downcast_ref::<http_body_util::LengthLimitError>()
-            .is_some();
+        // The limit layer's error, however deep the body wrappers put it.
+        let mut cause: Option<&(dyn std::error::Error + 'static)> = Some(&e);
+        let mut too_long = false;
+        while let Some(c) = cause {
+            too_long |= c.is::<http_body_util::LengthLimitError>();
+            cause = c.source();
+        }
         match limit {
             Some(l) if too_long => ApiError(l.refusal(None)),
             _ => ApiError(AppError::Request(
@@ -217,7 +220,10 @@ pub async fn ingest_batch(
     let mut indexes = Vec::new();
     let mut events = Vec::new();
     for (index, item) in items.into_iter().enumerate() {
-        match item.map_err(Refused::from).and_then(|r| storable(&r).map(|()| r)) {
+        match item
+            .map_err(Refused::from)
+            .and_then(|r| storable(&r).map(|()| r))
+        {
             Ok(r) => {
                 indexes.push(index);
                 events.push(accepted(&who, r));

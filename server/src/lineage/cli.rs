@@ -18,7 +18,10 @@ pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode>
     match cmd {
         LineageCommand::Impact(args) => impact(&svc, &args).await,
         LineageCommand::Rebuild => {
-            let (replayed, unreadable) = svc.rebuild().await.context("rebuilding the lineage graph")?;
+            let (replayed, unreadable) = svc
+                .rebuild()
+                .await
+                .context("rebuilding the lineage graph")?;
             let counts = svc.counts().await?;
             let mut tx = pool.begin().await?;
             crate::audit::store::append(

@@ -246,7 +246,9 @@ impl LineageService {
     }
 
     async fn clusters(&self) -> Result<Clusters, AppError> {
-        Ok(Clusters::new(&store::clusters(&self.pool).await.map_err(db)?))
+        Ok(Clusters::new(
+            &store::clusters(&self.pool).await.map_err(db)?,
+        ))
     }
 
     /// The stored node a key names: itself, or (a dataset) its canonical
@@ -259,7 +261,10 @@ impl LineageService {
         if let NodeKey::Dataset(d) = key {
             let named = naming::dataset(&d.namespace, &d.name, &self.clusters().await?);
             let canonical = NodeKey::dataset(&named.namespace, &named.name);
-            if let Some(id) = store::node_by_key(&self.pool, &canonical).await.map_err(db)? {
+            if let Some(id) = store::node_by_key(&self.pool, &canonical)
+                .await
+                .map_err(db)?
+            {
                 return Ok(id);
             }
             let claims = store::alias_targets(&self.pool, d).await.map_err(db)?;
@@ -408,8 +413,7 @@ impl LineageService {
             {
                 out.insert(k.clone(), owner.to_string());
             }
-            if let (NodeKey::Dataset(d), Detail::Dataset(info)) =
-                (k, &n.detail)
+            if let (NodeKey::Dataset(d), Detail::Dataset(info)) = (k, &n.detail)
                 && let Some(cluster) = info.cluster.as_deref().and_then(|c| c.parse::<i64>().ok())
             {
                 topics.push((cluster, d.name.clone(), k.clone()));

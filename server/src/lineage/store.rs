@@ -10,9 +10,9 @@ use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
 use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::BTreeMap;
 use std::collections::HashMap;
 use streamkeeper::lineage::event::EventType;
-use std::collections::BTreeMap;
 use streamkeeper::lineage::graph::{
     DatasetInfo, DatasetKey, Detail, FacetSlot, Graph, JobInfo, JobKind, Known, Node, NodeKey,
     Provenance, Seen, Upserts,
@@ -352,8 +352,10 @@ pub async fn write_graph(
         .edges()
         .filter_map(|(a, b, k)| {
             let [of, ol, df, dl] = seen_cols(k);
-            Some(json!({"src": id(a)?, "dst": id(b)?, "observed_first": of, "observed_last": ol,
-                "derived_first": df, "derived_last": dl}))
+            Some(
+                json!({"src": id(a)?, "dst": id(b)?, "observed_first": of, "observed_last": ol,
+                "derived_first": df, "derived_last": dl}),
+            )
         })
         .collect();
     if !edges.is_empty() {
@@ -377,12 +379,14 @@ pub async fn write_graph(
         .runs()
         .filter_map(|(run_id, r)| {
             let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
-            Some(json!({"run_id": run_id, "job_id": id(&NodeKey::Job(r.job.clone()))?,
+            Some(
+                json!({"run_id": run_id, "job_id": id(&NodeKey::Job(r.job.clone()))?,
                 "state": state.as_str(), "state_at": state_at, "first_seen": r.first_seen,
                 "last_seen": r.last_seen,
                 "parent_run_id": r.parent.as_ref().map(|p| &p.run_id),
                 "parent_job_namespace": r.parent.as_ref().map(|p| &p.job.namespace),
-                "parent_job_name": r.parent.as_ref().map(|p| &p.job.name)}))
+                "parent_job_name": r.parent.as_ref().map(|p| &p.job.name)}),
+            )
         })
         .collect();
     if !runs.is_empty() {
@@ -431,12 +435,12 @@ pub async fn write_graph(
     let aliases: Vec<Value> = graph
         .alias_claims()
         .filter_map(|(alias, dataset, source)| {
-            let seen = extras
-                .alias_seen
-                .get(&(alias.clone(), dataset.clone()))?;
-            Some(json!({"alias_namespace": alias.namespace, "alias_name": alias.name,
+            let seen = extras.alias_seen.get(&(alias.clone(), dataset.clone()))?;
+            Some(
+                json!({"alias_namespace": alias.namespace, "alias_name": alias.name,
                 "dataset_id": id(&NodeKey::Dataset(dataset.clone()))?,
-                "source": source, "first_seen": seen.first, "last_seen": seen.last}))
+                "source": source, "first_seen": seen.first, "last_seen": seen.last}),
+            )
         })
         .collect();
     if !aliases.is_empty() {
@@ -477,7 +481,8 @@ pub struct NodeRow {
     pub integration: Option<String>,
 }
 
-const NODE_COLUMNS: &str = "id, kind, namespace, name, observed_first, observed_last, derived_first,
+const NODE_COLUMNS: &str =
+    "id, kind, namespace, name, observed_first, observed_last, derived_first,
     derived_last, cluster, raw_namespaces, issues, job_kind, job_kind_at, integration";
 
 impl NodeRow {
@@ -557,12 +562,14 @@ fn known(observed: [Option<DateTime<Utc>>; 2], derived: [Option<DateTime<Utc>>; 
 }
 
 pub async fn node_by_key(pool: &PgPool, key: &NodeKey) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM lineage_nodes WHERE kind = $1 AND namespace = $2 AND name = $3")
-        .bind(node_kind(key))
-        .bind(key.namespace())
-        .bind(key.name())
-        .fetch_optional(pool)
-        .await
+    sqlx::query_scalar(
+        "SELECT id FROM lineage_nodes WHERE kind = $1 AND namespace = $2 AND name = $3",
+    )
+    .bind(node_kind(key))
+    .bind(key.namespace())
+    .bind(key.name())
+    .fetch_optional(pool)
+    .await
 }
 
 /// The datasets an alias names (several: a conflict).
@@ -602,8 +609,7 @@ pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::
         .await
 }
 
-const EDGE_COLUMNS: &str =
-    "src, dst, observed_first, observed_last, derived_first, derived_last";
+const EDGE_COLUMNS: &str = "src, dst, observed_first, observed_last, derived_first, derived_last";
 
 /// Edges leaving (`downstream`) or entering the nodes `ids`.
 pub async fn edges_of(
@@ -664,7 +670,10 @@ pub fn graph_of(
 ) -> Graph {
     let mut by_node: HashMap<i64, BTreeMap<String, FacetSlot>> = HashMap::new();
     for (id, key, at, value) in facets {
-        by_node.entry(id).or_default().insert(key, FacetSlot { at, value });
+        by_node
+            .entry(id)
+            .or_default()
+            .insert(key, FacetSlot { at, value });
     }
     let key_of: HashMap<i64, NodeKey> = nodes.iter().map(|n| (n.id, n.key())).collect();
     let mut g = Graph::new();
@@ -726,13 +735,12 @@ pub async fn list(
     limit: i64,
     offset: i64,
 ) -> Result<(i64, Vec<NodeRow>), sqlx::Error> {
-    let total: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM lineage_nodes WHERE kind = $1 AND namespace = $2",
-    )
-    .bind(kind)
-    .bind(namespace)
-    .fetch_one(pool)
-    .await?;
+    let total: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM lineage_nodes WHERE kind = $1 AND namespace = $2")
+            .bind(kind)
+            .bind(namespace)
+            .fetch_one(pool)
+            .await?;
     let rows = sqlx::query_as(&format!(
         "SELECT {NODE_COLUMNS} FROM lineage_nodes WHERE kind = $1 AND namespace = $2
          ORDER BY name LIMIT $3 OFFSET $4"

@@ -163,7 +163,10 @@ async fn main() {
         load.as_secs_f64(),
         counts.events as f64 / load.as_secs_f64()
     );
-    sqlx::query("ANALYZE").execute(&pool).await.expect("analyze");
+    sqlx::query("ANALYZE")
+        .execute(&pool)
+        .await
+        .expect("analyze");
 
     // 2. Impact from the store vs one recursive CTE.
     let topic = NodeKey::dataset("kafka://broker-0:9093", "topic-0");

@@ -325,17 +325,25 @@ impl LineageService {
         limits: Limits,
         among: bool,
         facets: Option<&[&str]>,
-    ) -> Result<(Graph, NodeKey), sqlx::Error> {
+    ) -> Result<Loaded, sqlx::Error> {
         let (limits, _) = limits.clamped();
         let mut members: HashSet<i64> = HashSet::from([start]);
         let mut edges = Vec::new();
+        let mut beyond = false;
         for dir in directions {
             let downstream = *dir == Direction::Downstream;
             let mut seen: HashSet<i64> = HashSet::from([start]);
             let mut frontier = vec![start];
-            // One hop past the cap: the walk then sees what the cap cut.
             for hop in 0..=limits.depth {
                 if frontier.is_empty() {
+                    break;
+                }
+                if hop == limits.depth {
+                    // Past the cap only whether anything lies there matters:
+                    // one EXISTS, not the edges of the whole last level.
+                    let seen: Vec<i64> = seen.iter().copied().collect();
+                    beyond |=
+                        store::any_edge_beyond(&self.pool, &frontier, &seen, downstream).await?;
                     break;
                 }
                 let found = store::edges_of(&self.pool, &frontier, downstream).await?;
@@ -348,7 +356,7 @@ impl LineageService {
                     edges.push(e);
                 }
                 // Past the budget the walk stops; nothing further is needed.
-                if hop == limits.depth || seen.len() > limits.budget + 1 {
+                if seen.len() > limits.budget + 1 {
                     break;
                 }
                 frontier = next;
@@ -366,7 +374,11 @@ impl LineageService {
             .find(|n| n.id == start)
             .map(store::NodeRow::key)
             .ok_or(sqlx::Error::RowNotFound)?;
-        Ok((store::graph_of(&nodes, facets, &edges), start_key))
+        Ok(Loaded {
+            graph: store::graph_of(&nodes, facets, &edges),
+            start: start_key,
+            beyond,
+        })
     }
 
     /// Everything downstream (or upstream) of `key` within `limits`, each
@@ -380,12 +392,18 @@ impl LineageService {
     ) -> Result<Impact, AppError> {
         require(who, Action::Read, "read lineage")?;
         let start = self.resolve(key).await?;
-        let (graph, start_key) = self
+        let Loaded {
+            graph,
+            start: start_key,
+            beyond,
+        } = self
             .load(start, &[direction], limits, false, Some(&["ownership"]))
             .await
             .map_err(db)?;
         let mut answer = impact(&graph, &start_key, direction, limits)
             .map_err(|e| AppError::NotFound(e.to_string()))?;
+        answer.cut.depth |= beyond;
+        answer.partial |= beyond;
         let owners = self.owners(&graph, answer.keys()).await?;
         answer.attach_owners(|k| owners.get(k).cloned());
         Ok(answer)
@@ -461,7 +479,7 @@ impl LineageService {
             depth: depth.unwrap_or(streamkeeper::lineage::marquez::DEFAULT_DEPTH),
             ..Limits::default()
         };
-        let (graph, start_key) = self
+        let loaded = self
             .load(
                 start,
                 &[Direction::Downstream, Direction::Upstream],
@@ -471,7 +489,10 @@ impl LineageService {
             )
             .await
             .map_err(db)?;
-        lineage(&graph, &NodeId(start_key), depth).map_err(|e| AppError::NotFound(e.to_string()))
+        let mut answer = lineage(&loaded.graph, &NodeId(loaded.start), depth)
+            .map_err(|e| AppError::NotFound(e.to_string()))?;
+        answer.partial |= loaded.beyond;
+        Ok(answer)
     }
 
     /// Marquez's namespaces: every namespace a dataset or job is in.
@@ -514,6 +535,14 @@ impl LineageService {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+}
+
+/// The part of the graph a question needs, as loaded from the store.
+struct Loaded {
+    graph: Graph,
+    start: NodeKey,
+    /// Nodes lie past the depth cap (not loaded: the walk cannot see them).
+    beyond: bool,
 }
 
 /// The writer task: batches what is queued, writes, answers.
@@ -721,5 +750,33 @@ impl ImpactView {
                 clamped: i.cut.clamped,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event_with(text: &str) -> Vec<u8> {
+        format!(
+            r#"{{"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "dataset": {{"namespace": "n", "name": {text}, "facets": {{}}}}}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_nul_is_refused_but_an_escaped_backslash_before_u0000_is_not_one() {
+        assert!(matches!(
+            accept_one(&event_with(r#""a\u0000b""#)),
+            Err(Refused::Nul)
+        ));
+        // The text `\u0000` (a backslash, then u0000): storable.
+        assert!(accept_one(&event_with(r#""a\\u0000b""#)).is_ok());
+        // A backslash, then a real NUL.
+        assert!(matches!(
+            accept_one(&event_with(r#""a\\\u0000b""#)),
+            Err(Refused::Nul)
+        ));
+        assert!(!Refused::Nul.retriable() && Refused::Saturated.retriable());
     }
 }

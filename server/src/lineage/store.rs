@@ -626,6 +626,29 @@ pub async fn edges_of(
     .await
 }
 
+/// Whether an edge leaves (`downstream`) or enters `frontier` from a node
+/// not in `seen`: what lies past a depth cap.
+pub async fn any_edge_beyond(
+    pool: &PgPool,
+    frontier: &[i64],
+    seen: &[i64],
+    downstream: bool,
+) -> Result<bool, sqlx::Error> {
+    let (from, to) = if downstream {
+        ("src", "dst")
+    } else {
+        ("dst", "src")
+    };
+    sqlx::query_scalar(&format!(
+        "SELECT EXISTS (SELECT 1 FROM lineage_edges
+                        WHERE {from} = ANY($1) AND NOT ({to} = ANY($2)))"
+    ))
+    .bind(frontier)
+    .bind(seen)
+    .fetch_one(pool)
+    .await
+}
+
 /// Every edge between two of `ids`.
 pub async fn edges_among(pool: &PgPool, ids: &[i64]) -> Result<Vec<EdgeRow>, sqlx::Error> {
     sqlx::query_as(&format!(

@@ -212,7 +212,7 @@ async fn main() {
 
     // 3. HTTP ingest with a bench sender.
     let user = streamkeeper_server::accounts::store::users::insert(
-        &mut *pool.acquire().await.expect("conn"),
+        &mut pool.acquire().await.expect("conn"),
         "producer",
         "producer",
         "unused",
@@ -224,7 +224,7 @@ async fn main() {
     .id;
     let token = streamkeeper_server::accounts::store::tokens::generate();
     streamkeeper_server::accounts::store::tokens::insert(
-        &mut *pool.acquire().await.expect("conn"),
+        &mut pool.acquire().await.expect("conn"),
         user,
         "bench",
         &token,

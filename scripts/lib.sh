@@ -66,6 +66,19 @@ ensure_nisshi() {
   fi
 }
 
+# The real OpenLineage producer for the lineage tests: openlineage-python in a
+# venv beside the builds. The tests find it through SK_OPENLINEAGE_PYTHON.
+OPENLINEAGE_VERSION="1.54.0"
+OPENLINEAGE_VENV="$HOME/.cache/streamkeeper/openlineage-$OPENLINEAGE_VERSION"
+ensure_openlineage() {
+  if ! "$OPENLINEAGE_VENV/bin/python" -c 'import openlineage.client' 2>/dev/null; then
+    log "installing openlineage-python $OPENLINEAGE_VERSION (pip, into $OPENLINEAGE_VENV)"
+    python3 -m venv "$OPENLINEAGE_VENV" >&2
+    "$OPENLINEAGE_VENV/bin/pip" install -q "openlineage-python==$OPENLINEAGE_VERSION" >&2
+  fi
+  export SK_OPENLINEAGE_PYTHON="$OPENLINEAGE_VENV/bin/python"
+}
+
 pg_bin() {
   local d
   for d in /usr/lib/postgresql/*/bin; do

@@ -83,6 +83,11 @@ pub enum Action {
     ManageClusters,
     /// See the background routines: their runs, failures and leases.
     SeeRoutines,
+    /// Send OpenLineage events (`POST /api/v1/lineage`). Lineage is shown
+    /// to everyone and its owners are notified from it, so forging it is a
+    /// change: owners and admins (a producer's account is an owner whose
+    /// token holds only `lineage:write`).
+    SendLineage,
 }
 
 /// Whether someone holding `roles` may perform `action`.
@@ -94,6 +99,7 @@ pub fn may(roles: &[Role], action: Action) -> bool {
         Action::ManageUsers | Action::ReadAudit | Action::ManageClusters | Action::SeeRoutines => {
             admin
         }
+        Action::SendLineage => admin || roles.contains(&Role::Owner),
     }
 }
 
@@ -126,6 +132,14 @@ mod tests {
             assert!(may(&[role], Action::Read), "{role}");
         }
         assert!(!may(&[], Action::Read));
+    }
+
+    #[test]
+    fn owners_and_admins_send_lineage() {
+        for role in Role::ALL {
+            let may_send = matches!(role, Role::Owner | Role::Admin);
+            assert_eq!(may(&[role], Action::SendLineage), may_send, "{role}");
+        }
     }
 
     #[test]

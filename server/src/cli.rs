@@ -412,7 +412,7 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
 
 /// The command line acts with full rights (it holds the database
 /// credentials), and is recorded as `cli`.
-fn cli_principal() -> streamkeeper::account::Principal {
+pub fn cli_principal() -> streamkeeper::account::Principal {
     streamkeeper::account::Principal {
         user_id: 0,
         username: ACTOR.into(),

@@ -132,6 +132,44 @@ pub enum Command {
     /// the consumer groups of a topic (needs no database).
     #[command(subcommand)]
     Schema(SchemaCommand),
+    /// Lineage: what breaks if a topic changes, and rebuilding the graph
+    /// from the stored OpenLineage events.
+    #[command(subcommand)]
+    Lineage(LineageCommand),
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LineageCommand {
+    /// Everything downstream (or upstream) of a topic, dataset or job, with
+    /// owners and paths: a table, or --json as the API answers.
+    Impact(LineageImpactArgs),
+    /// Empty the lineage graph and fold every stored event into it again.
+    Rebuild,
+}
+
+#[derive(Debug, Args)]
+pub struct LineageImpactArgs {
+    /// The topic.
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// The topic's cluster (its name in the console), when it is on several.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Any node instead of a topic: dataset:<namespace>:<name> or job:<namespace>:<name>.
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Where it comes from instead of what it feeds.
+    #[arg(long)]
+    pub upstream: bool,
+    /// Hops (6; at most 50).
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Nodes at most (5,000; at most 100,000).
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// Print JSON (the API's answer) instead of a table.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,6 +9,7 @@ pub mod cli;
 pub mod clients;
 pub mod config;
 pub mod flags;
+pub mod lineage;
 pub mod platform;
 pub mod review;
 pub mod schemas;
@@ -48,6 +49,7 @@ enum DatabaseTask {
     Audit(config::AuditCommand),
     Cluster(config::ClusterCommand),
     Routines,
+    Lineage(config::LineageCommand),
 }
 
 enum Offline {
@@ -74,6 +76,7 @@ fn task(
         Some(Command::Audit(c)) => Task::Database(D::Audit(c)),
         Some(Command::Cluster(c)) => Task::Database(D::Cluster(c)),
         Some(Command::Routines) => Task::Database(D::Routines),
+        Some(Command::Lineage(c)) => Task::Database(D::Lineage(c)),
         Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
         Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
     })
@@ -130,5 +133,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         DatabaseTask::Audit(c) => cli::audit(&pool, c).await,
         DatabaseTask::Cluster(c) => cli::cluster(&pool, &outbound, c).await,
         DatabaseTask::Routines => cli::routines(&pool).await,
+        DatabaseTask::Lineage(c) => lineage::cli::run(&pool, c).await,
     }
 }

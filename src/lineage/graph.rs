@@ -564,6 +564,17 @@ impl JobInfo {
     pub fn kind(&self) -> JobKind {
         self.said.map_or(JobKind::Batch, |(_, k)| k)
     }
+
+    /// A job as a store keeps it: the newest kind said, with its time.
+    pub fn stored(said: Option<(DateTime<Utc>, JobKind)>, integration: Option<String>) -> Self {
+        JobInfo { said, integration }
+    }
+
+    /// The newest `processingType` said, with the time it was said: what
+    /// a store keeps so that a later write merges by the same rule.
+    pub fn said(&self) -> Option<(DateTime<Utc>, JobKind)> {
+        self.said
+    }
 }
 
 #[derive(Clone, Debug, PartialEq)]
@@ -794,6 +805,57 @@ impl Graph {
             .collect()
     }
 
+    /// Puts `node` in as a store kept it, replacing a node of its key: how
+    /// a store loads the part of the graph a question needs.
+    pub fn insert_node(&mut self, node: Node) {
+        let i = self.node_mut(node.key.clone());
+        self.g[i] = node;
+    }
+
+    /// Puts the edge `from → to` in as a store kept it (its nodes created
+    /// bare when missing), replacing how it was known.
+    pub fn insert_edge(&mut self, from: NodeKey, to: NodeKey, known: Known) {
+        let a = self.node_mut(from);
+        let b = self.node_mut(to);
+        match self.g.find_edge(a, b) {
+            Some(e) => self.g[e] = known,
+            None => {
+                self.g.add_edge(a, b, known);
+            }
+        }
+    }
+
+    /// Every node, in the order they were first named: with [`edges`],
+    /// [`alias_claims`] and [`runs`], what a store writes after folding a
+    /// batch here (so a batch reaches it merged by the same rules).
+    ///
+    /// [`edges`]: Graph::edges
+    /// [`alias_claims`]: Graph::alias_claims
+    /// [`runs`]: Graph::runs
+    pub fn nodes(&self) -> impl Iterator<Item = &Node> {
+        self.g.node_weights()
+    }
+
+    /// Every edge: `(from, to, how known)`.
+    pub fn edges(&self) -> impl Iterator<Item = (&NodeKey, &NodeKey, &Known)> {
+        use petgraph::visit::EdgeRef;
+        self.g
+            .edge_references()
+            .map(|e| (&self.g[e.source()].key, &self.g[e.target()].key, e.weight()))
+    }
+
+    /// Every alias claim: `(alias, claimant, where the claim comes from)`.
+    pub fn alias_claims(&self) -> impl Iterator<Item = (&DatasetKey, &DatasetKey, &AliasSource)> {
+        self.aliases
+            .iter()
+            .flat_map(|(alias, claims)| claims.iter().map(move |(d, s)| (alias, d, s)))
+    }
+
+    /// Every run, by run id.
+    pub fn runs(&self) -> impl Iterator<Item = (&str, &RunInfo)> {
+        self.runs.iter().map(|(k, v)| (k.as_str(), v))
+    }
+
     pub(crate) fn petgraph(&self) -> &DiGraph<Node, Known> {
         &self.g
     }
@@ -860,6 +922,54 @@ mod tests {
 
     fn enricher() -> NodeKey {
         NodeKey::job("sk-test", "orders_enricher")
+    }
+
+    #[test]
+    fn a_folded_batch_lists_what_a_store_writes() {
+        let c = clusters();
+        let mut g = Graph::new();
+        for e in [
+            fixtures::STREAMING_START,
+            fixtures::STREAMING_RUNNING,
+            fixtures::DEBEZIUM_RUNNING,
+        ] {
+            g.fold(&ev(e), &observed(&c));
+        }
+        assert_eq!(g.nodes().count(), g.node_count());
+        let edges: Vec<_> = g.edges().collect();
+        assert_eq!(edges.len(), g.edge_count());
+        let (_, _, known) = edges
+            .iter()
+            .find(|(a, b, _)| **a == orders() && **b == enricher())
+            .expect("orders feeds the enricher");
+        let seen = known.observed.expect("observed");
+        assert_eq!(seen.last - seen.first, chrono::Duration::minutes(1));
+        assert_eq!(g.runs().count(), 2);
+        let enricher_node = g.node(&enricher()).expect("job");
+        let Detail::Job(info) = &enricher_node.detail else {
+            panic!("a job");
+        };
+        assert_eq!(info.said().map(|(_, k)| k), Some(JobKind::Streaming));
+        // Debezium's two-part table name and its namespace alias.
+        assert!(g.alias_claims().count() >= 2);
+        assert!(g.alias_claims().all(|(a, d, _)| a != d));
+
+        // What a store loads back is the same graph.
+        let mut back = Graph::new();
+        for n in g.nodes() {
+            back.insert_node(n.clone());
+        }
+        for (a, b, k) in g.edges() {
+            back.insert_edge(a.clone(), b.clone(), *k);
+        }
+        assert_eq!(back.node_count(), g.node_count());
+        assert_eq!(
+            back.edge(&orders(), &enricher()),
+            g.edge(&orders(), &enricher())
+        );
+        assert_eq!(back.node(&enricher()), g.node(&enricher()));
+        let rebuilt = JobInfo::stored(info.said(), info.integration.clone());
+        assert_eq!(&rebuilt, info);
     }
 
     #[test]

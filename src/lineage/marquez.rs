@@ -196,9 +196,10 @@ pub fn lineage(
     })
 }
 
-/// Marquez's `data` for a node: the fields its UI reads. Topics are
-/// `STREAM` (Marquez calls every OpenLineage dataset `DB_TABLE`).
-fn data(node: &Node) -> Value {
+/// Marquez's `data` for a node: the fields its UI reads, also what its
+/// dataset and job lists hold. Topics are `STREAM` (Marquez calls every
+/// OpenLineage dataset `DB_TABLE`).
+pub fn data(node: &Node) -> Value {
     let ns = node.key.namespace();
     let name = node.key.name();
     let created = node

@@ -14,6 +14,7 @@ use utoipa::{Modify, OpenApi};
 use crate::accounts::api as accounts;
 use crate::audit::api as audit;
 use crate::flags::api as flags;
+use crate::lineage::api as lineage;
 use crate::review::api as review;
 use crate::schemas::api as schemas;
 use crate::watch::api as clusters;
@@ -75,6 +76,13 @@ use crate::web::AppState;
         review::mark_read,
         review::counts,
         routines::list,
+        lineage::ingest,
+        lineage::ingest_batch,
+        lineage::marquez_lineage,
+        lineage::namespaces,
+        lineage::datasets,
+        lineage::jobs,
+        lineage::impact,
     ),
     components(schemas(error::ErrorBody, error::ErrorDetail)),
     modifiers(&BearerAuth),
@@ -192,6 +200,15 @@ pub fn router() -> Router<AppState> {
         .route("/notifications/read", post(review::mark_read))
         .route("/me/inbox", get(review::counts))
         .route("/routines", get(routines::list))
+        .route(
+            "/lineage",
+            get(lineage::marquez_lineage).post(lineage::ingest),
+        )
+        .route("/lineage/batch", post(lineage::ingest_batch))
+        .route("/lineage/impact", get(lineage::impact))
+        .route("/namespaces", get(lineage::namespaces))
+        .route("/namespaces/{namespace}/datasets", get(lineage::datasets))
+        .route("/namespaces/{namespace}/jobs", get(lineage::jobs))
         .fallback(not_found)
 }
 
@@ -230,6 +247,8 @@ mod tests {
                     Scope::Approve
                 } else if path.starts_with("/api/v1/review-items") {
                     Scope::Propose
+                } else if path == "/api/v1/lineage" || path == "/api/v1/lineage/batch" {
+                    Scope::LineageWrite
                 } else {
                     Scope::Write
                 };

@@ -39,6 +39,7 @@ pub struct AppState {
     pub clusters: Arc<ClusterService>,
     pub schemas: Arc<SchemaService>,
     pub reviews: Arc<ReviewService>,
+    pub lineage: Arc<crate::lineage::LineageService>,
     pub backend: Backend,
     pub limiter: crate::platform::limiter::LoginLimiter,
     pub routines: crate::platform::routine::Routines,
@@ -68,6 +69,7 @@ part_of_state! {
     Arc<ClusterService> => clusters,
     Arc<SchemaService> => schemas,
     Arc<ReviewService> => reviews,
+    Arc<crate::lineage::LineageService> => lineage,
     Backend => backend,
 }
 
@@ -103,6 +105,10 @@ impl AppState {
             schemas.clone(),
             limiter.clone(),
         ));
+        let lineage = Arc::new(crate::lineage::LineageService::new(
+            pool.clone(),
+            crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
+        ));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
@@ -118,6 +124,7 @@ impl AppState {
             clusters,
             schemas,
             reviews,
+            lineage,
             backend,
             limiter,
             routines: crate::platform::routine::Routines::new(pool),

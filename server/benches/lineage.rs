@@ -1,0 +1,349 @@
+//! Lineage from the store (issue 14): OpenLineage ingest over HTTP with a
+//! bench sender, and the impact of a topic at 100,000 nodes / 500,000
+//! edges, against a plain recursive CTE over the same tables (Marquez's
+//! approach) in the same run.
+//!
+//! ```sh
+//! source scripts/lib.sh && start_postgres /tmp/pgbench 55433
+//! DATABASE_URL=postgres://postgres@127.0.0.1:55433/postgres \
+//!   cargo bench -p streamkeeper-server --bench lineage -- 60 32
+//! ```
+//! Arguments: seconds of HTTP ingest, concurrent senders. Works in a
+//! database of its own, dropped at the end.
+//!
+//! 1. The graph: 50,000 streaming jobs in 100 tiers, each reading 5
+//!    topics of its tier and writing 5 of the next (wrapping into cycles),
+//!    as RunEvents in the openlineage-python 1.54 shape with
+//!    `kafka://SASL_SSL://broker-N:9093` namespaces resolved to the one
+//!    registered cluster; every topic owned by a team in the catalog. Sent
+//!    through the service's writer 1,000 at a time (the batch path).
+//! 2. Impact downstream of a topic from the store (level-by-level loads,
+//!    owners attached), and the same reach by one recursive CTE with the
+//!    owners joined, at depth 6 and 20 (Marquez's default).
+//! 3. HTTP ingest: the real router on 127.0.0.1, a lineage:write token,
+//!    `senders` tasks each POSTing one event at a time to
+//!    `/api/v1/lineage` (as the Python client does), honouring 429 +
+//!    Retry-After; then every 201 is checked to be stored.
+
+#[path = "support/db.rs"]
+mod bench_db;
+#[path = "support/median.rs"]
+mod bench_median;
+
+use bench_db::BenchDb;
+use bench_median::median;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+use streamkeeper::account::{Credential, Principal};
+use streamkeeper::lineage::graph::{NodeKey, Provenance};
+use streamkeeper::lineage::impact::{Direction, Limits};
+use streamkeeper::role::Role;
+use streamkeeper_server::lineage::{Accepted, IngestLimits, LineageService, accept_one, store};
+
+const TOPICS: usize = 50_000;
+const JOBS: usize = 50_000;
+const FAN: usize = 5;
+
+/// A small deterministic generator (no rand dependency for a bench).
+struct Lcg(u64);
+impl Lcg {
+    fn next(&mut self, n: usize) -> usize {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        ((self.0 >> 33) as usize) % n
+    }
+}
+
+/// A RunEvent of job `j` reading `fan` topics and writing `fan`, in the
+/// 1.54 client's shape.
+fn event(j: usize, fan: usize, rng: &mut Lcg) -> String {
+    let per_tier = TOPICS / 100;
+    let tier = ((j % JOBS) * 100) / JOBS;
+    let topic = |t: usize, rng: &mut Lcg| {
+        let i = (t % 100) * per_tier + rng.next(per_tier);
+        format!(
+            r#"{{"facets": {{}}, "inputFacets": {{}}, "name": "topic-{i}", "namespace": "kafka://SASL_SSL://broker-{}:9093"}}"#,
+            i % 3
+        )
+    };
+    let inputs: Vec<String> = (0..fan).map(|_| topic(tier, rng)).collect();
+    let outputs: Vec<String> = (0..fan).map(|_| topic(tier + 1, rng)).collect();
+    format!(
+        r#"{{"eventTime": "2026-01-01T00:{:02}:00Z", "eventType": "RUNNING", "inputs": [{}], "job": {{"facets": {{"jobType": {{"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "_schemaURL": "https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet", "integration": "FLINK", "jobType": "JOB", "processingType": "STREAMING"}}}}, "name": "job-{}", "namespace": "bench"}}, "outputs": [{}], "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "run": {{"facets": {{}}, "runId": "0194b3a2-7c1e-7000-8000-{j:012}"}}, "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}}"#,
+        j % 60,
+        inputs.join(", "),
+        j % JOBS,
+        outputs.join(", ")
+    )
+}
+
+fn admin() -> Principal {
+    Principal {
+        user_id: 0,
+        username: "bench".into(),
+        display_name: "bench".into(),
+        roles: vec![Role::Admin],
+        via: Credential::Session,
+        scopes: None,
+    }
+}
+
+fn ms(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+#[tokio::main]
+async fn main() {
+    let Ok(base) = std::env::var("DATABASE_URL") else {
+        eprintln!(
+            "set DATABASE_URL to a Postgres server (see the comment at the top of benches/lineage.rs)"
+        );
+        std::process::exit(2);
+    };
+    let args: Vec<u64> = std::env::args()
+        .skip(1)
+        .filter_map(|a| a.parse().ok())
+        .collect();
+    let seconds = args.first().copied().unwrap_or(60);
+    let senders = args.get(1).copied().unwrap_or(32) as usize;
+
+    let db = BenchDb::create(&base, "lineage", 16).await;
+    let pool = db.pool.clone();
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap) VALUES ('bench', 'broker-0:9093,broker-1:9093,broker-2:9093')
+         RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let team: i64 = sqlx::query_scalar("INSERT INTO teams (name) VALUES ('payments') RETURNING id")
+        .fetch_one(&pool)
+        .await
+        .expect("team");
+    sqlx::query(
+        "INSERT INTO streams (cluster_id, topic, owner_team_id)
+         SELECT $1, 'topic-' || i, $2 FROM generate_series(0, $3 - 1) i",
+    )
+    .bind(cluster)
+    .bind(team)
+    .bind(TOPICS as i64)
+    .execute(&pool)
+    .await
+    .expect("streams");
+
+    // 1. The graph, through the writer.
+    let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(8 << 20));
+    let mut rng = Lcg(7);
+    let texts: Vec<String> = (0..JOBS).map(|j| event(j, FAN, &mut rng)).collect();
+    let start = Instant::now();
+    for chunk in texts.chunks(1_000) {
+        let events = chunk
+            .iter()
+            .map(|t| Accepted {
+                received: accept_one(t.as_bytes()).expect("bench event"),
+                provenance: Provenance::Observed,
+                sender: "bench".into(),
+                source: "bench".into(),
+            })
+            .collect();
+        for r in svc.ingest(events).await {
+            r.expect("stored");
+        }
+    }
+    let load = start.elapsed();
+    let counts = svc.counts().await.expect("counts");
+    println!(
+        "graph: {} nodes, {} edges from {} events, stored and folded through the writer in {:.1} s ({:.0} events/s, 10 edges each)",
+        counts.nodes,
+        counts.edges,
+        counts.events,
+        load.as_secs_f64(),
+        counts.events as f64 / load.as_secs_f64()
+    );
+    sqlx::query("ANALYZE")
+        .execute(&pool)
+        .await
+        .expect("analyze");
+
+    // 2. Impact from the store vs one recursive CTE.
+    let topic = NodeKey::dataset("kafka://broker-0:9093", "topic-0");
+    let start_id = store::node_by_key(&pool, &topic)
+        .await
+        .expect("lookup")
+        .expect("topic-0 stored");
+    let who = admin();
+    for (depth, budget, rounds) in [(6u32, 5_000usize, 7), (20, 100_000, 3)] {
+        let limits = Limits { depth, budget };
+        let mut ours = Vec::new();
+        let mut reached = 0;
+        let mut partial = false;
+        for _ in 0..rounds {
+            let t = Instant::now();
+            let i = svc
+                .impact(&who, &topic, Direction::Downstream, limits)
+                .await
+                .expect("impact");
+            ours.push(t.elapsed());
+            reached = i.nodes.len();
+            partial = i.partial;
+            assert!(i.nodes.iter().any(|n| n.owner.is_some()), "owners attached");
+        }
+        let mut cte = Vec::new();
+        let mut cte_reached = 0;
+        for _ in 0..rounds.min(3) {
+            let t = Instant::now();
+            let rows = store::downstream_by_recursive_cte(&pool, start_id, depth as i32)
+                .await
+                .expect("cte");
+            cte.push(t.elapsed());
+            cte_reached = rows.len();
+        }
+        let (o, c) = (median(&mut ours), median(&mut cte));
+        println!(
+            "impact depth {depth}, budget {budget}: store walk {:.1} ms ({reached} nodes, partial {partial}); recursive CTE {:.1} ms ({cte_reached} nodes); CTE / walk = {:.1}×",
+            ms(o),
+            ms(c),
+            c.as_secs_f64() / o.as_secs_f64().max(1e-9)
+        );
+    }
+
+    // 3. HTTP ingest with a bench sender.
+    let user = streamkeeper_server::accounts::store::users::insert(
+        &mut pool.acquire().await.expect("conn"),
+        "producer",
+        "producer",
+        "unused",
+        &[Role::Owner],
+        false,
+    )
+    .await
+    .expect("user")
+    .id;
+    let token = streamkeeper_server::accounts::store::tokens::generate();
+    streamkeeper_server::accounts::store::tokens::insert(
+        &mut pool.acquire().await.expect("conn"),
+        user,
+        "bench",
+        &token,
+        &streamkeeper::token::Scopes::new([streamkeeper::token::Scope::LineageWrite])
+            .expect("scopes"),
+        None,
+    )
+    .await
+    .expect("token");
+    let cfg = streamkeeper_server::config::ServeConfig {
+        bind: "127.0.0.1:0".parse().expect("addr"),
+        public_url: url::Url::parse("http://127.0.0.1:3000").expect("url"),
+        site_root: "target/site".into(),
+        session_idle: Duration::from_secs(1800),
+        session_max: Duration::from_secs(12 * 3600),
+        trusted_proxies: Vec::new(),
+        clusters_file: None,
+        outbound: Default::default(),
+        max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+    };
+    let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
+    store.migrate().await.expect("sessions");
+    let app = streamkeeper_server::web::router(
+        streamkeeper_server::web::AppState::new(pool.clone(), cfg),
+        store,
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    let before = svc.counts().await.expect("counts").events;
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(senders)
+        .build()
+        .expect("client");
+    let url = format!("http://{addr}/api/v1/lineage");
+    let next = Arc::new(AtomicUsize::new(JOBS));
+    let throttled = Arc::new(AtomicUsize::new(0));
+    let deadline = Instant::now() + Duration::from_secs(seconds);
+    let started = Instant::now();
+    let tasks: Vec<_> = (0..senders)
+        .map(|s| {
+            let (client, url, token, next, throttled) = (
+                client.clone(),
+                url.clone(),
+                token.clone(),
+                next.clone(),
+                throttled.clone(),
+            );
+            tokio::spawn(async move {
+                let mut rng = Lcg(s as u64 + 11);
+                let mut latencies = Vec::new();
+                let mut failed = 0usize;
+                while Instant::now() < deadline {
+                    // A producer's usual event: one input, one output, ~1 KB.
+                    let body = event(next.fetch_add(1, Ordering::Relaxed), 1, &mut rng);
+                    loop {
+                        let t = Instant::now();
+                        let r = client
+                            .post(&url)
+                            .bearer_auth(&token)
+                            .header("content-type", "application/json")
+                            .body(body.clone())
+                            .send()
+                            .await;
+                        match r.map(|r| r.status().as_u16()) {
+                            Ok(201) => {
+                                latencies.push(t.elapsed());
+                                break;
+                            }
+                            Ok(429) => {
+                                throttled.fetch_add(1, Ordering::Relaxed);
+                                tokio::time::sleep(Duration::from_secs(1)).await;
+                            }
+                            _ => {
+                                failed += 1;
+                                break;
+                            }
+                        }
+                    }
+                }
+                (latencies, failed)
+            })
+        })
+        .collect();
+    let mut latencies = Vec::new();
+    let mut failed = 0;
+    for t in tasks {
+        let (l, f) = t.await.expect("sender");
+        latencies.extend(l);
+        failed += f;
+    }
+    let elapsed = started.elapsed();
+    latencies.sort();
+    let pct = |p: f64| {
+        latencies
+            .get(((latencies.len() as f64 * p) as usize).min(latencies.len().saturating_sub(1)))
+            .copied()
+            .unwrap_or_default()
+    };
+    let stored = svc.counts().await.expect("counts").events - before;
+    println!(
+        "http ingest: {} senders for {:.0} s: {} events answered 201 ({:.0} events/s), stored {stored} (lost {}), failed {failed}, 429s {}; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        senders,
+        elapsed.as_secs_f64(),
+        latencies.len(),
+        latencies.len() as f64 / elapsed.as_secs_f64(),
+        latencies.len() as i64 - stored,
+        throttled.load(Ordering::Relaxed),
+        ms(pct(0.5)),
+        ms(pct(0.99)),
+        ms(latencies.last().copied().unwrap_or_default()),
+    );
+    db.drop().await;
+}

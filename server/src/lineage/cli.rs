@@ -1,0 +1,147 @@
+//! `streamkeeper lineage impact` (a table, or `--json` as the API answers)
+//! and `streamkeeper lineage rebuild`, both on the database directly.
+
+use anyhow::{Context, bail};
+use serde_json::json;
+use sqlx::PgPool;
+use std::process::ExitCode;
+use streamkeeper::lineage::impact::{Direction, Limits};
+use streamkeeper::lineage::marquez::NodeId;
+
+use super::{ImpactView, IngestLimits, LineageService};
+use crate::audit::store::Event;
+use crate::config::{LineageCommand, LineageImpactArgs};
+
+pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode> {
+    // The CLI never ingests: the limits only size a queue it leaves unused.
+    let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    match cmd {
+        LineageCommand::Impact(args) => impact(&svc, &args).await,
+        LineageCommand::Rebuild => {
+            let (replayed, unreadable) = svc
+                .rebuild()
+                .await
+                .context("rebuilding the lineage graph")?;
+            let counts = svc.counts().await?;
+            let mut tx = pool.begin().await?;
+            crate::audit::store::append(
+                &mut tx,
+                Event {
+                    actor: "cli",
+                    action: "lineage.rebuild",
+                    target: "lineage".into(),
+                    detail: json!({"replayed": replayed, "unreadable": unreadable,
+                        "nodes": counts.nodes, "edges": counts.edges}),
+                    source: "cli",
+                },
+            )
+            .await?;
+            tx.commit().await?;
+            println!(
+                "replayed {replayed} events into {} nodes and {} edges{}",
+                counts.nodes,
+                counts.edges,
+                if unreadable > 0 {
+                    format!(" ({unreadable} no longer parse: see the log)")
+                } else {
+                    String::new()
+                }
+            );
+            Ok(ExitCode::SUCCESS)
+        }
+    }
+}
+
+async fn impact(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<ExitCode> {
+    let key = match (&a.node, &a.topic) {
+        (Some(node), None) => NodeId::parse(node)?.0,
+        (None, Some(topic)) => svc
+            .topic(a.cluster.as_deref(), topic)
+            .await
+            .map_err(|e| anyhow::anyhow!("{e}"))?,
+        _ => bail!("give either --topic (with --cluster when it is on several) or --node"),
+    };
+    let defaults = Limits::default();
+    let limits = Limits {
+        depth: a.depth.unwrap_or(defaults.depth),
+        budget: a.budget.unwrap_or(defaults.budget),
+    };
+    let direction = if a.upstream {
+        Direction::Upstream
+    } else {
+        Direction::Downstream
+    };
+    let answer = svc
+        .impact(&crate::cli::cli_principal(), &key, direction, limits)
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    let view = ImpactView::of(&answer);
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&view)?);
+    } else {
+        print!("{}", table(&view));
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The answer as a table: one line a node, nearer first, then what was cut.
+pub fn table(v: &ImpactView) -> String {
+    let mut rows = vec![[
+        "DEPTH".to_string(),
+        "KIND".into(),
+        "NODE".into(),
+        "OWNER".into(),
+        "KNOWN".into(),
+        "LAST SEEN".into(),
+        "VIA".into(),
+    ]];
+    for n in &v.nodes {
+        let via = n
+            .path
+            .len()
+            .checked_sub(2)
+            .and_then(|i| n.path.get(i))
+            .cloned()
+            .unwrap_or_default();
+        rows.push([
+            n.depth.to_string(),
+            n.kind.into(),
+            format!("{} {}", n.namespace, n.name),
+            n.owner.clone().unwrap_or_else(|| "-".into()),
+            n.known_as.into(),
+            n.last_seen
+                .map_or("-".into(), |t| t.format("%Y-%m-%d %H:%M").to_string()),
+            via,
+        ]);
+    }
+    let widths: Vec<usize> = (0..7)
+        .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
+        .collect();
+    let mut out = format!("{} of {}\n", v.direction, v.start);
+    for r in &rows {
+        let line: Vec<String> = r
+            .iter()
+            .zip(&widths)
+            .map(|(cell, w)| format!("{cell:<w$}"))
+            .collect();
+        out.push_str(line.join("  ").trim_end());
+        out.push('\n');
+    }
+    if v.nodes.is_empty() {
+        out.push_str("(nothing)\n");
+    }
+    if v.partial {
+        let mut cut = Vec::new();
+        if v.cut.depth {
+            cut.push("the depth cap (--depth)");
+        }
+        if v.cut.budget {
+            cut.push("the node budget (--budget)");
+        }
+        if v.cut.clamped {
+            cut.push("the maxima (depth 50, 100,000 nodes)");
+        }
+        out.push_str(&format!("partial: cut by {}\n", cut.join(" and ")));
+    }
+    out
+}

@@ -1,0 +1,782 @@
+//! Lineage (issue 14): OpenLineage events in (HTTP, drop-in for Marquez),
+//! stored raw and folded into the graph; impact and the Marquez read API
+//! out. The rules are `streamkeeper::lineage`'s; this stores, batches and
+//! loads.
+//!
+//! **Ingest.** A request's events are parsed, redacted and hashed where
+//! they arrive, then handed to one writer task that takes whatever is
+//! queued (up to [`MAX_BATCH`] events), appends the raw events (a hash
+//! already stored is a duplicate, stored nothing twice) and folds only the
+//! new ones into the graph, in one transaction; each request is answered
+//! after that commit, so a 201 means stored. Queued events are bounded
+//! ([`IngestLimits::max_pending`]): beyond it a request is answered 429
+//! with `Retry-After` at once, before anything waits. One writer means no
+//! two transactions upsert the same rows in different orders (no
+//! deadlocks), and batching is what makes thousands of events a second
+//! cheap: one statement per table per batch, not per event.
+//!
+//! **A bad event never costs a good one.** Parsing is per event; a batch
+//! whose transaction fails is retried event by event, so only the event
+//! the database refuses is lost, and it is answered as such.
+//!
+//! **Reads** load from the store the part of the graph a question needs,
+//! level by level (one query per hop, a visited set, the depth cap and
+//! node budget of [`streamkeeper::lineage::impact`]), into a `Graph` the
+//! pure walks run over. No whole-graph cache, so every replica and the CLI
+//! answer alike from the same tables.
+
+pub mod api;
+pub mod cli;
+pub mod store;
+
+use crate::accounts::require;
+use crate::platform::errors::{db, internal};
+use sqlx::PgPool;
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, OnceLock};
+use streamkeeper::account::Principal;
+use streamkeeper::lineage::event::{Event, EventError, Kind};
+use streamkeeper::lineage::graph::{Detail, FoldContext, Graph, NodeKey, Provenance, fold};
+use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
+use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
+use streamkeeper::lineage::naming::{self, Clusters};
+use streamkeeper::lineage::receive::{Received, receive};
+use streamkeeper::role::Action;
+use streamkeeper_app::error::AppError;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
+
+/// Events written in one transaction at most.
+pub const MAX_BATCH: usize = 1_000;
+
+/// How much ingest may queue, and how far a gzip body may inflate.
+#[derive(Clone, Copy, Debug)]
+pub struct IngestLimits {
+    /// Events accepted but not yet stored; more is a 429.
+    pub max_pending: usize,
+    /// The largest body after inflating a gzip one.
+    pub max_inflated: usize,
+}
+
+impl IngestLimits {
+    /// 20,000 events queued (a few seconds of the writer's pace), and
+    /// bodies inflated to twice the request body limit: events reach
+    /// hundreds of KB uncompressed (Trino's are about 200 KB).
+    pub fn for_body_limit(body_limit: usize) -> Self {
+        IngestLimits {
+            max_pending: 20_000,
+            max_inflated: body_limit.saturating_mul(2).max(16 << 20),
+        }
+    }
+}
+
+/// Why one event was not stored.
+#[derive(Debug, thiserror::Error)]
+pub enum Refused {
+    #[error("{0}")]
+    Event(#[from] EventError),
+    /// Postgres cannot keep U+0000 in text or JSONB.
+    #[error("the event contains a NUL character (\\u0000), which cannot be stored")]
+    Nul,
+    /// Ingest is saturated: try again after a second.
+    #[error("lineage ingest is saturated; retry after a second")]
+    Saturated,
+    /// The store failed (retriable).
+    #[error("{0}")]
+    Store(AppError),
+}
+
+impl Refused {
+    /// Whether sending the same event again may succeed.
+    pub fn retriable(&self) -> bool {
+        matches!(self, Refused::Saturated | Refused::Store(_))
+    }
+}
+
+/// An event ready to store.
+pub struct Accepted {
+    pub received: Received,
+    pub provenance: Provenance,
+    /// The account (username) or routine it came from.
+    pub sender: String,
+    /// `http`, or `kafka:<cluster id>`.
+    pub source: String,
+}
+
+/// Parses one event and checks it can be stored.
+pub fn accept_one(body: &[u8]) -> Result<Received, Refused> {
+    let r = receive(body)?;
+    storable(&r)?;
+    Ok(r)
+}
+
+/// A parsed event the store can keep: no NUL anywhere (the canonical
+/// bytes spell it `\u0000`; an escaped backslash before it is not one).
+pub fn storable(r: &Received) -> Result<(), Refused> {
+    let c = &r.canonical;
+    let nul = c.windows(6).enumerate().any(|(i, w)| {
+        w == b"\\u0000" && c[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0
+    });
+    if nul { Err(Refused::Nul) } else { Ok(()) }
+}
+
+fn kind_str(e: &Event) -> &'static str {
+    match e.kind() {
+        Kind::RunEvent => "run",
+        Kind::DatasetEvent => "dataset",
+        Kind::JobEvent => "job",
+    }
+}
+
+/// What became of one stored event.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stored {
+    New,
+    /// The same canonical event was stored before (or earlier in the batch).
+    Duplicate,
+}
+
+struct Pending {
+    events: Vec<Accepted>,
+    _permit: OwnedSemaphorePermit,
+    done: oneshot::Sender<Vec<Result<Stored, Refused>>>,
+}
+
+pub struct LineageService {
+    pool: PgPool,
+    limits: IngestLimits,
+    pending: Arc<Semaphore>,
+    writer: OnceLock<mpsc::UnboundedSender<Pending>>,
+}
+
+impl LineageService {
+    pub fn new(pool: PgPool, limits: IngestLimits) -> Self {
+        LineageService {
+            pool,
+            pending: Arc::new(Semaphore::new(limits.max_pending)),
+            limits,
+            writer: OnceLock::new(),
+        }
+    }
+
+    pub fn limits(&self) -> IngestLimits {
+        self.limits
+    }
+
+    /// May `who` send lineage? Refused is a 403 (audited by the web layer).
+    pub fn may_send(&self, who: &Principal) -> Result<(), AppError> {
+        require(who, Action::SendLineage, "send lineage events")
+    }
+
+    fn writer(&self) -> &mpsc::UnboundedSender<Pending> {
+        self.writer.get_or_init(|| {
+            let (tx, rx) = mpsc::unbounded_channel();
+            tokio::spawn(write_loop(self.pool.clone(), rx));
+            tx
+        })
+    }
+
+    /// Stores `events`, answering each once it is committed (or why not).
+    /// All or none are queued: a saturated ingest refuses the lot at once.
+    pub async fn ingest(&self, events: Vec<Accepted>) -> Vec<Result<Stored, Refused>> {
+        let n = events.len();
+        if n == 0 {
+            return Vec::new();
+        }
+        let permits = u32::try_from(n.min(self.limits.max_pending)).unwrap_or(u32::MAX);
+        let Ok(permit) = self.pending.clone().try_acquire_many_owned(permits) else {
+            return (0..n).map(|_| Err(Refused::Saturated)).collect();
+        };
+        let (done, answer) = oneshot::channel();
+        let sent = self.writer().send(Pending {
+            events,
+            _permit: permit,
+            done,
+        });
+        if sent.is_err() {
+            let e = internal("lineage writer", "the writer task has stopped");
+            return (0..n).map(|_| Err(Refused::Store(e.clone()))).collect();
+        }
+        match answer.await {
+            Ok(results) => results,
+            Err(e) => {
+                let e = internal("lineage writer", e);
+                (0..n).map(|_| Err(Refused::Store(e.clone()))).collect()
+            }
+        }
+    }
+
+    /// Empties the graph and folds every stored event again, in one
+    /// transaction (readers see the old graph until it commits; writers
+    /// wait). Returns (events replayed, events that no longer parse).
+    pub async fn rebuild(&self) -> Result<(usize, usize), sqlx::Error> {
+        let clusters = Clusters::new(&store::clusters(&self.pool).await?);
+        let mut tx = self.pool.begin().await?;
+        store::clear_graph(&mut tx).await?;
+        let (mut after, mut replayed, mut unreadable) = (0i64, 0usize, 0usize);
+        loop {
+            let page = store::events_after(&mut tx, after, 2_000).await?;
+            let Some(last) = page.last() else { break };
+            after = last.id;
+            let mut graph = Graph::new();
+            let mut extras = store::Extras::default();
+            for e in &page {
+                match receive(e.body.as_bytes()) {
+                    Ok(r) => {
+                        let up = fold(
+                            &r.event,
+                            &FoldContext {
+                                provenance: e.provenance(),
+                                clusters: &clusters,
+                            },
+                        );
+                        extras.note(&up);
+                        graph.apply(&up);
+                        replayed += 1;
+                    }
+                    Err(err) => {
+                        tracing::warn!(event = e.id, error = %err, "a stored lineage event no longer parses");
+                        unreadable += 1;
+                    }
+                }
+            }
+            store::write_graph(&mut tx, &graph, &extras).await?;
+        }
+        tx.commit().await?;
+        Ok((replayed, unreadable))
+    }
+
+    async fn clusters(&self) -> Result<Clusters, AppError> {
+        Ok(Clusters::new(
+            &store::clusters(&self.pool).await.map_err(db)?,
+        ))
+    }
+
+    /// The stored node a key names: itself, or (a dataset) its canonical
+    /// name, or the one dataset claiming it as an alias. Several claimants
+    /// are a conflict, shown rather than guessed.
+    pub async fn resolve(&self, key: &NodeKey) -> Result<i64, AppError> {
+        if let Some(id) = store::node_by_key(&self.pool, key).await.map_err(db)? {
+            return Ok(id);
+        }
+        if let NodeKey::Dataset(d) = key {
+            let named = naming::dataset(&d.namespace, &d.name, &self.clusters().await?);
+            let canonical = NodeKey::dataset(&named.namespace, &named.name);
+            if let Some(id) = store::node_by_key(&self.pool, &canonical)
+                .await
+                .map_err(db)?
+            {
+                return Ok(id);
+            }
+            let claims = store::alias_targets(&self.pool, d).await.map_err(db)?;
+            match claims.as_slice() {
+                [one] => return Ok(*one),
+                [] => {}
+                _ => {
+                    return Err(AppError::Conflict(format!(
+                        "{} {} is claimed as an alias by {} datasets; ask for one of them by its own name",
+                        d.namespace,
+                        d.name,
+                        claims.len()
+                    )));
+                }
+            }
+        }
+        Err(AppError::NotFound(format!(
+            "The lineage node {}",
+            NodeId(key.clone())
+        )))
+    }
+
+    /// The topic's dataset: on the named cluster, or the one Kafka dataset
+    /// of that name (several on different clusters: name the cluster).
+    pub async fn topic(&self, cluster: Option<&str>, topic: &str) -> Result<NodeKey, AppError> {
+        let cluster_id = match cluster {
+            Some(name) => Some(
+                store::cluster_id(&self.pool, name)
+                    .await
+                    .map_err(db)?
+                    .ok_or_else(|| AppError::NotFound(format!("The cluster {name:?}")))?,
+            ),
+            None => None,
+        };
+        let found = store::topic_nodes(&self.pool, topic, cluster_id)
+            .await
+            .map_err(db)?;
+        match found.as_slice() {
+            [] => Err(AppError::NotFound(format!(
+                "A lineage dataset for the topic {topic:?}"
+            ))),
+            [one] => Ok(one.key()),
+            [first, ..] if cluster_id.is_some() => Ok(first.key()),
+            many => Err(AppError::Conflict(format!(
+                "The topic {topic:?} is on {} clusters in the lineage graph; name one with cluster",
+                many.len()
+            ))),
+        }
+    }
+
+    /// The part of the stored graph within `limits` of `start` in
+    /// `directions`, with every edge among its nodes when `among`, and the
+    /// facets named in `facets` (all when `None`).
+    async fn load(
+        &self,
+        start: i64,
+        directions: &[Direction],
+        limits: Limits,
+        among: bool,
+        facets: Option<&[&str]>,
+    ) -> Result<Loaded, sqlx::Error> {
+        let (limits, _) = limits.clamped();
+        let mut members: HashSet<i64> = HashSet::from([start]);
+        let mut edges = Vec::new();
+        let mut beyond = false;
+        for dir in directions {
+            let downstream = *dir == Direction::Downstream;
+            let mut seen: HashSet<i64> = HashSet::from([start]);
+            let mut frontier = vec![start];
+            for hop in 0..=limits.depth {
+                if frontier.is_empty() {
+                    break;
+                }
+                if hop == limits.depth {
+                    // Past the cap only whether anything lies there matters:
+                    // one EXISTS, not the edges of the whole last level.
+                    let seen: Vec<i64> = seen.iter().copied().collect();
+                    beyond |=
+                        store::any_edge_beyond(&self.pool, &frontier, &seen, downstream).await?;
+                    break;
+                }
+                let found = store::edges_of(&self.pool, &frontier, downstream).await?;
+                let mut next = Vec::new();
+                for e in found {
+                    let other = if downstream { e.dst } else { e.src };
+                    if seen.insert(other) {
+                        next.push(other);
+                    }
+                    edges.push(e);
+                }
+                // Past the budget the walk stops; nothing further is needed.
+                if seen.len() > limits.budget + 1 {
+                    break;
+                }
+                frontier = next;
+            }
+            members.extend(seen);
+        }
+        let ids: Vec<i64> = members.into_iter().collect();
+        if among {
+            edges = store::edges_among(&self.pool, &ids).await?;
+        }
+        let nodes = store::nodes(&self.pool, &ids).await?;
+        let facets = store::facets(&self.pool, &ids, facets).await?;
+        let start_key = nodes
+            .iter()
+            .find(|n| n.id == start)
+            .map(store::NodeRow::key)
+            .ok_or(sqlx::Error::RowNotFound)?;
+        Ok(Loaded {
+            graph: store::graph_of(&nodes, facets, &edges),
+            start: start_key,
+            beyond,
+        })
+    }
+
+    /// Everything downstream (or upstream) of `key` within `limits`, each
+    /// node with one shortest path and its owner team.
+    pub async fn impact(
+        &self,
+        who: &Principal,
+        key: &NodeKey,
+        direction: Direction,
+        limits: Limits,
+    ) -> Result<Impact, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        let start = self.resolve(key).await?;
+        let Loaded {
+            graph,
+            start: start_key,
+            beyond,
+        } = self
+            .load(start, &[direction], limits, false, Some(&["ownership"]))
+            .await
+            .map_err(db)?;
+        let mut answer = impact(&graph, &start_key, direction, limits)
+            .map_err(|e| AppError::NotFound(e.to_string()))?;
+        answer.cut.depth |= beyond;
+        answer.partial |= beyond;
+        let owners = self.owners(&graph, answer.keys()).await?;
+        answer.attach_owners(|k| owners.get(k).cloned());
+        Ok(answer)
+    }
+
+    /// Owner teams: a topic's is its stream's (the catalog the watch and
+    /// schema screens keep); a dataset or job may also name owners in its
+    /// `ownership` facet, used when the catalog says nothing.
+    async fn owners<'a>(
+        &self,
+        graph: &Graph,
+        keys: impl Iterator<Item = &'a NodeKey>,
+    ) -> Result<HashMap<NodeKey, String>, AppError> {
+        let mut out = HashMap::new();
+        let mut topics: Vec<(i64, String, NodeKey)> = Vec::new();
+        for k in keys {
+            let Some(n) = graph.node(k) else { continue };
+            if let Some(owner) = n
+                .facet("ownership")
+                .and_then(|f| f.get("owners"))
+                .and_then(|o| o.as_array())
+                .and_then(|o| o.first())
+                .and_then(|o| o.get("name"))
+                .and_then(|o| o.as_str())
+            {
+                out.insert(k.clone(), owner.to_string());
+            }
+            if let (NodeKey::Dataset(d), Detail::Dataset(info)) = (k, &n.detail)
+                && let Some(cluster) = info.cluster.as_deref().and_then(|c| c.parse::<i64>().ok())
+            {
+                topics.push((cluster, d.name.clone(), k.clone()));
+            }
+        }
+        if !topics.is_empty() {
+            let pairs: Vec<(i64, String)> =
+                topics.iter().map(|(c, t, _)| (*c, t.clone())).collect();
+            let teams = store::stream_owners(&self.pool, &pairs).await.map_err(db)?;
+            for (c, t, k) in topics {
+                if let Some(team) = teams.get(&(c, t)) {
+                    out.insert(k, team.clone());
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    /// Marquez's `GET /api/v1/lineage`: the node's neighbourhood in its
+    /// shape, the depth clamped and `partial` added.
+    pub async fn marquez_lineage(
+        &self,
+        who: &Principal,
+        node_id: &str,
+        depth: Option<u32>,
+    ) -> Result<LineageAnswer, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        let readings = NodeId::readings(node_id).map_err(|e| AppError::Invalid(e.to_string()))?;
+        // The text is ambiguous; the first reading that names a node wins.
+        let mut found = None;
+        for r in readings {
+            match self.resolve(&r.0).await {
+                Ok(id) => {
+                    found = Some((id, r));
+                    break;
+                }
+                Err(AppError::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let Some((start, _)) = found else {
+            return Err(AppError::NotFound(format!("The lineage node {node_id}")));
+        };
+        let limits = Limits {
+            depth: depth.unwrap_or(streamkeeper::lineage::marquez::DEFAULT_DEPTH),
+            ..Limits::default()
+        };
+        let loaded = self
+            .load(
+                start,
+                &[Direction::Downstream, Direction::Upstream],
+                limits,
+                true,
+                None,
+            )
+            .await
+            .map_err(db)?;
+        let mut answer = lineage(&loaded.graph, &NodeId(loaded.start), depth)
+            .map_err(|e| AppError::NotFound(e.to_string()))?;
+        answer.partial |= loaded.beyond;
+        Ok(answer)
+    }
+
+    /// Marquez's namespaces: every namespace a dataset or job is in.
+    pub async fn namespaces(&self, who: &Principal) -> Result<Vec<store::NamespaceRow>, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        store::namespaces(&self.pool).await.map_err(db)
+    }
+
+    /// A page of a namespace's datasets or jobs in Marquez's `data` shape,
+    /// with the total.
+    pub async fn list(
+        &self,
+        who: &Principal,
+        namespace: &str,
+        jobs: bool,
+        limit: i64,
+        offset: i64,
+    ) -> Result<(i64, Vec<serde_json::Value>), AppError> {
+        require(who, Action::Read, "read lineage")?;
+        let kind = if jobs { "job" } else { "dataset" };
+        let (total, rows) = store::list(&self.pool, kind, namespace, limit, offset)
+            .await
+            .map_err(db)?;
+        let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
+        let facets = store::facets(&self.pool, &ids, None).await.map_err(db)?;
+        let graph = store::graph_of(&rows, facets, &[]);
+        let data = rows
+            .iter()
+            .filter_map(|r| graph.node(&r.key()))
+            .map(streamkeeper::lineage::marquez::data)
+            .collect();
+        Ok((total, data))
+    }
+
+    /// Stored counts (events, nodes, edges), for tests and the CLI.
+    pub async fn counts(&self) -> Result<store::Counts, sqlx::Error> {
+        store::counts(&self.pool).await
+    }
+
+    pub fn pool(&self) -> &PgPool {
+        &self.pool
+    }
+}
+
+/// The part of the graph a question needs, as loaded from the store.
+struct Loaded {
+    graph: Graph,
+    start: NodeKey,
+    /// Nodes lie past the depth cap (not loaded: the walk cannot see them).
+    beyond: bool,
+}
+
+/// The writer task: batches what is queued, writes, answers.
+async fn write_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Pending>) {
+    while let Some(first) = rx.recv().await {
+        let mut batch = vec![first];
+        let mut n = batch[0].events.len();
+        while n < MAX_BATCH {
+            match rx.try_recv() {
+                Ok(p) => {
+                    n += p.events.len();
+                    batch.push(p);
+                }
+                Err(_) => break,
+            }
+        }
+        let events: Vec<&Accepted> = batch.iter().flat_map(|p| &p.events).collect();
+        let mut results = match write(&pool, &events).await {
+            Ok(stored) => stored.into_iter().map(Ok).collect::<Vec<_>>(),
+            Err(e) => {
+                tracing::warn!(error = %e, events = events.len(), "a lineage batch failed; storing its events one by one");
+                let mut one_by_one = Vec::with_capacity(events.len());
+                for ev in &events {
+                    one_by_one.push(match write(&pool, &[*ev]).await {
+                        Ok(s) => Ok(s.into_iter().next().unwrap_or(Stored::Duplicate)),
+                        Err(e) => Err(Refused::Store(db(e))),
+                    });
+                }
+                one_by_one
+            }
+        }
+        .into_iter();
+        for p in batch {
+            let mine: Vec<_> = results.by_ref().take(p.events.len()).collect();
+            // A client that gave up does not stop the others' answers.
+            let _ = p.done.send(mine);
+        }
+    }
+}
+
+/// Appends `events` and folds the new ones, in one transaction.
+async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, sqlx::Error> {
+    let clusters = Clusters::new(&store::clusters(pool).await?);
+    let rows: Vec<store::NewEvent> = events
+        .iter()
+        .map(|e| store::NewEvent {
+            hash: &e.received.hash,
+            body: std::str::from_utf8(&e.received.canonical).unwrap_or(""),
+            provenance: e.provenance,
+            kind: kind_str(&e.received.event),
+            event_time: e.received.event.header().event_time,
+            sender: &e.sender,
+            source: &e.source,
+        })
+        .collect();
+    let mut tx = pool.begin().await?;
+    let appended = store::append_events(&mut tx, &rows).await?;
+    let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
+    let mut graph = Graph::new();
+    let mut extras = store::Extras::default();
+    let mut stored = Vec::with_capacity(events.len());
+    for e in events {
+        // The first of equal events in the batch is the new one.
+        if new.remove(e.received.hash.as_slice()) {
+            let up = fold(
+                &e.received.event,
+                &FoldContext {
+                    provenance: e.provenance,
+                    clusters: &clusters,
+                },
+            );
+            extras.note(&up);
+            graph.apply(&up);
+            stored.push(Stored::New);
+        } else {
+            stored.push(Stored::Duplicate);
+        }
+    }
+    store::write_graph(&mut tx, &graph, &extras).await?;
+    tx.commit().await?;
+    Ok(stored)
+}
+
+/// How an edge or node is known, in words: `observed`, `derived` or both.
+fn known_as(k: &streamkeeper::lineage::graph::Known) -> &'static str {
+    match (k.observed.is_some(), k.derived.is_some()) {
+        (true, true) => "observed+derived",
+        (false, true) => "derived",
+        _ => "observed",
+    }
+}
+
+/// First and last report of one kind.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct SeenView {
+    pub first: chrono::DateTime<chrono::Utc>,
+    pub last: chrono::DateTime<chrono::Utc>,
+}
+
+/// How something is known, per provenance.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct KnownView {
+    /// From events producers sent.
+    pub observed: Option<SeenView>,
+    /// From events Streamkeeper emitted itself.
+    pub derived: Option<SeenView>,
+}
+
+impl KnownView {
+    fn of(k: &streamkeeper::lineage::graph::Known) -> Self {
+        let v = |s: Option<streamkeeper::lineage::graph::Seen>| {
+            s.map(|s| SeenView {
+                first: s.first,
+                last: s.last,
+            })
+        };
+        KnownView {
+            observed: v(k.observed),
+            derived: v(k.derived),
+        }
+    }
+}
+
+/// One node an impact reaches.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ImpactNode {
+    /// Its nodeId (`dataset:<ns>:<name>`, `job:<ns>:<name>`).
+    pub id: String,
+    /// `dataset` or `job`.
+    pub kind: &'static str,
+    pub namespace: String,
+    pub name: String,
+    /// Hops from the start.
+    pub depth: u32,
+    /// One shortest path from the start to here, as nodeIds, both ends included.
+    pub path: Vec<String>,
+    /// The owner team: a topic's stream owner, else the `ownership` facet's first owner.
+    pub owner: Option<String>,
+    /// How the edge that reaches it is known: observed, derived or observed+derived.
+    pub known_as: &'static str,
+    /// When it was last reported, either way.
+    pub last_seen: Option<chrono::DateTime<chrono::Utc>>,
+    /// How the edge that reaches it is known, with times.
+    pub via: KnownView,
+}
+
+/// What the answer is missing.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct CutView {
+    /// Nodes lie beyond the depth cap.
+    pub depth: bool,
+    /// The node budget ran out.
+    pub budget: bool,
+    /// The depth or budget asked for was over the maximum and lowered.
+    pub clamped: bool,
+}
+
+/// The impact answer.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct ImpactView {
+    /// The node asked about, as a nodeId.
+    pub start: String,
+    /// `downstream` or `upstream`.
+    pub direction: &'static str,
+    /// Nearer first.
+    pub nodes: Vec<ImpactNode>,
+    /// True when `cut` says something was left out.
+    pub partial: bool,
+    pub cut: CutView,
+}
+
+impl ImpactView {
+    pub fn of(i: &Impact) -> Self {
+        let id = |k: &NodeKey| NodeId(k.clone()).to_string();
+        ImpactView {
+            start: id(&i.start),
+            direction: match i.direction {
+                Direction::Downstream => "downstream",
+                Direction::Upstream => "upstream",
+            },
+            nodes: i
+                .nodes
+                .iter()
+                .enumerate()
+                .map(|(n, r)| ImpactNode {
+                    id: id(&r.key),
+                    kind: match r.key {
+                        NodeKey::Dataset(_) => "dataset",
+                        NodeKey::Job(_) => "job",
+                    },
+                    namespace: r.key.namespace().to_string(),
+                    name: r.key.name().to_string(),
+                    depth: r.depth,
+                    path: i.path(n).into_iter().map(id).collect(),
+                    owner: r.owner.clone(),
+                    known_as: known_as(&r.via),
+                    last_seen: r.known.last_seen(),
+                    via: KnownView::of(&r.via),
+                })
+                .collect(),
+            partial: i.partial,
+            cut: CutView {
+                depth: i.cut.depth,
+                budget: i.cut.budget,
+                clamped: i.cut.clamped,
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn event_with(text: &str) -> Vec<u8> {
+        format!(
+            r#"{{"eventTime": "2026-01-01T00:00:00Z", "producer": "p", "dataset": {{"namespace": "n", "name": {text}, "facets": {{}}}}}}"#
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn a_nul_is_refused_but_an_escaped_backslash_before_u0000_is_not_one() {
+        assert!(matches!(
+            accept_one(&event_with(r#""a\u0000b""#)),
+            Err(Refused::Nul)
+        ));
+        // The text `\u0000` (a backslash, then u0000): storable.
+        assert!(accept_one(&event_with(r#""a\\u0000b""#)).is_ok());
+        // A backslash, then a real NUL.
+        assert!(matches!(
+            accept_one(&event_with(r#""a\\\u0000b""#)),
+            Err(Refused::Nul)
+        ));
+        assert!(!Refused::Nul.retriable() && Refused::Saturated.retriable());
+    }
+}

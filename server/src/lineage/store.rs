@@ -1,0 +1,830 @@
+//! The lineage store: raw events (append-only, deduplicated by their hash)
+//! and the graph folded from them. Writes come as a graph folded in
+//! memory from a batch of events (`streamkeeper::lineage::graph::Graph`),
+//! so each row arrives merged once and the SQL applies the same merge
+//! rules again against what is stored. Reads load the part of the graph
+//! a question needs, level by level, back into a `Graph` for the pure
+//! walks.
+
+use chrono::{DateTime, Utc};
+use serde::Serialize;
+use serde_json::{Value, json};
+use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::BTreeMap;
+use std::collections::HashMap;
+use streamkeeper::lineage::event::EventType;
+use streamkeeper::lineage::graph::{
+    DatasetInfo, DatasetKey, Detail, FacetSlot, Graph, JobInfo, JobKind, Known, Node, NodeKey,
+    Provenance, Seen, Upserts,
+};
+use streamkeeper::lineage::naming::{NameIssue, RegisteredCluster};
+
+/// One event as it is appended.
+pub struct NewEvent<'a> {
+    pub hash: &'a [u8; 32],
+    pub body: &'a str,
+    pub provenance: Provenance,
+    pub kind: &'static str,
+    pub event_time: DateTime<Utc>,
+    pub sender: &'a str,
+    pub source: &'a str,
+}
+
+pub fn provenance_str(p: Provenance) -> &'static str {
+    match p {
+        Provenance::Observed => "observed",
+        Provenance::Derived => "derived",
+    }
+}
+
+fn provenance_of(s: &str) -> Provenance {
+    if s == "derived" {
+        Provenance::Derived
+    } else {
+        Provenance::Observed
+    }
+}
+
+/// Appends the events not stored yet; returns the hashes it appended
+/// (a duplicate, in the batch or from before, is not one of them).
+pub async fn append_events(
+    conn: &mut PgConnection,
+    events: &[NewEvent<'_>],
+) -> Result<Vec<Vec<u8>>, sqlx::Error> {
+    let hashes: Vec<Vec<u8>> = events.iter().map(|e| e.hash.to_vec()).collect();
+    let bodies: Vec<&str> = events.iter().map(|e| e.body).collect();
+    let provenance: Vec<&str> = events
+        .iter()
+        .map(|e| provenance_str(e.provenance))
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind).collect();
+    let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.event_time).collect();
+    let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
+    let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
+    sqlx::query_scalar(
+        "INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
+         SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
+                              $5::timestamptz[], $6::text[], $7::text[])
+         ON CONFLICT (hash) DO NOTHING
+         RETURNING hash",
+    )
+    .bind(hashes)
+    .bind(bodies)
+    .bind(provenance)
+    .bind(kinds)
+    .bind(times)
+    .bind(senders)
+    .bind(sources)
+    .fetch_all(conn)
+    .await
+}
+
+/// A stored event for a replay.
+#[derive(FromRow)]
+pub struct StoredEvent {
+    pub id: i64,
+    pub body: String,
+    pub provenance: String,
+}
+
+impl StoredEvent {
+    pub fn provenance(&self) -> Provenance {
+        provenance_of(&self.provenance)
+    }
+}
+
+/// Stored events after `after` (an id), oldest first.
+pub async fn events_after(
+    conn: &mut PgConnection,
+    after: i64,
+    limit: i64,
+) -> Result<Vec<StoredEvent>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT id, body, provenance FROM lineage_events WHERE id > $1 ORDER BY id LIMIT $2",
+    )
+    .bind(after)
+    .bind(limit)
+    .fetch_all(conn)
+    .await
+}
+
+pub async fn event_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar("SELECT count(*) FROM lineage_events")
+        .fetch_one(pool)
+        .await
+}
+
+/// Empties the graph (not the events) for a rebuild, in the caller's
+/// transaction: writers wait on the lock until it commits.
+pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes")
+        .execute(conn)
+        .await
+        .map(|_| ())
+}
+
+/// The registered clusters with their bootstrap brokers, for naming.
+pub async fn clusters(pool: &PgPool) -> Result<Vec<RegisteredCluster>, sqlx::Error> {
+    let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, bootstrap FROM clusters ORDER BY id")
+        .fetch_all(pool)
+        .await?;
+    Ok(rows
+        .into_iter()
+        .map(|(id, bootstrap)| RegisteredCluster {
+            id: id.to_string(),
+            brokers: bootstrap
+                .split([',', ';'])
+                .map(str::trim)
+                .filter(|b| !b.is_empty())
+                .map(str::to_string)
+                .collect(),
+        })
+        .collect())
+}
+
+/// What a folded batch adds that the in-memory graph does not keep: when
+/// each alias claim and each run facet was made.
+#[derive(Default)]
+pub struct Extras {
+    /// (alias, dataset) → seen.
+    pub alias_seen: HashMap<(DatasetKey, DatasetKey), Seen>,
+    /// (run id, facet key) → (at, value; `None` deleted).
+    pub run_facets: HashMap<(String, String), (DateTime<Utc>, Option<Value>)>,
+}
+
+impl Extras {
+    /// Records what `up` says that the graph will not keep.
+    pub fn note(&mut self, up: &Upserts) {
+        for a in &up.aliases {
+            let seen = self
+                .alias_seen
+                .entry((a.alias.clone(), a.dataset.clone()))
+                .or_insert(Seen {
+                    first: a.at,
+                    last: a.at,
+                });
+            seen.first = seen.first.min(a.at);
+            seen.last = seen.last.max(a.at);
+        }
+        if let Some(r) = &up.run {
+            for f in &r.facets {
+                let slot = self
+                    .run_facets
+                    .entry((r.run_id.clone(), f.key.clone()))
+                    .or_insert((r.at, f.value.clone()));
+                if slot.0 <= r.at {
+                    *slot = (r.at, f.value.clone());
+                }
+            }
+        }
+    }
+}
+
+fn kind_str(k: JobKind) -> &'static str {
+    match k {
+        JobKind::Batch => "BATCH",
+        JobKind::Streaming => "STREAMING",
+        JobKind::Service => "SERVICE",
+    }
+}
+
+fn kind_of(s: &str) -> Option<JobKind> {
+    match s {
+        "BATCH" => Some(JobKind::Batch),
+        "STREAMING" => Some(JobKind::Streaming),
+        "SERVICE" => Some(JobKind::Service),
+        _ => None,
+    }
+}
+
+fn node_kind(k: &NodeKey) -> &'static str {
+    match k {
+        NodeKey::Dataset(_) => "dataset",
+        NodeKey::Job(_) => "job",
+    }
+}
+
+#[derive(Serialize)]
+struct NodeWrite<'a> {
+    kind: &'static str,
+    namespace: &'a str,
+    name: &'a str,
+    observed_first: Option<DateTime<Utc>>,
+    observed_last: Option<DateTime<Utc>>,
+    derived_first: Option<DateTime<Utc>>,
+    derived_last: Option<DateTime<Utc>>,
+    cluster: Option<&'a str>,
+    raw_namespaces: Vec<&'a str>,
+    issues: Value,
+    job_kind: Option<&'static str>,
+    job_kind_at: Option<DateTime<Utc>>,
+    integration: Option<&'a str>,
+}
+
+fn seen_cols(k: &Known) -> [Option<DateTime<Utc>>; 4] {
+    [
+        k.observed.map(|s| s.first),
+        k.observed.map(|s| s.last),
+        k.derived.map(|s| s.first),
+        k.derived.map(|s| s.last),
+    ]
+}
+
+/// Writes a folded batch, merging with what is stored by the fold's rules
+/// (see the migration). One statement per table, the rows as one JSON
+/// array each.
+pub async fn write_graph(
+    conn: &mut PgConnection,
+    graph: &Graph,
+    extras: &Extras,
+) -> Result<(), sqlx::Error> {
+    if graph.node_count() == 0 {
+        return Ok(());
+    }
+    let rows: Vec<NodeWrite> = graph
+        .nodes()
+        .map(|n| {
+            let [of, ol, df, dl] = seen_cols(&n.known);
+            let mut w = NodeWrite {
+                kind: node_kind(&n.key),
+                namespace: n.key.namespace(),
+                name: n.key.name(),
+                observed_first: of,
+                observed_last: ol,
+                derived_first: df,
+                derived_last: dl,
+                cluster: None,
+                raw_namespaces: Vec::new(),
+                issues: json!([]),
+                job_kind: None,
+                job_kind_at: None,
+                integration: None,
+            };
+            match &n.detail {
+                Detail::Dataset(d) => {
+                    w.cluster = d.cluster.as_deref();
+                    w.raw_namespaces = d.raw_namespaces.iter().map(String::as_str).collect();
+                    w.issues = serde_json::to_value(&d.issues).unwrap_or_else(|_| json!([]));
+                }
+                Detail::Job(j) => {
+                    if let Some((at, kind)) = j.said() {
+                        w.job_kind = Some(kind_str(kind));
+                        w.job_kind_at = Some(at);
+                        w.integration = j.integration.as_deref();
+                    }
+                }
+            }
+            w
+        })
+        .collect();
+    let ids: Vec<(i64, String, String, String)> = sqlx::query_as(
+        "INSERT INTO lineage_nodes AS n (kind, namespace, name, observed_first, observed_last,
+             derived_first, derived_last, cluster, raw_namespaces, issues, job_kind, job_kind_at,
+             integration)
+         SELECT kind, namespace, name, observed_first, observed_last, derived_first, derived_last,
+                cluster, raw_namespaces, issues, job_kind, job_kind_at, integration
+         FROM jsonb_to_recordset($1) AS r(kind text, namespace text, name text,
+             observed_first timestamptz, observed_last timestamptz, derived_first timestamptz,
+             derived_last timestamptz, cluster text, raw_namespaces text[], issues jsonb,
+             job_kind text, job_kind_at timestamptz, integration text)
+         ON CONFLICT (kind, namespace, name) DO UPDATE SET
+             observed_first = LEAST(n.observed_first, EXCLUDED.observed_first),
+             observed_last = GREATEST(n.observed_last, EXCLUDED.observed_last),
+             derived_first = LEAST(n.derived_first, EXCLUDED.derived_first),
+             derived_last = GREATEST(n.derived_last, EXCLUDED.derived_last),
+             cluster = COALESCE(EXCLUDED.cluster, n.cluster),
+             raw_namespaces = CASE WHEN EXCLUDED.raw_namespaces <@ n.raw_namespaces
+                 THEN n.raw_namespaces
+                 ELSE ARRAY(SELECT DISTINCT x FROM unnest(n.raw_namespaces || EXCLUDED.raw_namespaces) x ORDER BY x)
+                 END,
+             issues = CASE WHEN EXCLUDED.issues <@ n.issues THEN n.issues
+                 ELSE (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]')
+                       FROM jsonb_array_elements(n.issues || EXCLUDED.issues) x)
+                 END,
+             job_kind = CASE WHEN EXCLUDED.job_kind_at IS NOT NULL
+                     AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
+                 THEN EXCLUDED.job_kind ELSE n.job_kind END,
+             integration = CASE WHEN EXCLUDED.job_kind_at IS NOT NULL
+                     AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
+                 THEN EXCLUDED.integration ELSE n.integration END,
+             job_kind_at = GREATEST(n.job_kind_at, EXCLUDED.job_kind_at)
+         RETURNING id, kind, namespace, name",
+    )
+    .bind(serde_json::to_value(&rows).unwrap_or_else(|_| json!([])))
+    .fetch_all(&mut *conn)
+    .await?;
+    let id_of: HashMap<NodeKey, i64> = ids
+        .into_iter()
+        .map(|(id, kind, ns, name)| {
+            let key = if kind == "job" {
+                NodeKey::job(&ns, &name)
+            } else {
+                NodeKey::dataset(&ns, &name)
+            };
+            (key, id)
+        })
+        .collect();
+    let id = |k: &NodeKey| id_of.get(k).copied();
+
+    let facets: Vec<Value> = graph
+        .nodes()
+        .filter_map(|n| Some((id(&n.key)?, n)))
+        .flat_map(|(node_id, n)| {
+            n.facets.iter().map(move |(key, slot)| {
+                json!({"node_id": node_id, "key": key, "at": slot.at, "value": slot.value})
+            })
+        })
+        .collect();
+    if !facets.is_empty() {
+        sqlx::query(
+            "INSERT INTO lineage_facets AS f (node_id, key, at, value)
+             SELECT node_id, key, at, value
+             FROM jsonb_to_recordset($1) AS r(node_id bigint, key text, at timestamptz, value jsonb)
+             ON CONFLICT (node_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
+             WHERE f.at <= EXCLUDED.at",
+        )
+        .bind(Value::Array(facets))
+        .execute(&mut *conn)
+        .await?;
+    }
+
+    let edges: Vec<Value> = graph
+        .edges()
+        .filter_map(|(a, b, k)| {
+            let [of, ol, df, dl] = seen_cols(k);
+            Some(
+                json!({"src": id(a)?, "dst": id(b)?, "observed_first": of, "observed_last": ol,
+                "derived_first": df, "derived_last": dl}),
+            )
+        })
+        .collect();
+    if !edges.is_empty() {
+        sqlx::query(
+            "INSERT INTO lineage_edges AS e (src, dst, observed_first, observed_last, derived_first, derived_last)
+             SELECT src, dst, observed_first, observed_last, derived_first, derived_last
+             FROM jsonb_to_recordset($1) AS r(src bigint, dst bigint, observed_first timestamptz,
+                 observed_last timestamptz, derived_first timestamptz, derived_last timestamptz)
+             ON CONFLICT (src, dst) DO UPDATE SET
+                 observed_first = LEAST(e.observed_first, EXCLUDED.observed_first),
+                 observed_last = GREATEST(e.observed_last, EXCLUDED.observed_last),
+                 derived_first = LEAST(e.derived_first, EXCLUDED.derived_first),
+                 derived_last = GREATEST(e.derived_last, EXCLUDED.derived_last)",
+        )
+        .bind(Value::Array(edges))
+        .execute(&mut *conn)
+        .await?;
+    }
+
+    let runs: Vec<Value> = graph
+        .runs()
+        .filter_map(|(run_id, r)| {
+            let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
+            Some(
+                json!({"run_id": run_id, "job_id": id(&NodeKey::Job(r.job.clone()))?,
+                "state": state.as_str(), "state_at": state_at, "first_seen": r.first_seen,
+                "last_seen": r.last_seen,
+                "parent_run_id": r.parent.as_ref().map(|p| &p.run_id),
+                "parent_job_namespace": r.parent.as_ref().map(|p| &p.job.namespace),
+                "parent_job_name": r.parent.as_ref().map(|p| &p.job.name)}),
+            )
+        })
+        .collect();
+    if !runs.is_empty() {
+        sqlx::query(
+            "INSERT INTO lineage_runs AS u (run_id, job_id, state, state_at, first_seen, last_seen,
+                 parent_run_id, parent_job_namespace, parent_job_name)
+             SELECT run_id, job_id, state, state_at, first_seen, last_seen, parent_run_id,
+                    parent_job_namespace, parent_job_name
+             FROM jsonb_to_recordset($1) AS r(run_id text, job_id bigint, state text,
+                 state_at timestamptz, first_seen timestamptz, last_seen timestamptz,
+                 parent_run_id text, parent_job_namespace text, parent_job_name text)
+             ON CONFLICT (run_id) DO UPDATE SET
+                 state = CASE WHEN u.state_at <= EXCLUDED.state_at THEN EXCLUDED.state ELSE u.state END,
+                 state_at = GREATEST(u.state_at, EXCLUDED.state_at),
+                 first_seen = LEAST(u.first_seen, EXCLUDED.first_seen),
+                 last_seen = GREATEST(u.last_seen, EXCLUDED.last_seen),
+                 parent_run_id = COALESCE(EXCLUDED.parent_run_id, u.parent_run_id),
+                 parent_job_namespace = COALESCE(EXCLUDED.parent_job_namespace, u.parent_job_namespace),
+                 parent_job_name = COALESCE(EXCLUDED.parent_job_name, u.parent_job_name)",
+        )
+        .bind(Value::Array(runs))
+        .execute(&mut *conn)
+        .await?;
+    }
+
+    let run_facets: Vec<Value> = extras
+        .run_facets
+        .iter()
+        .map(|((run_id, key), (at, value))| {
+            json!({"run_id": run_id, "key": key, "at": at, "value": value})
+        })
+        .collect();
+    if !run_facets.is_empty() {
+        sqlx::query(
+            "INSERT INTO lineage_run_facets AS f (run_id, key, at, value)
+             SELECT run_id, key, at, value
+             FROM jsonb_to_recordset($1) AS r(run_id text, key text, at timestamptz, value jsonb)
+             ON CONFLICT (run_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
+             WHERE f.at <= EXCLUDED.at",
+        )
+        .bind(Value::Array(run_facets))
+        .execute(&mut *conn)
+        .await?;
+    }
+
+    let aliases: Vec<Value> = graph
+        .alias_claims()
+        .filter_map(|(alias, dataset, source)| {
+            let seen = extras.alias_seen.get(&(alias.clone(), dataset.clone()))?;
+            Some(
+                json!({"alias_namespace": alias.namespace, "alias_name": alias.name,
+                "dataset_id": id(&NodeKey::Dataset(dataset.clone()))?,
+                "source": source, "first_seen": seen.first, "last_seen": seen.last}),
+            )
+        })
+        .collect();
+    if !aliases.is_empty() {
+        sqlx::query(
+            "INSERT INTO lineage_aliases AS a (alias_namespace, alias_name, dataset_id, source, first_seen, last_seen)
+             SELECT alias_namespace, alias_name, dataset_id, source, first_seen, last_seen
+             FROM jsonb_to_recordset($1) AS r(alias_namespace text, alias_name text,
+                 dataset_id bigint, source jsonb, first_seen timestamptz, last_seen timestamptz)
+             ON CONFLICT (alias_namespace, alias_name, dataset_id) DO UPDATE SET
+                 first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
+                 last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)",
+        )
+        .bind(Value::Array(aliases))
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+// ---- reads -------------------------------------------------------------
+
+/// A node as stored.
+#[derive(Clone, Debug, FromRow)]
+pub struct NodeRow {
+    pub id: i64,
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub observed_first: Option<DateTime<Utc>>,
+    pub observed_last: Option<DateTime<Utc>>,
+    pub derived_first: Option<DateTime<Utc>>,
+    pub derived_last: Option<DateTime<Utc>>,
+    pub cluster: Option<String>,
+    pub raw_namespaces: Vec<String>,
+    pub issues: Value,
+    pub job_kind: Option<String>,
+    pub job_kind_at: Option<DateTime<Utc>>,
+    pub integration: Option<String>,
+}
+
+const NODE_COLUMNS: &str =
+    "id, kind, namespace, name, observed_first, observed_last, derived_first,
+    derived_last, cluster, raw_namespaces, issues, job_kind, job_kind_at, integration";
+
+impl NodeRow {
+    pub fn key(&self) -> NodeKey {
+        if self.kind == "job" {
+            NodeKey::job(&self.namespace, &self.name)
+        } else {
+            NodeKey::dataset(&self.namespace, &self.name)
+        }
+    }
+
+    pub fn known(&self) -> Known {
+        known(
+            [self.observed_first, self.observed_last],
+            [self.derived_first, self.derived_last],
+        )
+    }
+
+    /// This row as the in-memory graph keeps a node, with `facets`.
+    fn node(&self, facets: BTreeMap<String, FacetSlot>) -> Node {
+        let detail = match self.kind.as_str() {
+            "job" => Detail::Job(JobInfo::stored(
+                self.job_kind
+                    .as_deref()
+                    .and_then(kind_of)
+                    .zip(self.job_kind_at)
+                    .map(|(k, at)| (at, k)),
+                self.integration.clone(),
+            )),
+            _ => Detail::Dataset(DatasetInfo {
+                raw_namespaces: self.raw_namespaces.iter().cloned().collect(),
+                cluster: self.cluster.clone(),
+                issues: serde_json::from_value::<Vec<NameIssue>>(self.issues.clone())
+                    .unwrap_or_default(),
+            }),
+        };
+        Node {
+            key: self.key(),
+            known: self.known(),
+            facets,
+            detail,
+        }
+    }
+}
+
+/// An edge as stored, by node ids.
+#[derive(Clone, Copy, Debug, FromRow)]
+pub struct EdgeRow {
+    pub src: i64,
+    pub dst: i64,
+    pub observed_first: Option<DateTime<Utc>>,
+    pub observed_last: Option<DateTime<Utc>>,
+    pub derived_first: Option<DateTime<Utc>>,
+    pub derived_last: Option<DateTime<Utc>>,
+}
+
+impl EdgeRow {
+    pub fn known(&self) -> Known {
+        known(
+            [self.observed_first, self.observed_last],
+            [self.derived_first, self.derived_last],
+        )
+    }
+}
+
+fn known(observed: [Option<DateTime<Utc>>; 2], derived: [Option<DateTime<Utc>>; 2]) -> Known {
+    let seen = |[f, l]: [Option<DateTime<Utc>>; 2]| {
+        Some(Seen {
+            first: f?,
+            last: l?,
+        })
+    };
+    Known {
+        observed: seen(observed),
+        derived: seen(derived),
+    }
+}
+
+pub async fn node_by_key(pool: &PgPool, key: &NodeKey) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT id FROM lineage_nodes WHERE kind = $1 AND namespace = $2 AND name = $3",
+    )
+    .bind(node_kind(key))
+    .bind(key.namespace())
+    .bind(key.name())
+    .fetch_optional(pool)
+    .await
+}
+
+/// The datasets an alias names (several: a conflict).
+pub async fn alias_targets(pool: &PgPool, alias: &DatasetKey) -> Result<Vec<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "SELECT dataset_id FROM lineage_aliases WHERE alias_namespace = $1 AND alias_name = $2
+         ORDER BY dataset_id",
+    )
+    .bind(&alias.namespace)
+    .bind(&alias.name)
+    .fetch_all(pool)
+    .await
+}
+
+/// Kafka datasets named `topic`, on the cluster when one is given.
+pub async fn topic_nodes(
+    pool: &PgPool,
+    topic: &str,
+    cluster_id: Option<i64>,
+) -> Result<Vec<NodeRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {NODE_COLUMNS} FROM lineage_nodes
+         WHERE name = $1 AND kind = 'dataset' AND namespace LIKE 'kafka://%'
+           AND ($2::text IS NULL OR cluster = $2)
+         ORDER BY (cluster IS NULL), id"
+    ))
+    .bind(topic)
+    .bind(cluster_id.map(|c| c.to_string()))
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+}
+
+const EDGE_COLUMNS: &str = "src, dst, observed_first, observed_last, derived_first, derived_last";
+
+/// Edges leaving (`downstream`) or entering the nodes `ids`.
+pub async fn edges_of(
+    pool: &PgPool,
+    ids: &[i64],
+    downstream: bool,
+) -> Result<Vec<EdgeRow>, sqlx::Error> {
+    let column = if downstream { "src" } else { "dst" };
+    sqlx::query_as(&format!(
+        "SELECT {EDGE_COLUMNS} FROM lineage_edges WHERE {column} = ANY($1)"
+    ))
+    .bind(ids)
+    .fetch_all(pool)
+    .await
+}
+
+/// Whether an edge leaves (`downstream`) or enters `frontier` from a node
+/// not in `seen`: what lies past a depth cap.
+pub async fn any_edge_beyond(
+    pool: &PgPool,
+    frontier: &[i64],
+    seen: &[i64],
+    downstream: bool,
+) -> Result<bool, sqlx::Error> {
+    let (from, to) = if downstream {
+        ("src", "dst")
+    } else {
+        ("dst", "src")
+    };
+    sqlx::query_scalar(&format!(
+        "SELECT EXISTS (SELECT 1 FROM lineage_edges
+                        WHERE {from} = ANY($1) AND NOT ({to} = ANY($2)))"
+    ))
+    .bind(frontier)
+    .bind(seen)
+    .fetch_one(pool)
+    .await
+}
+
+/// Every edge between two of `ids`.
+pub async fn edges_among(pool: &PgPool, ids: &[i64]) -> Result<Vec<EdgeRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {EDGE_COLUMNS} FROM lineage_edges WHERE src = ANY($1) AND dst = ANY($1)"
+    ))
+    .bind(ids)
+    .fetch_all(pool)
+    .await
+}
+
+pub async fn nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, sqlx::Error> {
+    sqlx::query_as(&format!(
+        "SELECT {NODE_COLUMNS} FROM lineage_nodes WHERE id = ANY($1)"
+    ))
+    .bind(ids)
+    .fetch_all(pool)
+    .await
+}
+
+/// Facets of `ids` (only `keys` when given), live or deleted.
+pub async fn facets(
+    pool: &PgPool,
+    ids: &[i64],
+    keys: Option<&[&str]>,
+) -> Result<Vec<(i64, String, DateTime<Utc>, Option<Value>)>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT node_id, key, at, value FROM lineage_facets
+         WHERE node_id = ANY($1) AND ($2::text[] IS NULL OR key = ANY($2))",
+    )
+    .bind(ids)
+    .bind(keys.map(|k| k.iter().map(|s| s.to_string()).collect::<Vec<_>>()))
+    .fetch_all(pool)
+    .await
+}
+
+/// A `Graph` holding exactly `nodes`, their `facets` and `edges`, each as
+/// stored: what the pure walks run over.
+pub fn graph_of(
+    nodes: &[NodeRow],
+    facets: Vec<(i64, String, DateTime<Utc>, Option<Value>)>,
+    edges: &[EdgeRow],
+) -> Graph {
+    let mut by_node: HashMap<i64, BTreeMap<String, FacetSlot>> = HashMap::new();
+    for (id, key, at, value) in facets {
+        by_node
+            .entry(id)
+            .or_default()
+            .insert(key, FacetSlot { at, value });
+    }
+    let key_of: HashMap<i64, NodeKey> = nodes.iter().map(|n| (n.id, n.key())).collect();
+    let mut g = Graph::new();
+    for n in nodes {
+        g.insert_node(n.node(by_node.remove(&n.id).unwrap_or_default()));
+    }
+    for e in edges {
+        if let (Some(from), Some(to)) = (key_of.get(&e.src), key_of.get(&e.dst)) {
+            g.insert_edge(from.clone(), to.clone(), e.known());
+        }
+    }
+    g
+}
+
+/// Owner team names of topics, by (cluster id, topic): the catalog's.
+pub async fn stream_owners(
+    pool: &PgPool,
+    topics: &[(i64, String)],
+) -> Result<HashMap<(i64, String), String>, sqlx::Error> {
+    let clusters: Vec<i64> = topics.iter().map(|t| t.0).collect();
+    let names: Vec<&str> = topics.iter().map(|t| t.1.as_str()).collect();
+    let rows: Vec<(i64, String, String)> = sqlx::query_as(
+        "SELECT s.cluster_id, s.topic, t.name
+         FROM UNNEST($1::bigint[], $2::text[]) AS q(cluster_id, topic)
+         JOIN streams s ON s.cluster_id = q.cluster_id AND s.topic = q.topic
+         JOIN teams t ON t.id = s.owner_team_id",
+    )
+    .bind(clusters)
+    .bind(names)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(c, t, n)| ((c, t), n)).collect())
+}
+
+/// A namespace as Marquez lists it.
+#[derive(Clone, Debug, FromRow, Serialize)]
+pub struct NamespaceRow {
+    pub name: String,
+    pub created_at: Option<DateTime<Utc>>,
+    pub updated_at: Option<DateTime<Utc>>,
+}
+
+pub async fn namespaces(pool: &PgPool) -> Result<Vec<NamespaceRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT namespace AS name,
+                min(LEAST(observed_first, derived_first)) AS created_at,
+                max(GREATEST(observed_last, derived_last)) AS updated_at
+         FROM lineage_nodes GROUP BY namespace ORDER BY namespace",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// A page of one namespace's datasets or jobs by name, and their total.
+pub async fn list(
+    pool: &PgPool,
+    kind: &str,
+    namespace: &str,
+    limit: i64,
+    offset: i64,
+) -> Result<(i64, Vec<NodeRow>), sqlx::Error> {
+    let total: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM lineage_nodes WHERE kind = $1 AND namespace = $2")
+            .bind(kind)
+            .bind(namespace)
+            .fetch_one(pool)
+            .await?;
+    let rows = sqlx::query_as(&format!(
+        "SELECT {NODE_COLUMNS} FROM lineage_nodes WHERE kind = $1 AND namespace = $2
+         ORDER BY name LIMIT $3 OFFSET $4"
+    ))
+    .bind(kind)
+    .bind(namespace)
+    .bind(limit)
+    .bind(offset)
+    .fetch_all(pool)
+    .await?;
+    Ok((total, rows))
+}
+
+/// How much is stored.
+#[derive(Clone, Copy, Debug, FromRow, PartialEq, Eq)]
+pub struct Counts {
+    pub events: i64,
+    pub nodes: i64,
+    pub edges: i64,
+    pub runs: i64,
+    pub aliases: i64,
+}
+
+pub async fn counts(pool: &PgPool) -> Result<Counts, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT (SELECT count(*) FROM lineage_events) AS events,
+                (SELECT count(*) FROM lineage_nodes) AS nodes,
+                (SELECT count(*) FROM lineage_edges) AS edges,
+                (SELECT count(*) FROM lineage_runs) AS runs,
+                (SELECT count(*) FROM lineage_aliases) AS aliases",
+    )
+    .fetch_one(pool)
+    .await
+}
+
+/// Marquez's approach, as the benchmark's yardstick: one recursive CTE
+/// from `start` downstream to `depth` hops over the same tables, each
+/// reached node with its least depth and its topic's owner team.
+/// Returns (node id, depth, owner).
+pub async fn downstream_by_recursive_cte(
+    pool: &PgPool,
+    start: i64,
+    depth: i32,
+) -> Result<Vec<(i64, i32, Option<String>)>, sqlx::Error> {
+    sqlx::query_as(
+        "WITH RECURSIVE walk(id, depth) AS (
+             SELECT $1::bigint, 0
+             UNION
+             SELECT e.dst, w.depth + 1 FROM walk w JOIN lineage_edges e ON e.src = w.id
+             WHERE w.depth < $2
+         )
+         SELECT n.id, min(w.depth)::int, min(t.name)
+         FROM walk w JOIN lineage_nodes n ON n.id = w.id
+         LEFT JOIN streams s ON n.cluster IS NOT NULL AND s.cluster_id::text = n.cluster
+                            AND s.topic = n.name
+         LEFT JOIN teams t ON t.id = s.owner_team_id
+         WHERE w.id <> $1
+         GROUP BY n.id",
+    )
+    .bind(start)
+    .bind(depth)
+    .fetch_all(pool)
+    .await
+}

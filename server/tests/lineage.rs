@@ -1,0 +1,798 @@
+//! Lineage over the real router and Postgres: ingest as OpenLineage
+//! clients send it (the real openlineage-python 1.54 client included),
+//! storage once per canonical event, the fold, bad input answered 4xx
+//! without losing good events, Marquez's read shape, impact with owners,
+//! the lineage:write token's confinement, saturation, and the rebuild.
+
+mod support;
+
+use axum::body::Body;
+use axum::http::{Method, Request, StatusCode, header};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use std::io::Write;
+use std::sync::Arc;
+use streamkeeper::role::Role;
+use streamkeeper::token::Scope;
+use streamkeeper_server::lineage::{IngestLimits, LineageService};
+use streamkeeper_server::web::{AppState, router};
+use support::{Reply, TestApp};
+use tower_sessions_sqlx_store::PostgresStore;
+
+const KAFKA: &str = "kafka://127.0.0.1:9092";
+
+/// A streaming job's START as openlineage-python 1.54 serialises it.
+fn start_event(run: &str, job: &str, input: &str, output: &str) -> Value {
+    json!({
+        "eventTime": "2026-01-01T00:00:00Z", "eventType": "START",
+        "inputs": [{"facets": {}, "inputFacets": {}, "name": input, "namespace": KAFKA}],
+        "job": {"facets": {"jobType": {"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
+            "_schemaURL": "https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet",
+            "integration": "FLINK", "jobType": "JOB", "processingType": "STREAMING"}},
+            "name": job, "namespace": "sk-test"},
+        "outputs": [{"facets": {}, "name": output, "namespace": "postgres://127.0.0.1:5432", "outputFacets": {}}],
+        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
+        "run": {"facets": {}, "runId": run},
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+    })
+}
+
+async fn producer(t: &TestApp, name: &str, role: Role) -> String {
+    let id = t.user(name, &[role]).await;
+    t.token_with(id, &[Scope::LineageWrite]).await
+}
+
+async fn post_raw(t: &TestApp, path: &str, token: &str, body: Vec<u8>, gzip: bool) -> Reply {
+    let mut b = Request::post(path)
+        .header(header::AUTHORIZATION, format!("Bearer {token}"))
+        .header(header::CONTENT_TYPE, "application/json");
+    if gzip {
+        b = b.header(header::CONTENT_ENCODING, "gzip");
+    }
+    t.send(b.body(Body::from(body)).expect("request")).await
+}
+
+fn gzip(bytes: &[u8]) -> Vec<u8> {
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(3));
+    enc.write_all(bytes).expect("gzip");
+    enc.finish().expect("gzip")
+}
+
+async fn counts(pool: &PgPool) -> (i64, i64, i64) {
+    sqlx::query_as(
+        "SELECT (SELECT count(*) FROM lineage_events), (SELECT count(*) FROM lineage_nodes),
+                (SELECT count(*) FROM lineage_edges)",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("counts")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_event_is_stored_once_and_its_edges_show_from_start(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "flink", Role::Owner).await;
+    let ev = start_event(
+        "0194b3a2-7c1e-7000-8000-000000000001",
+        "enricher",
+        "orders",
+        "shop.public.orders_enriched",
+    );
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &token, Some(ev.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert!(r.body.is_empty(), "201 with no body, as Marquez answers");
+    // The same event again, its keys in another order: stored nothing twice.
+    let respaced = serde_json::to_vec_pretty(&ev).expect("json");
+    let r = post_raw(&t, "/api/v1/lineage", &token, respaced, false).await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    assert_eq!(counts(&pool).await, (1, 3, 2));
+    // A START of a streaming job is enough for its edges.
+    let (state, sender): (String, String) =
+        sqlx::query_as("SELECT r.state, e.sender FROM lineage_runs r, lineage_events e LIMIT 1")
+            .fetch_one(&pool)
+            .await
+            .expect("run");
+    assert_eq!((state.as_str(), sender.as_str()), ("START", "flink"));
+    let edge: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM lineage_edges e
+         JOIN lineage_nodes a ON a.id = e.src JOIN lineage_nodes b ON b.id = e.dst
+         WHERE a.name = 'orders' AND b.name = 'enricher' AND e.observed_first IS NOT NULL",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("edge");
+    assert_eq!(edge, 1);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn bad_input_is_a_clear_4xx_and_never_costs_a_good_event(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "spark", Role::Owner).await;
+    let good = |i: u32| {
+        start_event(
+            &format!("0194b3a2-7c1e-7000-8000-00000000010{i}"),
+            &format!("job{i}"),
+            "orders",
+            "shop.public.t",
+        )
+    };
+
+    let r = post_raw(
+        &t,
+        "/api/v1/lineage",
+        &token,
+        b"{\"eventTime\":".to_vec(),
+        false,
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(
+        r.json()["error"]["message"]
+            .as_str()
+            .unwrap_or("")
+            .contains("not valid JSON")
+    );
+
+    let mut no_run_id = good(1);
+    no_run_id["run"]
+        .as_object_mut()
+        .expect("run")
+        .remove("runId");
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage",
+            &token,
+            Some(no_run_id.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("runId"), "{}", r.body);
+
+    let mut no_time = good(1);
+    no_time.as_object_mut().expect("event").remove("eventTime");
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &token, Some(no_time))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+
+    // A NUL inside a string: Postgres could not keep it; a 422, not a 500.
+    let mut nul = good(1);
+    nul["job"]["facets"]["note"] = json!({"text": "a\u{0}b"});
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &token, Some(nul.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+
+    // A gzip bomb: 64 MiB of zeros in a few KB, refused at the cap.
+    let bomb = gzip(&vec![b' '; 64 << 20]);
+    assert!(bomb.len() < 1 << 20);
+    let r = post_raw(&t, "/api/v1/lineage", &token, bomb, true).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE, "{}", r.body);
+    let r = post_raw(&t, "/api/v1/lineage", &token, b"not gzip".to_vec(), true).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    // A 50 MB body.
+    let r = post_raw(&t, "/api/v1/lineage", &token, vec![b' '; 50 << 20], false).await;
+    assert_eq!(r.status, StatusCode::PAYLOAD_TOO_LARGE);
+
+    // Odd names are kept and marked, not refused.
+    let odd = json!({"dataset": {"facets": {}, "name": "1x:y", "namespace": "kafka://null:-1"},
+        "eventTime": "2026-01-01T00:00:00Z", "producer": "p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent"});
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &token, Some(odd.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let issues: Value = sqlx::query_scalar("SELECT issues FROM lineage_nodes WHERE name = '1x:y'")
+        .fetch_one(&pool)
+        .await
+        .expect("marked node");
+    let issues = issues.to_string();
+    assert!(
+        issues.contains("unresolved_kafka") && issues.contains("invalid_topic"),
+        "{issues}"
+    );
+
+    // A batch: the good events are stored, the bad ones reported by index.
+    let batch = json!([good(1), no_run_id, 42, good(2), nul, good(3)]);
+    let r = t
+        .api(Method::POST, "/api/v1/lineage/batch", &token, Some(batch))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let report = r.json();
+    assert_eq!(report["status"], "partial_success");
+    assert_eq!(report["summary"]["received"], 6);
+    assert_eq!(report["summary"]["successful"], 3);
+    assert_eq!(report["summary"]["non_retriable"], 3);
+    let failed: Vec<u64> = report["failed_events"]
+        .as_array()
+        .expect("failed")
+        .iter()
+        .filter_map(|f| f["index"].as_u64())
+        .collect();
+    assert_eq!(failed, vec![1, 2, 4]);
+    let (events, _, _) = counts(&pool).await;
+    assert_eq!(events, 4, "three good events and the odd dataset");
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage/batch",
+            &token,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    // A gzip batch, all good.
+    let body = serde_json::to_vec(&json!([good(4), good(5)])).expect("json");
+    let r = post_raw(&t, "/api/v1/lineage/batch", &token, gzip(&body), true).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["status"], "success");
+    assert_eq!(counts(&pool).await.0, 6);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_lineage_write_token_sends_lineage_and_nothing_else(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "producer", Role::Admin).await;
+    let ev = start_event(
+        "0194b3a2-7c1e-7000-8000-000000000201",
+        "j",
+        "orders",
+        "shop.public.t",
+    );
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &token, Some(ev.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    for path in [
+        "/api/v1/clusters",
+        "/api/v1/lineage?nodeId=dataset:kafka://127.0.0.1:9092:orders",
+        "/api/v1/namespaces",
+        "/api/v1/me",
+    ] {
+        let r = t.api(Method::GET, path, &token, None).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+    }
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &token,
+            Some(json!({"name": "x"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let refused: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'token.scope.refused'")
+            .fetch_one(&pool)
+            .await
+            .expect("audit");
+    assert_eq!(refused, 5, "every refusal is audited");
+
+    // A viewer's token, even with the scope, may not send lineage.
+    let viewer = producer(&t, "viewer", Role::Viewer).await;
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &viewer, Some(ev))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(
+        t.audit_actions()
+            .await
+            .contains(&"request.refused".to_string())
+    );
+    // And a token without the scope may not either.
+    let uid = t.user("reader", &[Role::Owner]).await;
+    let reader = t.token(uid).await;
+    let ev = start_event(
+        "0194b3a2-7c1e-7000-8000-000000000202",
+        "j",
+        "orders",
+        "shop.public.t",
+    );
+    let r = t
+        .api(Method::POST, "/api/v1/lineage", &reader, Some(ev))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(counts(&pool).await.0, 1);
+    // Reading needs a sign-in.
+    let r = t.get("/api/v1/lineage/impact?topic=orders", None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED);
+}
+
+/// A cluster with the topic `orders` owned by `payments`, and a chain
+/// orders → enricher → orders-enriched → sink → table.
+async fn owned_chain(t: &TestApp) -> (String, String) {
+    let admin = t.user("admin", &[Role::Admin]).await;
+    let admin = t.token(admin).await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &admin,
+            Some(json!({"name": "local", "bootstrap": "127.0.0.1:9092"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let cluster = r.json()["id"].as_i64().expect("cluster id");
+    let team = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            &admin,
+            Some(json!({"name": "payments"})),
+        )
+        .await;
+    assert!(team.status.is_success(), "{}", team.body);
+    let team = team.json()["id"].as_i64().expect("team id");
+    // The catalog's owner of each topic (the sampler has not run: no API
+    // call may describe a topic it has not seen).
+    for topic in ["orders", "orders-enriched"] {
+        sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, $2, $3)")
+            .bind(cluster)
+            .bind(topic)
+            .bind(team)
+            .execute(&t.pool)
+            .await
+            .expect("stream");
+    }
+    let token = producer(t, "flink", Role::Owner).await;
+    let mut enricher = start_event(
+        "0194b3a2-7c1e-7000-8000-000000000301",
+        "enricher",
+        "orders",
+        "x",
+    );
+    // Another alias of the same cluster: a comma list with a protocol.
+    enricher["inputs"][0]["namespace"] = json!("kafka://PLAINTEXT://127.0.0.1:9092,other:9092");
+    enricher["outputs"] =
+        json!([{"facets": {}, "name": "orders-enriched", "namespace": KAFKA, "outputFacets": {}}]);
+    let sink = json!({"eventTime": "2026-01-01T00:02:00Z",
+        "inputs": [{"facets": {}, "inputFacets": {}, "name": "orders-enriched", "namespace": KAFKA}],
+        "job": {"facets": {"ownership": {"_producer": "p", "_schemaURL": "s",
+            "owners": [{"name": "team:warehouse", "type": "TEAM"}]}}, "name": "sink", "namespace": "connect"},
+        "outputs": [{"facets": {}, "name": "shop.public.orders", "namespace": "postgres://127.0.0.1:5432", "outputFacets": {}}],
+        "producer": "p", "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"});
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage/batch",
+            &token,
+            Some(json!([enricher, sink])),
+        )
+        .await;
+    assert_eq!(r.json()["status"], "success", "{}", r.body);
+    let reader = t.user("viewer", &[Role::Viewer]).await;
+    (t.token(reader).await, admin)
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn impact_of_a_topic_lists_what_breaks_with_owners_and_paths(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (viewer, _) = owned_chain(&t).await;
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders&cluster=local",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["start"], "dataset:kafka://127.0.0.1:9092:orders");
+    assert_eq!(v["partial"], false);
+    let nodes = v["nodes"].as_array().expect("nodes");
+    let names: Vec<&str> = nodes.iter().filter_map(|n| n["name"].as_str()).collect();
+    assert_eq!(
+        names,
+        ["enricher", "orders-enriched", "sink", "shop.public.orders"]
+    );
+    let by = |name: &str| nodes.iter().find(|n| n["name"] == name).expect(name);
+    assert_eq!(by("orders-enriched")["owner"], "payments");
+    assert_eq!(by("sink")["owner"], "team:warehouse");
+    assert_eq!(by("shop.public.orders")["depth"], 4);
+    assert_eq!(
+        by("shop.public.orders")["path"],
+        json!([
+            "dataset:kafka://127.0.0.1:9092:orders",
+            "job:sk-test:enricher",
+            "dataset:kafka://127.0.0.1:9092:orders-enriched",
+            "job:connect:sink",
+            "dataset:postgres://127.0.0.1:5432:shop.public.orders"
+        ])
+    );
+    assert_eq!(by("sink")["known_as"], "observed");
+    assert!(by("sink")["last_seen"].is_string());
+
+    // Upstream of the table, with a depth cap: partial, and says why.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?node=dataset:postgres://127.0.0.1:5432:shop.public.orders&direction=upstream&depth=2",
+            &viewer,
+            None,
+        )
+        .await;
+    let v = r.json();
+    assert_eq!(v["nodes"].as_array().map(Vec::len), Some(2), "{v}");
+    assert_eq!(v["partial"], true);
+    assert_eq!(v["cut"]["depth"], true);
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=nope",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders&direction=sideways",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+
+    // The CLI answers the same from the database.
+    let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    let key = svc.topic(Some("local"), "orders").await.expect("topic");
+    let cli = streamkeeper_server::cli::cli_principal();
+    let answer = svc
+        .impact(
+            &cli,
+            &key,
+            streamkeeper::lineage::impact::Direction::Downstream,
+            Default::default(),
+        )
+        .await
+        .expect("impact");
+    let table = streamkeeper_server::lineage::cli::table(
+        &streamkeeper_server::lineage::ImpactView::of(&answer),
+    );
+    assert!(
+        table.contains("payments") && table.contains("job:connect:sink"),
+        "{table}"
+    );
+
+    // A rebuild replays the events into the same graph.
+    let before = counts(&pool).await;
+    let (replayed, unreadable) = svc.rebuild().await.expect("rebuild");
+    assert_eq!((replayed, unreadable), (2, 0));
+    assert_eq!(counts(&pool).await, before);
+    let again = svc
+        .impact(
+            &cli,
+            &key,
+            streamkeeper::lineage::impact::Direction::Downstream,
+            Default::default(),
+        )
+        .await
+        .expect("impact");
+    assert_eq!(again, answer);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_marquez_read_api_answers_in_its_shape(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (viewer, _) = owned_chain(&t).await;
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage?nodeId=dataset%3Akafka%3A%2F%2F127.0.0.1%3A9092%3Aorders-enriched&depth=999",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    let graph = v["graph"].as_array().expect("graph");
+    let ids: Vec<&str> = graph.iter().filter_map(|n| n["id"].as_str()).collect();
+    let mut sorted = ids.clone();
+    sorted.sort();
+    assert_eq!(ids, sorted, "sorted by id, as Marquez sorts");
+    assert_eq!(ids.len(), 5);
+    assert_eq!(v["partial"], true, "depth 999 was clamped");
+    let node = graph
+        .iter()
+        .find(|n| n["id"] == "dataset:kafka://127.0.0.1:9092:orders-enriched")
+        .expect("centre");
+    assert_eq!(node["type"], "DATASET");
+    assert_eq!(node["data"]["type"], "STREAM");
+    assert_eq!(node["data"]["id"]["name"], "orders-enriched");
+    assert_eq!(
+        node["inEdges"],
+        json!([{"origin": "job:sk-test:enricher", "destination": "dataset:kafka://127.0.0.1:9092:orders-enriched"}])
+    );
+    assert_eq!(
+        node["outEdges"],
+        json!([{"origin": "dataset:kafka://127.0.0.1:9092:orders-enriched", "destination": "job:connect:sink"}])
+    );
+    let job = graph
+        .iter()
+        .find(|n| n["id"] == "job:sk-test:enricher")
+        .expect("job");
+    assert_eq!(job["type"], "JOB");
+    assert_eq!(job["data"]["type"], "STREAM");
+
+    // The producer's alias namespace finds the same node.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage?nodeId=dataset%3Akafka%3A%2F%2FPLAINTEXT%3A%2F%2F127.0.0.1%3A9092%2Cother%3A9092%3Aorders",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage?nodeId=dataset:nope:x",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage?nodeId=table:x:y",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);
+
+    let r = t
+        .api(Method::GET, "/api/v1/namespaces", &viewer, None)
+        .await;
+    let names: Vec<String> = r.json()["namespaces"]
+        .as_array()
+        .expect("namespaces")
+        .iter()
+        .filter_map(|n| n["name"].as_str().map(str::to_string))
+        .collect();
+    assert_eq!(
+        names,
+        [
+            "connect",
+            "kafka://127.0.0.1:9092",
+            "postgres://127.0.0.1:5432",
+            "sk-test"
+        ]
+    );
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/namespaces/kafka%3A%2F%2F127.0.0.1%3A9092/datasets?limit=1",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["totalCount"], 2);
+    assert_eq!(v["datasets"].as_array().map(Vec::len), Some(1));
+    assert_eq!(v["datasets"][0]["name"], "orders");
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/namespaces/connect/jobs",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["totalCount"], 1);
+    assert_eq!(r.json()["jobs"][0]["name"], "sink");
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/namespaces/connect/jobs?limit=0",
+            &viewer,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    // All of it is in the OpenAPI document.
+    let doc = t
+        .api(Method::GET, "/api/v1/openapi.json", &viewer, None)
+        .await
+        .json();
+    for path in [
+        "/api/v1/lineage",
+        "/api/v1/lineage/batch",
+        "/api/v1/lineage/impact",
+        "/api/v1/namespaces",
+        "/api/v1/namespaces/{namespace}/datasets",
+        "/api/v1/namespaces/{namespace}/jobs",
+    ] {
+        assert!(doc["paths"].get(path).is_some(), "{path} documented");
+    }
+}
+
+/// The router with ingest limits of the test's own.
+fn app_with(pool: &PgPool, limits: IngestLimits) -> axum::Router {
+    let mut state = AppState::new(pool.clone(), support::config());
+    state.lineage = Arc::new(LineageService::new(pool.clone(), limits));
+    router(state, PostgresStore::new(pool.clone()))
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_saturated_ingest_answers_429_with_retry_after(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "flink", Role::Owner).await;
+    let app = app_with(
+        &pool,
+        IngestLimits {
+            max_pending: 1,
+            max_inflated: 1 << 20,
+        },
+    );
+    // Hold the writer: it waits on this lock with the one event it took.
+    let mut lock = pool.begin().await.expect("tx");
+    sqlx::query("LOCK TABLE lineage_nodes IN EXCLUSIVE MODE")
+        .execute(&mut *lock)
+        .await
+        .expect("lock");
+    let send = |run: &'static str| {
+        let app = app.clone();
+        let token = token.clone();
+        async move {
+            let body = start_event(run, "j", "orders", "shop.public.t").to_string();
+            let req = Request::post("/api/v1/lineage")
+                .header(header::AUTHORIZATION, format!("Bearer {token}"))
+                .header(header::CONTENT_TYPE, "application/json")
+                .body(Body::from(body))
+                .expect("request");
+            tower::ServiceExt::oneshot(app, req)
+                .await
+                .expect("response")
+        }
+    };
+    let first = tokio::spawn(send("0194b3a2-7c1e-7000-8000-000000000401"));
+    // The first event is queued once the writer holds its permit.
+    let mut saturated = None;
+    for _ in 0..100 {
+        let r = send("0194b3a2-7c1e-7000-8000-000000000402").await;
+        if r.status() == StatusCode::TOO_MANY_REQUESTS {
+            saturated = Some(r);
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let r = saturated.expect("a 429 while the writer is held");
+    assert_eq!(
+        r.headers()
+            .get(header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok()),
+        Some("1")
+    );
+    lock.rollback().await.expect("release");
+    let first = first.await.expect("task");
+    assert_eq!(first.status(), StatusCode::CREATED);
+    // After the queue drains, the refused event goes through.
+    let r = send("0194b3a2-7c1e-7000-8000-000000000402").await;
+    assert_eq!(r.status(), StatusCode::CREATED);
+}
+
+/// The interpreter with openlineage-python 1.54 (scripts/lib.sh,
+/// `ensure_openlineage`, exports it).
+fn openlineage_python() -> String {
+    std::env::var("SK_OPENLINEAGE_PYTHON").unwrap_or_else(|_| {
+        let home = std::env::var("HOME").unwrap_or_default();
+        format!("{home}/.cache/streamkeeper/openlineage-1.54.0/bin/python")
+    })
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_real_openlineage_python_client_is_stored_and_folded(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "client", Role::Owner).await;
+    let store = PostgresStore::new(pool.clone());
+    let app = router(AppState::new(pool.clone(), support::config()), store);
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    let python = openlineage_python();
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/support/openlineage_client.py"
+    );
+    let run = |key: String, mode: &'static str, run_id: &'static str| {
+        let python = python.clone();
+        let url = format!("http://{addr}");
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(&python)
+                .args([script, &url, &key, mode, run_id, KAFKA])
+                .output()
+                .unwrap_or_else(|e| {
+                    panic!(
+                        "{python} (openlineage-python 1.54; scripts/lib.sh ensure_openlineage): {e}"
+                    )
+                })
+        })
+    };
+    for (mode, run_id) in [
+        ("gzip", "0194b3a2-7c1e-7000-8000-000000000501"),
+        ("plain", "0194b3a2-7c1e-7000-8000-000000000502"),
+    ] {
+        let out = run(token.clone(), mode, run_id).await.expect("client");
+        assert!(
+            out.status.success(),
+            "{mode}: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 4);
+    }
+    // Both runs' events, the shared dataset event once (the same bytes).
+    let (events, _, _) = counts(&pool).await;
+    assert_eq!(events, 7);
+    let kinds: Vec<(String, i64)> =
+        sqlx::query_as("SELECT kind, count(*) FROM lineage_events GROUP BY kind ORDER BY kind")
+            .fetch_all(&pool)
+            .await
+            .expect("kinds");
+    assert_eq!(
+        kinds,
+        [("dataset".into(), 1), ("job".into(), 2), ("run".into(), 4)]
+    );
+    let (kind, owner): (Option<String>, Option<Value>) = sqlx::query_as(
+        "SELECT n.job_kind, f.value FROM lineage_nodes n
+         JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
+         WHERE n.name = 'orders_enricher_gzip'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("job");
+    assert_eq!(kind.as_deref(), Some("STREAMING"));
+    assert!(owner.is_some_and(|o| o.to_string().contains("team:enrichment")));
+    // The whole flow, from the START on: topic → job → topic → sink → table.
+    let viewer = t.user("viewer", &[Role::Viewer]).await;
+    let viewer = t.token(viewer).await;
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?node=dataset:kafka://127.0.0.1:9092:orders",
+            &viewer,
+            None,
+        )
+        .await;
+    let names: Vec<String> = r.json()["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter_map(|n| n["name"].as_str().map(str::to_string))
+        .collect();
+    for want in [
+        "orders_enricher_gzip",
+        "orders_enricher_plain",
+        "orders-enriched",
+        "enriched_sink_gzip",
+        "shop.public.orders_enriched",
+    ] {
+        assert!(names.iter().any(|n| n == want), "{want} in {names:?}");
+    }
+    // A key without the scope: the client raises (a 403, not retried).
+    let uid = t.user("noscope", &[Role::Owner]).await;
+    let wrong = t.token_with(uid, &[Scope::Read]).await;
+    let out = run(wrong, "plain", "0194b3a2-7c1e-7000-8000-000000000503")
+        .await
+        .expect("client");
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("403"));
+    assert_eq!(counts(&pool).await.0, 7);
+}

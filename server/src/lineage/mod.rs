@@ -30,7 +30,7 @@ pub mod cli;
 pub mod store;
 
 use crate::accounts::require;
-use crate::platform::errors::{db, internal};
+use crate::platform::errors::{Db, internal};
 use sqlx::PgPool;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -208,7 +208,7 @@ impl LineageService {
     /// Empties the graph and folds every stored event again, in one
     /// transaction (readers see the old graph until it commits; writers
     /// wait). Returns (events replayed, events that no longer parse).
-    pub async fn rebuild(&self) -> Result<(usize, usize), sqlx::Error> {
+    pub async fn rebuild(&self) -> Result<(usize, usize), Db> {
         let clusters = Clusters::new(&store::clusters(&self.pool).await?);
         let mut tx = self.pool.begin().await?;
         store::clear_graph(&mut tx).await?;
@@ -246,28 +246,23 @@ impl LineageService {
     }
 
     async fn clusters(&self) -> Result<Clusters, AppError> {
-        Ok(Clusters::new(
-            &store::clusters(&self.pool).await.map_err(db)?,
-        ))
+        Ok(Clusters::new(&store::clusters(&self.pool).await?))
     }
 
     /// The stored node a key names: itself, or (a dataset) its canonical
     /// name, or the one dataset claiming it as an alias. Several claimants
     /// are a conflict, shown rather than guessed.
     pub async fn resolve(&self, key: &NodeKey) -> Result<i64, AppError> {
-        if let Some(id) = store::node_by_key(&self.pool, key).await.map_err(db)? {
+        if let Some(id) = store::node_by_key(&self.pool, key).await? {
             return Ok(id);
         }
         if let NodeKey::Dataset(d) = key {
             let named = naming::dataset(&d.namespace, &d.name, &self.clusters().await?);
             let canonical = NodeKey::dataset(&named.namespace, &named.name);
-            if let Some(id) = store::node_by_key(&self.pool, &canonical)
-                .await
-                .map_err(db)?
-            {
+            if let Some(id) = store::node_by_key(&self.pool, &canonical).await? {
                 return Ok(id);
             }
-            let claims = store::alias_targets(&self.pool, d).await.map_err(db)?;
+            let claims = store::alias_targets(&self.pool, d).await?;
             match claims.as_slice() {
                 [one] => return Ok(*one),
                 [] => {}
@@ -293,15 +288,12 @@ impl LineageService {
         let cluster_id = match cluster {
             Some(name) => Some(
                 store::cluster_id(&self.pool, name)
-                    .await
-                    .map_err(db)?
+                    .await?
                     .ok_or_else(|| AppError::NotFound(format!("The cluster {name:?}")))?,
             ),
             None => None,
         };
-        let found = store::topic_nodes(&self.pool, topic, cluster_id)
-            .await
-            .map_err(db)?;
+        let found = store::topic_nodes(&self.pool, topic, cluster_id).await?;
         match found.as_slice() {
             [] => Err(AppError::NotFound(format!(
                 "A lineage dataset for the topic {topic:?}"
@@ -325,7 +317,7 @@ impl LineageService {
         limits: Limits,
         among: bool,
         facets: Option<&[&str]>,
-    ) -> Result<Loaded, sqlx::Error> {
+    ) -> Result<Loaded, Db> {
         let (limits, _) = limits.clamped();
         let mut members: HashSet<i64> = HashSet::from([start]);
         let mut edges = Vec::new();
@@ -373,7 +365,7 @@ impl LineageService {
             .iter()
             .find(|n| n.id == start)
             .map(store::NodeRow::key)
-            .ok_or(sqlx::Error::RowNotFound)?;
+            .ok_or(Db(sqlx::Error::RowNotFound))?;
         Ok(Loaded {
             graph: store::graph_of(&nodes, facets, &edges),
             start: start_key,
@@ -398,8 +390,7 @@ impl LineageService {
             beyond,
         } = self
             .load(start, &[direction], limits, false, Some(&["ownership"]))
-            .await
-            .map_err(db)?;
+            .await?;
         let mut answer = impact(&graph, &start_key, direction, limits)
             .map_err(|e| AppError::NotFound(e.to_string()))?;
         answer.cut.depth |= beyond;
@@ -440,7 +431,7 @@ impl LineageService {
         if !topics.is_empty() {
             let pairs: Vec<(i64, String)> =
                 topics.iter().map(|(c, t, _)| (*c, t.clone())).collect();
-            let teams = store::stream_owners(&self.pool, &pairs).await.map_err(db)?;
+            let teams = store::stream_owners(&self.pool, &pairs).await?;
             for (c, t, k) in topics {
                 if let Some(team) = teams.get(&(c, t)) {
                     out.insert(k, team.clone());
@@ -487,8 +478,7 @@ impl LineageService {
                 true,
                 None,
             )
-            .await
-            .map_err(db)?;
+            .await?;
         let mut answer = lineage(&loaded.graph, &NodeId(loaded.start), depth)
             .map_err(|e| AppError::NotFound(e.to_string()))?;
         answer.partial |= loaded.beyond;
@@ -498,7 +488,7 @@ impl LineageService {
     /// Marquez's namespaces: every namespace a dataset or job is in.
     pub async fn namespaces(&self, who: &Principal) -> Result<Vec<store::NamespaceRow>, AppError> {
         require(who, Action::Read, "read lineage")?;
-        store::namespaces(&self.pool).await.map_err(db)
+        Ok(store::namespaces(&self.pool).await?)
     }
 
     /// A page of a namespace's datasets or jobs in Marquez's `data` shape,
@@ -513,11 +503,9 @@ impl LineageService {
     ) -> Result<(i64, Vec<serde_json::Value>), AppError> {
         require(who, Action::Read, "read lineage")?;
         let kind = if jobs { "job" } else { "dataset" };
-        let (total, rows) = store::list(&self.pool, kind, namespace, limit, offset)
-            .await
-            .map_err(db)?;
+        let (total, rows) = store::list(&self.pool, kind, namespace, limit, offset).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
-        let facets = store::facets(&self.pool, &ids, None).await.map_err(db)?;
+        let facets = store::facets(&self.pool, &ids, None).await?;
         let graph = store::graph_of(&rows, facets, &[]);
         let data = rows
             .iter()
@@ -528,7 +516,7 @@ impl LineageService {
     }
 
     /// Stored counts (events, nodes, edges), for tests and the CLI.
-    pub async fn counts(&self) -> Result<store::Counts, sqlx::Error> {
+    pub async fn counts(&self) -> Result<store::Counts, Db> {
         store::counts(&self.pool).await
     }
 
@@ -568,7 +556,7 @@ async fn write_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Pending>) {
                 for ev in &events {
                     one_by_one.push(match write(&pool, &[*ev]).await {
                         Ok(s) => Ok(s.into_iter().next().unwrap_or(Stored::Duplicate)),
-                        Err(e) => Err(Refused::Store(db(e))),
+                        Err(e) => Err(Refused::Store(e.into())),
                     });
                 }
                 one_by_one
@@ -584,7 +572,7 @@ async fn write_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Pending>) {
 }
 
 /// Appends `events` and folds the new ones, in one transaction.
-async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, sqlx::Error> {
+async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
     let clusters = Clusters::new(&store::clusters(pool).await?);
     let rows: Vec<store::NewEvent> = events
         .iter()

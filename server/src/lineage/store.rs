@@ -6,6 +6,7 @@
 //! a question needs, level by level, back into a `Graph` for the pure
 //! walks.
 
+use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -50,7 +51,7 @@ fn provenance_of(s: &str) -> Provenance {
 pub async fn append_events(
     conn: &mut PgConnection,
     events: &[NewEvent<'_>],
-) -> Result<Vec<Vec<u8>>, sqlx::Error> {
+) -> Result<Vec<Vec<u8>>, Db> {
     let hashes: Vec<Vec<u8>> = events.iter().map(|e| e.hash.to_vec()).collect();
     let bodies: Vec<&str> = events.iter().map(|e| e.body).collect();
     let provenance: Vec<&str> = events
@@ -61,7 +62,7 @@ pub async fn append_events(
     let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.event_time).collect();
     let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
     let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
-    sqlx::query_scalar(
+    Ok(sqlx::query_scalar(
         "INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
          SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
                               $5::timestamptz[], $6::text[], $7::text[])
@@ -76,7 +77,7 @@ pub async fn append_events(
     .bind(senders)
     .bind(sources)
     .fetch_all(conn)
-    .await
+    .await?)
 }
 
 /// A stored event for a replay.
@@ -98,33 +99,33 @@ pub async fn events_after(
     conn: &mut PgConnection,
     after: i64,
     limit: i64,
-) -> Result<Vec<StoredEvent>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<StoredEvent>, Db> {
+    Ok(sqlx::query_as(
         "SELECT id, body, provenance FROM lineage_events WHERE id > $1 ORDER BY id LIMIT $2",
     )
     .bind(after)
     .bind(limit)
     .fetch_all(conn)
-    .await
+    .await?)
 }
 
-pub async fn event_count(pool: &PgPool) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar("SELECT count(*) FROM lineage_events")
+pub async fn event_count(pool: &PgPool) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM lineage_events")
         .fetch_one(pool)
-        .await
+        .await?)
 }
 
 /// Empties the graph (not the events) for a rebuild, in the caller's
 /// transaction: writers wait on the lock until it commits.
-pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), sqlx::Error> {
-    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes")
+pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), Db> {
+    Ok(sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes")
         .execute(conn)
         .await
-        .map(|_| ())
+        .map(|_| ())?)
 }
 
 /// The registered clusters with their bootstrap brokers, for naming.
-pub async fn clusters(pool: &PgPool) -> Result<Vec<RegisteredCluster>, sqlx::Error> {
+pub async fn clusters(pool: &PgPool) -> Result<Vec<RegisteredCluster>, Db> {
     let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, bootstrap FROM clusters ORDER BY id")
         .fetch_all(pool)
         .await?;
@@ -237,7 +238,7 @@ pub async fn write_graph(
     conn: &mut PgConnection,
     graph: &Graph,
     extras: &Extras,
-) -> Result<(), sqlx::Error> {
+) -> Result<(), Db> {
     if graph.node_count() == 0 {
         return Ok(());
     }
@@ -561,27 +562,27 @@ fn known(observed: [Option<DateTime<Utc>>; 2], derived: [Option<DateTime<Utc>>; 
     }
 }
 
-pub async fn node_by_key(pool: &PgPool, key: &NodeKey) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn node_by_key(pool: &PgPool, key: &NodeKey) -> Result<Option<i64>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT id FROM lineage_nodes WHERE kind = $1 AND namespace = $2 AND name = $3",
     )
     .bind(node_kind(key))
     .bind(key.namespace())
     .bind(key.name())
     .fetch_optional(pool)
-    .await
+    .await?)
 }
 
 /// The datasets an alias names (several: a conflict).
-pub async fn alias_targets(pool: &PgPool, alias: &DatasetKey) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar(
+pub async fn alias_targets(pool: &PgPool, alias: &DatasetKey) -> Result<Vec<i64>, Db> {
+    Ok(sqlx::query_scalar(
         "SELECT dataset_id FROM lineage_aliases WHERE alias_namespace = $1 AND alias_name = $2
          ORDER BY dataset_id",
     )
     .bind(&alias.namespace)
     .bind(&alias.name)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// Kafka datasets named `topic`, on the cluster when one is given.
@@ -589,8 +590,8 @@ pub async fn topic_nodes(
     pool: &PgPool,
     topic: &str,
     cluster_id: Option<i64>,
-) -> Result<Vec<NodeRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+) -> Result<Vec<NodeRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {NODE_COLUMNS} FROM lineage_nodes
          WHERE name = $1 AND kind = 'dataset' AND namespace LIKE 'kafka://%'
            AND ($2::text IS NULL OR cluster = $2)
@@ -599,31 +600,29 @@ pub async fn topic_nodes(
     .bind(topic)
     .bind(cluster_id.map(|c| c.to_string()))
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
-pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1")
-        .bind(name)
-        .fetch_optional(pool)
-        .await
+pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1")
+            .bind(name)
+            .fetch_optional(pool)
+            .await?,
+    )
 }
 
 const EDGE_COLUMNS: &str = "src, dst, observed_first, observed_last, derived_first, derived_last";
 
 /// Edges leaving (`downstream`) or entering the nodes `ids`.
-pub async fn edges_of(
-    pool: &PgPool,
-    ids: &[i64],
-    downstream: bool,
-) -> Result<Vec<EdgeRow>, sqlx::Error> {
+pub async fn edges_of(pool: &PgPool, ids: &[i64], downstream: bool) -> Result<Vec<EdgeRow>, Db> {
     let column = if downstream { "src" } else { "dst" };
-    sqlx::query_as(&format!(
+    Ok(sqlx::query_as(&format!(
         "SELECT {EDGE_COLUMNS} FROM lineage_edges WHERE {column} = ANY($1)"
     ))
     .bind(ids)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// Whether an edge leaves (`downstream`) or enters `frontier` from a node
@@ -633,39 +632,39 @@ pub async fn any_edge_beyond(
     frontier: &[i64],
     seen: &[i64],
     downstream: bool,
-) -> Result<bool, sqlx::Error> {
+) -> Result<bool, Db> {
     let (from, to) = if downstream {
         ("src", "dst")
     } else {
         ("dst", "src")
     };
-    sqlx::query_scalar(&format!(
+    Ok(sqlx::query_scalar(&format!(
         "SELECT EXISTS (SELECT 1 FROM lineage_edges
                         WHERE {from} = ANY($1) AND NOT ({to} = ANY($2)))"
     ))
     .bind(frontier)
     .bind(seen)
     .fetch_one(pool)
-    .await
+    .await?)
 }
 
 /// Every edge between two of `ids`.
-pub async fn edges_among(pool: &PgPool, ids: &[i64]) -> Result<Vec<EdgeRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn edges_among(pool: &PgPool, ids: &[i64]) -> Result<Vec<EdgeRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {EDGE_COLUMNS} FROM lineage_edges WHERE src = ANY($1) AND dst = ANY($1)"
     ))
     .bind(ids)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
-pub async fn nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, sqlx::Error> {
-    sqlx::query_as(&format!(
+pub async fn nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, Db> {
+    Ok(sqlx::query_as(&format!(
         "SELECT {NODE_COLUMNS} FROM lineage_nodes WHERE id = ANY($1)"
     ))
     .bind(ids)
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// Facets of `ids` (only `keys` when given), live or deleted.
@@ -673,15 +672,15 @@ pub async fn facets(
     pool: &PgPool,
     ids: &[i64],
     keys: Option<&[&str]>,
-) -> Result<Vec<(i64, String, DateTime<Utc>, Option<Value>)>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<(i64, String, DateTime<Utc>, Option<Value>)>, Db> {
+    Ok(sqlx::query_as(
         "SELECT node_id, key, at, value FROM lineage_facets
          WHERE node_id = ANY($1) AND ($2::text[] IS NULL OR key = ANY($2))",
     )
     .bind(ids)
     .bind(keys.map(|k| k.iter().map(|s| s.to_string()).collect::<Vec<_>>()))
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// A `Graph` holding exactly `nodes`, their `facets` and `edges`, each as
@@ -715,7 +714,7 @@ pub fn graph_of(
 pub async fn stream_owners(
     pool: &PgPool,
     topics: &[(i64, String)],
-) -> Result<HashMap<(i64, String), String>, sqlx::Error> {
+) -> Result<HashMap<(i64, String), String>, Db> {
     let clusters: Vec<i64> = topics.iter().map(|t| t.0).collect();
     let names: Vec<&str> = topics.iter().map(|t| t.1.as_str()).collect();
     let rows: Vec<(i64, String, String)> = sqlx::query_as(
@@ -739,15 +738,15 @@ pub struct NamespaceRow {
     pub updated_at: Option<DateTime<Utc>>,
 }
 
-pub async fn namespaces(pool: &PgPool) -> Result<Vec<NamespaceRow>, sqlx::Error> {
-    sqlx::query_as(
+pub async fn namespaces(pool: &PgPool) -> Result<Vec<NamespaceRow>, Db> {
+    Ok(sqlx::query_as(
         "SELECT namespace AS name,
                 min(LEAST(observed_first, derived_first)) AS created_at,
                 max(GREATEST(observed_last, derived_last)) AS updated_at
          FROM lineage_nodes GROUP BY namespace ORDER BY namespace",
     )
     .fetch_all(pool)
-    .await
+    .await?)
 }
 
 /// A page of one namespace's datasets or jobs by name, and their total.
@@ -757,7 +756,7 @@ pub async fn list(
     namespace: &str,
     limit: i64,
     offset: i64,
-) -> Result<(i64, Vec<NodeRow>), sqlx::Error> {
+) -> Result<(i64, Vec<NodeRow>), Db> {
     let total: i64 =
         sqlx::query_scalar("SELECT count(*) FROM lineage_nodes WHERE kind = $1 AND namespace = $2")
             .bind(kind)
@@ -787,8 +786,8 @@ pub struct Counts {
     pub aliases: i64,
 }
 
-pub async fn counts(pool: &PgPool) -> Result<Counts, sqlx::Error> {
-    sqlx::query_as(
+pub async fn counts(pool: &PgPool) -> Result<Counts, Db> {
+    Ok(sqlx::query_as(
         "SELECT (SELECT count(*) FROM lineage_events) AS events,
                 (SELECT count(*) FROM lineage_nodes) AS nodes,
                 (SELECT count(*) FROM lineage_edges) AS edges,
@@ -796,7 +795,7 @@ pub async fn counts(pool: &PgPool) -> Result<Counts, sqlx::Error> {
                 (SELECT count(*) FROM lineage_aliases) AS aliases",
     )
     .fetch_one(pool)
-    .await
+    .await?)
 }
 
 /// Marquez's approach, as the benchmark's yardstick: one recursive CTE
@@ -807,8 +806,8 @@ pub async fn downstream_by_recursive_cte(
     pool: &PgPool,
     start: i64,
     depth: i32,
-) -> Result<Vec<(i64, i32, Option<String>)>, sqlx::Error> {
-    sqlx::query_as(
+) -> Result<Vec<(i64, i32, Option<String>)>, Db> {
+    Ok(sqlx::query_as(
         "WITH RECURSIVE walk(id, depth) AS (
              SELECT $1::bigint, 0
              UNION
@@ -826,5 +825,5 @@ pub async fn downstream_by_recursive_cte(
     .bind(start)
     .bind(depth)
     .fetch_all(pool)
-    .await
+    .await?)
 }

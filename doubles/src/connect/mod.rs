@@ -107,6 +107,11 @@ impl ConnectHandle {
         self.store().upsert(name, config, State::Running);
     }
 
+    /// Deletes the connector, as `DELETE /connectors/{n}` would.
+    pub fn remove(&self, name: &str) {
+        self.store().remove(name);
+    }
+
     /// The connector's stored config, in clear, as the worker keeps it.
     pub fn config(&self, name: &str) -> Option<BTreeMap<String, String>> {
         self.store().get(name).map(|c| c.config.clone())

@@ -10,6 +10,7 @@ pub mod server_fns;
 
 use crate::accounts::{AccountService, AuditService};
 use crate::config::ServeConfig;
+use crate::connect::ConnectService;
 use crate::review::ReviewService;
 use crate::schemas::SchemaService;
 use crate::watch::ClusterService;
@@ -38,6 +39,7 @@ pub struct AppState {
     pub accounts: Arc<AccountService>,
     pub clusters: Arc<ClusterService>,
     pub schemas: Arc<SchemaService>,
+    pub connect: Arc<ConnectService>,
     pub reviews: Arc<ReviewService>,
     pub backend: Backend,
     pub limiter: crate::platform::limiter::LoginLimiter,
@@ -67,6 +69,7 @@ part_of_state! {
     Arc<AccountService> => accounts,
     Arc<ClusterService> => clusters,
     Arc<SchemaService> => schemas,
+    Arc<ConnectService> => connect,
     Arc<ReviewService> => reviews,
     Backend => backend,
 }
@@ -103,6 +106,7 @@ impl AppState {
             schemas.clone(),
             limiter.clone(),
         ));
+        let connect = Arc::new(ConnectService::new(pool.clone(), outbound.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
@@ -117,6 +121,7 @@ impl AppState {
             accounts,
             clusters,
             schemas,
+            connect,
             reviews,
             backend,
             limiter,

@@ -800,6 +800,59 @@ async fn validate_shows_the_rules_and_the_worker_side_by_side(pool: PgPool) {
     }
 }
 
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
+    let (url, _) = connect::spawn().await;
+    let dir = std::env::temp_dir().join(format!("sk-connect-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("clusters.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[cluster]]\nname = 'local'\nbootstrap = '127.0.0.1:9092'\n\n[[cluster.connect]]\nname = 'main'\nurl = '{url}'\ninterval_s = 60\n"
+        ),
+    )
+    .expect("write");
+    streamkeeper_server::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+        .await
+        .expect("applied");
+    let (name, interval): (String, i32) =
+        sqlx::query_as("SELECT name, interval_s FROM connect_clusters")
+            .fetch_one(&pool)
+            .await
+            .expect("declared");
+    assert_eq!((name.as_str(), interval), ("main", 60));
+    let actions: Vec<String> = sqlx::query_scalar("SELECT action FROM audit_log ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .expect("audit");
+    assert!(
+        actions.contains(&"connect.create".to_owned()),
+        "{actions:?}"
+    );
+
+    // One bad entry: nothing of the Connect part changes.
+    std::fs::write(
+        &file,
+        format!(
+            "[[cluster]]\nname = 'local'\nbootstrap = '127.0.0.1:9092'\n\n[[cluster.connect]]\nname = 'main'\nurl = '{url}'\ninterval_s = 90\n\n[[cluster.connect]]\nname = 'bad'\nurl = 'ftp://x'\n"
+        ),
+    )
+    .expect("write");
+    assert!(
+        streamkeeper_server::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+            .await
+            .is_err()
+    );
+    let interval: i32 =
+        sqlx::query_scalar("SELECT interval_s FROM connect_clusters WHERE name = 'main'")
+            .fetch_one(&pool)
+            .await
+            .expect("kept");
+    assert_eq!(interval, 60);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
 #[test]
 fn the_offline_cli_validates_a_file_with_schema_check_exit_codes() {
     let dir = std::env::temp_dir().join(format!("sk-connect-cli-{}", std::process::id()));

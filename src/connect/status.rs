@@ -173,7 +173,8 @@ pub fn observe(seen: &ConnectorSeen, now_ms: i64, restart_url: &str) -> Option<O
             format!("{} FAILED: {line}{more}", label(first, &seen.name)),
             instances(&failed),
         )
-    } else if let Some(first) = stuck.first() {
+    } else {
+        let first = stuck.first()?;
         (
             "UNASSIGNED",
             format!(
@@ -183,8 +184,6 @@ pub fn observe(seen: &ConnectorSeen, now_ms: i64, restart_url: &str) -> Option<O
             ),
             instances(&stuck),
         )
-    } else {
-        return None;
     };
     Some(Observation {
         key: flag_key(&seen.connect, &seen.name),

@@ -437,6 +437,59 @@ impl ConnectService {
         self.connect(cluster_id, name).await.map(view)
     }
 
+    /// Applies a clusters file's `[[cluster.connect]]` tables: every entry
+    /// is checked before any is written, so one bad entry changes nothing;
+    /// each set is audited. Returns a line per entry.
+    pub async fn apply_file(
+        &self,
+        who: &Principal,
+        from: &str,
+        entries: Vec<crate::watch::cluster_file::ConnectFileEntry>,
+        dry_run: bool,
+    ) -> Result<Vec<String>, AppError> {
+        let mut checked = Vec::with_capacity(entries.len());
+        for e in entries {
+            let found = store::cluster_by_name(&self.pool, &e.cluster)
+                .await
+                .map_err(db)?;
+            let Some((cluster_id, insecure)) = found else {
+                if dry_run {
+                    // The clusters part of the same file would create it.
+                    continue;
+                }
+                return Err(AppError::NotFound(format!("Cluster {}", e.cluster)));
+            };
+            let set = ConnectSet {
+                name: e.name.trim(),
+                url: e.url.trim(),
+                username_ref: e.username_ref.as_deref(),
+                password_ref: e.password_ref.as_deref(),
+                token_ref: e.token_ref.as_deref(),
+                interval_s: e.interval_s.unwrap_or(DEFAULT_INTERVAL_S),
+            };
+            self.check(&set, insecure)
+                .map_err(|why| AppError::Invalid(format!("{}/{}: {why}", e.cluster, e.name)))?;
+            checked.push((cluster_id, e));
+        }
+        let mut report = Vec::with_capacity(checked.len());
+        for (cluster_id, e) in checked {
+            let line = format!("{}/{}", e.cluster, e.name);
+            if !dry_run {
+                let spec = ConnectSpec {
+                    name: e.name,
+                    url: e.url,
+                    username_ref: e.username_ref,
+                    password_ref: e.password_ref,
+                    token_ref: e.token_ref,
+                    interval_s: e.interval_s,
+                };
+                self.set(who, from, cluster_id, spec).await?;
+            }
+            report.push(line);
+        }
+        Ok(report)
+    }
+
     pub async fn delete(
         &self,
         who: &Principal,

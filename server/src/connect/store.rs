@@ -481,6 +481,18 @@ pub async fn set_owner(
         .map(|r| r.rows_affected() > 0)
 }
 
+/// A Kafka cluster by name: its id and whether credentials may go
+/// without TLS.
+pub async fn cluster_by_name(
+    pool: &PgPool,
+    name: &str,
+) -> Result<Option<(i64, bool)>, sqlx::Error> {
+    sqlx::query_as("SELECT id, insecure_credentials FROM clusters WHERE name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+}
+
 pub async fn team_id(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
     sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
         .bind(name)

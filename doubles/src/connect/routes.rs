@@ -38,6 +38,29 @@ pub(super) fn error(cloud: bool, code: u16, message: String) -> Response {
         .into_response()
 }
 
+/// An error answer not yet rendered: small, so helpers can return it.
+pub(super) struct Refusal {
+    cloud: bool,
+    code: u16,
+    message: String,
+}
+
+impl Refusal {
+    fn new(cloud: bool, code: u16, message: String) -> Self {
+        Refusal {
+            cloud,
+            code,
+            message,
+        }
+    }
+}
+
+impl IntoResponse for Refusal {
+    fn into_response(self) -> Response {
+        error(self.cloud, self.code, self.message)
+    }
+}
+
 fn ok(status: StatusCode, body: &Value) -> Response {
     (
         status,
@@ -59,13 +82,13 @@ struct Ctx {
 }
 
 impl Shared {
-    fn ctx(&self, params: &HashMap<String, String>) -> Result<Ctx, Response> {
+    fn ctx(&self, params: &HashMap<String, String>) -> Result<Ctx, Refusal> {
         let cloud = params.contains_key("env");
         if cloud
             && (params.get("env") != Some(&self.options.cloud.environment)
                 || params.get("cluster") != Some(&self.options.cloud.cluster))
         {
-            return Err(error(
+            return Err(Refusal::new(
                 true,
                 404,
                 "The requested environment or cluster was not found".into(),
@@ -152,9 +175,9 @@ fn flag(query: &[(String, String)], name: &str) -> bool {
 
 /// A flat map of properties; Jackson turns scalars into strings and
 /// refuses objects and arrays.
-fn flat(value: &Value, cloud: bool) -> Result<BTreeMap<String, Option<String>>, Response> {
+fn flat(value: &Value, cloud: bool) -> Result<BTreeMap<String, Option<String>>, Refusal> {
     let Value::Object(map) = value else {
-        return Err(error(
+        return Err(Refusal::new(
             cloud,
             500,
             "Cannot deserialize value of type `java.util.LinkedHashMap<java.lang.String,java.lang.String>` from non-object value".into(),
@@ -168,7 +191,7 @@ fn flat(value: &Value, cloud: bool) -> Result<BTreeMap<String, Option<String>>, 
                 Value::Bool(b) => Some(b.to_string()),
                 Value::Number(n) => Some(n.to_string()),
                 Value::Array(_) | Value::Object(_) => {
-                    return Err(error(
+                    return Err(Refusal::new(
                         cloud,
                         500,
                         "Cannot deserialize value of type `java.lang.String` from Array or Object value".into(),
@@ -180,9 +203,9 @@ fn flat(value: &Value, cloud: bool) -> Result<BTreeMap<String, Option<String>>, 
         .collect()
 }
 
-fn json_body(body: &Bytes, cloud: bool) -> Result<Value, Response> {
+fn json_body(body: &Bytes, cloud: bool) -> Result<Value, Refusal> {
     serde_json::from_slice(body).map_err(|e| {
-        error(
+        Refusal::new(
             cloud,
             500,
             format!(
@@ -223,7 +246,7 @@ fn not_found(ctx: &Ctx) -> Response {
 async fn list(State(w): Worker, Path(params): Params, RawQuery(q): RawQuery) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let q = pairs(q.as_deref());
     let expand: Vec<&str> = q
@@ -263,11 +286,11 @@ async fn list(State(w): Worker, Path(params): Params, RawQuery(q): RawQuery) -> 
 async fn create(State(w): Worker, Path(params): Params, body: Bytes) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let body = match json_body(&body, ctx.cloud) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let Some(name) = body.get("name").and_then(Value::as_str).map(str::to_owned) else {
         return error(
@@ -278,7 +301,7 @@ async fn create(State(w): Worker, Path(params): Params, body: Bytes) -> Response
     };
     let mut config = match body.get("config").map(|c| flat(c, ctx.cloud)) {
         Some(Ok(c)) => strings(c),
-        Some(Err(r)) => return r,
+        Some(Err(r)) => return r.into_response(),
         None => {
             return error(
                 ctx.cloud,
@@ -334,7 +357,7 @@ async fn create(State(w): Worker, Path(params): Params, body: Bytes) -> Response
 async fn info(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get(&ctx.name) {
         Some(c) => ok(StatusCode::OK, &c.info(&ctx.name)),
@@ -345,7 +368,7 @@ async fn info(State(w): Worker, Path(params): Params) -> Response {
 async fn delete(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if w.store().remove(&ctx.name) {
         empty(StatusCode::NO_CONTENT)
@@ -357,7 +380,7 @@ async fn delete(State(w): Worker, Path(params): Params) -> Response {
 async fn config(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get(&ctx.name) {
         Some(c) => ok(StatusCode::OK, &json!(c.config)),
@@ -401,11 +424,11 @@ fn write_config(w: &Shared, ctx: &Ctx, mut config: BTreeMap<String, String>) -> 
 async fn put_config(State(w): Worker, Path(params): Params, body: Bytes) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let config = match json_body(&body, ctx.cloud).and_then(|b| flat(&b, ctx.cloud)) {
         Ok(c) => strings(c),
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     write_config(&w, &ctx, config)
 }
@@ -413,11 +436,11 @@ async fn put_config(State(w): Worker, Path(params): Params, body: Bytes) -> Resp
 async fn patch_config(State(w): Worker, Path(params): Params, body: Bytes) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let patch = match json_body(&body, ctx.cloud).and_then(|b| flat(&b, ctx.cloud)) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let Some(mut config) = w.store().get(&ctx.name).map(|c| c.config.clone()) else {
         return not_found(&ctx);
@@ -442,7 +465,7 @@ async fn patch_config(State(w): Worker, Path(params): Params, body: Bytes) -> Re
 async fn status(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let mut store = w.store();
     store.settle();
@@ -459,7 +482,7 @@ async fn status(State(w): Worker, Path(params): Params) -> Response {
 async fn tasks(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get(&ctx.name) {
         Some(c) => {
@@ -479,7 +502,7 @@ fn task_id(params: &HashMap<String, String>) -> Option<usize> {
 async fn task_status(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let mut store = w.store();
     store.settle();
@@ -506,7 +529,7 @@ async fn task_status(State(w): Worker, Path(params): Params) -> Response {
 async fn restart_task(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let id = task_id(&params);
     let mut store = w.store();
@@ -537,7 +560,7 @@ async fn restart_task(State(w): Worker, Path(params): Params) -> Response {
 async fn restart(State(w): Worker, Path(params): Params, RawQuery(q): RawQuery) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let q = pairs(q.as_deref());
     let (include_tasks, only_failed) = (flag(&q, "includeTasks"), flag(&q, "onlyFailed"));
@@ -575,7 +598,7 @@ fn lifecycle(
 ) -> Response {
     let ctx = match w.ctx(params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get_mut(&ctx.name) {
         Some(c) => {
@@ -601,7 +624,7 @@ async fn stop(State(w): Worker, Path(params): Params) -> Response {
 async fn topics(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get(&ctx.name) {
         Some(c) => ok(
@@ -615,7 +638,7 @@ async fn topics(State(w): Worker, Path(params): Params) -> Response {
 async fn reset_topics(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get_mut(&ctx.name) {
         Some(c) => {
@@ -629,7 +652,7 @@ async fn reset_topics(State(w): Worker, Path(params): Params) -> Response {
 async fn offsets(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     match w.store().get(&ctx.name) {
         Some(c) => ok(StatusCode::OK, &json!({"offsets": c.offsets})),
@@ -651,11 +674,11 @@ fn must_be_stopped(ctx: &Ctx) -> Response {
 async fn alter_offsets(State(w): Worker, Path(params): Params, body: Bytes) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let body = match json_body(&body, ctx.cloud) {
         Ok(b) => b,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let Some(offsets) = body.get("offsets").and_then(Value::as_array).cloned() else {
         return error(
@@ -681,7 +704,7 @@ async fn alter_offsets(State(w): Worker, Path(params): Params, body: Bytes) -> R
 async fn reset_offsets(State(w): Worker, Path(params): Params) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let mut store = w.store();
     let Some(c) = store.get_mut(&ctx.name) else {
@@ -700,7 +723,7 @@ async fn reset_offsets(State(w): Worker, Path(params): Params) -> Response {
 /// `connectorsOnly` defaults to true, as in `ConnectorPluginsResource`.
 async fn plugins(State(w): Worker, Path(params): Params, RawQuery(q): RawQuery) -> Response {
     if let Err(r) = w.ctx(&params) {
-        return r;
+        return r.into_response();
     }
     let q = pairs(q.as_deref());
     let connectors_only = !q
@@ -723,12 +746,12 @@ async fn plugins(State(w): Worker, Path(params): Params, RawQuery(q): RawQuery) 
 async fn validate(State(w): Worker, Path(params): Params, body: Bytes) -> Response {
     let ctx = match w.ctx(&params) {
         Ok(c) => c,
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     let plugin = params.get("plugin").cloned().unwrap_or_default();
     let config = match json_body(&body, ctx.cloud).and_then(|b| flat(&b, ctx.cloud)) {
         Ok(c) => strings(c),
-        Err(r) => return r,
+        Err(r) => return r.into_response(),
     };
     if let Some(class) = config.get("connector.class")
         && !class.trim().ends_with(plugin.as_str())

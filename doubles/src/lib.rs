@@ -3,4 +3,5 @@
 //! `reference/schema-registry-and-connect.md` to the letter: status codes,
 //! error bodies, content types and quirks.
 
+pub mod connect;
 pub mod registry;

@@ -432,6 +432,7 @@ pub async fn apply_clusters_file(
 ) -> anyhow::Result<()> {
     let entries = crate::watch::cluster_file::load(path)?;
     let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
+    let connect = crate::watch::cluster_file::load_connect(path)?;
     let report = service
         .apply(&cli_principal(), "clusters-file", entries, false)
         .await?;
@@ -442,6 +443,10 @@ pub async fn apply_clusters_file(
         not_in_file = ?report.not_in_file,
         "applied the clusters file"
     );
+    let set = crate::connect::ConnectService::new(pool.clone(), outbound.clone())
+        .apply_file(&cli_principal(), "clusters-file", connect, false)
+        .await?;
+    tracing::info!(connect = ?set, "applied the clusters file's Connect clusters");
     Ok(())
 }
 
@@ -495,8 +500,21 @@ pub async fn cluster(
         }
         ClusterCommand::Apply { file, dry_run } => {
             let entries = crate::watch::cluster_file::load(&file)?;
+            let connect = crate::watch::cluster_file::load_connect(&file)?;
             let report = service.apply(&who, SOURCE, entries, dry_run).await?;
             print_apply(&report, dry_run);
+            // A dry run checks the Connect entries of clusters that exist.
+            let set = crate::connect::ConnectService::new(pool.clone(), outbound.clone())
+                .apply_file(&who, SOURCE, connect, dry_run)
+                .await?;
+            for name in set {
+                let verb = if dry_run {
+                    "would set connect"
+                } else {
+                    "set connect"
+                };
+                println!("{verb}: {name}");
+            }
         }
         ClusterCommand::List => {
             println!(

@@ -136,6 +136,9 @@ pub enum Command {
     /// from the stored OpenLineage events.
     #[command(subcommand)]
     Lineage(LineageCommand),
+    /// Check Kafka Connect connector configs offline (needs no database).
+    #[command(subcommand)]
+    Connect(ConnectCommand),
 }
 
 #[derive(Debug, Subcommand)]
@@ -170,6 +173,26 @@ pub struct LineageImpactArgs {
     /// Print JSON (the API's answer) instead of a table.
     #[arg(long)]
     pub json: bool,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConnectCommand {
+    /// Validate a connector config file with the rules. Exit 0 no error,
+    /// 1 errors found, 2 the check could not be made.
+    ///
+    /// `streamkeeper connect validate sink.json --plugin confluent_jdbc_sink`
+    Validate(ConnectValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectValidateArgs {
+    /// The config: a JSON object of properties, or `{"name", "config"}`.
+    pub file: std::path::PathBuf,
+    /// debezium_postgres, debezium_mysql, confluent_jdbc_sink,
+    /// debezium_jdbc_sink, s3_sink, snowflake_sink, bigquery_sink,
+    /// iceberg_sink, elasticsearch_sink, or a connector.class.
+    #[arg(long)]
+    pub plugin: String,
 }
 
 #[derive(Debug, Subcommand)]

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod cli;
 pub mod clients;
 pub mod config;
+pub mod connect;
 pub mod flags;
 pub mod lineage;
 pub mod platform;
@@ -55,6 +56,7 @@ enum DatabaseTask {
 enum Offline {
     Kafka(config::KafkaCommand),
     Schema(config::SchemaCommand),
+    Connect(config::ConnectCommand),
 }
 
 fn task(
@@ -79,6 +81,7 @@ fn task(
         Some(Command::Lineage(c)) => Task::Database(D::Lineage(c)),
         Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
         Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
+        Some(Command::Connect(c)) => Task::Offline(Offline::Connect(c)),
     })
 }
 
@@ -88,6 +91,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let task = match task(cli.command, outbound.clone())? {
         Task::Offline(Offline::Kafka(c)) => return cli::kafka(c, &outbound).await,
         Task::Offline(Offline::Schema(c)) => return schemas::cli::run(c).await,
+        Task::Offline(Offline::Connect(c)) => return connect::cli::run(c),
         Task::Database(t) => t,
     };
     let url = config::database_url(&cli.global)?;

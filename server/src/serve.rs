@@ -54,6 +54,10 @@ fn routines(
             pool.clone(),
             outbound.clone(),
         )),
+        Arc::new(crate::connect::routine::Status::new(
+            pool.clone(),
+            outbound.clone(),
+        )),
         Arc::new(ExpiredSessions(sessions.clone())),
         Arc::new(LimiterShrink(limiter.clone())),
         Arc::new(AuditHead(pool.clone())),

@@ -438,6 +438,9 @@ async fn openapi_document_describes_the_api(pool: sqlx::PgPool) {
         "/api/v1/audit",
         "/api/v1/audit/refusals",
         "/api/v1/me",
+        "/api/v1/clusters/{id}/connect",
+        "/api/v1/clusters/{id}/connect/{name}/connectors/{connector}",
+        "/api/v1/connect/validate",
     ] {
         assert!(doc["paths"].get(path).is_some(), "{path} missing");
     }

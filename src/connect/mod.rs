@@ -15,6 +15,7 @@
 //! - [`worker`]: the worker's validate answer and the side-by-side view.
 //! - [`canonical`]: canonical content, its hash, the base and the diff.
 //! - [`lineage`]: a config's inputs and outputs as OpenLineage datasets.
+//! - [`status`]: what a status pass makes of states: flags, scrubbed traces.
 
 pub mod canonical;
 pub mod config;
@@ -23,6 +24,7 @@ pub mod lineage;
 pub mod plugin;
 pub mod rules;
 pub mod secret;
+pub mod status;
 pub mod template;
 pub mod worker;
 

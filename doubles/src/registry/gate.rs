@@ -39,7 +39,7 @@ pub enum DoubleAuth {
 }
 
 impl DoubleAuth {
-    fn admits(&self, headers: &HeaderMap) -> bool {
+    pub(crate) fn admits(&self, headers: &HeaderMap) -> bool {
         let given = headers
             .get(header::AUTHORIZATION)
             .and_then(|v| v.to_str().ok());

@@ -13,6 +13,7 @@ use utoipa::{Modify, OpenApi};
 
 use crate::accounts::api as accounts;
 use crate::audit::api as audit;
+use crate::connect::api as connect;
 use crate::flags::api as flags;
 use crate::lineage::api as lineage;
 use crate::review::api as review;
@@ -54,6 +55,14 @@ use crate::web::AppState;
         schemas::registry_status,
         schemas::registry_subjects,
         schemas::subject_diff,
+        connect::list,
+        connect::set,
+        connect::delete,
+        connect::test,
+        connect::connectors,
+        connect::connector,
+        connect::set_owner,
+        connect::validate,
         flags::list,
         flags::get,
         flags::acknowledge,
@@ -181,6 +190,25 @@ pub fn router() -> Router<AppState> {
             "/clusters/{id}/registry/subjects/{subject}/diff",
             get(schemas::subject_diff),
         )
+        .route(
+            "/clusters/{id}/connect",
+            get(connect::list).put(connect::set),
+        )
+        .route("/clusters/{id}/connect/{name}", delete(connect::delete))
+        .route("/clusters/{id}/connect/{name}/test", post(connect::test))
+        .route(
+            "/clusters/{id}/connect/{name}/connectors",
+            get(connect::connectors),
+        )
+        .route(
+            "/clusters/{id}/connect/{name}/connectors/{connector}",
+            get(connect::connector),
+        )
+        .route(
+            "/clusters/{id}/connect/{name}/connectors/{connector}/owner",
+            put(connect::set_owner),
+        )
+        .route("/connect/validate", post(connect::validate))
         .route("/flags", get(flags::list))
         .route("/flags/{id}", get(flags::get))
         .route("/flags/{id}/acknowledge", post(flags::acknowledge))

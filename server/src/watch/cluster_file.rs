@@ -13,6 +13,12 @@
 //! username = "env:STREAMKEEPER_CRED_CC_API_KEY"
 //! password = "env:STREAMKEEPER_CRED_CC_API_SECRET"
 //! interval_s = 15
+//!
+//! [[cluster.connect]]                # its Kafka Connect clusters, any number
+//! name = "main"
+//! url = "https://connect.internal:8083"
+//! username = "env:STREAMKEEPER_CRED_CONNECT_USER"
+//! password = "env:STREAMKEEPER_CRED_CONNECT_PASSWORD"
 //! ```
 
 use serde::Deserialize;
@@ -62,6 +68,34 @@ struct Entry {
     insecure_credentials: bool,
     #[serde(default = "default_interval")]
     interval_s: i32,
+    /// The cluster's Kafka Connect clusters (`[[cluster.connect]]`).
+    #[serde(default)]
+    connect: Vec<ConnectEntry>,
+}
+
+/// One `[[cluster.connect]]` table: a worker's URL or Confluent Cloud's
+/// managed-connector prefix, credentials by reference (Basic or a token).
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ConnectEntry {
+    name: String,
+    url: String,
+    username: Option<String>,
+    password: Option<String>,
+    token: Option<String>,
+    interval_s: Option<i32>,
+}
+
+/// A Connect cluster the file declares, with the name of its Kafka cluster.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ConnectFileEntry {
+    pub cluster: String,
+    pub name: String,
+    pub url: String,
+    pub username_ref: Option<String>,
+    pub password_ref: Option<String>,
+    pub token_ref: Option<String>,
+    pub interval_s: Option<i32>,
 }
 
 fn plaintext() -> String {
@@ -79,14 +113,52 @@ struct ClusterFile {
     cluster: Vec<Entry>,
 }
 
+fn read_toml(path: &str, text: &str) -> Result<ClusterFile, ClusterFileError> {
+    capped(path, text.len())?;
+    toml::from_str(text).map_err(|e| ClusterFileError::Invalid {
+        path: path.to_owned(),
+        detail: e.to_string(),
+    })
+}
+
+/// The Connect clusters a clusters file's text declares; a name twice
+/// under one cluster is refused.
+pub fn parse_connect(path: &str, text: &str) -> Result<Vec<ConnectFileEntry>, ClusterFileError> {
+    let file = read_toml(path, text)?;
+    let mut out = Vec::new();
+    let mut seen = std::collections::BTreeSet::new();
+    for e in file.cluster {
+        for c in e.connect {
+            if !seen.insert((e.name.trim().to_owned(), c.name.trim().to_owned())) {
+                return Err(ClusterFileError::Invalid {
+                    path: path.to_owned(),
+                    detail: format!(
+                        "the Connect cluster {:?} of cluster {:?} is declared twice",
+                        c.name, e.name
+                    ),
+                });
+            }
+            out.push(ConnectFileEntry {
+                cluster: e.name.trim().to_owned(),
+                name: c.name,
+                url: c.url,
+                username_ref: c.username,
+                password_ref: c.password,
+                token_ref: c.token,
+                interval_s: c.interval_s,
+            });
+        }
+    }
+    Ok(out)
+}
+
 /// Parses a clusters file's text; `path` only names it in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError> {
     let invalid = |detail: String| ClusterFileError::Invalid {
         path: path.to_owned(),
         detail,
     };
-    capped(path, text.len())?;
-    let file: ClusterFile = toml::from_str(text).map_err(|e| invalid(e.to_string()))?;
+    let file = read_toml(path, text)?;
     let mut seen = std::collections::BTreeSet::new();
     for e in &file.cluster {
         if !seen.insert(e.name.trim().to_owned()) {
@@ -115,6 +187,17 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
 /// Reads and parses a clusters file, reading no more than one byte past
 /// [`MAX_BYTES`] however big the file is (or grows while it is read).
 pub fn load(path: &Path) -> Result<Vec<NewCluster>, ClusterFileError> {
+    let (name, text) = read(path)?;
+    parse(&name, &text)
+}
+
+/// The Connect clusters of a clusters file, read as [`load`] reads it.
+pub fn load_connect(path: &Path) -> Result<Vec<ConnectFileEntry>, ClusterFileError> {
+    let (name, text) = read(path)?;
+    parse_connect(&name, &text)
+}
+
+fn read(path: &Path) -> Result<(String, String), ClusterFileError> {
     let name = path.display().to_string();
     let unreadable = |source| ClusterFileError::Read {
         path: name.clone(),
@@ -127,7 +210,7 @@ pub fn load(path: &Path) -> Result<Vec<NewCluster>, ClusterFileError> {
     file.take(MAX_BYTES + 1)
         .read_to_string(&mut text)
         .map_err(unreadable)?;
-    parse(&name, &text)
+    Ok((name, text))
 }
 
 #[cfg(test)]
@@ -158,6 +241,42 @@ mod tests {
         assert_eq!(c[0].security_protocol, "PLAINTEXT");
         assert_eq!(c[0].interval_s, 15);
         assert_eq!(c[1].password_ref.as_deref(), Some("file:/run/secrets/cc"));
+    }
+
+    #[test]
+    fn reads_connect_clusters_under_their_cluster() {
+        let text = r#"
+            [[cluster]]
+            name = "prod"
+            bootstrap = "pkc:9092"
+            [[cluster.connect]]
+            name = "main"
+            url = "https://connect:8083"
+            username = "env:STREAMKEEPER_CRED_U"
+            password = "env:STREAMKEEPER_CRED_P"
+            [[cluster.connect]]
+            name = "cloud"
+            url = "https://api.confluent.cloud/connect/v1/environments/env-1/clusters/lkc-1"
+            interval_s = 60
+            "#;
+        assert_eq!(parse("c.toml", text).expect("clusters").len(), 1);
+        let c = parse_connect("c.toml", text).expect("connect");
+        assert_eq!(c.len(), 2);
+        assert_eq!(c[0].cluster, "prod");
+        assert_eq!(
+            c[0].password_ref.as_deref(),
+            Some("env:STREAMKEEPER_CRED_P")
+        );
+        assert_eq!(c[1].interval_s, Some(60));
+        let e = parse_connect(
+            "c.toml",
+            &format!("{text}\n[[cluster.connect]]\nname='main'\nurl='http://x'\n"),
+        )
+        .expect_err("twice");
+        assert!(e.to_string().contains("declared twice"), "{e}");
+        let e = parse("c.toml", "[[cluster]]\nname='a'\nbootstrap='b'\n[[cluster.connect]]\nname='m'\nurl='http://x'\npasword='env:X'\n")
+            .expect_err("unknown key");
+        assert!(e.to_string().contains("pasword"), "{e}");
     }
 
     #[test]

@@ -146,6 +146,17 @@ async fn route(
 
 async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(), Db> {
     let route = route(pool, cluster, &o.key).await?;
+    raise_to(pool, cluster, o, route).await
+}
+
+/// Raises a flag to the team `route` names (id, name, webhook), queueing
+/// its webhook: for passes that route their own subjects (connectors).
+pub async fn raise_to(
+    pool: &PgPool,
+    cluster: &ClusterRow,
+    o: &Observation,
+    route: Option<(i64, String, Option<String>)>,
+) -> Result<(), Db> {
     let mut tx = pool.begin().await?;
     let id = store::raise(&mut tx, cluster.id, o, route.as_ref().map(|r| r.0)).await?;
     match route
@@ -186,6 +197,18 @@ async fn resolve(
     kind: &str,
 ) -> Result<(), Db> {
     let route = route(pool, cluster, key).await?;
+    resolve_to(pool, cluster, id, key, kind, route).await
+}
+
+/// Resolves a flag, telling the team `route` names.
+pub async fn resolve_to(
+    pool: &PgPool,
+    cluster: &ClusterRow,
+    id: i64,
+    key: &FlagKey,
+    kind: &str,
+    route: Option<(i64, String, Option<String>)>,
+) -> Result<(), Db> {
     let mut tx = pool.begin().await?;
     store::resolve(&mut tx, id).await?;
     if let Some((_, team, Some(url))) = route {

@@ -10,6 +10,7 @@ pub mod server_fns;
 
 use crate::accounts::{AccountService, AuditService};
 use crate::config::ServeConfig;
+use crate::connect::ConnectService;
 use crate::review::ReviewService;
 use crate::schemas::SchemaService;
 use crate::watch::ClusterService;
@@ -38,6 +39,7 @@ pub struct AppState {
     pub accounts: Arc<AccountService>,
     pub clusters: Arc<ClusterService>,
     pub schemas: Arc<SchemaService>,
+    pub connect: Arc<ConnectService>,
     pub reviews: Arc<ReviewService>,
     pub lineage: Arc<crate::lineage::LineageService>,
     pub backend: Backend,
@@ -68,6 +70,7 @@ part_of_state! {
     Arc<AccountService> => accounts,
     Arc<ClusterService> => clusters,
     Arc<SchemaService> => schemas,
+    Arc<ConnectService> => connect,
     Arc<ReviewService> => reviews,
     Arc<crate::lineage::LineageService> => lineage,
     Backend => backend,
@@ -109,6 +112,7 @@ impl AppState {
             pool.clone(),
             crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
         ));
+        let connect = Arc::new(ConnectService::new(pool.clone(), outbound.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
@@ -123,6 +127,7 @@ impl AppState {
             accounts,
             clusters,
             schemas,
+            connect,
             reviews,
             lineage,
             backend,

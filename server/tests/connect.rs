@@ -1,0 +1,910 @@
+//! Kafka Connect on the real Postgres with the Connect double: Connect
+//! clusters set by admins (audited, refusals too) and tested; the status
+//! routine's passes (states with history, a FAILED task flagged to the
+//! connector's owner with its trace, delivered to the team's webhook and
+//! resolved when it runs again; UNASSIGNED past two passes; an unreachable
+//! worker a gap); the connectors list and page; validation beside the
+//! worker's; the offline CLI. Inline secrets never show in an answer, an
+//! audit detail, a flag's receipt or a webhook.
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use std::sync::{Arc, Mutex};
+use streamkeeper::role::Role;
+use streamkeeper_doubles::connect::{self, ConnectHandle, DoubleAuth, Fault, Options, State};
+use streamkeeper_server::connect::routine::{PassError, Status, pass};
+use streamkeeper_server::platform::routine::{Routine, RunError, Target};
+use support::TestApp;
+
+const SECRET: &str = "AKIA-very-s3cret-key";
+const S3: &str = "io.confluent.connect.s3.S3SinkConnector";
+const TRACE: &str = "org.apache.kafka.connect.errors.ConnectException: S3 rejected the key AKIA-very-s3cret-key\n\tat io.confluent.connect.s3.S3SinkTask.put(S3SinkTask.java:225)";
+
+struct Ctx {
+    t: TestApp,
+    admin: String,
+    cluster: i64,
+    url: String,
+    double: ConnectHandle,
+}
+
+async fn setup(pool: PgPool) -> Ctx {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token(admin).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('local', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    let (url, double) = connect::spawn().await;
+    Ctx {
+        t,
+        admin,
+        cluster,
+        url,
+        double,
+    }
+}
+
+impl Ctx {
+    async fn api(&self, method: Method, path: &str, body: Option<Value>) -> support::Reply {
+        self.t.api(method, path, &self.admin, body).await
+    }
+
+    async fn add_connect(&self, name: &str, url: &str) -> support::Reply {
+        self.api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{}/connect", self.cluster),
+            Some(json!({"name": name, "url": url})),
+        )
+        .await
+    }
+
+    async fn pass(&self, name: &str) -> Result<usize, PassError> {
+        let cluster = streamkeeper_server::watch::store::by_id(&self.t.pool, self.cluster)
+            .await
+            .expect("db")
+            .expect("cluster");
+        let row = streamkeeper_server::connect::store::by_name(&self.t.pool, self.cluster, name)
+            .await
+            .expect("db")
+            .expect("connect");
+        pass(&self.t.pool, &support::outbound(), &cluster, &row)
+            .await
+            .map(|r| r.connectors)
+    }
+
+    async fn connectors(&self, query: &str) -> Value {
+        let r = self
+            .api(
+                Method::GET,
+                &format!(
+                    "/api/v1/clusters/{}/connect/main/connectors{query}",
+                    self.cluster
+                ),
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        r.json()
+    }
+
+    async fn connector(&self, name: &str) -> support::Reply {
+        self.api(
+            Method::GET,
+            &format!(
+                "/api/v1/clusters/{}/connect/main/connectors/{name}",
+                self.cluster
+            ),
+            None,
+        )
+        .await
+    }
+
+    async fn flags(&self) -> Vec<Value> {
+        let r = self
+            .api(Method::GET, "/api/v1/flags?scope=all&state=any", None)
+            .await;
+        r.json()["items"].as_array().cloned().unwrap_or_default()
+    }
+
+    async fn audit_details(&self) -> String {
+        let rows: Vec<(String, String)> =
+            sqlx::query_as("SELECT action, detail FROM audit_log ORDER BY id")
+                .fetch_all(&self.t.pool)
+                .await
+                .expect("audit");
+        serde_json::to_string(&rows).expect("json")
+    }
+}
+
+fn s3(topics: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("connector.class", S3.into()),
+        ("tasks.max", "2".into()),
+        ("topics", topics.into()),
+        ("s3.bucket.name", "lake".into()),
+        (
+            "format.class",
+            "io.confluent.connect.s3.format.json.JsonFormat".into(),
+        ),
+        ("flush.size", "1000".into()),
+        (
+            "storage.class",
+            "io.confluent.connect.s3.storage.S3Storage".into(),
+        ),
+        ("aws.secret.access.key", SECRET.into()),
+    ]
+}
+
+fn put(double: &ConnectHandle, name: &str, config: &[(&'static str, String)]) {
+    let pairs: Vec<(&str, &str)> = config.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    double.put(name, &pairs);
+}
+
+/// A webhook receiver that records every body.
+async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
+    let got: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(Vec::new()));
+    let g = got.clone();
+    let app = axum::Router::new().route(
+        "/hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
+            let g = g.clone();
+            async move {
+                g.lock().expect("lock").push(v);
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, got)
+}
+
+async fn deliver(t: &TestApp) {
+    let http = streamkeeper_server::clients::webhook::Webhooks::new(
+        streamkeeper::egress::EgressPolicy::LOOPBACK,
+    )
+    .expect("webhooks");
+    streamkeeper_server::flags::routine::deliver_due(&t.pool, &http)
+        .await
+        .expect("deliver");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn connect_clusters_are_set_by_admins_tested_and_every_refusal_audited(pool: PgPool) {
+    let c = setup(pool).await;
+    put(&c.double, "s3-orders", &s3("orders"));
+    let r = c.add_connect("main", &c.url).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["interval_s"], 30);
+    assert_eq!(r.json()["cloud"], false);
+
+    let owner = c.t.user("olga", &[Role::Owner]).await;
+    let owner = c.t.token(owner).await;
+    let path = format!("/api/v1/clusters/{}/connect", c.cluster);
+    let r =
+        c.t.api(
+            Method::PUT,
+            &path,
+            &owner,
+            Some(json!({"name": "x", "url": c.url})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    assert_eq!(
+        c.t.api(Method::GET, &path, &owner, None).await.json()[0]["name"],
+        "main",
+        "everyone reads them"
+    );
+
+    for (spec, why) in [
+        (
+            json!({"name": "a", "url": "http://u:pw@127.0.0.1:1"}),
+            "auth settings",
+        ),
+        (json!({"name": "a", "url": "ftp://127.0.0.1"}), "http"),
+        (json!({"name": "a b", "url": c.url}), "name"),
+        (
+            json!({"name": "a", "url": c.url, "username_ref": "env:STREAMKEEPER_CRED_U"}),
+            "both",
+        ),
+        (
+            json!({"name": "a", "url": c.url, "token_ref": "hunter2"}),
+            "Connect credentials",
+        ),
+        (
+            json!({"name": "a", "url": c.url, "interval_s": 1}),
+            "interval",
+        ),
+    ] {
+        let r = c.api(Method::PUT, &path, Some(spec.clone())).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{spec}: {}",
+            r.body
+        );
+        assert!(r.body.contains(why), "{spec}: {}", r.body);
+    }
+    let audit = c.audit_details().await;
+    assert_eq!(audit.matches("connect.set.refused").count(), 6, "{audit}");
+    assert!(audit.contains("connect.create"), "{audit}");
+    assert!(
+        !audit.contains("hunter2"),
+        "a refused value is not kept: {audit}"
+    );
+
+    let test = format!("/api/v1/clusters/{}/connect/main/test", c.cluster);
+    let r = c.api(Method::POST, &test, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(
+        r.json(),
+        json!({"version": "3.9.0", "plugins": 10, "connectors": 1})
+    );
+    assert_eq!(
+        c.t.api(Method::POST, &test, &owner, None).await.status,
+        StatusCode::FORBIDDEN
+    );
+
+    c.double.fail_next(1, Fault::BadGatewayHtml);
+    let r = c.api(Method::POST, &test, None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert!(r.body.contains("HTTP 502"), "{}", r.body);
+
+    let r = c.add_connect("main", "http://127.0.0.1:1").await;
+    assert_eq!(r.status, StatusCode::OK, "updated by name");
+    let r = c.api(Method::POST, &test, None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert!(r.body.contains("could not be reached"), "{}", r.body);
+
+    let r = c
+        .api(
+            Method::DELETE,
+            &format!("/api/v1/clusters/{}/connect/main", c.cluster),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert!(c.audit_details().await.contains("connect.delete"));
+    assert_eq!(
+        c.api(Method::POST, &test, None).await.status,
+        StatusCode::NOT_FOUND
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn basic_credentials_are_references_resolved_only_to_call_the_worker(pool: PgPool) {
+    let dir = std::env::temp_dir().join(format!("sk-connect-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    std::fs::write(dir.join("user"), "connect").expect("user");
+    std::fs::write(dir.join("pw"), "pw-in-a-file").expect("pw");
+    let dirs = dir.display().to_string();
+    let mut cfg = support::config();
+    cfg.outbound.credentials =
+        streamkeeper::credential::CredentialPolicy::new("STREAMKEEPER_CRED_", [dirs.as_str()])
+            .expect("policy");
+    let t = TestApp::with_config(pool, cfg).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token(admin).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, insecure_credentials)
+         VALUES ('local', '127.0.0.1:9092', 'PLAINTEXT', true) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    let (url, _) = connect::spawn_with(Options {
+        auth: DoubleAuth::Basic {
+            user: "connect".into(),
+            password: "pw-in-a-file".into(),
+        },
+        ..Options::default()
+    })
+    .await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/connect"),
+            &admin,
+            Some(json!({"name": "main", "url": url,
+                "username_ref": format!("file:{dirs}/user"), "password_ref": format!("file:{dirs}/pw")})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(!r.body.contains("pw-in-a-file"));
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/clusters/{cluster}/connect/main/test"),
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let audit: Vec<String> = sqlx::query_scalar("SELECT detail FROM audit_log")
+        .fetch_all(&t.pool)
+        .await
+        .expect("audit");
+    let audit = serde_json::to_string(&audit).expect("json");
+    assert!(
+        audit.contains("file:") && !audit.contains("pw-in-a-file"),
+        "{audit}"
+    );
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_failed_task_is_flagged_to_its_owner_with_the_trace_and_resolved_when_it_runs(
+    pool: PgPool,
+) {
+    let c = setup(pool).await;
+    let team = c
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            Some(json!({"name": "payments"})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("team");
+    let (hook, got) = receiver().await;
+    let r = c
+        .api(
+            Method::PUT,
+            &format!("/api/v1/teams/{team}/webhook"),
+            Some(json!({"url": hook})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    // The stream the sink reads is payments': the connector is theirs.
+    sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, 'orders', $2)")
+        .bind(c.cluster)
+        .bind(team)
+        .execute(&c.t.pool)
+        .await
+        .expect("stream");
+    put(&c.double, "s3-orders", &s3("orders"));
+    c.add_connect("main", &c.url).await;
+
+    assert_eq!(c.pass("main").await.expect("pass"), 1);
+    assert!(c.flags().await.is_empty(), "running: nothing to flag");
+
+    c.double.fail_task("s3-orders", 1, TRACE);
+    c.pass("main").await.expect("pass");
+    let flags = c.flags().await;
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    let f = &flags[0];
+    assert_eq!(f["subject_kind"], "connector");
+    assert_eq!(f["subject"], "main/s3-orders");
+    assert_eq!(f["kind"], "FAILED");
+    assert_eq!(f["team"], "payments", "routed by the stream it reads");
+    assert!(
+        f["reason"].as_str().unwrap_or("").starts_with(
+            "task 1 of connector s3-orders FAILED: org.apache.kafka.connect.errors.ConnectException"
+        ),
+        "{f}"
+    );
+    let receipt = &f["evidence"]["instances"][0];
+    assert!(
+        receipt["trace"]
+            .as_str()
+            .unwrap_or("")
+            .contains("S3SinkTask.java:225"),
+        "{f}"
+    );
+    assert!(
+        f["evidence"]["restart"]["url"]
+            .as_str()
+            .unwrap_or("")
+            .ends_with("/connectors/s3-orders/restart?includeTasks=true&onlyFailed=true"),
+        "{f}"
+    );
+
+    deliver(&c.t).await;
+    let bodies = got.lock().expect("lock").clone();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert!(
+        bodies[0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("[FAILED] connector main/s3-orders"),
+        "{}",
+        bodies[0]
+    );
+
+    // The page: trouble, the task's trace, the history, the masked config.
+    let list = c.connectors("").await;
+    assert_eq!(list["items"][0]["name"], "s3-orders");
+    assert_eq!(list["items"][0]["trouble"], true);
+    assert_eq!(list["items"][0]["tasks_failed"], 1);
+    assert_eq!(list["items"][0]["owner"], "payments");
+    assert_eq!(list["items"][0]["owner_source"], "stream");
+    let r = c.connector("s3-orders").await;
+    let d = r.json();
+    assert_eq!(d["config"]["aws.secret.access.key"], "********");
+    assert_eq!(d["topics"], json!(["orders"]));
+    assert_eq!(d["tasks"][1]["state"], "FAILED");
+    assert!(
+        d["tasks"][1]["trace"]
+            .as_str()
+            .unwrap_or("")
+            .contains("S3SinkTask")
+    );
+
+    // Restarted, it runs: the flag resolves and the owner hears of it.
+    c.double.heal("s3-orders");
+    c.double.set_task("s3-orders", 1, State::Running);
+    c.pass("main").await.expect("pass");
+    let flags = c.flags().await;
+    assert_eq!(flags[0]["state"], "resolved", "{flags:?}");
+    deliver(&c.t).await;
+    let bodies = got.lock().expect("lock").clone();
+    assert_eq!(bodies.len(), 2);
+    assert!(
+        bodies[1]["text"]
+            .as_str()
+            .unwrap_or("")
+            .starts_with("[RESOLVED] connector main/s3-orders")
+    );
+    let history: Vec<(Option<i32>, String)> = c.connector("s3-orders").await.json()["history"]
+        .as_array()
+        .expect("history")
+        .iter()
+        .map(|h| {
+            (
+                h["task"].as_i64().map(|t| t as i32),
+                h["state"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        history,
+        [
+            (Some(1), "RUNNING".to_owned()),
+            (Some(1), "FAILED".to_owned()),
+            (Some(1), "RUNNING".to_owned()),
+            (Some(0), "RUNNING".to_owned()),
+            (None, "RUNNING".to_owned()),
+        ],
+        "newest first; only changes are rows"
+    );
+
+    // The inline secret is nowhere: not in answers, flags, webhooks or the database.
+    let answers = format!("{list} {d} {flags:?} {bodies:?}");
+    assert!(!answers.contains(SECRET), "{answers}");
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT config::text || coalesce(trace, '') FROM connectors
+         UNION ALL SELECT coalesce(trace, '') FROM connector_tasks
+         UNION ALL SELECT coalesce(trace, '') FROM connector_states
+         UNION ALL SELECT evidence::text || reason FROM flags
+         UNION ALL SELECT body::text FROM deliveries
+         UNION ALL SELECT detail::text FROM audit_log",
+    )
+    .fetch_all(&c.t.pool)
+    .await
+    .expect("stored");
+    assert!(stored.iter().all(|s| !s.contains(SECRET)), "{stored:?}");
+    assert!(
+        stored
+            .iter()
+            .any(|s| s.contains("S3 rejected the key ********")),
+        "the trace is kept, scrubbed"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_unreachable_worker_is_a_gap_not_all_fine(pool: PgPool) {
+    let c = setup(pool).await;
+    put(&c.double, "s3-orders", &s3("orders"));
+    c.add_connect("main", &c.url).await;
+    c.double.fail_task("s3-orders", 0, TRACE);
+    // The routine's run: the first pass is due at once.
+    let routine = Status::new(c.t.pool.clone(), support::outbound());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    routine
+        .run(Target::Cluster(c.cluster), &cancel)
+        .await
+        .expect("read");
+    assert_eq!(c.flags().await.len(), 1);
+
+    // The worker heals, but the console cannot see it: nothing is resolved,
+    // nothing written, the run fails and says why.
+    c.double.heal("s3-orders");
+    c.double.set_task("s3-orders", 0, State::Running);
+    c.double.fail_next(1, Fault::BadGatewayHtml);
+    let e = c.pass("main").await.expect_err("a gap");
+    assert!(
+        matches!(&e, PassError::Gap(why) if why.contains("HTTP 502")),
+        "{e:?}"
+    );
+    assert_eq!(
+        c.flags().await[0]["state"],
+        "open",
+        "a gap resolves nothing"
+    );
+    let d = c.connector("s3-orders").await.json();
+    assert_eq!(d["tasks"][0]["state"], "FAILED", "states are as last read");
+    let list = c
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{}/connect", c.cluster),
+            None,
+        )
+        .await
+        .json();
+    assert!(
+        list[0]["last_error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("HTTP 502"),
+        "{list}"
+    );
+    assert_eq!(list[0]["failed_passes"], 1);
+    assert!(
+        !list[0]["last_error"]
+            .as_str()
+            .unwrap_or("")
+            .contains("nginx"),
+        "upstream text is for admins, on request"
+    );
+
+    // Through the routine: a failed run, with the Connect cluster named.
+    sqlx::query("UPDATE connect_clusters SET last_error_at = now() - interval '1 hour', read_at = now() - interval '1 hour'")
+        .execute(&c.t.pool)
+        .await
+        .expect("due");
+    c.double.fail_next(1, Fault::Close);
+    match routine.run(Target::Cluster(c.cluster), &cancel).await {
+        Err(RunError::Failed(why)) => {
+            assert!(why.contains("main:") && why.contains("a gap"), "{why}")
+        }
+        other => panic!("a failed run expected, not {other:?}"),
+    }
+    // Not due again until its interval has passed.
+    assert!(matches!(
+        routine.run(Target::Cluster(c.cluster), &cancel).await,
+        Ok(streamkeeper_server::platform::routine::Outcome::Idle)
+    ));
+
+    // Read again: resolved, and the error is cleared.
+    c.pass("main").await.expect("read");
+    assert_eq!(c.flags().await[0]["state"], "resolved");
+    let list = c
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{}/connect", c.cluster),
+            None,
+        )
+        .await
+        .json();
+    assert!(
+        list[0]["last_error"].is_null() && list[0]["read_at"].is_string(),
+        "{list}"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn unassigned_for_more_than_two_passes_is_flagged(pool: PgPool) {
+    let c = setup(pool).await;
+    put(&c.double, "s3-orders", &s3("orders"));
+    c.add_connect("main", &c.url).await;
+    c.double.set_task("s3-orders", 0, State::Unassigned);
+    c.pass("main").await.expect("1");
+    c.pass("main").await.expect("2");
+    assert!(
+        c.flags().await.is_empty(),
+        "a rebalance leaves tasks unassigned a moment"
+    );
+    c.pass("main").await.expect("3");
+    let flags = c.flags().await;
+    assert_eq!(flags.len(), 1);
+    assert_eq!(flags[0]["kind"], "UNASSIGNED");
+    assert_eq!(
+        flags[0]["team"],
+        Value::Null,
+        "nobody owns it and no platform team is set"
+    );
+    c.double.set_task("s3-orders", 0, State::Running);
+    c.pass("main").await.expect("4");
+    assert_eq!(c.flags().await[0]["state"], "resolved");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn connectors_are_listed_trouble_first_paginated_searched_and_claimed(pool: PgPool) {
+    let c = setup(pool).await;
+    for name in ["a-sink", "b-sink", "c-sink", "d-sink", "e-sink"] {
+        put(&c.double, name, &s3(&format!("t-{name}")));
+    }
+    c.double
+        .fail_connector("d-sink", "java.lang.OutOfMemoryError: Java heap space");
+    c.add_connect("main", &c.url).await;
+    c.pass("main").await.expect("pass");
+    let page = c.connectors("?per_page=2").await;
+    assert_eq!(page["total"], 5);
+    assert_eq!(page["items"].as_array().map(Vec::len), Some(2));
+    assert_eq!(page["items"][0]["name"], "d-sink");
+    assert_eq!(
+        page["items"][0]["failure"],
+        "java.lang.OutOfMemoryError: Java heap space"
+    );
+    assert_eq!(page["items"][1]["name"], "a-sink");
+    let page2 = c.connectors("?per_page=2&page=3").await;
+    assert_eq!(page2["items"][0]["name"], "e-sink");
+    let found = c.connectors("?q=C-SI").await;
+    assert_eq!(found["total"], 1);
+    assert_eq!(found["items"][0]["name"], "c-sink");
+    assert_eq!(
+        c.connectors("?q=S3SinkConnector").await["total"],
+        5,
+        "by class too"
+    );
+    assert_eq!(c.connector("nope").await.status, StatusCode::NOT_FOUND);
+
+    // Deleted on the worker: kept, marked gone, listed last.
+    c.double.remove("a-sink");
+    c.pass("main").await.expect("pass");
+    let all = c.connectors("?per_page=10").await;
+    assert_eq!(all["items"][4]["name"], "a-sink");
+    assert!(all["items"][4]["gone_at"].is_string(), "{all}");
+    put(&c.double, "a-sink", &s3("t-a-sink"));
+    c.pass("main").await.expect("pass");
+    assert!(
+        c.connector("a-sink").await.json()["gone_at"].is_null(),
+        "back again"
+    );
+
+    // Claimed: an owner claims an unowned connector for their team only.
+    let team = c
+        .api(Method::POST, "/api/v1/teams", Some(json!({"name": "data"})))
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("team");
+    let olga = c.t.user("olga", &[Role::Owner]).await;
+    c.api(
+        Method::POST,
+        &format!("/api/v1/teams/{team}/members"),
+        Some(json!({"username": "olga"})),
+    )
+    .await;
+    let otto = c.t.user("otto", &[Role::Owner]).await;
+    let (olga, otto) = (c.t.token(olga).await, c.t.token(otto).await);
+    let owner = format!(
+        "/api/v1/clusters/{}/connect/main/connectors/a-sink/owner",
+        c.cluster
+    );
+    let r =
+        c.t.api(Method::PUT, &owner, &otto, Some(json!({"team": "data"})))
+            .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+    let r =
+        c.t.api(Method::PUT, &owner, &olga, Some(json!({"team": "data"})))
+            .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let d = c.connector("a-sink").await.json();
+    assert_eq!(d["owner"], "data");
+    assert_eq!(d["owner_source"], "claimed");
+    let audit = c.audit_details().await;
+    assert!(audit.contains("connector.owner"), "{audit}");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn validate_shows_the_rules_and_the_worker_side_by_side(pool: PgPool) {
+    let c = setup(pool).await;
+    c.add_connect("main", &c.url).await;
+    let draft = json!({
+        "connector.class": "io.debezium.connector.postgresql.PostgresConnector",
+        "name": "pg-orders",
+        "database.hostname": "db",
+        "database.user": "cdc",
+        "database.password": SECRET,
+        "database.dbname": "shop",
+    });
+    let r = c
+        .api(
+            Method::POST,
+            "/api/v1/connect/validate",
+            Some(json!({"config": draft, "cluster_id": c.cluster, "connect": "main"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["plugin"], "debezium_postgres");
+    assert_eq!(v["may_propose"], false);
+    let prefix = v["rows"]
+        .as_array()
+        .expect("rows")
+        .iter()
+        .find(|row| row["property"] == "topic.prefix")
+        .cloned()
+        .expect("a row for topic.prefix");
+    assert!(
+        !prefix["rules"].as_array().expect("rules").is_empty(),
+        "{prefix}"
+    );
+    assert_eq!(
+        prefix["worker"],
+        json!(["The 'topic.prefix' value is invalid: A value is required"])
+    );
+    assert!(v["worker"]["error_count"].as_u64().unwrap_or(0) >= 1);
+    assert!(
+        v["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["property"] == "database.password"),
+        "an inline secret is a finding: {v}"
+    );
+    assert_eq!(v["config"]["database.password"], "********");
+    assert!(!r.body.contains(SECRET), "{}", r.body);
+
+    // Offline (no Connect cluster): the rules alone.
+    let r = c
+        .api(
+            Method::POST,
+            "/api/v1/connect/validate",
+            Some(json!({"config": draft})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(r.json()["worker"].is_null());
+
+    // A worker that cannot answer is said so; the rules still answer.
+    c.double.fail_next(1, Fault::ServerError);
+    let r = c
+        .api(
+            Method::POST,
+            "/api/v1/connect/validate",
+            Some(json!({"config": draft, "cluster_id": c.cluster, "connect": "main"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.json()["worker_error"].is_string(), "{}", r.body);
+
+    for (bad, why) in [
+        (json!([1, 2]), "JSON object"),
+        (
+            json!({"connector.class": "com.example.Nope"}),
+            "not a plugin",
+        ),
+        (
+            json!({"connector.class": S3, "tasks.max": 2}),
+            "Connect takes only strings",
+        ),
+    ] {
+        let r = c
+            .api(
+                Method::POST,
+                "/api/v1/connect/validate",
+                Some(json!({"config": bad})),
+            )
+            .await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad}: {}",
+            r.body
+        );
+        assert!(r.body.contains(why), "{bad}: {}", r.body);
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
+    let (url, _) = connect::spawn().await;
+    let dir = std::env::temp_dir().join(format!("sk-connect-file-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let file = dir.join("clusters.toml");
+    std::fs::write(
+        &file,
+        format!(
+            "[[cluster]]\nname = 'local'\nbootstrap = '127.0.0.1:9092'\n\n[[cluster.connect]]\nname = 'main'\nurl = '{url}'\ninterval_s = 60\n"
+        ),
+    )
+    .expect("write");
+    streamkeeper_server::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+        .await
+        .expect("applied");
+    let (name, interval): (String, i32) =
+        sqlx::query_as("SELECT name, interval_s FROM connect_clusters")
+            .fetch_one(&pool)
+            .await
+            .expect("declared");
+    assert_eq!((name.as_str(), interval), ("main", 60));
+    let actions: Vec<String> = sqlx::query_scalar("SELECT action FROM audit_log ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .expect("audit");
+    assert!(
+        actions.contains(&"connect.create".to_owned()),
+        "{actions:?}"
+    );
+
+    // One bad entry: nothing of the Connect part changes.
+    std::fs::write(
+        &file,
+        format!(
+            "[[cluster]]\nname = 'local'\nbootstrap = '127.0.0.1:9092'\n\n[[cluster.connect]]\nname = 'main'\nurl = '{url}'\ninterval_s = 90\n\n[[cluster.connect]]\nname = 'bad'\nurl = 'ftp://x'\n"
+        ),
+    )
+    .expect("write");
+    assert!(
+        streamkeeper_server::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+            .await
+            .is_err()
+    );
+    let interval: i32 =
+        sqlx::query_scalar("SELECT interval_s FROM connect_clusters WHERE name = 'main'")
+            .fetch_one(&pool)
+            .await
+            .expect("kept");
+    assert_eq!(interval, 60);
+    std::fs::remove_dir_all(&dir).ok();
+}
+
+#[test]
+fn the_offline_cli_validates_a_file_with_schema_check_exit_codes() {
+    let dir = std::env::temp_dir().join(format!("sk-connect-cli-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let run = |file: &std::path::Path, plugin: &str| {
+        std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
+            .args(["connect", "validate"])
+            .arg(file)
+            .args(["--plugin", plugin])
+            .output()
+            .expect("runs")
+    };
+    let bad = dir.join("bad.json");
+    std::fs::write(
+        &bad,
+        r#"{"name":"dw","connection.url":"jdbc:postgresql://dw/dw"}"#,
+    )
+    .expect("write");
+    let out = run(&bad, "confluent_jdbc_sink");
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(report["valid"], false);
+    assert!(
+        report["findings"]
+            .as_array()
+            .expect("findings")
+            .iter()
+            .any(|f| f["property"] == "topics")
+    );
+
+    let good = dir.join("good.json");
+    std::fs::write(
+        &good,
+        r#"{"name":"dw","connector.class":"io.confluent.connect.jdbc.JdbcSinkConnector","topics":"orders","connection.url":"jdbc:postgresql://dw:5432/dw","connection.user":"writer","connection.password":"${file:/etc/kafka-connect/secrets/dw.properties:password}","key.converter":"org.apache.kafka.connect.storage.StringConverter","value.converter":"org.apache.kafka.connect.json.JsonConverter","value.converter.schemas.enable":"true"}"#,
+    )
+    .expect("write");
+    let out = run(&good, "confluent_jdbc_sink");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap_or(Value::Null);
+    assert_eq!(out.status.code(), Some(0), "{report}");
+
+    assert_eq!(
+        run(&good, "s3_sink").status.code(),
+        Some(2),
+        "class and plugin disagree"
+    );
+    assert_eq!(run(&good, "nope").status.code(), Some(2), "unknown plugin");
+    assert_eq!(
+        run(&dir.join("missing.json"), "s3_sink").status.code(),
+        Some(2)
+    );
+    let not_json = dir.join("x.json");
+    std::fs::write(&not_json, "[1]").expect("write");
+    assert_eq!(run(&not_json, "s3_sink").status.code(), Some(2));
+    std::fs::remove_dir_all(&dir).ok();
+}

@@ -2,7 +2,13 @@
 //! anything starts. Every error names the setting (flag and variable) so an
 //! operator knows what to fix; secrets are never printed.
 
+use crate::accounts::cli::{TokenCommand, UserCommand};
+use crate::audit::cli::AuditCommand;
 use crate::clients::egress::Outbound;
+use crate::connect::cli::ConnectCommand;
+use crate::lineage::cli::LineageCommand;
+use crate::schemas::cli::SchemaCommand;
+use crate::watch::cli::{ClusterCommand, KafkaCommand};
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
@@ -141,164 +147,6 @@ pub enum Command {
     Connect(ConnectCommand),
 }
 
-#[derive(Debug, Subcommand)]
-pub enum LineageCommand {
-    /// Everything downstream (or upstream) of a topic, dataset or job, with
-    /// owners and paths: a table, or --json as the API answers.
-    Impact(LineageImpactArgs),
-    /// Empty the lineage graph and fold every stored event into it again.
-    Rebuild,
-}
-
-#[derive(Debug, Args)]
-pub struct LineageImpactArgs {
-    /// The topic.
-    #[arg(long)]
-    pub topic: Option<String>,
-    /// The topic's cluster (its name in the console), when it is on several.
-    #[arg(long)]
-    pub cluster: Option<String>,
-    /// Any node instead of a topic: dataset:<namespace>:<name> or job:<namespace>:<name>.
-    #[arg(long)]
-    pub node: Option<String>,
-    /// Where it comes from instead of what it feeds.
-    #[arg(long)]
-    pub upstream: bool,
-    /// Hops (6; at most 50).
-    #[arg(long)]
-    pub depth: Option<u32>,
-    /// Nodes at most (5,000; at most 100,000).
-    #[arg(long)]
-    pub budget: Option<usize>,
-    /// Print JSON (the API's answer) instead of a table.
-    #[arg(long)]
-    pub json: bool,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ConnectCommand {
-    /// Validate a connector config file with the rules. Exit 0 no error,
-    /// 1 errors found, 2 the check could not be made.
-    ///
-    /// `streamkeeper connect validate sink.json --plugin confluent_jdbc_sink`
-    Validate(ConnectValidateArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct ConnectValidateArgs {
-    /// The config: a JSON object of properties, or `{"name", "config"}`.
-    pub file: std::path::PathBuf,
-    /// debezium_postgres, debezium_mysql, confluent_jdbc_sink,
-    /// debezium_jdbc_sink, s3_sink, snowflake_sink, bigquery_sink,
-    /// iceberg_sink, elasticsearch_sink, or a connector.class.
-    #[arg(long)]
-    pub plugin: String,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum SchemaCommand {
-    /// Is a new schema compatible? Exit 0 compatible, 1 incompatible, 2 error.
-    ///
-    /// Offline: `--type avro --mode BACKWARD --old v1.avsc --old v2.avsc --new v3.avsc`
-    /// (several --old, oldest first, for the transitive modes).
-    /// Against a console: `--server URL --token T --cluster C --topic T --schema FILE`
-    /// checks the schema against every consumer group that reads the topic.
-    Check(SchemaCheckArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct SchemaCheckArgs {
-    /// avro, json or protobuf (offline: required; online: default avro).
-    #[arg(long = "type")]
-    pub schema_type: Option<String>,
-    /// Offline: BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE,
-    /// FULL, FULL_TRANSITIVE or NONE.
-    #[arg(long)]
-    pub mode: Option<String>,
-    /// Offline: an earlier schema (repeat, oldest first).
-    #[arg(long = "old")]
-    pub old: Vec<std::path::PathBuf>,
-    /// Offline: the new schema.
-    #[arg(long = "new")]
-    pub new: Option<std::path::PathBuf>,
-    /// A referenced schema as NAME=FILE (a Protobuf import path, an Avro
-    /// named type's schema, a JSON Schema $ref); repeat for several.
-    #[arg(long = "reference")]
-    pub references: Vec<String>,
-    /// Online: the console's URL.
-    #[arg(long, env = "STREAMKEEPER_SERVER")]
-    pub server: Option<String>,
-    /// Online: a bearer token (`streamkeeper token create`).
-    #[arg(long, env = "STREAMKEEPER_TOKEN", hide_env_values = true)]
-    pub token: Option<String>,
-    /// Online: the cluster's name in the console.
-    #[arg(long)]
-    pub cluster: Option<String>,
-    /// Online: the topic the producer writes.
-    #[arg(long)]
-    pub topic: Option<String>,
-    /// Online: the proposed producer schema.
-    #[arg(long)]
-    pub schema: Option<std::path::PathBuf>,
-    /// The largest schema file (with its references) read, in bytes.
-    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
-    pub max_schema_bytes: usize,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum ClusterCommand {
-    /// Watch a cluster (read-only). Credentials are references, never values.
-    Add {
-        name: String,
-        #[command(flatten)]
-        conn: KafkaArgs,
-        /// Seconds between passes (5–3600).
-        #[arg(long, default_value_t = 15)]
-        interval: i32,
-    },
-    /// List watched clusters with their state and data age.
-    List,
-    /// Make the clusters a clusters file names match it (GitOps); clusters
-    /// it does not name are left alone and listed.
-    Apply {
-        /// A TOML file of `[[cluster]]` tables (see the README).
-        file: std::path::PathBuf,
-        /// Say what would change, change nothing.
-        #[arg(long)]
-        dry_run: bool,
-    },
-}
-
-#[derive(Debug, Subcommand)]
-pub enum KafkaCommand {
-    /// Test a connection: say what could and could not be read.
-    Check(KafkaArgs),
-    /// Print every consumer group's lag per partition.
-    Lag(KafkaArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct KafkaArgs {
-    /// host:port[,host:port…]
-    #[arg(long)]
-    pub bootstrap: String,
-    /// PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (Confluent Cloud: SASL_SSL).
-    #[arg(long, default_value = "PLAINTEXT")]
-    pub security_protocol: String,
-    /// PLAIN (Confluent Cloud API keys), SCRAM-SHA-256 or SCRAM-SHA-512.
-    #[arg(long)]
-    pub sasl_mechanism: Option<String>,
-    /// Username reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
-    #[arg(long)]
-    pub username: Option<String>,
-    /// Password reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
-    #[arg(long)]
-    pub password: Option<String>,
-    /// Send the credentials without TLS (SASL_PLAINTEXT): a local cluster only.
-    #[arg(long)]
-    pub insecure_credentials: bool,
-}
-
 #[derive(Debug, Args)]
 pub struct ServeArgs {
     /// Address to listen on.
@@ -330,76 +178,6 @@ pub struct ServeArgs {
     /// times this (at least 2 MiB).
     #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum UserCommand {
-    /// Create a user. Prints a generated password once unless --password-stdin.
-    Add {
-        username: String,
-        #[arg(long, default_value = "")]
-        display_name: String,
-        /// A role (repeat for several): viewer, owner, approver, manager, admin.
-        #[arg(long = "role", default_value = "viewer")]
-        roles: Vec<Role>,
-        /// Read the password from standard input instead of generating one.
-        #[arg(long)]
-        password_stdin: bool,
-        /// The user must change the password at their first sign-in.
-        #[arg(long)]
-        temporary: bool,
-    },
-    /// Set a user's password, end their sessions and revoke their tokens.
-    Passwd {
-        username: String,
-        #[arg(long)]
-        password_stdin: bool,
-        /// The user must change the password at their next sign-in.
-        #[arg(long)]
-        temporary: bool,
-    },
-    /// Disable a user, end their sessions and revoke their tokens.
-    Disable { username: String },
-    /// List users.
-    List,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum TokenCommand {
-    /// Create a bearer token acting as USER. The token is printed once.
-    /// It may do what both its scopes and USER's roles allow.
-    Create {
-        #[arg(long)]
-        user: String,
-        /// What the token is for, e.g. "ci-schema-check".
-        #[arg(long)]
-        name: String,
-        /// A scope (repeat for several): read, check, propose, approve,
-        /// lineage:write, write.
-        #[arg(long = "scope", default_value = "read")]
-        scopes: Vec<Scope>,
-        /// Days until the token stops working (default: until revoked).
-        #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]
-        expires_days: Option<u16>,
-    },
-    /// Revoke a token by its id.
-    Revoke { id: i64 },
-    /// List tokens (never their secrets).
-    List,
-}
-
-#[derive(Debug, Subcommand)]
-pub enum AuditCommand {
-    /// Check the whole hash chain and name the first broken entry.
-    Verify {
-        /// A head printed earlier by `audit head` (or logged by `serve`):
-        /// the log must still hold that entry with that hash, so a cut-off
-        /// tail is caught.
-        #[arg(long, value_name = "ID:HASH")]
-        expect_head: Option<streamkeeper::audit::Head>,
-    },
-    /// Print the newest entry's id and hash, to keep outside the database.
-    Head,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]

@@ -45,18 +45,18 @@ enum Task {
 enum DatabaseTask {
     Serve(ServeConfig),
     Migrate,
-    User(config::UserCommand),
-    Token(config::TokenCommand),
-    Audit(config::AuditCommand),
-    Cluster(config::ClusterCommand),
+    User(accounts::cli::UserCommand),
+    Token(accounts::cli::TokenCommand),
+    Audit(audit::cli::AuditCommand),
+    Cluster(watch::cli::ClusterCommand),
     Routines,
-    Lineage(config::LineageCommand),
+    Lineage(lineage::cli::LineageCommand),
 }
 
 enum Offline {
-    Kafka(config::KafkaCommand),
-    Schema(config::SchemaCommand),
-    Connect(config::ConnectCommand),
+    Kafka(watch::cli::KafkaCommand),
+    Schema(schemas::cli::SchemaCommand),
+    Connect(connect::cli::ConnectCommand),
 }
 
 fn task(
@@ -89,7 +89,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // Every setting is checked before waiting on the database.
     let outbound = config::outbound(&cli.global.outbound)?;
     let task = match task(cli.command, outbound.clone())? {
-        Task::Offline(Offline::Kafka(c)) => return cli::kafka(c, &outbound).await,
+        Task::Offline(Offline::Kafka(c)) => return watch::cli::kafka(c, &outbound).await,
         Task::Offline(Offline::Schema(c)) => return schemas::cli::run(c).await,
         Task::Offline(Offline::Connect(c)) => return connect::cli::run(c),
         Task::Database(t) => t,
@@ -123,7 +123,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             if let Some(path) = &cfg.clusters_file {
-                cli::apply_clusters_file(&pool, &cfg.outbound, path).await?;
+                watch::cli::apply_clusters_file(&pool, &cfg.outbound, path).await?;
             }
             serve::serve(pool, cfg).await?;
             Ok(ExitCode::SUCCESS)
@@ -132,11 +132,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             println!("migrations applied");
             Ok(ExitCode::SUCCESS)
         }
-        DatabaseTask::User(c) => cli::user(&pool, c).await,
-        DatabaseTask::Token(c) => cli::token(&pool, c).await,
-        DatabaseTask::Audit(c) => cli::audit(&pool, c).await,
-        DatabaseTask::Cluster(c) => cli::cluster(&pool, &outbound, c).await,
-        DatabaseTask::Routines => cli::routines(&pool).await,
+        DatabaseTask::User(c) => accounts::cli::user(&pool, c).await,
+        DatabaseTask::Token(c) => accounts::cli::token(&pool, c).await,
+        DatabaseTask::Audit(c) => audit::cli::audit(&pool, c).await,
+        DatabaseTask::Cluster(c) => watch::cli::cluster(&pool, &outbound, c).await,
+        DatabaseTask::Routines => platform::routine::cli::routines(&pool).await,
         DatabaseTask::Lineage(c) => lineage::cli::run(&pool, c).await,
     }
 }

@@ -2,6 +2,7 @@
 //! with every change written to the audit log in the same transaction.
 
 pub mod api;
+pub mod cli;
 pub mod second_factor;
 pub mod store;
 

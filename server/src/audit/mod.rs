@@ -2,4 +2,5 @@
 //! REST routes. The chain's rules are in `streamkeeper::audit`.
 
 pub mod api;
+pub mod cli;
 pub mod store;

@@ -9,7 +9,32 @@ use std::process::ExitCode;
 use streamkeeper::connect::config::CLASS;
 use streamkeeper::connect::{Config, Context, Plugin, may_propose, validate};
 
-use crate::config::{ConnectCommand, ConnectValidateArgs};
+
+use clap::{Args, Subcommand};
+use std::net::SocketAddr;
+use std::time::Duration;
+use url::Url;
+
+#[derive(Debug, Subcommand)]
+pub enum ConnectCommand {
+    /// Validate a connector config file with the rules. Exit 0 no error,
+    /// 1 errors found, 2 the check could not be made.
+    ///
+    /// `streamkeeper connect validate sink.json --plugin confluent_jdbc_sink`
+    Validate(ConnectValidateArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectValidateArgs {
+    /// The config: a JSON object of properties, or `{"name", "config"}`.
+    pub file: std::path::PathBuf,
+    /// debezium_postgres, debezium_mysql, confluent_jdbc_sink,
+    /// debezium_jdbc_sink, s3_sink, snowflake_sink, bigquery_sink,
+    /// iceberg_sink, elasticsearch_sink, or a connector.class.
+    #[arg(long)]
+    pub plugin: String,
+}
+
 
 /// The largest config file read: configs are a few KiB.
 const MAX_BYTES: u64 = 1 << 20;

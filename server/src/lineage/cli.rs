@@ -10,7 +10,46 @@ use streamkeeper::lineage::marquez::NodeId;
 
 use super::{ImpactView, IngestLimits, LineageService};
 use crate::audit::store::Event;
-use crate::config::{LineageCommand, LineageImpactArgs};
+
+use clap::{Args, Subcommand};
+use std::net::SocketAddr;
+use std::time::Duration;
+use url::Url;
+
+#[derive(Debug, Subcommand)]
+pub enum LineageCommand {
+    /// Everything downstream (or upstream) of a topic, dataset or job, with
+    /// owners and paths: a table, or --json as the API answers.
+    Impact(LineageImpactArgs),
+    /// Empty the lineage graph and fold every stored event into it again.
+    Rebuild,
+}
+
+#[derive(Debug, Args)]
+pub struct LineageImpactArgs {
+    /// The topic.
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// The topic's cluster (its name in the console), when it is on several.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Any node instead of a topic: dataset:<namespace>:<name> or job:<namespace>:<name>.
+    #[arg(long)]
+    pub node: Option<String>,
+    /// Where it comes from instead of what it feeds.
+    #[arg(long)]
+    pub upstream: bool,
+    /// Hops (6; at most 50).
+    #[arg(long)]
+    pub depth: Option<u32>,
+    /// Nodes at most (5,000; at most 100,000).
+    #[arg(long)]
+    pub budget: Option<usize>,
+    /// Print JSON (the API's answer) instead of a table.
+    #[arg(long)]
+    pub json: bool,
+}
+
 
 pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode> {
     // The CLI never ingests: the limits only size a queue it leaves unused.

@@ -12,8 +12,63 @@ use streamkeeper::schema::check::{ParsedSchema, check};
 use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::schemas::model::{CompatibilityReport, ProposedSchema};
 
-use crate::config::{SchemaCheckArgs, SchemaCommand};
 use crate::platform::limits::{Blocking, SchemaLimits};
+
+use clap::{Args, Subcommand};
+use std::net::SocketAddr;
+use std::time::Duration;
+use url::Url;
+
+#[derive(Debug, Subcommand)]
+pub enum SchemaCommand {
+    /// Is a new schema compatible? Exit 0 compatible, 1 incompatible, 2 error.
+    ///
+    /// Offline: `--type avro --mode BACKWARD --old v1.avsc --old v2.avsc --new v3.avsc`
+    /// (several --old, oldest first, for the transitive modes).
+    /// Against a console: `--server URL --token T --cluster C --topic T --schema FILE`
+    /// checks the schema against every consumer group that reads the topic.
+    Check(SchemaCheckArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct SchemaCheckArgs {
+    /// avro, json or protobuf (offline: required; online: default avro).
+    #[arg(long = "type")]
+    pub schema_type: Option<String>,
+    /// Offline: BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE,
+    /// FULL, FULL_TRANSITIVE or NONE.
+    #[arg(long)]
+    pub mode: Option<String>,
+    /// Offline: an earlier schema (repeat, oldest first).
+    #[arg(long = "old")]
+    pub old: Vec<std::path::PathBuf>,
+    /// Offline: the new schema.
+    #[arg(long = "new")]
+    pub new: Option<std::path::PathBuf>,
+    /// A referenced schema as NAME=FILE (a Protobuf import path, an Avro
+    /// named type's schema, a JSON Schema $ref); repeat for several.
+    #[arg(long = "reference")]
+    pub references: Vec<String>,
+    /// Online: the console's URL.
+    #[arg(long, env = "STREAMKEEPER_SERVER")]
+    pub server: Option<String>,
+    /// Online: a bearer token (`streamkeeper token create`).
+    #[arg(long, env = "STREAMKEEPER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// Online: the cluster's name in the console.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// Online: the topic the producer writes.
+    #[arg(long)]
+    pub topic: Option<String>,
+    /// Online: the proposed producer schema.
+    #[arg(long)]
+    pub schema: Option<std::path::PathBuf>,
+    /// The largest schema file (with its references) read, in bytes.
+    #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
+    pub max_schema_bytes: usize,
+}
+
 
 pub async fn run(cmd: SchemaCommand) -> anyhow::Result<ExitCode> {
     let SchemaCommand::Check(args) = cmd;

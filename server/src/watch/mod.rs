@@ -2,6 +2,7 @@
 //! consumer group's lag evaluated over its recent window.
 
 pub mod api;
+pub mod cli;
 pub mod cluster_file;
 pub mod judge;
 pub mod routine;

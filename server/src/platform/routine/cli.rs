@@ -1,0 +1,64 @@
+//! `streamkeeper routines`: each routine and target, as `GET /api/v1/routines`
+//! lists them.
+
+use crate::audit::store::Event;
+use crate::clients::egress::Outbound;
+use crate::clients::kafka::reader;
+use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
+use crate::platform::password;
+use crate::store::is_unique_violation;
+use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use sqlx::PgPool;
+use std::io::Read;
+use std::process::ExitCode;
+use streamkeeper::account::{check_display_name, check_password, check_username};
+use streamkeeper::audit::{ChainBreak, GENESIS, Head};
+use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::role;
+use streamkeeper::token::{Dead, Scopes, liveness};
+use clap::{Args, Subcommand};
+use crate::cli::{ACTOR, SOURCE, cli_principal};
+
+/// `streamkeeper routines`: every routine for every target, as
+/// `GET /api/v1/routines` shows them.
+pub async fn routines(pool: &PgPool) -> anyhow::Result<ExitCode> {
+    let routines = crate::platform::routine::Routines::new(pool.clone());
+    let who = cli_principal();
+    let time = |t: Option<DateTime<Utc>>| {
+        t.map_or("-".to_string(), |t| {
+            t.format("%Y-%m-%d %H:%M:%S").to_string()
+        })
+    };
+    println!(
+        "{:<22} {:<16} {:<20} {:<10} {:<20} {:<28} error",
+        "routine", "cluster", "last started", "outcome", "next due", "lease holder"
+    );
+    let mut page = streamkeeper::page::PageRequest::new(Some(1), Some(200));
+    loop {
+        let p = routines.list(&who, None, page).await?;
+        for r in &p.items {
+            let outcome = match (&r.last_outcome, r.running) {
+                (_, true) => "running",
+                (Some(o), false) => o.as_str(),
+                (None, false) => "-",
+            };
+            println!(
+                "{:<22} {:<16} {:<20} {:<10} {:<20} {:<28} {}",
+                r.routine,
+                r.cluster.as_deref().unwrap_or("-"),
+                time(r.last_started_at),
+                outcome,
+                time(r.next_due_at),
+                r.holder.as_deref().unwrap_or("-"),
+                r.last_error.as_deref().unwrap_or("")
+            );
+        }
+        if !p.has_next() {
+            break;
+        }
+        page.page += 1;
+    }
+    Ok(ExitCode::SUCCESS)
+}

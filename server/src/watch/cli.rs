@@ -1,0 +1,290 @@
+//! `streamkeeper cluster` and `streamkeeper kafka`: clusters from the command line
+//! and the clusters file, and reading a cluster's lag without a database.
+
+use crate::clients::egress::Outbound;
+use clap::{Args, Parser, Subcommand};
+use std::net::SocketAddr;
+use std::time::Duration;
+use streamkeeper::audit::AuditKey;
+use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::egress::EgressPolicy;
+use streamkeeper::role::Role;
+use streamkeeper::token::Scope;
+use url::Url;
+use crate::audit::store::Event;
+use crate::clients::egress::Outbound;
+use crate::clients::kafka::reader;
+use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
+use crate::platform::password;
+use crate::store::is_unique_violation;
+use anyhow::{Context, bail};
+use chrono::{DateTime, Utc};
+use serde_json::json;
+use sqlx::PgPool;
+use std::io::Read;
+use std::process::ExitCode;
+use streamkeeper::account::{check_display_name, check_password, check_username};
+use streamkeeper::audit::{ChainBreak, GENESIS, Head};
+use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::role;
+use streamkeeper::token::{Dead, Scopes, liveness};
+use clap::{Args, Subcommand};
+use crate::cli::{ACTOR, SOURCE, cli_principal};
+
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Watch a cluster (read-only). Credentials are references, never values.
+    Add {
+        name: String,
+        #[command(flatten)]
+        conn: KafkaArgs,
+        /// Seconds between passes (5–3600).
+        #[arg(long, default_value_t = 15)]
+        interval: i32,
+    },
+    /// List watched clusters with their state and data age.
+    List,
+    /// Make the clusters a clusters file names match it (GitOps); clusters
+    /// it does not name are left alone and listed.
+    Apply {
+        /// A TOML file of `[[cluster]]` tables (see the README).
+        file: std::path::PathBuf,
+        /// Say what would change, change nothing.
+        #[arg(long)]
+        dry_run: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum KafkaCommand {
+    /// Test a connection: say what could and could not be read.
+    Check(KafkaArgs),
+    /// Print every consumer group's lag per partition.
+    Lag(KafkaArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct KafkaArgs {
+    /// host:port[,host:port…]
+    #[arg(long)]
+    pub bootstrap: String,
+    /// PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL (Confluent Cloud: SASL_SSL).
+    #[arg(long, default_value = "PLAINTEXT")]
+    pub security_protocol: String,
+    /// PLAIN (Confluent Cloud API keys), SCRAM-SHA-256 or SCRAM-SHA-512.
+    #[arg(long)]
+    pub sasl_mechanism: Option<String>,
+    /// Username reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
+    #[arg(long)]
+    pub username: Option<String>,
+    /// Password reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
+    #[arg(long)]
+    pub password: Option<String>,
+    /// Send the credentials without TLS (SASL_PLAINTEXT): a local cluster only.
+    #[arg(long)]
+    pub insecure_credentials: bool,
+}
+
+fn cluster_settings(a: &KafkaArgs, policy: &CredentialPolicy) -> anyhow::Result<ClusterSettings> {
+    let reference = |r: &Option<String>| {
+        r.as_deref()
+            .map(|r| SecretRef::checked(r, policy))
+            .transpose()
+    };
+    Ok(ClusterSettings::new(
+        &a.bootstrap,
+        a.security_protocol.parse()?,
+        a.sasl_mechanism.as_deref().map(str::parse).transpose()?,
+        reference(&a.username)?,
+        reference(&a.password)?,
+        a.insecure_credentials,
+    )?)
+}
+
+pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<ExitCode> {
+    let (args, lag) = match &cmd {
+        KafkaCommand::Check(a) => (a, false),
+        KafkaCommand::Lag(a) => (a, true),
+    };
+    let settings = cluster_settings(args, &outbound.credentials)?;
+    let known = Default::default();
+    let reading = tokio::task::spawn_blocking(move || reader::read(&settings, &known)).await?;
+    let r = match reading {
+        Ok(r) => r,
+        Err(e) => {
+            println!("UNREACHABLE: {e}");
+            return Ok(ExitCode::from(2));
+        }
+    };
+    let partitions: usize = r.topics.iter().map(|t| t.partitions.len()).sum();
+    let with_ends = r
+        .topics
+        .iter()
+        .flat_map(|t| &t.partitions)
+        .filter(|p| p.log_end.is_some())
+        .count();
+    if lag {
+        for g in &r.groups {
+            println!("group {} ({}, {} members)", g.name, g.state, g.members);
+            if let Some(e) = &g.error {
+                println!("  offsets could not be read: {e}");
+            }
+            for ((topic, partition), committed) in &g.offsets {
+                let part = r
+                    .topics
+                    .iter()
+                    .find(|t| &t.name == topic)
+                    .and_then(|t| t.partitions.iter().find(|p| p.partition == *partition));
+                let (start, end) = part
+                    .map(|p| (p.log_start, p.log_end))
+                    .unwrap_or((None, None));
+                let lag = match (start, end) {
+                    (Some(s), Some(e)) => {
+                        format!(
+                            "{:?}",
+                            streamkeeper::watch::lag::offset::offset_lag(*committed, s, e)
+                        )
+                    }
+                    _ => "unknown (log offsets not read)".into(),
+                };
+                let committed = committed.map_or("none".to_string(), |c| c.to_string());
+                let end = end.map_or("?".to_string(), |e| e.to_string());
+                println!("  {topic}[{partition}] committed {committed} end {end} lag {lag}");
+            }
+        }
+    } else {
+        println!(
+            "read {} brokers, {} topics ({} partitions), {} consumer groups in {} ms",
+            r.brokers,
+            r.topics.len(),
+            partitions,
+            r.groups.len(),
+            (r.finished - r.started).num_milliseconds()
+        );
+        println!("log offsets read for {with_ends} of {partitions} partitions");
+    }
+    for p in &r.problems {
+        println!("could not read: {p}");
+    }
+    Ok(if r.problems.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+/// Applies the clusters file `serve` was started with; a bad file stops
+/// the start, so a typo never runs with half the clusters.
+pub async fn apply_clusters_file(
+    pool: &PgPool,
+    outbound: &Outbound,
+    path: &std::path::Path,
+) -> anyhow::Result<()> {
+    let entries = crate::watch::cluster_file::load(path)?;
+    let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
+    let connect = crate::watch::cluster_file::load_connect(path)?;
+    let report = service
+        .apply(&cli_principal(), "clusters-file", entries, false)
+        .await?;
+    tracing::info!(
+        created = ?report.created,
+        updated = ?report.updated,
+        unchanged = report.unchanged.len(),
+        not_in_file = ?report.not_in_file,
+        "applied the clusters file"
+    );
+    let set = crate::connect::ConnectService::new(pool.clone(), outbound.clone())
+        .apply_file(&cli_principal(), "clusters-file", connect, false)
+        .await?;
+    tracing::info!(connect = ?set, "applied the clusters file's Connect clusters");
+    Ok(())
+}
+
+/// Prints what applying a clusters file did, a line per cluster.
+pub fn print_apply(r: &crate::watch::ApplyReport, dry_run: bool) {
+    let (created, updated) = if dry_run {
+        ("would create", "would update")
+    } else {
+        ("created", "updated")
+    };
+    for (verb, names) in [
+        (created, &r.created),
+        (updated, &r.updated),
+        ("unchanged", &r.unchanged),
+        ("not in the file, left alone", &r.not_in_file),
+    ] {
+        for n in names {
+            println!("{verb}: {n}");
+        }
+    }
+}
+
+pub async fn cluster(
+    pool: &PgPool,
+    outbound: &Outbound,
+    cmd: ClusterCommand,
+) -> anyhow::Result<ExitCode> {
+    let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
+    let who = cli_principal();
+    match cmd {
+        ClusterCommand::Add {
+            name,
+            conn,
+            interval,
+        } => {
+            let new = streamkeeper_app::watch::model::NewCluster {
+                name,
+                bootstrap: conn.bootstrap,
+                security_protocol: conn.security_protocol,
+                sasl_mechanism: conn.sasl_mechanism,
+                username_ref: conn.username,
+                password_ref: conn.password,
+                insecure_credentials: conn.insecure_credentials,
+                interval_s: interval,
+            };
+            let c = service.create(&who, SOURCE, new).await?;
+            println!(
+                "watching cluster {} (id {}) every {} s",
+                c.name, c.id, c.interval_s
+            );
+        }
+        ClusterCommand::Apply { file, dry_run } => {
+            let entries = crate::watch::cluster_file::load(&file)?;
+            let connect = crate::watch::cluster_file::load_connect(&file)?;
+            let report = service.apply(&who, SOURCE, entries, dry_run).await?;
+            print_apply(&report, dry_run);
+            // A dry run checks the Connect entries of clusters that exist.
+            let set = crate::connect::ConnectService::new(pool.clone(), outbound.clone())
+                .apply_file(&who, SOURCE, connect, dry_run)
+                .await?;
+            for name in set {
+                let verb = if dry_run {
+                    "would set connect"
+                } else {
+                    "set connect"
+                };
+                println!("{verb}: {name}");
+            }
+        }
+        ClusterCommand::List => {
+            println!(
+                "{:<6} {:<20} {:<12} {:<12} bootstrap",
+                "id", "name", "state", "data age"
+            );
+            for c in service.list(&who).await? {
+                let age = c
+                    .data_age_s
+                    .map_or("never".to_string(), |s| format!("{s} s"));
+                println!(
+                    "{:<6} {:<20} {:<12} {:<12} {}",
+                    c.id,
+                    c.name,
+                    c.state.as_str(),
+                    age,
+                    c.bootstrap
+                );
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

@@ -247,8 +247,8 @@ async fn main() {
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");
-    let app = streamkeeper_server::web::router(
-        streamkeeper_server::web::AppState::new(pool.clone(), cfg),
+    let app = streamkeeper_server::http::router(
+        streamkeeper_server::http::AppState::new(pool.clone(), cfg),
         store,
     );
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

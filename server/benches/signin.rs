@@ -27,7 +27,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 use streamkeeper_server::config::{ServeConfig, serve_args_from_env};
-use streamkeeper_server::web::{AppState, router};
+use streamkeeper_server::http::{AppState, router};
 use tower::ServiceExt;
 use tower_sessions_sqlx_store::PostgresStore;
 

@@ -3,13 +3,13 @@
 //! the command line and calls [`run`].
 
 pub mod accounts;
-pub mod api;
 pub mod audit;
 pub mod cli;
 pub mod clients;
 pub mod config;
 pub mod connect;
 pub mod flags;
+pub mod http;
 pub mod lineage;
 pub mod platform;
 pub mod review;
@@ -17,7 +17,6 @@ pub mod schemas;
 pub mod serve;
 pub mod store;
 pub mod watch;
-pub mod web;
 
 use config::{Cli, Command, ServeConfig};
 use platform::db;

@@ -8,7 +8,7 @@ use crate::platform::limiter::LoginLimiter;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, RunRetention, Runner, Scope, Spec, Target,
 };
-use crate::web::{AppState, router};
+use crate::http::{AppState, router};
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::PgPool;

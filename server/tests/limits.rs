@@ -269,8 +269,8 @@ impl Server {
                 let pool = opts.connect_with(connect).await.expect("server pool");
                 let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
                 store.migrate().await.expect("session table");
-                let app = streamkeeper_server::web::router(
-                    streamkeeper_server::web::AppState::new(pool.clone(), support::config()),
+                let app = streamkeeper_server::http::router(
+                    streamkeeper_server::http::AppState::new(pool.clone(), support::config()),
                     store,
                 );
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0")

@@ -9,7 +9,7 @@ use axum::http::{Method, Request, StatusCode, header};
 use std::net::SocketAddr;
 use std::time::Duration;
 use streamkeeper::role::Role;
-use streamkeeper_server::web::{AppState, router};
+use streamkeeper_server::http::{AppState, router};
 use support::{ORIGIN, PASSWORD, Reply, TestApp, config};
 use tower_sessions_sqlx_store::PostgresStore;
 

@@ -15,7 +15,7 @@ use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::{ClientAddr, SessionHandle};
 use utoipa::{IntoParams, ToSchema};
 
-use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use streamkeeper_app::port::Backend;
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -9,7 +9,7 @@ use streamkeeper::page::{Page, PageRequest};
 use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 
-use crate::api::error::{ApiError, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};
 use streamkeeper_app::port::Backend;
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -16,7 +16,7 @@ use super::{
     ConnectClusterView, ConnectService, ConnectSpec, ConnectTest, ConnectorDetail,
     ConnectorSummary, ValidateReport, ValidateRequest,
 };
-use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 
 /// The cluster's Connect clusters, with when each was last read and why
 /// the last pass failed (a gap) if it did.

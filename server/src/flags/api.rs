@@ -13,7 +13,7 @@ use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::accounts::AccountService;
-use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
 use std::sync::Arc;
 use streamkeeper_app::port::Backend;

@@ -28,7 +28,7 @@ use streamkeeper_app::error::AppError;
 use utoipa::IntoParams;
 
 use super::{Accepted, ImpactView, LineageService, Refused, Stored, accept_one, storable};
-use crate::api::error::{ApiError, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
+use crate::platform::rest::{ApiError, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
 use crate::platform::limits::{BodyLimit, decoding, sentence};
 
 /// Bodies up to this are parsed where they arrive (as `api::ApiJson`).

@@ -9,4 +9,5 @@ pub mod errors;
 pub mod limiter;
 pub mod limits;
 pub mod password;
+pub mod rest;
 pub mod routine;

@@ -18,7 +18,7 @@ use streamkeeper_app::review::model::{
 };
 use utoipa::{IntoParams, ToSchema};
 
-use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::review::ReviewService;
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@ use streamkeeper_app::schemas::model::{
 };
 use utoipa::IntoParams;
 
-use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::schemas::SchemaService;
 use std::sync::Arc;
 

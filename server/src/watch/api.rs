@@ -13,7 +13,7 @@ use streamkeeper_app::watch::model::{
 };
 use utoipa::IntoParams;
 
-use crate::api::error::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
 use std::sync::Arc;
 

@@ -15,7 +15,7 @@ use streamkeeper::egress::EgressPolicy;
 use streamkeeper::role::Role;
 use streamkeeper_server::clients::egress::Outbound;
 use streamkeeper_server::config::ServeConfig;
-use streamkeeper_server::web::{AppState, router};
+use streamkeeper_server::http::{AppState, router};
 use tower::ServiceExt;
 use tower_sessions_sqlx_store::PostgresStore;
 

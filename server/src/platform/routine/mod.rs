@@ -8,6 +8,7 @@
 //! failure and carries on, and on shutdown lets a run finish or abandons
 //! it and releases its leases, so the next start takes them at once.
 
+pub mod api;
 pub mod cli;
 pub mod store;
 

@@ -1,17 +1,14 @@
 //! The REST API under `/api/v1`, for machines (bearer tokens) and scripts,
 //! described by the OpenAPI document at `/api/v1/openapi.json`.
 
-pub(crate) mod error;
-mod routines;
-
-pub use error::ApiError;
-
 use axum::routing::{delete, get, post, put};
 use axum::{Json, Router};
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
 use crate::accounts::api as accounts;
+use crate::platform::rest::{ApiError, ErrorBody, ErrorDetail};
+use crate::platform::routine::api as routines;
 use crate::audit::api as audit;
 use crate::connect::api as connect;
 use crate::flags::api as flags;
@@ -19,7 +16,7 @@ use crate::lineage::api as lineage;
 use crate::review::api as review;
 use crate::schemas::api as schemas;
 use crate::watch::api as clusters;
-use crate::web::AppState;
+use crate::http::AppState;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -93,7 +90,7 @@ use crate::web::AppState;
         lineage::jobs,
         lineage::impact,
     ),
-    components(schemas(error::ErrorBody, error::ErrorDetail)),
+    components(schemas(ErrorBody, ErrorDetail)),
     modifiers(&BearerAuth),
     security(("bearer" = [])),
 )]

@@ -9,9 +9,8 @@ use streamkeeper::account::Principal;
 use streamkeeper::page::{Page, PageRequest};
 use utoipa::IntoParams;
 
-use super::error::{ApiError, ApiQuery, ErrorBody};
-use crate::platform::routine::RoutineStatus;
-use crate::web::AppState;
+use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};
+use crate::platform::routine::{RoutineStatus, Routines};
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct RoutineQuery {
@@ -27,12 +26,12 @@ pub struct RoutineQuery {
 #[utoipa::path(get, path = "/api/v1/routines", tag = "routines", params(RoutineQuery),
     responses((status = 200, body = Page<RoutineStatus>), (status = 403, body = ErrorBody)))]
 pub async fn list(
-    State(st): State<AppState>,
+    State(routines): State<Routines>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<RoutineQuery>,
 ) -> Result<Json<Page<RoutineStatus>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
     Ok(Json(
-        st.routines.list(&who, q.routine.as_deref(), page).await?,
+        routines.list(&who, q.routine.as_deref(), page).await?,
     ))
 }

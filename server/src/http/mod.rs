@@ -1,6 +1,8 @@
 //! The HTTP server: the Leptos pages and server functions, sign-in, the
-//! REST API and static assets, behind the security layers.
+//! REST API (each feature's routes, merged in `api`) and static assets,
+//! behind the security layers. It imports the features; no feature imports it.
 
+pub mod api;
 pub mod auth;
 pub mod body_limit;
 pub mod refusals;
@@ -74,6 +76,7 @@ part_of_state! {
     Arc<ReviewService> => reviews,
     Arc<crate::lineage::LineageService> => lineage,
     Backend => backend,
+    crate::platform::routine::Routines => routines,
 }
 
 impl AppState {
@@ -182,7 +185,7 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .route("/login/code", post(auth::login_code))
         .route("/logout", post(auth::logout))
         .route("/healthz", get(|| async { "ok" }))
-        .nest("/api/v1", crate::api::router())
+        .nest("/api/v1", crate::http::api::router())
         .merge(assets)
         .leptos_routes_with_context(&state, routes, context.clone(), move || {
             shell(leptos.clone())

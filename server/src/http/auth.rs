@@ -23,7 +23,7 @@ use tower_sessions::Session;
 
 use super::AppState;
 use crate::accounts::{TokenAuth, principal_of};
-use crate::api::ApiError;
+use crate::platform::rest::ApiError;
 use crate::audit::store::Event;
 
 /// What a session holds: the user, the epoch of their account when they

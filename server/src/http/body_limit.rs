@@ -11,7 +11,7 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::AppState;
-use crate::api::ApiError;
+use crate::platform::rest::ApiError;
 use crate::platform::limits::BodyLimit;
 
 pub async fn limit(State(st): State<AppState>, mut req: Request, next: Next) -> Response {

@@ -17,6 +17,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use streamkeeper_app::port::Backend;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ListQuery {
@@ -29,7 +32,7 @@ pub struct ListQuery {
 }
 
 /// The signed-in user or token owner.
-#[utoipa::path(get, path = "/api/v1/me", tag = "accounts",
+#[utoipa::path(get, path = "/me", tag = "accounts",
     responses((status = 200, body = Me), (status = 401, body = ErrorBody)))]
 pub async fn me(
     State(st): State<Backend>,
@@ -39,7 +42,7 @@ pub async fn me(
 }
 
 /// Users, by username (admin).
-#[utoipa::path(get, path = "/api/v1/users", tag = "accounts", params(ListQuery),
+#[utoipa::path(get, path = "/users", tag = "accounts", params(ListQuery),
     responses((status = 200, body = Page<UserSummary>), (status = 403, body = ErrorBody)))]
 pub async fn list_users(
     State(st): State<Backend>,
@@ -51,7 +54,7 @@ pub async fn list_users(
 }
 
 /// Create a user (admin).
-#[utoipa::path(post, path = "/api/v1/users", tag = "accounts", request_body = NewUser,
+#[utoipa::path(post, path = "/users", tag = "accounts", request_body = NewUser,
     responses((status = 201, body = UserSummary), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn create_user(
     State(st): State<Backend>,
@@ -64,7 +67,7 @@ pub async fn create_user(
 }
 
 /// A user and their teams (admin, or the user themselves).
-#[utoipa::path(get, path = "/api/v1/users/{id}", tag = "accounts", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/users/{id}", tag = "accounts", params(("id" = i64, Path)),
     responses((status = 200, body = UserDetail), (status = 404, body = ErrorBody)))]
 pub async fn get_user(
     State(st): State<Backend>,
@@ -77,7 +80,7 @@ pub async fn get_user(
 /// Change a user's display name, roles, access or password (admin).
 /// Disabling, changing roles or setting a password ends the user's
 /// sessions; a password set here must be changed at the user's next sign-in.
-#[utoipa::path(patch, path = "/api/v1/users/{id}", tag = "accounts", params(("id" = i64, Path)),
+#[utoipa::path(patch, path = "/users/{id}", tag = "accounts", params(("id" = i64, Path)),
     request_body = UserUpdate,
     responses((status = 200, body = UserSummary), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn update_user(
@@ -97,7 +100,7 @@ pub async fn update_user(
 /// session stays signed in. A wrong current password answers 403, is
 /// audited and spends the sign-in throttle; the new one must pass the
 /// password policy (422).
-#[utoipa::path(post, path = "/api/v1/me/password", tag = "accounts", request_body = PasswordChange,
+#[utoipa::path(post, path = "/me/password", tag = "accounts", request_body = PasswordChange,
     responses((status = 204), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn change_password(
     State(st): State<Backend>,
@@ -122,7 +125,7 @@ pub async fn change_password(
 /// Remove a user's TOTP second factor and recovery codes, for a lost
 /// device (admin; audited). They sign in with their password alone until
 /// they set one up again.
-#[utoipa::path(delete, path = "/api/v1/users/{id}/second-factor", tag = "accounts",
+#[utoipa::path(delete, path = "/users/{id}/second-factor", tag = "accounts",
     params(("id" = i64, Path)),
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn reset_second_factor(
@@ -142,7 +145,7 @@ pub struct PageQuery {
 }
 
 /// Teams, by name (admin).
-#[utoipa::path(get, path = "/api/v1/teams", tag = "accounts", params(PageQuery),
+#[utoipa::path(get, path = "/teams", tag = "accounts", params(PageQuery),
     responses((status = 200, body = Page<TeamSummary>), (status = 403, body = ErrorBody)))]
 pub async fn list_teams(
     State(st): State<Backend>,
@@ -154,7 +157,7 @@ pub async fn list_teams(
 }
 
 /// Create a team (admin).
-#[utoipa::path(post, path = "/api/v1/teams", tag = "accounts", request_body = NewTeam,
+#[utoipa::path(post, path = "/teams", tag = "accounts", request_body = NewTeam,
     responses((status = 201, body = TeamSummary), (status = 409, body = ErrorBody)))]
 pub async fn create_team(
     State(st): State<Backend>,
@@ -167,7 +170,7 @@ pub async fn create_team(
 }
 
 /// A team and its members (admin).
-#[utoipa::path(get, path = "/api/v1/teams/{id}", tag = "accounts", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/teams/{id}", tag = "accounts", params(("id" = i64, Path)),
     responses((status = 200, body = TeamDetail), (status = 404, body = ErrorBody)))]
 pub async fn get_team(
     State(st): State<Backend>,
@@ -183,7 +186,7 @@ pub struct NewMember {
 }
 
 /// Add a member to a team (admin).
-#[utoipa::path(post, path = "/api/v1/teams/{id}/members", tag = "accounts", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/teams/{id}/members", tag = "accounts", params(("id" = i64, Path)),
     request_body = NewMember,
     responses((status = 204), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn add_member(
@@ -198,7 +201,7 @@ pub async fn add_member(
 }
 
 /// Remove a member from a team (admin).
-#[utoipa::path(delete, path = "/api/v1/teams/{id}/members/{user_id}", tag = "accounts",
+#[utoipa::path(delete, path = "/teams/{id}/members/{user_id}", tag = "accounts",
     params(("id" = i64, Path), ("user_id" = i64, Path)),
     responses((status = 204), (status = 404, body = ErrorBody)))]
 pub async fn remove_member(
@@ -209,4 +212,23 @@ pub async fn remove_member(
 ) -> Result<StatusCode, ApiError> {
     st.accounts.remove_member(&who, &from, id, user_id).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Backend: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(me))
+        .routes(routes!(change_password))
+        .routes(routes!(reset_second_factor))
+        .routes(routes!(list_users, create_user))
+        .routes(routes!(get_user, update_user))
+        .routes(routes!(list_teams, create_team))
+        .routes(routes!(get_team))
+        .routes(routes!(add_member))
+        .routes(routes!(remove_member))
 }

@@ -11,6 +11,9 @@ use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};
 use streamkeeper_app::port::Backend;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct AuditQuery {
@@ -25,7 +28,7 @@ pub struct AuditQuery {
 }
 
 /// Audit entries, newest first (admin).
-#[utoipa::path(get, path = "/api/v1/audit", tag = "audit", params(AuditQuery),
+#[utoipa::path(get, path = "/audit", tag = "audit", params(AuditQuery),
     responses((status = 200, body = Page<AuditRow>), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(st): State<Backend>,
@@ -44,7 +47,7 @@ pub async fn list(
 /// Refusals by unauthenticated sources (cross-site requests, failed
 /// sign-ins, unknown tokens), one row per source, action and minute with
 /// its count, latest first (admin). Filters as for the entries.
-#[utoipa::path(get, path = "/api/v1/audit/refusals", tag = "audit", params(AuditQuery),
+#[utoipa::path(get, path = "/audit/refusals", tag = "audit", params(AuditQuery),
     responses((status = 200, body = Page<RefusalTally>), (status = 403, body = ErrorBody)))]
 pub async fn refusals(
     State(st): State<Backend>,
@@ -58,4 +61,16 @@ pub async fn refusals(
     };
     let page = PageRequest::new(q.page, q.per_page);
     Ok(Json(st.audit.refusals(&who, filter, page).await?))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Backend: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(list))
+        .routes(routes!(refusals))
 }

@@ -17,10 +17,13 @@ use super::{
     ConnectorSummary, ValidateReport, ValidateRequest,
 };
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 /// The cluster's Connect clusters, with when each was last read and why
 /// the last pass failed (a gap) if it did.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/connect", tag = "connect",
+#[utoipa::path(get, path = "/clusters/{id}/connect", tag = "connect",
     params(("id" = i64, Path)),
     responses((status = 200, body = Vec<ConnectClusterView>), (status = 404, body = ErrorBody)))]
 pub async fn list(
@@ -34,7 +37,7 @@ pub async fn list(
 /// Add or change a Connect cluster, by name (admin). Credentials are
 /// references (`env:NAME`, `file:/path`): Basic, or a bearer token; on
 /// Confluent Cloud a Cloud API key as Basic.
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/connect", tag = "connect",
+#[utoipa::path(put, path = "/clusters/{id}/connect", tag = "connect",
     params(("id" = i64, Path)), request_body = ConnectSpec,
     responses((status = 200, body = ConnectClusterView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set(
@@ -48,7 +51,7 @@ pub async fn set(
 }
 
 /// Remove a Connect cluster and what was read of it (admin).
-#[utoipa::path(delete, path = "/api/v1/clusters/{id}/connect/{name}", tag = "connect",
+#[utoipa::path(delete, path = "/clusters/{id}/connect/{name}", tag = "connect",
     params(("id" = i64, Path), ("name" = String, Path)),
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn delete(
@@ -63,7 +66,7 @@ pub async fn delete(
 
 /// Test the connection (admin): the worker's version (none on Confluent
 /// Cloud), how many plugins and connectors it has; or why it could not.
-#[utoipa::path(post, path = "/api/v1/clusters/{id}/connect/{name}/test", tag = "connect",
+#[utoipa::path(post, path = "/clusters/{id}/connect/{name}/test", tag = "connect",
     params(("id" = i64, Path), ("name" = String, Path)),
     responses((status = 200, body = ConnectTest), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn test(
@@ -85,7 +88,7 @@ pub struct ConnectorsQuery {
 /// A Connect cluster's connectors as the status routine last read them:
 /// trouble first (FAILED, then UNASSIGNED or RESTARTING, then paused or
 /// stopped, then running, then gone), then by name.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/connect/{name}/connectors", tag = "connect",
+#[utoipa::path(get, path = "/clusters/{id}/connect/{name}/connectors", tag = "connect",
     params(("id" = i64, Path), ("name" = String, Path), ConnectorsQuery),
     responses((status = 200, body = Page<ConnectorSummary>), (status = 404, body = ErrorBody)))]
 pub async fn connectors(
@@ -102,7 +105,7 @@ pub async fn connectors(
 
 /// One connector: its config with secrets masked, tasks with their traces,
 /// its state history and the topics it reads and writes.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/connect/{name}/connectors/{connector}", tag = "connect",
+#[utoipa::path(get, path = "/clusters/{id}/connect/{name}/connectors/{connector}", tag = "connect",
     params(("id" = i64, Path), ("name" = String, Path), ("connector" = String, Path)),
     responses((status = 200, body = ConnectorDetail), (status = 404, body = ErrorBody)))]
 pub async fn connector(
@@ -121,7 +124,7 @@ pub struct ConnectorOwner {
 
 /// Set a connector's owner team (admin; owners may claim an unowned
 /// connector for their team).
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/connect/{name}/connectors/{connector}/owner", tag = "connect",
+#[utoipa::path(put, path = "/clusters/{id}/connect/{name}/connectors/{connector}/owner", tag = "connect",
     params(("id" = i64, Path), ("name" = String, Path), ("connector" = String, Path)), request_body = ConnectorOwner,
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn set_owner(
@@ -141,7 +144,7 @@ pub async fn set_owner(
 /// `cluster_id` and `connect` the worker's own validate beside them and
 /// the cluster's topics, registry and other connectors in the rules' view.
 /// The answer never echoes an inline secret.
-#[utoipa::path(post, path = "/api/v1/connect/validate", tag = "connect",
+#[utoipa::path(post, path = "/connect/validate", tag = "connect",
     request_body = ValidateRequest,
     responses((status = 200, body = ValidateReport), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn validate(
@@ -150,4 +153,21 @@ pub async fn validate(
     ApiJson(req): ApiJson<ValidateRequest>,
 ) -> Result<Json<ValidateReport>, ApiError> {
     Ok(Json(st.validate(&who, req).await?))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<ConnectService>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(list, set))
+        .routes(routes!(delete))
+        .routes(routes!(test))
+        .routes(routes!(connectors))
+        .routes(routes!(connector))
+        .routes(routes!(set_owner))
+        .routes(routes!(validate))
 }

@@ -17,6 +17,9 @@ use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
 use std::sync::Arc;
 use streamkeeper_app::port::Backend;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct FlagQuery {
@@ -29,7 +32,7 @@ pub struct FlagQuery {
 }
 
 /// Flags, newest first.
-#[utoipa::path(get, path = "/api/v1/flags", tag = "watch", params(FlagQuery),
+#[utoipa::path(get, path = "/flags", tag = "watch", params(FlagQuery),
     responses((status = 200, body = Page<FlagView>), (status = 400, body = ErrorBody)))]
 pub async fn list(
     State(st): State<Backend>,
@@ -43,7 +46,7 @@ pub async fn list(
 }
 
 /// A flag with its receipts.
-#[utoipa::path(get, path = "/api/v1/flags/{id}", tag = "watch", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/flags/{id}", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = FlagView), (status = 404, body = ErrorBody)))]
 pub async fn get(
     State(st): State<Backend>,
@@ -54,7 +57,7 @@ pub async fn get(
 }
 
 /// Acknowledge a flag (a member of its team, or an admin).
-#[utoipa::path(post, path = "/api/v1/flags/{id}/acknowledge", tag = "watch", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/flags/{id}/acknowledge", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn acknowledge(
     State(st): State<Backend>,
@@ -72,7 +75,7 @@ pub struct Dismissal {
 }
 
 /// Dismiss a flag with a reason.
-#[utoipa::path(post, path = "/api/v1/flags/{id}/dismiss", tag = "watch", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/flags/{id}/dismiss", tag = "watch", params(("id" = i64, Path)),
     request_body = Dismissal,
     responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn dismiss(
@@ -92,7 +95,7 @@ pub struct Owner {
 }
 
 /// Set a consumer group's owner team (admin; owners may claim an unowned group for their team).
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/groups/{group}/owner", tag = "watch",
+#[utoipa::path(put, path = "/clusters/{id}/groups/{group}/owner", tag = "watch",
     params(("id" = i64, Path), ("group" = String, Path)), request_body = Owner,
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn set_owner(
@@ -114,7 +117,7 @@ pub struct Webhook {
 }
 
 /// Set a team's webhook (admin).
-#[utoipa::path(put, path = "/api/v1/teams/{id}/webhook", tag = "accounts", params(("id" = i64, Path)),
+#[utoipa::path(put, path = "/teams/{id}/webhook", tag = "accounts", params(("id" = i64, Path)),
     request_body = Webhook,
     responses((status = 204), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set_webhook(
@@ -134,7 +137,7 @@ pub struct PlatformTeam {
 }
 
 /// Choose the team that receives unowned flags (admin).
-#[utoipa::path(put, path = "/api/v1/settings/platform-team", tag = "accounts", request_body = PlatformTeam,
+#[utoipa::path(put, path = "/settings/platform-team", tag = "accounts", request_body = PlatformTeam,
     responses((status = 204), (status = 404, body = ErrorBody)))]
 pub async fn set_platform_team(
     State(st): State<Arc<AccountService>>,
@@ -144,4 +147,23 @@ pub async fn set_platform_team(
 ) -> Result<StatusCode, ApiError> {
     st.set_platform_team(&who, &from, &p.team).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<AccountService>: FromRef<S>,
+    Arc<ClusterService>: FromRef<S>,
+    Backend: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(set_owner))
+        .routes(routes!(list))
+        .routes(routes!(get))
+        .routes(routes!(acknowledge))
+        .routes(routes!(dismiss))
+        .routes(routes!(set_webhook))
+        .routes(routes!(set_platform_team))
 }

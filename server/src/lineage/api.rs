@@ -30,6 +30,9 @@ use utoipa::IntoParams;
 use super::{Accepted, ImpactView, LineageService, Refused, Stored, accept_one, storable};
 use crate::platform::rest::{ApiError, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
 use crate::platform::limits::{BodyLimit, decoding, sentence};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 /// Bodies up to this are parsed where they arrive (as `api::ApiJson`).
 const PARSE_HERE: usize = 64 << 10;
@@ -136,7 +139,7 @@ fn accepted(who: &Principal, received: Received) -> Accepted {
 
 /// Send one OpenLineage event (RunEvent, DatasetEvent or JobEvent; spec
 /// 1-x or 2-x), as Marquez takes it. Gzip bodies are inflated.
-#[utoipa::path(post, path = "/api/v1/lineage", tag = "lineage",
+#[utoipa::path(post, path = "/lineage", tag = "lineage",
     request_body(content = Object, description = "One OpenLineage event", content_type = "application/json"),
     responses((status = 201, description = "Stored (a duplicate of a stored event too)"),
         (status = 400, body = ErrorBody, description = "Not JSON, or not an object"),
@@ -184,7 +187,7 @@ pub async fn ingest(
 /// `/lineage/batch`). Each event is stored or refused on its own: a bad
 /// event never costs a good one. 200 with `{status, summary,
 /// failed_events}`; 400 when the body is not a JSON array.
-#[utoipa::path(post, path = "/api/v1/lineage/batch", tag = "lineage",
+#[utoipa::path(post, path = "/lineage/batch", tag = "lineage",
     request_body(content = Vec<Object>, description = "OpenLineage events", content_type = "application/json"),
     responses((status = 200, body = Object, description = "status success or partial_success, summary {received, successful, failed, retriable, non_retriable}, failed_events [{index, reason, retriable}]"),
         (status = 400, body = ErrorBody), (status = 403, body = ErrorBody), (status = 413, body = ErrorBody),
@@ -268,7 +271,7 @@ pub struct LineageQuery {
 /// Marquez's lineage call: the node's graph up- and downstream, as
 /// `{graph: [{id, type, data, inEdges, outEdges}]}` sorted by id, plus
 /// `partial` when the depth was clamped or a cap cut it.
-#[utoipa::path(get, path = "/api/v1/lineage", tag = "lineage", params(LineageQuery),
+#[utoipa::path(get, path = "/lineage", tag = "lineage", params(LineageQuery),
     responses((status = 200, body = Object), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn marquez_lineage(
     State(svc): State<Arc<LineageService>>,
@@ -279,7 +282,7 @@ pub async fn marquez_lineage(
 }
 
 /// Marquez's namespace list: every namespace a dataset or job is in.
-#[utoipa::path(get, path = "/api/v1/namespaces", tag = "lineage",
+#[utoipa::path(get, path = "/namespaces", tag = "lineage",
     responses((status = 200, body = Object, description = "{namespaces: [{name, createdAt, updatedAt, ownerName, description, isHidden}]}")))]
 pub async fn namespaces(
     State(svc): State<Arc<LineageService>>,
@@ -317,7 +320,7 @@ impl PageQuery {
 }
 
 /// Marquez's dataset list of a namespace: `{totalCount, datasets}`.
-#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/datasets", tag = "lineage",
+#[utoipa::path(get, path = "/namespaces/{namespace}/datasets", tag = "lineage",
     params(("namespace" = String, Path, description = "URL-encoded, e.g. kafka:%2F%2Fb1:9092"), PageQuery),
     responses((status = 200, body = Object), (status = 400, body = ErrorBody)))]
 pub async fn datasets(
@@ -332,7 +335,7 @@ pub async fn datasets(
 }
 
 /// Marquez's job list of a namespace: `{totalCount, jobs}`.
-#[utoipa::path(get, path = "/api/v1/namespaces/{namespace}/jobs", tag = "lineage",
+#[utoipa::path(get, path = "/namespaces/{namespace}/jobs", tag = "lineage",
     params(("namespace" = String, Path), PageQuery),
     responses((status = 200, body = Object), (status = 400, body = ErrorBody)))]
 pub async fn jobs(
@@ -366,7 +369,7 @@ pub struct ImpactQuery {
 /// topic, dataset or job, each with its owner team, the path that reaches
 /// it, how it is known (observed/derived, last seen); `partial` with what
 /// the depth cap or node budget cut.
-#[utoipa::path(get, path = "/api/v1/lineage/impact", tag = "lineage", params(ImpactQuery),
+#[utoipa::path(get, path = "/lineage/impact", tag = "lineage", params(ImpactQuery),
     responses((status = 200, body = ImpactView), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn impact(
@@ -403,4 +406,20 @@ pub async fn impact(
     };
     let answer = svc.impact(&who, &key, direction, limits).await?;
     Ok(Json(ImpactView::of(&answer)))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<LineageService>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(marquez_lineage, ingest))
+        .routes(routes!(ingest_batch))
+        .routes(routes!(impact))
+        .routes(routes!(namespaces))
+        .routes(routes!(datasets))
+        .routes(routes!(jobs))
 }

@@ -21,6 +21,9 @@ use utoipa::{IntoParams, ToSchema};
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::review::ReviewService;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ItemQuery {
@@ -36,7 +39,7 @@ pub struct ItemQuery {
 }
 
 /// Review items the caller may read, most recently changed first.
-#[utoipa::path(get, path = "/api/v1/review-items", tag = "review", params(ItemQuery),
+#[utoipa::path(get, path = "/review-items", tag = "review", params(ItemQuery),
     responses((status = 200, body = Page<ReviewSummary>), (status = 400, body = ErrorBody)))]
 pub async fn list(
     State(st): State<Arc<ReviewService>>,
@@ -56,7 +59,7 @@ pub async fn list(
 /// Propose a change: it is checked at once against every consumer group
 /// and the subject's history, bound to the subject's latest version by its
 /// content hash, and waits for the domain's named approvers.
-#[utoipa::path(post, path = "/api/v1/review-items", tag = "review", request_body = NewReviewItem,
+#[utoipa::path(post, path = "/review-items", tag = "review", request_body = NewReviewItem,
     responses((status = 201, body = ReviewItem), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn propose(
     State(st): State<Arc<ReviewService>>,
@@ -70,7 +73,7 @@ pub async fn propose(
 
 /// An item with its content hash, base, diff, checks, approvals, comments
 /// and audit trail. Another domain's item answers 404.
-#[utoipa::path(get, path = "/api/v1/review-items/{id}", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/review-items/{id}", tag = "review", params(("id" = i64, Path)),
     responses((status = 200, body = ReviewItem), (status = 404, body = ErrorBody)))]
 pub async fn get(
     State(st): State<Arc<ReviewService>>,
@@ -83,7 +86,7 @@ pub async fn get(
 
 /// Edit an item at the revision you loaded: a new revision, checked again,
 /// every approval voided; you can never approve it afterwards.
-#[utoipa::path(put, path = "/api/v1/review-items/{id}", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(put, path = "/review-items/{id}", tag = "review", params(("id" = i64, Path)),
     request_body = ReviewEdit,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn edit(
@@ -99,7 +102,7 @@ pub async fn edit(
 /// Approve the item's current content, named by its `content_hash`. A
 /// stale hash is refused (409); so are the author, editors, and anyone
 /// who is not a named approver of the domain (403).
-#[utoipa::path(post, path = "/api/v1/review-items/{id}/approvals", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/review-items/{id}/approvals", tag = "review", params(("id" = i64, Path)),
     request_body = Approval,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn approve(
@@ -119,7 +122,7 @@ pub struct Rejection {
 }
 
 /// Reject the item, with a reason.
-#[utoipa::path(post, path = "/api/v1/review-items/{id}/rejections", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/review-items/{id}/rejections", tag = "review", params(("id" = i64, Path)),
     request_body = Rejection,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn reject(
@@ -133,7 +136,7 @@ pub async fn reject(
 }
 
 /// Withdraw the item (its author, editors, owners of the stream's team).
-#[utoipa::path(post, path = "/api/v1/review-items/{id}/withdraw", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/review-items/{id}/withdraw", tag = "review", params(("id" = i64, Path)),
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]
 pub async fn withdraw(
     State(st): State<Arc<ReviewService>>,
@@ -150,7 +153,7 @@ pub struct NewComment {
 }
 
 /// Comment on the item.
-#[utoipa::path(post, path = "/api/v1/review-items/{id}/comments", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/review-items/{id}/comments", tag = "review", params(("id" = i64, Path)),
     request_body = NewComment,
     responses((status = 201, body = CommentView), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn comment(
@@ -167,7 +170,7 @@ pub async fn comment(
 /// Apply an approved item (domains at act_after_approval or autonomous):
 /// refused without enough approvals; when the subject moved since, the item
 /// goes back to review (409) with the reason.
-#[utoipa::path(post, path = "/api/v1/review-items/{id}/apply", tag = "review", params(("id" = i64, Path)),
+#[utoipa::path(post, path = "/review-items/{id}/apply", tag = "review", params(("id" = i64, Path)),
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn apply(
     State(st): State<Arc<ReviewService>>,
@@ -180,7 +183,7 @@ pub async fn apply(
 
 /// Every domain (named by a stream or configured) with its autonomy level,
 /// required approvals and approvers.
-#[utoipa::path(get, path = "/api/v1/review-domains", tag = "review",
+#[utoipa::path(get, path = "/review-domains", tag = "review",
     responses((status = 200, body = Vec<DomainSettings>)))]
 pub async fn domains(
     State(st): State<Arc<ReviewService>>,
@@ -191,7 +194,7 @@ pub async fn domains(
 
 /// Set a domain's autonomy level, required approvals and named approvers
 /// (admins; audited).
-#[utoipa::path(put, path = "/api/v1/review-domains/{domain}", tag = "review", params(("domain" = String, Path)),
+#[utoipa::path(put, path = "/review-domains/{domain}", tag = "review", params(("domain" = String, Path)),
     request_body = DomainSpec,
     responses((status = 200, body = DomainSettings), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set_domain(
@@ -211,7 +214,7 @@ pub struct PageQuery {
 }
 
 /// The caller's notifications, unread first.
-#[utoipa::path(get, path = "/api/v1/notifications", tag = "review", params(PageQuery),
+#[utoipa::path(get, path = "/notifications", tag = "review", params(PageQuery),
     responses((status = 200, body = Page<NotificationView>)))]
 pub async fn notifications(
     State(st): State<Arc<ReviewService>>,
@@ -223,7 +226,7 @@ pub async fn notifications(
 }
 
 /// Mark all the caller's notifications read.
-#[utoipa::path(post, path = "/api/v1/notifications/read", tag = "review",
+#[utoipa::path(post, path = "/notifications/read", tag = "review",
     responses((status = 204)))]
 pub async fn mark_read(
     State(st): State<Arc<ReviewService>>,
@@ -234,11 +237,33 @@ pub async fn mark_read(
 }
 
 /// Items waiting for the caller and unread notifications.
-#[utoipa::path(get, path = "/api/v1/me/inbox", tag = "review",
+#[utoipa::path(get, path = "/me/inbox", tag = "review",
     responses((status = 200, body = InboxCounts)))]
 pub async fn counts(
     State(st): State<Arc<ReviewService>>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<InboxCounts>, ApiError> {
     Ok(Json(st.counts(&who).await?))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<ReviewService>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(list, propose))
+        .routes(routes!(get, edit))
+        .routes(routes!(approve))
+        .routes(routes!(reject))
+        .routes(routes!(withdraw))
+        .routes(routes!(comment))
+        .routes(routes!(apply))
+        .routes(routes!(domains))
+        .routes(routes!(set_domain))
+        .routes(routes!(notifications))
+        .routes(routes!(mark_read))
+        .routes(routes!(counts))
 }

@@ -18,10 +18,13 @@ use utoipa::IntoParams;
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::schemas::SchemaService;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 /// A stream's schema with its history, each consumer group's reader schema
 /// (declared, assumed, or missing) and the last checks.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/streams/{topic}/schemas", tag = "schemas",
+#[utoipa::path(get, path = "/clusters/{id}/streams/{topic}/schemas", tag = "schemas",
     params(("id" = i64, Path), ("topic" = String, Path)),
     responses((status = 200, body = StreamSchemas), (status = 404, body = ErrorBody)))]
 pub async fn stream_schemas(
@@ -34,7 +37,7 @@ pub async fn stream_schemas(
 
 /// Record the stream's (producer) schema: text, or a registry subject and
 /// version to pin. Admins, or owners of the stream's team.
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/streams/{topic}/schema", tag = "schemas",
+#[utoipa::path(put, path = "/clusters/{id}/streams/{topic}/schema", tag = "schemas",
     params(("id" = i64, Path), ("topic" = String, Path)), request_body = NewCatalogSchema,
     responses((status = 201, body = CatalogSchema), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn record_stream_schema(
@@ -50,7 +53,7 @@ pub async fn record_stream_schema(
 
 /// Record the reader schema a consumer group reads a topic with. Admins,
 /// or owners of the group's team.
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/groups/{group}/reader-schemas/{topic}", tag = "schemas",
+#[utoipa::path(put, path = "/clusters/{id}/groups/{group}/reader-schemas/{topic}", tag = "schemas",
     params(("id" = i64, Path), ("group" = String, Path), ("topic" = String, Path)),
     request_body = NewCatalogSchema,
     responses((status = 201, body = CatalogSchema), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
@@ -71,7 +74,7 @@ pub async fn record_reader_schema(
 /// reads the topic and against the subject's history (the registry's own
 /// check as a second opinion). For CI: `verdict` is COMPATIBLE,
 /// INCOMPATIBLE or UNDECIDED.
-#[utoipa::path(post, path = "/api/v1/clusters/{id}/streams/{topic}/compatibility", tag = "schemas",
+#[utoipa::path(post, path = "/clusters/{id}/streams/{topic}/compatibility", tag = "schemas",
     params(("id" = i64, Path), ("topic" = String, Path)), request_body = ProposedSchema,
     responses((status = 200, body = CompatibilityReport), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn check(
@@ -84,7 +87,7 @@ pub async fn check(
 }
 
 /// A recorded check.
-#[utoipa::path(get, path = "/api/v1/schema-checks/{id}", tag = "schemas", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/schema-checks/{id}", tag = "schemas", params(("id" = i64, Path)),
     responses((status = 200, body = CompatibilityReport), (status = 404, body = ErrorBody)))]
 pub async fn check_report(
     State(st): State<Arc<SchemaService>>,
@@ -97,7 +100,7 @@ pub async fn check_report(
 
 /// Set the cluster's Schema Registry (admin). Credentials are references
 /// (`env:NAME`, `file:/path`), e.g. a Confluent Cloud Schema Registry key.
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/registry", tag = "schemas",
+#[utoipa::path(put, path = "/clusters/{id}/registry", tag = "schemas",
     params(("id" = i64, Path)), request_body = RegistrySpec,
     responses((status = 200, body = RegistrySpec), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn set_registry(
@@ -113,7 +116,7 @@ pub async fn set_registry(
 /// The cluster's registry as the hygiene routine last read it: when, what
 /// failed, and its findings (unregistered topics, subjects with no topic,
 /// levels that differ from the stream's declared one).
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/registry", tag = "schemas",
+#[utoipa::path(get, path = "/clusters/{id}/registry", tag = "schemas",
     params(("id" = i64, Path)),
     responses((status = 200, body = RegistryStatus), (status = 404, body = ErrorBody)))]
 pub async fn registry_status(
@@ -141,7 +144,7 @@ pub struct SubjectsQuery {
 /// The registry's subjects with their versions, latest schema and levels,
 /// a page at a time, as the hygiene routine last read them (`read_at`,
 /// null before the first reading; `last_error` when the last one failed).
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/registry/subjects", tag = "schemas",
+#[utoipa::path(get, path = "/clusters/{id}/registry/subjects", tag = "schemas",
     params(("id" = i64, Path), SubjectsQuery),
     responses((status = 200, body = RegistrySubjects), (status = 404, body = ErrorBody)))]
 pub async fn registry_subjects(
@@ -163,7 +166,7 @@ pub struct DiffQuery {
 }
 
 /// Two versions of a subject side by side, line by line.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/registry/subjects/{subject}/diff", tag = "schemas",
+#[utoipa::path(get, path = "/clusters/{id}/registry/subjects/{subject}/diff", tag = "schemas",
     params(("id" = i64, Path), ("subject" = String, Path), DiffQuery),
     responses((status = 200, body = SubjectDiff), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
 pub async fn subject_diff(
@@ -175,4 +178,22 @@ pub async fn subject_diff(
     Ok(Json(
         st.subject_diff(&who, id, &subject, q.left, q.right).await?,
     ))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<SchemaService>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(stream_schemas))
+        .routes(routes!(record_stream_schema))
+        .routes(routes!(record_reader_schema))
+        .routes(routes!(check))
+        .routes(routes!(check_report))
+        .routes(routes!(set_registry, registry_status))
+        .routes(routes!(registry_subjects))
+        .routes(routes!(subject_diff))
 }

@@ -16,9 +16,12 @@ use utoipa::IntoParams;
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
 use std::sync::Arc;
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 /// Watched clusters with their state and data age.
-#[utoipa::path(get, path = "/api/v1/clusters", tag = "watch",
+#[utoipa::path(get, path = "/clusters", tag = "watch",
     responses((status = 200, body = Vec<ClusterView>)))]
 pub async fn list(
     State(st): State<Arc<ClusterService>>,
@@ -28,7 +31,7 @@ pub async fn list(
 }
 
 /// Add a cluster to watch (admin). Credentials are references only.
-#[utoipa::path(post, path = "/api/v1/clusters", tag = "watch", request_body = NewCluster,
+#[utoipa::path(post, path = "/clusters", tag = "watch", request_body = NewCluster,
     responses((status = 201, body = ClusterView), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn create(
     State(st): State<Arc<ClusterService>>,
@@ -41,7 +44,7 @@ pub async fn create(
 }
 
 /// One cluster.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = ClusterView), (status = 404, body = ErrorBody)))]
 pub async fn get(
     State(st): State<Arc<ClusterService>>,
@@ -65,7 +68,7 @@ pub struct GroupQuery {
 
 /// A cluster's consumer groups with their last judgement, the most
 /// troubled first.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/groups", tag = "watch",
+#[utoipa::path(get, path = "/clusters/{id}/groups", tag = "watch",
     params(("id" = i64, Path), GroupQuery),
     responses((status = 200, body = Page<GroupSummary>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn groups(
@@ -83,7 +86,7 @@ pub async fn groups(
 }
 
 /// A consumer group's lag per partition, judged over the last passes.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/groups/{group}", tag = "watch",
+#[utoipa::path(get, path = "/clusters/{id}/groups/{group}", tag = "watch",
     params(("id" = i64, Path), ("group" = String, Path)),
     responses((status = 200, body = GroupLagView), (status = 404, body = ErrorBody)))]
 pub async fn group(
@@ -95,7 +98,7 @@ pub async fn group(
 }
 
 /// The catalog: every topic of the cluster with its health and stream entry.
-#[utoipa::path(get, path = "/api/v1/clusters/{id}/streams", tag = "watch", params(("id" = i64, Path)),
+#[utoipa::path(get, path = "/clusters/{id}/streams", tag = "watch", params(("id" = i64, Path)),
     responses((status = 200, body = Vec<TopicView>), (status = 404, body = ErrorBody)))]
 pub async fn streams(
     State(st): State<Arc<ClusterService>>,
@@ -106,7 +109,7 @@ pub async fn streams(
 }
 
 /// Describe a stream: owner team, domain, tier, freshness budget, expected interval.
-#[utoipa::path(put, path = "/api/v1/clusters/{id}/streams/{topic}", tag = "watch",
+#[utoipa::path(put, path = "/clusters/{id}/streams/{topic}", tag = "watch",
     params(("id" = i64, Path), ("topic" = String, Path)), request_body = StreamSpec,
     responses((status = 200, body = TopicView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn describe_stream(
@@ -119,4 +122,20 @@ pub async fn describe_stream(
     Ok(Json(
         st.describe_stream(&who, &from, id, &topic, spec).await?,
     ))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Arc<ClusterService>: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(list, create))
+        .routes(routes!(get))
+        .routes(routes!(groups))
+        .routes(routes!(group))
+        .routes(routes!(streams))
+        .routes(routes!(describe_stream))
 }

@@ -11,6 +11,9 @@ use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};
 use crate::platform::routine::{RoutineStatus, Routines};
+use utoipa_axum::router::OpenApiRouter;
+use utoipa_axum::routes;
+use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct RoutineQuery {
@@ -23,7 +26,7 @@ pub struct RoutineQuery {
 /// Each routine for each target it runs for (every cluster, for the
 /// per-cluster ones): its last run's start, end, outcome and error, the
 /// replica holding its lease, and when it is next due (admin).
-#[utoipa::path(get, path = "/api/v1/routines", tag = "routines", params(RoutineQuery),
+#[utoipa::path(get, path = "/routines", tag = "routines", params(RoutineQuery),
     responses((status = 200, body = Page<RoutineStatus>), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(routines): State<Routines>,
@@ -34,4 +37,15 @@ pub async fn list(
     Ok(Json(
         routines.list(&who, q.routine.as_deref(), page).await?,
     ))
+}
+
+/// This feature's REST routes with their OpenAPI paths, relative to
+/// `/api/v1` (the router nests and merges them).
+pub fn routes<S>() -> OpenApiRouter<S>
+where
+    S: Clone + Send + Sync + 'static,
+    Routines: FromRef<S>,
+{
+    OpenApiRouter::new()
+        .routes(routes!(list))
 }

@@ -20,7 +20,13 @@ fn main() -> ExitCode {
         .with_env_filter(filter)
         .with_writer(std::io::stderr)
         .init();
-    let runtime = match tokio::runtime::Runtime::new() {
+    // Every schema parse runs on the runtime's threads, and a parse at the
+    // nesting limits may need more than tokio's 2 MiB default.
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_stack_size(streamkeeper::schema::PARSE_STACK_BYTES)
+        .build();
+    let runtime = match runtime {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: could not start the async runtime: {e}");

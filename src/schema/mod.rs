@@ -37,6 +37,14 @@ use serde::{Deserialize, Serialize};
 
 use crate::limit::{TooLarge, cap};
 
+/// The stack a schema parse may need at the nesting limits, in a debug
+/// build (a release build needs a fraction of it). The Avro crate resolves
+/// a reference to another by recursing, and it takes them in a different
+/// order on each run, so a chain at the limit sometimes goes much deeper
+/// than usual: 80 links overflowed a 2 MiB thread now and then. The
+/// server's threads, which run every parse, get this much.
+pub const PARSE_STACK_BYTES: usize = 8 << 20;
+
 /// A schema format, spelled as the registry spells `schemaType`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]

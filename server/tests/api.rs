@@ -1198,13 +1198,15 @@ async fn a_read_token_reads_and_changes_nothing(pool: sqlx::PgPool) {
     let teams = t.api(Method::GET, "/api/v1/teams", &read, None).await;
     assert_eq!(teams.json()["total"], 0, "no team was created");
 
-    // A producer's lineage token sends lineage (its route is still to
-    // come, hence 404 rather than 403) and reads nothing.
+    // A producer's lineage token sends lineage (past the scope check, an
+    // empty object is refused as no event, 422 rather than 403) and reads
+    // nothing.
     let lineage = t.token_with(admin, &[Scope::LineageWrite]).await;
     let r = t
         .api(Method::POST, "/api/v1/lineage", &lineage, Some(json!({})))
         .await;
-    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("Not an OpenLineage event"), "{}", r.body);
     let r = t.api(Method::GET, "/api/v1/me", &lineage, None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
     assert!(r.body.contains("'read' scope"), "{}", r.body);

@@ -2,23 +2,8 @@
 //! changes are audited under, and the principal the command line acts as.
 //! Each feature's own subcommands live in its `cli.rs`.
 
-use crate::audit::store::Event;
-use crate::clients::egress::Outbound;
-use crate::clients::kafka::reader;
-use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
-use crate::platform::password;
-use crate::store::is_unique_violation;
-use anyhow::{Context, bail};
-use chrono::{DateTime, Utc};
-use serde_json::json;
-use sqlx::PgPool;
-use std::io::Read;
-use std::process::ExitCode;
-use streamkeeper::account::{check_display_name, check_password, check_username};
-use streamkeeper::audit::{ChainBreak, GENESIS, Head};
-use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::role;
-use streamkeeper::token::{Dead, Scopes, liveness};
+use streamkeeper::token::Scopes;
 
 pub const ACTOR: &str = "cli";
 pub const SOURCE: &str = "cli";

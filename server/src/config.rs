@@ -15,8 +15,6 @@ use std::time::Duration;
 use streamkeeper::audit::AuditKey;
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::egress::EgressPolicy;
-use streamkeeper::role::Role;
-use streamkeeper::token::Scope;
 use url::Url;
 
 #[derive(Debug, Parser)]

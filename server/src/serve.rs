@@ -4,11 +4,11 @@
 //! nine seconds (within ten of the signal, with the runtime's own stop).
 
 use crate::config::ServeConfig;
+use crate::http::{AppState, router};
 use crate::platform::limiter::LoginLimiter;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, RunRetention, Runner, Scope, Spec, Target,
 };
-use crate::http::{AppState, router};
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::PgPool;

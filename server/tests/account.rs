@@ -332,9 +332,9 @@ async fn a_password_an_admin_set_must_be_changed_first(pool: sqlx::PgPool) {
 async fn the_cli_sets_temporary_passwords_only_when_asked(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     for (name, temporary) in [("scripted", false), ("handed-over", true)] {
-        streamkeeper_server::cli::user(
+        streamkeeper_server::accounts::cli::user(
             &t.pool,
-            streamkeeper_server::config::UserCommand::Add {
+            streamkeeper_server::accounts::cli::UserCommand::Add {
                 username: name.into(),
                 display_name: String::new(),
                 roles: vec![Role::Viewer],

@@ -1244,9 +1244,9 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
     assert_eq!(me(bt.clone()).await.status, StatusCode::OK);
 
     // `user passwd` ends it.
-    streamkeeper_server::cli::user(
+    streamkeeper_server::accounts::cli::user(
         &t.pool,
-        streamkeeper_server::config::UserCommand::Passwd {
+        streamkeeper_server::accounts::cli::UserCommand::Passwd {
             username: "ci-bot".into(),
             password_stdin: false,
             temporary: false,

@@ -813,7 +813,7 @@ async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
         ),
     )
     .expect("write");
-    streamkeeper_server::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+    streamkeeper_server::watch::cli::apply_clusters_file(&pool, &support::outbound(), &file)
         .await
         .expect("applied");
     let (name, interval): (String, i32) =
@@ -840,7 +840,7 @@ async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
     )
     .expect("write");
     assert!(
-        streamkeeper_server::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+        streamkeeper_server::watch::cli::apply_clusters_file(&pool, &support::outbound(), &file)
             .await
             .is_err()
     );

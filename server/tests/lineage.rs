@@ -14,8 +14,8 @@ use std::io::Write;
 use std::sync::Arc;
 use streamkeeper::role::Role;
 use streamkeeper::token::Scope;
-use streamkeeper_server::lineage::{IngestLimits, LineageService};
 use streamkeeper_server::http::{AppState, router};
+use streamkeeper_server::lineage::{IngestLimits, LineageService};
 use support::{Reply, TestApp};
 use tower_sessions_sqlx_store::PostgresStore;
 

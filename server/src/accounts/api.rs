@@ -16,10 +16,10 @@ use streamkeeper_app::port::{ClientAddr, SessionHandle};
 use utoipa::{IntoParams, ToSchema};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use axum::extract::FromRef;
 use streamkeeper_app::port::Backend;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ListQuery {

@@ -10,10 +10,10 @@ use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};
+use axum::extract::FromRef;
 use streamkeeper_app::port::Backend;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct AuditQuery {

@@ -17,9 +17,9 @@ use super::{
     ConnectorSummary, ValidateReport, ValidateRequest,
 };
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
+use axum::extract::FromRef;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 /// The cluster's Connect clusters, with when each was last read and why
 /// the last pass failed (a gap) if it did.

@@ -4,16 +4,11 @@
 //! check could not be made (unreadable file, not a config, unknown plugin).
 
 use anyhow::{Context as _, anyhow, bail};
+use clap::{Args, Subcommand};
 use serde_json::json;
 use std::process::ExitCode;
 use streamkeeper::connect::config::CLASS;
 use streamkeeper::connect::{Config, Context, Plugin, may_propose, validate};
-
-
-use clap::{Args, Subcommand};
-use std::net::SocketAddr;
-use std::time::Duration;
-use url::Url;
 
 #[derive(Debug, Subcommand)]
 pub enum ConnectCommand {
@@ -34,7 +29,6 @@ pub struct ConnectValidateArgs {
     #[arg(long)]
     pub plugin: String,
 }
-
 
 /// The largest config file read: configs are a few KiB.
 const MAX_BYTES: u64 = 1 << 20;

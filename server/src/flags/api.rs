@@ -15,11 +15,11 @@ use utoipa::{IntoParams, ToSchema};
 use crate::accounts::AccountService;
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
+use axum::extract::FromRef;
 use std::sync::Arc;
 use streamkeeper_app::port::Backend;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct FlagQuery {

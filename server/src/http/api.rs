@@ -2,23 +2,23 @@
 //! described by the OpenAPI document at `/api/v1/openapi.json`.
 
 use axum::routing::get;
-use std::sync::Arc;
-use utoipa_axum::router::OpenApiRouter;
 use axum::{Json, Router};
+use std::sync::Arc;
 use utoipa::openapi::security::{Http, HttpAuthScheme, SecurityScheme};
 use utoipa::{Modify, OpenApi};
+use utoipa_axum::router::OpenApiRouter;
 
 use crate::accounts::api as accounts;
-use crate::platform::rest::{ApiError, ErrorBody, ErrorDetail};
-use crate::platform::routine::api as routines;
 use crate::audit::api as audit;
 use crate::connect::api as connect;
 use crate::flags::api as flags;
+use crate::http::AppState;
 use crate::lineage::api as lineage;
+use crate::platform::rest::{ApiError, ErrorBody, ErrorDetail};
+use crate::platform::routine::api as routines;
 use crate::review::api as review;
 use crate::schemas::api as schemas;
 use crate::watch::api as clusters;
-use crate::http::AppState;
 
 #[derive(OpenApi)]
 #[openapi(
@@ -99,7 +99,7 @@ pub fn router() -> Router<AppState> {
 #[cfg(test)]
 mod tests {
     use streamkeeper::token::{Required, Scope, required_scope};
-    
+
     /// The scope rule sees only a method and a path; this holds it to the
     /// routes the API really documents, with their parameters filled in.
     #[test]

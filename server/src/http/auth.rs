@@ -23,8 +23,8 @@ use tower_sessions::Session;
 
 use super::AppState;
 use crate::accounts::{TokenAuth, principal_of};
-use crate::platform::rest::ApiError;
 use crate::audit::store::Event;
+use crate::platform::rest::ApiError;
 
 /// What a session holds: the user, the epoch of their account when they
 /// signed in (a disable or password change bumps it) and when they did.

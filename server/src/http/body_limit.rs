@@ -11,8 +11,8 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 
 use super::AppState;
-use crate::platform::rest::ApiError;
 use crate::platform::limits::BodyLimit;
+use crate::platform::rest::ApiError;
 
 pub async fn limit(State(st): State<AppState>, mut req: Request, next: Next) -> Response {
     let limit = BodyLimit(st.config.body_limit());

@@ -28,11 +28,11 @@ use streamkeeper_app::error::AppError;
 use utoipa::IntoParams;
 
 use super::{Accepted, ImpactView, LineageService, Refused, Stored, accept_one, storable};
-use crate::platform::rest::{ApiError, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
 use crate::platform::limits::{BodyLimit, decoding, sentence};
+use crate::platform::rest::{ApiError, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
+use axum::extract::FromRef;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 /// Bodies up to this are parsed where they arrive (as `api::ApiJson`).
 const PARSE_HERE: usize = 64 << 10;

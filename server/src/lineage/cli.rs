@@ -1,20 +1,15 @@
 //! `streamkeeper lineage impact` (a table, or `--json` as the API answers)
 //! and `streamkeeper lineage rebuild`, both on the database directly.
 
+use super::{ImpactView, IngestLimits, LineageService};
+use crate::audit::store::Event;
 use anyhow::{Context, bail};
+use clap::{Args, Subcommand};
 use serde_json::json;
 use sqlx::PgPool;
 use std::process::ExitCode;
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::NodeId;
-
-use super::{ImpactView, IngestLimits, LineageService};
-use crate::audit::store::Event;
-
-use clap::{Args, Subcommand};
-use std::net::SocketAddr;
-use std::time::Duration;
-use url::Url;
 
 #[derive(Debug, Subcommand)]
 pub enum LineageCommand {
@@ -49,7 +44,6 @@ pub struct LineageImpactArgs {
     #[arg(long)]
     pub json: bool,
 }
-
 
 pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode> {
     // The CLI never ingests: the limits only size a queue it leaves unused.

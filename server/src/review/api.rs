@@ -20,10 +20,10 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::review::ReviewService;
+use axum::extract::FromRef;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct ItemQuery {

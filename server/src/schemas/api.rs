@@ -17,10 +17,10 @@ use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::schemas::SchemaService;
+use axum::extract::FromRef;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 /// A stream's schema with its history, each consumer group's reader schema
 /// (declared, assumed, or missing) and the last checks.

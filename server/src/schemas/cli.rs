@@ -3,21 +3,15 @@
 //! printing each consumer group's verdict for a proposed producer schema.
 //! Exit codes: 0 compatible, 1 incompatible, 2 an error or no verdict.
 
+use crate::platform::limits::{Blocking, SchemaLimits};
 use anyhow::{Context, anyhow, bail};
+use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
-use streamkeeper::schema::Verdict;
 use streamkeeper::schema::check::{ParsedSchema, check};
-use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
+use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType, Verdict};
 use streamkeeper_app::schemas::model::{CompatibilityReport, ProposedSchema};
-
-use crate::platform::limits::{Blocking, SchemaLimits};
-
-use clap::{Args, Subcommand};
-use std::net::SocketAddr;
-use std::time::Duration;
-use url::Url;
 
 #[derive(Debug, Subcommand)]
 pub enum SchemaCommand {
@@ -68,7 +62,6 @@ pub struct SchemaCheckArgs {
     #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
 }
-
 
 pub async fn run(cmd: SchemaCommand) -> anyhow::Result<ExitCode> {
     let SchemaCommand::Check(args) = cmd;

@@ -15,10 +15,10 @@ use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
+use axum::extract::FromRef;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 /// Watched clusters with their state and data age.
 #[utoipa::path(get, path = "/clusters", tag = "watch",

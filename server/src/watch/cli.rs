@@ -1,35 +1,14 @@
 //! `streamkeeper cluster` and `streamkeeper kafka`: clusters from the command line
 //! and the clusters file, and reading a cluster's lag without a database.
 
-use crate::clients::egress::Outbound;
-use clap::{Args, Parser, Subcommand};
-use std::net::SocketAddr;
-use std::time::Duration;
-use streamkeeper::audit::AuditKey;
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::egress::EgressPolicy;
-use streamkeeper::role::Role;
-use streamkeeper::token::Scope;
-use url::Url;
-use crate::audit::store::Event;
+use crate::cli::{SOURCE, cli_principal};
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::reader;
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
-use crate::platform::password;
-use crate::store::is_unique_violation;
-use anyhow::{Context, bail};
-use chrono::{DateTime, Utc};
-use serde_json::json;
-use sqlx::PgPool;
-use std::io::Read;
-use std::process::ExitCode;
-use streamkeeper::account::{check_display_name, check_password, check_username};
-use streamkeeper::audit::{ChainBreak, GENESIS, Head};
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::role;
-use streamkeeper::token::{Dead, Scopes, liveness};
 use clap::{Args, Subcommand};
-use crate::cli::{ACTOR, SOURCE, cli_principal};
+use sqlx::PgPool;
+use std::process::ExitCode;
+use streamkeeper::credential::CredentialPolicy;
 
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {

@@ -11,9 +11,9 @@ use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};
 use crate::platform::routine::{RoutineStatus, Routines};
+use axum::extract::FromRef;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
-use axum::extract::FromRef;
 
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct RoutineQuery {
@@ -34,9 +34,7 @@ pub async fn list(
     ApiQuery(q): ApiQuery<RoutineQuery>,
 ) -> Result<Json<Page<RoutineStatus>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(
-        routines.list(&who, q.routine.as_deref(), page).await?,
-    ))
+    Ok(Json(routines.list(&who, q.routine.as_deref(), page).await?))
 }
 
 /// This feature's REST routes with their OpenAPI paths, relative to
@@ -46,6 +44,5 @@ where
     S: Clone + Send + Sync + 'static,
     Routines: FromRef<S>,
 {
-    OpenApiRouter::new()
-        .routes(routes!(list))
+    OpenApiRouter::new().routes(routes!(list))
 }

@@ -1,25 +1,10 @@
 //! `streamkeeper routines`: each routine and target, as `GET /api/v1/routines`
 //! lists them.
 
-use crate::audit::store::Event;
-use crate::clients::egress::Outbound;
-use crate::clients::kafka::reader;
-use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
-use crate::platform::password;
-use crate::store::is_unique_violation;
-use anyhow::{Context, bail};
+use crate::cli::cli_principal;
 use chrono::{DateTime, Utc};
-use serde_json::json;
 use sqlx::PgPool;
-use std::io::Read;
 use std::process::ExitCode;
-use streamkeeper::account::{check_display_name, check_password, check_username};
-use streamkeeper::audit::{ChainBreak, GENESIS, Head};
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::role;
-use streamkeeper::token::{Dead, Scopes, liveness};
-use clap::{Args, Subcommand};
-use crate::cli::{ACTOR, SOURCE, cli_principal};
 
 /// `streamkeeper routines`: every routine for every target, as
 /// `GET /api/v1/routines` shows them.

@@ -4,7 +4,6 @@
 
 pub mod accounts;
 pub mod audit;
-pub mod cli;
 pub mod clients;
 pub mod config;
 pub mod connect;

@@ -441,7 +441,7 @@ async fn impact_of_a_topic_lists_what_breaks_with_owners_and_paths(pool: PgPool)
     // The CLI answers the same from the database.
     let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
     let key = svc.topic(Some("local"), "orders").await.expect("topic");
-    let cli = streamkeeper_server::cli::cli_principal();
+    let cli = streamkeeper_server::platform::cli::cli_principal();
     let answer = svc
         .impact(
             &cli,

@@ -2,7 +2,7 @@
 //! the command line, each change audited with the actor `cli`.
 
 use crate::audit::store::Event;
-use crate::cli::{ACTOR, SOURCE};
+use crate::platform::cli::{ACTOR, SOURCE};
 use crate::platform::password;
 use crate::store::is_unique_violation;
 use anyhow::{Context, bail};

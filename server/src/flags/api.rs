@@ -14,7 +14,6 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::accounts::AccountService;
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
-use crate::watch::ClusterService;
 use axum::extract::FromRef;
 use std::sync::Arc;
 use streamkeeper_app::port::Backend;
@@ -89,28 +88,6 @@ pub async fn dismiss(
 }
 
 #[derive(Debug, Deserialize, ToSchema)]
-pub struct Owner {
-    /// Team name, or null to make the group unowned.
-    pub team: Option<String>,
-}
-
-/// Set a consumer group's owner team (admin; owners may claim an unowned group for their team).
-#[utoipa::path(put, path = "/clusters/{id}/groups/{group}/owner", tag = "watch",
-    params(("id" = i64, Path), ("group" = String, Path)), request_body = Owner,
-    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
-pub async fn set_owner(
-    State(st): State<Arc<ClusterService>>,
-    Extension(who): Extension<Principal>,
-    Extension(ClientAddr(from)): Extension<ClientAddr>,
-    ApiPath((id, group)): ApiPath<(i64, String)>,
-    ApiJson(o): ApiJson<Owner>,
-) -> Result<StatusCode, ApiError> {
-    st.set_group_owner(&who, &from, id, &group, o.team.as_deref())
-        .await?;
-    Ok(StatusCode::NO_CONTENT)
-}
-
-#[derive(Debug, Deserialize, ToSchema)]
 pub struct Webhook {
     /// A Slack-compatible incoming-webhook URL, or null to remove it.
     pub url: Option<String>,
@@ -155,11 +132,9 @@ pub fn routes<S>() -> OpenApiRouter<S>
 where
     S: Clone + Send + Sync + 'static,
     Arc<AccountService>: FromRef<S>,
-    Arc<ClusterService>: FromRef<S>,
     Backend: FromRef<S>,
 {
     OpenApiRouter::new()
-        .routes(routes!(set_owner))
         .routes(routes!(list))
         .routes(routes!(get))
         .routes(routes!(acknowledge))

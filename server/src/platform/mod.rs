@@ -4,6 +4,7 @@
 //! authorization facts.
 
 pub mod authz;
+pub mod cli;
 pub mod db;
 pub mod errors;
 pub mod limiter;

@@ -162,24 +162,6 @@ pub async fn stream_domain_locked(
     .await?)
 }
 
-/// How many of the stream's review items are still open: in review,
-/// approved but not applied, or failed to apply.
-pub async fn open_items_of_stream(
-    conn: &mut PgConnection,
-    cluster_id: i64,
-    topic: &str,
-) -> Result<u64, Db> {
-    let n: i64 = sqlx::query_scalar(
-        "SELECT count(*) FROM review_items
-         WHERE cluster_id = $1 AND topic = $2 AND state IN ('in_review', 'approved', 'apply_failed')",
-    )
-    .bind(cluster_id)
-    .bind(topic)
-    .fetch_one(conn)
-    .await?;
-    Ok(n.unsigned_abs())
-}
-
 /// What changes with each revision.
 #[derive(Debug, Clone)]
 pub struct Revision {

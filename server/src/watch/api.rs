@@ -11,7 +11,7 @@ use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::watch::model::{
     ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, StreamSpec, TopicView,
 };
-use utoipa::IntoParams;
+use utoipa::{IntoParams, ToSchema};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::watch::ClusterService;
@@ -124,6 +124,28 @@ pub async fn describe_stream(
     ))
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct Owner {
+    /// Team name, or null to make the group unowned.
+    pub team: Option<String>,
+}
+
+/// Set a consumer group's owner team (admin; owners may claim an unowned group for their team).
+#[utoipa::path(put, path = "/clusters/{id}/groups/{group}/owner", tag = "watch",
+    params(("id" = i64, Path), ("group" = String, Path)), request_body = Owner,
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn set_owner(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((id, group)): ApiPath<(i64, String)>,
+    ApiJson(o): ApiJson<Owner>,
+) -> Result<StatusCode, ApiError> {
+    st.set_group_owner(&who, &from, id, &group, o.team.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to
 /// `/api/v1` (the router nests and merges them).
 pub fn routes<S>() -> OpenApiRouter<S>
@@ -132,6 +154,7 @@ where
     Arc<ClusterService>: FromRef<S>,
 {
     OpenApiRouter::new()
+        .routes(routes!(set_owner))
         .routes(routes!(list, create))
         .routes(routes!(get))
         .routes(routes!(groups))

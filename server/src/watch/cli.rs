@@ -1,7 +1,7 @@
 //! `streamkeeper cluster` and `streamkeeper kafka`: clusters from the command line
 //! and the clusters file, and reading a cluster's lag without a database.
 
-use crate::cli::{SOURCE, cli_principal};
+use crate::platform::cli::{SOURCE, cli_principal};
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::reader;
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};

@@ -843,7 +843,7 @@ impl ClusterService {
         // no item can open between counting the open ones and the move.
         let mut tx = begin(&self.pool).await?;
         store::lock_stream(&mut tx, id, topic).await?;
-        let open = crate::review::store::open_items_of_stream(&mut tx, id, topic).await?;
+        let open = store::open_items_of_stream(&mut tx, id, topic).await?;
         if let Err(refusal) = may_describe(mine.steward(who), now, wanted, open) {
             let target = format!("stream:{topic}");
             let detail = json!({

@@ -1,7 +1,7 @@
 //! `streamkeeper routines`: each routine and target, as `GET /api/v1/routines`
 //! lists them.
 
-use crate::cli::cli_principal;
+use crate::platform::cli::cli_principal;
 use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::process::ExitCode;

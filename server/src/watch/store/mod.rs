@@ -652,3 +652,23 @@ pub async fn set_group_owner(
     .await?;
     Ok(r.rows_affected() == 1)
 }
+
+/// How many of the stream's review items are still open: in review,
+/// approved but not applied, or failed to apply. It reads the review
+/// inbox's table directly: a stream's settings may not move under an open
+/// item, and watch sits below review, so it does not import review.
+pub async fn open_items_of_stream(
+    conn: &mut PgConnection,
+    cluster_id: i64,
+    topic: &str,
+) -> Result<u64, Db> {
+    let n: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM review_items
+         WHERE cluster_id = $1 AND topic = $2 AND state IN ('in_review', 'approved', 'apply_failed')",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .fetch_one(conn)
+    .await?;
+    Ok(n.unsigned_abs())
+}

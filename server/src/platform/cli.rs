@@ -1,6 +1,7 @@
 //! What every feature's subcommands share: the actor and source their
 //! changes are audited under, and the principal the command line acts as.
-//! Each feature's own subcommands live in its `cli.rs`.
+//! Each feature's own subcommands live in its `cli.rs`; `config.rs` is
+//! their root.
 
 use streamkeeper::role;
 use streamkeeper::token::Scopes;

@@ -121,7 +121,13 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 );
             }
             if let Some(path) = &cfg.clusters_file {
-                watch::cli::apply_clusters_file(&pool, &cfg.outbound, path).await?;
+                watch::cli::apply_clusters_file(
+                    &pool,
+                    &cfg.outbound,
+                    path,
+                    &connect::ConnectService::new(pool.clone(), cfg.outbound.clone()),
+                )
+                .await?;
             }
             serve::serve(pool, cfg).await?;
             Ok(ExitCode::SUCCESS)
@@ -133,7 +139,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         DatabaseTask::User(c) => accounts::cli::user(&pool, c).await,
         DatabaseTask::Token(c) => accounts::cli::token(&pool, c).await,
         DatabaseTask::Audit(c) => audit::cli::audit(&pool, c).await,
-        DatabaseTask::Cluster(c) => watch::cli::cluster(&pool, &outbound, c).await,
+        DatabaseTask::Cluster(c) => {
+            let connect = connect::ConnectService::new(pool.clone(), outbound.clone());
+            watch::cli::cluster(&pool, &outbound, c, &connect).await
+        }
         DatabaseTask::Routines => platform::routine::cli::routines(&pool).await,
         DatabaseTask::Lineage(c) => lineage::cli::run(&pool, c).await,
     }

@@ -813,7 +813,12 @@ async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
         ),
     )
     .expect("write");
-    streamkeeper_server::watch::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+    streamkeeper_server::watch::cli::apply_clusters_file(
+        &pool,
+        &support::outbound(),
+        &file,
+        &streamkeeper_server::connect::ConnectService::new(pool.clone(), support::outbound()),
+    )
         .await
         .expect("applied");
     let (name, interval): (String, i32) =
@@ -840,7 +845,12 @@ async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
     )
     .expect("write");
     assert!(
-        streamkeeper_server::watch::cli::apply_clusters_file(&pool, &support::outbound(), &file)
+        streamkeeper_server::watch::cli::apply_clusters_file(
+        &pool,
+        &support::outbound(),
+        &file,
+        &streamkeeper_server::connect::ConnectService::new(pool.clone(), support::outbound()),
+    )
             .await
             .is_err()
     );

@@ -760,3 +760,17 @@ impl ConnectService {
         })
     }
 }
+
+/// The clusters file's Connect entries, as watch hands them over.
+#[async_trait::async_trait]
+impl crate::watch::cluster_file::ConnectEntries for ConnectService {
+    async fn apply(
+        &self,
+        who: &Principal,
+        from: &str,
+        entries: Vec<crate::watch::cluster_file::ConnectFileEntry>,
+        dry_run: bool,
+    ) -> Result<Vec<String>, AppError> {
+        self.apply_file(who, from, entries, dry_run).await
+    }
+}

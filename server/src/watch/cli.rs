@@ -6,6 +6,7 @@ use crate::clients::egress::Outbound;
 use crate::clients::kafka::reader;
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
 use clap::{Args, Subcommand};
+use crate::watch::cluster_file::ConnectEntries;
 use sqlx::PgPool;
 use std::process::ExitCode;
 use streamkeeper::credential::CredentialPolicy;
@@ -158,6 +159,7 @@ pub async fn apply_clusters_file(
     pool: &PgPool,
     outbound: &Outbound,
     path: &std::path::Path,
+    connect_entries: &dyn ConnectEntries,
 ) -> anyhow::Result<()> {
     let entries = crate::watch::cluster_file::load(path)?;
     let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
@@ -172,8 +174,8 @@ pub async fn apply_clusters_file(
         not_in_file = ?report.not_in_file,
         "applied the clusters file"
     );
-    let set = crate::connect::ConnectService::new(pool.clone(), outbound.clone())
-        .apply_file(&cli_principal(), "clusters-file", connect, false)
+    let set = connect_entries
+        .apply(&cli_principal(), "clusters-file", connect, false)
         .await?;
     tracing::info!(connect = ?set, "applied the clusters file's Connect clusters");
     Ok(())
@@ -202,6 +204,7 @@ pub async fn cluster(
     pool: &PgPool,
     outbound: &Outbound,
     cmd: ClusterCommand,
+    connect_entries: &dyn ConnectEntries,
 ) -> anyhow::Result<ExitCode> {
     let service = crate::watch::ClusterService::new(pool.clone(), outbound.credentials.clone());
     let who = cli_principal();
@@ -233,8 +236,8 @@ pub async fn cluster(
             let report = service.apply(&who, SOURCE, entries, dry_run).await?;
             print_apply(&report, dry_run);
             // A dry run checks the Connect entries of clusters that exist.
-            let set = crate::connect::ConnectService::new(pool.clone(), outbound.clone())
-                .apply_file(&who, SOURCE, connect, dry_run)
+            let set = connect_entries
+                .apply(&who, SOURCE, connect, dry_run)
                 .await?;
             for name in set {
                 let verb = if dry_run {

@@ -819,8 +819,8 @@ async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
         &file,
         &streamkeeper_server::connect::ConnectService::new(pool.clone(), support::outbound()),
     )
-        .await
-        .expect("applied");
+    .await
+    .expect("applied");
     let (name, interval): (String, i32) =
         sqlx::query_as("SELECT name, interval_s FROM connect_clusters")
             .fetch_one(&pool)
@@ -846,13 +846,13 @@ async fn the_clusters_file_declares_connect_clusters(pool: PgPool) {
     .expect("write");
     assert!(
         streamkeeper_server::watch::cli::apply_clusters_file(
-        &pool,
-        &support::outbound(),
-        &file,
-        &streamkeeper_server::connect::ConnectService::new(pool.clone(), support::outbound()),
-    )
-            .await
-            .is_err()
+            &pool,
+            &support::outbound(),
+            &file,
+            &streamkeeper_server::connect::ConnectService::new(pool.clone(), support::outbound()),
+        )
+        .await
+        .is_err()
     );
     let interval: i32 =
         sqlx::query_scalar("SELECT interval_s FROM connect_clusters WHERE name = 'main'")

@@ -105,7 +105,12 @@ async fn impact(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<E
         Direction::Downstream
     };
     let answer = svc
-        .impact(&crate::platform::cli::cli_principal(), &key, direction, limits)
+        .impact(
+            &crate::platform::cli::cli_principal(),
+            &key,
+            direction,
+            limits,
+        )
         .await
         .map_err(|e| anyhow::anyhow!("{e}"))?;
     let view = ImpactView::of(&answer);

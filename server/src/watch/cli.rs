@@ -1,12 +1,12 @@
 //! `streamkeeper cluster` and `streamkeeper kafka`: clusters from the command line
 //! and the clusters file, and reading a cluster's lag without a database.
 
-use crate::platform::cli::{SOURCE, cli_principal};
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::reader;
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
-use clap::{Args, Subcommand};
+use crate::platform::cli::{SOURCE, cli_principal};
 use crate::watch::cluster_file::ConnectEntries;
+use clap::{Args, Subcommand};
 use sqlx::PgPool;
 use std::process::ExitCode;
 use streamkeeper::credential::CredentialPolicy;

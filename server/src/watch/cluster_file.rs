@@ -213,6 +213,21 @@ fn read(path: &Path) -> Result<(String, String), ClusterFileError> {
     Ok((name, text))
 }
 
+/// Whoever applies the file's Connect entries: the connect feature, which
+/// sits above watch. Watch reads the whole file but knows only clusters,
+/// so `cluster apply` and `serve --clusters-file` are handed this.
+#[async_trait::async_trait]
+pub trait ConnectEntries: Send + Sync {
+    /// Checks every entry, then (unless `dry_run`) sets them; the names set.
+    async fn apply(
+        &self,
+        who: &streamkeeper::account::Principal,
+        from: &str,
+        entries: Vec<ConnectFileEntry>,
+        dry_run: bool,
+    ) -> Result<Vec<String>, streamkeeper_app::error::AppError>;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -317,19 +332,4 @@ mod tests {
         assert!(matches!(e, ClusterFileError::TooLarge(_)), "{e}");
         std::fs::remove_dir_all(&dir).expect("clean up");
     }
-}
-
-/// Whoever applies the file's Connect entries: the connect feature, which
-/// sits above watch. Watch reads the whole file but knows only clusters,
-/// so `cluster apply` and `serve --clusters-file` are handed this.
-#[async_trait::async_trait]
-pub trait ConnectEntries: Send + Sync {
-    /// Checks every entry, then (unless `dry_run`) sets them; the names set.
-    async fn apply(
-        &self,
-        who: &streamkeeper::account::Principal,
-        from: &str,
-        entries: Vec<ConnectFileEntry>,
-        dry_run: bool,
-    ) -> Result<Vec<String>, streamkeeper_app::error::AppError>;
 }

@@ -517,25 +517,12 @@ fn error_body(body: &[u8]) -> Option<(u16, String)> {
 
 impl ConnectClient {
     pub fn new(settings: ConnectSettings) -> Result<Self, ConnectError> {
-        let bad = |url: &str, reason: &str| ConnectError::BadUrl {
-            url: url.to_owned(),
-            reason: reason.into(),
-        };
         let base =
-            Url::parse(settings.url.trim()).map_err(|e| bad(&settings.url, &e.to_string()))?;
-        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-            return Err(bad(&settings.url, "it must be an http:// or https:// URL"));
-        }
-        if !base.username().is_empty() || base.password().is_some() {
-            // A URL is logged and shown, and so would a secret in it be.
-            return Err(bad(
-                &format!("{}://{}", base.scheme(), base.host_str().unwrap_or("")),
-                "credentials belong in the Connect cluster's auth settings, not in the URL",
-            ));
-        }
-        if base.query().is_some() || base.fragment().is_some() {
-            return Err(bad(&settings.url, "it must not have a query or a fragment"));
-        }
+            crate::clients::egress::base_url(&settings.url, "the Connect cluster's auth settings")
+                .map_err(|b| ConnectError::BadUrl {
+                    url: b.url,
+                    reason: b.reason,
+                })?;
         settings
             .egress
             .check_literal(base.host_str().unwrap_or(""))
@@ -550,8 +537,10 @@ impl ConnectClient {
             .timeout(settings.timeout)
             .connect_timeout(settings.connect_timeout)
             .user_agent(concat!("streamkeeper/", env!("CARGO_PKG_VERSION")));
-        let http = HttpClient::new(settings.egress, builder)
-            .map_err(|e| bad(&settings.url, &format!("no HTTP client: {e}")))?;
+        let http = HttpClient::new(settings.egress, builder).map_err(|e| ConnectError::BadUrl {
+            url: settings.url.clone(),
+            reason: format!("no HTTP client: {e}"),
+        })?;
         Ok(ConnectClient {
             http,
             base,

@@ -15,6 +15,39 @@ use std::sync::Arc;
 use streamkeeper::credential::CredentialPolicy;
 use streamkeeper::egress::{EgressPolicy, EgressRefusal};
 
+/// A service's base URL refused before any request: the URL as it may be
+/// shown (credentials cut) and why.
+#[derive(Debug)]
+pub struct BadBaseUrl {
+    pub url: String,
+    pub reason: String,
+}
+
+/// A service's base URL (a registry's, a Connect worker's), read one way:
+/// http or https, no query or fragment, and no credentials, since a URL is
+/// logged and shown and so would a secret in it be (`auth` says where they
+/// belong instead).
+pub fn base_url(raw: &str, auth: &str) -> Result<Url, BadBaseUrl> {
+    let bad = |url: &str, reason: &str| BadBaseUrl {
+        url: url.to_owned(),
+        reason: reason.into(),
+    };
+    let base = Url::parse(raw.trim()).map_err(|e| bad(raw, &e.to_string()))?;
+    if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
+        return Err(bad(raw, "it must be an http:// or https:// URL"));
+    }
+    if !base.username().is_empty() || base.password().is_some() {
+        return Err(bad(
+            &format!("{}://{}", base.scheme(), base.host_str().unwrap_or("")),
+            &format!("credentials belong in {auth}, not in the URL"),
+        ));
+    }
+    if base.query().is_some() || base.fragment().is_some() {
+        return Err(bad(raw, "it must not have a query or a fragment"));
+    }
+    Ok(base)
+}
+
 /// What the operator allows outbound: where connections may go, and which
 /// credential references may be sent along.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -137,6 +137,26 @@ fn accepted(who: &Principal, received: Received) -> Accepted {
     }
 }
 
+/// What both ingest routes do first: the caller may send, the body is read
+/// (inflated and capped) and handed to `parse`, on the blocking pool when
+/// it is large.
+async fn read<T: Send + 'static>(
+    svc: &LineageService,
+    who: &Principal,
+    limit: Option<Extension<BodyLimit>>,
+    headers: &HeaderMap,
+    body: Body,
+    parse: fn(&[u8]) -> T,
+) -> Result<T, ApiError> {
+    svc.may_send(who)?;
+    let bytes = body_bytes(svc, limit.map(|l| l.0), headers, body).await?;
+    if bytes.len() > PARSE_HERE {
+        Ok(decoding().run(move || parse(&bytes)).await?)
+    } else {
+        Ok(parse(&bytes))
+    }
+}
+
 /// Send one OpenLineage event (RunEvent, DatasetEvent or JobEvent; spec
 /// 1-x or 2-x), as Marquez takes it. Gzip bodies are inflated.
 #[utoipa::path(post, path = "/lineage", tag = "lineage",
@@ -153,20 +173,9 @@ pub async fn ingest(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(e) = svc.may_send(&who) {
-        return ApiError(e).into_response();
-    }
-    let bytes = match body_bytes(&svc, limit.map(|l| l.0), &headers, body).await {
-        Ok(b) => b,
+    let parsed = match read(&svc, &who, limit, &headers, body, accept_one).await {
+        Ok(p) => p,
         Err(e) => return e.into_response(),
-    };
-    let parsed = if bytes.len() > PARSE_HERE {
-        match decoding().run(move || accept_one(&bytes)).await {
-            Ok(r) => r,
-            Err(e) => return ApiError(e).into_response(),
-        }
-    } else {
-        accept_one(&bytes)
     };
     let received = match parsed {
         Ok(r) => r,
@@ -199,20 +208,9 @@ pub async fn ingest_batch(
     headers: HeaderMap,
     body: Body,
 ) -> Response {
-    if let Err(e) = svc.may_send(&who) {
-        return ApiError(e).into_response();
-    }
-    let bytes = match body_bytes(&svc, limit.map(|l| l.0), &headers, body).await {
-        Ok(b) => b,
+    let parsed = match read(&svc, &who, limit, &headers, body, receive_batch).await {
+        Ok(p) => p,
         Err(e) => return e.into_response(),
-    };
-    let parsed = if bytes.len() > PARSE_HERE {
-        match decoding().run(move || receive_batch(&bytes)).await {
-            Ok(r) => r,
-            Err(e) => return ApiError(e).into_response(),
-        }
-    } else {
-        receive_batch(&bytes)
     };
     let items = match parsed {
         Ok(items) => items,

@@ -182,25 +182,11 @@ impl Answer {
 
 impl RegistryClient {
     pub fn new(settings: RegistrySettings) -> Result<Self, RegistryError> {
-        let bad = |url: &str, reason: &str| RegistryError::BadUrl {
-            url: url.to_string(),
-            reason: reason.into(),
-        };
-        let base =
-            Url::parse(settings.url.trim()).map_err(|e| bad(&settings.url, &e.to_string()))?;
-        if !matches!(base.scheme(), "http" | "https") || base.cannot_be_a_base() {
-            return Err(bad(&settings.url, "it must be an http:// or https:// URL"));
-        }
-        if !base.username().is_empty() || base.password().is_some() {
-            // A URL is logged and shown, and so would a secret in it be.
-            return Err(bad(
-                &format!("{}://{}", base.scheme(), base.host_str().unwrap_or("")),
-                "credentials belong in the registry's auth settings, not in the URL",
-            ));
-        }
-        if base.query().is_some() || base.fragment().is_some() {
-            return Err(bad(&settings.url, "it must not have a query or a fragment"));
-        }
+        let base = crate::clients::egress::base_url(&settings.url, "the registry's auth settings")
+            .map_err(|b| RegistryError::BadUrl {
+                url: b.url,
+                reason: b.reason,
+            })?;
         settings
             .egress
             .check_literal(base.host_str().unwrap_or(""))
@@ -215,8 +201,11 @@ impl RegistryClient {
             .timeout(settings.timeout)
             .connect_timeout(settings.connect_timeout)
             .user_agent(concat!("streamkeeper/", env!("CARGO_PKG_VERSION")));
-        let http = HttpClient::new(settings.egress, builder)
-            .map_err(|e| bad(&settings.url, &format!("no HTTP client: {e}")))?;
+        let http =
+            HttpClient::new(settings.egress, builder).map_err(|e| RegistryError::BadUrl {
+                url: settings.url.clone(),
+                reason: format!("no HTTP client: {e}"),
+            })?;
         Ok(RegistryClient {
             http,
             base,

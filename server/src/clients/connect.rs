@@ -716,24 +716,7 @@ impl ConnectClient {
     }
 
     fn unreachable(&self, url: &str, e: &reqwest::Error) -> ConnectError {
-        let reason = if e.is_timeout() {
-            format!("no answer within {} s", self.timeout.as_secs_f32())
-        } else {
-            let mut causes = Vec::new();
-            let mut source = std::error::Error::source(e);
-            while let Some(cause) = source {
-                let text = cause.to_string();
-                if !causes.contains(&text) {
-                    causes.push(text);
-                }
-                source = cause.source();
-            }
-            if causes.is_empty() {
-                e.to_string()
-            } else {
-                causes.join(": ")
-            }
-        };
+        let reason = crate::clients::egress::unreachable_reason(e, self.timeout);
         ConnectError::Unreachable {
             url: url.to_owned(),
             reason,

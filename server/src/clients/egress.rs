@@ -48,6 +48,29 @@ pub fn base_url(raw: &str, auth: &str) -> Result<Url, BadBaseUrl> {
     Ok(base)
 }
 
+/// Why a request got no answer, worded for an operator: a timeout as
+/// such, anything else as its chain of causes (reqwest's own text repeats
+/// the URL; its causes say what broke).
+pub fn unreachable_reason(e: &reqwest::Error, timeout: std::time::Duration) -> String {
+    if e.is_timeout() {
+        return format!("no answer within {} s", timeout.as_secs_f32());
+    }
+    let mut causes = Vec::new();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        let text = cause.to_string();
+        if !causes.contains(&text) {
+            causes.push(text);
+        }
+        source = cause.source();
+    }
+    if causes.is_empty() {
+        e.to_string()
+    } else {
+        causes.join(": ")
+    }
+}
+
 /// What the operator allows outbound: where connections may go, and which
 /// credential references may be sent along.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

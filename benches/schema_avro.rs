@@ -7,8 +7,8 @@
 
 use std::hint::black_box;
 use std::time::Instant;
-use streamkeeper::schema::avro::{AvroSchema, can_read};
-use streamkeeper::schema::{SchemaText, SchemaType};
+use streamkeeper::schemas::avro::{AvroSchema, can_read};
+use streamkeeper::schemas::{SchemaText, SchemaType};
 
 const FIELDS: usize = 1_000;
 const READERS: usize = 50;

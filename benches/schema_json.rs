@@ -9,8 +9,8 @@ use std::hint::black_box;
 use std::time::Instant;
 
 use serde_json::{Map, Value, json};
-use streamkeeper::schema::json::{JsonSchema, can_read};
-use streamkeeper::schema::{SchemaText, SchemaType};
+use streamkeeper::schemas::json::{JsonSchema, can_read};
+use streamkeeper::schemas::{SchemaText, SchemaType};
 
 const PROPERTIES: usize = 1_000;
 const READERS: usize = 50;

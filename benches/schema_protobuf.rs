@@ -9,8 +9,8 @@ use std::fmt::Write;
 use std::hint::black_box;
 use std::time::Instant;
 
-use streamkeeper::schema::protobuf::{ProtobufSchema, can_read};
-use streamkeeper::schema::{SchemaText, SchemaType};
+use streamkeeper::schemas::protobuf::{ProtobufSchema, can_read};
+use streamkeeper::schemas::{SchemaText, SchemaType};
 
 const FIELDS: usize = 1_000;
 const READERS: usize = 50;

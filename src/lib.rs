@@ -3,21 +3,12 @@
 //! for the server and for the browser (wasm) alike.
 
 pub mod access;
-pub mod account;
+pub mod accounts;
 pub mod audit;
-pub mod client_addr;
 pub mod connect;
-pub mod credential;
-pub mod egress;
 pub mod flags;
-pub mod limit;
 pub mod lineage;
-pub mod page;
+pub mod platform;
 pub mod review;
-pub mod role;
-pub mod schema;
-pub mod second_factor;
-pub mod shell;
-pub mod signin;
-pub mod token;
+pub mod schemas;
 pub mod watch;

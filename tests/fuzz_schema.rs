@@ -13,8 +13,8 @@
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 use serde_json::{Value, json};
-use streamkeeper::schema::check::{ParsedSchema, can_read, check};
-use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
+use streamkeeper::schemas::check::{ParsedSchema, can_read, check};
+use streamkeeper::schemas::{Mode, ResolvedReference, SchemaText, SchemaType};
 
 /// The stack of tokio's blocking threads, where the server parses.
 const SERVER_STACK: usize = 2 << 20;

@@ -73,8 +73,8 @@ impl AppError {
 
 /// An unknown value of a query parameter or form field is the request's
 /// fault: 400, with the allowed values listed.
-impl From<streamkeeper::page::UnknownChoice> for AppError {
-    fn from(e: streamkeeper::page::UnknownChoice) -> Self {
+impl From<streamkeeper::platform::page::UnknownChoice> for AppError {
+    fn from(e: streamkeeper::platform::page::UnknownChoice) -> Self {
         AppError::Request(e.to_string())
     }
 }

@@ -8,7 +8,7 @@ use crate::ui::notes::ErrorNote;
 use crate::ui::roles::RoleBadges;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::role::Action;
+use streamkeeper::accounts::role::Action;
 
 #[component]
 pub fn HomePage() -> impl IntoView {

@@ -11,8 +11,8 @@ use crate::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use crate::error::AppError;
 use axum::Extension;
 use std::sync::Arc;
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::{Page, PageRequest};
 
 /// Where a request came from, as recorded in the audit log. Set by the
 /// server on every request.

@@ -18,14 +18,14 @@ mod bench_median;
 use bench_db::BenchDb;
 use bench_median::median;
 use std::time::Instant;
-use streamkeeper::account::{Credential, Principal};
-use streamkeeper::page::PageRequest;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::account::{Credential, Principal};
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::page::PageRequest;
 use streamkeeper_server::connect::{ConnectService, ValidateRequest, routine, store};
 
 fn outbound() -> streamkeeper_server::clients::egress::Outbound {
     streamkeeper_server::clients::egress::Outbound {
-        egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+        egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
         ..Default::default()
     }
 }

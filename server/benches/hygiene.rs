@@ -19,9 +19,9 @@ mod bench_median;
 use bench_db::BenchDb;
 use bench_median::median;
 use std::time::Instant;
-use streamkeeper::account::{Credential, Principal};
-use streamkeeper::page::PageRequest;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::account::{Credential, Principal};
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::page::PageRequest;
 use streamkeeper_server::clients::registry::{NewSchema, RegistryClient, RegistrySettings};
 use streamkeeper_server::schemas::SchemaService;
 use streamkeeper_server::watch::store as clusters;
@@ -29,7 +29,7 @@ use streamkeeper_server::watch::store as clusters;
 /// The registry double is on loopback.
 fn outbound() -> streamkeeper_server::clients::egress::Outbound {
     streamkeeper_server::clients::egress::Outbound {
-        egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+        egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
         ..Default::default()
     }
 }
@@ -49,7 +49,7 @@ async fn main() {
 
     let (registry_url, _handle) = streamkeeper_doubles::registry::spawn().await;
     let registry = RegistryClient::new(RegistrySettings {
-        egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+        egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
         ..RegistrySettings::new(registry_url.clone())
     })
     .expect("client");

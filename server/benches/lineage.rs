@@ -35,10 +35,10 @@ use bench_median::median;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use streamkeeper::account::{Credential, Principal};
+use streamkeeper::accounts::account::{Credential, Principal};
+use streamkeeper::accounts::role::Role;
 use streamkeeper::lineage::graph::{NodeKey, Provenance};
 use streamkeeper::lineage::impact::{Direction, Limits};
-use streamkeeper::role::Role;
 use streamkeeper_server::lineage::{Accepted, IngestLimits, LineageService, accept_one, store};
 
 const TOPICS: usize = 50_000;
@@ -228,8 +228,10 @@ async fn main() {
         user,
         "bench",
         &token,
-        &streamkeeper::token::Scopes::new([streamkeeper::token::Scope::LineageWrite])
-            .expect("scopes"),
+        &streamkeeper::accounts::token::Scopes::new([
+            streamkeeper::accounts::token::Scope::LineageWrite,
+        ])
+        .expect("scopes"),
         None,
     )
     .await

@@ -159,7 +159,7 @@ async fn main() {
     runner.add(std::sync::Arc::new(
         streamkeeper_server::flags::routine::Deliveries::new(
             pool.clone(),
-            streamkeeper::egress::EgressPolicy::LOOPBACK,
+            streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
         )
         .expect("HTTP client"),
     ));

@@ -20,11 +20,11 @@ use bench_db::BenchDb;
 use bench_median::median;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
-use streamkeeper::account::{Credential, Principal};
-use streamkeeper::page::PageRequest;
+use streamkeeper::accounts::account::{Credential, Principal};
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::page::PageRequest;
 use streamkeeper::review::Kind;
-use streamkeeper::role::Role;
-use streamkeeper::schema::SchemaType;
+use streamkeeper::schemas::SchemaType;
 use streamkeeper_app::review::model::{Approval, DomainSpec, NewReviewItem, ReviewFilter};
 use streamkeeper_server::review::ReviewService;
 use streamkeeper_server::schemas::SchemaService;
@@ -110,7 +110,7 @@ async fn main() {
     let schemas = Arc::new(SchemaService::new(
         pool.clone(),
         streamkeeper_server::clients::egress::Outbound {
-            egress: streamkeeper::egress::EgressPolicy::LOOPBACK,
+            egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
             ..Default::default()
         },
     ));

@@ -29,9 +29,9 @@ use bench_median::median;
 use chrono::{Duration as Span, Utc};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
-use streamkeeper::account::{Credential, Principal};
-use streamkeeper::page::PageRequest;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::account::{Credential, Principal};
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::page::PageRequest;
 use streamkeeper_app::watch::model::GroupFilter;
 use streamkeeper_server::clients::kafka::reader::{
     GroupReading, PartitionReading, Reading, TopicReading,

@@ -13,8 +13,8 @@ use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
 use streamkeeper::audit::AuditKey;
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::egress::EgressPolicy;
+use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::platform::egress::EgressPolicy;
 use url::Url;
 
 #[derive(Debug, Parser)]
@@ -84,7 +84,7 @@ pub struct OutboundArgs {
     #[arg(
         long,
         env = "STREAMKEEPER_CRED_ENV_PREFIX",
-        default_value = streamkeeper::credential::DEFAULT_ENV_PREFIX,
+        default_value = streamkeeper::platform::credential::DEFAULT_ENV_PREFIX,
         global = true
     )]
     pub cred_env_prefix: String,
@@ -93,7 +93,7 @@ pub struct OutboundArgs {
     #[arg(
         long,
         env = "STREAMKEEPER_CRED_DIRS",
-        default_value = streamkeeper::credential::DEFAULT_DIR,
+        default_value = streamkeeper::platform::credential::DEFAULT_DIR,
         global = true
     )]
     pub cred_dirs: String,
@@ -221,9 +221,9 @@ pub enum ConfigError {
     #[error("STREAMKEEPER_AUDIT_KEY (--audit-key): {0}")]
     AuditKey(#[from] streamkeeper::audit::ShortKey),
     #[error(transparent)]
-    Credentials(#[from] streamkeeper::credential::PolicyError),
+    Credentials(#[from] streamkeeper::platform::credential::PolicyError),
     #[error(transparent)]
-    Egress(#[from] streamkeeper::egress::EgressSettingError),
+    Egress(#[from] streamkeeper::platform::egress::EgressSettingError),
 }
 
 /// The outbound settings, validated.

@@ -24,7 +24,7 @@ fn main() -> ExitCode {
     // nesting limits may need more than tokio's 2 MiB default.
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
-        .thread_stack_size(streamkeeper::schema::PARSE_STACK_BYTES)
+        .thread_stack_size(streamkeeper::schemas::PARSE_STACK_BYTES)
         .build();
     let runtime = match runtime {
         Ok(r) => r,

@@ -11,8 +11,8 @@ mod support;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::{Value, json};
-use streamkeeper::role::Role;
-use streamkeeper::second_factor::{STEP_SECONDS, time_step};
+use streamkeeper::accounts::role::Role;
+use streamkeeper::accounts::second_factor::{STEP_SECONDS, time_step};
 use support::{ORIGIN, PASSWORD, Reply, TestApp};
 
 const NEW_PASSWORD: &str = "umbrella-quartz-meadow-lantern";

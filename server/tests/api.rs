@@ -5,8 +5,8 @@ mod support;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::json;
-use streamkeeper::role::Role;
-use streamkeeper::token::Scope;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::accounts::token::Scope;
 use support::TestApp;
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
@@ -1301,7 +1301,7 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
         bot,
         "expired",
         &expired,
-        &streamkeeper::token::Scopes::new([Scope::Read]).expect("scopes"),
+        &streamkeeper::accounts::token::Scopes::new([Scope::Read]).expect("scopes"),
         Some(chrono::Utc::now() - chrono::Duration::seconds(1)),
     )
     .await

@@ -8,7 +8,7 @@ mod support;
 use axum::http::{Method, StatusCode};
 use serde_json::json;
 use std::time::Duration;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
 use streamkeeper_server::watch::store;
 use support::TestApp;
@@ -355,7 +355,7 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
 
     // The webhook failed once, then got the flag with a text and the structured flag.
     let http = streamkeeper_server::clients::webhook::Webhooks::new(
-        streamkeeper::egress::EgressPolicy::LOOPBACK,
+        streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
     )
     .expect("webhooks");
     streamkeeper_server::flags::routine::deliver_due(&t.pool, &http)

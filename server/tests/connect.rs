@@ -13,7 +13,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::sync::{Arc, Mutex};
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 use streamkeeper_doubles::connect::{self, ConnectHandle, DoubleAuth, Fault, Options, State};
 use streamkeeper_server::connect::routine::{PassError, Status, pass};
 use streamkeeper_server::platform::routine::{Routine, RunError, Target};
@@ -172,7 +172,7 @@ async fn receiver() -> (String, Arc<Mutex<Vec<Value>>>) {
 
 async fn deliver(t: &TestApp) {
     let http = streamkeeper_server::clients::webhook::Webhooks::new(
-        streamkeeper::egress::EgressPolicy::LOOPBACK,
+        streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
     )
     .expect("webhooks");
     streamkeeper_server::flags::routine::deliver_due(&t.pool, &http)
@@ -290,9 +290,11 @@ async fn basic_credentials_are_references_resolved_only_to_call_the_worker(pool:
     std::fs::write(dir.join("pw"), "pw-in-a-file").expect("pw");
     let dirs = dir.display().to_string();
     let mut cfg = support::config();
-    cfg.outbound.credentials =
-        streamkeeper::credential::CredentialPolicy::new("STREAMKEEPER_CRED_", [dirs.as_str()])
-            .expect("policy");
+    cfg.outbound.credentials = streamkeeper::platform::credential::CredentialPolicy::new(
+        "STREAMKEEPER_CRED_",
+        [dirs.as_str()],
+    )
+    .expect("policy");
     let t = TestApp::with_config(pool, cfg).await;
     let admin = t.user("ada", &[Role::Admin]).await;
     let admin = t.token(admin).await;

@@ -8,7 +8,7 @@ use axum::Router;
 use axum::http::StatusCode;
 use std::collections::BTreeMap;
 use std::time::Duration;
-use streamkeeper::egress::EgressPolicy;
+use streamkeeper::platform::egress::EgressPolicy;
 use streamkeeper_doubles::connect::{
     self, ConnectHandle, DoubleAuth, Fault, Options, State as DState,
 };

@@ -10,8 +10,8 @@
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::schema::{ResolvedReference, SchemaText, SchemaType};
+use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::schemas::{ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_server::clients::kafka::settings::{
     ClusterSettings, Mechanism, Protocol, SecretRef,
 };

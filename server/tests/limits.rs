@@ -18,7 +18,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 use support::TestApp;
 
 /// A cluster whose last pass saw the topics `orders` and `events`.

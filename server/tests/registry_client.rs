@@ -7,8 +7,8 @@ use axum::Router;
 use axum::http::{HeaderMap, StatusCode};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
-use streamkeeper::egress::EgressPolicy;
-use streamkeeper::schema::{Mode, SchemaType};
+use streamkeeper::platform::egress::EgressPolicy;
+use streamkeeper::schemas::{Mode, SchemaType};
 use streamkeeper_doubles::registry::{
     self, DoubleAuth, Fault, IncompatibleCode, Options, RegistryHandle,
 };
@@ -1712,7 +1712,7 @@ async fn an_endless_answer_is_refused_without_being_read_whole() {
 
 #[tokio::test]
 async fn connections_go_only_where_the_egress_rule_allows() {
-    use streamkeeper::egress::AddressClass;
+    use streamkeeper::platform::egress::AddressClass;
     let (url, _handle) = registry::spawn().await;
     let port = url.rsplit(':').next().expect("a port");
     // By name, the addresses it resolves to are checked when connecting.

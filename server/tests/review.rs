@@ -11,8 +11,8 @@ mod support;
 use axum::body::Body;
 use axum::http::{Method, Request, StatusCode, header};
 use serde_json::{Value, json};
-use streamkeeper::role::Role;
-use streamkeeper::token::Scope;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::accounts::token::Scope;
 use streamkeeper_doubles::registry;
 use streamkeeper_server::clients::registry::{NewSchema, RegistryClient};
 use support::{PASSWORD, TestApp};
@@ -1344,7 +1344,7 @@ async fn a_webhook_that_redirects_is_not_followed_and_the_delivery_fails(pool: s
     w.propose(&w.olga, "orders", ADDS_NOTE).await;
 
     let webhooks = streamkeeper_server::clients::webhook::Webhooks::new(
-        streamkeeper::egress::EgressPolicy::LOOPBACK,
+        streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
     )
     .expect("webhooks");
     let sent = streamkeeper_server::flags::routine::deliver_due(&w.t.pool, &webhooks)
@@ -1540,13 +1540,13 @@ async fn with_second_factor(w: &World, name: &str) -> impl Fn(u64) -> String {
             .with_secret(secret.as_ref().to_vec())
             .build()
             .expect("totp");
-        totp.generate(step * streamkeeper::second_factor::STEP_SECONDS)
+        totp.generate(step * streamkeeper::accounts::second_factor::STEP_SECONDS)
             .to_string()
     }
 }
 
 fn now_step() -> u64 {
-    streamkeeper::second_factor::time_step(chrono::Utc::now().timestamp())
+    streamkeeper::accounts::second_factor::time_step(chrono::Utc::now().timestamp())
 }
 
 /// Signs in a user with a second factor: password, then a code.

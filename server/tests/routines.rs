@@ -12,7 +12,7 @@ use sqlx::PgPool;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 use streamkeeper_server::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Runner, Scope, Spec, Target,
 };

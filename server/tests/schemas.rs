@@ -9,7 +9,7 @@ mod support;
 use axum::http::{Method, StatusCode};
 use serde_json::{Value, json};
 use std::process::Command;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 use streamkeeper_doubles::registry::{self, Fault};
 use support::TestApp;
 
@@ -365,7 +365,7 @@ async fn the_registry_gives_history_and_a_second_opinion(pool: sqlx::PgPool) {
     client
         .set_config(
             streamkeeper_server::clients::registry::Scope::Subject("orders-value"),
-            streamkeeper::schema::Mode::Full,
+            streamkeeper::schemas::Mode::Full,
         )
         .await
         .expect("level");
@@ -770,7 +770,7 @@ async fn registry_hygiene_finds_and_flags(pool: sqlx::PgPool) {
     client
         .set_config(
             Scope::Subject("orders-value"),
-            streamkeeper::schema::Mode::Full,
+            streamkeeper::schemas::Mode::Full,
         )
         .await
         .expect("level");
@@ -807,7 +807,7 @@ async fn registry_with_references(
     let admin = t.user("ada", &[Role::Admin]).await;
     let at = t.token(admin).await;
     let (base, handle, client) = with_registry(t, id, &at).await;
-    let json_schema = |text: &str| NewSchema::new(streamkeeper::schema::SchemaType::Json, text);
+    let json_schema = |text: &str| NewSchema::new(streamkeeper::schemas::SchemaType::Json, text);
     client
         .register("money", &json_schema(MONEY), false)
         .await
@@ -1123,7 +1123,7 @@ async fn the_subjects_screen_reads_what_the_hygiene_pass_stored(pool: sqlx::PgPo
             .expect("register");
     }
     client
-        .set_config(Scope::Subject("money"), streamkeeper::schema::Mode::Full)
+        .set_config(Scope::Subject("money"), streamkeeper::schemas::Mode::Full)
         .await
         .expect("level");
     let subjects = |query: &'static str| {

@@ -8,7 +8,7 @@ use axum::extract::ConnectInfo;
 use axum::http::{Method, Request, StatusCode, header};
 use std::net::SocketAddr;
 use std::time::Duration;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 use streamkeeper_server::http::{AppState, router};
 use support::{ORIGIN, PASSWORD, Reply, TestApp, config};
 use tower_sessions_sqlx_store::PostgresStore;

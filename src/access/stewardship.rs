@@ -12,8 +12,8 @@
 //! set, and never while changes to the stream are open for review (their
 //! approvers and level were frozen under the old ones).
 
-use crate::account::Principal;
-use crate::role::Role;
+use crate::accounts::account::Principal;
+use crate::accounts::role::Role;
 use thiserror::Error;
 
 /// The person asking, as these rules see them.

@@ -1,6 +1,6 @@
 //! What a list of flags is asked for: whose, and in which states.
 
-use crate::page::Choice;
+use crate::platform::page::Choice;
 
 /// Whose flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -50,7 +50,7 @@ impl Choice for FlagState {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::choice;
+    use crate::platform::page::choice;
 
     #[test]
     fn flags_lists_default_to_mine_and_live_and_refuse_anything_else() {

@@ -1,7 +1,7 @@
 //! An item's canonical content and the hash approvals are bound to.
 
 use super::Kind;
-use crate::schema::{SchemaType, SubjectReference};
+use crate::schemas::{SchemaType, SubjectReference};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 

@@ -2,8 +2,8 @@
 //! facts under a row lock and asks these functions; nothing else decides.
 
 use super::{Autonomy, State};
-use crate::role::Role;
-use crate::schema::Verdict;
+use crate::accounts::role::Role;
+use crate::schemas::Verdict;
 
 /// What the rules need to know about an item, as of its current revision.
 #[derive(Clone, Copy, Debug)]

@@ -1,6 +1,6 @@
 //! What an item is and where it stands.
 
-use crate::page::Choice;
+use crate::platform::page::Choice;
 use serde::{Deserialize, Serialize};
 use std::str::FromStr;
 
@@ -149,11 +149,11 @@ mod tests {
         }
         assert!("approved!".parse::<State>().is_err());
         assert_eq!(
-            crate::page::choice::<State>(Some("Apply_Failed")),
+            crate::platform::page::choice::<State>(Some("Apply_Failed")),
             Ok(Some(State::ApplyFailed))
         );
         assert_eq!(
-            crate::page::choice::<Kind>(Some("connector")).map_err(|e| e.to_string()),
+            crate::platform::page::choice::<Kind>(Some("connector")).map_err(|e| e.to_string()),
             Err("unknown kind 'connector' (one of: producer_change, schema_registration)".into())
         );
         assert!("connector".parse::<Kind>().is_err());

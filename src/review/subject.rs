@@ -3,7 +3,7 @@
 //! topic's subject.
 
 use super::Kind;
-use crate::schema::subject::{TopicSubject, of_topic, value_subject};
+use crate::schemas::subject::{TopicSubject, of_topic, value_subject};
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum SubjectError {

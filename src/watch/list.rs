@@ -2,7 +2,7 @@
 //! filtered by.
 
 use super::lag::status::Status;
-use crate::page::Choice;
+use crate::platform::page::Choice;
 
 /// Streams in trouble, or those without.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -62,7 +62,7 @@ impl Choice for GroupStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::page::choice;
+    use crate::platform::page::choice;
 
     #[test]
     fn every_lag_status_is_a_group_filter() {

@@ -9,7 +9,7 @@
 use crate::accounts::model::{AccountView, TeamDetail, TeamSummary, UserDetail, UserSummary};
 use crate::error::AppError;
 use leptos::prelude::*;
-use streamkeeper::page::Page;
+use streamkeeper::platform::page::Page;
 
 #[server(prefix = "/fn", endpoint = "account_status")]
 pub async fn account_status() -> Result<AccountView, AppError> {
@@ -72,7 +72,7 @@ pub async fn disable_second_factor(password: String, code: String) -> Result<(),
 #[server(prefix = "/fn", endpoint = "list_users")]
 pub async fn list_users(q: Option<String>, page: u32) -> Result<Page<UserSummary>, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     backend()?
         .accounts
@@ -186,7 +186,7 @@ pub async fn reset_second_factor(user_id: i64) -> Result<(), AppError> {
 #[server(prefix = "/fn", endpoint = "list_teams")]
 pub async fn list_teams(page: u32) -> Result<Page<TeamSummary>, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     backend()?
         .accounts

@@ -3,8 +3,8 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
-use streamkeeper::account::Principal;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Role;
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]

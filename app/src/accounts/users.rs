@@ -63,7 +63,7 @@ pub fn UsersPage() -> impl IntoView {
                     <input name="password" type="password" required autocomplete="new-password" minlength="12" />
                     <small>"At least 12 characters and hard to guess. Hand it over in person; the user changes it."</small>
                 </label>
-                <RoleChecks checked=vec![streamkeeper::role::Role::Viewer] />
+                <RoleChecks checked=vec![streamkeeper::accounts::role::Role::Viewer] />
                 <button type="submit">"Create user"</button>
             </ActionForm>
             <ActionNote value=create.value() ok=|u: &UserSummary| format!("Created user {}.", u.username) />

@@ -3,7 +3,7 @@
 use crate::audit::model::{AuditRow, RefusalTally};
 use crate::error::AppError;
 use leptos::prelude::*;
-use streamkeeper::page::Page;
+use streamkeeper::platform::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_audit")]
 pub async fn list_audit(
@@ -14,7 +14,7 @@ pub async fn list_audit(
 ) -> Result<Page<AuditRow>, AppError> {
     use crate::audit::model::AuditFilter;
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     let filter = AuditFilter {
         actor,
@@ -36,7 +36,7 @@ pub async fn list_refusals(
 ) -> Result<Page<RefusalTally>, AppError> {
     use crate::audit::model::AuditFilter;
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     let filter = AuditFilter {
         actor,

@@ -3,11 +3,11 @@
 use crate::error::AppError;
 use crate::flags::model::FlagView;
 use leptos::prelude::*;
-use streamkeeper::page::Page;
+use streamkeeper::platform::page::Page;
 #[cfg(feature = "ssr")]
 use streamkeeper::{
     flags::{FlagScope, FlagState},
-    page::choice,
+    platform::page::choice,
 };
 
 /// Flags by `scope` (`mine`, the default, or `all`) and `state` (`live`,
@@ -19,7 +19,7 @@ pub async fn list_flags(
     page: u32,
 ) -> Result<Page<FlagView>, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     let mine = choice::<FlagScope>(scope.as_deref())?.unwrap_or_default() == FlagScope::Mine;
     let live = choice::<FlagState>(state.as_deref())?.unwrap_or_default() == FlagState::Live;

@@ -10,7 +10,7 @@ use crate::ui::params::{href_with, id_param, page_param, query_param};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::flags::{FlagScope, FlagState};
-use streamkeeper::page::choice;
+use streamkeeper::platform::page::choice;
 
 fn kind_class(kind: &str) -> &'static str {
     match kind {

@@ -11,10 +11,10 @@ use crate::review::model::{
     CommentView, DomainSettings, NotificationView, ReviewItem, ReviewSummary,
 };
 use leptos::prelude::*;
-use streamkeeper::page::Page;
+use streamkeeper::platform::page::Page;
 #[cfg(feature = "ssr")]
 use streamkeeper::{
-    page::choice,
+    platform::page::choice,
     review::{Autonomy, Kind, MAX_REQUIRED_APPROVALS},
 };
 
@@ -28,7 +28,7 @@ pub async fn list_reviews(
 ) -> Result<Page<ReviewSummary>, AppError> {
     use crate::port::{backend, principal};
     use crate::review::model::ReviewFilter;
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     let filter = ReviewFilter {
         scope: choice(scope.as_deref())?.unwrap_or_default(),
@@ -65,7 +65,7 @@ pub async fn propose_review(
 ) -> Result<i64, AppError> {
     use crate::port::{backend, client_addr, principal};
     use crate::review::model::NewReviewItem;
-    use streamkeeper::schema::SchemaType;
+    use streamkeeper::schemas::SchemaType;
     let who = principal().await?;
     let kind = choice::<Kind>(Some(&kind))?
         .ok_or_else(|| AppError::Invalid("Say what kind of change this is.".into()))?;
@@ -162,7 +162,7 @@ pub async fn edit_review(
 ) -> Result<ReviewItem, AppError> {
     use crate::port::{backend, client_addr, principal};
     use crate::review::model::ReviewEdit;
-    use streamkeeper::schema::SchemaType;
+    use streamkeeper::schemas::SchemaType;
     let who = principal().await?;
     let schema_type = SchemaType::parse(&schema_type)
         .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
@@ -195,7 +195,7 @@ pub async fn comment_review(item_id: i64, body: String) -> Result<CommentView, A
 #[server(prefix = "/fn", endpoint = "list_review_notifications")]
 pub async fn list_review_notifications(page: u32) -> Result<Page<NotificationView>, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     backend()?
         .reviews

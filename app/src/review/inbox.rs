@@ -16,7 +16,7 @@ use crate::ui::params::{href_with, page_param, query_param};
 use crate::ui::schema::verdict_class;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::page::{Page, choice};
+use streamkeeper::platform::page::{Page, choice};
 use streamkeeper::review::{Kind, State};
 
 /// `/review?scope=waiting|mine|all&state=&kind=&domain=`: the inbox.

@@ -6,7 +6,7 @@ use crate::schemas::model::{CompatibilityReport, DiffLine};
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use streamkeeper::review::{Autonomy, Base, Content, Kind, State};
-use streamkeeper::schema::{SchemaType, SubjectReference, Verdict};
+use streamkeeper::schemas::{SchemaType, SubjectReference, Verdict};
 
 /// One line of the inbox.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -173,7 +173,7 @@ impl InboxScope {
     }
 }
 
-impl streamkeeper::page::Choice for InboxScope {
+impl streamkeeper::platform::page::Choice for InboxScope {
     const NAME: &'static str = "scope";
     fn all() -> &'static [Self] {
         &[InboxScope::Waiting, InboxScope::Mine, InboxScope::All]

@@ -5,7 +5,7 @@ use crate::error::AppError;
 use crate::schemas::model::{CompatibilityReport, StreamSchemas};
 use leptos::prelude::*;
 #[cfg(feature = "ssr")]
-use streamkeeper::schema::SchemaType;
+use streamkeeper::schemas::SchemaType;
 
 #[server(prefix = "/fn", endpoint = "get_stream_schemas")]
 pub async fn get_stream_schemas(id: i64, topic: String) -> Result<StreamSchemas, AppError> {
@@ -145,7 +145,7 @@ pub async fn get_registry_subjects(
     page: u32,
 ) -> Result<crate::schemas::model::RegistrySubjects, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     backend()?
         .schemas

@@ -5,8 +5,8 @@ use crate::error::AppError;
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
-use streamkeeper::page::Page;
-use streamkeeper::schema::{Incompatibility, Mode, SchemaType, SubjectReference, Verdict};
+use streamkeeper::platform::page::Page;
+use streamkeeper::schemas::{Incompatibility, Mode, SchemaType, SubjectReference, Verdict};
 
 /// A producer schema proposed for a topic.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -11,7 +11,7 @@ use crate::accounts::model::Me;
 use crate::error::AppError;
 use crate::review::model::InboxCounts;
 use leptos::prelude::*;
-use streamkeeper::role::Action;
+use streamkeeper::accounts::role::Action;
 
 /// The header: brand, the navigation this user may use, who is signed in
 /// and the sign-out button. Shows only the brand to someone not signed in.

@@ -1,7 +1,7 @@
 //! The pager under every paginated list.
 
 use leptos::prelude::*;
-use streamkeeper::page::Page;
+use streamkeeper::platform::page::Page;
 
 /// Previous / next links for a server-side page. `href` builds the link for
 /// a page number, keeping the page's other query parameters.

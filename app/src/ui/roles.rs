@@ -1,7 +1,7 @@
 //! Roles as badges and as the checkboxes of the user forms.
 
 use leptos::prelude::*;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
 
 /// The roles as small labels.
 #[component]

@@ -3,7 +3,7 @@
 
 use crate::schemas::model::{CompatibilityReport, ReaderSource};
 use leptos::prelude::*;
-use streamkeeper::schema::{SchemaType, Verdict};
+use streamkeeper::schemas::{SchemaType, Verdict};
 
 pub fn verdict_class(v: Verdict) -> &'static str {
     match v {

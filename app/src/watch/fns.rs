@@ -12,7 +12,7 @@ use crate::watch::model::{
     StreamDetail, StreamSummary,
 };
 use leptos::prelude::*;
-use streamkeeper::page::Page;
+use streamkeeper::platform::page::Page;
 
 #[server(prefix = "/fn", endpoint = "list_clusters")]
 pub async fn list_clusters() -> Result<Vec<ClusterView>, AppError> {
@@ -37,7 +37,7 @@ pub async fn list_groups(
 ) -> Result<Page<GroupSummary>, AppError> {
     use crate::port::{backend, principal};
     use crate::watch::model::GroupFilter;
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     let filter = GroupFilter { q, status };
     backend()?
@@ -69,7 +69,7 @@ pub async fn list_streams(
 ) -> Result<Page<StreamSummary>, AppError> {
     use crate::port::{backend, principal};
     use crate::watch::model::StreamFilter;
-    use streamkeeper::page::PageRequest;
+    use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     let filter = StreamFilter { q, owner, status };
     backend()?
@@ -99,10 +99,10 @@ fn number<T: std::str::FromStr>(what: &str, v: Option<String>) -> Result<Option<
 
 /// Parses an optional compatibility level from a form field ("" is none).
 #[cfg(feature = "ssr")]
-fn level(v: Option<String>) -> Result<Option<streamkeeper::schema::Mode>, AppError> {
+fn level(v: Option<String>) -> Result<Option<streamkeeper::schemas::Mode>, AppError> {
     match v.as_deref().map(str::trim).filter(|v| !v.is_empty()) {
         None => Ok(None),
-        Some(m) => streamkeeper::schema::Mode::parse(m)
+        Some(m) => streamkeeper::schemas::Mode::parse(m)
             .map(Some)
             .ok_or_else(|| AppError::Invalid(format!("Unknown compatibility level {m:?}."))),
     }

@@ -168,7 +168,7 @@ pub struct StreamSpec {
     /// The compatibility level the stream's value subject should have;
     /// the registry hygiene routine reports a subject at another level.
     #[serde(default)]
-    pub compatibility: Option<streamkeeper::schema::Mode>,
+    pub compatibility: Option<streamkeeper::schemas::Mode>,
 }
 
 /// A group's total lag per pass: `None` where the pass read nothing (a gap,

@@ -53,7 +53,7 @@ pub fn ClusterSettingsPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match me.await {
-                    Ok(Some(me)) if me.principal.may(streamkeeper::role::Action::ManageClusters) => {
+                    Ok(Some(me)) if me.principal.may(streamkeeper::accounts::role::Action::ManageClusters) => {
                         view! { <ClusterForms /> }.into_any()
                     }
                     Ok(_) => {

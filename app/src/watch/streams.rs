@@ -210,7 +210,7 @@ fn CatalogForm(
                 "Schema compatibility level"
                 <select name="compatibility">
                     <option value="" selected=t.compatibility.is_none()>"not declared"</option>
-                    {streamkeeper::schema::Mode::ALL.map(|m| {
+                    {streamkeeper::schemas::Mode::ALL.map(|m| {
                         let selected = t.compatibility.as_deref() == Some(m.as_str());
                         view! { <option value=m.as_str() selected=selected>{m.as_str()}</option> }
                     }).collect_view()}

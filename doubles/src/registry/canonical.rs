@@ -4,7 +4,7 @@
 //! their keys in the order written; Protobuf is its text with blank lines
 //! and indentation dropped.
 
-use streamkeeper::schema::SchemaType;
+use streamkeeper::schemas::SchemaType;
 
 /// The canonical text, or why the text is not a schema of its type.
 pub fn canonical(schema_type: SchemaType, text: &str) -> Result<String, String> {

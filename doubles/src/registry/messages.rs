@@ -8,8 +8,8 @@
 //! reader's and the writer's role: `new`/`old` when the new schema reads
 //! (BACKWARD), `old`/`new` when the old one does (FORWARD).
 
-use streamkeeper::schema::check::Direction;
-use streamkeeper::schema::{Incompatibility, SchemaType};
+use streamkeeper::schemas::check::Direction;
+use streamkeeper::schemas::{Incompatibility, SchemaType};
 
 /// Java's `MAX_SCHEMA_SIZE_FOR_LOGGING`: longer old schemas are cut.
 const MAX_SCHEMA_SHOWN: usize = 10 * 1024;

@@ -1,7 +1,7 @@
 //! A Confluent Schema Registry double: the REST API of
 //! `reference/schema-registry-and-connect.md` §1 over in-memory state, with
 //! the registry's status codes, error bodies, messages and quirks, and
-//! compatibility decided by `streamkeeper::schema::check`.
+//! compatibility decided by `streamkeeper::schemas::check`.
 //!
 //! From a test, [`spawn`] starts it on a free loopback port and returns
 //! its base URL and a [`RegistryHandle`] to inject faults; from the

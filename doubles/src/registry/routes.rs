@@ -17,7 +17,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use streamkeeper::schema::{Mode, SchemaType};
+use streamkeeper::schemas::{Mode, SchemaType};
 
 pub(super) struct Shared {
     store: Mutex<Store>,

@@ -13,9 +13,9 @@ use super::messages;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
-use streamkeeper::schema::check::{self, Direction, ParsedSchema};
-use streamkeeper::schema::json;
-use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
+use streamkeeper::schemas::check::{self, Direction, ParsedSchema};
+use streamkeeper::schemas::json;
+use streamkeeper::schemas::{Mode, ResolvedReference, SchemaText, SchemaType};
 
 /// Another subject's version that a schema uses, under `name`.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]

@@ -12,10 +12,10 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::io::Read;
 use std::process::ExitCode;
-use streamkeeper::account::{check_display_name, check_password, check_username};
-use streamkeeper::role;
-use streamkeeper::role::Role;
-use streamkeeper::token::{Dead, Scope, Scopes, liveness};
+use streamkeeper::accounts::account::{check_display_name, check_password, check_username};
+use streamkeeper::accounts::role;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::accounts::token::{Dead, Scope, Scopes, liveness};
 
 #[derive(Debug, Subcommand)]
 pub enum UserCommand {
@@ -202,7 +202,7 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         UserCommand::List => {
-            let mut page = streamkeeper::page::PageRequest::new(Some(1), Some(200));
+            let mut page = streamkeeper::platform::page::PageRequest::new(Some(1), Some(200));
             println!(
                 "{:<6} {:<24} {:<28} {:<9} roles",
                 "id", "username", "name", "status"

@@ -15,13 +15,13 @@ use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use store::users::UserRow;
-use streamkeeper::account::{
+use streamkeeper::accounts::account::{
     Credential, Principal, check_display_name, check_password, check_team_name, check_username,
 };
-use streamkeeper::egress::EgressPolicy;
-use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::{self, Action};
-use streamkeeper::token::{Dead, liveness};
+use streamkeeper::accounts::role::{self, Action};
+use streamkeeper::accounts::token::{Dead, liveness};
+use streamkeeper::platform::egress::EgressPolicy;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::accounts::model::{
     AccountView, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
 };

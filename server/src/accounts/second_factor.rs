@@ -1,5 +1,5 @@
 //! TOTP codes (RFC 6238, with `totp-rs`) and recovery codes, checked
-//! against a user's stored state: the rules are `streamkeeper::second_factor`'s,
+//! against a user's stored state: the rules are `streamkeeper::accounts::second_factor`'s,
 //! the codes computed here, and a code accepted is written down in the same
 //! statement that checks it was not used before.
 
@@ -8,7 +8,7 @@ use crate::platform::db::acquire;
 use chrono::Utc;
 use rand::RngCore;
 use sqlx::PgPool;
-use streamkeeper::second_factor::{
+use streamkeeper::accounts::second_factor::{
     CodeRefusal, FactorInput, STEP_SECONDS, accept_code, classify, recovery_codes_from_seed,
     recovery_hash, secret_from_seed, time_step,
 };
@@ -189,7 +189,7 @@ pub fn confirm(u: &UserRow, code: &str) -> Result<Result<Confirmed, CodeRefusal>
     };
     let hashes = recovery_codes_from_seed(&seed)
         .iter()
-        .filter_map(|c| streamkeeper::second_factor::normalize_recovery(c))
+        .filter_map(|c| streamkeeper::accounts::second_factor::normalize_recovery(c))
         .map(|c| recovery_hash(&c))
         .collect();
     Ok(Ok(Confirmed {

@@ -4,8 +4,8 @@ use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use utoipa::IntoParams;
 

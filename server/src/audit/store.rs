@@ -9,7 +9,7 @@ use streamkeeper::audit::{
     self, AuditKey, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry,
     clip_target,
 };
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 
 /// Fixed key of the advisory lock that serialises appends, so each entry

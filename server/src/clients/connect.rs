@@ -36,7 +36,7 @@ use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 use streamkeeper::connect::worker::{WorkerAnswer, WorkerAnswerError};
-use streamkeeper::egress::EgressPolicy;
+use streamkeeper::platform::egress::EgressPolicy;
 
 /// Room for the listing of a few thousand connectors with their configs.
 pub const MAX_BODY: usize = 16 * 1024 * 1024;
@@ -139,7 +139,7 @@ pub enum ConnectError {
     #[error("the Connect cluster at {url} may not be reached: {refusal}")]
     Egress {
         url: String,
-        refusal: streamkeeper::egress::EgressRefusal,
+        refusal: streamkeeper::platform::egress::EgressRefusal,
     },
     #[error("the Connect URL '{url}' cannot be used: {reason}")]
     BadUrl { url: String, reason: String },

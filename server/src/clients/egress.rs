@@ -3,7 +3,7 @@
 //! caller turns into an error), uses no proxy from the environment, checks
 //! a literal IP host before each request, and resolves names through
 //! [`Resolver`], which drops every address the egress rule
-//! (`streamkeeper::egress`) refuses. The check is on the addresses the
+//! (`streamkeeper::platform::egress`) refuses. The check is on the addresses the
 //! connection is made to, so a name that resolves to a public address when
 //! saved and to a metadata address later is still refused.
 //! [`read_capped`] reads an answer's body up to a limit.
@@ -12,8 +12,8 @@ use reqwest::dns::{Addrs, Name, Resolve, Resolving};
 use reqwest::{Method, RequestBuilder, Response, Url};
 use std::net::SocketAddr;
 use std::sync::Arc;
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::egress::{EgressPolicy, EgressRefusal};
+use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::platform::egress::{EgressPolicy, EgressRefusal};
 
 /// A service's base URL refused before any request: the URL as it may be
 /// shown (credentials cut) and why.
@@ -217,7 +217,7 @@ mod tests {
         let strict = Resolver::new(EgressPolicy::STRICT);
         let e = strict.lookup("localhost").await.expect_err("loopback");
         assert!(
-            matches!(&e, ResolveError::Refused { refusal, .. } if refusal.class == streamkeeper::egress::AddressClass::Loopback),
+            matches!(&e, ResolveError::Refused { refusal, .. } if refusal.class == streamkeeper::platform::egress::AddressClass::Loopback),
             "{e:?}"
         );
         let local = Resolver::new(EgressPolicy::LOOPBACK);

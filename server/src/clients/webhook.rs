@@ -6,7 +6,7 @@
 use crate::clients::egress::{HttpClient, refusal_of};
 use reqwest::{Method, Url};
 use std::time::Duration;
-use streamkeeper::egress::EgressPolicy;
+use streamkeeper::platform::egress::EgressPolicy;
 
 /// The webhook sender.
 #[derive(Clone, Debug)]

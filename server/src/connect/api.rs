@@ -7,8 +7,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 use std::sync::Arc;
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 

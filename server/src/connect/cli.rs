@@ -48,7 +48,7 @@ fn offline(args: &ConnectValidateArgs) -> anyhow::Result<ExitCode> {
     })?;
     let cannot = || format!("cannot read {}", args.file.display());
     let len = std::fs::metadata(&args.file).with_context(cannot)?.len();
-    streamkeeper::limit::cap(args.file.display().to_string(), len, MAX_BYTES)
+    streamkeeper::platform::limit::cap(args.file.display().to_string(), len, MAX_BYTES)
         .map_err(|e| anyhow!("{e}"))?;
     let text = std::fs::read_to_string(&args.file).with_context(cannot)?;
     let mut config =

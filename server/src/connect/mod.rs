@@ -17,14 +17,14 @@ use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet};
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::connect::finding::Finding;
 use streamkeeper::connect::status::first_line;
 use streamkeeper::connect::worker::{Row, WorkerAnswer, side_by_side};
 use streamkeeper::connect::{Config, Context, Plugin, may_propose, secret, validate};
-use streamkeeper::credential::http_transport;
-use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::{Action, Role};
+use streamkeeper::platform::credential::http_transport;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::error::AppError;
 use utoipa::ToSchema;
 
@@ -345,7 +345,7 @@ impl ConnectService {
         if !(5..=3600).contains(&set.interval_s) {
             return Err("The status interval is 5 to 3600 seconds.".into());
         }
-        if let Some(c) = streamkeeper::shell::first_unsafe(set.url) {
+        if let Some(c) = streamkeeper::platform::shell::first_unsafe(set.url) {
             return Err(format!(
                 "The Connect URL must not contain {c:?}: whitespace, control characters and shell syntax are refused (it goes into suggested requests)."
             ));

@@ -13,9 +13,9 @@ use serde_json::json;
 use sqlx::PgPool;
 use store::FlagRow;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::Action;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Action;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::flags::model::FlagView;
 

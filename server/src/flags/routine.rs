@@ -11,7 +11,7 @@ use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope
 use async_trait::async_trait;
 use sqlx::PgPool;
 use std::time::Duration;
-use streamkeeper::egress::EgressPolicy;
+use streamkeeper::platform::egress::EgressPolicy;
 use tokio_util::sync::CancellationToken;
 
 pub const MAX_ATTEMPTS: i32 = 8;

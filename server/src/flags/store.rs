@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
 use streamkeeper::flags::{FlagKey, Observation};
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::platform::page::{Page, PageRequest};
 
 /// Live (open or acknowledged) flags of a cluster: key → (id, kind).
 pub async fn live(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKey, (i64, String)>, Db> {

@@ -98,7 +98,7 @@ pub fn router() -> Router<AppState> {
 
 #[cfg(test)]
 mod tests {
-    use streamkeeper::token::{Required, Scope, required_scope};
+    use streamkeeper::accounts::token::{Required, Scope, required_scope};
 
     /// The scope rule sees only a method and a path; this holds it to the
     /// routes the API really documents, with their parameters filled in.

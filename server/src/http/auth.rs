@@ -12,11 +12,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use std::net::SocketAddr;
 use std::sync::Arc;
-use streamkeeper::account::{Credential, MAX_USERNAME_LEN, Principal};
-use streamkeeper::client_addr::client_ip;
-use streamkeeper::second_factor::{ACCOUNT_PAGE, Gate, must_change_gate, pending_live};
-use streamkeeper::signin::{safe_next, touch_due};
-use streamkeeper::token::Refusal;
+use streamkeeper::accounts::account::{Credential, MAX_USERNAME_LEN, Principal};
+use streamkeeper::accounts::second_factor::{ACCOUNT_PAGE, Gate, must_change_gate, pending_live};
+use streamkeeper::accounts::signin::{safe_next, touch_due};
+use streamkeeper::accounts::token::Refusal;
+use streamkeeper::platform::client_addr::client_ip;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::{ClientAddr, SessionHandle, SessionKeeper};
 use tower_sessions::Session;
@@ -53,7 +53,7 @@ struct PendingSignIn {
 const SEEN_KEY: &str = "seen";
 
 /// Where the request comes from: the peer, or the client a trusted proxy
-/// names (`streamkeeper::client_addr`). The same address is throttled and
+/// names (`streamkeeper::platform::client_addr`). The same address is throttled and
 /// written to the audit log.
 fn client_addr(req: &Request, trusted: &[ipnet::IpNet]) -> String {
     let Some(ConnectInfo(peer)) = req.extensions().get::<ConnectInfo<SocketAddr>>() else {

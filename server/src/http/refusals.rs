@@ -10,7 +10,7 @@ use axum::http::{Method, StatusCode};
 use axum::middleware::Next;
 use axum::response::Response;
 use serde_json::json;
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::ClientAddr;
 

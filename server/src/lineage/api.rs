@@ -18,7 +18,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 use std::io::Read;
 use std::sync::Arc;
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
 use streamkeeper::lineage::event::EventError;
 use streamkeeper::lineage::graph::Provenance;
 use streamkeeper::lineage::impact::{Direction, Limits};
@@ -122,7 +122,7 @@ fn inflate(raw: &[u8], max: usize) -> Result<Vec<u8>, ApiError> {
     if out.len() > max {
         return Err(ApiError(AppError::TooLarge(sentence(&format!(
             "the gzip body inflates past {} (twice the request body limit)",
-            streamkeeper::limit::shown(u64::try_from(max).unwrap_or(u64::MAX))
+            streamkeeper::platform::limit::shown(u64::try_from(max).unwrap_or(u64::MAX))
         )))));
     }
     Ok(out)

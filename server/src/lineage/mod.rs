@@ -34,14 +34,14 @@ use crate::platform::errors::{Db, internal};
 use sqlx::PgPool;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Action;
 use streamkeeper::lineage::event::{Event, EventError, Kind};
 use streamkeeper::lineage::graph::{Detail, FoldContext, Graph, NodeKey, Provenance, fold};
 use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper::lineage::naming::{self, Clusters};
 use streamkeeper::lineage::receive::{Received, receive};
-use streamkeeper::role::Action;
 use streamkeeper_app::error::AppError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 

@@ -2,8 +2,8 @@
 //! leaking database text: the details go to the log under a reference.
 
 use crate::clients::registry::RegistryError;
-use streamkeeper::account::Principal;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Role;
 use streamkeeper_app::error::AppError;
 
 /// A store's failure. `?` turns it into the one answer for a database

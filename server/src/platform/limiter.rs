@@ -15,8 +15,8 @@ use governor::{Quota, RateLimiter};
 use std::num::NonZeroU32;
 use std::sync::Arc;
 use std::time::Duration;
-use streamkeeper::account::MAX_USERNAME_LEN;
-use streamkeeper::client_addr::throttle_key;
+use streamkeeper::accounts::account::MAX_USERNAME_LEN;
+use streamkeeper::platform::client_addr::throttle_key;
 
 type Keyed = RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock>;
 

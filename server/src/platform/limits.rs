@@ -7,9 +7,9 @@
 
 use std::num::NonZeroUsize;
 use std::sync::Arc;
-use streamkeeper::limit::TooLarge;
-use streamkeeper::schema::check::ParsedSchema;
-use streamkeeper::schema::{SchemaError, SchemaText};
+use streamkeeper::platform::limit::TooLarge;
+use streamkeeper::schemas::check::ParsedSchema;
+use streamkeeper::schemas::{SchemaError, SchemaText};
 use streamkeeper_app::error::AppError;
 use tokio::sync::Semaphore;
 
@@ -178,7 +178,7 @@ impl BodyLimit {
             .to_string(),
             None => format!(
                 "the request body is over the limit of {}",
-                streamkeeper::limit::shown(limit)
+                streamkeeper::platform::limit::shown(limit)
             ),
         };
         AppError::TooLarge(sentence(&format!(
@@ -190,7 +190,7 @@ impl BodyLimit {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use streamkeeper::schema::SchemaType;
+    use streamkeeper::schemas::SchemaType;
 
     #[test]
     fn a_schema_over_the_cap_is_refused_with_the_setting_named() {

@@ -103,6 +103,9 @@ mod tests {
         let p = generate();
         assert_eq!(p.len(), 20);
         assert_ne!(p, generate());
-        assert_eq!(streamkeeper::account::check_password(&p, &[]), Ok(()));
+        assert_eq!(
+            streamkeeper::accounts::account::check_password(&p, &[]),
+            Ok(())
+        );
     }
 }

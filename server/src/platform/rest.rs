@@ -70,8 +70,8 @@ impl From<AppError> for ApiError {
     }
 }
 
-impl From<streamkeeper::page::UnknownChoice> for ApiError {
-    fn from(e: streamkeeper::page::UnknownChoice) -> Self {
+impl From<streamkeeper::platform::page::UnknownChoice> for ApiError {
+    fn from(e: streamkeeper::platform::page::UnknownChoice) -> Self {
         ApiError(e.into())
     }
 }

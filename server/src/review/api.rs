@@ -8,8 +8,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest, choice};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::{Page, PageRequest, choice};
 use streamkeeper::review::{Kind, State as ItemState};
 use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::review::model::{

@@ -10,10 +10,10 @@ use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
 use serde_json::json;
 use std::collections::BTreeMap;
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Role;
 use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved, is_routine};
-use streamkeeper::role::Role;
-use streamkeeper::schema::Verdict;
+use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::ReviewItem;
 

@@ -23,14 +23,14 @@ use sqlx::PgPool;
 use std::sync::Arc;
 use store::{self as items, ItemRow};
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
-use streamkeeper::account::{Credential, Principal};
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::accounts::account::{Credential, Principal};
+use streamkeeper::accounts::role::{Action, Role};
+use streamkeeper::accounts::token::Scope;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::review::{
     Approver, Autonomy, ItemFacts, Refusal, State, check_approval, check_reject, check_withdraw,
     completes,
 };
-use streamkeeper::role::{Action, Role};
-use streamkeeper::token::Scope;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{
     Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,

@@ -10,11 +10,11 @@ use crate::platform::errors::{self};
 use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
 use streamkeeper::review::{
     Base, Content, Kind, Refusal, check_edit, content_hash, is_routine, proposal_subject,
 };
-use streamkeeper::schema::Verdict;
+use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{NewReviewItem, ReviewEdit, ReviewItem};
 use streamkeeper_app::schemas::model::ProposedSchema;

@@ -4,7 +4,7 @@
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::audit::model::AuditRow;
 use streamkeeper_app::review::model::{InboxScope, ReviewFilter};
 

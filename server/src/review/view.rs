@@ -6,14 +6,14 @@ use crate::clients::registry::CONTENT_TYPE_V1;
 use crate::platform::errors;
 use crate::review::store::{self as items, DomainListRow, ItemRow};
 use crate::schemas::{pretty, side_by_side};
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::shell::quote;
 use streamkeeper::review::{
     Autonomy, Base, Content, Kind, State, check_apply, check_approval, check_edit, check_reject,
     check_withdraw, involved,
 };
-use streamkeeper::role::Role;
-use streamkeeper::schema::Verdict;
-use streamkeeper::shell::quote;
+use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{
     ApprovalView, CommentView, DomainSettings, ItemActions, ReviewItem, ReviewSummary,
@@ -180,7 +180,7 @@ impl ReviewService {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use streamkeeper::schema::SchemaType;
+    use streamkeeper::schemas::SchemaType;
 
     fn content(subject: &str, schema: &str) -> Content {
         Content {

@@ -6,8 +6,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
-use streamkeeper::account::Principal;
-use streamkeeper::page::PageRequest;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::PageRequest;
 use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::schemas::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,

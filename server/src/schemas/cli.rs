@@ -9,8 +9,8 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use std::path::Path;
 use std::process::ExitCode;
-use streamkeeper::schema::check::{ParsedSchema, check};
-use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType, Verdict};
+use streamkeeper::schemas::check::{ParsedSchema, check};
+use streamkeeper::schemas::{Mode, ResolvedReference, SchemaText, SchemaType, Verdict};
 use streamkeeper_app::schemas::model::{CompatibilityReport, ProposedSchema};
 
 #[derive(Debug, Subcommand)]
@@ -81,7 +81,7 @@ fn schema_type(arg: Option<&str>) -> anyhow::Result<SchemaType> {
 fn read(path: &Path, limit: usize) -> anyhow::Result<String> {
     let cannot = || format!("cannot read {}", path.display());
     let len = std::fs::metadata(path).with_context(cannot)?.len();
-    streamkeeper::limit::cap(
+    streamkeeper::platform::limit::cap(
         path.display().to_string(),
         len,
         u64::try_from(limit).unwrap_or(u64::MAX),

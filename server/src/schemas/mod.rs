@@ -2,7 +2,7 @@
 //! catalog, with history; and the check of a proposed producer schema
 //! against every consumer group that reads the topic and against the
 //! subject's history, with the registry's own check as a second opinion.
-//! The rules are in `streamkeeper::schema`; this gathers the facts.
+//! The rules are in `streamkeeper::schemas`; this gathers the facts.
 
 pub mod api;
 pub mod cli;
@@ -15,15 +15,15 @@ use sqlx::PgPool;
 use std::sync::Arc;
 use std::time::Instant;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::{Action, Role};
-use streamkeeper::schema::Verdict;
-use streamkeeper::schema::check::{Direction, ParsedSchema, can_read, check, check_under};
-use streamkeeper::schema::json::Policy;
-use streamkeeper::schema::reader::{ReaderChoice, choose};
-use streamkeeper::schema::report::{ConsumerAnswer, HistoryAnswer, summary};
-use streamkeeper::schema::{Mode, ResolvedReference, SchemaText, SchemaType};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::{Action, Role};
+use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::schemas::Verdict;
+use streamkeeper::schemas::check::{Direction, ParsedSchema, can_read, check, check_under};
+use streamkeeper::schemas::json::Policy;
+use streamkeeper::schemas::reader::{ReaderChoice, choose};
+use streamkeeper::schemas::report::{ConsumerAnswer, HistoryAnswer, summary};
+use streamkeeper::schemas::{Mode, ResolvedReference, SchemaText, SchemaType};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::schemas::model::{
     CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, DiffLine, HistoryFinding,
@@ -44,8 +44,8 @@ use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
 use crate::platform::limits::SchemaLimits;
 use store::{ConsumerRow, NewSchemaRow, RegistryRow, SchemaRow};
-use streamkeeper::credential::http_transport;
-use streamkeeper::egress::EgressPolicy;
+use streamkeeper::platform::credential::http_transport;
+use streamkeeper::platform::egress::EgressPolicy;
 
 /// Checks shown on a stream's page.
 const RECENT_CHECKS: i64 = 10;
@@ -60,7 +60,7 @@ pub struct SchemaService {
     limits: SchemaLimits,
 }
 
-use streamkeeper::schema::subject::value_subject;
+use streamkeeper::schemas::subject::value_subject;
 
 fn schema_type(s: &str) -> SchemaType {
     SchemaType::parse(s).unwrap_or(SchemaType::Avro)
@@ -135,7 +135,7 @@ pub fn client(r: &RegistryRow, outbound: &Outbound) -> Result<RegistryClient, St
 /// rule allows, and with nothing a shell would read as syntax (it is
 /// pasted into the suggested request for applying a change by hand).
 fn check_registry_url(url: &str, egress: EgressPolicy) -> Result<(), String> {
-    if let Some(c) = streamkeeper::shell::first_unsafe(url) {
+    if let Some(c) = streamkeeper::platform::shell::first_unsafe(url) {
         return Err(format!(
             "The registry URL must not contain {c:?}: whitespace, control characters and shell syntax ($ ` ' \" \\ ; & | < > ( ) {{ }} * ? ! # ^) are refused."
         ));
@@ -235,7 +235,7 @@ fn judged(
     source: &str,
     mode: Mode,
     versions: usize,
-    v: streamkeeper::schema::check::Verdict,
+    v: streamkeeper::schemas::check::Verdict,
     version: impl Fn(usize) -> usize,
     note: String,
 ) -> HistoryVerdict {
@@ -1471,7 +1471,7 @@ mod tests {
             schema_type: SchemaType::Json,
             schema: "{}".into(),
             references: Default::default(),
-            subject_references: vec![streamkeeper::schema::SubjectReference {
+            subject_references: vec![streamkeeper::schemas::SubjectReference {
                 name: "common.json".into(),
                 subject: "common".into(),
                 version: 2,

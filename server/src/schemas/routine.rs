@@ -1,7 +1,7 @@
 //! The registry hygiene routine: every few minutes, for each cluster with a
 //! Schema Registry, read its subjects with their versions, latest schema
 //! and level (stored for the subjects screen), compare them with
-//! the cluster's topics and the catalog (`streamkeeper::schema::hygiene`),
+//! the cluster's topics and the catalog (`streamkeeper::schemas::hygiene`),
 //! store the findings, and flag unregistered Tier 1 and Tier 2 streams to
 //! their owners. Only reads the registry. A registry that cannot be read
 //! keeps its last findings, subjects and flags, and says why.
@@ -13,8 +13,8 @@ use sqlx::PgPool;
 use std::collections::BTreeSet;
 use std::time::Duration;
 use streamkeeper::flags::Observation;
-use streamkeeper::schema::Mode;
-use streamkeeper::schema::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
+use streamkeeper::schemas::Mode;
+use streamkeeper::schemas::hygiene::{Finding, SubjectFacts, TopicFacts, findings};
 use tokio_util::sync::CancellationToken;
 
 use crate::clients::egress::Outbound;

@@ -5,7 +5,7 @@ use chrono::{DateTime, Utc};
 use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
-use streamkeeper::page::PageRequest;
+use streamkeeper::platform::page::PageRequest;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct RegistryRow {

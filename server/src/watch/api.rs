@@ -5,8 +5,8 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::watch::model::{
     ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, StreamSpec, TopicView,

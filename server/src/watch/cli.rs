@@ -9,7 +9,7 @@ use crate::watch::cluster_file::ConnectEntries;
 use clap::{Args, Subcommand};
 use sqlx::PgPool;
 use std::process::ExitCode;
-use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::platform::credential::CredentialPolicy;
 
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {

@@ -24,7 +24,7 @@
 use serde::Deserialize;
 use std::io::Read;
 use std::path::Path;
-use streamkeeper::limit::{TooLarge, cap};
+use streamkeeper::platform::limit::{TooLarge, cap};
 use streamkeeper_app::watch::model::NewCluster;
 
 /// The largest clusters file read: a thousand clusters take about
@@ -221,7 +221,7 @@ pub trait ConnectEntries: Send + Sync {
     /// Checks every entry, then (unless `dry_run`) sets them; the names set.
     async fn apply(
         &self,
-        who: &streamkeeper::account::Principal,
+        who: &streamkeeper::accounts::account::Principal,
         from: &str,
         entries: Vec<ConnectFileEntry>,
         dry_run: bool,

@@ -21,11 +21,11 @@ use store::samples::SampleRow;
 use streamkeeper::access::stewardship::{
     DescribeRefusal, Stewardship, StreamEntry, may_describe, may_steward,
 };
-use streamkeeper::account::Principal;
-use streamkeeper::credential::CredentialPolicy;
-use streamkeeper::page::{Choice, Page, PageRequest, choice};
-use streamkeeper::role::{Action, Role};
-use streamkeeper::schema::Mode;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::{Action, Role};
+use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::platform::page::{Choice, Page, PageRequest, choice};
+use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupStatus, StreamStatus};
@@ -93,7 +93,7 @@ pub async fn windows(
 /// references the policy allows, sent only over TLS unless the cluster is
 /// marked insecure (resolving them waits for the first pass).
 fn validate(new: &NewCluster, policy: &CredentialPolicy) -> Result<store::ClusterRow, AppError> {
-    let name = streamkeeper::account::check_team_name(&new.name)
+    let name = streamkeeper::accounts::account::check_team_name(&new.name)
         .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
     if !(5..=3600).contains(&new.interval_s) {
         return Err(AppError::Invalid(

@@ -18,7 +18,7 @@ use sqlx::PgPool;
 use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
-use streamkeeper::credential::CredentialPolicy;
+use streamkeeper::platform::credential::CredentialPolicy;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;

@@ -11,8 +11,8 @@ use axum::body::{Body, to_bytes};
 use axum::http::{HeaderMap, Method, Request, StatusCode, header};
 use sqlx::PgPool;
 use std::time::Duration;
-use streamkeeper::egress::EgressPolicy;
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::egress::EgressPolicy;
 use streamkeeper_server::clients::egress::Outbound;
 use streamkeeper_server::config::ServeConfig;
 use streamkeeper_server::http::{AppState, router};
@@ -191,7 +191,7 @@ impl TestApp {
     /// A bearer token for the user with the scopes the tests of the whole
     /// API use: everything but `lineage:write`.
     pub async fn token(&self, user_id: i64) -> String {
-        use streamkeeper::token::Scope;
+        use streamkeeper::accounts::token::Scope;
         let scopes = [
             Scope::Read,
             Scope::Write,
@@ -203,9 +203,14 @@ impl TestApp {
     }
 
     /// A bearer token for the user holding just `scopes`.
-    pub async fn token_with(&self, user_id: i64, scopes: &[streamkeeper::token::Scope]) -> String {
+    pub async fn token_with(
+        &self,
+        user_id: i64,
+        scopes: &[streamkeeper::accounts::token::Scope],
+    ) -> String {
         let token = streamkeeper_server::accounts::store::tokens::generate();
-        let scopes = streamkeeper::token::Scopes::new(scopes.iter().copied()).expect("scopes");
+        let scopes =
+            streamkeeper::accounts::token::Scopes::new(scopes.iter().copied()).expect("scopes");
         let mut conn = self.pool.acquire().await.expect("conn");
         streamkeeper_server::accounts::store::tokens::insert(
             &mut conn, user_id, "test", &token, &scopes, None,

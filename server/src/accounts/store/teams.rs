@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::accounts::model::{TeamSummary, UserSummary};
 
 use super::users::UserRow;

@@ -8,7 +8,7 @@ use chrono::{DateTime, Utc};
 use rand::RngCore;
 use sha2::{Digest, Sha256};
 use sqlx::{FromRow, PgConnection, PgPool};
-use streamkeeper::token::{Scope, Scopes, TokenFacts};
+use streamkeeper::accounts::token::{Scope, Scopes, TokenFacts};
 
 pub const PREFIX: &str = "sk_";
 
@@ -107,7 +107,7 @@ pub async fn list(pool: &PgPool) -> Result<Vec<TokenRow>, Db> {
 }
 
 /// The token with this secret, live or not: the caller decides (with
-/// `streamkeeper::token::liveness`) and says why a dead one is refused.
+/// `streamkeeper::accounts::token::liveness`) and says why a dead one is refused.
 pub async fn find(pool: &PgPool, token: &str) -> Result<Option<TokenRow>, Db> {
     Ok(sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM api_tokens t JOIN users u ON u.id = t.user_id

@@ -3,8 +3,8 @@
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
-use streamkeeper::page::{Page, PageRequest};
-use streamkeeper::role::Role;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::accounts::model::{TeamRef, UserSummary};
 
 /// A user row, with what only the server may see.
@@ -32,7 +32,7 @@ impl UserRow {
     /// Roles as stored; unknown strings cannot be stored (a CHECK constraint
     /// holds them to the five roles), so none are dropped in practice.
     pub fn roles(&self) -> Vec<Role> {
-        streamkeeper::role::normalize(self.roles.iter().filter_map(|r| r.parse().ok()))
+        streamkeeper::accounts::role::normalize(self.roles.iter().filter_map(|r| r.parse().ok()))
     }
 
     pub fn summary(&self) -> UserSummary {

@@ -7,7 +7,7 @@ use rdkafka::ClientConfig;
 use std::path::Path;
 use std::str::FromStr;
 use std::time::Duration;
-use streamkeeper::credential::{
+use streamkeeper::platform::credential::{
     CredentialPolicy, Reference, ReferenceError, TransportError, kafka_transport,
 };
 

@@ -20,8 +20,8 @@ use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 use std::time::Duration;
-use streamkeeper::egress::EgressPolicy;
-use streamkeeper::schema::Mode;
+use streamkeeper::platform::egress::EgressPolicy;
+use streamkeeper::schemas::Mode;
 
 /// The registry's own media type, for requests and bodies.
 pub const CONTENT_TYPE_V1: &str = "application/vnd.schemaregistry.v1+json";

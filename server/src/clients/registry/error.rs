@@ -147,7 +147,7 @@ pub enum RegistryError {
     #[error("the schema registry at {url} may not be reached: {refusal}")]
     Egress {
         url: String,
-        refusal: streamkeeper::egress::EgressRefusal,
+        refusal: streamkeeper::platform::egress::EgressRefusal,
     },
     #[error("the schema registry URL '{url}' cannot be used: {reason}")]
     BadUrl { url: String, reason: String },

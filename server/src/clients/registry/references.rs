@@ -3,7 +3,7 @@
 //! are subject versions.
 
 use std::collections::HashSet;
-use streamkeeper::schema::ResolvedReference;
+use streamkeeper::schemas::ResolvedReference;
 
 use super::{RegistryClient, RegistryError, SchemaReference, VersionRef};
 

@@ -5,7 +5,7 @@
 use serde::Deserialize;
 use serde_json::{Map, Value};
 use std::fmt;
-use streamkeeper::schema::{Mode, SchemaType};
+use streamkeeper::schemas::{Mode, SchemaType};
 
 /// A version of a subject: a number from 1, or the newest one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

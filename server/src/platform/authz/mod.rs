@@ -7,7 +7,7 @@ mod store;
 
 use sqlx::PgPool;
 use streamkeeper::access::stewardship::Steward;
-use streamkeeper::account::Principal;
+use streamkeeper::accounts::account::Principal;
 
 use crate::platform::errors::Db;
 

@@ -5,8 +5,8 @@ use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use serde::Deserialize;
-use streamkeeper::account::Principal;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::platform::page::{Page, PageRequest};
 use utoipa::IntoParams;
 
 use crate::platform::rest::{ApiError, ApiQuery, ErrorBody};

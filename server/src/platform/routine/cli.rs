@@ -20,7 +20,7 @@ pub async fn routines(pool: &PgPool) -> anyhow::Result<ExitCode> {
         "{:<22} {:<16} {:<20} {:<10} {:<20} {:<28} error",
         "routine", "cluster", "last started", "outcome", "next due", "lease holder"
     );
-    let mut page = streamkeeper::page::PageRequest::new(Some(1), Some(200));
+    let mut page = streamkeeper::platform::page::PageRequest::new(Some(1), Some(200));
     loop {
         let p = routines.list(&who, None, page).await?;
         for r in &p.items {

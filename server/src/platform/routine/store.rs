@@ -3,7 +3,7 @@
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgPool};
 use std::time::Duration;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::platform::page::{Page, PageRequest};
 
 use super::RoutineStatus;
 

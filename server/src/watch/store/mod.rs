@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use crate::clients::kafka::reader::Reading;
 use crate::platform::errors::Db;
 use samples::SampleColumns;
-use streamkeeper::page::{Page, PageRequest};
+use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::watch::observe::metadata_health;
 
 #[derive(Debug, Clone, FromRow)]

@@ -29,7 +29,7 @@ use super::model::{
     Shape, StringRules,
 };
 use super::refs::{Dialect, Documents, Target};
-use crate::schema::{SchemaError, SchemaType};
+use crate::schemas::{SchemaError, SchemaType};
 
 /// Loads document 0 and everything it references; the root is node 0.
 pub(super) fn load(documents: &Documents) -> Result<Vec<Node>, SchemaError> {

@@ -2,7 +2,7 @@
 //! schemas, and `$ref`s that lead nowhere.
 
 use super::*;
-use crate::schema::SchemaError;
+use crate::schemas::SchemaError;
 
 fn error(text: &str) -> SchemaError {
     JsonSchema::parse(&SchemaText::new(SchemaType::Json, text)).expect_err(text)

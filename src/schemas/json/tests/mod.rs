@@ -18,7 +18,7 @@ mod references;
 mod reporting;
 
 use super::{JsonSchema, Policy, can_read_with, compare};
-use crate::schema::{ResolvedReference, SchemaText, SchemaType};
+use crate::schemas::{ResolvedReference, SchemaText, SchemaType};
 
 fn parse(text: &str) -> JsonSchema {
     JsonSchema::parse(&SchemaText::new(SchemaType::Json, text))

@@ -15,7 +15,7 @@ use protox::file::{File, FileResolver, GoogleFileResolver};
 
 use super::ProtobufSchema;
 use super::known::confluent_file;
-use crate::schema::{ResolvedReference, SchemaError, SchemaText, SchemaType};
+use crate::schemas::{ResolvedReference, SchemaError, SchemaText, SchemaType};
 
 impl ProtobufSchema {
     /// Compiles `schema.text` with its references. A syntax or type error

@@ -287,7 +287,7 @@ fn long_reference_chains() {
     let error = JsonSchema::parse(&SchemaText::new(SchemaType::Json, looping.to_string()));
     assert!(matches!(
         error,
-        Err(crate::schema::SchemaError::Reference { .. })
+        Err(crate::schemas::SchemaError::Reference { .. })
     ));
 }
 

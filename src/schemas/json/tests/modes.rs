@@ -2,8 +2,8 @@
 //! which, and the per-consumer check.
 
 use super::*;
-use crate::schema::Mode;
-use crate::schema::check::{Direction, ParsedSchema, check, check_under};
+use crate::schemas::Mode;
+use crate::schemas::check::{Direction, ParsedSchema, check, check_under};
 
 fn json(text: &str) -> ParsedSchema {
     ParsedSchema::parse(&SchemaText::new(SchemaType::Json, text)).expect("a JSON schema")

@@ -2,7 +2,7 @@
 //!
 //! A `$ref` is `document#fragment`. An empty document part is the document
 //! the `$ref` is written in. Any other names one of the
-//! [`SchemaText::references`](crate::schema::SchemaText): by its name as
+//! [`SchemaText::references`](crate::schemas::SchemaText): by its name as
 //! written, or, as Confluent registers references, by the URI the name
 //! resolves to against the root's `$id`. The fragment is empty (the whole
 //! document), a JSON Pointer (`/definitions/Address`), or a plain-name
@@ -11,7 +11,7 @@
 
 use serde_json::Value;
 
-use crate::schema::SchemaError;
+use crate::schemas::SchemaError;
 
 /// Which rules read the keywords: Confluent loads 2019-09 and 2020-12
 /// schemas with another library, which reads `items`, `dependentRequired`,

@@ -2,7 +2,7 @@
 //! kinds and paths, and sentences neutral about which schema is new.
 
 use super::*;
-use crate::schema::json::can_read;
+use crate::schemas::json::can_read;
 
 #[test]
 fn only_incompatible_differences_are_reported() {

@@ -13,7 +13,7 @@
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 
-use crate::schema::ResolvedReference;
+use crate::schemas::ResolvedReference;
 use prost_reflect::{
     Cardinality, DescriptorPool, EnumDescriptor, FieldDescriptor, FileDescriptor, Kind,
     MessageDescriptor, Syntax,

@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::schema::Incompatibility;
+use crate::schemas::Incompatibility;
 
 /// Confluent's `Difference.Type`, spelled as there.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

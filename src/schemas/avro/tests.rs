@@ -1,10 +1,10 @@
 //! Vectors for each rule of Java's `SchemaCompatibility`, compatible and
 //! not, written from the specification and Java's source; then parse
-//! errors; then the modes through [`crate::schema::check`].
+//! errors; then the modes through [`crate::schemas::check`].
 
 use super::{AvroSchema, can_read};
-use crate::schema::check::{Direction, ParsedSchema, check};
-use crate::schema::{
+use crate::schemas::check::{Direction, ParsedSchema, check};
+use crate::schemas::{
     Incompatibility, Mode, ResolvedReference, SchemaError, SchemaText, SchemaType,
 };
 
@@ -1208,7 +1208,7 @@ fn a_long_chain_of_references_is_refused_before_the_crate_recurses() {
 fn a_chain_at_the_limit_parses_on_half_the_stack_the_server_gives() {
     let links = super::parse::MAX_REFERENCE_NESTING / 3;
     std::thread::Builder::new()
-        .stack_size(crate::schema::PARSE_STACK_BYTES / 2)
+        .stack_size(crate::schemas::PARSE_STACK_BYTES / 2)
         .spawn(move || {
             for _ in 0..50 {
                 assert!(AvroSchema::parse(&chained(links)).is_ok());

@@ -2,8 +2,8 @@
 //! Confluent's `diff-schema-examples.json`, plus parsing and the modes.
 
 use super::*;
-use crate::schema::check::{self, Direction, ParsedSchema};
-use crate::schema::{Mode, ResolvedReference, SchemaError, SchemaText, SchemaType};
+use crate::schemas::check::{self, Direction, ParsedSchema};
+use crate::schemas::{Mode, ResolvedReference, SchemaError, SchemaText, SchemaType};
 
 fn text(text: &str, references: &[(&str, &str)]) -> SchemaText {
     SchemaText {

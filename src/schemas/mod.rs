@@ -35,7 +35,7 @@ pub use verdict::Verdict;
 
 use serde::{Deserialize, Serialize};
 
-use crate::limit::{TooLarge, cap};
+use crate::platform::limit::{TooLarge, cap};
 
 /// The stack a schema parse may need at the nesting limits, in a debug
 /// build (a release build needs a fraction of it). The Avro crate resolves

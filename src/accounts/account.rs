@@ -1,8 +1,8 @@
 //! Users, teams and who is acting: names, the password policy and the
 //! principal a request runs as.
 
-use crate::role::{self, Action, Role};
-use crate::token::Scopes;
+use crate::accounts::role::{self, Action, Role};
+use crate::accounts::token::Scopes;
 use serde::{Deserialize, Serialize};
 
 pub const MIN_PASSWORD_LEN: usize = 12;

@@ -26,7 +26,7 @@ use apache_avro::schema::{
 use serde_json::Value;
 
 use super::{AvroSchema, Enum, Field, Fixed, Named, Node, NodeId, Record};
-use crate::schema::{ResolvedReference, SchemaError, SchemaText, SchemaType};
+use crate::schemas::{ResolvedReference, SchemaError, SchemaText, SchemaType};
 
 /// How deeply the references may nest, summed over all of them, in
 /// levels of JSON. The crate resolves a reference to another reference

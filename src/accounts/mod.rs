@@ -1,0 +1,8 @@
+//! Accounts: who a user is, what their role lets them do, how they sign in
+//! (passwords, second factors, sessions) and what a machine token may do.
+
+pub mod account;
+pub mod role;
+pub mod second_factor;
+pub mod signin;
+pub mod token;

@@ -368,6 +368,7 @@ pub trait Reviews: Send + Sync {
     async fn get(
         &self,
         who: &Principal,
+        from: &str,
         id: i64,
     ) -> Result<crate::review::model::ReviewItem, AppError>;
     /// Checks a proposal at once and puts it in review.

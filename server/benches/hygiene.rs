@@ -22,6 +22,7 @@ use std::time::Instant;
 use streamkeeper::accounts::account::{Credential, Principal};
 use streamkeeper::accounts::role::Role;
 use streamkeeper::platform::page::PageRequest;
+use streamkeeper_app::port::Schemas as _;
 use streamkeeper_server::clients::registry::{NewSchema, RegistryClient, RegistrySettings};
 use streamkeeper_server::schemas::SchemaService;
 use streamkeeper_server::watch::store as clusters;

@@ -25,6 +25,7 @@ use streamkeeper::accounts::role::Role;
 use streamkeeper::platform::page::PageRequest;
 use streamkeeper::review::Kind;
 use streamkeeper::schemas::SchemaType;
+use streamkeeper_app::port::Reviews as _;
 use streamkeeper_app::review::model::{Approval, DomainSpec, NewReviewItem, ReviewFilter};
 use streamkeeper_server::review::ReviewService;
 use streamkeeper_server::schemas::SchemaService;

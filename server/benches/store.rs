@@ -32,6 +32,7 @@ use std::time::{Duration, Instant};
 use streamkeeper::accounts::account::{Credential, Principal};
 use streamkeeper::accounts::role::Role;
 use streamkeeper::platform::page::PageRequest;
+use streamkeeper_app::port::Watch as _;
 use streamkeeper_app::watch::model::GroupFilter;
 use streamkeeper_server::clients::kafka::reader::{
     GroupReading, PartitionReading, Reading, TopicReading,

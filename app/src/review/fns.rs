@@ -48,7 +48,8 @@ pub async fn list_reviews(
 pub async fn get_review(id: i64) -> Result<ReviewItem, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
-    backend()?.reviews.get(&who, id).await
+    let from = crate::port::client_addr().await;
+    backend()?.reviews.get(&who, &from, id).await
 }
 
 /// Proposes a change for review (the subjects page's registration form),

@@ -12,6 +12,7 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest, choice};
 use streamkeeper::review::{Kind, State as ItemState};
 use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::Reviews as _;
 use streamkeeper_app::review::model::{
     Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, InboxScope, NewReviewItem,
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,

@@ -68,7 +68,7 @@ impl ReviewService {
     /// Apply on request (the item's page, the API): by its author, an
     /// editor, one of its approvers, or an admin.
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn apply(
+    pub(super) async fn carry_out(
         &self,
         who: &Principal,
         from: &str,

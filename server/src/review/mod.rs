@@ -256,8 +256,86 @@ impl ReviewService {
         Ok(items::notify(conn, users, item, message).await?)
     }
 
+    /// Ends an item (rejected, withdrawn) if `rule` allows it under the
+    /// item's lock: the state with its reason, the audit entry, and its
+    /// author and editors told. A refusal is audited as `<action>.refused`.
+    async fn close(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        rule: impl FnOnce(&ItemFacts<'_>) -> Result<(), Refusal>,
+        c: Closing,
+    ) -> Result<ReviewItem, AppError> {
+        let mut tx = begin(&self.pool).await?;
+        let item = lock(&mut tx, id).await?;
+        if let Err(r) = rule(&facts(&item)) {
+            drop(tx);
+            let action = format!("{}.refused", c.action);
+            self.refused(who, from, id, &action, &r.to_string()).await;
+            return Err(refusal(&r));
+        }
+        items::set_state(&mut tx, id, c.to.as_str(), &c.why).await?;
+        let mut detail = c.detail;
+        detail["revision"] = json!(item.revision);
+        crate::accounts::audited(&mut tx, who, from, c.action, target(id), detail).await?;
+        let message = format!("#{id} {}: {}", item.title, c.why);
+        Self::notify(&mut tx, &writers(&item), id, &message).await?;
+        commit(tx).await?;
+        self.view(who, item_after(&self.pool, id).await?).await
+    }
+}
+
+/// The item as it stands after an action.
+async fn item_after(pool: &PgPool, id: i64) -> Result<ItemRow, AppError> {
+    items::item(pool, id)
+        .await?
+        .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Reviews for ReviewService {
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    async fn list(
+        &self,
+        who: &Principal,
+        filter: ReviewFilter,
+        page: PageRequest,
+    ) -> Result<Page<ReviewSummary>, AppError> {
+        require(who, Action::Read, "read review items")?;
+        let rows =
+            items::list(&self.pool, who.user_id, who.has(Role::Admin), &filter, page).await?;
+        Ok(Page {
+            items: rows.items.iter().map(|r| view::summary(who, r)).collect(),
+            page: rows.page,
+            per_page: rows.per_page,
+            total: rows.total,
+        })
+    }
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn approve(
+    async fn get(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
+        let item = self.readable(who, from, id).await?;
+        self.view(who, item).await
+    }
+    async fn propose(
+        &self,
+        who: &Principal,
+        from: &str,
+        new: NewReviewItem,
+    ) -> Result<ReviewItem, AppError> {
+        self.put_in_review(who, from, new).await
+    }
+    async fn edit(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        edit: ReviewEdit,
+    ) -> Result<ReviewItem, AppError> {
+        self.revise(who, from, id, edit).await
+    }
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    async fn approve(
         &self,
         who: &Principal,
         from: &str,
@@ -350,9 +428,8 @@ impl ReviewService {
         }
         self.view(who, item_after(&self.pool, id).await?).await
     }
-
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn reject(
+    async fn reject(
         &self,
         who: &Principal,
         from: &str,
@@ -375,14 +452,8 @@ impl ReviewService {
         )
         .await
     }
-
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn withdraw(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-    ) -> Result<ReviewItem, AppError> {
+    async fn withdraw(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
         let item = self.readable(who, from, id).await?;
         let owns = self.owns_stream(who, &item).await?;
         self.close(
@@ -399,38 +470,8 @@ impl ReviewService {
         )
         .await
     }
-
-    /// Ends an item (rejected, withdrawn) if `rule` allows it under the
-    /// item's lock: the state with its reason, the audit entry, and its
-    /// author and editors told. A refusal is audited as `<action>.refused`.
-    async fn close(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        rule: impl FnOnce(&ItemFacts<'_>) -> Result<(), Refusal>,
-        c: Closing,
-    ) -> Result<ReviewItem, AppError> {
-        let mut tx = begin(&self.pool).await?;
-        let item = lock(&mut tx, id).await?;
-        if let Err(r) = rule(&facts(&item)) {
-            drop(tx);
-            let action = format!("{}.refused", c.action);
-            self.refused(who, from, id, &action, &r.to_string()).await;
-            return Err(refusal(&r));
-        }
-        items::set_state(&mut tx, id, c.to.as_str(), &c.why).await?;
-        let mut detail = c.detail;
-        detail["revision"] = json!(item.revision);
-        crate::accounts::audited(&mut tx, who, from, c.action, target(id), detail).await?;
-        let message = format!("#{id} {}: {}", item.title, c.why);
-        Self::notify(&mut tx, &writers(&item), id, &message).await?;
-        commit(tx).await?;
-        self.view(who, item_after(&self.pool, id).await?).await
-    }
-
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn comment(
+    async fn comment(
         &self,
         who: &Principal,
         from: &str,
@@ -469,33 +510,11 @@ impl ReviewService {
             created_at: c.created_at,
         })
     }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn list(
-        &self,
-        who: &Principal,
-        filter: ReviewFilter,
-        page: PageRequest,
-    ) -> Result<Page<ReviewSummary>, AppError> {
-        require(who, Action::Read, "read review items")?;
-        let rows =
-            items::list(&self.pool, who.user_id, who.has(Role::Admin), &filter, page).await?;
-        Ok(Page {
-            items: rows.items.iter().map(|r| view::summary(who, r)).collect(),
-            page: rows.page,
-            per_page: rows.per_page,
-            total: rows.total,
-        })
+    async fn apply(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
+        self.carry_out(who, from, id).await
     }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn get(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
-        let item = self.readable(who, from, id).await?;
-        self.view(who, item).await
-    }
-
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
+    async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
         require(who, Action::Read, "read review domains")?;
         Ok(items::domains(&self.pool)
             .await?
@@ -503,11 +522,10 @@ impl ReviewService {
             .map(view::domain)
             .collect())
     }
-
     /// Sets a domain's level, required approvals and approvers (admins
     /// only), audited with what it was before.
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn set_domain(
+    async fn set_domain(
         &self,
         who: &Principal,
         from: &str,
@@ -597,9 +615,8 @@ impl ReviewService {
                 errors::internal("saving a review domain", "the domain just saved is missing")
             })
     }
-
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn notifications(
+    async fn notifications(
         &self,
         who: &Principal,
         page: PageRequest,
@@ -623,118 +640,17 @@ impl ReviewService {
             total: rows.total,
         })
     }
-
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
+    async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
         require(who, Action::Read, "read notifications")?;
         Ok(items::mark_read(&self.pool, who.user_id).await?)
     }
-
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
+    async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
         require(who, Action::Read, "read the inbox")?;
         Ok(InboxCounts {
             waiting: items::waiting_count(&self.pool, who.user_id).await?,
             unread: items::unread_count(&self.pool, who.user_id).await?,
         })
-    }
-}
-
-/// The item as it stands after an action.
-async fn item_after(pool: &PgPool, id: i64) -> Result<ItemRow, AppError> {
-    items::item(pool, id)
-        .await?
-        .ok_or_else(|| AppError::NotFound(format!("Review item {id}")))
-}
-
-#[async_trait::async_trait]
-impl streamkeeper_app::port::Reviews for ReviewService {
-    async fn list(
-        &self,
-        who: &Principal,
-        filter: ReviewFilter,
-        page: PageRequest,
-    ) -> Result<Page<ReviewSummary>, AppError> {
-        ReviewService::list(self, who, filter, page).await
-    }
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    async fn get(&self, who: &Principal, id: i64) -> Result<ReviewItem, AppError> {
-        let from = streamkeeper_app::port::client_addr().await;
-        ReviewService::get(self, who, &from, id).await
-    }
-    async fn propose(
-        &self,
-        who: &Principal,
-        from: &str,
-        new: NewReviewItem,
-    ) -> Result<ReviewItem, AppError> {
-        ReviewService::propose(self, who, from, new).await
-    }
-    async fn edit(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        edit: ReviewEdit,
-    ) -> Result<ReviewItem, AppError> {
-        ReviewService::edit(self, who, from, id, edit).await
-    }
-    async fn approve(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        approval: Approval,
-    ) -> Result<ReviewItem, AppError> {
-        ReviewService::approve(self, who, from, id, approval).await
-    }
-    async fn reject(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        reason: &str,
-    ) -> Result<ReviewItem, AppError> {
-        ReviewService::reject(self, who, from, id, reason).await
-    }
-    async fn withdraw(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
-        ReviewService::withdraw(self, who, from, id).await
-    }
-    async fn comment(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        body: &str,
-    ) -> Result<CommentView, AppError> {
-        ReviewService::comment(self, who, from, id, body).await
-    }
-    async fn apply(&self, who: &Principal, from: &str, id: i64) -> Result<ReviewItem, AppError> {
-        ReviewService::apply(self, who, from, id).await
-    }
-    async fn domains(&self, who: &Principal) -> Result<Vec<DomainSettings>, AppError> {
-        ReviewService::domains(self, who).await
-    }
-    async fn set_domain(
-        &self,
-        who: &Principal,
-        from: &str,
-        domain: &str,
-        spec: DomainSpec,
-    ) -> Result<DomainSettings, AppError> {
-        ReviewService::set_domain(self, who, from, domain, spec).await
-    }
-    async fn notifications(
-        &self,
-        who: &Principal,
-        page: PageRequest,
-    ) -> Result<Page<NotificationView>, AppError> {
-        ReviewService::notifications(self, who, page).await
-    }
-    async fn mark_read(&self, who: &Principal) -> Result<(), AppError> {
-        ReviewService::mark_read(self, who).await
-    }
-    async fn counts(&self, who: &Principal) -> Result<InboxCounts, AppError> {
-        ReviewService::counts(self, who).await
     }
 }

@@ -140,7 +140,7 @@ impl ReviewService {
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn propose(
+    pub(super) async fn put_in_review(
         &self,
         who: &Principal,
         from: &str,
@@ -217,7 +217,7 @@ impl ReviewService {
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn edit(
+    pub(super) async fn revise(
         &self,
         who: &Principal,
         from: &str,

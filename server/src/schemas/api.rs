@@ -9,6 +9,7 @@ use serde::Deserialize;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::PageRequest;
 use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::Schemas as _;
 use streamkeeper_app::schemas::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
     RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
@@ -47,7 +48,7 @@ pub async fn record_stream_schema(
     ApiPath((id, topic)): ApiPath<(i64, String)>,
     ApiJson(new): ApiJson<NewCatalogSchema>,
 ) -> Result<(StatusCode, Json<CatalogSchema>), ApiError> {
-    let s = st.record(&who, &from, id, &topic, None, new).await?;
+    let s = st.record_schema(&who, &from, id, &topic, None, new).await?;
     Ok((StatusCode::CREATED, Json(s)))
 }
 
@@ -65,7 +66,7 @@ pub async fn record_reader_schema(
     ApiJson(new): ApiJson<NewCatalogSchema>,
 ) -> Result<(StatusCode, Json<CatalogSchema>), ApiError> {
     let s = st
-        .record(&who, &from, id, &topic, Some(&group), new)
+        .record_schema(&who, &from, id, &topic, Some(&group), new)
         .await?;
     Ok((StatusCode::CREATED, Json(s)))
 }

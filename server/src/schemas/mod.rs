@@ -456,177 +456,6 @@ impl SchemaService {
         }
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
-    pub async fn record(
-        &self,
-        who: &Principal,
-        from: &str,
-        cluster_id: i64,
-        topic: &str,
-        group: Option<&str>,
-        new: NewCatalogSchema,
-    ) -> Result<CatalogSchema, AppError> {
-        let cluster = self.cluster_name(cluster_id).await?;
-        self.known_topic(cluster_id, topic).await?;
-        self.may_record(who, cluster_id, topic, group).await?;
-        // Text, or a registry version to pin (its text is copied, so the
-        // catalog keeps it if the registry loses it).
-        let (ty, text, refs, pinned) = match (
-            new.schema.filter(|s| !s.trim().is_empty()),
-            new.subject,
-            new.version,
-        ) {
-            (Some(text), None, None) => {
-                let ty = new.schema_type.unwrap_or(SchemaType::Avro);
-                (ty, text, new.references, None)
-            }
-            (None, Some(subject), version) => {
-                let r = store::registry(&self.pool, cluster_id)
-                    .await?
-                    .ok_or_else(|| {
-                        AppError::Invalid(
-                            "This cluster has no Schema Registry to pin a version from.".into(),
-                        )
-                    })?;
-                let wanted =
-                    match version {
-                        Some(n) => VersionRef::Number(u32::try_from(n).map_err(|_| {
-                            AppError::Invalid("Registry versions start at 1.".into())
-                        })?),
-                        None => VersionRef::Latest,
-                    };
-                let registry = client(&r, &self.outbound).map_err(AppError::Invalid)?;
-                let v = registry
-                    .version(&subject, wanted, false)
-                    .await
-                    .map_err(|e| errors::registry(who, &e))?;
-                let refs = registry
-                    .resolve_references(&v.references)
-                    .await
-                    .map_err(|e| errors::registry(who, &e))?
-                    .into_iter()
-                    .map(|r| (r.name, r.text))
-                    .collect();
-                let number = i32::try_from(v.version).map_err(|_| {
-                    AppError::Invalid(format!("{subject} version {} is out of range.", v.version))
-                })?;
-                (v.schema_type, v.schema, refs, Some((subject, number)))
-            }
-            _ => {
-                return Err(AppError::Invalid(
-                    "Give the schema's text, or a registry subject and version to pin — one of the two.".into(),
-                ));
-            }
-        };
-        let text_schema = SchemaText {
-            schema_type: ty,
-            text: text.clone(),
-            references: refs
-                .iter()
-                .map(|(n, t)| ResolvedReference {
-                    name: n.clone(),
-                    text: t.clone(),
-                })
-                .collect(),
-        };
-        self.limits.parse(text_schema).await?;
-        let mut tx = begin(&self.pool).await?;
-        let row = store::insert_schema(
-            &mut tx,
-            cluster_id,
-            &NewSchemaRow {
-                topic,
-                group,
-                schema_type: ty.as_str(),
-                schema: &text,
-                refs: &refs,
-                pinned: pinned.as_ref().map(|(s, v)| (s.as_str(), *v)),
-                recorded_by: &who.username,
-            },
-        )
-        .await?;
-        let target = match group {
-            Some(g) => format!("cluster:{cluster}/group:{g}/topic:{topic}"),
-            None => format!("cluster:{cluster}/stream:{topic}"),
-        };
-        audited(
-            &mut tx,
-            who,
-            from,
-            "schema.record",
-            target,
-            json!({ "schema_type": ty.as_str(), "source": row.source, "id": row.id }),
-        )
-        .await?;
-        commit(tx).await?;
-        Ok(view(row))
-    }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
-    pub async fn stream_schemas(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-        topic: &str,
-    ) -> Result<StreamSchemas, AppError> {
-        require(who, Action::Read, "see schemas")?;
-        self.cluster_name(cluster_id).await?;
-        let history = store::stream_history(&self.pool, cluster_id, topic).await?;
-        let declared = store::readers(&self.pool, cluster_id, topic).await?;
-        let consumers = store::consumers(&self.pool, cluster_id, topic).await?;
-        let readers = consumers
-            .iter()
-            .map(|g| {
-                let d = declared
-                    .iter()
-                    .find(|r| r.group_name.as_deref() == Some(&g.name));
-                let r = reader_of(g, d, &history);
-                ReaderView {
-                    group: g.name.clone(),
-                    owner: g.owner.clone(),
-                    reader: r.source,
-                    note: r.note,
-                    schema: r.row.map(view),
-                }
-            })
-            .collect();
-        let checks =
-            store::recent_checks(&self.pool, cluster_id, topic, RECENT_CHECKS, reader(who))
-                .await?
-                .into_iter()
-                .map(|(id, verdict, summary, by, at)| CheckSummary {
-                    id,
-                    verdict: match verdict.as_str() {
-                        "COMPATIBLE" => Verdict::Compatible,
-                        "INCOMPATIBLE" => Verdict::Incompatible,
-                        _ => Verdict::Undecided,
-                    },
-                    summary: summary.as_str().unwrap_or_default().to_owned(),
-                    submitted_by: by,
-                    submitted_at: at,
-                })
-                .collect();
-        Ok(StreamSchemas {
-            cluster_id,
-            topic: topic.to_owned(),
-            history: history.into_iter().map(view).collect(),
-            readers,
-            checks,
-        })
-    }
-
-    /// Checks a proposed producer schema; see the module comment.
-    pub async fn check(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-        topic: &str,
-        proposed: ProposedSchema,
-    ) -> Result<CompatibilityReport, AppError> {
-        self.check_subject(who, cluster_id, topic, &value_subject(topic), proposed)
-            .await
-    }
-
     /// [`SchemaService::check`] for one of the topic's subjects: its value
     /// subject's schema is checked against every consumer group and its
     /// history; a key or record subject's against its history only (the
@@ -1139,148 +968,6 @@ impl SchemaService {
             .map(|r| r.url))
     }
 
-    /// A page of a registry's subjects as the hygiene routine last read
-    /// them: no request to the registry, however many subjects it has.
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
-    pub async fn registry_subjects(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-        search: Option<String>,
-        page: PageRequest,
-    ) -> Result<RegistrySubjects, AppError> {
-        require(who, Action::Read, "see registries")?;
-        let cluster = self.cluster_name(cluster_id).await?;
-        let reading = store::subjects_reading(&self.pool, cluster_id)
-            .await?
-            .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
-        let search = search
-            .map(|s| s.trim().to_owned())
-            .filter(|s| !s.is_empty());
-        let (rows, total) =
-            store::subjects_page(&self.pool, cluster_id, search.as_deref(), page).await?;
-        let number = |n: i32| u32::try_from(n).unwrap_or_default();
-        let items = rows
-            .into_iter()
-            .map(|r| SubjectSummary {
-                name: r.subject,
-                versions: r.versions.into_iter().map(number).collect(),
-                latest_id: number(r.latest_id),
-                schema_type: schema_type(&r.schema_type),
-                level: r.level.as_deref().and_then(Mode::parse),
-            })
-            .collect();
-        Ok(RegistrySubjects {
-            cluster_id,
-            cluster,
-            url: reading.url,
-            read_at: reading.subjects_read_at,
-            last_error: reading.last_error,
-            global: reading.global_level.as_deref().and_then(Mode::parse),
-            search,
-            subjects: Page::new(items, page, total),
-        })
-    }
-
-    /// Two versions of a subject side by side.
-    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
-    pub async fn subject_diff(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-        subject: &str,
-        left: Option<u32>,
-        right: Option<u32>,
-    ) -> Result<SubjectDiff, AppError> {
-        require(who, Action::Read, "see registries")?;
-        self.cluster_name(cluster_id).await?;
-        let registry = self.registry_client(cluster_id).await?;
-        let versions = registry
-            .versions(subject, crate::clients::registry::Deleted::Hide)
-            .await
-            .map_err(|e| errors::registry(who, &e))?;
-        let right = right
-            .or_else(|| versions.last().copied())
-            .ok_or_else(|| AppError::NotFound(format!("A version of {subject}")))?;
-        let left = left.unwrap_or_else(|| {
-            versions
-                .iter()
-                .copied()
-                .filter(|v| *v < right)
-                .max()
-                .unwrap_or(right)
-        });
-        let fetch = |v: u32| {
-            let registry = registry.clone();
-            async move {
-                registry
-                    .version(subject, VersionRef::Number(v), false)
-                    .await
-                    .map_err(|e| errors::registry(who, &e))
-            }
-        };
-        let (l, r) = (fetch(left).await?, fetch(right).await?);
-        let level = registry
-            .config(Scope::Subject(subject), true)
-            .await
-            .map_err(|e| errors::registry(who, &e))?
-            .compatibility_level
-            .unwrap_or(Mode::Backward);
-        Ok(SubjectDiff {
-            cluster_id,
-            subject: subject.to_owned(),
-            versions,
-            left,
-            right,
-            schema_type: r.schema_type,
-            level,
-            lines: side_by_side(&pretty(&l.schema), &pretty(&r.schema)),
-        })
-    }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
-        require(who, Action::Read, "see registries")?;
-        let mut out = Vec::new();
-        for id in store::registries(&self.pool).await? {
-            if let Some(s) = self.registry_status(who, id).await? {
-                out.push(s);
-            }
-        }
-        Ok(out)
-    }
-
-    /// A recorded check, if the caller may read it (the review items' read
-    /// rule, `store::check`). Another domain's check is "not
-    /// found", so ids cannot be probed, and the attempt is recorded.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn check_report(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-    ) -> Result<CompatibilityReport, AppError> {
-        require(who, Action::Read, "see schema checks")?;
-        let missing = || AppError::NotFound("That check".into());
-        let (readable, report) = store::check(&self.pool, id, reader(who))
-            .await?
-            .ok_or_else(missing)?;
-        if !readable {
-            let detail = json!({ "refused": "not the check's submitter, team or domain" });
-            record_refusal(
-                &self.pool,
-                who,
-                from,
-                "schema.check.read.refused",
-                format!("check:{id}"),
-                detail,
-            )
-            .await;
-            return Err(missing());
-        }
-        parsed_report(id, report)
-    }
-
     /// The check a review item was made of, for a caller already allowed to
     /// read the item (who may read an item may read its check).
     pub(crate) async fn item_check(
@@ -1381,15 +1068,60 @@ fn json_policy(schema_type: SchemaType, policy: Option<CompatibilityPolicy>) -> 
 /// registry sent outside its contract only for admins.
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Schemas for SchemaService {
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     async fn stream_schemas(
         &self,
         who: &Principal,
         cluster_id: i64,
         topic: &str,
     ) -> Result<StreamSchemas, AppError> {
-        SchemaService::stream_schemas(self, who, cluster_id, topic).await
+        require(who, Action::Read, "see schemas")?;
+        self.cluster_name(cluster_id).await?;
+        let history = store::stream_history(&self.pool, cluster_id, topic).await?;
+        let declared = store::readers(&self.pool, cluster_id, topic).await?;
+        let consumers = store::consumers(&self.pool, cluster_id, topic).await?;
+        let readers = consumers
+            .iter()
+            .map(|g| {
+                let d = declared
+                    .iter()
+                    .find(|r| r.group_name.as_deref() == Some(&g.name));
+                let r = reader_of(g, d, &history);
+                ReaderView {
+                    group: g.name.clone(),
+                    owner: g.owner.clone(),
+                    reader: r.source,
+                    note: r.note,
+                    schema: r.row.map(view),
+                }
+            })
+            .collect();
+        let checks =
+            store::recent_checks(&self.pool, cluster_id, topic, RECENT_CHECKS, reader(who))
+                .await?
+                .into_iter()
+                .map(|(id, verdict, summary, by, at)| CheckSummary {
+                    id,
+                    verdict: match verdict.as_str() {
+                        "COMPATIBLE" => Verdict::Compatible,
+                        "INCOMPATIBLE" => Verdict::Incompatible,
+                        _ => Verdict::Undecided,
+                    },
+                    summary: summary.as_str().unwrap_or_default().to_owned(),
+                    submitted_by: by,
+                    submitted_at: at,
+                })
+                .collect();
+        Ok(StreamSchemas {
+            cluster_id,
+            topic: topic.to_owned(),
+            history: history.into_iter().map(view).collect(),
+            readers,
+            checks,
+        })
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     async fn record_schema(
         &self,
         who: &Principal,
@@ -1399,9 +1131,103 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         group: Option<&str>,
         new: NewCatalogSchema,
     ) -> Result<CatalogSchema, AppError> {
-        self.record(who, from, cluster_id, topic, group, new).await
+        let cluster = self.cluster_name(cluster_id).await?;
+        self.known_topic(cluster_id, topic).await?;
+        self.may_record(who, cluster_id, topic, group).await?;
+        // Text, or a registry version to pin (its text is copied, so the
+        // catalog keeps it if the registry loses it).
+        let (ty, text, refs, pinned) = match (
+            new.schema.filter(|s| !s.trim().is_empty()),
+            new.subject,
+            new.version,
+        ) {
+            (Some(text), None, None) => {
+                let ty = new.schema_type.unwrap_or(SchemaType::Avro);
+                (ty, text, new.references, None)
+            }
+            (None, Some(subject), version) => {
+                let r = store::registry(&self.pool, cluster_id)
+                    .await?
+                    .ok_or_else(|| {
+                        AppError::Invalid(
+                            "This cluster has no Schema Registry to pin a version from.".into(),
+                        )
+                    })?;
+                let wanted =
+                    match version {
+                        Some(n) => VersionRef::Number(u32::try_from(n).map_err(|_| {
+                            AppError::Invalid("Registry versions start at 1.".into())
+                        })?),
+                        None => VersionRef::Latest,
+                    };
+                let registry = client(&r, &self.outbound).map_err(AppError::Invalid)?;
+                let v = registry
+                    .version(&subject, wanted, false)
+                    .await
+                    .map_err(|e| errors::registry(who, &e))?;
+                let refs = registry
+                    .resolve_references(&v.references)
+                    .await
+                    .map_err(|e| errors::registry(who, &e))?
+                    .into_iter()
+                    .map(|r| (r.name, r.text))
+                    .collect();
+                let number = i32::try_from(v.version).map_err(|_| {
+                    AppError::Invalid(format!("{subject} version {} is out of range.", v.version))
+                })?;
+                (v.schema_type, v.schema, refs, Some((subject, number)))
+            }
+            _ => {
+                return Err(AppError::Invalid(
+                    "Give the schema's text, or a registry subject and version to pin — one of the two.".into(),
+                ));
+            }
+        };
+        let text_schema = SchemaText {
+            schema_type: ty,
+            text: text.clone(),
+            references: refs
+                .iter()
+                .map(|(n, t)| ResolvedReference {
+                    name: n.clone(),
+                    text: t.clone(),
+                })
+                .collect(),
+        };
+        self.limits.parse(text_schema).await?;
+        let mut tx = begin(&self.pool).await?;
+        let row = store::insert_schema(
+            &mut tx,
+            cluster_id,
+            &NewSchemaRow {
+                topic,
+                group,
+                schema_type: ty.as_str(),
+                schema: &text,
+                refs: &refs,
+                pinned: pinned.as_ref().map(|(s, v)| (s.as_str(), *v)),
+                recorded_by: &who.username,
+            },
+        )
+        .await?;
+        let target = match group {
+            Some(g) => format!("cluster:{cluster}/group:{g}/topic:{topic}"),
+            None => format!("cluster:{cluster}/stream:{topic}"),
+        };
+        audited(
+            &mut tx,
+            who,
+            from,
+            "schema.record",
+            target,
+            json!({ "schema_type": ty.as_str(), "source": row.source, "id": row.id }),
+        )
+        .await?;
+        commit(tx).await?;
+        Ok(view(row))
     }
 
+    /// Checks a proposed producer schema; see the module comment.
     async fn check(
         &self,
         who: &Principal,
@@ -1409,13 +1235,25 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         topic: &str,
         proposed: ProposedSchema,
     ) -> Result<CompatibilityReport, AppError> {
-        SchemaService::check(self, who, cluster_id, topic, proposed).await
+        self.check_subject(who, cluster_id, topic, &value_subject(topic), proposed)
+            .await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn registries(&self, who: &Principal) -> Result<Vec<RegistryStatus>, AppError> {
-        SchemaService::registries(self, who).await
+        require(who, Action::Read, "see registries")?;
+        let mut out = Vec::new();
+        for id in store::registries(&self.pool).await? {
+            if let Some(s) = self.registry_status(who, id).await? {
+                out.push(s);
+            }
+        }
+        Ok(out)
     }
 
+    /// A page of a registry's subjects as the hygiene routine last read
+    /// them: no request to the registry, however many subjects it has.
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     async fn registry_subjects(
         &self,
         who: &Principal,
@@ -1423,9 +1261,41 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         search: Option<String>,
         page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
-        SchemaService::registry_subjects(self, who, cluster_id, search, page).await
+        require(who, Action::Read, "see registries")?;
+        let cluster = self.cluster_name(cluster_id).await?;
+        let reading = store::subjects_reading(&self.pool, cluster_id)
+            .await?
+            .ok_or_else(|| AppError::NotFound("This cluster's Schema Registry".into()))?;
+        let search = search
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty());
+        let (rows, total) =
+            store::subjects_page(&self.pool, cluster_id, search.as_deref(), page).await?;
+        let number = |n: i32| u32::try_from(n).unwrap_or_default();
+        let items = rows
+            .into_iter()
+            .map(|r| SubjectSummary {
+                name: r.subject,
+                versions: r.versions.into_iter().map(number).collect(),
+                latest_id: number(r.latest_id),
+                schema_type: schema_type(&r.schema_type),
+                level: r.level.as_deref().and_then(Mode::parse),
+            })
+            .collect();
+        Ok(RegistrySubjects {
+            cluster_id,
+            cluster,
+            url: reading.url,
+            read_at: reading.subjects_read_at,
+            last_error: reading.last_error,
+            global: reading.global_level.as_deref().and_then(Mode::parse),
+            search,
+            subjects: Page::new(items, page, total),
+        })
     }
 
+    /// Two versions of a subject side by side.
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id = cluster_id))]
     async fn subject_diff(
         &self,
         who: &Principal,
@@ -1434,16 +1304,81 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         left: Option<u32>,
         right: Option<u32>,
     ) -> Result<SubjectDiff, AppError> {
-        SchemaService::subject_diff(self, who, cluster_id, subject, left, right).await
+        require(who, Action::Read, "see registries")?;
+        self.cluster_name(cluster_id).await?;
+        let registry = self.registry_client(cluster_id).await?;
+        let versions = registry
+            .versions(subject, crate::clients::registry::Deleted::Hide)
+            .await
+            .map_err(|e| errors::registry(who, &e))?;
+        let right = right
+            .or_else(|| versions.last().copied())
+            .ok_or_else(|| AppError::NotFound(format!("A version of {subject}")))?;
+        let left = left.unwrap_or_else(|| {
+            versions
+                .iter()
+                .copied()
+                .filter(|v| *v < right)
+                .max()
+                .unwrap_or(right)
+        });
+        let fetch = |v: u32| {
+            let registry = registry.clone();
+            async move {
+                registry
+                    .version(subject, VersionRef::Number(v), false)
+                    .await
+                    .map_err(|e| errors::registry(who, &e))
+            }
+        };
+        let (l, r) = (fetch(left).await?, fetch(right).await?);
+        let level = registry
+            .config(Scope::Subject(subject), true)
+            .await
+            .map_err(|e| errors::registry(who, &e))?
+            .compatibility_level
+            .unwrap_or(Mode::Backward);
+        Ok(SubjectDiff {
+            cluster_id,
+            subject: subject.to_owned(),
+            versions,
+            left,
+            right,
+            schema_type: r.schema_type,
+            level,
+            lines: side_by_side(&pretty(&l.schema), &pretty(&r.schema)),
+        })
     }
 
+    /// A recorded check, if the caller may read it (the review items' read
+    /// rule, `store::check`). Another domain's check is "not
+    /// found", so ids cannot be probed, and the attempt is recorded.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn check_report(
         &self,
         who: &Principal,
         from: &str,
         id: i64,
     ) -> Result<CompatibilityReport, AppError> {
-        SchemaService::check_report(self, who, from, id).await
+        require(who, Action::Read, "see schema checks")?;
+        let missing = || AppError::NotFound("That check".into());
+        let (readable, report) = store::check(&self.pool, id, reader(who))
+            .await?
+            .ok_or_else(missing)?;
+        if !readable {
+            let detail = json!({ "refused": "not the check's submitter, team or domain" });
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "schema.check.read.refused",
+                format!("check:{id}"),
+                detail,
+            )
+            .await;
+            return Err(missing());
+        }
+        parsed_report(id, report)
     }
 }
 

@@ -8,6 +8,7 @@ use serde::Deserialize;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::Watch as _;
 use streamkeeper_app::watch::model::{
     ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, StreamSpec, TopicView,
 };
@@ -27,7 +28,7 @@ pub async fn list(
     State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
 ) -> Result<Json<Vec<ClusterView>>, ApiError> {
-    Ok(Json(st.list(&who).await?))
+    Ok(Json(st.clusters(&who).await?))
 }
 
 /// Add a cluster to watch (admin). Credentials are references only.
@@ -39,7 +40,7 @@ pub async fn create(
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(new): ApiJson<NewCluster>,
 ) -> Result<(StatusCode, Json<ClusterView>), ApiError> {
-    let c = st.create(&who, &from, new).await?;
+    let c = st.create_cluster(&who, &from, new).await?;
     Ok((StatusCode::CREATED, Json(c)))
 }
 

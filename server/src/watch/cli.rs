@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use sqlx::PgPool;
 use std::process::ExitCode;
 use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper_app::port::Watch as _;
 
 #[derive(Debug, Subcommand)]
 pub enum ClusterCommand {
@@ -224,7 +225,7 @@ pub async fn cluster(
                 insecure_credentials: conn.insecure_credentials,
                 interval_s: interval,
             };
-            let c = service.create(&who, SOURCE, new).await?;
+            let c = service.create_cluster(&who, SOURCE, new).await?;
             println!(
                 "watching cluster {} (id {}) every {} s",
                 c.name, c.id, c.interval_s
@@ -253,7 +254,7 @@ pub async fn cluster(
                 "{:<6} {:<20} {:<12} {:<12} bootstrap",
                 "id", "name", "state", "data age"
             );
-            for c in service.list(&who).await? {
+            for c in service.clusters(&who).await? {
                 let age = c
                     .data_age_s
                     .map_or("never".to_string(), |s| format!("{s} s"));

@@ -231,16 +231,6 @@ impl ClusterService {
         })
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn list(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
-        require(who, Action::Read, "see clusters")?;
-        let mut out = Vec::new();
-        for c in store::all(&self.pool).await? {
-            out.push(self.view(c).await?);
-        }
-        Ok(out)
-    }
-
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn get(&self, who: &Principal, id: i64) -> Result<ClusterView, AppError> {
         require(who, Action::Read, "see clusters")?;
@@ -248,61 +238,6 @@ impl ClusterService {
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
         self.view(c).await
-    }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn create(
-        &self,
-        who: &Principal,
-        from: &str,
-        new: NewCluster,
-    ) -> Result<ClusterView, AppError> {
-        require(who, Action::ManageClusters, "add clusters")?;
-        let probe = match validate(&new, &self.credentials) {
-            Ok(p) => p,
-            Err(e) => {
-                let why = e.to_string();
-                let target = target_of(&new.name);
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.create.refused",
-                    target,
-                    json!({ "refused": why }),
-                )
-                .await;
-                return Err(e);
-            }
-        };
-        let name = probe.name.clone();
-        let mut tx = begin(&self.pool).await?;
-        let row = store::insert(&mut tx, &stored(&probe)).await.map_err(|e| {
-            if is_unique_violation(&e) {
-                AppError::Conflict(format!("A cluster named {name} already exists."))
-            } else {
-                e.into()
-            }
-        })?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "cluster.create",
-            format!("cluster:{name}"),
-            with_credentials(
-                json!({
-                    "bootstrap": row.bootstrap,
-                    "security_protocol": row.security_protocol,
-                    "interval_s": row.interval_s,
-                }),
-                None,
-                &row,
-            ),
-        )
-        .await?;
-        commit(tx).await?;
-        self.view(row).await
     }
 
     /// Makes the clusters named in a clusters file match it, in one
@@ -403,58 +338,6 @@ impl ClusterService {
         Ok(report)
     }
 
-    /// A group's lag per partition, each judged over the last passes.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn group_lag(
-        &self,
-        who: &Principal,
-        id: i64,
-        group: &str,
-    ) -> Result<GroupLagView, AppError> {
-        let cluster = self.get(who, id).await?;
-        let g = store::group(&self.pool, id, group)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
-        self.evaluate(&cluster, g).await
-    }
-
-    /// A page of a cluster's groups with their last judgement (written by
-    /// the evaluation after each pass, so a page of 10,000 groups is one
-    /// indexed read).
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn groups(
-        &self,
-        who: &Principal,
-        id: i64,
-        filter: GroupFilter,
-        page: PageRequest,
-    ) -> Result<Page<GroupSummary>, AppError> {
-        self.get(who, id).await?;
-        let status = choice::<GroupStatus>(filter.status.as_deref())?;
-        let query = store::GroupQuery {
-            q: filter.q.as_deref(),
-            status: status.map(Choice::as_str),
-        };
-        let p = store::group_list(&self.pool, id, &query, page).await?;
-        let items = p
-            .items
-            .into_iter()
-            .map(|g| GroupSummary {
-                name: g.name,
-                owner: g.owner,
-                state: g.state,
-                members: g.members,
-                status: g.status.unwrap_or_else(|| "PENDING".into()),
-                total_lag: g.total_lag.and_then(|l| u64::try_from(l).ok()),
-                max_time_lag_s: g.max_time_lag_s,
-                last_seen: g.last_seen,
-                gone_since: g.gone_since,
-                evaluated_at: g.evaluated_at,
-            })
-            .collect();
-        Ok(Page::new(items, page, p.total))
-    }
-
     /// Judges each partition of a group over its window of passes.
     async fn evaluate(
         &self,
@@ -503,8 +386,14 @@ impl ClusterService {
 
 #[async_trait::async_trait]
 impl streamkeeper_app::port::Watch for ClusterService {
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn clusters(&self, who: &Principal) -> Result<Vec<ClusterView>, AppError> {
-        self.list(who).await
+        require(who, Action::Read, "see clusters")?;
+        let mut out = Vec::new();
+        for c in store::all(&self.pool).await? {
+            out.push(self.view(c).await?);
+        }
+        Ok(out)
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
@@ -518,6 +407,10 @@ impl streamkeeper_app::port::Watch for ClusterService {
         Ok(ClusterDetail { cluster, topics })
     }
 
+    /// A page of a cluster's groups with their last judgement (written by
+    /// the evaluation after each pass, so a page of 10,000 groups is one
+    /// indexed read).
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn groups(
         &self,
         who: &Principal,
@@ -525,25 +418,100 @@ impl streamkeeper_app::port::Watch for ClusterService {
         filter: GroupFilter,
         page: PageRequest,
     ) -> Result<Page<GroupSummary>, AppError> {
-        ClusterService::groups(self, who, id, filter, page).await
+        self.get(who, id).await?;
+        let status = choice::<GroupStatus>(filter.status.as_deref())?;
+        let query = store::GroupQuery {
+            q: filter.q.as_deref(),
+            status: status.map(Choice::as_str),
+        };
+        let p = store::group_list(&self.pool, id, &query, page).await?;
+        let items = p
+            .items
+            .into_iter()
+            .map(|g| GroupSummary {
+                name: g.name,
+                owner: g.owner,
+                state: g.state,
+                members: g.members,
+                status: g.status.unwrap_or_else(|| "PENDING".into()),
+                total_lag: g.total_lag.and_then(|l| u64::try_from(l).ok()),
+                max_time_lag_s: g.max_time_lag_s,
+                last_seen: g.last_seen,
+                gone_since: g.gone_since,
+                evaluated_at: g.evaluated_at,
+            })
+            .collect();
+        Ok(Page::new(items, page, p.total))
     }
 
+    /// A group's lag per partition, each judged over the last passes.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn group_lag(
         &self,
         who: &Principal,
         id: i64,
         group: &str,
     ) -> Result<GroupLagView, AppError> {
-        ClusterService::group_lag(self, who, id, group).await
+        let cluster = self.get(who, id).await?;
+        let g = store::group(&self.pool, id, group)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
+        self.evaluate(&cluster, g).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn create_cluster(
         &self,
         who: &Principal,
         from: &str,
         new: NewCluster,
     ) -> Result<ClusterView, AppError> {
-        self.create(who, from, new).await
+        require(who, Action::ManageClusters, "add clusters")?;
+        let probe = match validate(&new, &self.credentials) {
+            Ok(p) => p,
+            Err(e) => {
+                let why = e.to_string();
+                let target = target_of(&new.name);
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.create.refused",
+                    target,
+                    json!({ "refused": why }),
+                )
+                .await;
+                return Err(e);
+            }
+        };
+        let name = probe.name.clone();
+        let mut tx = begin(&self.pool).await?;
+        let row = store::insert(&mut tx, &stored(&probe)).await.map_err(|e| {
+            if is_unique_violation(&e) {
+                AppError::Conflict(format!("A cluster named {name} already exists."))
+            } else {
+                e.into()
+            }
+        })?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "cluster.create",
+            format!("cluster:{name}"),
+            with_credentials(
+                json!({
+                    "bootstrap": row.bootstrap,
+                    "security_protocol": row.security_protocol,
+                    "interval_s": row.interval_s,
+                }),
+                None,
+                &row,
+            ),
+        )
+        .await?;
+        commit(tx).await?;
+        self.view(row).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]
@@ -679,125 +647,12 @@ impl streamkeeper_app::port::Watch for ClusterService {
         })
     }
 
-    async fn describe_stream(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        topic: &str,
-        spec: StreamSpec,
-    ) -> Result<TopicView, AppError> {
-        ClusterService::describe_stream(self, who, from, id, topic, spec).await
-    }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    async fn lag_series(
-        &self,
-        who: &Principal,
-        id: i64,
-        group: &str,
-        hours: i64,
-    ) -> Result<Vec<LagPoint>, AppError> {
-        self.get(who, id).await?;
-        let hours = hours.clamp(1, 24 * 7);
-        let since = Utc::now() - chrono::Duration::hours(hours);
-        // An hour is drawn pass by pass; a day from the minute rollups, a
-        // week from the hour rollups. Either way a missing pass or bucket
-        // is a gap, never a zero.
-        let rollup = match hours {
-            1 => None,
-            2..=24 => Some(store::samples::Rollup::Minute),
-            _ => Some(store::samples::Rollup::Hour),
-        };
-        let points: Vec<(i64, Option<i64>)> = match rollup {
-            None => store::samples::pass_series(&self.pool, id, group, since)
-                .await?
-                .into_iter()
-                // A pass that read nothing, or had nothing for this group, is a gap.
-                .map(|(at, outcome, total)| {
-                    (
-                        at.timestamp_millis(),
-                        total.filter(|_| outcome != "UNREACHABLE"),
-                    )
-                })
-                .collect(),
-            Some(r) => store::samples::rollup_series(&self.pool, id, group, since, r)
-                .await?
-                .into_iter()
-                .map(|(at, lag)| (at.timestamp_millis(), lag))
-                .collect(),
-        };
-        Ok(streamkeeper::watch::series::downsample(&points, 400)
-            .into_iter()
-            .filter_map(|(ms, lag)| {
-                chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })
-            })
-            .collect())
-    }
-}
-
-impl ClusterService {
-    /// Sets or clears a group's owner team. Admins may do anything; an
-    /// owner may claim an unowned group for a team they belong to.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn set_group_owner(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        group: &str,
-        team: Option<&str>,
-    ) -> Result<(), AppError> {
-        require(who, Action::Read, "claim groups")?;
-        let team_id = match team {
-            Some(name) => Some(team_id(&self.pool, name).await?),
-            None => None,
-        };
-        let mine = Facts::load(&self.pool, who).await?;
-        let current = store::group_owner(&self.pool, id, group).await?;
-        let Some(current) = current else {
-            return Err(AppError::NotFound(format!("Consumer group {group}")));
-        };
-        let claim = Stewardship::Claim { for_team: team_id };
-        if !may_steward(mine.steward(who), current, claim) {
-            return Err(AppError::Forbidden(
-                "change this group's owner (owners may claim unowned groups for their own team)"
-                    .into(),
-            ));
-        }
-        let mut tx = begin(&self.pool).await?;
-        store::set_group_owner(&mut tx, id, group, team_id).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "group.owner",
-            format!("group:{group}"),
-            json!({ "cluster_id": id, "team": team }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
-    }
-}
-
-impl ClusterService {
-    /// The catalog of a cluster: every topic seen, with its stream entry.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
-        self.get(who, id).await?;
-        Ok(store::topics(&self.pool, id)
-            .await?
-            .into_iter()
-            .map(topic_view)
-            .collect())
-    }
-
     /// Describes a stream, as `streamkeeper::access::stewardship` allows:
     /// admins describe any; an owner describes a stream that is unowned or
     /// owned by one of their teams, for one of their teams, and leaves its
     /// domain and declared level as they are. Refusals are audited.
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn describe_stream(
+    async fn describe_stream(
         &self,
         who: &Principal,
         from: &str,
@@ -903,5 +758,107 @@ impl ClusterService {
             .into_iter()
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Topic {topic}")))
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    async fn lag_series(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+        hours: i64,
+    ) -> Result<Vec<LagPoint>, AppError> {
+        self.get(who, id).await?;
+        let hours = hours.clamp(1, 24 * 7);
+        let since = Utc::now() - chrono::Duration::hours(hours);
+        // An hour is drawn pass by pass; a day from the minute rollups, a
+        // week from the hour rollups. Either way a missing pass or bucket
+        // is a gap, never a zero.
+        let rollup = match hours {
+            1 => None,
+            2..=24 => Some(store::samples::Rollup::Minute),
+            _ => Some(store::samples::Rollup::Hour),
+        };
+        let points: Vec<(i64, Option<i64>)> = match rollup {
+            None => store::samples::pass_series(&self.pool, id, group, since)
+                .await?
+                .into_iter()
+                // A pass that read nothing, or had nothing for this group, is a gap.
+                .map(|(at, outcome, total)| {
+                    (
+                        at.timestamp_millis(),
+                        total.filter(|_| outcome != "UNREACHABLE"),
+                    )
+                })
+                .collect(),
+            Some(r) => store::samples::rollup_series(&self.pool, id, group, since, r)
+                .await?
+                .into_iter()
+                .map(|(at, lag)| (at.timestamp_millis(), lag))
+                .collect(),
+        };
+        Ok(streamkeeper::watch::series::downsample(&points, 400)
+            .into_iter()
+            .filter_map(|(ms, lag)| {
+                chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })
+            })
+            .collect())
+    }
+}
+
+impl ClusterService {
+    /// Sets or clears a group's owner team. Admins may do anything; an
+    /// owner may claim an unowned group for a team they belong to.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    pub async fn set_group_owner(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        group: &str,
+        team: Option<&str>,
+    ) -> Result<(), AppError> {
+        require(who, Action::Read, "claim groups")?;
+        let team_id = match team {
+            Some(name) => Some(team_id(&self.pool, name).await?),
+            None => None,
+        };
+        let mine = Facts::load(&self.pool, who).await?;
+        let current = store::group_owner(&self.pool, id, group).await?;
+        let Some(current) = current else {
+            return Err(AppError::NotFound(format!("Consumer group {group}")));
+        };
+        let claim = Stewardship::Claim { for_team: team_id };
+        if !may_steward(mine.steward(who), current, claim) {
+            return Err(AppError::Forbidden(
+                "change this group's owner (owners may claim unowned groups for their own team)"
+                    .into(),
+            ));
+        }
+        let mut tx = begin(&self.pool).await?;
+        store::set_group_owner(&mut tx, id, group, team_id).await?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "group.owner",
+            format!("group:{group}"),
+            json!({ "cluster_id": id, "team": team }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+}
+
+impl ClusterService {
+    /// The catalog of a cluster: every topic seen, with its stream entry.
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
+        self.get(who, id).await?;
+        Ok(store::topics(&self.pool, id)
+            .await?
+            .into_iter()
+            .map(topic_view)
+            .collect())
     }
 }

@@ -246,6 +246,7 @@ async fn main() {
         clusters_file: None,
         outbound: Default::default(),
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+        metrics_max_series: streamkeeper_server::platform::metrics::DEFAULT_MAX_SERIES,
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");

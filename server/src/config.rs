@@ -30,6 +30,12 @@ pub struct Cli {
     pub command: Option<Command>,
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum LogFormat {
+    Text,
+    Json,
+}
+
 #[derive(Debug, Args)]
 pub struct GlobalArgs {
     /// Postgres connection URL (postgres://user:pass@host:port/db).
@@ -43,6 +49,16 @@ pub struct GlobalArgs {
         global = true
     )]
     pub log_level: String,
+    /// Log lines as text for people, or as one JSON object per line for a
+    /// log pipeline (Loki, Elasticsearch, CloudWatch).
+    #[arg(
+        long,
+        env = "STREAMKEEPER_LOG_FORMAT",
+        value_enum,
+        default_value_t = LogFormat::Text,
+        global = true
+    )]
+    pub log_format: LogFormat,
     /// How long to keep retrying an unreachable Postgres at start, in seconds.
     #[arg(
         long,
@@ -176,6 +192,11 @@ pub struct ServeArgs {
     /// times this (at least 2 MiB).
     #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
+    /// The most per-partition series one `/metrics` scrape carries; past
+    /// it those families are left out and named in
+    /// `streamkeeper_metrics_cut`.
+    #[arg(long, env = "STREAMKEEPER_METRICS_MAX_SERIES", default_value_t = crate::platform::metrics::DEFAULT_MAX_SERIES)]
+    pub metrics_max_series: usize,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -312,6 +333,8 @@ pub struct ServeConfig {
     pub max_schema_bytes: usize,
     /// Where outbound requests may go, which credentials they may carry.
     pub outbound: Outbound,
+    /// See [`ServeArgs::metrics_max_series`].
+    pub metrics_max_series: usize,
 }
 
 /// The trusted proxies as networks; a bare address is a network of one.
@@ -361,6 +384,7 @@ impl ServeConfig {
             clusters_file: a.clusters_file.clone(),
             outbound,
             max_schema_bytes: a.max_schema_bytes,
+            metrics_max_series: a.metrics_max_series,
         })
     }
 
@@ -406,6 +430,7 @@ mod tests {
             trusted_proxies: vec![],
             clusters_file: None,
             max_schema_bytes: crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+            metrics_max_series: crate::platform::metrics::DEFAULT_MAX_SERIES,
         }
     }
 
@@ -484,6 +509,7 @@ mod tests {
         let g = GlobalArgs {
             database_url: None,
             log_level: "info".into(),
+            log_format: LogFormat::Text,
             db_connect_timeout: 1,
             migrate_database_url: Some("mysql://x".into()),
             audit_key: None,

@@ -4,7 +4,7 @@
 use clap::Parser;
 use std::process::ExitCode;
 use std::time::Duration;
-use streamkeeper_server::config::Cli;
+use streamkeeper_server::config::{Cli, LogFormat};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
@@ -16,10 +16,13 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    tracing_subscriber::fmt()
+    let logs = tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+        .with_writer(std::io::stderr);
+    match cli.global.log_format {
+        LogFormat::Text => logs.init(),
+        LogFormat::Json => logs.json().with_current_span(true).init(),
+    }
     // Every schema parse runs on the runtime's threads, and a parse at the
     // nesting limits may need more than tokio's 2 MiB default.
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -76,7 +76,8 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     let bind = config.bind;
     let public = config.public_url.to_string();
     let mut runner = Runner::new(pool.clone());
-    let state = AppState::new(pool.clone(), config);
+    let mut state = AppState::new(pool.clone(), config);
+    state.runner = Some(runner.health());
     for r in routines(&pool, &state.config, &store, &state.limiter) {
         runner.add(r);
     }

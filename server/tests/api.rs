@@ -1361,3 +1361,68 @@ async fn internal_errors_show_the_request_id_and_nothing_else(pool: sqlx::PgPool
     );
     assert!(!r.body.contains("memberships"), "{}", r.body);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn readiness_names_the_check_that_fails(pool: sqlx::PgPool) {
+    use streamkeeper_server::http::AppState;
+    use streamkeeper_server::platform::routine::{RunRetention, Runner};
+
+    // The router alone: no routines run, so not ready, and public.
+    let t = TestApp::new(pool.clone()).await;
+    let r = t.get("/readyz", None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(r.json()["database"], "ok");
+    assert_eq!(r.json()["migrations"], "current");
+    assert_eq!(r.json()["routines"], "not started");
+
+    // With a runner running a routine: ready.
+    let mut runner = Runner::new(pool.clone());
+    runner.add(std::sync::Arc::new(RunRetention::new(pool.clone())));
+    let mut state = AppState::new(pool.clone(), support::config());
+    state.runner = Some(runner.health());
+    let t = TestApp::with_state(pool.clone(), state).await;
+    let r = t.get("/readyz", None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["routines"], "1 running");
+
+    // A migration the database has not applied: not ready.
+    sqlx::query(
+        "DELETE FROM _sqlx_migrations WHERE version = (SELECT max(version) FROM _sqlx_migrations)",
+    )
+    .execute(&pool)
+    .await
+    .expect("forget a migration");
+    let r = t.get("/readyz", None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert!(
+        r.json()["migrations"]
+            .as_str()
+            .unwrap_or("")
+            .contains("1 not applied"),
+        "{}",
+        r.body
+    );
+
+    // Postgres gone (a pool to a port nothing listens on): not ready, and
+    // the migrations are not asked.
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = dead.local_addr().expect("addr").port();
+    drop(dead);
+    let gone = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(std::time::Duration::from_millis(500))
+        .connect_lazy(&format!("postgres://postgres@127.0.0.1:{port}/none"))
+        .expect("lazy pool");
+    let mut state = AppState::new(gone, support::config());
+    state.runner = Some(runner.health());
+    let t2 = TestApp::with_state(pool.clone(), state).await;
+    let r = t2.get("/readyz", None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(r.json()["database"], "does not answer");
+    assert_eq!(r.json()["migrations"], "not checked (no database)");
+
+    // Shutting the runner down: not ready while it stops.
+    let health = runner.health();
+    runner.shutdown(std::time::Duration::from_secs(5)).await;
+    assert!(health.stopping());
+    assert_eq!(health.running(), 0);
+}

@@ -539,3 +539,205 @@ async fn streams_have_freshness_budgets_and_expected_intervals(pool: sqlx::PgPoo
         .expect("quiet flag");
     assert_eq!(quiet["state"], "resolved", "{quiet}");
 }
+
+/// A scraped sample: its metric, its labels (sorted) and its value.
+type Sample = (String, Vec<(String, String)>, f64);
+
+/// One scrape of `/metrics`, parsed as Prometheus parses it.
+async fn scrape(t: &TestApp, token: &str) -> Vec<Sample> {
+    let r = t.api(Method::GET, "/metrics", token, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let lines = r.body.lines().map(|l| Ok(l.to_string()));
+    let parsed = prometheus_parse::Scrape::parse(lines).expect("Prometheus text format");
+    parsed
+        .samples
+        .into_iter()
+        .map(|s| {
+            let value = match s.value {
+                prometheus_parse::Value::Gauge(v) | prometheus_parse::Value::Untyped(v) => v,
+                other => panic!("{} is not a gauge: {other:?}", s.metric),
+            };
+            let mut labels: Vec<(String, String)> = s
+                .labels
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect();
+            labels.sort();
+            (s.metric, labels, value)
+        })
+        .collect()
+}
+
+fn value(samples: &[Sample], metric: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    samples
+        .iter()
+        .find(|(m, l, _)| {
+            m == metric
+                && labels
+                    .iter()
+                    .all(|(k, v)| l.iter().any(|(lk, lv)| lk == k && lv == v))
+        })
+        .map(|(_, _, v)| *v)
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn metrics_say_what_the_api_says_and_nothing_for_a_cluster_that_did_not_answer(
+    pool: sqlx::PgPool,
+) {
+    let bootstrap = bootstrap();
+    let run = format!(
+        "{}-{}",
+        std::process::id(),
+        pool.connect_options().get_database().unwrap_or("db")
+    );
+    let topic = format!("metrics-orders-{run}");
+    let group = format!("metrics-readers-{run}");
+    topic_with(&bootstrap, &topic, &[10, 10, 10]).await;
+    commit(&bootstrap, &group, &topic, &[(0, 4), (1, 7)]);
+
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let scraper = t
+        .token_with(admin, &[streamkeeper::accounts::token::Scope::Metrics])
+        .await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(json!({"name": "local", "bootstrap": bootstrap})),
+        )
+        .await;
+    let id = r.json()["id"].as_i64().expect("id");
+    passes(&t, id, 4).await;
+    let dead = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let port = dead.local_addr().expect("addr").port();
+    drop(dead);
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(json!({"name": "gone", "bootstrap": format!("127.0.0.1:{port}")})),
+        )
+        .await;
+    let gone = r.json()["id"].as_i64().expect("id");
+    let cluster = store::by_id(&t.pool, gone)
+        .await
+        .expect("db")
+        .expect("cluster");
+    let outcome = watch::pass(&t.pool, &cluster, &Default::default(), &mut None).await;
+    assert!(matches!(outcome, PassOutcome::Failed(_)), "{outcome:?}");
+
+    // A read token does not scrape; the scraper's token reads nothing else.
+    let r = t.api(Method::GET, "/metrics", &at, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.api(Method::GET, "/api/v1/clusters", &scraper, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    let api = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups/{group}"),
+            &at,
+            None,
+        )
+        .await
+        .json();
+    let s = scrape(&t, &scraper).await;
+    let lag = |p: &str| {
+        value(
+            &s,
+            "kafka_consumergroup_group_lag",
+            &[
+                ("cluster_name", "local"),
+                ("group", &group),
+                ("partition", p),
+            ],
+        )
+    };
+    for (i, p) in ["0", "1"].into_iter().enumerate() {
+        assert_eq!(
+            lag(p),
+            api["partitions"][i]["lag"].as_f64(),
+            "partition {p}: {api}"
+        );
+    }
+    assert_eq!(lag("0"), Some(6.0));
+    assert_eq!(lag("2"), None, "no commit is no series, never 0");
+    let g = [("cluster_name", "local"), ("group", group.as_str())];
+    assert_eq!(
+        value(&s, "kafka_consumergroup_group_sum_lag", &g),
+        Some(9.0)
+    );
+    assert_eq!(
+        value(&s, "kafka_consumergroup_group_max_lag", &g),
+        Some(6.0)
+    );
+    let status = api["status"].as_str().expect("status");
+    assert_eq!(
+        value(
+            &s,
+            "streamkeeper_consumergroup_status",
+            &[g[0], g[1], ("status", status)]
+        ),
+        Some(1.0)
+    );
+    let p0 = [
+        ("cluster_name", "local"),
+        ("topic", &topic),
+        ("partition", "0"),
+    ];
+    assert_eq!(value(&s, "kafka_partition_latest_offset", &p0), Some(10.0));
+    assert_eq!(value(&s, "kafka_partition_earliest_offset", &p0), Some(0.0));
+    assert_eq!(
+        value(
+            &s,
+            "streamkeeper_topic_partitions",
+            &[("cluster_name", "local"), ("topic", &topic)]
+        ),
+        Some(3.0)
+    );
+    let up = |c: &str| value(&s, "streamkeeper_cluster_up", &[("cluster_name", c)]);
+    assert_eq!((up("local"), up("gone")), (Some(1.0), Some(0.0)));
+    assert!(
+        !s.iter().any(|(m, l, _)| m.starts_with("kafka_")
+            && l.iter().any(|(k, v)| k == "cluster_name" && v == "gone")),
+        "a cluster that did not answer has no lag series"
+    );
+    assert_eq!(
+        value(
+            &s,
+            "streamkeeper_routine_runs_last_hour",
+            &[("routine", "nonexistent")]
+        ),
+        None
+    );
+
+    // Past the series budget the per-partition families are cut, and say so.
+    let mut cfg = support::config();
+    cfg.metrics_max_series = 1;
+    let small = TestApp::with_config(t.pool.clone(), cfg).await;
+    let s = scrape(&small, &scraper).await;
+    assert_eq!(
+        value(
+            &s,
+            "kafka_consumergroup_group_lag",
+            &[("cluster_name", "local")]
+        ),
+        None
+    );
+    assert_eq!(
+        value(
+            &s,
+            "streamkeeper_metrics_cut",
+            &[("family", "kafka_consumergroup_group_lag")]
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        value(&s, "kafka_consumergroup_group_sum_lag", &g),
+        Some(9.0)
+    );
+}

@@ -27,6 +27,9 @@ pub enum Scope {
     /// Send OpenLineage events, and nothing else, for producers.
     #[serde(rename = "lineage:write")]
     LineageWrite,
+    /// Scrape `/metrics`, and nothing else, for Prometheus.
+    #[serde(rename = "metrics")]
+    Metrics,
     /// Every other change the user's roles allow (admin setup, owners'
     /// stream descriptions); never an approval.
     #[serde(rename = "write")]
@@ -34,12 +37,13 @@ pub enum Scope {
 }
 
 impl Scope {
-    pub const ALL: [Scope; 6] = [
+    pub const ALL: [Scope; 7] = [
         Scope::Read,
         Scope::Check,
         Scope::Propose,
         Scope::Approve,
         Scope::LineageWrite,
+        Scope::Metrics,
         Scope::Write,
     ];
 
@@ -50,6 +54,7 @@ impl Scope {
             Scope::Propose => "propose",
             Scope::Approve => "approve",
             Scope::LineageWrite => "lineage:write",
+            Scope::Metrics => "metrics",
             Scope::Write => "write",
         }
     }
@@ -63,7 +68,7 @@ impl fmt::Display for Scope {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown scope '{0}' (expected one of read, check, propose, approve, lineage:write, write)"
+    "unknown scope '{0}' (expected one of read, check, propose, approve, lineage:write, metrics, write)"
 )]
 pub struct UnknownScope(pub String);
 
@@ -174,6 +179,11 @@ pub enum Refusal {
 pub fn required_scope(method: &str, path: &str) -> Required {
     if path == "/fn" || path.starts_with("/fn/") {
         return Required::Session;
+    }
+    // Before the safe-method rule: a read token does not scrape, and a
+    // scraper's token reads nothing else.
+    if path == "/metrics" {
+        return Required::Scope(Scope::Metrics);
     }
     if matches!(method, "GET" | "HEAD" | "OPTIONS") {
         return Required::Scope(Scope::Read);
@@ -358,6 +368,23 @@ mod tests {
         assert_eq!(scope("POST", "/api/v1/lineage/batch"), Scope::LineageWrite);
         assert_eq!(scope("PUT", "/api/v1/lineage"), Scope::Write);
         assert_eq!(scope("POST", "/api/v1/lineage/other"), Scope::Write);
+    }
+
+    #[test]
+    fn metrics_has_its_own_scope_and_it_reads_nothing_else() {
+        assert_eq!(scope("GET", "/metrics"), Scope::Metrics);
+        let scraper = Scopes::new([Scope::Metrics]).expect("scopes");
+        assert_eq!(scraper.allow("GET", "/metrics"), Ok(()));
+        assert_eq!(
+            scraper.allow("GET", "/api/v1/clusters"),
+            Err(Refusal::Missing(Scope::Read))
+        );
+        let reader = Scopes::new([Scope::Read]).expect("scopes");
+        assert_eq!(
+            reader.allow("GET", "/metrics"),
+            Err(Refusal::Missing(Scope::Metrics))
+        );
+        assert_eq!("metrics".parse::<Scope>(), Ok(Scope::Metrics));
     }
 
     #[test]

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod metrics;
 pub mod routine;
 pub mod store;
 

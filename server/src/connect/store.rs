@@ -491,3 +491,51 @@ pub async fn team_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
         .fetch_optional(pool)
         .await?)
 }
+
+/// Each live connector's and task's state, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct StateMetricRow {
+    pub connect: String,
+    pub connector: String,
+    /// `None`: the connector itself.
+    pub task: Option<i32>,
+    pub state: String,
+    pub owner: Option<String>,
+}
+
+pub async fn state_metrics(pool: &PgPool) -> Result<Vec<StateMetricRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT w.name AS connect, k.name AS connector, NULL::INTEGER AS task, k.state,
+                tm.name AS owner
+         FROM connectors k JOIN connect_clusters w ON w.id = k.connect_id
+         LEFT JOIN teams tm ON tm.id = k.owner_team_id
+         WHERE k.gone_at IS NULL
+         UNION ALL
+         SELECT w.name, k.name, t.task, t.state, tm.name
+         FROM connector_tasks t JOIN connectors k ON k.id = t.connector_id
+         JOIN connect_clusters w ON w.id = k.connect_id
+         LEFT JOIN teams tm ON tm.id = k.owner_team_id
+         WHERE k.gone_at IS NULL
+         ORDER BY 1, 2, 3 NULLS FIRST",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Each Connect cluster and whether its latest pass read the worker.
+#[derive(Debug, Clone, FromRow)]
+pub struct WorkerMetricRow {
+    pub name: String,
+    pub up: Option<bool>,
+}
+
+pub async fn worker_metrics(pool: &PgPool) -> Result<Vec<WorkerMetricRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT name,
+                CASE WHEN read_at IS NULL AND last_error_at IS NULL THEN NULL
+                     ELSE last_error_at IS NULL OR read_at > last_error_at END AS up
+         FROM connect_clusters ORDER BY name",
+    )
+    .fetch_all(pool)
+    .await?)
+}

@@ -3,6 +3,7 @@
 //! the flag's team, or admins, act on a flag.
 
 pub mod api;
+pub mod metrics;
 pub mod routine;
 pub mod store;
 

@@ -296,3 +296,42 @@ pub async fn retry_later(
     .await
     .map(drop)?)
 }
+
+/// Live flags counted by cluster, kind and state, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct FlagCountRow {
+    pub cluster: String,
+    pub kind: String,
+    pub state: String,
+    pub routed: bool,
+    pub n: i64,
+}
+
+pub async fn live_counts(pool: &PgPool) -> Result<Vec<FlagCountRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name AS cluster, f.kind, f.state, f.team_id IS NOT NULL AS routed, count(*) AS n
+         FROM flags f JOIN clusters c ON c.id = f.cluster_id
+         WHERE f.state IN ('open', 'acknowledged')
+         GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Webhook deliveries by state, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct DeliveryCountRow {
+    pub state: String,
+    pub n: i64,
+}
+
+pub async fn delivery_counts(pool: &PgPool) -> Result<Vec<DeliveryCountRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT CASE WHEN delivered_at IS NOT NULL THEN 'delivered'
+                     WHEN failed_at IS NOT NULL THEN 'failed'
+                     ELSE 'pending' END AS state, count(*) AS n
+         FROM deliveries GROUP BY 1 ORDER BY 1",
+    )
+    .fetch_all(pool)
+    .await?)
+}

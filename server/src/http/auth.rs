@@ -85,7 +85,7 @@ pub async fn client_address(State(st): State<AppState>, mut req: Request, next: 
 fn is_public(path: &str) -> bool {
     matches!(
         path,
-        "/login" | "/login/code" | "/logout" | "/healthz" | "/favicon.ico"
+        "/login" | "/login/code" | "/logout" | "/healthz" | "/readyz" | "/favicon.ico"
     ) || path.starts_with("/pkg/")
 }
 

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod auth;
 pub mod body_limit;
+pub mod metrics;
 pub mod refusals;
 pub mod request_id;
 pub mod security;
@@ -47,6 +48,11 @@ pub struct AppState {
     pub backend: Backend,
     pub limiter: crate::platform::limiter::LoginLimiter,
     pub routines: crate::platform::routine::Routines,
+    /// The pool, for what reads across features (`/metrics`, `/readyz`).
+    pub pool: PgPool,
+    /// The routine runner's health, set by `serve` (none in tests that
+    /// build the router alone, whose `/readyz` says so).
+    pub runner: Option<crate::platform::routine::Health>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -135,7 +141,9 @@ impl AppState {
             lineage,
             backend,
             limiter,
-            routines: crate::platform::routine::Routines::new(pool),
+            routines: crate::platform::routine::Routines::new(pool.clone()),
+            pool,
+            runner: None,
         }
     }
 }
@@ -185,6 +193,8 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .route("/login/code", post(auth::login_code))
         .route("/logout", post(auth::logout))
         .route("/healthz", get(|| async { "ok" }))
+        .route("/readyz", get(metrics::readyz))
+        .route("/metrics", get(metrics::metrics))
         .nest("/api/v1", crate::http::api::router())
         .merge(assets)
         .leptos_routes_with_context(&state, routes, context.clone(), move || {

@@ -118,3 +118,23 @@ pub async fn commit(tx: Transaction<'_, Postgres>) -> Result<(), Db> {
 pub async fn acquire(pool: &PgPool) -> Result<PoolConnection<Postgres>, Db> {
     Ok(pool.acquire().await?)
 }
+
+/// For `/readyz`: whether Postgres answers a query.
+pub async fn ping(pool: &PgPool) -> Result<(), Db> {
+    sqlx::query("SELECT 1").execute(pool).await?;
+    Ok(())
+}
+
+/// For `/readyz`: the embedded migrations this database has not applied
+/// (a replica started by a newer release waits until they are).
+pub async fn pending_migrations(pool: &PgPool) -> Result<Vec<i64>, Db> {
+    let applied: Vec<i64> =
+        sqlx::query_scalar("SELECT version FROM _sqlx_migrations WHERE success")
+            .fetch_all(pool)
+            .await?;
+    Ok(MIGRATOR
+        .iter()
+        .map(|m| m.version)
+        .filter(|v| !applied.contains(v))
+        .collect())
+}

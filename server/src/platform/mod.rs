@@ -9,6 +9,7 @@ pub mod db;
 pub mod errors;
 pub mod limiter;
 pub mod limits;
+pub mod metrics;
 pub mod password;
 pub mod rest;
 pub mod routine;

@@ -50,6 +50,7 @@ pub fn config() -> ServeConfig {
         clusters_file: None,
         outbound: outbound(),
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+        metrics_max_series: streamkeeper_server::platform::metrics::DEFAULT_MAX_SERIES,
     }
 }
 
@@ -102,9 +103,14 @@ impl TestApp {
     }
 
     pub async fn with_config(pool: PgPool, cfg: ServeConfig) -> Self {
+        Self::with_state(pool.clone(), AppState::new(pool, cfg)).await
+    }
+
+    /// The router over a state the test prepared (a runner's health set).
+    pub async fn with_state(pool: PgPool, state: AppState) -> Self {
         let store = PostgresStore::new(pool.clone());
         store.migrate().await.expect("session table");
-        let app = router(AppState::new(pool.clone(), cfg), store);
+        let app = router(state, store);
         Self { pool, app }
     }
 

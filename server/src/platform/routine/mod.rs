@@ -10,6 +10,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod metrics;
 pub mod store;
 
 use async_trait::async_trait;
@@ -18,6 +19,7 @@ use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::HashMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
@@ -172,6 +174,36 @@ fn holder_name() -> String {
 struct Shared {
     pool: PgPool,
     holder: String,
+    /// Routine tasks still running (a guard in each task counts it down,
+    /// whether it returns or panics).
+    alive: AtomicUsize,
+}
+
+struct Alive(Arc<Shared>);
+
+impl Drop for Alive {
+    fn drop(&mut self) {
+        self.0.alive.fetch_sub(1, Ordering::SeqCst);
+    }
+}
+
+/// What `/readyz` asks of a runner.
+#[derive(Clone)]
+pub struct Health {
+    shared: Arc<Shared>,
+    cancel: CancellationToken,
+}
+
+impl Health {
+    /// Routine tasks running now.
+    pub fn running(&self) -> usize {
+        self.shared.alive.load(Ordering::SeqCst)
+    }
+
+    /// Whether shutdown has begun.
+    pub fn stopping(&self) -> bool {
+        self.cancel.is_cancelled()
+    }
 }
 
 /// Runs routines until [`Runner::shutdown`].
@@ -187,6 +219,7 @@ impl Runner {
             shared: Arc::new(Shared {
                 pool,
                 holder: holder_name(),
+                alive: AtomicUsize::new(0),
             }),
             cancel: CancellationToken::new(),
             tasks: JoinSet::new(),
@@ -203,11 +236,22 @@ impl Runner {
         self.cancel.clone()
     }
 
+    /// What `/readyz` reads: how many routines run, and whether they stop.
+    pub fn health(&self) -> Health {
+        Health {
+            shared: self.shared.clone(),
+            cancel: self.cancel.clone(),
+        }
+    }
+
     /// Starts running `routine`: now, and then every interval.
     pub fn add(&mut self, routine: Arc<dyn Routine>) {
         let shared = self.shared.clone();
         let cancel = self.cancel.clone();
+        shared.alive.fetch_add(1, Ordering::SeqCst);
+        let alive = Alive(shared.clone());
         self.tasks.spawn(async move {
+            let _alive = alive;
             let spec = routine.spec();
             let (scope, lease) = (
                 match spec.scope {

@@ -316,3 +316,46 @@ pub async fn list(
 fn millis(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
+
+/// Runs of the last hour by routine, cluster and outcome, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct RunCountRow {
+    pub routine: String,
+    pub cluster: Option<String>,
+    pub outcome: String,
+    pub n: i64,
+}
+
+pub async fn runs_last_hour(pool: &PgPool) -> Result<Vec<RunCountRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT r.routine, c.name AS cluster, COALESCE(r.outcome, 'running') AS outcome, count(*) AS n
+           FROM routine_runs r LEFT JOIN clusters c ON c.id = r.cluster_id
+          WHERE r.started_at > now() - interval '1 hour'
+          GROUP BY 1, 2, 3 ORDER BY 1, 2, 3",
+    )
+    .fetch_all(pool)
+    .await
+}
+
+/// The latest finished run of each routine and cluster, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct LastRunRow {
+    pub routine: String,
+    pub cluster: Option<String>,
+    pub outcome: String,
+    pub seconds: f64,
+    pub finished_at: DateTime<Utc>,
+}
+
+pub async fn last_runs(pool: &PgPool) -> Result<Vec<LastRunRow>, sqlx::Error> {
+    sqlx::query_as(
+        "SELECT DISTINCT ON (r.routine, COALESCE(r.cluster_id, 0))
+                r.routine, c.name AS cluster, r.outcome,
+                EXTRACT(EPOCH FROM r.finished_at - r.started_at)::float8 AS seconds, r.finished_at
+           FROM routine_runs r LEFT JOIN clusters c ON c.id = r.cluster_id
+          WHERE r.finished_at IS NOT NULL AND r.outcome IS NOT NULL
+          ORDER BY r.routine, COALESCE(r.cluster_id, 0), r.started_at DESC",
+    )
+    .fetch_all(pool)
+    .await
+}

@@ -672,3 +672,109 @@ pub async fn open_items_of_stream(
     .await?;
     Ok(n.unsigned_abs())
 }
+
+/// Each cluster with its latest pass, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct ClusterPassRow {
+    pub name: String,
+    pub outcome: Option<String>,
+    pub started_at: Option<DateTime<Utc>>,
+    pub finished_at: Option<DateTime<Utc>>,
+    pub last_good_at: Option<DateTime<Utc>>,
+}
+
+pub async fn clusters_with_last_pass(pool: &PgPool) -> Result<Vec<ClusterPassRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name, p.outcome, p.started_at, p.finished_at,
+                (SELECT max(finished_at) FROM cluster_passes g
+                  WHERE g.cluster_id = c.id AND g.outcome <> 'UNREACHABLE') AS last_good_at
+         FROM clusters c
+         LEFT JOIN LATERAL (SELECT outcome, started_at, finished_at FROM cluster_passes
+                            WHERE cluster_id = c.id ORDER BY started_at DESC LIMIT 1) p ON true
+         ORDER BY c.name",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// One partition of one group as the latest pass of its cluster read it.
+#[derive(Debug, Clone, FromRow)]
+pub struct LatestSampleRow {
+    pub cluster: String,
+    pub group_name: String,
+    pub topic: String,
+    pub partition: i32,
+    pub committed: Option<i64>,
+    pub log_start: Option<i64>,
+    pub log_end: Option<i64>,
+}
+
+/// The samples of each cluster's latest pass (none for a cluster whose
+/// latest pass read nothing).
+pub async fn latest_samples(pool: &PgPool) -> Result<Vec<LatestSampleRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name AS cluster, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
+         FROM clusters c
+         JOIN LATERAL (SELECT id, started_at, finished_at FROM cluster_passes
+                       WHERE cluster_id = c.id ORDER BY started_at DESC LIMIT 1) p ON true
+         -- `at` is the pass's end as COPY wrote it (text, so within a
+         -- second); the range lets Postgres skip other days' partitions.
+         JOIN lag_samples s ON s.cluster_id = c.id AND s.pass_id = p.id
+              AND s.at BETWEEN p.started_at - interval '1 second' AND p.finished_at + interval '1 second'
+         CROSS JOIN LATERAL unnest(s.partitions, s.committed, s.log_start, s.log_end)
+              AS u(partition, committed, log_start, log_end)
+         ORDER BY c.name, s.group_name, s.topic, u.partition",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Each group's last judgement, with its cluster's name, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct GroupMetricRow {
+    pub cluster: String,
+    pub name: String,
+    pub state: String,
+    pub members: i32,
+    pub status: Option<String>,
+    pub max_time_lag_s: Option<f64>,
+    pub owner: Option<String>,
+}
+
+pub async fn group_metrics(pool: &PgPool) -> Result<Vec<GroupMetricRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name AS cluster, g.name, g.state, g.members, g.status, g.max_time_lag_s,
+                tm.name AS owner
+         FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id
+         LEFT JOIN teams tm ON tm.id = g.owner_team_id
+         WHERE g.gone_since IS NULL
+         ORDER BY c.name, g.name",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Each topic's health, with its cluster's name, for `/metrics`.
+#[derive(Debug, Clone, FromRow)]
+pub struct TopicMetricRow {
+    pub cluster: String,
+    pub name: String,
+    pub partitions: i32,
+    pub under_replicated: i32,
+    pub offline: i32,
+    pub owner: Option<String>,
+}
+
+pub async fn topic_metrics(pool: &PgPool) -> Result<Vec<TopicMetricRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name AS cluster, t.name, t.partitions,
+                cardinality(t.under_replicated) AS under_replicated,
+                cardinality(t.offline) AS offline, tm.name AS owner
+         FROM topics t JOIN clusters c ON c.id = t.cluster_id
+         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
+         LEFT JOIN teams tm ON tm.id = s.owner_team_id
+         ORDER BY c.name, t.name",
+    )
+    .fetch_all(pool)
+    .await?)
+}

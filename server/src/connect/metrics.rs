@@ -1,0 +1,46 @@
+//! Connect's part of `/metrics`: each worker's reachability and each
+//! connector's and task's state, under the names Strimzi's and
+//! Confluent's Connect JMX exporters use (`kafka_connect_connector_status`,
+//! `kafka_connect_connector_task_status`, a 1 on the current status), so
+//! their alert rules ("a task FAILED for 5 minutes") work unchanged.
+
+use crate::connect::store;
+use crate::platform::errors::Db;
+use crate::platform::metrics::Scrape;
+use sqlx::PgPool;
+
+pub async fn collect(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {
+    let up = scrape.gauges(
+        "streamkeeper_connect_up",
+        "1 when the latest status pass read the Connect worker, 0 when it could not",
+    );
+    for w in store::worker_metrics(pool).await? {
+        if let Some(u) = w.up {
+            up.set(vec![("connect_cluster", w.name)], f64::from(u8::from(u)));
+        }
+    }
+    let connector = scrape.gauges(
+        "kafka_connect_connector_status",
+        "1 for the connector's current status, with its owner team",
+    );
+    let task = scrape.gauges(
+        "kafka_connect_connector_task_status",
+        "1 for the task's current status",
+    );
+    for r in store::state_metrics(pool).await? {
+        let mut l = vec![("connect_cluster", r.connect), ("connector", r.connector)];
+        match r.task {
+            None => {
+                l.push(("status", r.state.to_lowercase()));
+                l.push(("owner", r.owner.unwrap_or_default()));
+                connector.set(l, 1.0);
+            }
+            Some(t) => {
+                l.push(("task", t.to_string()));
+                l.push(("status", r.state.to_lowercase()));
+                task.set(l, 1.0);
+            }
+        }
+    }
+    Ok(())
+}

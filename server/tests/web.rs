@@ -270,11 +270,33 @@ async fn cross_site_posts_are_refused_and_recorded(pool: sqlx::PgPool) {
 async fn logins_are_throttled_per_account(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     t.user("alice", &[Role::Viewer]).await;
-    for _ in 0..10 {
+    // Good sign-ins cost nothing: the twentieth in a minute still works.
+    for _ in 0..20 {
+        assert!(t.login("alice", PASSWORD).await.is_some());
+    }
+    // Ten failures are allowed; the eleventh locks the account.
+    for _ in 0..11 {
         assert!(t.login("alice", "wrong-password").await.is_none());
     }
-    // The right password no longer helps, and the answer is the same.
-    assert!(t.login("alice", PASSWORD).await.is_none());
+    // The right password no longer helps, and the page says for how long.
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[("username", "alice"), ("password", PASSWORD), ("next", "/")],
+        )
+        .await;
+    assert!(
+        r.location().starts_with("/login?error=1&locked="),
+        "{}",
+        r.location()
+    );
+    let page = t.get(r.location(), None).await;
+    assert!(
+        page.body.contains("it is locked for"),
+        "the sign-in page says the account is locked: {}",
+        page.body
+    );
     let reasons: Vec<String> =
         sqlx::query_scalar("SELECT detail FROM audit_refusals ORDER BY last_at DESC LIMIT 1")
             .fetch_all(&t.pool)

@@ -9,15 +9,21 @@ use leptos_meta::Title;
 #[component]
 pub fn LoginPage() -> impl IntoView {
     let failed = query_param("error");
+    let locked = query_param("locked");
     let next = query_param("next");
     let expired = query_param("expired");
     view! {
         <Title text="Sign in" />
         <section class="card narrow">
             <h1>"Sign in"</h1>
-            <Show when=move || failed.get().is_some()>
+            <Show when=move || failed.get().is_some() && locked.get().is_none()>
                 <p class="error" role="alert" data-testid="login-error">
-                    "Invalid username or password, or too many attempts. Try again in a minute."
+                    "Invalid username or password."
+                </p>
+            </Show>
+            <Show when=move || locked.get().is_some()>
+                <p class="error" role="alert" data-testid="login-error">
+                    {move || locked_sentence(locked.get())}
                 </p>
             </Show>
             <Show when=move || expired.get().is_some() && failed.get().is_none()>
@@ -44,14 +50,20 @@ pub fn LoginPage() -> impl IntoView {
 #[component]
 pub fn LoginCodePage() -> impl IntoView {
     let failed = query_param("error");
+    let locked = query_param("locked");
     let next = query_param("next");
     view! {
         <Title text="Enter your code" />
         <section class="card narrow">
             <h1>"Enter your code"</h1>
-            <Show when=move || failed.get().is_some()>
+            <Show when=move || failed.get().is_some() && locked.get().is_none()>
                 <p class="error" role="alert" data-testid="code-error">
-                    "That code is not right, was used already, or there were too many attempts. Try the next code."
+                    "That code is not right or was used already. Try the next code."
+                </p>
+            </Show>
+            <Show when=move || locked.get().is_some()>
+                <p class="error" role="alert" data-testid="code-error">
+                    {move || locked_sentence(locked.get())}
                 </p>
             </Show>
             <form method="post" action="/login/code" class="stack">
@@ -65,4 +77,14 @@ pub fn LoginCodePage() -> impl IntoView {
             <p class="note">"Within five minutes of your password; after that, "<a href="/login">"start again"</a>"."</p>
         </section>
     }
+}
+
+/// What a throttled sign-in says: failed tries lock the account (or the
+/// address they come from) for a while, and the page says how long.
+fn locked_sentence(seconds: Option<String>) -> String {
+    let secs = seconds.and_then(|s| s.parse::<u64>().ok()).unwrap_or(60);
+    let unit = if secs == 1 { "second" } else { "seconds" };
+    format!(
+        "Too many failed sign-ins for this account or from your address: it is locked for {secs} {unit}. Try again then."
+    )
 }

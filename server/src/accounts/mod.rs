@@ -610,7 +610,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             Ok(c) => c,
             Err(refusal) => {
                 return Err(self
-                    .refuse(
+                    .wrong(
                         who,
                         from,
                         ACTION,
@@ -737,17 +737,27 @@ impl AccountService {
     /// The sign-in throttle for a typed password or code; refused (and
     /// audited) when spent.
     async fn throttle(&self, who: &Principal, from: &str, action: &str) -> Result<(), AppError> {
-        if self.limiter.allow(&who.username, from) {
+        let Some(wait) = self.limiter.wait(&who.username, from) else {
             return Ok(());
-        }
+        };
         Err(self
             .refuse(
                 who,
                 from,
                 action,
-                "Too many attempts for this account: wait a minute, then try again",
+                &format!(
+                    "Too many failed attempts for this account: it is locked for {} s more",
+                    wait.as_secs().max(1)
+                ),
             )
             .await)
+    }
+
+    /// A wrong password or code: it counts against the throttle, and is a
+    /// refusal, audited.
+    async fn wrong(&self, who: &Principal, from: &str, action: &str, reason: &str) -> AppError {
+        self.limiter.failed(&who.username, from);
+        self.refuse(who, from, action, reason).await
     }
 
     /// Checks the caller's current password (throttled); a wrong one is a
@@ -763,7 +773,7 @@ impl AccountService {
         let u = self.existing_user(who.user_id).await?;
         if u.disabled || !password::verify_async(given.to_owned(), u.password_hash.clone()).await? {
             return Err(self
-                .refuse(who, from, action, "The current password is not right")
+                .wrong(who, from, action, "The current password is not right")
                 .await);
         }
         Ok(u)
@@ -784,7 +794,7 @@ impl AccountService {
         match second_factor::verify(&self.pool, u, given, recovery).await? {
             Ok(f) => Ok(f),
             Err(refusal) => Err(self
-                .refuse(
+                .wrong(
                     who,
                     from,
                     action,

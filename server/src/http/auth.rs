@@ -383,9 +383,13 @@ pub async fn login(
         }
     };
     let next = safe_next(&form.next, &st.config.public_url);
-    let failed = || {
+    // `wait`: the account or address is locked for that many seconds.
+    let failed = |wait: Option<std::time::Duration>| {
         let mut q = form_urlencoded::Serializer::new(String::new());
         q.append_pair("error", "1");
+        if let Some(w) = wait {
+            q.append_pair("locked", &w.as_secs().max(1).to_string());
+        }
         if next != "/" {
             q.append_pair("next", &next);
         }
@@ -403,11 +407,20 @@ pub async fn login(
     // hashed or kept as a throttle key (a 2 MB name would stay in memory).
     let too_long = form.username.trim().chars().nth(MAX_USERNAME_LEN).is_some();
     let username = attempted.to_lowercase();
-    let throttled = !too_long && !st.limiter.allow(&username, &from);
+    let wait = if too_long {
+        None
+    } else {
+        st.limiter.wait(&username, &from)
+    };
+    let throttled = wait.is_some();
     let user = if too_long || throttled {
         None
     } else {
         match st.accounts.authenticate(&username, &form.password).await {
+            Ok(None) => {
+                st.limiter.failed(&username, &from);
+                None
+            }
             Ok(u) => u,
             Err(e) => return ApiError(e).into_response(),
         }
@@ -432,7 +445,7 @@ pub async fn login(
         if let Err(e) = st.accounts.tally(event).await {
             return ApiError(e).into_response();
         }
-        return failed();
+        return failed(wait);
     };
     if user.totp_secret.is_some() {
         // The password was right; the session waits for the code. A new id
@@ -454,16 +467,19 @@ pub async fn login(
             ))
             .into_response();
         }
-        return code_page(&pending.next, false);
+        return code_page(&pending.next, false, None);
     }
     sign_in(&st, &session, &from, &user, &next, None).await
 }
 
 /// The code page, keeping where the user goes after it.
-fn code_page(next: &str, failed: bool) -> Response {
+fn code_page(next: &str, failed: bool, locked: Option<std::time::Duration>) -> Response {
     let mut q = form_urlencoded::Serializer::new(String::new());
     if failed {
         q.append_pair("error", "1");
+    }
+    if let Some(w) = locked {
+        q.append_pair("locked", &w.as_secs().max(1).to_string());
     }
     if next != "/" {
         q.append_pair("next", next);
@@ -569,7 +585,8 @@ pub async fn login_code(
         }
         return Redirect::to("/login?expired=1").into_response();
     };
-    let throttled = !st.limiter.allow(&pending.username, &from);
+    let wait = st.limiter.wait(&pending.username, &from);
+    let throttled = wait.is_some();
     let passed = if throttled {
         None
     } else {
@@ -578,6 +595,10 @@ pub async fn login_code(
             .second_factor_sign_in(pending.user_id, &form.code)
             .await
         {
+            Ok(None) => {
+                st.limiter.failed(&pending.username, &from);
+                None
+            }
             Ok(p) => p,
             Err(e) => return ApiError(e).into_response(),
         }
@@ -594,7 +615,7 @@ pub async fn login_code(
         if let Err(e) = st.accounts.tally(event).await {
             return ApiError(e).into_response();
         }
-        return code_page(&pending.next, true);
+        return code_page(&pending.next, true, wait);
     };
     sign_in(&st, &session, &from, &user, &pending.next, Some(factor)).await
 }

@@ -9,21 +9,27 @@
 //! address's allowed the try, so one address (an IPv6 /64) can add at most
 //! its own budget's worth of account keys.
 
+use governor::clock::Clock;
 use governor::clock::DefaultClock;
 use governor::state::keyed::DefaultKeyedStateStore;
 use governor::{Quota, RateLimiter};
+use std::collections::HashMap;
 use std::num::NonZeroU32;
-use std::sync::Arc;
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::{Duration, Instant};
 use streamkeeper::accounts::account::MAX_USERNAME_LEN;
 use streamkeeper::platform::client_addr::throttle_key;
 
 type Keyed = RateLimiter<String, DefaultKeyedStateStore<String>, DefaultClock>;
 
+/// Only failed tries pay: governor counts them, and a key whose budget a
+/// failure found spent is locked until governor's next cell (governor
+/// cannot be asked without paying, so the lock is kept here).
 #[derive(Clone)]
 pub struct LoginLimiter {
     per_account: Arc<Keyed>,
     per_address: Arc<Keyed>,
+    locked: Arc<Mutex<HashMap<String, Instant>>>,
 }
 
 fn quota(burst: u32, every: Duration) -> Quota {
@@ -33,37 +39,77 @@ fn quota(burst: u32, every: Duration) -> Quota {
         .allow_burst(burst)
 }
 
+/// How long an overlong name waits: it is never tried at all.
+const OVERLONG: Duration = Duration::from_secs(60);
+
+fn account_key(account: &str) -> String {
+    format!("account:{}", account.trim().to_lowercase())
+}
+
+fn address_key(address: &str) -> String {
+    format!("address:{}", throttle_key(address))
+}
+
 impl LoginLimiter {
-    /// 10 attempts, then one a minute per account (≤ 70 an hour); 50, then
-    /// one every 2 s per address.
+    /// 10 failures, then one a minute per account (≤ 70 an hour); 50, then
+    /// one every 2 s per address. Successful sign-ins cost nothing.
     pub fn new() -> Self {
         Self {
             per_account: Arc::new(RateLimiter::keyed(quota(10, Duration::from_secs(60)))),
             per_address: Arc::new(RateLimiter::keyed(quota(50, Duration::from_secs(2)))),
+            locked: Arc::default(),
         }
     }
 
-    /// Whether an attempt for `account` from `address` may go ahead. The
-    /// address pays first; the account pays only for tries its address was
-    /// allowed, so an attacker whose own address is throttled cannot go on
-    /// locking other people's accounts. A name longer than any username is
-    /// refused without touching either budget.
-    pub fn allow(&self, account: &str, address: &str) -> bool {
-        let account = account.trim();
-        if account.chars().count() > MAX_USERNAME_LEN {
-            return false;
-        }
-        if self.per_address.check_key(&throttle_key(address)).is_err() {
-            return false;
-        }
-        self.per_account.check_key(&account.to_lowercase()).is_ok()
+    fn locks(&self) -> MutexGuard<'_, HashMap<String, Instant>> {
+        // A panic elsewhere while holding it leaves the map usable.
+        self.locked.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Forgets keys whose budget is full again, so memory stays bounded;
-    /// answers how many keys are still held.
+    /// Whether a try for `account` from `address` must wait, and how long:
+    /// `None` lets it go ahead. A name longer than any username always
+    /// waits and touches no budget.
+    pub fn wait(&self, account: &str, address: &str) -> Option<Duration> {
+        if account.trim().chars().count() > MAX_USERNAME_LEN {
+            return Some(OVERLONG);
+        }
+        let now = Instant::now();
+        let locks = self.locks();
+        [address_key(address), account_key(account)]
+            .iter()
+            .filter_map(|k| locks.get(k))
+            .filter(|until| **until > now)
+            .map(|until| *until - now)
+            .max()
+    }
+
+    /// Records a failed try. The address pays first; the account pays only
+    /// for failures its address had budget for, so an attacker whose own
+    /// address is spent cannot go on locking other people's accounts.
+    pub fn failed(&self, account: &str, address: &str) {
+        if account.trim().chars().count() > MAX_USERNAME_LEN {
+            return;
+        }
+        let address = address_key(address);
+        if let Err(not_until) = self.per_address.check_key(&address) {
+            let until = Instant::now() + not_until.wait_time_from(DefaultClock::default().now());
+            self.locks().insert(address, until);
+            return;
+        }
+        let account = account_key(account);
+        if let Err(not_until) = self.per_account.check_key(&account) {
+            let until = Instant::now() + not_until.wait_time_from(DefaultClock::default().now());
+            self.locks().insert(account, until);
+        }
+    }
+
+    /// Forgets keys whose budget is full again and locks that ended, so
+    /// memory stays bounded; answers how many keys are still held.
     pub fn shrink(&self) -> usize {
         self.per_account.retain_recent();
         self.per_address.retain_recent();
+        let now = Instant::now();
+        self.locks().retain(|_, until| *until > now);
         self.keys()
     }
 
@@ -83,15 +129,37 @@ impl Default for LoginLimiter {
 mod tests {
     use super::*;
 
-    #[test]
-    fn throttles_one_account_not_others() {
-        let l = LoginLimiter::new();
-        for _ in 0..10 {
-            assert!(l.allow("alice", "10.0.0.1"));
+    fn fail(l: &LoginLimiter, account: &str, address: &str, n: usize) {
+        for _ in 0..n {
+            l.failed(account, address);
         }
-        assert!(!l.allow("alice", "10.0.0.2"));
-        assert!(!l.allow("ALICE", "10.0.0.3"));
-        assert!(l.allow("bob", "10.0.0.1"));
+    }
+
+    #[test]
+    fn throttles_one_account_after_its_failures_not_others() {
+        let l = LoginLimiter::new();
+        fail(&l, "alice", "10.0.0.1", 10);
+        assert_eq!(l.wait("alice", "10.0.0.1"), None, "ten failures are free");
+        l.failed("alice", "10.0.0.1");
+        let wait = l.wait("alice", "10.0.0.2").expect("locked");
+        assert!(
+            wait > Duration::from_secs(50) && wait <= Duration::from_secs(60),
+            "{wait:?}"
+        );
+        assert!(
+            l.wait("ALICE", "10.0.0.3").is_some(),
+            "names are one account whatever their case"
+        );
+        assert_eq!(l.wait("bob", "10.0.0.1"), None);
+    }
+
+    #[test]
+    fn successful_sign_ins_cost_nothing() {
+        let l = LoginLimiter::new();
+        for _ in 0..1000 {
+            assert_eq!(l.wait("alice", "10.0.0.1"), None);
+        }
+        assert_eq!(l.keys(), 0);
     }
 
     #[test]
@@ -99,35 +167,51 @@ mod tests {
         let l = LoginLimiter::new();
         let long = "a".repeat(2 * 1024 * 1024);
         for _ in 0..100 {
-            assert!(!l.allow(&long, "10.0.0.1"));
+            assert!(l.wait(&long, "10.0.0.1").is_some());
+            l.failed(&long, "10.0.0.1");
         }
         assert_eq!(l.keys(), 0, "nothing kept for them");
-        assert!(l.allow(&"a".repeat(MAX_USERNAME_LEN), "10.0.0.1"));
+        assert_eq!(l.wait(&"a".repeat(MAX_USERNAME_LEN), "10.0.0.1"), None);
     }
 
     #[test]
     fn a_throttled_address_spends_no_account_budget() {
         let l = LoginLimiter::new();
-        for i in 0..50 {
-            assert!(l.allow(&format!("guess{i}"), "203.0.113.7"));
+        for i in 0..51 {
+            l.failed(&format!("guess{i}"), "203.0.113.7");
         }
-        // The attacker's address is spent; hammering alice from it does
-        // not lock her out.
-        for _ in 0..100 {
-            assert!(!l.allow("alice", "203.0.113.7"));
-        }
-        for _ in 0..10 {
-            assert!(l.allow("alice", "198.51.100.1"));
-        }
+        assert!(
+            l.wait("alice", "203.0.113.7").is_some(),
+            "the address is spent"
+        );
+        // Hammering alice from it does not lock her out elsewhere.
+        fail(&l, "alice", "203.0.113.7", 100);
+        assert_eq!(l.wait("alice", "198.51.100.1"), None);
     }
 
     #[test]
     fn an_ipv6_slash_64_is_one_address() {
         let l = LoginLimiter::new();
-        for i in 0..50 {
-            assert!(l.allow(&format!("u{i}"), &format!("2001:db8:1:2::{i:x}")));
+        for i in 0..51 {
+            l.failed(&format!("u{i}"), &format!("2001:db8:1:2::{i:x}"));
         }
-        assert!(!l.allow("u99", "2001:db8:1:2:ffff::1"));
-        assert!(l.allow("u99", "2001:db8:1:3::1"));
+        assert!(l.wait("u99", "2001:db8:1:2:ffff::1").is_some());
+        assert_eq!(l.wait("u99", "2001:db8:1:3::1"), None);
+    }
+
+    #[test]
+    fn ended_locks_are_forgotten() {
+        let l = LoginLimiter::new();
+        l.locks().insert(
+            account_key("alice"),
+            Instant::now() - Duration::from_secs(1),
+        );
+        assert_eq!(
+            l.wait("alice", "10.0.0.1"),
+            None,
+            "an ended lock does not hold"
+        );
+        l.shrink();
+        assert!(l.locks().is_empty());
     }
 }

@@ -186,19 +186,24 @@ impl ReviewService {
         let Some(password) = password.filter(|p| !p.is_empty()) else {
             return Ok(false);
         };
-        if !self.limiter.allow(&who.username, from) {
-            return Err(AppError::Refused(
-                "Too many password attempts for this account: wait a minute, then confirm again."
-                    .into(),
-            ));
+        if let Some(wait) = self.limiter.wait(&who.username, from) {
+            return Err(AppError::Refused(format!(
+                "Too many failed password attempts for this account: it is locked for {} s more, then confirm again.",
+                wait.as_secs().max(1)
+            )));
         }
         let user = crate::accounts::store::users::by_id(&self.pool, who.user_id).await?;
-        match user {
+        let right = match user {
             Some(u) if !u.disabled => {
-                crate::platform::password::verify_async(password.to_owned(), u.password_hash).await
+                crate::platform::password::verify_async(password.to_owned(), u.password_hash)
+                    .await?
             }
-            _ => Ok(false),
+            _ => false,
+        };
+        if !right {
+            self.limiter.failed(&who.username, from);
         }
+        Ok(right)
     }
 
     /// A second factor's current code, which approving in a session also
@@ -228,20 +233,24 @@ impl ReviewService {
                 ),
             ));
         };
-        if !self.limiter.allow(&who.username, from) {
+        if let Some(wait) = self.limiter.wait(&who.username, from) {
             return Err((
                 "second-factor attempts throttled",
-                AppError::Refused(
-                    "Too many attempts for this account: wait a minute, then confirm again.".into(),
-                ),
+                AppError::Refused(format!(
+                    "Too many failed attempts for this account: it is locked for {} s more, then confirm again.",
+                    wait.as_secs().max(1)
+                )),
             ));
         }
         match crate::accounts::second_factor::verify(&self.pool, &user, code, false).await {
             Ok(Ok(_)) => Ok(()),
-            Ok(Err(r)) => Err((
-                "second-factor code not accepted",
-                AppError::Refused(format!("Confirm the approval with a current code: {r}.")),
-            )),
+            Ok(Err(r)) => {
+                self.limiter.failed(&who.username, from);
+                Err((
+                    "second-factor code not accepted",
+                    AppError::Refused(format!("Confirm the approval with a current code: {r}.")),
+                ))
+            }
             Err(e) => Err(("second factor unchecked", e)),
         }
     }

@@ -107,7 +107,7 @@ pub struct PassReport {
 
 /// The Kafka topics among a connector's datasets, read from its config in
 /// clear (the lineage names no credential); patterns are left out.
-fn topics_of(config: &Config, bootstrap: &str) -> Vec<String> {
+pub fn topics_of(config: &Config, bootstrap: &str) -> Vec<String> {
     let Ok(l) = lineage(config, bootstrap) else {
         return Vec::new();
     };

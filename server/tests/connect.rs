@@ -1366,3 +1366,158 @@ async fn a_worker_failing_during_apply_leaves_the_item_where_it_was_with_a_clear
             .expect("audit");
     assert_eq!(failed, 3, "each failed apply is audited");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn at_the_autonomous_level_failed_tasks_are_restarted_with_backoff_and_a_daily_cap(
+    pool: PgPool,
+) {
+    let w = review_world(pool, "autonomous", 1).await;
+    let team: i64 = sqlx::query_scalar("SELECT id FROM teams WHERE name = 'payments'")
+        .fetch_one(&w.c.t.pool)
+        .await
+        .expect("team");
+    let (hook, got) = receiver().await;
+    let r =
+        w.c.api(
+            Method::PUT,
+            &format!("/api/v1/teams/{team}/webhook"),
+            Some(json!({"url": hook})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    put(&w.c.double, "s3-orders", &s3("orders"));
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 0);
+
+    // The first failure: restarted at once, reported on the flag and its webhook.
+    w.c.double.keep_failing("s3-orders", 1, TRACE);
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 1);
+    let flags = w.c.flags().await;
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    let reason = flags[0]["reason"].as_str().unwrap_or("").to_owned();
+    assert!(
+        reason.contains("Streamkeeper restarted its failed instances (try 1 of 5"),
+        "{reason}"
+    );
+    assert_eq!(flags[0]["evidence"]["auto_restart"]["tasks"], json!([1]));
+    deliver(&w.c.t).await;
+    let bodies = got.lock().expect("lock").clone();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert!(
+        bodies[0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("restarted"),
+        "{bodies:?}"
+    );
+    let restarts_audited = || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM audit_log WHERE action = 'connector.restart' AND actor = 'streamkeeper'",
+        )
+        .fetch_one(&w.c.t.pool)
+        .await
+        .expect("audit");
+        n
+    };
+    assert_eq!(restarts_audited().await, 1);
+
+    // It fails again at once: the second restart waits for the backoff.
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(
+        w.c.double.restarts("s3-orders"),
+        1,
+        "within the first minute"
+    );
+    let reason = w.c.flags().await[0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(reason.contains("restarts it again at"), "{reason}");
+    sqlx::query("UPDATE connector_restarts SET at = at - interval '2 minutes'")
+        .execute(&w.c.t.pool)
+        .await
+        .expect("backdate");
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 2, "the minute is up");
+    deliver(&w.c.t).await;
+    let bodies = got.lock().expect("lock").clone();
+    assert_eq!(
+        bodies.len(),
+        2,
+        "the second restart is told too: {bodies:?}"
+    );
+    assert!(
+        bodies[1]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("try 2 of 5"),
+        "{bodies:?}"
+    );
+
+    // Five in a day: the sixth does not happen.
+    sqlx::query(
+        "INSERT INTO connector_restarts (connector_id, tasks, outcome, at)
+         SELECT connector_id, tasks, outcome, now() - interval '5 hours'
+         FROM connector_restarts, generate_series(1, 3) LIMIT 3",
+    )
+    .execute(&w.c.t.pool)
+    .await
+    .expect("three more today");
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 2, "capped at five a day");
+    let reason = w.c.flags().await[0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(reason.contains("stops trying"), "{reason}");
+    assert_eq!(restarts_audited().await, 2);
+    for b in got.lock().expect("lock").iter() {
+        assert!(!b.to_string().contains(SECRET), "{b}");
+    }
+
+    // Below autonomous nothing restarts on its own; approvers review a restart.
+    let r =
+        w.c.api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            Some(
+                json!({"autonomy": "act_after_approval", "required_approvals": 1,
+                        "approver_users": ["eddie", "ann", "bob"], "approver_teams": []}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    sqlx::query("DELETE FROM connector_restarts")
+        .execute(&w.c.t.pool)
+        .await
+        .expect("forget");
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 2, "not autonomous");
+    let r = w
+        .call(
+            Method::POST,
+            "/api/v1/review-items/connector-restarts",
+            &w.eddie,
+            Some(json!({"cluster_id": w.c.cluster, "connect": "main", "connector": "s3-orders"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["kind"], "connector_restart");
+    assert!(!r.body.contains(SECRET), "{}", r.body);
+    let id = item["id"].as_i64().expect("id");
+    let hash = item["content_hash"].as_str().expect("hash").to_owned();
+    assert_eq!(
+        w.approve(&w.eddie, id, &hash).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let r = w.approve(&w.ann, id, &hash).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    assert_eq!(
+        w.c.double.restarts("s3-orders"),
+        3,
+        "restarted after approval"
+    );
+}

@@ -1521,3 +1521,91 @@ async fn at_the_autonomous_level_failed_tasks_are_restarted_with_backoff_and_a_d
         "restarted after approval"
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_cli_validates_against_a_console_and_proposes_a_draft(pool: PgPool) {
+    let w = review_world(pool, "suggest", 1).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let server = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = w.c.t.app.clone();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    let dir = std::env::temp_dir().join(format!("sk-connect-online-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let good = dir.join("good.json");
+    std::fs::write(&good, s3_draft("s3-orders", "1000").to_string()).expect("write");
+    let mut inline = s3_draft("s3-orders", "1000");
+    inline["aws.secret.access.key"] = json!(SECRET);
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, inline.to_string()).expect("write");
+    let run = |args: Vec<String>| async move {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
+                .args(&args)
+                .output()
+                .expect("runs")
+        })
+        .await
+        .expect("joined")
+    };
+    let args = |cmd: &str, file: &std::path::Path, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["connect", cmd].map(str::to_owned).to_vec();
+        a.push(file.display().to_string());
+        for x in [
+            "--server",
+            &server,
+            "--token",
+            &w.eddie,
+            "--cluster",
+            "local",
+            "--connect",
+            "main",
+        ] {
+            a.push(x.to_owned());
+        }
+        a.extend(extra.iter().map(|x| (*x).to_owned()));
+        a
+    };
+    let out = run(args("validate", &good, &["--plugin", "s3_sink"])).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        report["worker"].is_object(),
+        "the worker validated it: {report}"
+    );
+    let out = run(args("validate", &bad, &["--plugin", "s3_sink"])).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
+
+    let out = run(args("draft", &bad, &[])).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("cannot be proposed"), "{err}");
+    assert!(!err.contains(SECRET), "{err}");
+    let out = run(args("draft", &good, &["--title", "S3 sink for orders"])).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let item: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(item["kind"], "connector_draft");
+    assert_eq!(item["title"], "S3 sink for orders");
+    // At suggest: the exact request to run by hand, shell-quoted.
+    let manual = item["manual_apply"]
+        .as_str()
+        .expect("a manual request")
+        .to_owned();
+    let words = shlex::split(&manual).expect("words");
+    assert_eq!(words[..3], ["curl", "-X", "PUT"]);
+    assert!(
+        words[5].ends_with("/connectors/s3-orders/config"),
+        "{manual}"
+    );
+    let body: Value = serde_json::from_str(&words[7]).expect("the body is the config");
+    assert_eq!(body["aws.secret.access.key"], REFERENCE);
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

@@ -118,6 +118,13 @@ async fn main() {
     let reviews = ReviewService::new(
         pool.clone(),
         schemas.clone(),
+        Arc::new(streamkeeper_server::connect::ConnectService::new(
+            pool.clone(),
+            streamkeeper_server::clients::egress::Outbound {
+                egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
+                ..Default::default()
+            },
+        )),
         streamkeeper_server::platform::limiter::LoginLimiter::new(),
     );
     reviews

@@ -89,7 +89,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let task = match task(cli.command, outbound.clone())? {
         Task::Offline(Offline::Kafka(c)) => return watch::cli::kafka(c, &outbound).await,
         Task::Offline(Offline::Schema(c)) => return schemas::cli::run(c).await,
-        Task::Offline(Offline::Connect(c)) => return connect::cli::run(c),
+        Task::Offline(Offline::Connect(c)) => return connect::cli::run(c).await,
         Task::Database(t) => t,
     };
     let url = config::database_url(&cli.global)?;

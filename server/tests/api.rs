@@ -88,7 +88,7 @@ async fn unknown_list_choices_are_a_400_naming_the_allowed_values(pool: sqlx::Pg
         ),
         (
             "/api/v1/review-items?kind=connector",
-            "unknown kind 'connector' (one of: producer_change, schema_registration)",
+            "unknown kind 'connector' (one of: producer_change, schema_registration, connector_draft, connector_restart)",
         ),
         // Flags used to fall back to mine and live without a word.
         (

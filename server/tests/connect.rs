@@ -920,3 +920,692 @@ fn the_offline_cli_validates_a_file_with_schema_check_exit_codes() {
     assert_eq!(run(&not_json, "s3_sink").status.code(), Some(2));
     std::fs::remove_dir_all(&dir).ok();
 }
+
+// Connector drafts and restarts as review items (issue 13 item 7).
+
+const REFERENCE: &str = "${file:/etc/connect/s3.properties:secret}";
+
+/// A clean S3 sink of `orders`: the secret by reference.
+fn s3_draft(name: &str, flush: &str) -> Value {
+    let mut v: serde_json::Map<String, Value> = s3("orders")
+        .into_iter()
+        .map(|(k, v)| (k.to_owned(), Value::String(v)))
+        .collect();
+    v.insert("name".into(), json!(name));
+    v.insert("flush.size".into(), json!(flush));
+    v.insert("aws.secret.access.key".into(), json!(REFERENCE));
+    v.insert(
+        "aws.access.key.id".into(),
+        json!("${file:/etc/connect/s3.properties:id}"),
+    );
+    Value::Object(v)
+}
+
+struct Review {
+    c: Ctx,
+    /// Owner of payments and a named approver: proposes, may never approve.
+    eddie: String,
+    ann: String,
+    bob: String,
+    /// A viewer outside the domain.
+    vera: String,
+}
+
+async fn review_world(pool: PgPool, autonomy: &str, required: i16) -> Review {
+    let c = setup(pool).await;
+    let eddie = c.t.user("eddie", &[Role::Owner, Role::Approver]).await;
+    let ann = c.t.user("ann", &[Role::Approver]).await;
+    let bob = c.t.user("bob", &[Role::Approver]).await;
+    let vera = c.t.user("vera", &[Role::Viewer]).await;
+    let team = c
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            Some(json!({"name": "payments"})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("team");
+    let r = c
+        .api(
+            Method::POST,
+            &format!("/api/v1/teams/{team}/members"),
+            Some(json!({"username": "eddie"})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+    sqlx::query(
+        "INSERT INTO streams (cluster_id, topic, owner_team_id, domain) VALUES ($1, 'orders', $2, 'payments')",
+    )
+    .bind(c.cluster)
+    .bind(team)
+    .execute(&c.t.pool)
+    .await
+    .expect("stream");
+    let r = c
+        .api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            Some(json!({"autonomy": autonomy, "required_approvals": required,
+                        "approver_users": ["eddie", "ann", "bob"], "approver_teams": []})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = c.add_connect("main", &c.url).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    Review {
+        eddie: c.t.token(eddie).await,
+        ann: c.t.token(ann).await,
+        bob: c.t.token(bob).await,
+        vera: c.t.token(vera).await,
+        c,
+    }
+}
+
+impl Review {
+    async fn call(
+        &self,
+        m: Method,
+        path: &str,
+        token: &str,
+        body: Option<Value>,
+    ) -> support::Reply {
+        self.c.t.api(m, path, token, body).await
+    }
+
+    async fn propose(&self, token: &str, config: Value) -> support::Reply {
+        self.call(
+            Method::POST,
+            "/api/v1/review-items/connectors",
+            token,
+            Some(json!({"cluster_id": self.c.cluster, "connect": "main", "config": config})),
+        )
+        .await
+    }
+
+    async fn item(&self, id: i64) -> Value {
+        let r = self
+            .call(
+                Method::GET,
+                &format!("/api/v1/review-items/{id}/connector"),
+                &self.ann,
+                None,
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert!(!r.body.contains(SECRET), "{}", r.body);
+        r.json()
+    }
+
+    async fn approve(&self, token: &str, id: i64, hash: &str) -> support::Reply {
+        self.call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/approvals"),
+            token,
+            Some(json!({"content_hash": hash})),
+        )
+        .await
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_connector_draft_is_validated_reviewed_and_applied_after_a_named_approval(pool: PgPool) {
+    let w = review_world(pool, "act_after_approval", 1).await;
+    // A draft with an error (an inline secret) cannot be proposed.
+    let mut bad = s3_draft("s3-orders", "1000");
+    bad["aws.secret.access.key"] = json!(SECRET);
+    let r = w.propose(&w.eddie, bad).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("cannot be proposed"), "{}", r.body);
+    assert!(r.body.contains("aws.secret.access.key"), "{}", r.body);
+    assert!(!r.body.contains(SECRET), "{}", r.body);
+    // Not a JSON object, an unknown plugin: clear 422s, nothing saved.
+    for (config, says) in [
+        (json!(["a"]), "object"),
+        (
+            json!({"name": "x", "connector.class": "com.example.Nope"}),
+            "not a plugin",
+        ),
+    ] {
+        let r = w.propose(&w.eddie, config).await;
+        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+        assert!(r.body.contains(says), "{}", r.body);
+    }
+    // A viewer outside the domain may not propose.
+    let r = w.propose(&w.vera, s3_draft("s3-orders", "1000")).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    let r = w.propose(&w.eddie, s3_draft("s3-orders", "1000")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    let id = item["id"].as_i64().expect("id");
+    assert_eq!(item["kind"], "connector_draft");
+    assert_eq!(item["domain"], "payments");
+    assert_eq!(item["title"], "Create connector s3-orders on main");
+    assert_eq!(item["base"]["state"], "does_not_exist");
+    assert_eq!(item["diff"]["base_exists"], false);
+    assert_eq!(
+        item["content"]["config"]["aws.secret.access.key"],
+        REFERENCE
+    );
+    assert_eq!(item["check"]["may_propose"], true, "{item}");
+    assert!(
+        item["check"]["worker"].is_object(),
+        "the worker validated it: {item}"
+    );
+    let hash = item["content_hash"].as_str().expect("hash").to_owned();
+    assert_eq!(hash.len(), 64);
+    // Nothing is written before approval.
+    assert!(w.c.double.config("s3-orders").is_none());
+
+    // The inbox lists it; the schema-shaped page shows it too.
+    let r = w
+        .call(
+            Method::GET,
+            "/api/v1/review-items?kind=connector_draft",
+            &w.ann,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["total"], 1, "{}", r.body);
+    let r = w
+        .call(
+            Method::GET,
+            &format!("/api/v1/review-items/{id}"),
+            &w.ann,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.json()["content"]["schema"]
+            .as_str()
+            .unwrap_or("")
+            .contains("s3-orders")
+    );
+    // Its schema edit is refused with where to go.
+    let r = w
+        .call(
+            Method::PUT,
+            &format!("/api/v1/review-items/{id}"),
+            &w.eddie,
+            Some(json!({"loaded_revision": 1, "schema_type": "JSON", "schema": "{}"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("/connector"), "{}", r.body);
+
+    // Self-approval: refused, audited.
+    let r = w.approve(&w.eddie, id, &hash).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert!(r.body.contains("someone else must approve"), "{}", r.body);
+    // A stale hash: refused.
+    let r = w.approve(&w.ann, id, &"0".repeat(64)).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(w.c.double.config("s3-orders").is_none());
+
+    let r = w.approve(&w.ann, id, &hash).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    let running =
+        w.c.double
+            .config("s3-orders")
+            .expect("created on the worker");
+    assert_eq!(running["flush.size"], "1000");
+    assert_eq!(
+        running["aws.secret.access.key"], REFERENCE,
+        "the reference as written"
+    );
+    let v = w.item(id).await;
+    assert!(
+        v["state_reason"]
+            .as_str()
+            .unwrap_or("")
+            .contains("Created connector s3-orders"),
+        "{v}"
+    );
+    assert_eq!(v["manual_apply"], Value::Null, "the level applies it");
+    let actions = w.c.t.audit_actions().await;
+    for a in [
+        "review.propose",
+        "review.approve.refused",
+        "review.approve",
+        "review.apply",
+    ] {
+        assert!(actions.iter().any(|x| x == a), "{a} in {actions:?}");
+    }
+    assert!(!w.c.audit_details().await.contains(SECRET));
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn changing_a_connector_diffs_without_secrets_voids_approvals_on_edit_and_a_moved_config_returns_to_review(
+    pool: PgPool,
+) {
+    let w = review_world(pool, "act_after_approval", 2).await;
+    // Running with an inline secret, as many are.
+    let mut running = s3("orders");
+    running.push(("flush.size", "500".into()));
+    put(&w.c.double, "s3-orders", &running);
+
+    // "Change this connector": the running config as a draft, masked.
+    let r = w
+        .call(
+            Method::GET,
+            &format!(
+                "/api/v1/clusters/{}/connect/main/connectors/s3-orders/draft",
+                w.c.cluster
+            ),
+            &w.eddie,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(!r.body.contains(SECRET), "{}", r.body);
+    let imported = r.json();
+    assert_eq!(imported["config"]["aws.secret.access.key"], "********");
+    assert_eq!(
+        imported["may_propose"], false,
+        "a masked value must be replaced first"
+    );
+
+    let r = w.propose(&w.eddie, s3_draft("s3-orders", "2000")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    assert!(!r.body.contains(SECRET), "{}", r.body);
+    let item = r.json();
+    let id = item["id"].as_i64().expect("id");
+    assert_eq!(item["title"], "Change connector s3-orders on main");
+    assert_eq!(item["base"]["state"], "running");
+    let changes = item["diff"]["changes"].as_array().expect("changes");
+    let flush = changes
+        .iter()
+        .find(|c| c["key"] == "flush.size")
+        .expect("flush.size");
+    assert_eq!(
+        (flush["before"].clone(), flush["after"].clone()),
+        (json!("500"), json!("2000"))
+    );
+    let secret = changes
+        .iter()
+        .find(|c| c["key"] == "aws.secret.access.key")
+        .expect("the secret changed");
+    assert_eq!(secret["secret"], true);
+    assert_eq!(
+        (secret["before"].clone(), secret["after"].clone()),
+        (Value::Null, Value::Null)
+    );
+    let hash1 = item["content_hash"].as_str().expect("hash").to_owned();
+
+    // One of two approvals, then an edit: the approval is void.
+    let r = w.approve(&w.ann, id, &hash1).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["approval_count"], 1);
+    let r = w
+        .call(
+            Method::PUT,
+            &format!("/api/v1/review-items/{id}/connector"),
+            &w.eddie,
+            Some(json!({"loaded_revision": 1, "config": s3_draft("s3-orders", "3000")})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let edited = r.json();
+    assert_eq!(edited["revision"], 2);
+    assert_eq!(edited["approval_count"], 0, "the edit voided it");
+    let hash2 = edited["content_hash"].as_str().expect("hash").to_owned();
+    assert_ne!(hash1, hash2);
+    // The old hash no longer approves anything.
+    let r = w.approve(&w.bob, id, &hash1).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    // A stale edit is refused too.
+    let r = w
+        .call(
+            Method::PUT,
+            &format!("/api/v1/review-items/{id}/connector"),
+            &w.eddie,
+            Some(json!({"loaded_revision": 1, "config": s3_draft("s3-orders", "4000")})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+
+    // Someone changes the connector by hand meanwhile.
+    let mut by_hand = running.clone();
+    by_hand.retain(|(k, _)| *k != "flush.size");
+    by_hand.push(("flush.size", "700".into()));
+    put(&w.c.double, "s3-orders", &by_hand);
+    assert_eq!(w.approve(&w.ann, id, &hash2).await.status, StatusCode::OK);
+    let r = w.approve(&w.bob, id, &hash2).await;
+    assert_eq!(r.status, StatusCode::OK, "the approval stands: {}", r.body);
+    let v = w.item(id).await;
+    assert_eq!(v["state"], "in_review", "{v}");
+    assert_eq!(v["revision"], 3);
+    assert_eq!(v["approval_count"], 0);
+    assert!(
+        v["state_reason"].as_str().unwrap_or("").contains("moved"),
+        "{v}"
+    );
+    let flush = v["diff"]["changes"]
+        .as_array()
+        .expect("changes")
+        .iter()
+        .find(|c| c["key"] == "flush.size")
+        .cloned()
+        .expect("flush.size");
+    assert_eq!(flush["before"], "700", "diffed against what runs now");
+    assert_eq!(
+        w.c.double.config("s3-orders").expect("running")["flush.size"],
+        "700"
+    );
+    assert!(
+        w.c.t
+            .audit_actions()
+            .await
+            .iter()
+            .any(|a| a == "review.stale")
+    );
+    assert!(!w.c.audit_details().await.contains(SECRET));
+    let notes: Vec<String> = sqlx::query_scalar("SELECT message FROM notifications")
+        .fetch_all(&w.c.t.pool)
+        .await
+        .expect("notifications");
+    assert!(!notes.iter().any(|n| n.contains(SECRET)));
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_worker_failing_during_apply_leaves_the_item_where_it_was_with_a_clear_message(
+    pool: PgPool,
+) {
+    let w = review_world(pool, "act_after_approval", 1).await;
+    let r = w.propose(&w.eddie, s3_draft("s3-orders", "1000")).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    let id = item["id"].as_i64().expect("id");
+    let hash = item["content_hash"].as_str().expect("hash").to_owned();
+
+    // HTML from a proxy while the approval applies it: approved, not applied.
+    w.c.double.fail_next(1, Fault::BadGatewayHtml);
+    let r = w.approve(&w.ann, id, &hash).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["state"], "approved", "{v}");
+    let reason = v["state_reason"].as_str().unwrap_or("").to_owned();
+    assert!(reason.contains("nothing was written"), "{reason}");
+    assert!(!reason.contains("<html"), "no upstream page: {reason}");
+    assert!(w.c.double.config("s3-orders").is_none());
+
+    // A rebalance that never ends (409 on every write): still approved.
+    w.c.double.rebalance_forever();
+    let apply = format!("/api/v1/review-items/{id}/apply");
+    let r = w.call(Method::POST, &apply, &w.ann, None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert!(r.body.contains("did not take the config"), "{}", r.body);
+    let v = w.item(id).await;
+    assert_eq!(v["state"], "approved", "{v}");
+    assert!(
+        w.c.double.config("s3-orders").is_none(),
+        "nothing half-applied"
+    );
+
+    // A worker that never answers: the client's timeout ends it.
+    w.c.double.rebalance_next(0);
+    w.c.double.fail_next(1, Fault::Hang);
+    let r = w.call(Method::POST, &apply, &w.ann, None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(w.item(id).await["state"], "approved");
+    assert!(w.c.double.config("s3-orders").is_none());
+
+    // The worker is back: applied.
+    let r = w.call(Method::POST, &apply, &w.ann, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    assert!(w.c.double.config("s3-orders").is_some());
+    let failed: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action = 'review.apply_failed'")
+            .fetch_one(&w.c.t.pool)
+            .await
+            .expect("audit");
+    assert_eq!(failed, 3, "each failed apply is audited");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn at_the_autonomous_level_failed_tasks_are_restarted_with_backoff_and_a_daily_cap(
+    pool: PgPool,
+) {
+    let w = review_world(pool, "autonomous", 1).await;
+    let team: i64 = sqlx::query_scalar("SELECT id FROM teams WHERE name = 'payments'")
+        .fetch_one(&w.c.t.pool)
+        .await
+        .expect("team");
+    let (hook, got) = receiver().await;
+    let r =
+        w.c.api(
+            Method::PUT,
+            &format!("/api/v1/teams/{team}/webhook"),
+            Some(json!({"url": hook})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    put(&w.c.double, "s3-orders", &s3("orders"));
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 0);
+
+    // The first failure: restarted at once, reported on the flag and its webhook.
+    w.c.double.keep_failing("s3-orders", 1, TRACE);
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 1);
+    let flags = w.c.flags().await;
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    let reason = flags[0]["reason"].as_str().unwrap_or("").to_owned();
+    assert!(
+        reason.contains("Streamkeeper restarted its failed instances (try 1 of 5"),
+        "{reason}"
+    );
+    assert_eq!(flags[0]["evidence"]["auto_restart"]["tasks"], json!([1]));
+    deliver(&w.c.t).await;
+    let bodies = got.lock().expect("lock").clone();
+    assert_eq!(bodies.len(), 1, "{bodies:?}");
+    assert!(
+        bodies[0]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("restarted"),
+        "{bodies:?}"
+    );
+    let restarts_audited = || async {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM audit_log WHERE action = 'connector.restart' AND actor = 'streamkeeper'",
+        )
+        .fetch_one(&w.c.t.pool)
+        .await
+        .expect("audit");
+        n
+    };
+    assert_eq!(restarts_audited().await, 1);
+
+    // It fails again at once: the second restart waits for the backoff.
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(
+        w.c.double.restarts("s3-orders"),
+        1,
+        "within the first minute"
+    );
+    let reason = w.c.flags().await[0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(reason.contains("restarts it again at"), "{reason}");
+    sqlx::query("UPDATE connector_restarts SET at = at - interval '2 minutes'")
+        .execute(&w.c.t.pool)
+        .await
+        .expect("backdate");
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 2, "the minute is up");
+    deliver(&w.c.t).await;
+    let bodies = got.lock().expect("lock").clone();
+    assert_eq!(
+        bodies.len(),
+        2,
+        "the second restart is told too: {bodies:?}"
+    );
+    assert!(
+        bodies[1]["text"]
+            .as_str()
+            .unwrap_or("")
+            .contains("try 2 of 5"),
+        "{bodies:?}"
+    );
+
+    // Five in a day: the sixth does not happen.
+    sqlx::query(
+        "INSERT INTO connector_restarts (connector_id, tasks, outcome, at)
+         SELECT connector_id, tasks, outcome, now() - interval '5 hours'
+         FROM connector_restarts, generate_series(1, 3) LIMIT 3",
+    )
+    .execute(&w.c.t.pool)
+    .await
+    .expect("three more today");
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 2, "capped at five a day");
+    let reason = w.c.flags().await[0]["reason"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(reason.contains("stops trying"), "{reason}");
+    assert_eq!(restarts_audited().await, 2);
+    for b in got.lock().expect("lock").iter() {
+        assert!(!b.to_string().contains(SECRET), "{b}");
+    }
+
+    // Below autonomous nothing restarts on its own; approvers review a restart.
+    let r =
+        w.c.api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            Some(
+                json!({"autonomy": "act_after_approval", "required_approvals": 1,
+                        "approver_users": ["eddie", "ann", "bob"], "approver_teams": []}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    sqlx::query("DELETE FROM connector_restarts")
+        .execute(&w.c.t.pool)
+        .await
+        .expect("forget");
+    w.c.pass("main").await.expect("pass");
+    assert_eq!(w.c.double.restarts("s3-orders"), 2, "not autonomous");
+    let r = w
+        .call(
+            Method::POST,
+            "/api/v1/review-items/connector-restarts",
+            &w.eddie,
+            Some(json!({"cluster_id": w.c.cluster, "connect": "main", "connector": "s3-orders"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["kind"], "connector_restart");
+    assert!(!r.body.contains(SECRET), "{}", r.body);
+    let id = item["id"].as_i64().expect("id");
+    let hash = item["content_hash"].as_str().expect("hash").to_owned();
+    assert_eq!(
+        w.approve(&w.eddie, id, &hash).await.status,
+        StatusCode::FORBIDDEN
+    );
+    let r = w.approve(&w.ann, id, &hash).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    assert_eq!(
+        w.c.double.restarts("s3-orders"),
+        3,
+        "restarted after approval"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_cli_validates_against_a_console_and_proposes_a_draft(pool: PgPool) {
+    let w = review_world(pool, "suggest", 1).await;
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let server = format!("http://{}", listener.local_addr().expect("addr"));
+    let app = w.c.t.app.clone();
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    let dir = std::env::temp_dir().join(format!("sk-connect-online-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let good = dir.join("good.json");
+    std::fs::write(&good, s3_draft("s3-orders", "1000").to_string()).expect("write");
+    let mut inline = s3_draft("s3-orders", "1000");
+    inline["aws.secret.access.key"] = json!(SECRET);
+    let bad = dir.join("bad.json");
+    std::fs::write(&bad, inline.to_string()).expect("write");
+    let run = |args: Vec<String>| async move {
+        tokio::task::spawn_blocking(move || {
+            std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
+                .args(&args)
+                .output()
+                .expect("runs")
+        })
+        .await
+        .expect("joined")
+    };
+    let args = |cmd: &str, file: &std::path::Path, extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = ["connect", cmd].map(str::to_owned).to_vec();
+        a.push(file.display().to_string());
+        for x in [
+            "--server",
+            &server,
+            "--token",
+            &w.eddie,
+            "--cluster",
+            "local",
+            "--connect",
+            "main",
+        ] {
+            a.push(x.to_owned());
+        }
+        a.extend(extra.iter().map(|x| (*x).to_owned()));
+        a
+    };
+    let out = run(args("validate", &good, &["--plugin", "s3_sink"])).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert!(
+        report["worker"].is_object(),
+        "the worker validated it: {report}"
+    );
+    let out = run(args("validate", &bad, &["--plugin", "s3_sink"])).await;
+    assert_eq!(out.status.code(), Some(1), "{out:?}");
+    assert!(!String::from_utf8_lossy(&out.stdout).contains(SECRET));
+
+    let out = run(args("draft", &bad, &[])).await;
+    assert_eq!(out.status.code(), Some(2), "{out:?}");
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("cannot be proposed"), "{err}");
+    assert!(!err.contains(SECRET), "{err}");
+    let out = run(args("draft", &good, &["--title", "S3 sink for orders"])).await;
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let item: Value = serde_json::from_slice(&out.stdout).expect("json");
+    assert_eq!(item["kind"], "connector_draft");
+    assert_eq!(item["title"], "S3 sink for orders");
+    // At suggest: the exact request to run by hand, shell-quoted.
+    let manual = item["manual_apply"]
+        .as_str()
+        .expect("a manual request")
+        .to_owned();
+    let words = shlex::split(&manual).expect("words");
+    assert_eq!(words[..3], ["curl", "-X", "PUT"]);
+    assert!(
+        words[5].ends_with("/connectors/s3-orders/config"),
+        "{manual}"
+    );
+    let body: Value = serde_json::from_str(&words[7]).expect("the body is the config");
+    assert_eq!(body["aws.secret.access.key"], REFERENCE);
+    std::fs::remove_dir_all(&dir).expect("clean up");
+}

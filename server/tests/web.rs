@@ -470,7 +470,7 @@ async fn server_functions_refuse_unknown_list_choices_as_the_api_does(pool: sqlx
         (
             "/fn/list_reviews",
             &[("kind", "connector"), ("page", "1")][..],
-            "unknown kind 'connector' (one of: producer_change, schema_registration)",
+            "unknown kind 'connector' (one of: producer_change, schema_registration, connector_draft, connector_restart)",
         ),
         (
             "/fn/list_flags",

@@ -195,8 +195,8 @@ pub fn required_scope(method: &str, path: &str) -> Required {
     let segments: Vec<&str> = api.split('/').filter(|s| !s.is_empty()).collect();
     let scope = match (method, segments.as_slice()) {
         ("POST", ["clusters", _, "streams", _, "compatibility"]) => Scope::Check,
-        ("POST", ["review-items"])
-        | ("PUT", ["review-items", _])
+        ("POST", ["review-items"] | ["review-items", "connectors" | "connector-restarts"])
+        | ("PUT", ["review-items", _] | ["review-items", _, "connector"])
         | ("POST", ["review-items", _, "withdraw" | "comments" | "apply"]) => Scope::Propose,
         ("POST", ["review-items", _, "approvals" | "rejections"]) => Scope::Approve,
         ("POST", ["lineage"] | ["lineage", "batch"]) => Scope::LineageWrite,
@@ -335,6 +335,19 @@ mod tests {
     fn review_items_split_propose_and_approve() {
         assert_eq!(scope("POST", "/api/v1/review-items"), Scope::Propose);
         assert_eq!(scope("PUT", "/api/v1/review-items/7"), Scope::Propose);
+        // Connector drafts and restarts are proposals too.
+        assert_eq!(
+            scope("POST", "/api/v1/review-items/connectors"),
+            Scope::Propose
+        );
+        assert_eq!(
+            scope("POST", "/api/v1/review-items/connector-restarts"),
+            Scope::Propose
+        );
+        assert_eq!(
+            scope("PUT", "/api/v1/review-items/7/connector"),
+            Scope::Propose
+        );
         for tail in ["withdraw", "comments", "apply"] {
             assert_eq!(
                 scope("POST", &format!("/api/v1/review-items/7/{tail}")),

@@ -14,14 +14,18 @@
 //! - [`finding`]: findings, their fixes, [`may_propose`].
 //! - [`worker`]: the worker's validate answer and the side-by-side view.
 //! - [`canonical`]: canonical content, its hash, the base and the diff.
+//! - [`draft`]: a connector change as a review item, its hash, its domain.
+//! - [`restart`]: the backoff of restarts at the autonomous level.
 //! - [`lineage`]: a config's inputs and outputs as OpenLineage datasets.
 //! - [`status`]: what a status pass makes of states: flags, scrubbed traces.
 
 pub mod canonical;
 pub mod config;
+pub mod draft;
 pub mod finding;
 pub mod lineage;
 pub mod plugin;
+pub mod restart;
 pub mod rules;
 pub mod secret;
 pub mod status;

@@ -15,15 +15,28 @@ pub enum Kind {
     ProducerChange,
     /// A schema to register under a subject (`register_kafka_schema`).
     SchemaRegistration,
+    /// A connector's config to create or replace (`PUT
+    /// /connectors/{name}/config`), bound to the running config it changes.
+    ConnectorDraft,
+    /// A connector's failed instances to restart (`POST
+    /// /connectors/{name}/restart?includeTasks=true&onlyFailed=true`).
+    ConnectorRestart,
 }
 
 impl Kind {
-    pub const ALL: [Kind; 2] = [Kind::ProducerChange, Kind::SchemaRegistration];
+    pub const ALL: [Kind; 4] = [
+        Kind::ProducerChange,
+        Kind::SchemaRegistration,
+        Kind::ConnectorDraft,
+        Kind::ConnectorRestart,
+    ];
 
     pub fn as_str(self) -> &'static str {
         match self {
             Kind::ProducerChange => "producer_change",
             Kind::SchemaRegistration => "schema_registration",
+            Kind::ConnectorDraft => "connector_draft",
+            Kind::ConnectorRestart => "connector_restart",
         }
     }
 
@@ -31,12 +44,21 @@ impl Kind {
         match self {
             Kind::ProducerChange => "producer schema change",
             Kind::SchemaRegistration => "schema registration",
+            Kind::ConnectorDraft => "connector draft",
+            Kind::ConnectorRestart => "connector restart",
         }
+    }
+
+    /// Kinds applied to Kafka Connect rather than to the registry.
+    pub fn is_connector(self) -> bool {
+        matches!(self, Kind::ConnectorDraft | Kind::ConnectorRestart)
     }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
-#[error("unknown review item kind '{0}' (expected producer_change or schema_registration)")]
+#[error(
+    "unknown review item kind '{0}' (expected producer_change, schema_registration, connector_draft or connector_restart)"
+)]
 pub struct UnknownKind(pub String);
 
 impl FromStr for Kind {
@@ -154,7 +176,7 @@ mod tests {
         );
         assert_eq!(
             crate::platform::page::choice::<Kind>(Some("connector")).map_err(|e| e.to_string()),
-            Err("unknown kind 'connector' (one of: producer_change, schema_registration)".into())
+            Err("unknown kind 'connector' (one of: producer_change, schema_registration, connector_draft, connector_restart)".into())
         );
         assert!("connector".parse::<Kind>().is_err());
     }

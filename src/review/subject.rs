@@ -15,6 +15,11 @@ pub enum SubjectError {
         "{given} is not one of {topic}'s subjects: give {topic}-value, {topic}-key or {topic}-<full.record.Name>. Subjects named after a record alone (RecordNameStrategy) name no topic, so no domain's approvers."
     )]
     NotTheTopics { topic: String, given: String },
+    #[error(
+        "A {} changes a connector, not a schema: propose it with POST /api/v1/review/connectors.",
+        .0.describe()
+    )]
+    NotASchema(Kind),
 }
 
 /// The subject a proposal for `topic` writes to: a producer change to the
@@ -25,6 +30,9 @@ pub fn proposal_subject(
     topic: &str,
     given: Option<&str>,
 ) -> Result<String, SubjectError> {
+    if kind.is_connector() {
+        return Err(SubjectError::NotASchema(kind));
+    }
     let value = value_subject(topic);
     let Some(given) = given.map(str::trim).filter(|s| !s.is_empty()) else {
         return Ok(value);
@@ -36,10 +44,15 @@ pub fn proposal_subject(
             given: given.to_owned(),
         }),
         (Kind::SchemaRegistration, Some(_)) => Ok(given.to_owned()),
-        (Kind::SchemaRegistration, None) => Err(SubjectError::NotTheTopics {
-            topic: topic.to_owned(),
-            given: given.to_owned(),
-        }),
+        (Kind::SchemaRegistration | Kind::ConnectorDraft | Kind::ConnectorRestart, None) => {
+            Err(SubjectError::NotTheTopics {
+                topic: topic.to_owned(),
+                given: given.to_owned(),
+            })
+        }
+        (Kind::ConnectorDraft | Kind::ConnectorRestart, Some(_)) => {
+            Err(SubjectError::NotASchema(kind))
+        }
     }
 }
 
@@ -56,6 +69,16 @@ mod tests {
             p(Some("orders-key")),
             Err(SubjectError::NotTheValues { .. })
         ));
+    }
+
+    #[test]
+    fn connector_items_write_no_subject() {
+        for kind in [Kind::ConnectorDraft, Kind::ConnectorRestart] {
+            assert_eq!(
+                proposal_subject(kind, "orders", None),
+                Err(SubjectError::NotASchema(kind))
+            );
+        }
     }
 
     #[test]

@@ -155,6 +155,20 @@ pub async fn validate(
     Ok(Json(st.validate(&who, req).await?))
 }
 
+/// "Change this connector": the running config read from the worker now,
+/// as a draft to edit and propose (`POST /review-items/connectors`), with
+/// inline secrets masked and the findings beside the worker's answer.
+#[utoipa::path(get, path = "/clusters/{id}/connect/{name}/connectors/{connector}/draft", tag = "connect",
+    params(("id" = i64, Path), ("name" = String, Path), ("connector" = String, Path)),
+    responses((status = 200, body = ValidateReport), (status = 404, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn import(
+    State(st): State<Arc<ConnectService>>,
+    Extension(who): Extension<Principal>,
+    ApiPath((id, name, connector)): ApiPath<(i64, String, String)>,
+) -> Result<Json<ValidateReport>, ApiError> {
+    Ok(Json(st.import(&who, id, &name, &connector).await?))
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to
 /// `/api/v1` (the router nests and merges them).
 pub fn routes<S>() -> OpenApiRouter<S>
@@ -169,5 +183,6 @@ where
         .routes(routes!(connectors))
         .routes(routes!(connector))
         .routes(routes!(set_owner))
+        .routes(routes!(import))
         .routes(routes!(validate))
 }

@@ -1,7 +1,10 @@
 //! `streamkeeper connect validate FILE --plugin P`: the rules on a config
-//! file, offline, printing the findings as JSON. Exit codes as
-//! `schema check`: 0 no error (may be proposed), 1 errors found, 2 the
-//! check could not be made (unreadable file, not a config, unknown plugin).
+//! file, offline, printing the findings as JSON; with `--server` the
+//! console's validate (the rules with the cluster's facts, beside the
+//! worker's). `streamkeeper connect draft FILE --server …` proposes it for
+//! review. Exit codes as `schema check`: 0 no error (may be proposed, or
+//! proposed), 1 errors found, 2 the check could not be made (unreadable
+//! file, not a config, unknown plugin, the console refused or is away).
 
 use anyhow::{Context as _, anyhow, bail};
 use clap::{Args, Subcommand};
@@ -17,6 +20,39 @@ pub enum ConnectCommand {
     ///
     /// `streamkeeper connect validate sink.json --plugin confluent_jdbc_sink`
     Validate(ConnectValidateArgs),
+    /// Propose a connector config for review on a console: it creates the
+    /// connector or replaces the running one's config once approved.
+    ///
+    /// `streamkeeper connect draft sink.json --server URL --token T --cluster prod --connect main`
+    Draft(ConnectDraftArgs),
+}
+
+/// Where a console's Connect cluster is.
+#[derive(Debug, Args)]
+pub struct Console {
+    /// The console's URL.
+    #[arg(long, env = "STREAMKEEPER_SERVER")]
+    pub server: Option<String>,
+    /// An API token (read; `propose` for drafts).
+    #[arg(long, env = "STREAMKEEPER_TOKEN", hide_env_values = true)]
+    pub token: Option<String>,
+    /// The Kafka cluster's name on the console.
+    #[arg(long)]
+    pub cluster: Option<String>,
+    /// The Connect cluster's name.
+    #[arg(long)]
+    pub connect: Option<String>,
+}
+
+#[derive(Debug, Args)]
+pub struct ConnectDraftArgs {
+    /// The config: a JSON object of properties with `name`, or `{"name", "config"}`.
+    pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub console: Console,
+    /// A line for the inbox.
+    #[arg(long)]
+    pub title: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -28,14 +64,110 @@ pub struct ConnectValidateArgs {
     /// iceberg_sink, elasticsearch_sink, or a connector.class.
     #[arg(long)]
     pub plugin: String,
+    /// With `--server`: validate on the console (with the cluster's facts
+    /// and, given `--connect`, the worker's validate beside the rules).
+    #[command(flatten)]
+    pub console: Console,
 }
 
 /// The largest config file read: configs are a few KiB.
 const MAX_BYTES: u64 = 1 << 20;
 
-pub fn run(cmd: ConnectCommand) -> anyhow::Result<ExitCode> {
-    let ConnectCommand::Validate(args) = cmd;
-    offline(&args)
+pub async fn run(cmd: ConnectCommand) -> anyhow::Result<ExitCode> {
+    match cmd {
+        ConnectCommand::Validate(args) if args.console.server.is_some() => online(&args).await,
+        ConnectCommand::Validate(args) => offline(&args),
+        ConnectCommand::Draft(args) => draft(&args).await,
+    }
+}
+
+/// The config file as JSON, at most [`MAX_BYTES`].
+fn read_config(file: &std::path::Path) -> anyhow::Result<serde_json::Value> {
+    let cannot = || format!("cannot read {}", file.display());
+    let len = std::fs::metadata(file).with_context(cannot)?.len();
+    streamkeeper::platform::limit::cap(file.display().to_string(), len, MAX_BYTES)
+        .map_err(|e| anyhow!("{e}"))?;
+    let text = std::fs::read_to_string(file).with_context(cannot)?;
+    // Checked here so a typo is told at once, not by the console.
+    Config::from_json(&text).map_err(|e| anyhow!("{}: {e}", file.display()))?;
+    Ok(serde_json::from_str(&text)?)
+}
+
+/// The console's URL, a token, and the Kafka cluster's id by its name.
+async fn console(c: &Console) -> anyhow::Result<(reqwest::Client, String, String, i64)> {
+    let server = c
+        .server
+        .as_deref()
+        .ok_or_else(|| anyhow!("--server (or STREAMKEEPER_SERVER) is required"))?
+        .trim_end_matches('/')
+        .to_owned();
+    let token = c
+        .token
+        .clone()
+        .ok_or_else(|| anyhow!("--token (or STREAMKEEPER_TOKEN) is required with --server"))?;
+    let cluster = c
+        .cluster
+        .as_deref()
+        .ok_or_else(|| anyhow!("--cluster is required with --server"))?;
+    let http = reqwest::Client::builder()
+        .timeout(std::time::Duration::from_secs(60))
+        .build()?;
+    let clusters: Vec<serde_json::Value> = crate::schemas::cli::answer(
+        http.get(format!("{server}/api/v1/clusters"))
+            .bearer_auth(&token)
+            .send()
+            .await,
+        &server,
+    )
+    .await?;
+    let id = clusters
+        .iter()
+        .find(|c| c["name"] == cluster)
+        .and_then(|c| c["id"].as_i64())
+        .ok_or_else(|| anyhow!("the console at {server} watches no cluster named {cluster:?}"))?;
+    Ok((http, server, token, id))
+}
+
+async fn online(args: &ConnectValidateArgs) -> anyhow::Result<ExitCode> {
+    let config = read_config(&args.file)?;
+    let (http, server, token, id) = console(&args.console).await?;
+    let report: serde_json::Value = crate::schemas::cli::answer(
+        http.post(format!("{server}/api/v1/connect/validate"))
+            .bearer_auth(&token)
+            .json(&json!({ "config": config, "cluster_id": id, "connect": args.console.connect }))
+            .send()
+            .await,
+        &server,
+    )
+    .await?;
+    println!("{}", serde_json::to_string_pretty(&report)?);
+    Ok(if report["may_propose"] == true {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
+
+async fn draft(args: &ConnectDraftArgs) -> anyhow::Result<ExitCode> {
+    let config = read_config(&args.file)?;
+    let connect = args.console.connect.as_deref().ok_or_else(|| {
+        anyhow!("--connect is required: the Connect cluster the connector runs on")
+    })?;
+    let (http, server, token, id) = console(&args.console).await?;
+    let item: serde_json::Value = crate::schemas::cli::answer(
+        http.post(format!("{server}/api/v1/review-items/connectors"))
+            .bearer_auth(&token)
+            .json(
+                &json!({ "cluster_id": id, "connect": connect, "config": config,
+                           "title": args.title }),
+            )
+            .send()
+            .await,
+        &server,
+    )
+    .await?;
+    println!("{}", serde_json::to_string_pretty(&item)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn offline(args: &ConnectValidateArgs) -> anyhow::Result<ExitCode> {

@@ -678,6 +678,70 @@ impl ConnectService {
         req: ValidateRequest,
     ) -> Result<ValidateReport, AppError> {
         require(who, Action::Read, "validate connector configs")?;
+        self.validate_for(who.has(Role::Admin), req).await
+    }
+
+    /// "Change this connector": its running config as the worker answers
+    /// it now, as a draft (inline secrets masked, to be given as `${…}`
+    /// references before it can be proposed) with its findings.
+    pub async fn import(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        connector: &str,
+    ) -> Result<ValidateReport, AppError> {
+        require(who, Action::Read, "draft connector changes")?;
+        let (_, c) = self.client_of(cluster_id, name).await?;
+        let running = c
+            .config(connector)
+            .await
+            .map_err(|e| connect_error(who, &e))?;
+        let config: Config = running.0.iter().collect();
+        self.validate_for(
+            who.has(Role::Admin),
+            ValidateRequest {
+                config: config.to_json(),
+                cluster_id: Some(cluster_id),
+                connect: Some(name.to_owned()),
+            },
+        )
+        .await
+    }
+
+    /// A Connect cluster and a client for it, credentials resolved now; a
+    /// cluster whose settings cannot make a client is unavailable.
+    pub async fn client_of(
+        &self,
+        cluster_id: i64,
+        name: &str,
+    ) -> Result<(ConnectRow, ConnectClient), AppError> {
+        let row = self.connect(cluster_id, name).await?;
+        let c = client(&row, &self.outbound)
+            .map_err(|e| AppError::Unavailable(format!("Kafka Connect {name}: {e}")))?;
+        Ok((row, c))
+    }
+
+    /// The Kafka cluster's bootstrap servers and a known connector's
+    /// owner team and topics (none when no pass has seen it).
+    pub async fn facts_of(
+        &self,
+        cluster_id: i64,
+        connect_id: i64,
+        name: &str,
+    ) -> Result<(String, Option<ConnectorRow>), AppError> {
+        let cluster = self.cluster(cluster_id).await?;
+        let row = store::connector(&self.pool, connect_id, name).await?;
+        Ok((cluster.bootstrap, row))
+    }
+
+    /// [`ConnectService::validate`] with the worker's error worded for an
+    /// admin (`admin`) or for everyone (what a review item keeps).
+    pub async fn validate_for(
+        &self,
+        admin: bool,
+        req: ValidateRequest,
+    ) -> Result<ValidateReport, AppError> {
         let config =
             Config::from_value(&req.config).map_err(|e| AppError::Invalid(e.to_string()))?;
         let plugin = config
@@ -720,7 +784,7 @@ impl ConnectService {
                         match c.validate(plugin.class(), &plain).await {
                             Ok(a) => worker = Some(a),
                             Err(e) => {
-                                worker_error = Some(e.for_viewer(who.has(Role::Admin)));
+                                worker_error = Some(e.for_viewer(admin));
                             }
                         }
                     }

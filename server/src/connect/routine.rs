@@ -7,10 +7,17 @@
 //! UNASSIGNED longer than two passes is flagged. A worker that cannot be
 //! read is a gap: the run fails, its error is kept, and no state is
 //! written (nothing is resolved on the strength of a pass that saw nothing).
+//!
+//! At the *autonomous* level of a connector's domain, its failed instances
+//! are restarted (`POST …/restart?includeTasks=true&onlyFailed=true`) with
+//! the backoff of `streamkeeper::connect::restart` (1, 2, 4 … 60 minutes,
+//! five a day), each restart audited and told to the owner on the flag and
+//! through its webhook. Below that level nothing is restarted: the flag
+//! carries the exact request, and approvers may review a restart item.
 
 use super::store::{self, ConnectRow, SeenConnector, SeenTask};
 use crate::clients::egress::Outbound;
-use crate::platform::db::{acquire, begin, commit};
+use crate::platform::db::{begin, commit};
 use crate::platform::errors::Db;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
@@ -23,7 +30,9 @@ use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::time::Duration;
 use streamkeeper::connect::canonical::config_hash;
+use streamkeeper::connect::draft::governing_domain;
 use streamkeeper::connect::lineage::lineage;
+use streamkeeper::connect::restart::{Decision, MAX_PER_DAY, decide, wait_minutes};
 use streamkeeper::connect::status::{
     ConnectorSeen, InstanceSeen, SUBJECT_KIND, flag_key, observe, scrub_trace, unassigned_passes,
 };
@@ -107,7 +116,7 @@ pub struct PassReport {
 
 /// The Kafka topics among a connector's datasets, read from its config in
 /// clear (the lineage names no credential); patterns are left out.
-fn topics_of(config: &Config, bootstrap: &str) -> Vec<String> {
+pub fn topics_of(config: &Config, bootstrap: &str) -> Vec<String> {
     let Ok(l) = lineage(config, bootstrap) else {
         return Vec::new();
     };
@@ -239,11 +248,143 @@ pub async fn pass(
     let mut tx = begin(pool).await?;
     store::write_pass(&mut tx, connect.id, &rows, &listed).await?;
     commit(tx).await?;
-    let flagged = reconcile(pool, cluster, connect, &seen, &listed).await?;
+    let restarts = restart_failed(pool, &client, connect, &seen).await?;
+    let flagged = reconcile(pool, cluster, connect, &seen, &listed, &restarts).await?;
     Ok(PassReport {
         connectors: rows.len(),
         flagged,
     })
+}
+
+/// What the routine did about a failed connector this pass, for its flag.
+struct AutoRestart {
+    /// Restarted now (and how that went), or why not.
+    restarted: bool,
+    sentence: String,
+    evidence: serde_json::Value,
+}
+
+/// Whether the connector's domain is at the *autonomous* level.
+async fn autonomous(pool: &PgPool, connector_id: i64, name: &str) -> Result<bool, Db> {
+    let streams = store::stream_domains(pool, connector_id).await?;
+    let pairs: Vec<(String, String)> = streams
+        .iter()
+        .map(|(t, d, _)| (t.clone(), d.clone()))
+        .collect();
+    let Ok((_, domain)) = governing_domain(name, &pairs) else {
+        return Ok(false);
+    };
+    Ok(streams
+        .iter()
+        .any(|(_, d, level)| *d == domain && level.as_deref() == Some("autonomous")))
+}
+
+/// Restarts the failed instances of connectors in autonomous domains when
+/// their backoff allows, audited; returns what was done per connector.
+async fn restart_failed(
+    pool: &PgPool,
+    client: &crate::clients::connect::ConnectClient,
+    connect: &ConnectRow,
+    seen: &[ConnectorSeen],
+) -> Result<BTreeMap<String, AutoRestart>, Db> {
+    let mut done = BTreeMap::new();
+    let failing: Vec<&ConnectorSeen> = seen
+        .iter()
+        .filter(|s| s.connector.state == "FAILED" || s.tasks.iter().any(|t| t.state == "FAILED"))
+        .collect();
+    if failing.is_empty() {
+        return Ok(done);
+    }
+    let ids: HashMap<String, i64> = store::current(pool, connect.id)
+        .await?
+        .into_iter()
+        .map(|c| (c.name, c.id))
+        .collect();
+    let now = chrono::Utc::now();
+    for s in failing {
+        let Some(&id) = ids.get(&s.name) else {
+            continue;
+        };
+        if !autonomous(pool, id, &s.name).await? {
+            continue;
+        }
+        let earlier = store::restarts_since(pool, id, now - chrono::Duration::days(1)).await?;
+        let earlier_ms: Vec<i64> = earlier.iter().map(|t| t.timestamp_millis()).collect();
+        let tasks: Vec<i32> = s
+            .tasks
+            .iter()
+            .filter(|t| t.state == "FAILED")
+            .filter_map(|t| t.task.and_then(|n| i32::try_from(n).ok()))
+            .collect();
+        let outcome = match decide(&earlier_ms, now.timestamp_millis()) {
+            Decision::WaitUntil(ms) => {
+                let at = chrono::DateTime::from_timestamp_millis(ms).unwrap_or(now);
+                AutoRestart {
+                    restarted: false,
+                    sentence: format!(
+                        "Streamkeeper restarts it again at {} (backoff after {} restart(s) today).",
+                        at.format("%H:%M UTC"),
+                        earlier.len()
+                    ),
+                    evidence: json!({ "next_at": at, "today": earlier.len() }),
+                }
+            }
+            Decision::DailyCapReached => AutoRestart {
+                restarted: false,
+                sentence: format!(
+                    "Streamkeeper restarted it {MAX_PER_DAY} times in 24 hours and stops trying: it needs a person."
+                ),
+                evidence: json!({ "capped": true, "today": earlier.len() }),
+            },
+            Decision::Restart => {
+                let options = crate::clients::connect::RestartOptions {
+                    include_tasks: true,
+                    only_failed: true,
+                };
+                let n = earlier.len() + 1;
+                let (ok, what) = match client.restart(&s.name, options).await {
+                    Ok(_) => (true, "restarted".to_owned()),
+                    Err(e) => (
+                        false,
+                        format!("the restart failed: {}", e.for_viewer(false)),
+                    ),
+                };
+                let mut tx = begin(pool).await?;
+                store::insert_restart(&mut tx, id, &tasks, &what).await?;
+                let detail = json!({ "tasks": tasks, "try": n, "of": MAX_PER_DAY,
+                                     "outcome": what, "next_wait_min": wait_minutes(n) });
+                crate::audit::store::append(
+                    &mut tx,
+                    crate::audit::store::Event {
+                        actor: "streamkeeper",
+                        action: "connector.restart",
+                        target: format!("connector:{}/{}", connect.name, s.name),
+                        detail: detail.clone(),
+                        source: "connect-status",
+                    },
+                )
+                .await?;
+                commit(tx).await?;
+                tracing::info!(connect = %connect.name, connector = %s.name, try_ = n, ok, "connector restarted");
+                AutoRestart {
+                    restarted: true,
+                    sentence: if ok {
+                        format!(
+                            "Streamkeeper restarted its failed instances (try {n} of {MAX_PER_DAY} today; the next waits {} min).",
+                            wait_minutes(n)
+                        )
+                    } else {
+                        format!(
+                            "Streamkeeper tried to restart it (try {n} of {MAX_PER_DAY} today): {what}."
+                        )
+                    },
+                    evidence: detail,
+                }
+            }
+        };
+        done.insert(s.name.clone(), outcome);
+    }
+    Ok(done)
 }
 
 /// Raises, updates and resolves the Connect cluster's connector flags.
@@ -255,6 +396,7 @@ async fn reconcile(
     connect: &ConnectRow,
     seen: &[ConnectorSeen],
     listed: &[String],
+    restarts: &BTreeMap<String, AutoRestart>,
 ) -> Result<usize, Db> {
     let prefix = format!("{}/", connect.name);
     let live = crate::flags::store::live(pool, cluster.id).await?;
@@ -269,7 +411,14 @@ async fn reconcile(
     let now_ms = chrono::Utc::now().timestamp_millis();
     let observed: Vec<_> = seen
         .iter()
-        .filter_map(|s| observe(s, now_ms, &restart_url(connect, &s.name)))
+        .filter_map(|s| {
+            let mut o = observe(s, now_ms, &restart_url(connect, &s.name))?;
+            if let Some(r) = restarts.get(&s.name) {
+                o.reason = format!("{} — {}", o.reason, r.sentence);
+                o.evidence["auto_restart"] = r.evidence.clone();
+            }
+            Some(o)
+        })
         .collect();
     let flagged = observed.len();
     let listed: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
@@ -291,8 +440,25 @@ async fn reconcile(
             }
             Step::Update { observation, .. } => {
                 if let Some((id, _)) = mine.get(&observation.key) {
-                    let mut conn = acquire(pool).await?;
-                    crate::flags::store::update(&mut conn, *id, &observation).await?;
+                    let name = &observation.key.subject[prefix.len()..];
+                    let mut tx = begin(pool).await?;
+                    crate::flags::store::update(&mut tx, *id, &observation).await?;
+                    // A restart on an open flag is news for the owner too.
+                    if restarts.get(name).is_some_and(|r| r.restarted)
+                        && let Some((_, team, Some(url))) =
+                            store::route(pool, connect.id, name).await?
+                    {
+                        let body = json!({
+                            "text": format!("[{}] connector {}: {}", cluster.name, observation.key.subject, observation.reason),
+                            "flag": { "id": id, "state": "open", "cluster": cluster.name,
+                                      "subject_kind": observation.key.subject_kind,
+                                      "subject": observation.key.subject, "kind": observation.kind,
+                                      "reason": observation.reason, "team": team,
+                                      "evidence": observation.evidence },
+                        });
+                        crate::flags::store::enqueue(&mut tx, *id, &url, &body).await?;
+                    }
+                    commit(tx).await?;
                 }
             }
             Step::Resolve(key) => {

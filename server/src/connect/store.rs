@@ -492,6 +492,56 @@ pub async fn team_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
         .await?)
 }
 
+/// The streams a connector reads or writes that are in the catalog, with
+/// their domain and that domain's level (`None`: never configured).
+pub async fn stream_domains(
+    pool: &PgPool,
+    connector_id: i64,
+) -> Result<Vec<(String, String, Option<String>)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT s.topic, s.domain, d.autonomy FROM connectors c
+             JOIN connect_clusters cc ON cc.id = c.connect_id
+             JOIN streams s ON s.cluster_id = cc.cluster_id AND s.topic = ANY (c.topics)
+             LEFT JOIN review_domains d ON d.domain = s.domain
+         WHERE c.id = $1 ORDER BY s.topic",
+    )
+    .bind(connector_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// When the routine restarted the connector on its own since `since`.
+pub async fn restarts_since(
+    pool: &PgPool,
+    connector_id: i64,
+    since: DateTime<Utc>,
+) -> Result<Vec<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT at FROM connector_restarts WHERE connector_id = $1 AND at > $2 ORDER BY at",
+    )
+    .bind(connector_id)
+    .bind(since)
+    .fetch_all(pool)
+    .await?)
+}
+
+pub async fn insert_restart(
+    conn: &mut PgConnection,
+    connector_id: i64,
+    tasks: &[i32],
+    outcome: &str,
+) -> Result<(), Db> {
+    sqlx::query(
+        "INSERT INTO connector_restarts (connector_id, tasks, outcome) VALUES ($1, $2, $3)",
+    )
+    .bind(connector_id)
+    .bind(tasks)
+    .bind(outcome)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// Each live connector's and task's state, for `/metrics`.
 #[derive(Debug, Clone, FromRow)]
 pub struct StateMetricRow {

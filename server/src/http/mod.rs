@@ -112,16 +112,17 @@ impl AppState {
                 crate::platform::limits::Blocking::per_core(),
             ),
         ));
+        let connect = Arc::new(ConnectService::new(pool.clone(), outbound.clone()));
         let reviews = Arc::new(ReviewService::new(
             pool.clone(),
             schemas.clone(),
+            connect.clone(),
             limiter.clone(),
         ));
         let lineage = Arc::new(crate::lineage::LineageService::new(
             pool.clone(),
             crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
         ));
-        let connect = Arc::new(ConnectService::new(pool.clone(), outbound.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),

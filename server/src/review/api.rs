@@ -21,6 +21,9 @@ use utoipa::{IntoParams, ToSchema};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::review::ReviewService;
+use crate::review::connector::{
+    ConnectorDraftEdit, ConnectorItem, NewConnectorDraft, NewConnectorRestart,
+};
 use axum::extract::FromRef;
 use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
@@ -32,7 +35,7 @@ pub struct ItemQuery {
     scope: Option<String>,
     /// in_review, approved, rejected, withdrawn, applied or apply_failed.
     state: Option<String>,
-    /// producer_change or schema_registration.
+    /// producer_change, schema_registration, connector_draft or connector_restart.
     kind: Option<String>,
     domain: Option<String>,
     page: Option<u32>,
@@ -247,6 +250,69 @@ pub async fn counts(
     Ok(Json(st.counts(&who).await?))
 }
 
+/// Propose a connector config (create, or replace the running one's):
+/// validated by the rules and the worker (a draft with errors answers 422),
+/// bound by its content hash to the running config read now (or to "does
+/// not exist"), waiting for the named approvers of the domain of the
+/// streams it reads and writes. Inline secrets are refused; `${…}`
+/// references are kept as written.
+#[utoipa::path(post, path = "/review-items/connectors", tag = "review",
+    request_body = NewConnectorDraft,
+    responses((status = 201, body = ConnectorItem), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn propose_connector(
+    State(st): State<Arc<ReviewService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(new): ApiJson<NewConnectorDraft>,
+) -> Result<(StatusCode, Json<ConnectorItem>), ApiError> {
+    let item = st.propose_connector(&who, &from, new).await?;
+    Ok((StatusCode::CREATED, Json(item)))
+}
+
+/// Propose restarting a connector's failed instances, for approvers
+/// (applied as `POST /connectors/{name}/restart?includeTasks=true&onlyFailed=true`).
+#[utoipa::path(post, path = "/review-items/connector-restarts", tag = "review",
+    request_body = NewConnectorRestart,
+    responses((status = 201, body = ConnectorItem), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody), (status = 503, body = ErrorBody)))]
+pub async fn propose_restart(
+    State(st): State<Arc<ReviewService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(new): ApiJson<NewConnectorRestart>,
+) -> Result<(StatusCode, Json<ConnectorItem>), ApiError> {
+    let item = st.propose_restart(&who, &from, new).await?;
+    Ok((StatusCode::CREATED, Json(item)))
+}
+
+/// A connector item: its masked content, the base, the diff against it
+/// (secrets only as "changed"), the validation, approvals and, below *act
+/// after approval*, the exact request to run by hand.
+#[utoipa::path(get, path = "/review-items/{id}/connector", tag = "review", params(("id" = i64, Path)),
+    responses((status = 200, body = ConnectorItem), (status = 404, body = ErrorBody)))]
+pub async fn connector_item(
+    State(st): State<Arc<ReviewService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ConnectorItem>, ApiError> {
+    Ok(Json(st.connector_item(&who, &from, id).await?))
+}
+
+/// Edit a connector draft at the revision you loaded: validated again on
+/// the running config read now, every approval voided.
+#[utoipa::path(put, path = "/review-items/{id}/connector", tag = "review", params(("id" = i64, Path)),
+    request_body = ConnectorDraftEdit,
+    responses((status = 200, body = ConnectorItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn edit_connector(
+    State(st): State<Arc<ReviewService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(edit): ApiJson<ConnectorDraftEdit>,
+) -> Result<Json<ConnectorItem>, ApiError> {
+    Ok(Json(st.edit_connector(&who, &from, id, edit).await?))
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to
 /// `/api/v1` (the router nests and merges them).
 pub fn routes<S>() -> OpenApiRouter<S>
@@ -256,6 +322,9 @@ where
 {
     OpenApiRouter::new()
         .routes(routes!(list, propose))
+        .routes(routes!(propose_connector))
+        .routes(routes!(propose_restart))
+        .routes(routes!(connector_item, edit_connector))
         .routes(routes!(get, edit))
         .routes(routes!(approve))
         .routes(routes!(reject))

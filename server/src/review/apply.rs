@@ -18,7 +18,7 @@ use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::ReviewItem;
 
 /// Who the audit log names for what Streamkeeper does on its own.
-const AUTONOMOUS: &str = "streamkeeper";
+pub(super) const AUTONOMOUS: &str = "streamkeeper";
 
 fn content_of(item: &ItemRow) -> Result<Content, AppError> {
     serde_json::from_value(item.content.clone())
@@ -42,7 +42,7 @@ pub(super) fn registration(c: &Content) -> NewSchema {
     }
 }
 
-async fn audit(
+pub(super) async fn audit(
     conn: &mut sqlx::PgConnection,
     actor: &str,
     from: &str,
@@ -149,6 +149,17 @@ impl ReviewService {
         let item = lock(&mut tx, id).await?;
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
+        if item.kind.parse::<Kind>().is_ok_and(Kind::is_connector) {
+            // Never routine: a connector change is not undone by deleting
+            // what it adds, so it always waits for its approvals.
+            if let Err(r) = check_apply(&f, level) {
+                drop(tx);
+                self.refused(who, from, id, "review.apply.refused", &r.to_string())
+                    .await;
+                return Err(refusal(&r));
+            }
+            return self.apply_connector(who, actor, from, tx, &item).await;
+        }
         let verdict = Verdict::parse(&item.verdict).unwrap_or(Verdict::Undecided);
         let allowed = check_apply(&f, level).or_else(|r| {
             let routine = is_routine(level, verdict)

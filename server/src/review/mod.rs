@@ -8,11 +8,13 @@
 
 pub mod api;
 mod apply;
+pub mod connector;
 mod propose;
 pub mod store;
 mod view;
 
 use crate::accounts::require;
+use crate::connect::ConnectService;
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
@@ -50,6 +52,8 @@ struct Closing {
 pub struct ReviewService {
     pool: PgPool,
     schemas: Arc<SchemaService>,
+    /// Connector items are validated by, and applied to, Kafka Connect.
+    connect: Arc<ConnectService>,
     /// Sign-in's throttle: confirming an approval with a password spends
     /// from the same per-account budget, so a stolen session cannot guess
     /// the password faster than the sign-in form allows.
@@ -113,10 +117,16 @@ fn refusal(r: &Refusal) -> AppError {
 }
 
 impl ReviewService {
-    pub fn new(pool: PgPool, schemas: Arc<SchemaService>, limiter: LoginLimiter) -> Self {
+    pub fn new(
+        pool: PgPool,
+        schemas: Arc<SchemaService>,
+        connect: Arc<ConnectService>,
+        limiter: LoginLimiter,
+    ) -> Self {
         Self {
             pool,
             schemas,
+            connect,
             limiter,
         }
     }

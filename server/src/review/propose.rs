@@ -124,6 +124,7 @@ impl ReviewService {
             verdict: report.verdict.as_str().to_owned(),
             required_approvals: settings.map_or(1, |s| s.required_approvals),
             approver_ids,
+            connector_check: None,
         })
     }
 
@@ -225,6 +226,11 @@ impl ReviewService {
         edit: ReviewEdit,
     ) -> Result<ReviewItem, AppError> {
         let item = self.readable(who, from, id).await?;
+        if item.kind.parse::<Kind>().is_ok_and(Kind::is_connector) {
+            return Err(AppError::Invalid(format!(
+                "Review item {id} changes a connector: edit it with PUT /api/v1/review-items/{id}/connector."
+            )));
+        }
         let owns = self.owns_stream(who, &item).await?;
         // Refused early when it cannot succeed, before running the checks.
         if let Err(r) = check_edit(&facts(&item), who.user_id, owns, edit.loaded_revision) {

@@ -174,6 +174,9 @@ pub struct Revision {
     pub verdict: String,
     pub required_approvals: i16,
     pub approver_ids: Vec<i64>,
+    /// A connector item's validation: the rules' findings beside the
+    /// worker's answer (no values echoed).
+    pub connector_check: Option<serde_json::Value>,
 }
 
 pub struct NewItem<'a> {
@@ -194,8 +197,8 @@ pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64
     Ok(sqlx::query_scalar(
         "INSERT INTO review_items (kind, cluster_id, topic, subject, domain, title, author_id,
              content, content_hash, base_version, base_schema_id, base_schema, check_id, verdict,
-             required_approvals, approver_ids, owner_team_id)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
+             required_approvals, approver_ids, owner_team_id, connector_check)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
          RETURNING id",
     )
     .bind(n.kind)
@@ -215,6 +218,7 @@ pub async fn insert_item(conn: &mut PgConnection, n: &NewItem<'_>) -> Result<i64
     .bind(r.required_approvals)
     .bind(&r.approver_ids)
     .bind(n.owner_team_id)
+    .bind(&r.connector_check)
     .fetch_one(conn)
     .await?)
 }
@@ -231,7 +235,7 @@ pub async fn new_revision(
         "UPDATE review_items SET revision = revision + 1, state = 'in_review', state_reason = $2,
              content = $3, content_hash = $4, base_version = $5, base_schema_id = $6,
              base_schema = $7, check_id = $8, verdict = $9, required_approvals = $10,
-             approver_ids = $11, updated_at = now()
+             approver_ids = $11, connector_check = $12, updated_at = now()
          WHERE id = $1 RETURNING revision",
     )
     .bind(id)
@@ -245,6 +249,7 @@ pub async fn new_revision(
     .bind(&r.verdict)
     .bind(r.required_approvals)
     .bind(&r.approver_ids)
+    .bind(&r.connector_check)
     .fetch_one(conn)
     .await?)
 }
@@ -275,6 +280,7 @@ pub struct ItemRow {
     pub state_reason: String,
     pub applied_version: Option<i32>,
     pub applied_schema_id: Option<i32>,
+    pub connector_check: Option<serde_json::Value>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
     /// Who edited it (not the author).
@@ -287,7 +293,7 @@ const ITEM: &str = "SELECT i.id, i.kind, i.cluster_id, c.name AS cluster, i.topi
         i.domain, i.title, i.author_id, u.username AS author, i.state, i.revision, i.content,
         i.content_hash, i.base_version, i.base_schema_id, i.base_schema, i.check_id, i.verdict,
         i.required_approvals, i.approver_ids, i.state_reason, i.applied_version,
-        i.applied_schema_id, i.created_at, i.updated_at,
+        i.applied_schema_id, i.connector_check, i.created_at, i.updated_at,
         ARRAY(SELECT e.user_id FROM review_editors e WHERE e.item_id = i.id AND e.user_id <> i.author_id) AS editor_ids,
         ARRAY(SELECT a.approver_id FROM review_approvals a
               WHERE a.item_id = i.id AND a.revision = i.revision) AS approved_by

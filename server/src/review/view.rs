@@ -88,8 +88,15 @@ impl ReviewService {
         who: &Principal,
         item: ItemRow,
     ) -> Result<ReviewItem, AppError> {
-        let content: Content = serde_json::from_value(item.content.clone())
-            .map_err(|e| errors::internal("stored review content", e))?;
+        let connector = item.kind.parse::<Kind>().is_ok_and(Kind::is_connector);
+        let (content, connector_manual) = if connector {
+            let (c, manual) = self.connector_as_schema_item(&item).await?;
+            (c, Some(manual))
+        } else {
+            let c: Content = serde_json::from_value(item.content.clone())
+                .map_err(|e| errors::internal("stored review content", e))?;
+            (c, None)
+        };
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
         let owns = self.owns_stream(who, &item).await?;
@@ -102,7 +109,8 @@ impl ReviewService {
         });
         let verdict = Verdict::parse(&item.verdict).unwrap_or(Verdict::Undecided);
         let may_apply = check_apply(&f, level).is_ok()
-            || (streamkeeper::review::is_routine(level, verdict)
+            || (!connector
+                && streamkeeper::review::is_routine(level, verdict)
                 && matches!(f.state, State::Approved | State::ApplyFailed));
         let actions = ItemActions {
             approve: approve.is_ok(),
@@ -116,7 +124,9 @@ impl ReviewService {
             Some(c) => self.schemas.item_check(c).await.ok().flatten(),
             None => None,
         };
-        let manual_apply = if level.applies() || state_of(&item).is_closed() {
+        let manual_apply = if let Some(manual) = connector_manual {
+            manual
+        } else if level.applies() || state_of(&item).is_closed() {
             None
         } else {
             self.schemas

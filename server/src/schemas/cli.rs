@@ -246,7 +246,7 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
 }
 
 /// The JSON body of a successful answer, or the API's error message.
-async fn answer<T: serde::de::DeserializeOwned>(
+pub(crate) async fn answer<T: serde::de::DeserializeOwned>(
     sent: Result<reqwest::Response, reqwest::Error>,
     server: &str,
 ) -> anyhow::Result<T> {

@@ -70,11 +70,14 @@ ensure_nisshi() {
 # venv beside the builds. The tests find it through SK_OPENLINEAGE_PYTHON.
 OPENLINEAGE_VERSION="1.54.0"
 OPENLINEAGE_VENV="$HOME/.cache/streamkeeper/openlineage-$OPENLINEAGE_VERSION"
+# Its Kafka transport needs confluent-kafka (the `kafka` extra, pinned here).
+CONFLUENT_KAFKA_VERSION="2.16.1"
 ensure_openlineage() {
-  if ! "$OPENLINEAGE_VENV/bin/python" -c 'import openlineage.client' 2>/dev/null; then
-    log "installing openlineage-python $OPENLINEAGE_VERSION (pip, into $OPENLINEAGE_VENV)"
+  if ! "$OPENLINEAGE_VENV/bin/python" -c 'import openlineage.client, confluent_kafka' 2>/dev/null; then
+    log "installing openlineage-python $OPENLINEAGE_VERSION with confluent-kafka (pip, into $OPENLINEAGE_VENV)"
     python3 -m venv "$OPENLINEAGE_VENV" >&2
-    "$OPENLINEAGE_VENV/bin/pip" install -q "openlineage-python==$OPENLINEAGE_VERSION" >&2
+    "$OPENLINEAGE_VENV/bin/pip" install -q "openlineage-python==$OPENLINEAGE_VERSION" \
+      "confluent-kafka==$CONFLUENT_KAFKA_VERSION" >&2
   fi
   export SK_OPENLINEAGE_PYTHON="$OPENLINEAGE_VENV/bin/python"
 }

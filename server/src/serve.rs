@@ -42,6 +42,7 @@ fn routines(
     config: &ServeConfig,
     sessions: &PostgresStore,
     limiter: &LoginLimiter,
+    lineage: &Arc<crate::lineage::LineageService>,
 ) -> Vec<Arc<dyn Routine>> {
     let outbound = &config.outbound;
     let mut all: Vec<Arc<dyn Routine>> = vec![
@@ -57,6 +58,10 @@ fn routines(
         Arc::new(crate::connect::routine::Status::new(
             pool.clone(),
             outbound.clone(),
+        )),
+        Arc::new(crate::lineage::routine::KafkaIngest::new(
+            lineage.clone(),
+            outbound.credentials.clone(),
         )),
         Arc::new(ExpiredSessions(sessions.clone())),
         Arc::new(LimiterShrink(limiter.clone())),
@@ -77,7 +82,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     let public = config.public_url.to_string();
     let mut runner = Runner::new(pool.clone());
     let state = AppState::new(pool.clone(), config);
-    for r in routines(&pool, &state.config, &store, &state.limiter) {
+    for r in routines(&pool, &state.config, &store, &state.limiter, &state.lineage) {
         runner.add(r);
     }
     let stopping = runner.stopping();

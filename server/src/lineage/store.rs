@@ -827,3 +827,48 @@ pub async fn downstream_by_recursive_cte(
     .fetch_all(pool)
     .await?)
 }
+
+/// The cluster's lineage topic, when its Kafka transport is on.
+pub async fn lineage_topic(pool: &PgPool, cluster_id: i64) -> Result<Option<String>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT lineage_topic FROM clusters WHERE id = $1")
+            .bind(cluster_id)
+            .fetch_optional(pool)
+            .await?
+            .flatten(),
+    )
+}
+
+/// A record of the lineage topic that was skipped, and why.
+pub struct RejectedRecord<'a> {
+    pub partition: i32,
+    pub offset: i64,
+    pub bytes: i32,
+    pub reason: &'a str,
+}
+
+/// Notes skipped records (a record noted before, as after a replay, once).
+pub async fn reject_records(
+    pool: &PgPool,
+    cluster_id: i64,
+    topic: &str,
+    rows: &[RejectedRecord<'_>],
+) -> Result<(), Db> {
+    if rows.is_empty() {
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO lineage_rejected (cluster_id, topic, partition, \"offset\", bytes, reason)
+         SELECT $1, $2, * FROM UNNEST($3::int[], $4::bigint[], $5::int[], $6::text[])
+         ON CONFLICT DO NOTHING",
+    )
+    .bind(cluster_id)
+    .bind(topic)
+    .bind(rows.iter().map(|r| r.partition).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.offset).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.bytes).collect::<Vec<_>>())
+    .bind(rows.iter().map(|r| r.reason).collect::<Vec<_>>())
+    .execute(pool)
+    .await?;
+    Ok(())
+}

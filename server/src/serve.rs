@@ -63,6 +63,7 @@ fn routines(
             lineage.clone(),
             outbound.credentials.clone(),
         )),
+        Arc::new(crate::lineage::routine::Derive::new(lineage.clone())),
         Arc::new(ExpiredSessions(sessions.clone())),
         Arc::new(LimiterShrink(limiter.clone())),
         Arc::new(AuditHead(pool.clone())),

@@ -796,3 +796,126 @@ async fn the_real_openlineage_python_client_is_stored_and_folded(pool: PgPool) {
     assert!(String::from_utf8_lossy(&out.stderr).contains("403"));
     assert_eq!(counts(&pool).await.0, 7);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn groups_and_connectors_show_in_the_impact_of_their_topic_as_derived(pool: PgPool) {
+    use streamkeeper_server::platform::routine::{Outcome, Routine, Target};
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token(admin).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('local', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    // A group as the sampler's pass records it (watch::store::record_reading).
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Stable', 2, '{orders}', now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("group");
+    // A sink connector on the Connect double, read by the status routine's pass.
+    let (url, double) = streamkeeper_doubles::connect::spawn().await;
+    double.put(
+        "orders-to-lake",
+        &[
+            ("connector.class", "io.confluent.connect.s3.S3SinkConnector"),
+            ("tasks.max", "1"),
+            ("topics", "orders"),
+            ("s3.bucket.name", "lake"),
+            (
+                "format.class",
+                "io.confluent.connect.s3.format.json.JsonFormat",
+            ),
+            ("flush.size", "1000"),
+            ("storage.class", "io.confluent.connect.s3.storage.S3Storage"),
+        ],
+    );
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/connect"),
+            &admin,
+            Some(json!({"name": "main", "url": url})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+    let row = streamkeeper_server::watch::store::by_id(&pool, cluster)
+        .await
+        .expect("db")
+        .expect("cluster");
+    let connect = streamkeeper_server::connect::store::by_name(&pool, cluster, "main")
+        .await
+        .expect("db")
+        .expect("connect");
+    streamkeeper_server::connect::routine::pass(&pool, &support::outbound(), &row, &connect)
+        .await
+        .expect("pass");
+
+    let lineage = Arc::new(LineageService::new(
+        pool.clone(),
+        IngestLimits::for_body_limit(1 << 20),
+    ));
+    let derive = streamkeeper_server::lineage::routine::Derive::new(lineage);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ran = derive.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&ran, Outcome::Done(d) if d["stored"] == 2),
+        "{ran:?}"
+    );
+    // The same facts within the hour: nothing new is stored.
+    assert_eq!(
+        derive.run(Target::Global, &cancel).await.expect("again"),
+        Outcome::Idle
+    );
+    let provenance: Vec<(String, String)> =
+        sqlx::query_as("SELECT provenance, sender FROM lineage_events ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .expect("events");
+    assert_eq!(
+        provenance,
+        [
+            ("derived".into(), "lineage-derive".into()),
+            ("derived".into(), "lineage-derive".into())
+        ]
+    );
+
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders",
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let nodes = r.json()["nodes"].as_array().cloned().expect("nodes");
+    let node = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {nodes:?}"))
+    };
+    let group = node("billing");
+    assert_eq!(group["kind"], "job");
+    assert_eq!(group["namespace"], KAFKA);
+    assert_eq!(group["known_as"], "derived");
+    assert!(group["last_seen"].is_string() && group["via"]["observed"].is_null());
+    let sink = node("orders-to-lake");
+    assert_eq!(sink["namespace"], "kafka-connect://main");
+    assert_eq!(sink["known_as"], "derived");
+    // And what the connector writes, two hops on.
+    let lake = nodes
+        .iter()
+        .find(|n| n["namespace"] == "s3://lake")
+        .expect("the bucket");
+    assert_eq!(lake["depth"], 2);
+    assert_eq!(lake["known_as"], "derived");
+}

@@ -10,6 +10,10 @@
 //! Every replica runs it ([`Lease::Everywhere`]): the group's coordinator,
 //! not a lease, shares the partitions among them, and hands a dead
 //! replica's partitions to the others.
+//!
+//! [`Derive`] is the other routine here: it emits the derived events
+//! (`streamkeeper::lineage::derived`) for the groups the sampler saw and
+//! the connectors the Connect status routine read.
 
 use super::store::{self, RejectedRecord};
 use super::{Accepted, LineageService, Refused, Stored, accept_one};
@@ -252,6 +256,113 @@ impl Routine for KafkaIngest {
             "stored": tally.stored,
             "duplicates": tally.duplicates,
             "rejected": tally.rejected,
+        })))
+    }
+}
+
+/// The derive routine's name, and the sender its events are stored under.
+pub const DERIVE: &str = "lineage-derive";
+
+/// Emits a derived event for each consumer group the sampler saw reading
+/// topics and each connector its worker lists, and stores them through the
+/// ingest writer as derived. An unchanged group or connector within the
+/// hour is the same event, stored once.
+pub struct Derive {
+    lineage: Arc<LineageService>,
+}
+
+impl Derive {
+    pub fn new(lineage: Arc<LineageService>) -> Self {
+        Derive { lineage }
+    }
+
+    /// The derived events of what is known now.
+    async fn events(&self) -> Result<(Vec<Accepted>, usize), RunError> {
+        use streamkeeper::connect::lineage::{kafka_namespace, lineage};
+        use streamkeeper::lineage::derived;
+        let pool = self.lineage.pool();
+        let mut values = Vec::new();
+        for g in store::seen_groups(pool).await? {
+            let ns = kafka_namespace(&g.bootstrap);
+            values.push(derived::group(&ns, &g.name, &g.topics, g.last_seen));
+        }
+        let mut unreadable = 0;
+        for c in store::seen_connectors(pool).await? {
+            let read = streamkeeper::connect::config::Config::from_value(&c.config)
+                .map_err(|e| e.to_string())
+                .and_then(|config| lineage(&config, &c.bootstrap).map_err(|e| e.to_string()));
+            match read {
+                Ok(l) => values.push(derived::connector(&c.connect, &c.name, &l, c.seen_at)),
+                Err(why) => {
+                    // Its config names no datasets we can read: nothing to say.
+                    tracing::debug!(connector = %c.name, reason = %why, "no derived lineage");
+                    unreadable += 1;
+                }
+            }
+        }
+        let mut out = Vec::with_capacity(values.len());
+        for v in values {
+            match streamkeeper::lineage::receive::receive_value(v) {
+                Ok(received) => out.push(Accepted {
+                    received,
+                    provenance: Provenance::Derived,
+                    sender: DERIVE.into(),
+                    source: "derived".into(),
+                }),
+                // A name the event rules refuse (it came from a broker or a
+                // worker, not from us): skipped, as a producer's would be.
+                Err(e) => {
+                    tracing::warn!(error = %e, "a derived lineage event was refused");
+                    unreadable += 1;
+                }
+            }
+        }
+        Ok((out, unreadable))
+    }
+}
+
+#[async_trait]
+impl Routine for Derive {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: DERIVE,
+            scope: Scope::Global,
+            lease: Lease::Exclusive,
+            record: Record::WhenWorked,
+            every: Duration::from_secs(60),
+        }
+    }
+
+    async fn run(&self, _: Target, cancel: &CancellationToken) -> RunResult {
+        let (events, unreadable) = self.events().await?;
+        let (mut stored, mut known) = (0usize, 0usize);
+        let mut rest = events;
+        while !rest.is_empty() {
+            if cancel.is_cancelled() {
+                return Ok(Outcome::Abandoned);
+            }
+            let tail = rest.split_off(rest.len().min(super::MAX_BATCH));
+            for r in self
+                .lineage
+                .ingest(std::mem::replace(&mut rest, tail))
+                .await
+            {
+                match r {
+                    Ok(Stored::New) => stored += 1,
+                    Ok(Stored::Duplicate) => known += 1,
+                    Err(e) => {
+                        return Err(RunError::Failed(format!("storing derived lineage: {e}")));
+                    }
+                }
+            }
+        }
+        if stored == 0 {
+            return Ok(Outcome::Idle);
+        }
+        Ok(Outcome::Done(json!({
+            "stored": stored,
+            "unchanged": known,
+            "unreadable": unreadable,
         })))
     }
 }

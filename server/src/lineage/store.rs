@@ -872,3 +872,47 @@ pub async fn reject_records(
     .await?;
     Ok(())
 }
+
+/// A consumer group as the sampler last saw it, with its cluster's
+/// bootstrap list.
+#[derive(FromRow)]
+pub struct SeenGroup {
+    pub bootstrap: String,
+    pub name: String,
+    pub topics: Vec<String>,
+    pub last_seen: DateTime<Utc>,
+}
+
+/// Every group seen reading a topic.
+pub async fn seen_groups(pool: &PgPool) -> Result<Vec<SeenGroup>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.bootstrap, g.name, g.topics, g.last_seen
+         FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id
+         WHERE cardinality(g.topics) > 0 ORDER BY g.cluster_id, g.name",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A connector as the status routine last read it (its config masked),
+/// with its Connect cluster's name and its Kafka cluster's bootstrap list.
+#[derive(FromRow)]
+pub struct SeenConnector {
+    pub bootstrap: String,
+    pub connect: String,
+    pub name: String,
+    pub config: Value,
+    pub seen_at: DateTime<Utc>,
+}
+
+/// Every connector its worker still lists.
+pub async fn seen_connectors(pool: &PgPool) -> Result<Vec<SeenConnector>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.bootstrap, cc.name AS connect, k.name, k.config, k.seen_at
+         FROM connectors k JOIN connect_clusters cc ON cc.id = k.connect_id
+         JOIN clusters c ON c.id = cc.cluster_id
+         WHERE k.gone_at IS NULL ORDER BY k.id",
+    )
+    .fetch_all(pool)
+    .await?)
+}

@@ -1,4 +1,5 @@
--- Lineage (issue 14): the OpenLineage Kafka transport.
+-- Lineage (issue 14): the OpenLineage Kafka transport, and derived events
+-- forwarded to another OpenLineage endpoint.
 
 -- The topic a cluster's OpenLineage producers write to, read by the
 -- consumer group `streamkeeper-lineage`: the one place Streamkeeper joins a
@@ -21,3 +22,16 @@ CREATE TABLE lineage_rejected (
     received_at TIMESTAMPTZ NOT NULL DEFAULT now(),
     UNIQUE (cluster_id, topic, partition, "offset")
 );
+
+-- Derived events waiting to be forwarded to another OpenLineage endpoint
+-- (STREAMKEEPER_LINEAGE_FORWARD_URL), with their retries. A row is made
+-- when a derived event is stored, whether or not forwarding is configured,
+-- so configuring it later sends what was derived before.
+CREATE TABLE lineage_forward (
+    event_id   BIGINT      PRIMARY KEY REFERENCES lineage_events (id),
+    attempts   INTEGER     NOT NULL DEFAULT 0,
+    next_at    TIMESTAMPTZ NOT NULL DEFAULT now(),
+    sent_at    TIMESTAMPTZ,
+    last_error TEXT
+);
+CREATE INDEX lineage_forward_due ON lineage_forward (next_at) WHERE sent_at IS NULL;

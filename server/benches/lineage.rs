@@ -246,6 +246,7 @@ async fn main() {
         clusters_file: None,
         outbound: Default::default(),
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+        lineage_forward: None,
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");

@@ -176,6 +176,10 @@ pub struct ServeArgs {
     /// times this (at least 2 MiB).
     #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
+    /// Another OpenLineage endpoint (Marquez, DataHub) the derived lineage
+    /// events are forwarded to, e.g. http://marquez:5000/api/v1/lineage.
+    #[arg(long, env = "STREAMKEEPER_LINEAGE_FORWARD_URL")]
+    pub lineage_forward_url: Option<Url>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -312,6 +316,8 @@ pub struct ServeConfig {
     pub max_schema_bytes: usize,
     /// Where outbound requests may go, which credentials they may carry.
     pub outbound: Outbound,
+    /// See [`ServeArgs::lineage_forward_url`].
+    pub lineage_forward: Option<Url>,
 }
 
 /// The trusted proxies as networks; a bare address is a network of one.
@@ -361,6 +367,7 @@ impl ServeConfig {
             clusters_file: a.clusters_file.clone(),
             outbound,
             max_schema_bytes: a.max_schema_bytes,
+            lineage_forward: a.lineage_forward_url.clone(),
         })
     }
 
@@ -406,6 +413,7 @@ mod tests {
             trusted_proxies: vec![],
             clusters_file: None,
             max_schema_bytes: crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+            lineage_forward_url: None,
         }
     }
 

@@ -69,6 +69,17 @@ fn routines(
         Arc::new(AuditHead(pool.clone())),
         Arc::new(RunRetention::new(pool.clone())),
     ];
+    if let Some(url) = &config.lineage_forward {
+        match crate::clients::openlineage::OpenLineageSender::new(outbound.egress, url.clone()) {
+            Ok(sender) => all.push(Arc::new(crate::lineage::routine::Forward::new(
+                pool.clone(),
+                sender,
+            ))),
+            Err(e) => {
+                tracing::error!(error = %e, "no HTTP client: derived lineage is not forwarded")
+            }
+        }
+    }
     match crate::flags::routine::Deliveries::new(pool.clone(), outbound.egress) {
         Ok(d) => all.push(Arc::new(d)),
         Err(e) => tracing::error!(error = %e, "no HTTP client: webhooks are not delivered"),

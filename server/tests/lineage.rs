@@ -1117,3 +1117,138 @@ async fn a_dbt_run_joins_the_connector_tables_and_shows_in_the_topic_impact(pool
     );
     assert_eq!(find("orders-to-db")["known_as"], "derived");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn derived_events_are_forwarded_with_retries_and_observed_ones_are_not(pool: PgPool) {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use streamkeeper_server::platform::routine::{Outcome, Routine, Target};
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "flink", Role::Owner).await;
+    // An observed event: stored, never forwarded (it is the producer's to send).
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage",
+            &token,
+            Some(start_event(
+                "0194b3a2-7c1e-7000-8000-000000000901",
+                "enricher",
+                "orders",
+                "shop.public.t",
+            )),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap) VALUES ('local', '127.0.0.1:9092') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Stable', 1, '{orders}', now(), now()),
+                ($1, 'audit', 'Stable', 1, '{orders,payments}', now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("groups");
+    let lineage = Arc::new(LineageService::new(
+        pool.clone(),
+        IngestLimits::for_body_limit(1 << 20),
+    ));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    streamkeeper_server::lineage::routine::Derive::new(lineage)
+        .run(Target::Global, &cancel)
+        .await
+        .expect("derive");
+
+    // A Marquez stand-in that is down (503) for the first request.
+    let got: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(Vec::new()));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/api/v1/lineage",
+        axum::routing::post({
+            let (got, calls) = (got.clone(), calls.clone());
+            move |axum::Json(v): axum::Json<Value>| async move {
+                if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return StatusCode::SERVICE_UNAVAILABLE;
+                }
+                got.lock().expect("lock").push(v);
+                StatusCode::CREATED
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = url::Url::parse(&format!("http://{addr}/api/v1/lineage")).expect("url");
+    let sender = streamkeeper_server::clients::openlineage::OpenLineageSender::new(
+        support::outbound().egress,
+        url,
+    )
+    .expect("client");
+    let forward = streamkeeper_server::lineage::routine::Forward::new(pool.clone(), sender);
+    let first = forward.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&first, Outcome::Done(d) if d["sent"] == 0 && d["failed"] == 1),
+        "{first:?}"
+    );
+    let (error, waits): (Option<String>, bool) = sqlx::query_as(
+        "SELECT last_error, next_at > now() FROM lineage_forward WHERE attempts = 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("the failed attempt");
+    assert_eq!(
+        error.as_deref(),
+        Some("the OpenLineage endpoint answered 503 Service Unavailable")
+    );
+    assert!(waits, "retried later, not at once");
+    // The endpoint is back: the next run sends the event not tried yet,
+    // and the failed one only once its wait is over.
+    let second = forward.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&second, Outcome::Done(d) if d["sent"] == 1),
+        "{second:?}"
+    );
+    assert_eq!(
+        forward.run(Target::Global, &cancel).await.expect("run"),
+        Outcome::Idle
+    );
+    sqlx::query("UPDATE lineage_forward SET next_at = now() WHERE sent_at IS NULL")
+        .execute(&pool)
+        .await
+        .expect("due");
+    let third = forward.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&third, Outcome::Done(d) if d["sent"] == 1),
+        "{third:?}"
+    );
+    let got = got.lock().expect("lock").clone();
+    let mut jobs: Vec<&str> = got
+        .iter()
+        .filter_map(|e| e["job"]["name"].as_str())
+        .collect();
+    jobs.sort();
+    assert_eq!(jobs, ["audit", "billing"]);
+    // What was sent is the stored event, byte for byte as JSON.
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT body FROM lineage_events WHERE provenance = 'derived' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("bodies");
+    for b in stored {
+        let v: Value = serde_json::from_str(&b).expect("json");
+        assert!(got.contains(&v));
+    }
+    assert_eq!(
+        forward.run(Target::Global, &cancel).await.expect("run"),
+        Outcome::Idle
+    );
+}

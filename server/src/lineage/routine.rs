@@ -366,3 +366,68 @@ impl Routine for Derive {
         })))
     }
 }
+
+/// The forward routine's name.
+pub const FORWARD: &str = "lineage-forward";
+
+/// Events sent per run at most.
+const FORWARD_BATCH: i64 = 200;
+
+/// Forwards each derived event to the configured OpenLineage endpoint, in
+/// the order stored; a failure is retried after 2, 4, 8 … seconds (at most
+/// an hour apart), so an endpoint that is down gets everything once back.
+pub struct Forward {
+    pool: sqlx::PgPool,
+    sender: crate::clients::openlineage::OpenLineageSender,
+}
+
+impl Forward {
+    pub fn new(pool: sqlx::PgPool, sender: crate::clients::openlineage::OpenLineageSender) -> Self {
+        Forward { pool, sender }
+    }
+}
+
+/// Seconds before the next attempt after `attempts` failed ones.
+fn backoff_s(attempts: i32) -> f64 {
+    2f64.powi(attempts.clamp(1, 12)).min(3600.0)
+}
+
+#[async_trait]
+impl Routine for Forward {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: FORWARD,
+            scope: Scope::Global,
+            lease: Lease::Exclusive,
+            record: Record::WhenWorked,
+            every: Duration::from_secs(5),
+        }
+    }
+
+    async fn run(&self, _: Target, cancel: &CancellationToken) -> RunResult {
+        let due = store::forward_due(&self.pool, FORWARD_BATCH).await?;
+        if due.is_empty() {
+            return Ok(Outcome::Idle);
+        }
+        let (mut sent, mut failed) = (0usize, 0usize);
+        for d in due {
+            if cancel.is_cancelled() {
+                break;
+            }
+            match self.sender.send(&d.body).await {
+                Ok(()) => {
+                    store::forward_attempted(&self.pool, d.event_id, None, 0.0).await?;
+                    sent += 1;
+                }
+                Err(why) => {
+                    let wait = backoff_s(d.attempts + 1);
+                    store::forward_attempted(&self.pool, d.event_id, Some(&why), wait).await?;
+                    failed += 1;
+                    // The endpoint is likely down for the rest too: try them later.
+                    break;
+                }
+            }
+        }
+        Ok(Outcome::Done(json!({ "sent": sent, "failed": failed })))
+    }
+}

@@ -62,12 +62,20 @@ pub async fn append_events(
     let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.event_time).collect();
     let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
     let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
+    // A new derived event also waits to be forwarded (lineage_forward),
+    // in the same statement: stored and queued together or not at all.
     Ok(sqlx::query_scalar(
-        "INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
-         SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
-                              $5::timestamptz[], $6::text[], $7::text[])
-         ON CONFLICT (hash) DO NOTHING
-         RETURNING hash",
+        "WITH appended AS (
+             INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
+             SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
+                                  $5::timestamptz[], $6::text[], $7::text[])
+             ON CONFLICT (hash) DO NOTHING
+             RETURNING id, hash, provenance
+         ), queued AS (
+             INSERT INTO lineage_forward (event_id)
+             SELECT id FROM appended WHERE provenance = 'derived'
+         )
+         SELECT hash FROM appended",
     )
     .bind(hashes)
     .bind(bodies)
@@ -915,4 +923,46 @@ pub async fn seen_connectors(pool: &PgPool) -> Result<Vec<SeenConnector>, Db> {
     )
     .fetch_all(pool)
     .await?)
+}
+
+/// A derived event due to be forwarded.
+#[derive(FromRow)]
+pub struct DueForward {
+    pub event_id: i64,
+    pub body: String,
+    pub attempts: i32,
+}
+
+/// Up to `limit` derived events due to be forwarded, oldest first.
+pub async fn forward_due(pool: &PgPool, limit: i64) -> Result<Vec<DueForward>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT f.event_id, e.body, f.attempts FROM lineage_forward f
+         JOIN lineage_events e ON e.id = f.event_id
+         WHERE f.sent_at IS NULL AND f.next_at <= now()
+         ORDER BY f.event_id LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Records one attempt: sent, or failed and due again after `retry_in_s`.
+pub async fn forward_attempted(
+    pool: &PgPool,
+    event_id: i64,
+    error: Option<&str>,
+    retry_in_s: f64,
+) -> Result<(), Db> {
+    sqlx::query(
+        "UPDATE lineage_forward SET attempts = attempts + 1, last_error = $2,
+             sent_at = CASE WHEN $2::text IS NULL THEN now() END,
+             next_at = now() + make_interval(secs => $3)
+         WHERE event_id = $1",
+    )
+    .bind(event_id)
+    .bind(error)
+    .bind(retry_in_s)
+    .execute(pool)
+    .await?;
+    Ok(())
 }

@@ -50,6 +50,7 @@ pub fn config() -> ServeConfig {
         clusters_file: None,
         outbound: outbound(),
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
+        lineage_forward: None,
     }
 }
 

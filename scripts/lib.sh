@@ -70,13 +70,31 @@ ensure_nisshi() {
 # venv beside the builds. The tests find it through SK_OPENLINEAGE_PYTHON.
 OPENLINEAGE_VERSION="1.54.0"
 OPENLINEAGE_VENV="$HOME/.cache/streamkeeper/openlineage-$OPENLINEAGE_VERSION"
+# Its Kafka transport needs confluent-kafka (the `kafka` extra, pinned here).
+CONFLUENT_KAFKA_VERSION="2.16.1"
 ensure_openlineage() {
-  if ! "$OPENLINEAGE_VENV/bin/python" -c 'import openlineage.client' 2>/dev/null; then
-    log "installing openlineage-python $OPENLINEAGE_VERSION (pip, into $OPENLINEAGE_VENV)"
+  if ! "$OPENLINEAGE_VENV/bin/python" -c 'import openlineage.client, confluent_kafka' 2>/dev/null; then
+    log "installing openlineage-python $OPENLINEAGE_VERSION with confluent-kafka (pip, into $OPENLINEAGE_VENV)"
     python3 -m venv "$OPENLINEAGE_VENV" >&2
-    "$OPENLINEAGE_VENV/bin/pip" install -q "openlineage-python==$OPENLINEAGE_VERSION" >&2
+    "$OPENLINEAGE_VENV/bin/pip" install -q "openlineage-python==$OPENLINEAGE_VERSION" \
+      "confluent-kafka==$CONFLUENT_KAFKA_VERSION" >&2
   fi
   export SK_OPENLINEAGE_PYTHON="$OPENLINEAGE_VENV/bin/python"
+}
+
+# A dbt run made honestly for the lineage tests: dbt-ol (openlineage-dbt)
+# with dbt-postgres against the test Postgres. dbt-core is held below 1.11,
+# whose experimental parser downloads a binary outside the registries at
+# install. The tests find dbt-ol through SK_DBT_OL.
+DBT_OL_VENV="$HOME/.cache/streamkeeper/dbt-ol-$OPENLINEAGE_VERSION"
+ensure_dbt_ol() {
+  if ! [ -x "$DBT_OL_VENV/bin/dbt-ol" ] || ! [ -x "$DBT_OL_VENV/bin/dbt" ]; then
+    log "installing dbt-ol $OPENLINEAGE_VERSION with dbt-postgres (pip, into $DBT_OL_VENV)"
+    python3 -m venv "$DBT_OL_VENV" >&2
+    "$DBT_OL_VENV/bin/pip" install -q "openlineage-dbt==$OPENLINEAGE_VERSION" \
+      "dbt-postgres==1.11.0" "dbt-core==1.10.23" >&2
+  fi
+  export SK_DBT_OL="$DBT_OL_VENV/bin/dbt-ol"
 }
 
 pg_bin() {

@@ -247,6 +247,7 @@ async fn main() {
         outbound: Default::default(),
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
         metrics_max_series: streamkeeper_server::platform::metrics::DEFAULT_MAX_SERIES,
+        lineage_forward: None,
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");

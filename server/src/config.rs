@@ -197,6 +197,10 @@ pub struct ServeArgs {
     /// `streamkeeper_metrics_cut`.
     #[arg(long, env = "STREAMKEEPER_METRICS_MAX_SERIES", default_value_t = crate::platform::metrics::DEFAULT_MAX_SERIES)]
     pub metrics_max_series: usize,
+    /// Another OpenLineage endpoint (Marquez, DataHub) the derived lineage
+    /// events are forwarded to, e.g. http://marquez:5000/api/v1/lineage.
+    #[arg(long, env = "STREAMKEEPER_LINEAGE_FORWARD_URL")]
+    pub lineage_forward_url: Option<Url>,
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -335,6 +339,8 @@ pub struct ServeConfig {
     pub outbound: Outbound,
     /// See [`ServeArgs::metrics_max_series`].
     pub metrics_max_series: usize,
+    /// See [`ServeArgs::lineage_forward_url`].
+    pub lineage_forward: Option<Url>,
 }
 
 /// The trusted proxies as networks; a bare address is a network of one.
@@ -385,6 +391,7 @@ impl ServeConfig {
             outbound,
             max_schema_bytes: a.max_schema_bytes,
             metrics_max_series: a.metrics_max_series,
+            lineage_forward: a.lineage_forward_url.clone(),
         })
     }
 
@@ -431,6 +438,7 @@ mod tests {
             clusters_file: None,
             max_schema_bytes: crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
             metrics_max_series: crate::platform::metrics::DEFAULT_MAX_SERIES,
+            lineage_forward_url: None,
         }
     }
 

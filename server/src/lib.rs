@@ -41,7 +41,8 @@ enum Task {
 }
 
 enum DatabaseTask {
-    Serve(ServeConfig),
+    // Boxed: the configuration is much larger than any other task.
+    Serve(Box<ServeConfig>),
     Migrate,
     User(accounts::cli::UserCommand),
     Token(accounts::cli::TokenCommand),
@@ -63,12 +64,12 @@ fn task(
 ) -> Result<Task, config::ConfigError> {
     use DatabaseTask as D;
     Ok(match command {
-        None => Task::Database(D::Serve(ServeConfig::from_args(
+        None => Task::Database(D::Serve(Box::new(ServeConfig::from_args(
             &config::serve_args_from_env()?,
             outbound,
-        )?)),
+        )?))),
         Some(Command::Serve(args)) => {
-            Task::Database(D::Serve(ServeConfig::from_args(&args, outbound)?))
+            Task::Database(D::Serve(Box::new(ServeConfig::from_args(&args, outbound)?)))
         }
         Some(Command::Migrate) => Task::Database(D::Migrate),
         Some(Command::User(c)) => Task::Database(D::User(c)),
@@ -129,7 +130,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
                 )
                 .await?;
             }
-            serve::serve(pool, cfg).await?;
+            serve::serve(pool, *cfg).await?;
             Ok(ExitCode::SUCCESS)
         }
         DatabaseTask::Migrate => {

@@ -42,6 +42,7 @@ fn routines(
     config: &ServeConfig,
     sessions: &PostgresStore,
     limiter: &LoginLimiter,
+    lineage: &Arc<crate::lineage::LineageService>,
 ) -> Vec<Arc<dyn Routine>> {
     let outbound = &config.outbound;
     let mut all: Vec<Arc<dyn Routine>> = vec![
@@ -58,11 +59,27 @@ fn routines(
             pool.clone(),
             outbound.clone(),
         )),
+        Arc::new(crate::lineage::routine::KafkaIngest::new(
+            lineage.clone(),
+            outbound.credentials.clone(),
+        )),
+        Arc::new(crate::lineage::routine::Derive::new(lineage.clone())),
         Arc::new(ExpiredSessions(sessions.clone())),
         Arc::new(LimiterShrink(limiter.clone())),
         Arc::new(AuditHead(pool.clone())),
         Arc::new(RunRetention::new(pool.clone())),
     ];
+    if let Some(url) = &config.lineage_forward {
+        match crate::clients::openlineage::OpenLineageSender::new(outbound.egress, url.clone()) {
+            Ok(sender) => all.push(Arc::new(crate::lineage::routine::Forward::new(
+                pool.clone(),
+                sender,
+            ))),
+            Err(e) => {
+                tracing::error!(error = %e, "no HTTP client: derived lineage is not forwarded")
+            }
+        }
+    }
     match crate::flags::routine::Deliveries::new(pool.clone(), outbound.egress) {
         Ok(d) => all.push(Arc::new(d)),
         Err(e) => tracing::error!(error = %e, "no HTTP client: webhooks are not delivered"),
@@ -78,7 +95,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     let mut runner = Runner::new(pool.clone());
     let mut state = AppState::new(pool.clone(), config);
     state.runner = Some(runner.health());
-    for r in routines(&pool, &state.config, &store, &state.limiter) {
+    for r in routines(&pool, &state.config, &store, &state.limiter, &state.lineage) {
         runner.add(r);
     }
     let stopping = runner.stopping();

@@ -218,7 +218,8 @@ async fn the_change_password_form_works_and_wrong_current_passwords_are_throttle
     let r = server_fn(&t, "change_password", &here, &form(PASSWORD)).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
     assert!(
-        r.body.contains("Too many failed attempts for this account: it is locked for"),
+        r.body
+            .contains("Too many failed attempts for this account: it is locked for"),
         "{}",
         r.body
     );

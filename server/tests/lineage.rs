@@ -796,3 +796,459 @@ async fn the_real_openlineage_python_client_is_stored_and_folded(pool: PgPool) {
     assert!(String::from_utf8_lossy(&out.stderr).contains("403"));
     assert_eq!(counts(&pool).await.0, 7);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn groups_and_connectors_show_in_the_impact_of_their_topic_as_derived(pool: PgPool) {
+    use streamkeeper_server::platform::routine::{Outcome, Routine, Target};
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token(admin).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('local', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    // A group as the sampler's pass records it (watch::store::record_reading).
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Stable', 2, '{orders}', now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("group");
+    // A sink connector on the Connect double, read by the status routine's pass.
+    let (url, double) = streamkeeper_doubles::connect::spawn().await;
+    double.put(
+        "orders-to-lake",
+        &[
+            ("connector.class", "io.confluent.connect.s3.S3SinkConnector"),
+            ("tasks.max", "1"),
+            ("topics", "orders"),
+            ("s3.bucket.name", "lake"),
+            (
+                "format.class",
+                "io.confluent.connect.s3.format.json.JsonFormat",
+            ),
+            ("flush.size", "1000"),
+            ("storage.class", "io.confluent.connect.s3.storage.S3Storage"),
+        ],
+    );
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/connect"),
+            &admin,
+            Some(json!({"name": "main", "url": url})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+    let row = streamkeeper_server::watch::store::by_id(&pool, cluster)
+        .await
+        .expect("db")
+        .expect("cluster");
+    let connect = streamkeeper_server::connect::store::by_name(&pool, cluster, "main")
+        .await
+        .expect("db")
+        .expect("connect");
+    streamkeeper_server::connect::routine::pass(&pool, &support::outbound(), &row, &connect)
+        .await
+        .expect("pass");
+
+    let lineage = Arc::new(LineageService::new(
+        pool.clone(),
+        IngestLimits::for_body_limit(1 << 20),
+    ));
+    let derive = streamkeeper_server::lineage::routine::Derive::new(lineage);
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ran = derive.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&ran, Outcome::Done(d) if d["stored"] == 2),
+        "{ran:?}"
+    );
+    // The same facts within the hour: nothing new is stored.
+    assert_eq!(
+        derive.run(Target::Global, &cancel).await.expect("again"),
+        Outcome::Idle
+    );
+    let provenance: Vec<(String, String)> =
+        sqlx::query_as("SELECT provenance, sender FROM lineage_events ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .expect("events");
+    assert_eq!(
+        provenance,
+        [
+            ("derived".into(), "lineage-derive".into()),
+            ("derived".into(), "lineage-derive".into())
+        ]
+    );
+
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders",
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let nodes = r.json()["nodes"].as_array().cloned().expect("nodes");
+    let node = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {nodes:?}"))
+    };
+    let group = node("billing");
+    assert_eq!(group["kind"], "job");
+    assert_eq!(group["namespace"], KAFKA);
+    assert_eq!(group["known_as"], "derived");
+    assert!(group["last_seen"].is_string() && group["via"]["observed"].is_null());
+    let sink = node("orders-to-lake");
+    assert_eq!(sink["namespace"], "kafka-connect://main");
+    assert_eq!(sink["known_as"], "derived");
+    // And what the connector writes, two hops on.
+    let lake = nodes
+        .iter()
+        .find(|n| n["namespace"] == "s3://lake")
+        .expect("the bucket");
+    assert_eq!(lake["depth"], 2);
+    assert_eq!(lake["known_as"], "derived");
+}
+
+/// dbt-ol 1.54 with dbt-postgres (scripts/lib.sh, `ensure_dbt_ol`, exports it).
+fn dbt_ol() -> String {
+    std::env::var("SK_DBT_OL").unwrap_or_else(|_| {
+        let home = std::env::var("HOME").unwrap_or_default();
+        format!("{home}/.cache/streamkeeper/dbt-ol-1.54.0/bin/dbt-ol")
+    })
+}
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).expect("dir");
+    for e in std::fs::read_dir(from).expect("read dir") {
+        let e = e.expect("entry");
+        let target = to.join(e.file_name());
+        if e.file_type().expect("type").is_dir() {
+            copy_dir(&e.path(), &target);
+        } else {
+            std::fs::copy(e.path(), target).expect("copy");
+        }
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_dbt_run_joins_the_connector_tables_and_shows_in_the_topic_impact(pool: PgPool) {
+    use streamkeeper_server::platform::routine::{Routine, Target};
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token(admin).await;
+    let dbt_token = producer(&t, "dbt", Role::Owner).await;
+    let db_url = url::Url::parse(&std::env::var("DATABASE_URL").expect("DATABASE_URL"))
+        .expect("DATABASE_URL");
+    let database = pool
+        .connect_options()
+        .get_database()
+        .expect("a test database")
+        .to_string();
+    let (host, port) = (
+        db_url.host_str().expect("host").to_string(),
+        db_url.port().unwrap_or(5432),
+    );
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('local', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    // The table the sink fills, which the dbt model reads.
+    sqlx::query("CREATE TABLE public.orders (id int, amount int)")
+        .execute(&pool)
+        .await
+        .expect("table");
+
+    // A JDBC sink from the topic into that table, on the Connect double.
+    let (connect_url, double) = streamkeeper_doubles::connect::spawn().await;
+    let jdbc = format!("jdbc:postgresql://{host}:{port}/{database}");
+    double.put(
+        "orders-to-db",
+        &[
+            (
+                "connector.class",
+                "io.confluent.connect.jdbc.JdbcSinkConnector",
+            ),
+            ("tasks.max", "1"),
+            ("topics", "orders"),
+            ("connection.url", &jdbc),
+            ("table.name.format", "orders"),
+        ],
+    );
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/connect"),
+            &admin,
+            Some(json!({"name": "main", "url": connect_url})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+    let row = streamkeeper_server::watch::store::by_id(&pool, cluster)
+        .await
+        .expect("db")
+        .expect("cluster");
+    let connect = streamkeeper_server::connect::store::by_name(&pool, cluster, "main")
+        .await
+        .expect("db")
+        .expect("connect");
+    streamkeeper_server::connect::routine::pass(&pool, &support::outbound(), &row, &connect)
+        .await
+        .expect("pass");
+    let state = AppState::new(pool.clone(), support::config());
+    let derive = streamkeeper_server::lineage::routine::Derive::new(state.lineage.clone());
+    derive
+        .run(Target::Global, &tokio_util::sync::CancellationToken::new())
+        .await
+        .expect("derive");
+
+    // dbt-ol runs the project and sends its events to our ingest.
+    let app = router(state, PostgresStore::new(pool.clone()));
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move {
+        axum::serve(
+            listener,
+            app.into_make_service_with_connect_info::<std::net::SocketAddr>(),
+        )
+        .await
+    });
+    let project = std::env::temp_dir().join(format!("sk-dbt-{database}"));
+    copy_dir(
+        std::path::Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/tests/support/dbt")),
+        &project,
+    );
+    let dbt_ol = dbt_ol();
+    let bin = std::path::Path::new(&dbt_ol)
+        .parent()
+        .map(|p| p.display().to_string())
+        .unwrap_or_default();
+    let mut cmd = std::process::Command::new(&dbt_ol);
+    cmd.args(["run", "--profiles-dir", ".", "--project-dir", "."])
+        .current_dir(&project)
+        // dbt-ol runs `dbt` by name: the one beside it.
+        .env(
+            "PATH",
+            format!("{bin}:{}", std::env::var("PATH").unwrap_or_default()),
+        )
+        .env("SK_DBT_HOST", &host)
+        .env("SK_DBT_PORT", port.to_string())
+        .env("SK_DBT_USER", db_url.username())
+        .env("SK_DBT_PASSWORD", db_url.password().unwrap_or(""))
+        .env("SK_DBT_DATABASE", &database)
+        .env("OPENLINEAGE_URL", format!("http://{addr}"))
+        .env("OPENLINEAGE_API_KEY", &dbt_token)
+        .env("OPENLINEAGE_NAMESPACE", "dbt-shop")
+        .env("DBT_SEND_ANONYMOUS_USAGE_STATS", "false");
+    let out = tokio::task::spawn_blocking(move || cmd.output())
+        .await
+        .expect("task")
+        .unwrap_or_else(|e| panic!("{dbt_ol} (scripts/lib.sh ensure_dbt_ol): {e}"));
+    let _ = std::fs::remove_dir_all(&project);
+    let log = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(out.status.success(), "{log}");
+    assert!(log.contains("Emitted 4 OpenLineage events"), "{log}");
+    let (dbt_events, producers): (i64, Vec<String>) = sqlx::query_as(
+        "SELECT count(*), array_agg(DISTINCT body::jsonb->>'producer')
+         FROM lineage_events WHERE sender = 'dbt'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("dbt events");
+    assert_eq!(dbt_events, 4);
+    assert!(
+        producers[0].contains("1.54.0/integration/dbt"),
+        "{producers:?}"
+    );
+
+    // The topic's impact: the sink (derived), its table (the same dataset
+    // dbt read, joined by name), the dbt model's job and its table with
+    // its owner (the model's meta, sent as the ownership facet).
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders",
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let answer = r.json();
+    let nodes = answer["nodes"].as_array().cloned().expect("nodes");
+    let find = |name: &str| {
+        nodes
+            .iter()
+            .find(|n| n["name"] == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} in {nodes:?}"))
+    };
+    let pg = format!("postgres://{host}:{port}");
+    let table = find(&format!("{database}.public.orders"));
+    assert_eq!(table["namespace"], pg);
+    assert_eq!(table["known_as"], "derived");
+    let model_job = find(&format!("{database}.public.shop.orders_daily"));
+    assert_eq!(model_job["namespace"], "dbt-shop");
+    assert_eq!(model_job["known_as"], "observed");
+    let model = find(&format!("{database}.public.orders_daily"));
+    assert_eq!(model["depth"], 4);
+    assert_eq!(model["owner"], "analytics");
+    assert_eq!(
+        model["path"][0], "dataset:kafka://127.0.0.1:9092:orders",
+        "{model}"
+    );
+    assert_eq!(find("orders-to-db")["known_as"], "derived");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn derived_events_are_forwarded_with_retries_and_observed_ones_are_not(pool: PgPool) {
+    use std::sync::Mutex;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use streamkeeper_server::platform::routine::{Outcome, Routine, Target};
+    let t = TestApp::new(pool.clone()).await;
+    let token = producer(&t, "flink", Role::Owner).await;
+    // An observed event: stored, never forwarded (it is the producer's to send).
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage",
+            &token,
+            Some(start_event(
+                "0194b3a2-7c1e-7000-8000-000000000901",
+                "enricher",
+                "orders",
+                "shop.public.t",
+            )),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED);
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap) VALUES ('local', '127.0.0.1:9092') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Stable', 1, '{orders}', now(), now()),
+                ($1, 'audit', 'Stable', 1, '{orders,payments}', now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("groups");
+    let lineage = Arc::new(LineageService::new(
+        pool.clone(),
+        IngestLimits::for_body_limit(1 << 20),
+    ));
+    let cancel = tokio_util::sync::CancellationToken::new();
+    streamkeeper_server::lineage::routine::Derive::new(lineage)
+        .run(Target::Global, &cancel)
+        .await
+        .expect("derive");
+
+    // A Marquez stand-in that is down (503) for the first request.
+    let got: Arc<Mutex<Vec<Value>>> = Arc::new(Mutex::new(Vec::new()));
+    let calls = Arc::new(AtomicUsize::new(0));
+    let app = axum::Router::new().route(
+        "/api/v1/lineage",
+        axum::routing::post({
+            let (got, calls) = (got.clone(), calls.clone());
+            move |axum::Json(v): axum::Json<Value>| async move {
+                if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                    return StatusCode::SERVICE_UNAVAILABLE;
+                }
+                got.lock().expect("lock").push(v);
+                StatusCode::CREATED
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    let url = url::Url::parse(&format!("http://{addr}/api/v1/lineage")).expect("url");
+    let sender = streamkeeper_server::clients::openlineage::OpenLineageSender::new(
+        support::outbound().egress,
+        url,
+    )
+    .expect("client");
+    let forward = streamkeeper_server::lineage::routine::Forward::new(pool.clone(), sender);
+    let first = forward.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&first, Outcome::Done(d) if d["sent"] == 0 && d["failed"] == 1),
+        "{first:?}"
+    );
+    let (error, waits): (Option<String>, bool) = sqlx::query_as(
+        "SELECT last_error, next_at > now() FROM lineage_forward WHERE attempts = 1",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("the failed attempt");
+    assert_eq!(
+        error.as_deref(),
+        Some("the OpenLineage endpoint answered 503 Service Unavailable")
+    );
+    assert!(waits, "retried later, not at once");
+    // The endpoint is back: the next run sends the event not tried yet,
+    // and the failed one only once its wait is over.
+    let second = forward.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&second, Outcome::Done(d) if d["sent"] == 1),
+        "{second:?}"
+    );
+    assert_eq!(
+        forward.run(Target::Global, &cancel).await.expect("run"),
+        Outcome::Idle
+    );
+    sqlx::query("UPDATE lineage_forward SET next_at = now() WHERE sent_at IS NULL")
+        .execute(&pool)
+        .await
+        .expect("due");
+    let third = forward.run(Target::Global, &cancel).await.expect("run");
+    assert!(
+        matches!(&third, Outcome::Done(d) if d["sent"] == 1),
+        "{third:?}"
+    );
+    let got = got.lock().expect("lock").clone();
+    let mut jobs: Vec<&str> = got
+        .iter()
+        .filter_map(|e| e["job"]["name"].as_str())
+        .collect();
+    jobs.sort();
+    assert_eq!(jobs, ["audit", "billing"]);
+    // What was sent is the stored event, byte for byte as JSON.
+    let stored: Vec<String> = sqlx::query_scalar(
+        "SELECT body FROM lineage_events WHERE provenance = 'derived' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("bodies");
+    for b in stored {
+        let v: Value = serde_json::from_str(&b).expect("json");
+        assert!(got.contains(&v));
+    }
+    assert_eq!(
+        forward.run(Target::Global, &cancel).await.expect("run"),
+        Outcome::Idle
+    );
+}

@@ -1075,7 +1075,11 @@ async fn password_guesses_at_approval_are_throttled_like_sign_in(pool: sqlx::PgP
     // the account, and the twelfth is refused without being checked.
     assert_eq!(throttled, Some(12), "throttled after the sign-in budget");
     let r = w.t.send(attempt(PASSWORD)).await;
-    refused(&r, StatusCode::FORBIDDEN, "Too many failed password attempts");
+    refused(
+        &r,
+        StatusCode::FORBIDDEN,
+        "Too many failed password attempts",
+    );
     assert_eq!(w.item(&w.olga, id).await["approval_count"], 0);
 }
 

@@ -13,8 +13,12 @@
 //! 3. [`impact`]: downstream/upstream with paths, limits and `partial`;
 //!    [`neighbourhood`] the part a view draws, laid out by [`layout`];
 //!    [`marquez`] the same in Marquez's read shape.
+//!
+//! [`derived`] makes the events for what Streamkeeper discovers itself
+//! (consumer groups, connectors).
 
 pub mod canonical;
+pub mod derived;
 pub mod event;
 #[cfg(test)]
 mod fixtures;

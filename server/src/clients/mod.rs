@@ -1,8 +1,10 @@
 //! The outbound clients: the egress rule every HTTP client is built with,
-//! Kafka (read-only), the Schema Registry, Kafka Connect, webhooks. Leaves: they import no feature.
+//! Kafka (read-only), the Schema Registry, Kafka Connect, webhooks, OpenLineage forwarding.
+//! Leaves: they import no feature.
 
 pub mod connect;
 pub mod egress;
 pub mod kafka;
+pub mod openlineage;
 pub mod registry;
 pub mod webhook;

@@ -27,6 +27,7 @@
 
 pub mod api;
 pub mod cli;
+pub mod routine;
 pub mod store;
 
 use crate::accounts::require;

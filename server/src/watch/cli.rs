@@ -175,6 +175,17 @@ pub async fn apply_clusters_file(
         not_in_file = ?report.not_in_file,
         "applied the clusters file"
     );
+    let lineage = service
+        .set_lineage_topics(
+            &cli_principal(),
+            "clusters-file",
+            crate::watch::cluster_file::load_lineage_topics(path)?,
+            false,
+        )
+        .await?;
+    if !lineage.is_empty() {
+        tracing::info!(clusters = ?lineage, "set the clusters' lineage topics");
+    }
     let set = connect_entries
         .apply(&cli_principal(), "clusters-file", connect, false)
         .await?;
@@ -234,8 +245,16 @@ pub async fn cluster(
         ClusterCommand::Apply { file, dry_run } => {
             let entries = crate::watch::cluster_file::load(&file)?;
             let connect = crate::watch::cluster_file::load_connect(&file)?;
+            let lineage = crate::watch::cluster_file::load_lineage_topics(&file)?;
             let report = service.apply(&who, SOURCE, entries, dry_run).await?;
             print_apply(&report, dry_run);
+            for name in service
+                .set_lineage_topics(&who, SOURCE, lineage, dry_run)
+                .await?
+            {
+                let verb = if dry_run { "would set" } else { "set" };
+                println!("{verb} the lineage topic of {name}");
+            }
             // A dry run checks the Connect entries of clusters that exist.
             let set = connect_entries
                 .apply(&who, SOURCE, connect, dry_run)

@@ -13,6 +13,7 @@
 //! username = "env:STREAMKEEPER_CRED_CC_API_KEY"
 //! password = "env:STREAMKEEPER_CRED_CC_API_SECRET"
 //! interval_s = 15
+//! lineage_topic = "openlineage.events"  # opt-in: read OpenLineage events from it
 //!
 //! [[cluster.connect]]                # its Kafka Connect clusters, any number
 //! name = "main"
@@ -68,6 +69,9 @@ struct Entry {
     insecure_credentials: bool,
     #[serde(default = "default_interval")]
     interval_s: i32,
+    /// The topic the cluster's OpenLineage producers write to (their Kafka
+    /// transport): read as the group `streamkeeper-lineage`. Absent: off.
+    lineage_topic: Option<String>,
     /// The cluster's Kafka Connect clusters (`[[cluster.connect]]`).
     #[serde(default)]
     connect: Vec<ConnectEntry>,
@@ -152,6 +156,22 @@ pub fn parse_connect(path: &str, text: &str) -> Result<Vec<ConnectFileEntry>, Cl
     Ok(out)
 }
 
+/// Each cluster's lineage topic as the file says it (absent: none), by
+/// cluster name.
+pub fn parse_lineage_topics(
+    path: &str,
+    text: &str,
+) -> Result<Vec<(String, Option<String>)>, ClusterFileError> {
+    Ok(read_toml(path, text)?
+        .cluster
+        .into_iter()
+        .map(|e| {
+            let topic = e.lineage_topic.map(|t| t.trim().to_owned());
+            (e.name.trim().to_owned(), topic.filter(|t| !t.is_empty()))
+        })
+        .collect())
+}
+
 /// Parses a clusters file's text; `path` only names it in errors.
 pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError> {
     let invalid = |detail: String| ClusterFileError::Invalid {
@@ -189,6 +209,12 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
 pub fn load(path: &Path) -> Result<Vec<NewCluster>, ClusterFileError> {
     let (name, text) = read(path)?;
     parse(&name, &text)
+}
+
+/// The lineage topics of a clusters file, read as [`load`] reads it.
+pub fn load_lineage_topics(path: &Path) -> Result<Vec<(String, Option<String>)>, ClusterFileError> {
+    let (name, text) = read(path)?;
+    parse_lineage_topics(&name, &text)
 }
 
 /// The Connect clusters of a clusters file, read as [`load`] reads it.
@@ -256,6 +282,23 @@ mod tests {
         assert_eq!(c[0].security_protocol, "PLAINTEXT");
         assert_eq!(c[0].interval_s, 15);
         assert_eq!(c[1].password_ref.as_deref(), Some("file:/run/secrets/cc"));
+    }
+
+    #[test]
+    fn reads_the_lineage_topic_opt_in_per_cluster() {
+        let t = parse_lineage_topics(
+            "c.toml",
+            "[[cluster]]\nname='a'\nbootstrap='b:1'\nlineage_topic=' openlineage.events '\n\
+             [[cluster]]\nname='b'\nbootstrap='c:1'\n",
+        )
+        .expect("valid");
+        assert_eq!(
+            t,
+            [
+                ("a".to_string(), Some("openlineage.events".to_string())),
+                ("b".to_string(), None)
+            ]
+        );
     }
 
     #[test]

@@ -38,6 +38,23 @@ use streamkeeper_app::watch::model::{
     StreamSummary, TopicView,
 };
 
+/// Why `t` cannot be a Kafka topic name, if it cannot (Kafka's own rule:
+/// 1 to 249 of letters, digits, `.`, `_`, `-`; not `.` or `..`).
+fn bad_topic_name(t: &str) -> Option<&'static str> {
+    if t.is_empty() || t.len() > 249 {
+        Some("must be 1 to 249 characters")
+    } else if t == "." || t == ".." {
+        Some("cannot be . or ..")
+    } else if !t
+        .chars()
+        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+    {
+        Some("may hold only letters, digits, '.', '_' and '-'")
+    } else {
+        None
+    }
+}
+
 /// A cluster row from what an admin entered, blanks as absent, for
 /// validation and connection tests before anything is stored.
 fn probe_row(new: &NewCluster) -> store::ClusterRow {
@@ -337,6 +354,66 @@ impl ClusterService {
             .filter(|n| !wanted.iter().any(|w| &w.name == n))
             .collect();
         Ok(report)
+    }
+
+    /// Sets each named cluster's lineage topic as a clusters file says
+    /// (absent: the Kafka transport off), audited per change; clusters not
+    /// named are left alone. A bad topic name changes nothing. Returns the
+    /// clusters changed (that would change, with `dry_run`).
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    pub async fn set_lineage_topics(
+        &self,
+        who: &Principal,
+        from: &str,
+        wanted: Vec<(String, Option<String>)>,
+        dry_run: bool,
+    ) -> Result<Vec<String>, AppError> {
+        require(who, Action::ManageClusters, "apply a clusters file")?;
+        for (name, topic) in &wanted {
+            if let Some(t) = topic
+                && let Some(why) = bad_topic_name(t)
+            {
+                let e =
+                    AppError::Invalid(format!("Cluster {name:?}: the lineage topic {t:?} {why}"));
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.apply.refused",
+                    target_of(name),
+                    json!({ "refused": e.to_string() }),
+                )
+                .await;
+                return Err(e);
+            }
+        }
+        let existing = store::lineage_topics(&self.pool).await?;
+        let mut changed = Vec::new();
+        let mut tx = begin(&self.pool).await?;
+        for (name, topic) in wanted {
+            let Some((id, old)) = existing.get(&name) else {
+                continue;
+            };
+            if *old == topic {
+                continue;
+            }
+            changed.push(name.clone());
+            if dry_run {
+                continue;
+            }
+            store::set_lineage_topic(&mut tx, *id, topic.as_deref()).await?;
+            audited(
+                &mut tx,
+                who,
+                from,
+                "cluster.lineage_topic",
+                format!("cluster:{name}"),
+                json!({ "from": old, "to": topic, "group": "streamkeeper-lineage" }),
+            )
+            .await?;
+        }
+        commit(tx).await?;
+        Ok(changed)
     }
 
     /// Judges each partition of a group over its window of passes.

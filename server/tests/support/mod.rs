@@ -51,6 +51,7 @@ pub fn config() -> ServeConfig {
         outbound: outbound(),
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
         metrics_max_series: streamkeeper_server::platform::metrics::DEFAULT_MAX_SERIES,
+        lineage_forward: None,
     }
 }
 

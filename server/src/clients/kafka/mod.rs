@@ -1,6 +1,8 @@
 //! Kafka, read-only: cluster settings and the pass that reads a cluster's
-//! topics, consumer groups and offsets.
+//! topics, consumer groups and offsets; and the one exception, the group
+//! consumer of the OpenLineage Kafka transport (`group_consumer`).
 
+pub mod group_consumer;
 pub mod group_offsets;
 pub mod reader;
 pub mod settings;

@@ -97,6 +97,28 @@ pub async fn update(
     .await?)
 }
 
+/// Each cluster's lineage topic (`None`: the Kafka transport is off), by name.
+pub async fn lineage_topics(pool: &PgPool) -> Result<BTreeMap<String, (i64, Option<String>)>, Db> {
+    let rows: Vec<(String, i64, Option<String>)> =
+        sqlx::query_as("SELECT name, id, lineage_topic FROM clusters")
+            .fetch_all(pool)
+            .await?;
+    Ok(rows.into_iter().map(|(n, id, t)| (n, (id, t))).collect())
+}
+
+pub async fn set_lineage_topic(
+    conn: &mut PgConnection,
+    id: i64,
+    topic: Option<&str>,
+) -> Result<(), Db> {
+    sqlx::query("UPDATE clusters SET lineage_topic = $2 WHERE id = $1")
+        .bind(id)
+        .bind(topic)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Topics each group of a cluster was seen reading.
 pub async fn known_topics(
     pool: &PgPool,

@@ -84,6 +84,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters") view=clusters::ClustersPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id") view=clusters::ClusterPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/group") view=clusters::GroupPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/connect") view=crate::connect::connectors::ConnectorsPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/connector") view=crate::connect::connectors::ConnectorPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

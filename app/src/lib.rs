@@ -10,6 +10,7 @@
 pub mod accounts;
 pub mod app;
 pub mod audit;
+pub mod connect;
 pub mod error;
 pub mod flags;
 pub mod home;

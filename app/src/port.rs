@@ -155,6 +155,7 @@ pub struct Backend {
     pub flags: Arc<dyn Flags>,
     pub schemas: Arc<dyn Schemas>,
     pub reviews: Arc<dyn Reviews>,
+    pub connect: Arc<dyn Connect>,
 }
 
 /// The backend, from the Leptos context.
@@ -441,4 +442,35 @@ pub trait Reviews: Send + Sync {
     ) -> Result<Page<crate::review::model::NotificationView>, AppError>;
     async fn mark_read(&self, who: &Principal) -> Result<(), AppError>;
     async fn counts(&self, who: &Principal) -> Result<crate::review::model::InboxCounts, AppError>;
+}
+
+/// Kafka Connect: a cluster's Connect clusters and their connectors, read
+/// as the connect-status routine last stored them.
+#[async_trait::async_trait]
+pub trait Connect: Send + Sync {
+    /// The Connect clusters of a Kafka cluster, with how many connectors
+    /// each runs and how many fail.
+    async fn connect_clusters(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<Vec<crate::connect::model::ConnectClusterView>, AppError>;
+    /// A page of a Connect cluster's connectors, the troubled first;
+    /// `q` searches their names.
+    async fn connectors(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        q: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<crate::connect::model::ConnectorSummary>, AppError>;
+    /// One connector: its masked config, tasks with traces, state history.
+    async fn connector(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        connector: &str,
+    ) -> Result<crate::connect::model::ConnectorDetail, AppError>;
 }

@@ -21,6 +21,7 @@ use std::time::Instant;
 use streamkeeper::accounts::account::{Credential, Principal};
 use streamkeeper::accounts::role::Role;
 use streamkeeper::platform::page::PageRequest;
+use streamkeeper_app::port::Connect as _;
 use streamkeeper_server::connect::{ConnectService, ValidateRequest, routine, store};
 
 fn outbound() -> streamkeeper_server::clients::egress::Outbound {

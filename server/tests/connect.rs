@@ -1609,3 +1609,86 @@ async fn the_cli_validates_against_a_console_and_proposes_a_draft(pool: PgPool) 
     assert_eq!(body["aws.secret.access.key"], REFERENCE);
     std::fs::remove_dir_all(&dir).expect("clean up");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_connector_pages_show_state_tasks_traces_and_a_masked_config_without_javascript(
+    pool: PgPool,
+) {
+    let c = setup(pool).await;
+    put(&c.double, "s3-orders", &s3("orders"));
+    put(&c.double, "s3-audit", &s3("audit"));
+    c.add_connect("main", &c.url).await;
+    c.pass("main").await.expect("pass");
+    c.double.fail_task("s3-orders", 1, TRACE);
+    c.pass("main").await.expect("pass");
+    c.t.user("vic", &[Role::Viewer]).await;
+    let cookie =
+        c.t.login("vic", support::PASSWORD)
+            .await
+            .expect("signed in");
+
+    // The cluster's page lists its Connect clusters, linking to each.
+    let page =
+        c.t.get(&format!("/clusters/{}", c.cluster), Some(&cookie))
+            .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("Kafka Connect"), "{}", page.body);
+    let list = format!("/clusters/{}/connect?name=main", c.cluster);
+    assert!(
+        page.body.contains(&list.replace('&', "&amp;")) || page.body.contains(&list),
+        "{}",
+        page.body
+    );
+
+    // The connectors, the failing one first, with its failure's first line.
+    let page = c.t.get(&list, Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    let (failing, running) = (
+        page.body.find(">s3-orders<").expect("s3-orders listed"),
+        page.body.find(">s3-audit<").expect("s3-audit listed"),
+    );
+    assert!(failing < running, "trouble first");
+    assert!(
+        page.body.contains("1 running of 2, 1 failed"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("ConnectException"), "{}", page.body);
+    let page = c.t.get(&format!("{list}&q=audit"), Some(&cookie)).await;
+    assert!(page.body.contains(">s3-audit<") && !page.body.contains(">s3-orders<"));
+
+    // One connector: tasks with the whole trace, its topic, the config masked.
+    let page =
+        c.t.get(
+            &format!(
+                "/clusters/{}/connector?connect=main&name=s3-orders",
+                c.cluster
+            ),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body.contains("S3SinkTask.java:225"),
+        "the whole trace: {}",
+        page.body
+    );
+    assert!(page.body.contains("data-testid=\"connector-topics\""));
+    assert!(page.body.contains("/stream?name=orders"), "{}", page.body);
+    assert!(page.body.contains("aws.secret.access.key"), "{}", page.body);
+    assert!(
+        !page.body.contains(SECRET),
+        "no secret in the page: {}",
+        page.body
+    );
+    assert!(page.body.contains("FAILED"));
+
+    // A connector that does not exist is a page that says so, not a 500.
+    let page =
+        c.t.get(
+            &format!("/clusters/{}/connector?connect=main&name=nope", c.cluster),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::NOT_FOUND, "{}", page.body);
+}

@@ -1,6 +1,7 @@
 //! Watch: clusters with their state and data age, a cluster's consumer
 //! groups, and a group's lag per partition with its chart.
 
+use crate::connect::widgets::ConnectClusters;
 use crate::error::AppError;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours};
 use crate::ui::notes::ErrorNote;
@@ -108,6 +109,7 @@ pub fn ClusterPage() -> impl IntoView {
                             })}
                             <h2>"Consumer groups"</h2>
                             <GroupList id />
+                            <ConnectClusters id />
                             <h2>"Topics"</h2>
                             <table class="list" data-testid="topics">
                                 <thead><tr><th>"Stream"</th><th>"Owner"</th><th>"Tier"</th><th>"Freshness budget"</th><th>"Partitions"</th><th>"Health"</th><th>"Messages"</th><th>"Last message"</th></tr></thead>

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::Connect as _;
 use utoipa::{IntoParams, ToSchema};
 
 use super::{
@@ -31,7 +32,7 @@ pub async fn list(
     Extension(who): Extension<Principal>,
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<Vec<ConnectClusterView>>, ApiError> {
-    Ok(Json(st.list(&who, id).await?))
+    Ok(Json(st.connect_clusters(&who, id).await?))
 }
 
 /// Add or change a Connect cluster, by name (admin). Credentials are

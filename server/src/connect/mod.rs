@@ -12,7 +12,6 @@ pub mod metrics;
 pub mod routine;
 pub mod store;
 
-use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::PgPool;
@@ -26,6 +25,9 @@ use streamkeeper::connect::worker::{Row, WorkerAnswer, side_by_side};
 use streamkeeper::connect::{Config, Context, Plugin, may_propose, secret, validate};
 use streamkeeper::platform::credential::http_transport;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper_app::connect::model::{
+    ConnectClusterView, ConnectorDetail, ConnectorSummary, StateChange, TaskView,
+};
 use streamkeeper_app::error::AppError;
 use utoipa::ToSchema;
 
@@ -60,28 +62,6 @@ pub struct ConnectSpec {
     pub interval_s: Option<i32>,
 }
 
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ConnectClusterView {
-    pub id: i64,
-    pub name: String,
-    pub url: String,
-    pub username_ref: Option<String>,
-    pub password_ref: Option<String>,
-    pub token_ref: Option<String>,
-    pub interval_s: i32,
-    /// Confluent Cloud's managed connectors.
-    pub cloud: bool,
-    /// The last pass that read the worker; null before the first.
-    pub read_at: Option<DateTime<Utc>>,
-    /// Why the last pass could not read it (a gap: states are as of `read_at`).
-    pub last_error: Option<String>,
-    pub last_error_at: Option<DateTime<Utc>>,
-    pub failed_passes: i32,
-    pub connectors: i64,
-    /// Connectors FAILED or with a FAILED task.
-    pub failing: i64,
-}
-
 /// What "test connection" could read.
 #[derive(Debug, Clone, Serialize, ToSchema)]
 pub struct ConnectTest {
@@ -89,65 +69,6 @@ pub struct ConnectTest {
     pub version: Option<String>,
     pub plugins: usize,
     pub connectors: usize,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ConnectorSummary {
-    pub name: String,
-    pub class: Option<String>,
-    /// source, sink or unknown.
-    pub kind: String,
-    pub state: String,
-    pub tasks: i64,
-    pub tasks_failed: i64,
-    pub tasks_running: i64,
-    pub owner: Option<String>,
-    /// `claimed`, or `stream` (the owner of a topic it reads or writes).
-    pub owner_source: Option<String>,
-    /// FAILED, or something UNASSIGNED or RESTARTING: listed first.
-    pub trouble: bool,
-    /// The first line of the failure's trace.
-    pub failure: Option<String>,
-    pub seen_at: DateTime<Utc>,
-    /// When a pass stopped listing it (deleted on the worker).
-    pub gone_at: Option<DateTime<Utc>>,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct TaskView {
-    pub task: i32,
-    pub state: String,
-    pub worker_id: Option<String>,
-    pub trace: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct StateChange {
-    /// Null: the connector itself.
-    pub task: Option<i32>,
-    pub state: String,
-    pub first_line: Option<String>,
-    pub trace: Option<String>,
-    pub at: DateTime<Utc>,
-}
-
-#[derive(Debug, Clone, Serialize, ToSchema)]
-pub struct ConnectorDetail {
-    pub connect: String,
-    #[serde(flatten)]
-    pub summary: ConnectorSummary,
-    pub worker_id: Option<String>,
-    pub trace: Option<String>,
-    /// Inline secrets as `********`; `${…}` references as written.
-    pub config: BTreeMap<String, String>,
-    pub config_hash: String,
-    /// The Kafka topics it reads or writes, from its config.
-    pub topics: Vec<String>,
-    pub tasks: Vec<TaskView>,
-    /// Newest first.
-    pub history: Vec<StateChange>,
-    /// States are as of this pass.
-    pub read_at: Option<DateTime<Utc>>,
 }
 
 #[derive(Debug, Clone, Deserialize, ToSchema)]
@@ -294,20 +215,6 @@ impl ConnectService {
         store::by_name(&self.pool, cluster_id, name)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Connect cluster {name}")))
-    }
-
-    pub async fn list(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-    ) -> Result<Vec<ConnectClusterView>, AppError> {
-        require(who, Action::Read, "read Connect clusters")?;
-        self.cluster(cluster_id).await?;
-        Ok(store::of_cluster(&self.pool, cluster_id)
-            .await?
-            .into_iter()
-            .map(view)
-            .collect())
     }
 
     /// A Connect cluster's settings as they would be saved: references the
@@ -550,81 +457,6 @@ impl ConnectService {
         })
     }
 
-    pub async fn connectors(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-        name: &str,
-        q: Option<&str>,
-        page: PageRequest,
-    ) -> Result<Page<ConnectorSummary>, AppError> {
-        require(who, Action::Read, "read connectors")?;
-        let connect = self.connect(cluster_id, name).await?;
-        let q = q.map(str::trim).filter(|q| !q.is_empty());
-        let (rows, total) = store::page(
-            &self.pool,
-            connect.id,
-            q,
-            i64::from(page.per_page),
-            page.offset(),
-        )
-        .await?;
-        Ok(Page::new(
-            rows.iter().map(summary).collect(),
-            page,
-            u64::try_from(total).unwrap_or(0),
-        ))
-    }
-
-    pub async fn connector(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-        name: &str,
-        connector: &str,
-    ) -> Result<ConnectorDetail, AppError> {
-        require(who, Action::Read, "read connectors")?;
-        let connect = self.connect(cluster_id, name).await?;
-        let row = store::connector(&self.pool, connect.id, connector)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Connector {connector}")))?;
-        let tasks = store::tasks(&self.pool, &[row.id]).await?;
-        let history = store::history(&self.pool, row.id, HISTORY).await?;
-        let config = stored_config(&row.config);
-        Ok(ConnectorDetail {
-            connect: connect.name,
-            summary: summary(&row),
-            worker_id: row.worker_id.clone(),
-            trace: row.trace.clone(),
-            config: config
-                .iter()
-                .map(|(k, v)| (k.to_owned(), v.to_owned()))
-                .collect(),
-            config_hash: row.config_hash.clone(),
-            topics: row.topics.clone(),
-            tasks: tasks
-                .into_iter()
-                .map(|t| TaskView {
-                    task: t.task,
-                    state: t.state,
-                    worker_id: t.worker_id,
-                    trace: t.trace,
-                })
-                .collect(),
-            history: history
-                .into_iter()
-                .map(|h| StateChange {
-                    task: h.task,
-                    state: h.state,
-                    first_line: h.trace.as_deref().map(|t| first_line(t).to_owned()),
-                    trace: h.trace,
-                    at: h.at,
-                })
-                .collect(),
-            read_at: connect.read_at,
-        })
-    }
-
     /// Sets or clears a connector's owner: admins anything; an owner may
     /// claim an unowned connector for a team they belong to.
     pub async fn set_owner(
@@ -837,5 +669,97 @@ impl crate::watch::cluster_file::ConnectEntries for ConnectService {
         dry_run: bool,
     ) -> Result<Vec<String>, AppError> {
         self.apply_file(who, from, entries, dry_run).await
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Connect for ConnectService {
+    async fn connect_clusters(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<Vec<ConnectClusterView>, AppError> {
+        require(who, Action::Read, "read Connect clusters")?;
+        self.cluster(cluster_id).await?;
+        Ok(store::of_cluster(&self.pool, cluster_id)
+            .await?
+            .into_iter()
+            .map(view)
+            .collect())
+    }
+
+    async fn connectors(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        q: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<ConnectorSummary>, AppError> {
+        require(who, Action::Read, "read connectors")?;
+        let connect = self.connect(cluster_id, name).await?;
+        let q = q.map(str::trim).filter(|q| !q.is_empty());
+        let (rows, total) = store::page(
+            &self.pool,
+            connect.id,
+            q,
+            i64::from(page.per_page),
+            page.offset(),
+        )
+        .await?;
+        Ok(Page::new(
+            rows.iter().map(summary).collect(),
+            page,
+            u64::try_from(total).unwrap_or(0),
+        ))
+    }
+
+    async fn connector(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        connector: &str,
+    ) -> Result<ConnectorDetail, AppError> {
+        require(who, Action::Read, "read connectors")?;
+        let connect = self.connect(cluster_id, name).await?;
+        let row = store::connector(&self.pool, connect.id, connector)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Connector {connector}")))?;
+        let tasks = store::tasks(&self.pool, &[row.id]).await?;
+        let history = store::history(&self.pool, row.id, HISTORY).await?;
+        let config = stored_config(&row.config);
+        Ok(ConnectorDetail {
+            connect: connect.name,
+            summary: summary(&row),
+            worker_id: row.worker_id.clone(),
+            trace: row.trace.clone(),
+            config: config
+                .iter()
+                .map(|(k, v)| (k.to_owned(), v.to_owned()))
+                .collect(),
+            config_hash: row.config_hash.clone(),
+            topics: row.topics.clone(),
+            tasks: tasks
+                .into_iter()
+                .map(|t| TaskView {
+                    task: t.task,
+                    state: t.state,
+                    worker_id: t.worker_id,
+                    trace: t.trace,
+                })
+                .collect(),
+            history: history
+                .into_iter()
+                .map(|h| StateChange {
+                    task: h.task,
+                    state: h.state,
+                    first_line: h.trace.as_deref().map(|t| first_line(t).to_owned()),
+                    trace: h.trace,
+                    at: h.at,
+                })
+                .collect(),
+            read_at: connect.read_at,
+        })
     }
 }

@@ -130,6 +130,7 @@ impl AppState {
             flags: Arc::new(crate::flags::FlagService::new(pool.clone())),
             schemas: schemas.clone(),
             reviews: reviews.clone(),
+            connect: connect.clone(),
         };
         Self {
             leptos,

@@ -1,0 +1,8 @@
+//! Kafka Connect on the screens: a cluster's Connect clusters (drawn on
+//! the cluster's page), a Connect cluster's connectors, and a connector
+//! with its tasks, traces and history.
+
+pub mod connectors;
+pub mod fns;
+pub mod model;
+pub mod widgets;

@@ -1,0 +1,93 @@
+//! What the connectors' screens and the REST API show: Connect clusters,
+//! connectors with their tasks and state history. Secrets in configs are
+//! masked before they reach these shapes.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ConnectClusterView {
+    pub id: i64,
+    pub name: String,
+    pub url: String,
+    pub username_ref: Option<String>,
+    pub password_ref: Option<String>,
+    pub token_ref: Option<String>,
+    pub interval_s: i32,
+    /// Confluent Cloud's managed connectors.
+    pub cloud: bool,
+    /// The last pass that read the worker; null before the first.
+    pub read_at: Option<DateTime<Utc>>,
+    /// Why the last pass could not read it (a gap: states are as of `read_at`).
+    pub last_error: Option<String>,
+    pub last_error_at: Option<DateTime<Utc>>,
+    pub failed_passes: i32,
+    pub connectors: i64,
+    /// Connectors FAILED or with a FAILED task.
+    pub failing: i64,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ConnectorSummary {
+    pub name: String,
+    pub class: Option<String>,
+    /// source, sink or unknown.
+    pub kind: String,
+    pub state: String,
+    pub tasks: i64,
+    pub tasks_failed: i64,
+    pub tasks_running: i64,
+    pub owner: Option<String>,
+    /// `claimed`, or `stream` (the owner of a topic it reads or writes).
+    pub owner_source: Option<String>,
+    /// FAILED, or something UNASSIGNED or RESTARTING: listed first.
+    pub trouble: bool,
+    /// The first line of the failure's trace.
+    pub failure: Option<String>,
+    pub seen_at: DateTime<Utc>,
+    /// When a pass stopped listing it (deleted on the worker).
+    pub gone_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TaskView {
+    pub task: i32,
+    pub state: String,
+    pub worker_id: Option<String>,
+    pub trace: Option<String>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct StateChange {
+    /// Null: the connector itself.
+    pub task: Option<i32>,
+    pub state: String,
+    pub first_line: Option<String>,
+    pub trace: Option<String>,
+    pub at: DateTime<Utc>,
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ConnectorDetail {
+    pub connect: String,
+    #[serde(flatten)]
+    pub summary: ConnectorSummary,
+    pub worker_id: Option<String>,
+    pub trace: Option<String>,
+    /// Inline secrets as `********`; `${…}` references as written.
+    pub config: BTreeMap<String, String>,
+    pub config_hash: String,
+    /// The Kafka topics it reads or writes, from its config.
+    pub topics: Vec<String>,
+    pub tasks: Vec<TaskView>,
+    /// Newest first.
+    pub history: Vec<StateChange>,
+    /// States are as of this pass.
+    pub read_at: Option<DateTime<Utc>>,
+}

@@ -100,6 +100,23 @@ pub trait Accounts: Send + Sync {
         code: &str,
     ) -> Result<(), AppError>;
     /// Removes a user's second factor (admin; a lost phone).
+    /// Sets or clears a team's flag webhook (admin).
+    async fn set_webhook(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        url: Option<&str>,
+    ) -> Result<(), AppError>;
+    /// Chooses the team that receives flags nobody owns (admin).
+    async fn set_platform_team(
+        &self,
+        who: &Principal,
+        from: &str,
+        team: &str,
+    ) -> Result<(), AppError>;
+    /// Where unowned flags go, for the warnings that say they go nowhere.
+    async fn routing(&self, who: &Principal) -> Result<crate::accounts::model::Routing, AppError>;
     async fn reset_second_factor(
         &self,
         who: &Principal,

@@ -590,3 +590,100 @@ async fn an_admin_resets_a_lost_second_factor(pool: sqlx::PgPool) {
         .await;
     assert_eq!(r.location(), "/", "the password alone signs in again");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn admins_route_flags_in_settings_and_unrouted_trouble_is_warned_about(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("ada", &[Role::Admin]).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let admin = t.login("ada", PASSWORD).await.expect("ada signs in");
+    let viewer = t.login("vic", PASSWORD).await.expect("vic signs in");
+    let r = server_fn(
+        &t,
+        "create_team",
+        &admin,
+        &[("name", "platform"), ("description", "")],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let team: i64 = sqlx::query_scalar("SELECT id FROM teams WHERE name = 'platform'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("team");
+
+    // Nobody receives unowned flags yet: the teams and flags pages say so.
+    let teams = t.get("/settings/teams", Some(&admin)).await;
+    assert!(
+        teams.body.contains("data-testid=\"no-platform-team\""),
+        "{}",
+        teams.body
+    );
+    let flags = t.get("/flags", Some(&viewer)).await;
+    assert!(
+        flags.body.contains("data-testid=\"no-platform-team\""),
+        "{}",
+        flags.body
+    );
+
+    // The webhook is set in the browser; only its host is shown back.
+    let hook = "http://127.0.0.1:9/services/T000/B000/very-secret-token";
+    let tid = team.to_string();
+    let r = server_fn(
+        &t,
+        "set_team_webhook",
+        &admin,
+        &[("team_id", &tid), ("url", hook)],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = t
+        .get(&format!("/settings/teams/{team}"), Some(&admin))
+        .await;
+    assert!(
+        page.body.contains("a webhook at 127.0.0.1"),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains("very-secret-token"),
+        "the URL is never shown back"
+    );
+    // A viewer cannot set one, and the refusal says why.
+    let r = server_fn(
+        &t,
+        "set_team_webhook",
+        &viewer,
+        &[("team_id", &tid), ("url", hook)],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    // Made the platform team: the warnings go.
+    let r = server_fn(&t, "set_platform_team", &admin, &[("team", "platform")]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let teams = t.get("/settings/teams", Some(&admin)).await;
+    assert!(!teams.body.contains("no-platform-team"), "{}", teams.body);
+    assert!(teams.body.contains("receives them"), "{}", teams.body);
+    let flags = t.get("/flags", Some(&viewer)).await;
+    assert!(!flags.body.contains("no-platform-team"), "{}", flags.body);
+    assert_eq!(count(&t, "team.webhook").await, 1);
+    assert_eq!(count(&t, "settings.platform_team").await, 1);
+    assert!(
+        !all_details(&t).await.contains("very-secret-token"),
+        "the audit keeps the host only"
+    );
+
+    // Cleared in the browser too.
+    let r = server_fn(
+        &t,
+        "set_team_webhook",
+        &admin,
+        &[("team_id", &tid), ("url", "")],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = t
+        .get(&format!("/settings/teams/{team}"), Some(&admin))
+        .await;
+    assert!(page.body.contains("No webhook"), "{}", page.body);
+}

@@ -655,17 +655,31 @@ async fn a_saturated_ingest_answers_429_with_retry_after(pool: PgPool) {
         }
     };
     let first = tokio::spawn(send("0194b3a2-7c1e-7000-8000-000000000401"));
-    // The first event is queued once the writer holds its permit.
-    let mut saturated = None;
-    for _ in 0..100 {
-        let r = send("0194b3a2-7c1e-7000-8000-000000000402").await;
-        if r.status() == StatusCode::TOO_MANY_REQUESTS {
-            saturated = Some(r);
+    // Wait until the writer, holding the one permit, waits on the lock:
+    // only then is the queue full, whatever the load on the machine.
+    let db = pool
+        .connect_options()
+        .get_database()
+        .unwrap_or_default()
+        .to_string();
+    let mut waiting = false;
+    for _ in 0..500 {
+        let n: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'",
+        )
+        .bind(&db)
+        .fetch_one(&pool)
+        .await
+        .expect("activity");
+        if n > 0 {
+            waiting = true;
             break;
         }
         tokio::time::sleep(std::time::Duration::from_millis(20)).await;
     }
-    let r = saturated.expect("a 429 while the writer is held");
+    assert!(waiting, "the writer never reached the lock");
+    let r = send("0194b3a2-7c1e-7000-8000-000000000402").await;
+    assert_eq!(r.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(
         r.headers()
             .get(header::RETRY_AFTER)

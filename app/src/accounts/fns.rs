@@ -6,7 +6,9 @@
 // function does not inherit an allow on the item, so it sits here.
 #![allow(clippy::too_many_arguments)]
 
-use crate::accounts::model::{AccountView, TeamDetail, TeamSummary, UserDetail, UserSummary};
+use crate::accounts::model::{
+    AccountView, Routing, TeamDetail, TeamSummary, UserDetail, UserSummary,
+};
 use crate::error::AppError;
 use leptos::prelude::*;
 use streamkeeper::platform::page::Page;
@@ -231,4 +233,35 @@ pub async fn remove_team_member(team_id: i64, user_id: i64) -> Result<(), AppErr
         .accounts
         .remove_member(&who, &client_addr().await, team_id, user_id)
         .await
+}
+
+/// Sets a team's flag webhook; an empty `url` removes it.
+#[server(prefix = "/fn", endpoint = "set_team_webhook")]
+pub async fn set_team_webhook(team_id: i64, url: String) -> Result<bool, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let url = Some(url.trim()).filter(|u| !u.is_empty());
+    backend()?
+        .accounts
+        .set_webhook(&who, &client_addr().await, team_id, url)
+        .await?;
+    Ok(url.is_some())
+}
+
+#[server(prefix = "/fn", endpoint = "set_platform_team")]
+pub async fn set_platform_team(team: String) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .set_platform_team(&who, &client_addr().await, &team)
+        .await?;
+    Ok(team)
+}
+
+#[server(prefix = "/fn", endpoint = "get_routing")]
+pub async fn get_routing() -> Result<Routing, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.accounts.routing(&who).await
 }

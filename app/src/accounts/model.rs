@@ -45,6 +45,18 @@ pub struct TeamSummary {
     pub description: String,
     pub members: i64,
     pub created_at: DateTime<Utc>,
+    /// The host of the team's flag webhook, if it has one: the whole URL
+    /// carries its own secret and is never shown back.
+    pub webhook_host: Option<String>,
+    /// Whether this team receives the flags nobody owns.
+    pub platform: bool,
+}
+
+/// Where flags nobody owns go: the platform team, or nowhere.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Routing {
+    pub platform_team: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,6 +1,9 @@
 //! Settings → Teams: the list, creating a team, and a team's members.
 
-use crate::accounts::fns::{AddTeamMember, CreateTeam, RemoveTeamMember, get_team, list_teams};
+use crate::accounts::fns::{
+    AddTeamMember, CreateTeam, RemoveTeamMember, SetPlatformTeam, SetTeamWebhook, get_team,
+    list_teams,
+};
 use crate::accounts::model::{TeamDetail, TeamSummary};
 use crate::error::AppError;
 use crate::ui::notes::{ActionNote, ErrorNote};
@@ -25,14 +28,21 @@ pub fn TeamsPage() -> impl IntoView {
             {move || Suspend::new(async move {
                 match teams.await {
                     Ok(list) => view! {
+                        {(list.total > 0 && !list.items.iter().any(|t| t.platform)).then(|| view! {
+                            <p class="error" role="alert" data-testid="no-platform-team">
+                                "No platform team is set: flags on streams and groups nobody owns reach no one. Open a team and make it the platform team."
+                            </p>
+                        })}
                         <table class="list">
-                            <thead><tr><th>"Team"</th><th>"Description"</th><th>"Members"</th></tr></thead>
+                            <thead><tr><th>"Team"</th><th>"Description"</th><th>"Members"</th><th>"Flag webhook"</th><th>"Unowned flags"</th></tr></thead>
                             <tbody>
                                 {list.items.clone().into_iter().map(|t| view! {
                                     <tr>
                                         <td><a href=format!("/settings/teams/{}", t.id)>{t.name}</a></td>
                                         <td>{t.description}</td>
                                         <td>{t.members}</td>
+                                        <td>{t.webhook_host.unwrap_or_else(|| "none".into())}</td>
+                                        <td>{t.platform.then_some("receives them")}</td>
                                     </tr>
                                 }).collect_view()}
                             </tbody>
@@ -60,9 +70,19 @@ pub fn TeamPage() -> impl IntoView {
     let id = id_param();
     let add = ServerAction::<AddTeamMember>::new();
     let remove = ServerAction::<RemoveTeamMember>::new();
+    let webhook = ServerAction::<SetTeamWebhook>::new();
+    let platform = ServerAction::<SetPlatformTeam>::new();
     let team = Resource::new(
-        move || (id.get(), add.version().get(), remove.version().get()),
-        |(id, _, _)| async move {
+        move || {
+            (
+                id.get(),
+                add.version().get(),
+                remove.version().get(),
+                webhook.version().get(),
+                platform.version().get(),
+            )
+        },
+        |(id, ..)| async move {
             match id {
                 Some(id) => get_team(id).await,
                 None => Err(AppError::NotFound("That team".into())),
@@ -75,7 +95,7 @@ pub fn TeamPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match team.await {
-                    Ok(d) => view! { <TeamDetailView d add remove /> }.into_any(),
+                    Ok(d) => view! { <TeamDetailView d add remove webhook platform /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -88,9 +108,15 @@ fn TeamDetailView(
     d: TeamDetail,
     add: ServerAction<AddTeamMember>,
     remove: ServerAction<RemoveTeamMember>,
+    webhook: ServerAction<SetTeamWebhook>,
+    platform: ServerAction<SetPlatformTeam>,
 ) -> impl IntoView {
     let team_id = d.team.id.to_string();
     let tid = team_id.clone();
+    let wid = team_id.clone();
+    let name = d.team.name.clone();
+    let hook = d.team.webhook_host.clone();
+    let is_platform = d.team.platform;
     view! {
         <h1>{d.team.name.clone()}</h1>
         <p>{d.team.description.clone()}</p>
@@ -128,6 +154,35 @@ fn TeamDetailView(
                 <button type="submit">"Add"</button>
             </ActionForm>
             <ActionNote value=add.value() ok=|u: &String| format!("Added {u}.") />
+        </section>
+        <section class="card">
+            <h2>"Flag webhook"</h2>
+            <p data-testid="webhook-state">{match hook {
+                Some(h) => format!("Flags for this team are posted to a webhook at {h}."),
+                None => "No webhook: this team sees its flags only in the console.".to_string(),
+            }}</p>
+            <ActionForm action=webhook attr:class="inline-form" attr:data-testid="set-webhook">
+                <input type="hidden" name="team_id" value=wid />
+                <label>"Slack-compatible webhook URL " <input name="url" type="url" placeholder="https://hooks.slack.com/services/…" /></label>
+                <button type="submit">"Save"</button>
+            </ActionForm>
+            <small class="note">"Saved as given and never shown back (the URL is its own secret); leave it empty to remove the webhook."</small>
+            <ActionNote value=webhook.value() ok=|set: &bool| if *set { "Saved the webhook.".to_string() } else { "Removed the webhook.".to_string() } />
+        </section>
+        <section class="card">
+            <h2>"Flags nobody owns"</h2>
+            {if is_platform {
+                view! { <p data-testid="platform-state">"This is the platform team: it receives the flags of streams, groups and connectors nobody owns."</p> }.into_any()
+            } else {
+                view! {
+                    <ActionForm action=platform attr:data-testid="make-platform">
+                        <input type="hidden" name="team" value=name />
+                        <button type="submit">"Make this the platform team"</button>
+                    </ActionForm>
+                    <small class="note">"The platform team receives the flags of streams, groups and connectors nobody owns."</small>
+                }.into_any()
+            }}
+            <ActionNote value=platform.value() ok=|t: &String| format!("{t} now receives unowned flags.") />
         </section>
     }
 }

@@ -1,6 +1,7 @@
 //! Flags: the ones routed to my teams (or all), and a flag's page with its
 //! receipts, timings, and the acknowledge and dismiss forms.
 
+use crate::accounts::fns::get_routing;
 use crate::error::AppError;
 use crate::flags::fns::{AcknowledgeFlag, DismissFlag, get_flag, list_flags};
 use crate::flags::model::FlagView;
@@ -48,9 +49,19 @@ pub fn FlagsPage() -> impl IntoView {
             ],
         )
     };
+    let routing = Resource::new(|| (), |_| get_routing());
     view! {
         <Title text="Flags" />
         <h1>"Flags"</h1>
+        <Suspense fallback=|| ()>
+            {move || Suspend::new(async move {
+                routing.await.ok().filter(|r| r.platform_team.is_none()).map(|_| view! {
+                    <p class="error" role="alert" data-testid="no-platform-team">
+                        "No platform team is set: flags on streams, groups and connectors nobody owns reach no one. An admin sets one under Settings → Teams."
+                    </p>
+                })
+            })}
+        </Suspense>
         <nav class="ranges" aria-label="Which flags">
             <a href=link("mine", "live")>"My teams, open"</a>
             <a href=link("mine", "any")>"My teams, all"</a>

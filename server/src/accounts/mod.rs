@@ -705,6 +705,95 @@ impl streamkeeper_app::port::Accounts for AccountService {
         .await?;
         Ok(commit(tx).await?)
     }
+
+    /// Sets or clears a team's Slack-compatible webhook (admin).
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id = team_id))]
+    async fn set_webhook(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        url: Option<&str>,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "manage teams")?;
+        let url = url.map(str::trim).filter(|u| !u.is_empty());
+        if let Some(u) = url {
+            let host = url::Url::parse(u)
+                .ok()
+                .filter(|p| matches!(p.scheme(), "http" | "https"))
+                .and_then(|p| p.host_str().map(str::to_owned));
+            let Some(host) = host else {
+                return Err(AppError::Invalid(
+                    "The webhook must be an http:// or https:// URL.".into(),
+                ));
+            };
+            if let Err(e) = self.egress.check_saved(&host) {
+                let why = format!("The webhook cannot be used: {e}.");
+                let target = format!("team:{team_id}");
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "team.webhook.refused",
+                    target,
+                    json!({ "refused": why }),
+                )
+                .await;
+                return Err(AppError::Invalid(why));
+            }
+        }
+        let mut tx = begin(&self.pool).await?;
+        if !store::teams::set_webhook(&mut tx, team_id, url).await? {
+            return Err(AppError::NotFound(format!("Team {team_id}")));
+        }
+        // Webhook URLs carry their own secret: only the host is recorded.
+        let host = url
+            .and_then(|u| url::Url::parse(u).ok())
+            .and_then(|u| u.host_str().map(str::to_string));
+        audited(
+            &mut tx,
+            who,
+            from,
+            "team.webhook",
+            format!("team:{team_id}"),
+            json!({ "host": host }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+
+    /// The team that receives flags nobody owns (admin).
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    async fn set_platform_team(
+        &self,
+        who: &Principal,
+        from: &str,
+        team: &str,
+    ) -> Result<(), AppError> {
+        require(who, Action::ManageUsers, "change settings")?;
+        let id = team_id(&self.pool, team).await?;
+        let mut tx = begin(&self.pool).await?;
+        store::teams::set_setting(&mut tx, "platform_team_id", &id.to_string()).await?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "settings.platform_team",
+            format!("team:{}", team.trim()),
+            json!({}),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+    async fn routing(
+        &self,
+        who: &Principal,
+    ) -> Result<streamkeeper_app::accounts::model::Routing, AppError> {
+        require(who, Action::Read, "see where flags go")?;
+        Ok(streamkeeper_app::accounts::model::Routing {
+            platform_team: store::teams::platform_team(&self.pool).await?,
+        })
+    }
 }
 
 /// The account page is the signed-in person's own: a token cannot reach it.
@@ -860,87 +949,5 @@ impl streamkeeper_app::port::Audit for AuditService {
     ) -> Result<Page<streamkeeper_app::audit::model::RefusalTally>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
         Ok(crate::audit::store::refusals(&self.pool, &filter, page).await?)
-    }
-}
-
-impl AccountService {
-    /// Sets or clears a team's Slack-compatible webhook (admin).
-    #[tracing::instrument(skip_all, fields(user = %who.username, team_id = team_id))]
-    pub async fn set_webhook(
-        &self,
-        who: &Principal,
-        from: &str,
-        team_id: i64,
-        url: Option<&str>,
-    ) -> Result<(), AppError> {
-        require(who, Action::ManageUsers, "manage teams")?;
-        let url = url.map(str::trim).filter(|u| !u.is_empty());
-        if let Some(u) = url {
-            let host = url::Url::parse(u)
-                .ok()
-                .filter(|p| matches!(p.scheme(), "http" | "https"))
-                .and_then(|p| p.host_str().map(str::to_owned));
-            let Some(host) = host else {
-                return Err(AppError::Invalid(
-                    "The webhook must be an http:// or https:// URL.".into(),
-                ));
-            };
-            if let Err(e) = self.egress.check_saved(&host) {
-                let why = format!("The webhook cannot be used: {e}.");
-                let target = format!("team:{team_id}");
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "team.webhook.refused",
-                    target,
-                    json!({ "refused": why }),
-                )
-                .await;
-                return Err(AppError::Invalid(why));
-            }
-        }
-        let mut tx = begin(&self.pool).await?;
-        if !store::teams::set_webhook(&mut tx, team_id, url).await? {
-            return Err(AppError::NotFound(format!("Team {team_id}")));
-        }
-        // Webhook URLs carry their own secret: only the host is recorded.
-        let host = url
-            .and_then(|u| url::Url::parse(u).ok())
-            .and_then(|u| u.host_str().map(str::to_string));
-        audited(
-            &mut tx,
-            who,
-            from,
-            "team.webhook",
-            format!("team:{team_id}"),
-            json!({ "host": host }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
-    }
-
-    /// The team that receives flags nobody owns (admin).
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn set_platform_team(
-        &self,
-        who: &Principal,
-        from: &str,
-        team: &str,
-    ) -> Result<(), AppError> {
-        require(who, Action::ManageUsers, "change settings")?;
-        let id = team_id(&self.pool, team).await?;
-        let mut tx = begin(&self.pool).await?;
-        store::teams::set_setting(&mut tx, "platform_team_id", &id.to_string()).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "settings.platform_team",
-            format!("team:{}", team.trim()),
-            json!({}),
-        )
-        .await?;
-        Ok(commit(tx).await?)
     }
 }

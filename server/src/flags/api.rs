@@ -9,6 +9,7 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::flags::{FlagScope, FlagState};
 use streamkeeper::platform::page::{Page, PageRequest, choice};
 use streamkeeper_app::flags::model::FlagView;
+use streamkeeper_app::port::Accounts as _;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
 

@@ -15,6 +15,8 @@ struct TeamRow {
     description: String,
     members: i64,
     created_at: DateTime<Utc>,
+    webhook_url: Option<String>,
+    platform: bool,
 }
 
 impl From<TeamRow> for TeamSummary {
@@ -25,12 +27,20 @@ impl From<TeamRow> for TeamSummary {
             description: t.description,
             members: t.members,
             created_at: t.created_at,
+            webhook_host: t
+                .webhook_url
+                .as_deref()
+                .and_then(|u| url::Url::parse(u).ok())
+                .and_then(|u| u.host_str().map(str::to_owned)),
+            platform: t.platform,
         }
     }
 }
 
-const SELECT: &str = "SELECT t.id, t.name, t.description, t.created_at,
-        (SELECT count(*) FROM memberships m WHERE m.team_id = t.id) AS members
+const SELECT: &str = "SELECT t.id, t.name, t.description, t.created_at, t.webhook_url,
+        (SELECT count(*) FROM memberships m WHERE m.team_id = t.id) AS members,
+        COALESCE(t.id = (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'), false)
+            AS platform
     FROM teams t";
 
 pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<TeamSummary>, Db> {
@@ -65,7 +75,8 @@ pub async fn insert(
 ) -> Result<TeamSummary, Db> {
     let row: TeamRow = sqlx::query_as(
         "INSERT INTO teams (name, description) VALUES ($1, $2)
-         RETURNING id, name, description, created_at, 0::bigint AS members",
+         RETURNING id, name, description, created_at, 0::bigint AS members,
+                   webhook_url, false AS platform",
     )
     .bind(name)
     .bind(description)
@@ -141,4 +152,14 @@ pub async fn set_setting(conn: &mut PgConnection, key: &str, value: &str) -> Res
         .execute(conn)
         .await
         .map(drop)?)
+}
+
+/// The platform team's name, if one is set.
+pub async fn platform_team(pool: &PgPool) -> Result<Option<String>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT t.name FROM teams t
+         WHERE t.id = (SELECT value::bigint FROM settings WHERE key = 'platform_team_id')",
+    )
+    .fetch_optional(pool)
+    .await?)
 }

@@ -183,6 +183,9 @@ build_site() {
   done
   log "building the server"
   (cd "$SK_ROOT" && cargo build -q -p streamkeeper-server) >&2
-  SK_BIN="$CARGO_TARGET_DIR/debug/streamkeeper"
+  # A copy: another checkout sharing the target dir may rebuild the binary
+  # while this one runs it.
+  SK_BIN="$(mktemp -d)/streamkeeper"
+  cp "$CARGO_TARGET_DIR/debug/streamkeeper" "$SK_BIN"
   export SK_BIN
 }

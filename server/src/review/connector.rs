@@ -498,38 +498,8 @@ impl ReviewService {
             config: &config,
         };
         let p = self.prepare_connector(&change, &item.domain, true).await?;
-        let mut tx = begin(&self.pool).await?;
-        let locked = lock(&mut tx, id).await?;
-        let f = facts(&locked);
-        if let Err(r) = check_edit(&f, who.user_id, owns, edit.loaded_revision) {
-            drop(tx);
-            self.refused(who, from, id, "review.edit.refused", &r.to_string())
-                .await;
-            return Err(refusal(&r));
-        }
-        let voided = f.counted_approvals();
-        let reason = format!(
-            "Edited by {} (revision {}); {voided} approval(s) voided.",
-            who.username,
-            locked.revision + 1
-        );
-        let new_revision = items::new_revision(&mut tx, id, &p, &reason).await?;
-        if who.user_id != locked.author_id {
-            items::add_editor(&mut tx, id, who.user_id).await?;
-        }
-        crate::accounts::audited(
-            &mut tx,
-            who,
-            from,
-            "review.edit",
-            target(id),
-            json!({ "revision": new_revision, "content_hash": p.content_hash,
-                    "voided_approvals": voided, "verdict": p.verdict }),
-        )
-        .await?;
-        self.tell_approvers(&mut tx, id, &locked.title, &p, &who.username)
+        self.store_edit(who, from, id, owns, edit.loaded_revision, &p)
             .await?;
-        commit(tx).await?;
         self.connector_item_view(who, item_after(&self.pool, id).await?)
             .await
     }

@@ -257,12 +257,31 @@ impl ReviewService {
         }
         .canonical();
         let revision = self.prepare(who, kind, &content, &item.domain).await?;
+        self.store_edit(who, from, id, owns, edit.loaded_revision, &revision)
+            .await?;
+        self.view(who, item_after(&self.pool, id).await?).await
+    }
+
+    /// Stores an edit as the item's next revision, under the item's lock:
+    /// checked again there (an approval, another edit or an apply may have
+    /// landed while the checks ran), every approval voided, audited, the
+    /// approvers told and, when someone else edited, the author too. Shared
+    /// by schema and connector items.
+    pub(super) async fn store_edit(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        owns: bool,
+        loaded_revision: i32,
+        revision: &Revision,
+    ) -> Result<(), AppError> {
         let mut tx = begin(&self.pool).await?;
         let locked = lock(&mut tx, id).await?;
         // Again under the lock: an approval, another edit or an apply may
         // have landed while the checks ran.
         let f = facts(&locked);
-        if let Err(r) = check_edit(&f, who.user_id, owns, edit.loaded_revision) {
+        if let Err(r) = check_edit(&f, who.user_id, owns, loaded_revision) {
             drop(tx);
             self.refused(who, from, id, "review.edit.refused", &r.to_string())
                 .await;
@@ -274,7 +293,7 @@ impl ReviewService {
             who.username,
             locked.revision + 1
         );
-        let new_revision = items::new_revision(&mut tx, id, &revision, &reason).await?;
+        let new_revision = items::new_revision(&mut tx, id, revision, &reason).await?;
         if who.user_id != locked.author_id {
             items::add_editor(&mut tx, id, who.user_id).await?;
         }
@@ -288,7 +307,7 @@ impl ReviewService {
                     "voided_approvals": voided, "verdict": revision.verdict }),
         )
         .await?;
-        self.tell_approvers(&mut tx, id, &locked.title, &revision, &who.username)
+        self.tell_approvers(&mut tx, id, &locked.title, revision, &who.username)
             .await?;
         if who.user_id != locked.author_id {
             Self::notify(
@@ -300,7 +319,7 @@ impl ReviewService {
             .await?;
         }
         commit(tx).await?;
-        self.view(who, item_after(&self.pool, id).await?).await
+        Ok(())
     }
 
     /// Tells the revision's approvers, in the app and by their teams'

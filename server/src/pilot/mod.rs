@@ -116,8 +116,14 @@ impl PilotService {
         from: &str,
         input: PilotInput,
     ) -> Result<PilotSettings, AppError> {
-        self.allow(who, from, Action::SetPilot, "pilot.set", "set the pilot up")
-            .await?;
+        self.allow(
+            who,
+            from,
+            Action::SetPilot,
+            "pilot.set.refused",
+            "set the pilot up",
+        )
+        .await?;
         let invalid = |e: streamkeeper::pilot::PilotError| AppError::Invalid(e.to_string());
         let scope = checked_scope(input.scope_kind, &input.scope).map_err(invalid)?;
         let all = baselines(&input.baselines).map_err(invalid)?;

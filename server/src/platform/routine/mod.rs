@@ -228,6 +228,7 @@ impl Shared {
 /// Reads the stored schedules and requests every [`POLL`] and wakes the
 /// routines when they changed.
 async fn poll(shared: Arc<Shared>, cancel: CancellationToken) {
+    let mut first = true;
     loop {
         match store::stored(&shared.pool).await {
             Ok((schedules, requests)) => {
@@ -247,6 +248,12 @@ async fn poll(shared: Arc<Shared>, cancel: CancellationToken) {
                 }
             }
             Err(e) => tracing::warn!(error = %e, "could not read the routine schedules"),
+        }
+        // The routines wait for the first read (a paused routine stays
+        // paused across a restart); one that failed lets them start on
+        // their own intervals.
+        if std::mem::take(&mut first) {
+            shared.wake.send_modify(|n| *n += 1);
         }
         tokio::select! {
             () = cancel.cancelled() => return,
@@ -460,6 +467,12 @@ async fn keep(
 ) {
     let spec = routine.spec();
     let mut wake = shared.wake.subscribe();
+    if *wake.borrow_and_update() == 0 {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            _ = wake.changed() => {}
+        }
+    }
     let mut own = spec.every;
     // The start of this replica's last run of it, which intervals count from.
     let mut last: Option<DateTime<Utc>> = None;
@@ -835,7 +848,7 @@ impl Routines {
             .refused(
                 who,
                 from,
-                action,
+                &format!("{action}.refused"),
                 format!("routine:{routine}"),
                 serde_json::json!({ "refused": why }),
             )

@@ -160,13 +160,13 @@ pub fn next_run(
 /// Milliseconds as the listing shows them: `500 ms`, `15 s`, `5 min`, `2 h`, `1 d`.
 pub fn duration(ms: u64) -> String {
     let s = ms / 1000;
-    if ms % 1000 != 0 || s == 0 {
+    if !ms.is_multiple_of(1000) || s == 0 {
         format!("{ms} ms")
-    } else if s % 86_400 == 0 {
+    } else if s.is_multiple_of(86_400) {
         format!("{} d", s / 86_400)
-    } else if s % 3600 == 0 {
+    } else if s.is_multiple_of(3600) {
         format!("{} h", s / 3600)
-    } else if s % 60 == 0 {
+    } else if s.is_multiple_of(60) {
         format!("{} min", s / 60)
     } else {
         format!("{s} s")

@@ -1,7 +1,8 @@
 //! The pilot against a real Postgres, from a scripted scenario through the
 //! product's own paths: flags raised by the judge's `raise_to` (lag on a
 //! group, a FAILED connector), one dismissed by its owner through the API,
-//! producer changes checked through the REST API the CLI uses in CI. The
+//! producer changes checked through the REST API the CLI uses in CI, one
+//! proposed for review and approved (the registry double as registry). The
 //! API shows exactly the durations those records hold, the CSV exports say
 //! the same as the JSON, the first weeks' receipts list what Streamkeeper
 //! would have done, and only managers and admins reach the pilot (a
@@ -15,6 +16,7 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::flags::{FlagKey, Observation};
+use streamkeeper_doubles::registry;
 use support::TestApp;
 
 const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
@@ -194,17 +196,19 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     let manager = t.user("meg", &[Role::Manager]).await;
     let viewer = t.user("vic", &[Role::Viewer]).await;
     let owner = t.user("olga", &[Role::Owner]).await;
+    let approver = t.user("ann", &[Role::Approver]).await;
     sqlx::query("INSERT INTO memberships (team_id, user_id) VALUES ($1, $2)")
         .bind(team)
         .bind(owner)
         .execute(&pool)
         .await
         .expect("member");
-    let (at, mt, vt, ot) = (
+    let (at, mt, vt, ot, apt) = (
         t.token(admin).await,
         t.token(manager).await,
         t.token(viewer).await,
         t.token(owner).await,
+        t.token(approver).await,
     );
 
     // Before it is set up: the settings are the defaults, the page says how.
@@ -339,6 +343,50 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         assert_eq!(r.json()["verdict"], verdict, "{}", r.body);
     }
 
+    // A producer change proposed for review at suggest, approved by ann.
+    let (base, _registry) = registry::spawn().await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{local}/registry"),
+            &at,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            &at,
+            Some(json!({"autonomy": "suggest", "required_approvals": 1,
+                        "approver_users": ["ann"], "approver_teams": []})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/review-items",
+            &ot,
+            Some(
+                json!({"kind": "producer_change", "cluster_id": local, "topic": "orders",
+                        "schema_type": "AVRO", "schema": ADDS_NOTE}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/review-items/{}/approvals", item["id"]),
+            &apt,
+            Some(json!({"content_hash": item["content_hash"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
     // What the records say, read straight from them.
     let lag = durations(
         &pool,
@@ -354,7 +402,13 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         "SELECT 'check:' || id, submitted_at, decided_at FROM compatibility_checks",
     )
     .await;
-    assert_eq!(checks.len(), 2);
+    assert!(checks.len() >= 2, "{checks:?}");
+    let reviewed = durations(
+        &pool,
+        "SELECT 'review-item:' || id, created_at, approved_at FROM review_items WHERE state = 'approved'",
+    )
+    .await;
+    assert_eq!(reviewed.len(), 1, "the approval is recorded with its time");
 
     let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -389,10 +443,19 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     assert_eq!(flagged["now"]["note"], "rests on 2 events (fewer than 5)");
     let mut check_ms: Vec<i64> = checks.iter().map(|(_, ms)| *ms).collect();
     check_ms.sort_unstable();
+    // Nearest rank: the ⌈p·n⌉-th smallest.
+    let rank = |v: &[i64], p: usize| v[(p * v.len()).div_ceil(100) - 1];
     let checked = row("change_checked");
-    assert_eq!(checked["now"]["events"], 2);
-    assert_eq!(checked["now"]["p50_ms"], check_ms[0]);
-    assert_eq!(checked["now"]["p90_ms"], check_ms[1]);
+    assert_eq!(checked["now"]["events"], checks.len());
+    assert_eq!(checked["now"]["p50_ms"], rank(&check_ms, 50));
+    assert_eq!(checked["now"]["p90_ms"], rank(&check_ms, 90));
+    let through_review = row("change_reviewed");
+    assert_eq!(through_review["now"]["events"], 1);
+    assert_eq!(through_review["now"]["p50_ms"], reviewed[0].1);
+    assert_eq!(
+        through_review["now"]["note"],
+        "rests on 1 event (fewer than 5)"
+    );
     assert_eq!(checked["baseline_ms"], 28_800_000);
     assert_eq!(row("lineage_answered")["now"]["note"], "no records yet");
     // The weeks: the pilot's second week holds them all.
@@ -467,6 +530,11 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
             lag.iter()
                 .map(|(r, ms)| ("lag_flagged".to_string(), r.clone(), *ms)),
         )
+        .chain(
+            reviewed
+                .iter()
+                .map(|(r, ms)| ("change_reviewed".to_string(), r.clone(), *ms)),
+        )
         .collect();
     expected.sort();
     assert_eq!(events, expected);
@@ -513,10 +581,18 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     assert_eq!(last["items"].as_array().map(Vec::len), Some(1), "{last}");
     assert_eq!(last["items"][0]["at"], items[4]["at"]);
     // Once the domain acts on approval, its receipts are no longer "would have".
-    sqlx::query("INSERT INTO review_domains (domain, autonomy, updated_by) VALUES ('payments', 'act_after_approval', 'ada')")
-        .execute(&pool)
-        .await
-        .expect("domain");
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            &at,
+            Some(
+                json!({"autonomy": "act_after_approval", "required_approvals": 1,
+                        "approver_users": ["ann"], "approver_teams": []}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let r = t
         .api(Method::GET, "/api/v1/pilot/receipts", &mt, None)
         .await;

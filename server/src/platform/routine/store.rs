@@ -21,12 +21,12 @@ fn schedule_of(kind: Option<&str>, every_ms: Option<i64>, cron: Option<String>) 
     }
 }
 
-/// The schedules admins set and the run-now requests nobody has claimed
-/// yet, as every runner polls them.
-#[allow(clippy::type_complexity)]
-pub async fn stored(
-    pool: &PgPool,
-) -> Result<(HashMap<String, Schedule>, HashSet<(String, Option<i64>)>), sqlx::Error> {
+/// The schedules admins set, by routine, and the (routine, cluster)
+/// targets with a run-now request nobody has claimed yet.
+pub type Stored = (HashMap<String, Schedule>, HashSet<(String, Option<i64>)>);
+
+/// What every runner polls: [`Stored`].
+pub async fn stored(pool: &PgPool) -> Result<Stored, sqlx::Error> {
     let schedules: Vec<(String, String, Option<i64>, Option<String>)> =
         sqlx::query_as("SELECT routine, kind, every_ms, cron FROM routine_schedules")
             .fetch_all(pool)

@@ -822,13 +822,12 @@ async fn routines_lists_each_routine_with_its_last_run_and_lease(pool: PgPool) {
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn routines_are_scheduled_and_run_now_from_the_command_line(pool: PgPool) {
-    sqlx::query(
-        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ('sample', 'cluster', 'exclusive', 15000);
-         INSERT INTO clusters (name, bootstrap) VALUES ('east', '127.0.0.1:1'), ('west', '127.0.0.1:2')",
-    )
-    .execute(&pool)
-    .await
-    .expect("routine");
+    for sql in [
+        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ('sample', 'cluster', 'exclusive', 15000)",
+        "INSERT INTO clusters (name, bootstrap) VALUES ('east', '127.0.0.1:1'), ('west', '127.0.0.1:2')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.expect("setup");
+    }
     let o = run(&pool, &["routines", "schedule", "sample", "5m"], None);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("sample: every 5 min"), "{}", text(&o));

@@ -80,13 +80,9 @@ async fn list(routines: &Routines) -> anyhow::Result<ExitCode> {
                 (Some(o), false) => o.as_str(),
                 (None, false) => "-",
             };
+            // "-": its own interval, as every column shows what is unset.
             let schedule = match &r.schedule {
-                Schedule::Default => {
-                    format!(
-                        "every {}",
-                        streamkeeper::platform::schedule::duration(r.every_ms.unsigned_abs())
-                    )
-                }
+                Schedule::Default => "-".to_string(),
                 other => other.to_string(),
             };
             println!(

@@ -1,6 +1,6 @@
 //! The pilot's SQL: its settings, and its figures' events read from the
 //! records each flow keeps (flags, compatibility checks, review items,
-//! connector restarts), within the pilot's scope (`pilot_covers`).
+//! connector restarts), within the pilot's scope ([`SCOPE`]).
 
 use crate::platform::errors::Db;
 use chrono::{DateTime, NaiveDate, Utc};
@@ -88,6 +88,51 @@ pub struct Within<'a> {
     pub from: DateTime<Utc>,
 }
 
+/// The pilot's scope as tables, once per query ($1 the kind, $2 the
+/// entries): `sc` the clusters it names; `st` the streams it covers with
+/// their domains (every stream of those clusters; those of its domains; the
+/// `cluster/topic` it names, with or without a stream row); `subjects`
+/// every group, topic and connector about one of those streams, with its
+/// domain. Joined by hash, not asked row by row: a year of records reads
+/// in one pass.
+const SCOPE: &str = "WITH sc AS (SELECT id FROM clusters WHERE $1 = 'clusters' AND name = ANY ($2)),
+    st AS (
+        SELECT s.cluster_id, s.topic, s.domain FROM streams s JOIN clusters c ON c.id = s.cluster_id
+         WHERE s.cluster_id IN (SELECT id FROM sc)
+            OR ($1 = 'domains' AND s.domain = ANY ($2))
+            OR ($1 = 'streams' AND c.name || '/' || s.topic = ANY ($2))
+        UNION
+        SELECT c.id, substr(x, length(c.name) + 2), '' FROM clusters c, unnest($2::text[]) x
+         WHERE $1 = 'streams' AND left(x, length(c.name) + 1) = c.name || '/'),
+    subjects AS (
+        SELECT cluster_id, 'topic' AS kind, topic AS subject,
+               COALESCE(min(NULLIF(domain, '')), '') AS domain
+          FROM st GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT g.cluster_id, 'group', g.name, COALESCE(min(NULLIF(st.domain, '')), '')
+          FROM consumer_groups g JOIN st ON st.cluster_id = g.cluster_id AND st.topic = ANY (g.topics)
+         GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT cc.cluster_id, 'connector', cc.name || '/' || cn.name, COALESCE(min(NULLIF(st.domain, '')), '')
+          FROM connectors cn JOIN connect_clusters cc ON cc.id = cn.connect_id
+          JOIN st ON st.cluster_id = cc.cluster_id AND st.topic = ANY (cn.topics)
+         GROUP BY 1, 2, 3)";
+
+/// A flag `f` joined to its subject in scope (`x`, none when outside).
+const FLAG_SUBJECT: &str = "LEFT JOIN subjects x ON x.cluster_id = f.cluster_id
+    AND x.kind = f.subject_kind AND x.subject = f.subject";
+/// Whether the flag `f` (joined as above) is in scope.
+const FLAG_IN: &str = "(f.cluster_id IN (SELECT id FROM sc) OR x.subject IS NOT NULL)";
+
+/// Whether a record of cluster `c` about topic `t` with domain `d` is in scope.
+fn topic_in(c: &str, t: &str, d: &str) -> String {
+    format!(
+        "({c} IN (SELECT id FROM sc)
+          OR EXISTS (SELECT 1 FROM st WHERE st.cluster_id = {c} AND st.topic = {t})
+          OR ($1 = 'domains' AND {d} = ANY ($2)))"
+    )
+}
+
 #[derive(FromRow)]
 struct TimedRow {
     metric: String,
@@ -105,27 +150,27 @@ struct TimedRow {
 /// - change through review: a producer change or schema registration
 ///   item, proposed → first approved or applied.
 pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
-    let rows: Vec<TimedRow> = sqlx::query_as(
-        "SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
+    let rows: Vec<TimedRow> = sqlx::query_as(&format!(
+        "{SCOPE}
+         SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
                 f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
-           FROM flags f
+           FROM flags f {FLAG_SUBJECT}
           WHERE f.subject_kind = 'group' AND f.team_id IS NOT NULL AND f.onset_at >= $3
-            AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL)
-            AND pilot_covers($1, $2, f.cluster_id, flag_topics(f.cluster_id, f.subject_kind, f.subject))
+            AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL) AND {FLAG_IN}
          UNION ALL
          SELECT 'change_checked', 'check:' || k.id, k.topic, k.submitted_at, k.decided_at
            FROM compatibility_checks k
-          WHERE k.submitted_at >= $3
-            AND (pilot_covers($1, $2, k.cluster_id, ARRAY[k.topic]) OR ($1 = 'domains' AND k.domain = ANY ($2)))
+          WHERE k.submitted_at >= $3 AND {checks}
          UNION ALL
          SELECT 'change_reviewed', 'review-item:' || i.id, i.topic, i.created_at,
                 LEAST(i.approved_at, i.applied_at)
            FROM review_items i
           WHERE i.kind IN ('producer_change', 'schema_registration') AND i.created_at >= $3
-            AND (i.approved_at IS NOT NULL OR i.applied_at IS NOT NULL)
-            AND (pilot_covers($1, $2, i.cluster_id, ARRAY[i.topic]) OR ($1 = 'domains' AND i.domain = ANY ($2)))
+            AND (i.approved_at IS NOT NULL OR i.applied_at IS NOT NULL) AND {items}
           ORDER BY started_at, reference",
-    )
+        checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
+        items = topic_in("i.cluster_id", "i.topic", "i.domain"),
+    ))
     .bind(w.kind.as_str())
     .bind(w.scope)
     .bind(w.from)
@@ -149,28 +194,30 @@ pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
 /// dismissed; checks that found a breaking change; items applied;
 /// connector restarts Streamkeeper made.
 pub async fn counted(pool: &PgPool, w: &Within<'_>) -> Result<Vec<(Count, DateTime<Utc>)>, Db> {
-    let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(
-        "WITH f AS (
-            SELECT f.raised_at, f.acknowledged_at, f.dismissed_at FROM flags f
-             WHERE (f.raised_at >= $3 OR f.acknowledged_at >= $3 OR f.dismissed_at >= $3)
-               AND pilot_covers($1, $2, f.cluster_id, flag_topics(f.cluster_id, f.subject_kind, f.subject)))
+    let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(&format!(
+        "{SCOPE}, f AS (
+            SELECT f.raised_at, f.acknowledged_at, f.dismissed_at FROM flags f {FLAG_SUBJECT}
+             WHERE (f.raised_at >= $3 OR f.acknowledged_at >= $3 OR f.dismissed_at >= $3) AND {FLAG_IN})
          SELECT 'flags_raised', raised_at FROM f WHERE raised_at >= $3
          UNION ALL SELECT 'flags_acknowledged', acknowledged_at FROM f WHERE acknowledged_at >= $3
          UNION ALL SELECT 'flags_dismissed', dismissed_at FROM f WHERE dismissed_at >= $3
          UNION ALL
          SELECT 'checks_breaking', k.decided_at FROM compatibility_checks k
-          WHERE k.verdict = 'INCOMPATIBLE' AND k.decided_at >= $3
-            AND (pilot_covers($1, $2, k.cluster_id, ARRAY[k.topic]) OR ($1 = 'domains' AND k.domain = ANY ($2)))
+          WHERE k.verdict = 'INCOMPATIBLE' AND k.decided_at >= $3 AND {checks}
          UNION ALL
          SELECT 'changes_applied', i.applied_at FROM review_items i
-          WHERE i.applied_at >= $3
-            AND (pilot_covers($1, $2, i.cluster_id, ARRAY[i.topic]) OR ($1 = 'domains' AND i.domain = ANY ($2)))
+          WHERE i.applied_at >= $3 AND {items}
          UNION ALL
          SELECT 'connector_restarts', r.at FROM connector_restarts r
            JOIN connectors cn ON cn.id = r.connector_id
            JOIN connect_clusters cc ON cc.id = cn.connect_id
-          WHERE r.at >= $3 AND pilot_covers($1, $2, cc.cluster_id, cn.topics)",
-    )
+          WHERE r.at >= $3
+            AND (cc.cluster_id IN (SELECT id FROM sc)
+                 OR EXISTS (SELECT 1 FROM subjects x WHERE x.cluster_id = cc.cluster_id
+                               AND x.kind = 'connector' AND x.subject = cc.name || '/' || cn.name))",
+        checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
+        items = topic_in("i.cluster_id", "i.topic", "i.domain"),
+    ))
     .bind(w.kind.as_str())
     .bind(w.scope)
     .bind(w.from)
@@ -198,13 +245,13 @@ struct DismissalRow {
 
 /// Flags dismissed as wrong during the pilot, newest first, with reasons.
 pub async fn dismissed(pool: &PgPool, w: &Within<'_>, limit: i64) -> Result<Vec<Dismissal>, Db> {
-    let rows: Vec<DismissalRow> = sqlx::query_as(
-        "SELECT f.id, c.name AS cluster, f.subject, f.kind, f.dismissed_reason, f.dismissed_by, f.dismissed_at
-           FROM flags f JOIN clusters c ON c.id = f.cluster_id
-          WHERE f.dismissed_at >= $3
-            AND pilot_covers($1, $2, f.cluster_id, flag_topics(f.cluster_id, f.subject_kind, f.subject))
-          ORDER BY f.dismissed_at DESC, f.id DESC LIMIT $4",
-    )
+    let rows: Vec<DismissalRow> = sqlx::query_as(&format!(
+        "{SCOPE}
+         SELECT f.id, c.name AS cluster, f.subject, f.kind, f.dismissed_reason, f.dismissed_by, f.dismissed_at
+           FROM flags f JOIN clusters c ON c.id = f.cluster_id {FLAG_SUBJECT}
+          WHERE f.dismissed_at >= $3 AND {FLAG_IN}
+          ORDER BY f.dismissed_at DESC, f.id DESC LIMIT $4"
+    ))
     .bind(w.kind.as_str())
     .bind(w.scope)
     .bind(w.from)
@@ -253,43 +300,48 @@ pub async fn first_weeks(
     w: &Within<'_>,
     limit: i64,
 ) -> Result<(Vec<ReceiptRow>, i64), Db> {
-    const FLAGS: &str = "FROM flags f JOIN clusters c ON c.id = f.cluster_id
-         CROSS JOIN LATERAL (SELECT flag_topics(f.cluster_id, f.subject_kind, f.subject) AS topics) t
-         CROSS JOIN LATERAL (SELECT topics_domain(f.cluster_id, t.topics) AS domain) d
-         LEFT JOIN review_domains rd ON rd.domain = d.domain
-        WHERE f.raised_at >= $3 AND d.domain <> ''
-          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')
-          AND pilot_covers($1, $2, f.cluster_id, t.topics)";
-    const FLAG_ROW: &str = "f.id, d.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+    // A flag's domain is its subject's; one outside every stream has none.
+    let flags = format!(
+        "FROM flags f JOIN clusters c ON c.id = f.cluster_id {FLAG_SUBJECT}
+         LEFT JOIN review_domains rd ON rd.domain = x.domain
+        WHERE f.raised_at >= $3 AND x.domain <> ''
+          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')"
+    );
+    const FLAG_ROW: &str = "f.id, x.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
                 c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason AS what, f.evidence,
                 f.raised_at AS at";
     const RESTARTS: &str = "AND f.subject_kind = 'connector' AND f.kind = 'FAILED' AND NOT (f.evidence ? 'auto_restart')";
-    const CHECKS: &str = "FROM compatibility_checks k JOIN clusters c ON c.id = k.cluster_id
+    let checks = format!(
+        "FROM compatibility_checks k JOIN clusters c ON c.id = k.cluster_id
          LEFT JOIN review_domains rd ON rd.domain = k.domain
         WHERE k.decided_at >= $3 AND k.verdict = 'INCOMPATIBLE' AND COALESCE(k.domain, '') <> ''
-          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')
-          AND (pilot_covers($1, $2, k.cluster_id, ARRAY[k.topic]) OR ($1 = 'domains' AND k.domain = ANY ($2)))";
+          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest') AND {}",
+        topic_in("k.cluster_id", "k.topic", "k.domain")
+    );
     let sources = [
         (
-            format!("SELECT 'flag' AS source, {FLAG_ROW} {FLAGS} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"),
-            format!("SELECT count(*) {FLAGS}"),
-        ),
-        (
             format!(
-                "SELECT 'restart' AS source, {FLAG_ROW} {FLAGS} {RESTARTS} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
+                "{SCOPE} SELECT 'flag' AS source, {FLAG_ROW} {flags} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
             ),
-            format!("SELECT count(*) {FLAGS} {RESTARTS}"),
+            format!("{SCOPE} SELECT count(*) {flags}"),
         ),
         (
             format!(
-                "SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+                "{SCOPE} SELECT 'restart' AS source, {FLAG_ROW} {flags} {RESTARTS}
+                 ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
+            ),
+            format!("{SCOPE} SELECT count(*) {flags} {RESTARTS}"),
+        ),
+        (
+            format!(
+                "{SCOPE} SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
                     c.name AS cluster, 'topic' AS subject_kind, k.topic AS subject, k.verdict AS kind,
                     'check ' || k.id || ' of a ' || k.schema_type || ' schema by ' || k.submitted_by
                         || ' found it breaks a consumer' AS what,
                     k.report AS evidence, k.decided_at AS at
-                 {CHECKS} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
+                 {checks} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
             ),
-            format!("SELECT count(*) {CHECKS}"),
+            format!("{SCOPE} SELECT count(*) {checks}"),
         ),
     ];
     let mut rows = Vec::new();

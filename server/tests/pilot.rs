@@ -697,3 +697,68 @@ async fn the_cli_prints_the_day_30_table(pool: PgPool) {
     let actions = t.audit_actions().await;
     assert!(actions.contains(&"pilot.set".to_string()), "{actions:?}");
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (local, elsewhere, team) = world(&pool).await;
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let mt = t.token(manager).await;
+    raise(
+        &pool,
+        local,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::minutes(9),
+        json!({}),
+    )
+    .await;
+    raise(
+        &pool,
+        elsewhere,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::hours(5),
+        json!({}),
+    )
+    .await;
+    let input = |scope: &str| json!({"scope_kind": "streams", "scope": [scope], "started_on": Utc::now().date_naive()});
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(input("orders")),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a stream names its cluster: {}",
+        r.body
+    );
+    for (scope, events) in [
+        ("local/orders", 1),
+        ("elsewhere/orders", 1),
+        ("local/payments", 0),
+    ] {
+        let r = t
+            .api(
+                Method::PUT,
+                "/api/v1/pilot/settings",
+                &mt,
+                Some(input(scope)),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+        let flagged = &r.json()["report"]["table"][0];
+        assert_eq!(flagged["now"]["events"], events, "{scope}: {flagged}");
+        if scope == "local/orders" {
+            let ms = flagged["now"]["p50_ms"].as_i64().expect("ms");
+            assert!((9 * 60_000..10 * 60_000).contains(&ms), "{ms}");
+        }
+    }
+}

@@ -145,9 +145,10 @@ pub enum Command {
     /// Manage the clusters the console watches.
     #[command(subcommand)]
     Cluster(ClusterCommand),
-    /// List the background routines: each one's last run, its outcome and
-    /// error, the replica holding its lease, and when it is next due.
-    Routines,
+    /// The background routines: each one's schedule, last run, outcome and
+    /// error, the replica holding its lease, and when it is next due; an
+    /// admin's `schedule` and `run`.
+    Routines(crate::platform::routine::cli::RoutinesArgs),
     /// Check schemas: offline on files, or against a running console for
     /// the consumer groups of a topic (needs no database).
     #[command(subcommand)]
@@ -159,6 +160,9 @@ pub enum Command {
     /// Check Kafka Connect connector configs offline (needs no database).
     #[command(subcommand)]
     Connect(ConnectCommand),
+    /// The pilot: the day-30 table of its metrics against the baseline,
+    /// and setting it up.
+    Pilot(crate::pilot::cli::PilotArgs),
 }
 
 #[derive(Debug, Args)]

@@ -10,6 +10,7 @@ pub mod connect;
 pub mod flags;
 pub mod http;
 pub mod lineage;
+pub mod pilot;
 pub mod platform;
 pub mod review;
 pub mod schemas;
@@ -48,8 +49,9 @@ enum DatabaseTask {
     Token(accounts::cli::TokenCommand),
     Audit(audit::cli::AuditCommand),
     Cluster(watch::cli::ClusterCommand),
-    Routines,
+    Routines(platform::routine::cli::RoutinesArgs),
     Lineage(lineage::cli::LineageCommand),
+    Pilot(pilot::cli::PilotArgs),
 }
 
 enum Offline {
@@ -76,8 +78,9 @@ fn task(
         Some(Command::Token(c)) => Task::Database(D::Token(c)),
         Some(Command::Audit(c)) => Task::Database(D::Audit(c)),
         Some(Command::Cluster(c)) => Task::Database(D::Cluster(c)),
-        Some(Command::Routines) => Task::Database(D::Routines),
+        Some(Command::Routines(a)) => Task::Database(D::Routines(a)),
         Some(Command::Lineage(c)) => Task::Database(D::Lineage(c)),
+        Some(Command::Pilot(a)) => Task::Database(D::Pilot(a)),
         Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
         Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
         Some(Command::Connect(c)) => Task::Offline(Offline::Connect(c)),
@@ -144,7 +147,14 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
             let connect = connect::ConnectService::new(pool.clone(), outbound.clone());
             watch::cli::cluster(&pool, &outbound, c, &connect).await
         }
-        DatabaseTask::Routines => platform::routine::cli::routines(&pool).await,
+        DatabaseTask::Routines(a) => {
+            let routines = platform::routine::Routines::new(
+                pool.clone(),
+                std::sync::Arc::new(accounts::AuditTrail(pool.clone())),
+            );
+            platform::routine::cli::routines(&routines, a).await
+        }
         DatabaseTask::Lineage(c) => lineage::cli::run(&pool, c).await,
+        DatabaseTask::Pilot(a) => pilot::cli::run(&pilot::PilotService::new(pool.clone()), a).await,
     }
 }

@@ -819,3 +819,55 @@ async fn routines_lists_each_routine_with_its_last_run_and_lease(pool: PgPool) {
         "never ran, no lease: {webhooks}"
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn routines_are_scheduled_and_run_now_from_the_command_line(pool: PgPool) {
+    for sql in [
+        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ('sample', 'cluster', 'exclusive', 15000)",
+        "INSERT INTO clusters (name, bootstrap) VALUES ('east', '127.0.0.1:1'), ('west', '127.0.0.1:2')",
+    ] {
+        sqlx::query(sql).execute(&pool).await.expect("setup");
+    }
+    let o = run(&pool, &["routines", "schedule", "sample", "5m"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("sample: every 5 min"), "{}", text(&o));
+    let o = run(
+        &pool,
+        &["routines", "schedule", "sample", "*/10 * * * *"],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(
+        &pool,
+        &["routines", "schedule", "sample", "61 * * * *"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("not a cron expression"), "{}", text(&o));
+    let o = run(&pool, &["routines", "run", "sample"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("on 2 target(s)"), "{}", text(&o));
+    let o = run(
+        &pool,
+        &["routines", "run", "sample", "--cluster", "north"],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let o = run(&pool, &["routines"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("cron */10 * * * * (UTC)"), "{}", text(&o));
+    let audited: Vec<(String, String)> = sqlx::query_as(
+        "SELECT actor, action FROM audit_log WHERE action LIKE 'routine.%' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(
+        audited,
+        vec![
+            ("cli".to_string(), "routine.schedule".to_string()),
+            ("cli".to_string(), "routine.schedule".to_string()),
+            ("cli".to_string(), "routine.run_now".to_string()),
+        ]
+    );
+}

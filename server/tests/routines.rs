@@ -461,3 +461,272 @@ async fn the_routines_are_listed_for_admins(pool: PgPool) {
     assert_eq!(r.json()["total"], 1, "{}", r.body);
     runner.shutdown(Duration::from_secs(2)).await;
 }
+
+/// How many runs of `routine` finished, on any runner.
+async fn finished(pool: &PgPool, routine: &str) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM routine_runs WHERE routine = $1 AND finished_at IS NOT NULL",
+    )
+    .bind(routine)
+    .fetch_one(pool)
+    .await
+    .expect("count")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_stored_schedule_takes_effect_at_the_next_run_on_every_replica_and_pause_stops_it(
+    pool: PgPool,
+) {
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let (at, vt) = (t.token(admin).await, t.token(viewer).await);
+    // Two replicas that each run it (their own work), hourly by default.
+    let (mut a, mut b) = (Runner::new(pool.clone()), Runner::new(pool.clone()));
+    let (pa, pb) = (
+        Probe::new(
+            "hourly",
+            Lease::Everywhere,
+            Duration::from_secs(3600),
+            Act::Work,
+        ),
+        Probe::new(
+            "hourly",
+            Lease::Everywhere,
+            Duration::from_secs(3600),
+            Act::Work,
+        ),
+    );
+    let (ra, rb) = (pa.runs.clone(), pb.runs.clone());
+    a.add(Arc::new(pa));
+    b.add(Arc::new(pb));
+    assert!(
+        until(Duration::from_secs(5), || async {
+            finished(&pool, "hourly").await == 2
+        })
+        .await
+    );
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    assert_eq!(
+        finished(&pool, "hourly").await,
+        2,
+        "hourly: one run each so far"
+    );
+
+    // A viewer may not; the refusal is on the record with the routine.
+    let every = serde_json::json!({ "kind": "every", "every_ms": 1000 });
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/routines/hourly/schedule",
+            &vt,
+            Some(every.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let refused: Vec<(String, String)> = sqlx::query_as(
+        "SELECT actor, target FROM audit_log WHERE action = 'routine.schedule.refused'",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(
+        refused,
+        vec![("vic".to_string(), "routine:hourly".to_string())]
+    );
+
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/routines/hourly/schedule",
+            &at,
+            Some(every),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["kind"], "every");
+    // Every replica picks it up at its next run: both run again, each second.
+    assert!(
+        until(Duration::from_secs(8), || async {
+            ra.load(Ordering::SeqCst) >= 3 && rb.load(Ordering::SeqCst) >= 3
+        })
+        .await,
+        "both replicas run on the new schedule: {} and {}",
+        ra.load(Ordering::SeqCst),
+        rb.load(Ordering::SeqCst)
+    );
+    let detail: String = sqlx::query_scalar(
+        "SELECT detail FROM audit_log WHERE action = 'routine.schedule' AND actor = 'ada'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audited");
+    let detail: serde_json::Value = serde_json::from_str(&detail).expect("json");
+    assert_eq!(detail["from"]["kind"], "default", "{detail}");
+    assert_eq!(detail["to"]["every_ms"], 1000, "{detail}");
+
+    // Paused: no run after the runners have read it.
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/routines/hourly/schedule",
+            &at,
+            Some(serde_json::json!({ "kind": "paused" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    tokio::time::sleep(streamkeeper_server::platform::routine::POLL + Duration::from_millis(800))
+        .await;
+    let n = finished(&pool, "hourly").await;
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    assert_eq!(
+        finished(&pool, "hourly").await,
+        n,
+        "a paused routine does not run"
+    );
+    let r = t
+        .api(Method::GET, "/api/v1/routines?routine=hourly", &at, None)
+        .await;
+    assert_eq!(
+        r.json()["items"][0]["schedule"]["kind"],
+        "paused",
+        "{}",
+        r.body
+    );
+
+    // A bad cron expression, an unknown routine: said, not stored.
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/routines/hourly/schedule",
+            &at,
+            Some(serde_json::json!({ "kind": "cron", "expression": "61 * * * *" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/routines/nope/schedule",
+            &at,
+            Some(serde_json::json!({ "kind": "paused" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    a.shutdown(Duration::from_secs(2)).await;
+    b.shutdown(Duration::from_secs(2)).await;
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn run_now_runs_once_with_two_runners_on_one_database(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let (at, vt) = (t.token(admin).await, t.token(viewer).await);
+    let hour = Duration::from_secs(3600);
+    let (mut a, mut b) = (Runner::new(pool.clone()), Runner::new(pool.clone()));
+    // Run by both replicas, and held by one of them.
+    for runner in [&mut a, &mut b] {
+        runner.add(Arc::new(Probe::new(
+            "both",
+            Lease::Everywhere,
+            hour,
+            Act::Work,
+        )));
+        runner.add(Arc::new(Probe::new(
+            "held",
+            Lease::Exclusive,
+            hour,
+            Act::Work,
+        )));
+    }
+    assert!(
+        until(Duration::from_secs(5), || async {
+            finished(&pool, "both").await == 2 && finished(&pool, "held").await == 1
+        })
+        .await
+    );
+    // Paused too: run-now still runs it, once.
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/routines/both/schedule",
+            &at,
+            Some(serde_json::json!({ "kind": "paused" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/routines/both/run",
+            &vt,
+            Some(serde_json::json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    for routine in ["both", "held"] {
+        let r = t
+            .api(
+                Method::POST,
+                &format!("/api/v1/routines/{routine}/run"),
+                &at,
+                Some(serde_json::json!({})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::ACCEPTED, "{}", r.body);
+        assert_eq!(r.json()["targets"], 1, "{}", r.body);
+    }
+    assert!(
+        until(Duration::from_secs(8), || async {
+            finished(&pool, "both").await == 3 && finished(&pool, "held").await == 2
+        })
+        .await,
+        "each ran once more: {} and {}",
+        finished(&pool, "both").await,
+        finished(&pool, "held").await
+    );
+    // Both runners have seen the requests by now, and neither ran it again.
+    tokio::time::sleep(
+        2 * streamkeeper_server::platform::routine::POLL + Duration::from_millis(500),
+    )
+    .await;
+    assert_eq!(finished(&pool, "both").await, 3);
+    assert_eq!(finished(&pool, "held").await, 2);
+    let claims: Vec<(String, Option<String>)> =
+        sqlx::query_as("SELECT routine, claimed_by FROM routine_run_requests ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .expect("requests");
+    assert_eq!(claims.len(), 2);
+    for (routine, by) in &claims {
+        let by = by.as_deref().unwrap_or("");
+        assert!(
+            by == a.holder() || by == b.holder(),
+            "{routine} claimed by {by}"
+        );
+    }
+    let actions = t.audit_actions().await;
+    assert_eq!(
+        actions.iter().filter(|a| *a == "routine.run_now").count(),
+        2,
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&"routine.run_now.refused".to_string()),
+        "{actions:?}"
+    );
+    // A global routine names no cluster.
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/routines/held/run",
+            &at,
+            Some(serde_json::json!({ "cluster": "east" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    a.shutdown(Duration::from_secs(2)).await;
+    b.shutdown(Duration::from_secs(2)).await;
+}

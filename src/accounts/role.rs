@@ -88,6 +88,13 @@ pub enum Action {
     /// change: owners and admins (a producer's account is an owner whose
     /// token holds only `lineage:write`).
     SendLineage,
+    /// Change a routine's schedule, pause it, or run it now.
+    ManageRoutines,
+    /// Read the pilot: its metrics against the baseline, its receipts and
+    /// their CSV (managers and admins).
+    ReadPilot,
+    /// Set the pilot up: scope, start date, baselines (managers and admins).
+    SetPilot,
 }
 
 /// Whether someone holding `roles` may perform `action`.
@@ -96,9 +103,13 @@ pub fn may(roles: &[Role], action: Action) -> bool {
     match action {
         // Every role includes reading; a user with no role at all reads nothing.
         Action::Read => !roles.is_empty(),
-        Action::ManageUsers | Action::ReadAudit | Action::ManageClusters | Action::SeeRoutines => {
-            admin
-        }
+        Action::ManageUsers
+        | Action::ReadAudit
+        | Action::ManageClusters
+        | Action::SeeRoutines
+        | Action::ManageRoutines => admin,
+        // The manager reads the pilot and sets it up, and changes nothing else.
+        Action::ReadPilot | Action::SetPilot => admin || roles.contains(&Role::Manager),
         Action::SendLineage => admin || roles.contains(&Role::Owner),
     }
 }
@@ -129,6 +140,7 @@ mod tests {
             assert_eq!(may(&[role], Action::ManageUsers), admin, "{role}");
             assert_eq!(may(&[role], Action::ReadAudit), admin, "{role}");
             assert_eq!(may(&[role], Action::SeeRoutines), admin, "{role}");
+            assert_eq!(may(&[role], Action::ManageRoutines), admin, "{role}");
             assert!(may(&[role], Action::Read), "{role}");
         }
         assert!(!may(&[], Action::Read));
@@ -140,6 +152,26 @@ mod tests {
             let may_send = matches!(role, Role::Owner | Role::Admin);
             assert_eq!(may(&[role], Action::SendLineage), may_send, "{role}");
         }
+    }
+
+    #[test]
+    fn managers_and_admins_read_and_set_the_pilot_and_managers_change_nothing_else() {
+        for role in Role::ALL {
+            let pilot = matches!(role, Role::Manager | Role::Admin);
+            assert_eq!(may(&[role], Action::ReadPilot), pilot, "{role}");
+            assert_eq!(may(&[role], Action::SetPilot), pilot, "{role}");
+        }
+        for action in [
+            Action::ManageUsers,
+            Action::ReadAudit,
+            Action::ManageClusters,
+            Action::SeeRoutines,
+            Action::ManageRoutines,
+            Action::SendLineage,
+        ] {
+            assert!(!may(&[Role::Manager], action), "{action:?}");
+        }
+        assert!(may(&[Role::Manager], Action::Read));
     }
 
     #[test]

@@ -95,6 +95,37 @@ pub async fn record_refusal(
     }
 }
 
+/// The audit log as the routine runner's service writes it
+/// (`platform::routine::Trail`): the runner is a leaf and imports no
+/// feature, so the server hands it this.
+pub struct AuditTrail(pub PgPool);
+
+#[async_trait::async_trait]
+impl crate::platform::routine::Trail for AuditTrail {
+    async fn append(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        target: String,
+        detail: serde_json::Value,
+    ) -> Result<(), AppError> {
+        audited(conn, who, from, action, target, detail).await
+    }
+
+    async fn refused(
+        &self,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        target: String,
+        detail: serde_json::Value,
+    ) {
+        record_refusal(&self.0, who, from, action, target, detail).await;
+    }
+}
+
 tokio::task_local! {
     /// Whether the request running in this task has had its refusal
     /// written to the audit log already. Every refused write is audited:

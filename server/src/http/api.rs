@@ -14,6 +14,7 @@ use crate::connect::api as connect;
 use crate::flags::api as flags;
 use crate::http::AppState;
 use crate::lineage::api as lineage;
+use crate::pilot::api as pilot;
 use crate::platform::rest::{ApiError, ErrorBody, ErrorDetail};
 use crate::platform::routine::api as routines;
 use crate::review::api as review;
@@ -61,6 +62,7 @@ fn features() -> OpenApiRouter<AppState> {
         .merge(review::routes())
         .merge(routines::routes())
         .merge(lineage::routes())
+        .merge(pilot::routes())
 }
 
 /// The OpenAPI document: the API's info and security, and every feature's

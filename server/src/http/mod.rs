@@ -45,6 +45,7 @@ pub struct AppState {
     pub connect: Arc<ConnectService>,
     pub reviews: Arc<ReviewService>,
     pub lineage: Arc<crate::lineage::LineageService>,
+    pub pilot: Arc<crate::pilot::PilotService>,
     pub backend: Backend,
     pub limiter: crate::platform::limiter::LoginLimiter,
     pub routines: crate::platform::routine::Routines,
@@ -81,6 +82,7 @@ part_of_state! {
     Arc<ConnectService> => connect,
     Arc<ReviewService> => reviews,
     Arc<crate::lineage::LineageService> => lineage,
+    Arc<crate::pilot::PilotService> => pilot,
     Backend => backend,
     crate::platform::routine::Routines => routines,
 }
@@ -141,9 +143,13 @@ impl AppState {
             connect,
             reviews,
             lineage,
+            pilot: Arc::new(crate::pilot::PilotService::new(pool.clone())),
             backend,
             limiter,
-            routines: crate::platform::routine::Routines::new(pool.clone()),
+            routines: crate::platform::routine::Routines::new(
+                pool.clone(),
+                Arc::new(crate::accounts::AuditTrail(pool.clone())),
+            ),
             pool,
             runner: None,
         }

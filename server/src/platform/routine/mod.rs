@@ -7,6 +7,12 @@
 //! dies), records every run (started, finished, outcome, error), logs a
 //! failure and carries on, and on shutdown lets a run finish or abandons
 //! it and releases its leases, so the next start takes them at once.
+//!
+//! Admins set a routine's schedule (another interval, a cron expression,
+//! or paused) and ask for a run now; both are stored in Postgres, and every
+//! replica's runner reads them every [`POLL`]: a new schedule takes effect
+//! at the routine's next run, and a run-now request is claimed by one
+//! replica in one statement, so it runs once however many replicas see it.
 
 pub mod api;
 pub mod cli;
@@ -14,16 +20,17 @@ pub mod metrics;
 pub mod store;
 
 use async_trait::async_trait;
-use chrono::Utc;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use sqlx::PgPool;
-use std::collections::HashMap;
-use std::sync::Arc;
+use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, RwLock};
 use std::time::Duration;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::schedule::{Schedule, next_run};
 use streamkeeper_app::error::AppError;
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
@@ -141,6 +148,8 @@ pub trait Routine: Send + Sync + 'static {
 
 /// How often a per-cluster routine looks for clusters added or removed.
 const RELIST: Duration = Duration::from_secs(10);
+/// How often each runner reads the stored schedules and run-now requests.
+pub const POLL: Duration = Duration::from_secs(2);
 /// How long a run that does not watch the token may go on after shutdown
 /// begins before it is dropped.
 const ABANDON_AFTER: Duration = Duration::from_secs(3);
@@ -177,6 +186,80 @@ struct Shared {
     /// Routine tasks still running (a guard in each task counts it down,
     /// whether it returns or panics).
     alive: AtomicUsize,
+    /// The stored schedules and pending run-now requests as last polled.
+    stored: RwLock<Stored>,
+    /// Bumped when what is stored changed, waking every routine's task.
+    wake: tokio::sync::watch::Sender<u64>,
+}
+
+/// What the poller last read.
+#[derive(Default, PartialEq)]
+struct Stored {
+    schedules: HashMap<String, Schedule>,
+    /// (routine, cluster) with a request nobody has claimed.
+    requests: HashSet<(String, Option<i64>)>,
+}
+
+impl Shared {
+    fn schedule(&self, routine: &str) -> Schedule {
+        self.stored
+            .read()
+            .ok()
+            .and_then(|s| s.schedules.get(routine).cloned())
+            .unwrap_or(Schedule::Default)
+    }
+
+    fn requested(&self, routine: &str, target: Target) -> bool {
+        self.stored.read().is_ok_and(|s| {
+            s.requests
+                .contains(&(routine.to_string(), target.cluster_id()))
+        })
+    }
+
+    /// When this replica next runs a routine whose own interval is `own`
+    /// and whose last run here started at `last` (none: not yet).
+    fn plan(&self, routine: &str, own: Duration, last: Option<DateTime<Utc>>) -> Option<Instant> {
+        let now = Utc::now();
+        next_run(&self.schedule(routine), own, last, now)
+            .map(|at| Instant::now() + (at - now).to_std().unwrap_or_default())
+    }
+}
+
+/// Reads the stored schedules and requests every [`POLL`] and wakes the
+/// routines when they changed.
+async fn poll(shared: Arc<Shared>, cancel: CancellationToken) {
+    let mut first = true;
+    loop {
+        match store::stored(&shared.pool).await {
+            Ok((schedules, requests)) => {
+                let fresh = Stored {
+                    schedules,
+                    requests,
+                };
+                let changed = match shared.stored.write() {
+                    Ok(mut s) if *s != fresh => {
+                        *s = fresh;
+                        true
+                    }
+                    _ => false,
+                };
+                if changed {
+                    shared.wake.send_modify(|n| *n += 1);
+                }
+            }
+            Err(e) => tracing::warn!(error = %e, "could not read the routine schedules"),
+        }
+        // The routines wait for the first read (a paused routine stays
+        // paused across a restart); one that failed lets them start on
+        // their own intervals.
+        if std::mem::take(&mut first) {
+            shared.wake.send_modify(|n| *n += 1);
+        }
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            () = tokio::time::sleep(POLL) => {}
+        }
+    }
 }
 
 struct Alive(Arc<Shared>);
@@ -211,6 +294,8 @@ pub struct Runner {
     shared: Arc<Shared>,
     cancel: CancellationToken,
     tasks: JoinSet<()>,
+    /// The poller of schedules and requests, started with the first routine.
+    poller: Option<tokio::task::JoinHandle<()>>,
 }
 
 impl Runner {
@@ -220,9 +305,12 @@ impl Runner {
                 pool,
                 holder: holder_name(),
                 alive: AtomicUsize::new(0),
+                stored: RwLock::default(),
+                wake: tokio::sync::watch::Sender::new(0),
             }),
             cancel: CancellationToken::new(),
             tasks: JoinSet::new(),
+            poller: None,
         }
     }
 
@@ -246,6 +334,9 @@ impl Runner {
 
     /// Starts running `routine`: now, and then every interval.
     pub fn add(&mut self, routine: Arc<dyn Routine>) {
+        if self.poller.is_none() {
+            self.poller = Some(tokio::spawn(poll(self.shared.clone(), self.cancel.clone())));
+        }
         let shared = self.shared.clone();
         let cancel = self.cancel.clone();
         shared.alive.fetch_add(1, Ordering::SeqCst);
@@ -290,6 +381,9 @@ impl Runner {
                 within.as_secs()
             );
             self.tasks.abort_all();
+        }
+        if let Some(poller) = self.poller.take() {
+            poller.abort();
         }
         let pool = &self.shared.pool;
         let holder = &self.shared.holder;
@@ -352,10 +446,19 @@ async fn supervise(shared: Arc<Shared>, routine: Arc<dyn Routine>, cancel: Cance
     while tasks.join_next().await.is_some() {}
 }
 
-/// One routine for one target, until cancelled: every interval, take the
-/// lease (when exclusive) and run, renewing the lease between runs. When
-/// another replica holds it, look again when it lapses, so a dead holder's
-/// work moves at once.
+/// Sleeps until `at`, or for ever when there is no next run (paused).
+async fn until(at: Option<Instant>) {
+    match at {
+        Some(at) => sleep_until(at).await,
+        None => std::future::pending().await,
+    }
+}
+
+/// One routine for one target, until cancelled: at each run its stored
+/// schedule says is due (or a run-now request), take the lease (when
+/// exclusive) and run, renewing the lease between runs. When another
+/// replica holds it, look again when it lapses, so a dead holder's work
+/// moves at once. A changed schedule or a new request wakes it.
 async fn keep(
     shared: Arc<Shared>,
     routine: Arc<dyn Routine>,
@@ -363,17 +466,38 @@ async fn keep(
     cancel: CancellationToken,
 ) {
     let spec = routine.spec();
-    let mut next = Instant::now();
+    let mut wake = shared.wake.subscribe();
+    if *wake.borrow_and_update() == 0 {
+        tokio::select! {
+            () = cancel.cancelled() => return,
+            _ = wake.changed() => {}
+        }
+    }
+    let mut own = spec.every;
+    // The start of this replica's last run of it, which intervals count from.
+    let mut last: Option<DateTime<Utc>> = None;
+    let mut next = shared.plan(spec.name, own, last);
     let mut held: Option<Duration> = None;
     loop {
-        // Until the next run; a holder keeps its lease alive meanwhile.
+        // Until the next run or a request; a holder keeps its lease alive meanwhile.
+        let mut asked = false;
         loop {
-            let renew = held.map_or(next, |ttl| Instant::now() + ttl / 3);
+            let renew = held.map(|ttl| Instant::now() + ttl / 3);
             tokio::select! {
                 biased;
                 () = cancel.cancelled() => return,
-                () = sleep_until(next) => break,
-                () = sleep_until(renew), if held.is_some() => {
+                () = until(next) => break,
+                changed = wake.changed() => {
+                    if changed.is_err() {
+                        return;
+                    }
+                    next = shared.plan(spec.name, own, last);
+                    if shared.requested(spec.name, target) {
+                        asked = true;
+                        break;
+                    }
+                }
+                () = until(renew) => {
                     let ttl = held.unwrap_or_default();
                     let claim = store::claim(
                         &shared.pool,
@@ -392,9 +516,22 @@ async fn keep(
                 }
             }
         }
-        let tick = Instant::now();
-        let every = routine.every(target).await;
-        next = tick + every;
+        let started = Utc::now();
+        own = routine.every(target).await;
+        let schedule = shared.schedule(spec.name);
+        // The time to the run after this one (none while paused), and the
+        // interval the lease is sized by.
+        let gap = next_run(&schedule, own, Some(started), started)
+            .map(|at| (at - started).to_std().unwrap_or_default());
+        let every = gap.unwrap_or(own);
+        next = gap.map(|g| Instant::now() + g);
+        let asked = asked || shared.requested(spec.name, target);
+        if schedule == Schedule::Paused && !asked {
+            // A paused routine's lease lapses: a run-now goes to whichever
+            // replica takes it first.
+            held = None;
+            continue;
+        }
         if spec.lease == Lease::Exclusive {
             let ttl = lease_ttl(every);
             let claim = store::claim(
@@ -409,12 +546,12 @@ async fn keep(
             match claim {
                 Ok(store::Claim::Ours) => {}
                 Ok(store::Claim::Theirs { left }) => {
-                    if let Some(left) = left {
-                        // A little after it lapses, so the holder's renewal
-                        // (if it is alive) comes first.
-                        let lapses = Instant::now() + left + Duration::from_millis(100);
-                        next = next.min(lapses);
-                    }
+                    // The holder runs what was asked; this replica looks
+                    // again a little after the lease lapses, so the
+                    // holder's renewal (if it is alive) comes first.
+                    let lapses =
+                        Instant::now() + left.unwrap_or(every) + Duration::from_millis(100);
+                    next = Some(next.map_or(lapses, |n| n.min(lapses)));
                     continue;
                 }
                 Err(e) => {
@@ -423,7 +560,36 @@ async fn keep(
                 }
             }
         }
-        run_once(&shared, &*routine, spec, target, every, &cancel).await;
+        if asked {
+            // One replica takes each request; the one that does not, and
+            // was not due anyway, goes back to its schedule.
+            let claimed =
+                store::claim_request(&shared.pool, spec.name, target.cluster_id(), &shared.holder)
+                    .await;
+            match claimed {
+                Ok(Some(id)) => {
+                    tracing::info!(
+                        routine = spec.name,
+                        ?target,
+                        request = id,
+                        "running now, as asked"
+                    );
+                }
+                other => {
+                    if let Err(e) = other {
+                        tracing::warn!(routine = spec.name, error = %e, "could not claim a run-now request");
+                    }
+                    let due =
+                        next_run(&schedule, own, last, started).is_some_and(|at| at <= started);
+                    if !due {
+                        next = shared.plan(spec.name, own, last);
+                        continue;
+                    }
+                }
+            }
+        }
+        last = Some(started);
+        run_once(&shared, &*routine, spec, target, every, gap, &cancel).await;
     }
 }
 
@@ -435,6 +601,7 @@ async fn run_once(
     spec: Spec,
     target: Target,
     every: Duration,
+    next_in: Option<Duration>,
     cancel: &CancellationToken,
 ) {
     let span = tracing::Span::current();
@@ -519,7 +686,7 @@ async fn run_once(
         outcome,
         error: error.as_deref(),
         detail: &detail,
-        every,
+        next_in,
     };
     let stored = match row {
         Some(id) => store::finish_run(pool, id, &finished).await,
@@ -597,17 +764,57 @@ pub struct RoutineStatus {
     /// The replica holding its lease now, if any.
     pub holder: Option<String>,
     pub lease_expires_at: Option<chrono::DateTime<Utc>>,
+    /// The schedule an admin set (`default`: its own interval).
+    pub schedule: Schedule,
+    /// A run-now request waits for a replica to take it.
+    pub run_requested: bool,
 }
 
-/// The routines as the API and the CLI read them.
+/// Where the routines' changes and refusals are audited: the audit log
+/// is a feature's (the runner, a leaf, imports none), so the server hands
+/// the runner's service this.
+#[async_trait]
+pub trait Trail: Send + Sync {
+    /// Appends an entry in the change's own transaction.
+    async fn append(
+        &self,
+        conn: &mut sqlx::PgConnection,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        target: String,
+        detail: serde_json::Value,
+    ) -> Result<(), AppError>;
+
+    /// Records a refusal in a transaction of its own.
+    async fn refused(
+        &self,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        target: String,
+        detail: serde_json::Value,
+    );
+}
+
+/// What a run-now request asked for.
+#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
+pub struct RunRequested {
+    pub routine: String,
+    /// How many targets (clusters, or the one global target) will run.
+    pub targets: u64,
+}
+
+/// The routines as the API and the CLI read and change them.
 #[derive(Clone)]
 pub struct Routines {
     pool: PgPool,
+    trail: Arc<dyn Trail>,
 }
 
 impl Routines {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
+    pub fn new(pool: PgPool, trail: Arc<dyn Trail>) -> Self {
+        Self { pool, trail }
     }
 
     /// Every routine for every target with its last run and lease (admin).
@@ -623,6 +830,125 @@ impl Routines {
         store::list(&self.pool, routine, page)
             .await
             .map_err(crate::platform::errors::db)
+    }
+
+    /// Refuses (and audits) anyone but an admin.
+    async fn admin(
+        &self,
+        who: &Principal,
+        from: &str,
+        action: &str,
+        routine: &str,
+    ) -> Result<(), AppError> {
+        if who.may(Action::ManageRoutines) {
+            return Ok(());
+        }
+        let why = "only admins change routines";
+        self.trail
+            .refused(
+                who,
+                from,
+                &format!("{action}.refused"),
+                format!("routine:{routine}"),
+                serde_json::json!({ "refused": why }),
+            )
+            .await;
+        Err(AppError::Forbidden(format!(
+            "change the routine {routine} (admins only)"
+        )))
+    }
+
+    /// The routine's scope, or a 404 naming it.
+    async fn scope(&self, routine: &str) -> Result<String, AppError> {
+        store::scope_of(&self.pool, routine)
+            .await
+            .map_err(crate::platform::errors::db)?
+            .ok_or_else(|| AppError::NotFound(format!("Routine '{routine}'")))
+    }
+
+    /// Sets a routine's schedule for all its targets (admin): every
+    /// replica runs it so from its next run; audited with the old one.
+    #[instrument(skip_all, fields(user = %who.username, routine = %routine))]
+    pub async fn set_schedule(
+        &self,
+        who: &Principal,
+        from: &str,
+        routine: &str,
+        schedule: Schedule,
+    ) -> Result<Schedule, AppError> {
+        self.admin(who, from, "routine.schedule", routine).await?;
+        self.scope(routine).await?;
+        let schedule = schedule
+            .checked()
+            .map_err(|e| AppError::Invalid(e.to_string()))?;
+        let db = crate::platform::errors::db;
+        let before = store::schedule(&self.pool, routine).await.map_err(db)?;
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        store::set_schedule(&mut tx, routine, &schedule, &who.username)
+            .await
+            .map_err(db)?;
+        self.trail
+            .append(
+                &mut tx,
+                who,
+                from,
+                "routine.schedule",
+                format!("routine:{routine}"),
+                serde_json::json!({ "from": before, "to": schedule }),
+            )
+            .await?;
+        tx.commit().await.map_err(db)?;
+        Ok(schedule)
+    }
+
+    /// Asks for one run now (admin): on the named cluster, or on every
+    /// cluster of a per-cluster routine when none is named. One replica
+    /// runs each target once, paused or not; audited.
+    #[instrument(skip_all, fields(user = %who.username, routine = %routine))]
+    pub async fn run_now(
+        &self,
+        who: &Principal,
+        from: &str,
+        routine: &str,
+        cluster: Option<&str>,
+    ) -> Result<RunRequested, AppError> {
+        self.admin(who, from, "routine.run_now", routine).await?;
+        let db = crate::platform::errors::db;
+        let scope = self.scope(routine).await?;
+        let cluster_id = match (scope.as_str(), cluster) {
+            ("global", Some(_)) => {
+                return Err(AppError::Invalid(format!(
+                    "'{routine}' runs once for the installation; name no cluster"
+                )));
+            }
+            (_, Some(name)) => Some(
+                store::cluster_id(&self.pool, name)
+                    .await
+                    .map_err(db)?
+                    .ok_or_else(|| AppError::NotFound(format!("Cluster '{name}'")))?,
+            ),
+            (_, None) => None,
+        };
+        let all = scope == "cluster" && cluster_id.is_none();
+        let mut tx = self.pool.begin().await.map_err(db)?;
+        let targets = store::request_run(&mut tx, routine, cluster_id, all, &who.username)
+            .await
+            .map_err(db)?;
+        self.trail
+            .append(
+                &mut tx,
+                who,
+                from,
+                "routine.run_now",
+                format!("routine:{routine}"),
+                serde_json::json!({ "cluster": cluster, "targets": targets }),
+            )
+            .await?;
+        tx.commit().await.map_err(db)?;
+        Ok(RunRequested {
+            routine: routine.to_string(),
+            targets,
+        })
     }
 }
 

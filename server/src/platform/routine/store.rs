@@ -6,6 +6,164 @@ use std::time::Duration;
 use streamkeeper::platform::page::{Page, PageRequest};
 
 use super::RoutineStatus;
+use std::collections::{HashMap, HashSet};
+use streamkeeper::platform::schedule::Schedule;
+
+/// A stored schedule as its row holds it.
+fn schedule_of(kind: Option<&str>, every_ms: Option<i64>, cron: Option<String>) -> Schedule {
+    match (kind, every_ms, cron) {
+        (Some("paused"), _, _) => Schedule::Paused,
+        (Some("every"), Some(ms), _) => Schedule::Every {
+            every_ms: ms.unsigned_abs(),
+        },
+        (Some("cron"), _, Some(expression)) => Schedule::Cron { expression },
+        _ => Schedule::Default,
+    }
+}
+
+/// The schedules admins set, by routine, and the (routine, cluster)
+/// targets with a run-now request nobody has claimed yet.
+pub type Stored = (HashMap<String, Schedule>, HashSet<(String, Option<i64>)>);
+
+/// What every runner polls: [`Stored`].
+pub async fn stored(pool: &PgPool) -> Result<Stored, sqlx::Error> {
+    let schedules: Vec<(String, String, Option<i64>, Option<String>)> =
+        sqlx::query_as("SELECT routine, kind, every_ms, cron FROM routine_schedules")
+            .fetch_all(pool)
+            .await?;
+    let requests: Vec<(String, Option<i64>)> = sqlx::query_as(
+        "SELECT DISTINCT routine, cluster_id FROM routine_run_requests WHERE claimed_at IS NULL",
+    )
+    .fetch_all(pool)
+    .await?;
+    Ok((
+        schedules
+            .into_iter()
+            .map(|(r, kind, ms, cron)| (r, schedule_of(Some(&kind), ms, cron)))
+            .collect(),
+        requests.into_iter().collect(),
+    ))
+}
+
+/// Claims the oldest unclaimed run-now request of a routine and target for
+/// `holder`, in one statement: of two replicas that try at once, one gets
+/// it. Requests made meanwhile for the same target are answered by the
+/// same run.
+pub async fn claim_request(
+    pool: &PgPool,
+    routine: &str,
+    cluster_id: Option<i64>,
+    holder: &str,
+) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar(
+        "WITH mine AS (
+            SELECT id FROM routine_run_requests
+             WHERE routine = $1 AND COALESCE(cluster_id, 0) = COALESCE($2, 0) AND claimed_at IS NULL
+             ORDER BY id FOR UPDATE SKIP LOCKED)
+         UPDATE routine_run_requests r SET claimed_by = $3, claimed_at = now()
+           FROM mine WHERE r.id = mine.id
+         RETURNING r.id",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .bind(holder)
+    .fetch_all(pool)
+    .await
+    .map(|ids: Vec<i64>| ids.into_iter().min())
+}
+
+/// A registered routine's scope (`global` or `cluster`), if it exists.
+pub async fn scope_of(pool: &PgPool, routine: &str) -> Result<Option<String>, sqlx::Error> {
+    sqlx::query_scalar("SELECT scope FROM routines WHERE name = $1")
+        .bind(routine)
+        .fetch_optional(pool)
+        .await
+}
+
+/// A cluster's id by its name.
+pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
+    sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await
+}
+
+/// Stores a routine's schedule (the default removes the row).
+pub async fn set_schedule(
+    conn: &mut sqlx::PgConnection,
+    routine: &str,
+    schedule: &Schedule,
+    by: &str,
+) -> Result<(), sqlx::Error> {
+    let (every_ms, cron) = match schedule {
+        Schedule::Every { every_ms } => (Some(i64::try_from(*every_ms).unwrap_or(i64::MAX)), None),
+        Schedule::Cron { expression } => (None, Some(expression.as_str())),
+        Schedule::Default | Schedule::Paused => (None, None),
+    };
+    if *schedule == Schedule::Default {
+        sqlx::query("DELETE FROM routine_schedules WHERE routine = $1")
+            .bind(routine)
+            .execute(conn)
+            .await?;
+        return Ok(());
+    }
+    sqlx::query(
+        "INSERT INTO routine_schedules (routine, kind, every_ms, cron, updated_by) VALUES ($1, $2, $3, $4, $5)
+         ON CONFLICT (routine) DO UPDATE SET kind = EXCLUDED.kind, every_ms = EXCLUDED.every_ms,
+             cron = EXCLUDED.cron, updated_by = EXCLUDED.updated_by, updated_at = now()",
+    )
+    .bind(routine)
+    .bind(schedule.kind())
+    .bind(every_ms)
+    .bind(cron)
+    .bind(by)
+    .execute(conn)
+    .await
+    .map(drop)
+}
+
+/// A routine's stored schedule.
+pub async fn schedule(pool: &PgPool, routine: &str) -> Result<Schedule, sqlx::Error> {
+    let row: Option<(String, Option<i64>, Option<String>)> =
+        sqlx::query_as("SELECT kind, every_ms, cron FROM routine_schedules WHERE routine = $1")
+            .bind(routine)
+            .fetch_optional(pool)
+            .await?;
+    Ok(row.map_or(Schedule::Default, |(k, ms, cron)| {
+        schedule_of(Some(&k), ms, cron)
+    }))
+}
+
+/// Asks for a run now of a routine on one cluster, or on none (global),
+/// or on every cluster (`all_clusters`); returns how many targets.
+pub async fn request_run(
+    conn: &mut sqlx::PgConnection,
+    routine: &str,
+    cluster_id: Option<i64>,
+    all_clusters: bool,
+    by: &str,
+) -> Result<u64, sqlx::Error> {
+    let r = if all_clusters {
+        sqlx::query(
+            "INSERT INTO routine_run_requests (routine, cluster_id, requested_by)
+             SELECT $1, id, $2 FROM clusters",
+        )
+        .bind(routine)
+        .bind(by)
+        .execute(conn)
+        .await?
+    } else {
+        sqlx::query(
+            "INSERT INTO routine_run_requests (routine, cluster_id, requested_by) VALUES ($1, $2, $3)",
+        )
+        .bind(routine)
+        .bind(cluster_id)
+        .bind(by)
+        .execute(conn)
+        .await?
+    };
+    Ok(r.rows_affected())
+}
 
 /// Records what a routine is, so the listing shows it before its first run.
 pub async fn register(
@@ -133,8 +291,8 @@ pub struct Finished<'a> {
     pub outcome: &'a str,
     pub error: Option<&'a str>,
     pub detail: &'a serde_json::Value,
-    /// The interval it ran at: the next run is due that long after its start.
-    pub every: Duration,
+    /// The next run is due that long after its start (none: paused).
+    pub next_in: Option<Duration>,
 }
 
 /// Closes an open run.
@@ -148,7 +306,7 @@ pub async fn finish_run(pool: &PgPool, id: i64, f: &Finished<'_>) -> Result<(), 
     .bind(f.outcome)
     .bind(f.error)
     .bind(f.detail)
-    .bind(f.every.as_secs_f64())
+    .bind(f.next_in.map(|d| d.as_secs_f64()))
     .execute(pool)
     .await
     .map(drop)
@@ -175,7 +333,7 @@ pub async fn record_run(
     .bind(f.outcome)
     .bind(f.error)
     .bind(f.detail)
-    .bind(f.every.as_secs_f64())
+    .bind(f.next_in.map(|d| d.as_secs_f64()))
     .execute(pool)
     .await
     .map(drop)
@@ -204,6 +362,11 @@ pub async fn abandon_open(pool: &PgPool, holder: &str) -> Result<u64, sqlx::Erro
 
 /// Retention: deletes runs started before `before`.
 pub async fn expire_runs(pool: &PgPool, before: DateTime<Utc>) -> Result<u64, sqlx::Error> {
+    // Answered run-now requests go with the runs of their week.
+    sqlx::query("DELETE FROM routine_run_requests WHERE claimed_at < $1")
+        .bind(before)
+        .execute(pool)
+        .await?;
     sqlx::query("DELETE FROM routine_runs WHERE started_at < $1")
         .bind(before)
         .execute(pool)
@@ -233,6 +396,10 @@ struct StatusRow {
     next_at: Option<DateTime<Utc>>,
     holder: Option<String>,
     lease_expires_at: Option<DateTime<Utc>>,
+    schedule_kind: Option<String>,
+    schedule_every_ms: Option<i64>,
+    schedule_cron: Option<String>,
+    run_requested: bool,
     total: i64,
 }
 
@@ -255,9 +422,14 @@ pub async fn list(
                 COALESCE((EXTRACT(EPOCH FROM last.next_at - last.started_at) * 1000)::bigint, t.every_ms) AS every_ms,
                 last.started_at, last.finished_at, last.outcome, last.error, last.holder AS ran_by,
                 last.next_at, l.holder, l.expires_at AS lease_expires_at,
+                s.kind AS schedule_kind, s.every_ms AS schedule_every_ms, s.cron AS schedule_cron,
+                EXISTS (SELECT 1 FROM routine_run_requests q
+                         WHERE q.routine = t.name AND COALESCE(q.cluster_id, 0) = COALESCE(t.cluster_id, 0)
+                           AND q.claimed_at IS NULL) AS run_requested,
                 count(*) OVER () AS total
            FROM targets t
            LEFT JOIN clusters c ON c.id = t.cluster_id
+           LEFT JOIN routine_schedules s ON s.routine = t.name
            LEFT JOIN LATERAL (
                 SELECT started_at, finished_at, outcome, error, holder, next_at FROM routine_runs r
                  WHERE r.routine = t.name AND COALESCE(r.cluster_id, 0) = COALESCE(t.cluster_id, 0)
@@ -304,6 +476,12 @@ pub async fn list(
             next_due_at: r.next_at,
             holder: r.holder,
             lease_expires_at: r.lease_expires_at,
+            schedule: schedule_of(
+                r.schedule_kind.as_deref(),
+                r.schedule_every_ms,
+                r.schedule_cron,
+            ),
+            run_requested: r.run_requested,
         })
         .collect();
     Ok(Page::new(

@@ -1,0 +1,367 @@
+//! The pilot's SQL: its settings, and its figures' events read from the
+//! records each flow keeps (flags, compatibility checks, review items,
+//! connector restarts), within the pilot's scope ([`SCOPE`]).
+
+use crate::platform::errors::Db;
+use chrono::{DateTime, NaiveDate, Utc};
+use sqlx::{FromRow, PgConnection, PgPool};
+use streamkeeper::pilot::stats::{Count, Timed};
+use streamkeeper::pilot::{Baseline, Dismissal, Metric, ScopeKind};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct PilotRow {
+    pub scope_kind: String,
+    pub scope: Vec<String>,
+    pub started_on: NaiveDate,
+    pub updated_by: String,
+    pub updated_at: DateTime<Utc>,
+}
+
+pub async fn pilot(pool: &PgPool) -> Result<Option<PilotRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT scope_kind, scope, started_on, updated_by, updated_at FROM pilot WHERE id = 1",
+    )
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// The baselines entered (metrics without one have their default).
+pub async fn baselines(pool: &PgPool) -> Result<Vec<Baseline>, Db> {
+    let rows: Vec<(String, i64, String)> =
+        sqlx::query_as("SELECT metric, ms, note FROM pilot_baselines ORDER BY metric")
+            .fetch_all(pool)
+            .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(m, ms, note)| {
+            Some(Baseline {
+                metric: m.parse().ok()?,
+                ms,
+                note,
+            })
+        })
+        .collect())
+}
+
+/// Replaces the pilot and its entered baselines.
+pub async fn set(
+    conn: &mut PgConnection,
+    kind: ScopeKind,
+    scope: &[String],
+    started_on: NaiveDate,
+    entered: &[Baseline],
+    by: &str,
+) -> Result<(), Db> {
+    sqlx::query(
+        "INSERT INTO pilot (id, scope_kind, scope, started_on, updated_by) VALUES (1, $1, $2, $3, $4)
+         ON CONFLICT (id) DO UPDATE SET scope_kind = EXCLUDED.scope_kind, scope = EXCLUDED.scope,
+             started_on = EXCLUDED.started_on, updated_by = EXCLUDED.updated_by, updated_at = now()",
+    )
+    .bind(kind.as_str())
+    .bind(scope)
+    .bind(started_on)
+    .bind(by)
+    .execute(&mut *conn)
+    .await?;
+    sqlx::query("DELETE FROM pilot_baselines")
+        .execute(&mut *conn)
+        .await?;
+    for b in entered {
+        sqlx::query(
+            "INSERT INTO pilot_baselines (metric, ms, note, updated_by) VALUES ($1, $2, $3, $4)",
+        )
+        .bind(b.metric.as_str())
+        .bind(b.ms)
+        .bind(&b.note)
+        .bind(by)
+        .execute(&mut *conn)
+        .await?;
+    }
+    Ok(())
+}
+
+/// What every query of the pilot's records is bound to: its scope and
+/// the start of its day 1.
+pub struct Within<'a> {
+    pub kind: ScopeKind,
+    pub scope: &'a [String],
+    pub from: DateTime<Utc>,
+}
+
+/// The pilot's scope as tables, once per query ($1 the kind, $2 the
+/// entries): `sc` the clusters it names; `st` the streams it covers with
+/// their domains (every stream of those clusters; those of its domains; the
+/// `cluster/topic` it names, with or without a stream row); `subjects`
+/// every group, topic and connector about one of those streams, with its
+/// domain. Joined by hash, not asked row by row: a year of records reads
+/// in one pass.
+const SCOPE: &str = "WITH sc AS (SELECT id FROM clusters WHERE $1 = 'clusters' AND name = ANY ($2)),
+    st AS (
+        SELECT s.cluster_id, s.topic, s.domain FROM streams s JOIN clusters c ON c.id = s.cluster_id
+         WHERE s.cluster_id IN (SELECT id FROM sc)
+            OR ($1 = 'domains' AND s.domain = ANY ($2))
+            OR ($1 = 'streams' AND c.name || '/' || s.topic = ANY ($2))
+        UNION
+        SELECT c.id, substr(x, length(c.name) + 2), '' FROM clusters c, unnest($2::text[]) x
+         WHERE $1 = 'streams' AND left(x, length(c.name) + 1) = c.name || '/'),
+    subjects AS (
+        SELECT cluster_id, 'topic' AS kind, topic AS subject,
+               COALESCE(min(NULLIF(domain, '')), '') AS domain
+          FROM st GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT g.cluster_id, 'group', g.name, COALESCE(min(NULLIF(st.domain, '')), '')
+          FROM consumer_groups g JOIN st ON st.cluster_id = g.cluster_id AND st.topic = ANY (g.topics)
+         GROUP BY 1, 2, 3
+        UNION ALL
+        SELECT cc.cluster_id, 'connector', cc.name || '/' || cn.name, COALESCE(min(NULLIF(st.domain, '')), '')
+          FROM connectors cn JOIN connect_clusters cc ON cc.id = cn.connect_id
+          JOIN st ON st.cluster_id = cc.cluster_id AND st.topic = ANY (cn.topics)
+         GROUP BY 1, 2, 3)";
+
+/// A flag `f` joined to its subject in scope (`x`, none when outside).
+const FLAG_SUBJECT: &str = "LEFT JOIN subjects x ON x.cluster_id = f.cluster_id
+    AND x.kind = f.subject_kind AND x.subject = f.subject";
+/// Whether the flag `f` (joined as above) is in scope.
+const FLAG_IN: &str = "(f.cluster_id IN (SELECT id FROM sc) OR x.subject IS NOT NULL)";
+
+/// Whether a record of cluster `c` about topic `t` with domain `d` is in scope.
+fn topic_in(c: &str, t: &str, d: &str) -> String {
+    format!(
+        "({c} IN (SELECT id FROM sc)
+          OR EXISTS (SELECT 1 FROM st WHERE st.cluster_id = {c} AND st.topic = {t})
+          OR ($1 = 'domains' AND {d} = ANY ($2)))"
+    )
+}
+
+#[derive(FromRow)]
+struct TimedRow {
+    metric: String,
+    reference: String,
+    subject: String,
+    started_at: DateTime<Utc>,
+    ended_at: DateTime<Utc>,
+}
+
+/// Every timed event of the pilot, by start:
+/// - lag flagged: a group's flag routed to a team, onset → the owner
+///   notified (its webhook delivered, or the flag in the app list when the
+///   team has none) or it acknowledged, whichever came first;
+/// - change checked: a compatibility check, submitted → verdict;
+/// - change through review: a producer change or schema registration
+///   item, proposed → first approved or applied.
+pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
+    let rows: Vec<TimedRow> = sqlx::query_as(&format!(
+        "{SCOPE}
+         SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
+                f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
+           FROM flags f {FLAG_SUBJECT}
+          WHERE f.subject_kind = 'group' AND f.team_id IS NOT NULL AND f.onset_at >= $3
+            AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL) AND {FLAG_IN}
+         UNION ALL
+         SELECT 'change_checked', 'check:' || k.id, k.topic, k.submitted_at, k.decided_at
+           FROM compatibility_checks k
+          WHERE k.submitted_at >= $3 AND {checks}
+         UNION ALL
+         SELECT 'change_reviewed', 'review-item:' || i.id, i.topic, i.created_at,
+                LEAST(i.approved_at, i.applied_at)
+           FROM review_items i
+          WHERE i.kind IN ('producer_change', 'schema_registration') AND i.created_at >= $3
+            AND (i.approved_at IS NOT NULL OR i.applied_at IS NOT NULL) AND {items}
+          ORDER BY started_at, reference",
+        checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
+        items = topic_in("i.cluster_id", "i.topic", "i.domain"),
+    ))
+    .bind(w.kind.as_str())
+    .bind(w.scope)
+    .bind(w.from)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|r| {
+            Some(Timed {
+                metric: r.metric.parse::<Metric>().ok()?,
+                reference: r.reference,
+                subject: r.subject,
+                started_at: r.started_at,
+                ended_at: r.ended_at,
+            })
+        })
+        .collect())
+}
+
+/// Every counted event of the pilot: flags raised, acknowledged and
+/// dismissed; checks that found a breaking change; items applied;
+/// connector restarts Streamkeeper made.
+pub async fn counted(pool: &PgPool, w: &Within<'_>) -> Result<Vec<(Count, DateTime<Utc>)>, Db> {
+    let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(&format!(
+        "{SCOPE}, f AS (
+            SELECT f.raised_at, f.acknowledged_at, f.dismissed_at FROM flags f {FLAG_SUBJECT}
+             WHERE (f.raised_at >= $3 OR f.acknowledged_at >= $3 OR f.dismissed_at >= $3) AND {FLAG_IN})
+         SELECT 'flags_raised', raised_at FROM f WHERE raised_at >= $3
+         UNION ALL SELECT 'flags_acknowledged', acknowledged_at FROM f WHERE acknowledged_at >= $3
+         UNION ALL SELECT 'flags_dismissed', dismissed_at FROM f WHERE dismissed_at >= $3
+         UNION ALL
+         SELECT 'checks_breaking', k.decided_at FROM compatibility_checks k
+          WHERE k.verdict = 'INCOMPATIBLE' AND k.decided_at >= $3 AND {checks}
+         UNION ALL
+         SELECT 'changes_applied', i.applied_at FROM review_items i
+          WHERE i.applied_at >= $3 AND {items}
+         UNION ALL
+         SELECT 'connector_restarts', r.at FROM connector_restarts r
+           JOIN connectors cn ON cn.id = r.connector_id
+           JOIN connect_clusters cc ON cc.id = cn.connect_id
+          WHERE r.at >= $3
+            AND (cc.cluster_id IN (SELECT id FROM sc)
+                 OR EXISTS (SELECT 1 FROM subjects x WHERE x.cluster_id = cc.cluster_id
+                               AND x.kind = 'connector' AND x.subject = cc.name || '/' || cn.name))",
+        checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
+        items = topic_in("i.cluster_id", "i.topic", "i.domain"),
+    ))
+    .bind(w.kind.as_str())
+    .bind(w.scope)
+    .bind(w.from)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(c, at)| {
+            let count = Count::ALL.into_iter().find(|k| k.as_str() == c)?;
+            Some((count, at))
+        })
+        .collect())
+}
+
+#[derive(FromRow)]
+struct DismissalRow {
+    id: i64,
+    cluster: String,
+    subject: String,
+    kind: String,
+    dismissed_reason: Option<String>,
+    dismissed_by: Option<String>,
+    dismissed_at: DateTime<Utc>,
+}
+
+/// Flags dismissed as wrong during the pilot, newest first, with reasons.
+pub async fn dismissed(pool: &PgPool, w: &Within<'_>, limit: i64) -> Result<Vec<Dismissal>, Db> {
+    let rows: Vec<DismissalRow> = sqlx::query_as(&format!(
+        "{SCOPE}
+         SELECT f.id, c.name AS cluster, f.subject, f.kind, f.dismissed_reason, f.dismissed_by, f.dismissed_at
+           FROM flags f JOIN clusters c ON c.id = f.cluster_id {FLAG_SUBJECT}
+          WHERE f.dismissed_at >= $3 AND {FLAG_IN}
+          ORDER BY f.dismissed_at DESC, f.id DESC LIMIT $4"
+    ))
+    .bind(w.kind.as_str())
+    .bind(w.scope)
+    .bind(w.from)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| Dismissal {
+            flag_id: r.id,
+            cluster: r.cluster,
+            subject: r.subject,
+            kind: r.kind,
+            reason: r.dismissed_reason.unwrap_or_default(),
+            by: r.dismissed_by.unwrap_or_default(),
+            at: r.dismissed_at,
+        })
+        .collect())
+}
+
+/// A flag or a check in a domain at watch or suggest, for the receipts.
+#[derive(Debug, Clone, FromRow)]
+pub struct ReceiptRow {
+    /// `flag` or `check`.
+    pub source: String,
+    pub id: i64,
+    pub domain: String,
+    pub autonomy: String,
+    pub cluster: String,
+    pub subject_kind: String,
+    pub subject: String,
+    pub kind: String,
+    pub what: String,
+    pub evidence: serde_json::Value,
+    pub at: DateTime<Utc>,
+}
+
+/// What Streamkeeper would have done in the pilot's scope since its start,
+/// in domains at watch or suggest (a domain nobody configured is at
+/// suggest), newest first: the flags it raised, the breaking checks it
+/// would have blocked, and the FAILED connectors it did not restart (the
+/// restart rule itself is `receipts::would_restart`; the SQL only narrows
+/// the rows). The first `limit` of each, and how many there are in all.
+pub async fn first_weeks(
+    pool: &PgPool,
+    w: &Within<'_>,
+    limit: i64,
+) -> Result<(Vec<ReceiptRow>, i64), Db> {
+    // A flag's domain is its subject's; one outside every stream has none.
+    let flags = format!(
+        "FROM flags f JOIN clusters c ON c.id = f.cluster_id {FLAG_SUBJECT}
+         LEFT JOIN review_domains rd ON rd.domain = x.domain
+        WHERE f.raised_at >= $3 AND x.domain <> ''
+          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')"
+    );
+    const FLAG_ROW: &str = "f.id, x.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+                c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason AS what, f.evidence,
+                f.raised_at AS at";
+    const RESTARTS: &str = "AND f.subject_kind = 'connector' AND f.kind = 'FAILED' AND NOT (f.evidence ? 'auto_restart')";
+    let checks = format!(
+        "FROM compatibility_checks k JOIN clusters c ON c.id = k.cluster_id
+         LEFT JOIN review_domains rd ON rd.domain = k.domain
+        WHERE k.decided_at >= $3 AND k.verdict = 'INCOMPATIBLE' AND COALESCE(k.domain, '') <> ''
+          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest') AND {}",
+        topic_in("k.cluster_id", "k.topic", "k.domain")
+    );
+    let sources = [
+        (
+            format!(
+                "{SCOPE} SELECT 'flag' AS source, {FLAG_ROW} {flags} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
+            ),
+            format!("{SCOPE} SELECT count(*) {flags}"),
+        ),
+        (
+            format!(
+                "{SCOPE} SELECT 'restart' AS source, {FLAG_ROW} {flags} {RESTARTS}
+                 ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
+            ),
+            format!("{SCOPE} SELECT count(*) {flags} {RESTARTS}"),
+        ),
+        (
+            format!(
+                "{SCOPE} SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+                    c.name AS cluster, 'topic' AS subject_kind, k.topic AS subject, k.verdict AS kind,
+                    'check ' || k.id || ' of a ' || k.schema_type || ' schema by ' || k.submitted_by
+                        || ' found it breaks a consumer' AS what,
+                    k.report AS evidence, k.decided_at AS at
+                 {checks} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
+            ),
+            format!("{SCOPE} SELECT count(*) {checks}"),
+        ),
+    ];
+    let mut rows = Vec::new();
+    let mut total = 0;
+    for (select, count) in &sources {
+        let found: Vec<ReceiptRow> = sqlx::query_as(select)
+            .bind(w.kind.as_str())
+            .bind(w.scope)
+            .bind(w.from)
+            .bind(limit)
+            .fetch_all(pool)
+            .await?;
+        rows.extend(found);
+        let n: i64 = sqlx::query_scalar(count)
+            .bind(w.kind.as_str())
+            .bind(w.scope)
+            .bind(w.from)
+            .fetch_one(pool)
+            .await?;
+        total += n;
+    }
+    Ok((rows, total))
+}

@@ -1,0 +1,764 @@
+//! The pilot against a real Postgres, from a scripted scenario through the
+//! product's own paths: flags raised by the judge's `raise_to` (lag on a
+//! group, a FAILED connector), one dismissed by its owner through the API,
+//! producer changes checked through the REST API the CLI uses in CI, one
+//! proposed for review and approved (the registry double as registry). The
+//! API shows exactly the durations those records hold, the CSV exports say
+//! the same as the JSON, the first weeks' receipts list what Streamkeeper
+//! would have done, and only managers and admins reach the pilot (a
+//! viewer's attempt is refused and audited).
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use chrono::{DateTime, Utc};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::flags::{FlagKey, Observation};
+use streamkeeper_doubles::registry;
+use support::TestApp;
+
+const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
+/// Drops `amount`: readers that need it break.
+const DROPS_AMOUNT: &str =
+    r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"}]}"#;
+const ADDS_NOTE: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"},{"name":"note","type":["null","string"],"default":null}]}"#;
+
+/// `local` (topic orders in domain payments, read by billing, owned by
+/// payments; a connector s3 writing orders) and `elsewhere` (not in the
+/// pilot). Returns (local id, elsewhere id, payments team id).
+async fn world(pool: &PgPool) -> (i64, i64, i64) {
+    let mut ids = Vec::new();
+    for name in ["local", "elsewhere"] {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ($1, '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+        )
+        .bind(name)
+        .fetch_one(pool)
+        .await
+        .expect("cluster");
+        sqlx::query(
+            "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())",
+        )
+        .bind(id)
+        .execute(pool)
+        .await
+        .expect("topic");
+        sqlx::query(
+            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+             VALUES ($1, 'billing', 'Empty', 0, ARRAY['orders'], now() - interval '1 day', now())",
+        )
+        .bind(id)
+        .execute(pool)
+        .await
+        .expect("group");
+        ids.push(id);
+    }
+    let team: i64 = sqlx::query_scalar("INSERT INTO teams (name) VALUES ('payments') RETURNING id")
+        .fetch_one(pool)
+        .await
+        .expect("team");
+    sqlx::query("UPDATE consumer_groups SET owner_team_id = $1")
+        .bind(team)
+        .execute(pool)
+        .await
+        .expect("owner");
+    sqlx::query(
+        "INSERT INTO streams (cluster_id, topic, owner_team_id, domain) VALUES ($1, 'orders', $3, 'payments'),
+                ($2, 'orders', $3, 'ledger')",
+    )
+    .bind(ids[0])
+    .bind(ids[1])
+    .bind(team)
+    .execute(pool)
+    .await
+    .expect("streams");
+    let connect: i64 = sqlx::query_scalar(
+        "INSERT INTO connect_clusters (cluster_id, name, url) VALUES ($1, 'main', 'http://127.0.0.1:1') RETURNING id",
+    )
+    .bind(ids[0])
+    .fetch_one(pool)
+    .await
+    .expect("connect");
+    sqlx::query(
+        "INSERT INTO connectors (connect_id, name, kind, state, config, config_hash, topics)
+         VALUES ($1, 's3', 'sink', 'FAILED', '{}', 'x', ARRAY['orders'])",
+    )
+    .bind(connect)
+    .execute(pool)
+    .await
+    .expect("connector");
+    (ids[0], ids[1], team)
+}
+
+/// Raises a flag as a pass does, to the payments team (no webhook: the
+/// in-app list is the notification), its trouble begun `ago` before now.
+async fn raise(
+    pool: &PgPool,
+    cluster: i64,
+    team: i64,
+    key: FlagKey,
+    kind: &str,
+    ago: chrono::Duration,
+    evidence: Value,
+) {
+    let row = streamkeeper_server::watch::store::by_id(pool, cluster)
+        .await
+        .expect("read")
+        .expect("cluster");
+    let o = Observation {
+        key,
+        kind: kind.into(),
+        reason: format!("{kind} for a while"),
+        onset_ms: (Utc::now() - ago).timestamp_millis(),
+        evidence,
+    };
+    streamkeeper_server::watch::judge::raise_to(
+        pool,
+        &row,
+        &o,
+        Some((team, "payments".into(), None)),
+    )
+    .await
+    .expect("raise");
+}
+
+fn group_key(rule: &str) -> FlagKey {
+    FlagKey {
+        subject_kind: "group".into(),
+        subject: "billing".into(),
+        rule: rule.into(),
+    }
+}
+
+/// The durations the records hold, in ms, for one metric's SQL.
+async fn durations(pool: &PgPool, sql: &str) -> Vec<(String, i64)> {
+    let rows: Vec<(String, DateTime<Utc>, DateTime<Utc>)> =
+        sqlx::query_as(sql).fetch_all(pool).await.expect("records");
+    let mut v: Vec<(String, i64)> = rows
+        .into_iter()
+        .map(|(r, s, e)| (r, (e - s).num_milliseconds()))
+        .collect();
+    v.sort();
+    v
+}
+
+/// The URL of this test's own database.
+fn url_of(pool: &PgPool) -> String {
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL for tests");
+    let db = pool
+        .connect_options()
+        .get_database()
+        .unwrap_or("postgres")
+        .to_string();
+    let mut u = url::Url::parse(&base).expect("DATABASE_URL");
+    u.set_path(&db);
+    u.to_string()
+}
+
+/// The binary with none of the environment's settings but this database.
+fn streamkeeper(pool: &PgPool, args: &[&str]) -> std::process::Output {
+    let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
+    for var in [
+        "STREAMKEEPER_BIND",
+        "STREAMKEEPER_AUDIT_KEY",
+        "STREAMKEEPER_PUBLIC_URL",
+    ] {
+        c.env_remove(var);
+    }
+    c.env("DATABASE_URL", url_of(pool))
+        .args(args)
+        .output()
+        .expect("run")
+}
+
+fn csv_rows(body: &str) -> Vec<std::collections::HashMap<String, String>> {
+    let mut r = csv::Reader::from_reader(body.as_bytes());
+    let headers = r.headers().expect("headers").clone();
+    r.records()
+        .map(|rec| {
+            let rec = rec.expect("record");
+            headers
+                .iter()
+                .zip(rec.iter())
+                .map(|(h, v)| (h.to_string(), v.to_string()))
+                .collect()
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (local, elsewhere, team) = world(&pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let owner = t.user("olga", &[Role::Owner]).await;
+    let approver = t.user("ann", &[Role::Approver]).await;
+    sqlx::query("INSERT INTO memberships (team_id, user_id) VALUES ($1, $2)")
+        .bind(team)
+        .bind(owner)
+        .execute(&pool)
+        .await
+        .expect("member");
+    let (at, mt, vt, ot, apt) = (
+        t.token(admin).await,
+        t.token(manager).await,
+        t.token(viewer).await,
+        t.token(owner).await,
+        t.token(approver).await,
+    );
+
+    // Before it is set up: the settings are the defaults, the page says how.
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/settings", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["set_up"], false);
+    assert_eq!(r.json()["baselines"][0]["ms"], 7_200_000);
+    let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+
+    // A baseline needs a note on where it came from.
+    let started = (Utc::now() - chrono::Duration::days(9)).date_naive();
+    let mut input = json!({
+        "scope_kind": "domains",
+        "scope": ["payments"],
+        "started_on": started,
+        "baselines": [{"metric": "lag_flagged", "ms": 5_400_000, "note": " "}],
+    });
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(input.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    input["baselines"][0]["note"] = json!("median of the Q3 on-call tickets");
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(input.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let s = r.json();
+    assert_eq!(s["set_up"], true);
+    assert_eq!(s["scope"], json!(["payments"]));
+    assert_eq!(s["baselines"][0]["ms"], 5_400_000);
+    assert_eq!(
+        s["baselines"][1]["ms"], 28_800_000,
+        "the rest keep their defaults"
+    );
+
+    // The scenario. Lag on billing, twice (two rules), and once on the
+    // cluster outside the pilot; a FAILED connector; billing's owner
+    // dismisses one lag flag as wrong.
+    raise(
+        &pool,
+        local,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::minutes(9),
+        json!({}),
+    )
+    .await;
+    raise(
+        &pool,
+        local,
+        team,
+        group_key("time-lag"),
+        "WARN",
+        chrono::Duration::minutes(31),
+        json!({}),
+    )
+    .await;
+    raise(
+        &pool,
+        elsewhere,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::hours(5),
+        json!({}),
+    )
+    .await;
+    let restart = json!({"method": "POST", "url": "http://127.0.0.1:1/connectors/s3/restart"});
+    raise(
+        &pool,
+        local,
+        team,
+        streamkeeper::connect::status::flag_key("main", "s3"),
+        "FAILED",
+        chrono::Duration::minutes(2),
+        json!({"restart": restart}),
+    )
+    .await;
+    let dismissed: i64 = sqlx::query_scalar(
+        "SELECT f.id FROM flags f WHERE f.cluster_id = $1 AND f.rule = 'time-lag'",
+    )
+    .bind(local)
+    .fetch_one(&pool)
+    .await
+    .expect("flag");
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/flags/{dismissed}/dismiss"),
+            &ot,
+            Some(json!({"reason": "expected during the migration"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    // Producer changes checked through the API (as `schema check` in CI
+    // does): one breaking, one not.
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{local}/streams/orders/schema"),
+            &at,
+            Some(json!({"schema_type": "AVRO", "schema": V1})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let check = format!("/api/v1/clusters/{local}/streams/orders/compatibility");
+    for (schema, verdict) in [(DROPS_AMOUNT, "INCOMPATIBLE"), (ADDS_NOTE, "COMPATIBLE")] {
+        let r = t
+            .api(
+                Method::POST,
+                &check,
+                &vt,
+                Some(json!({"schema_type": "AVRO", "schema": schema})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        assert_eq!(r.json()["verdict"], verdict, "{}", r.body);
+    }
+
+    // A producer change proposed for review at suggest, approved by ann.
+    let (base, _registry) = registry::spawn().await;
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{local}/registry"),
+            &at,
+            Some(json!({"url": base})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            &at,
+            Some(json!({"autonomy": "suggest", "required_approvals": 1,
+                        "approver_users": ["ann"], "approver_teams": []})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/review-items",
+            &ot,
+            Some(
+                json!({"kind": "producer_change", "cluster_id": local, "topic": "orders",
+                        "schema_type": "AVRO", "schema": ADDS_NOTE}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/review-items/{}/approvals", item["id"]),
+            &apt,
+            Some(json!({"content_hash": item["content_hash"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    // What the records say, read straight from them.
+    let lag = durations(
+        &pool,
+        &format!(
+            "SELECT 'flag:' || id, onset_at, notified_at FROM flags
+              WHERE cluster_id = {local} AND subject_kind = 'group'"
+        ),
+    )
+    .await;
+    assert_eq!(lag.len(), 2);
+    let checks = durations(
+        &pool,
+        "SELECT 'check:' || id, submitted_at, decided_at FROM compatibility_checks",
+    )
+    .await;
+    assert!(checks.len() >= 2, "{checks:?}");
+    let reviewed = durations(
+        &pool,
+        "SELECT 'review-item:' || id, created_at, approved_at FROM review_items WHERE state = 'approved'",
+    )
+    .await;
+    assert_eq!(reviewed.len(), 1, "the approval is recorded with its time");
+
+    let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = r.json();
+    let report = &page["report"];
+    assert_eq!(report["day"], 10, "{report}");
+    let row = |m: &str| -> Value {
+        report["table"]
+            .as_array()
+            .and_then(|t| t.iter().find(|r| r["metric"] == m))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {m} row: {report}"))
+    };
+    let mut lag_ms: Vec<i64> = lag.iter().map(|(_, ms)| *ms).collect();
+    lag_ms.sort_unstable();
+    let flagged = row("lag_flagged");
+    assert_eq!(flagged["baseline_ms"], 5_400_000);
+    assert_eq!(flagged["baseline_note"], "median of the Q3 on-call tickets");
+    assert_eq!(flagged["now"]["events"], 2);
+    assert_eq!(flagged["now"]["p50_ms"], lag_ms[0], "{flagged}");
+    assert_eq!(flagged["now"]["p90_ms"], lag_ms[1], "{flagged}");
+    assert!(
+        (9 * 60_000..10 * 60_000).contains(&lag_ms[0]),
+        "onset 9 min before it was raised and shown: {lag_ms:?}"
+    );
+    let ratio = flagged["now"]["ratio_p50"].as_f64().expect("ratio");
+    assert!(
+        (ratio - lag_ms[0] as f64 / 5_400_000.0).abs() < 1e-12,
+        "{ratio}"
+    );
+    assert_eq!(flagged["now"]["few"], true);
+    assert_eq!(flagged["now"]["note"], "rests on 2 events (fewer than 5)");
+    let mut check_ms: Vec<i64> = checks.iter().map(|(_, ms)| *ms).collect();
+    check_ms.sort_unstable();
+    // Nearest rank: the ⌈p·n⌉-th smallest.
+    let rank = |v: &[i64], p: usize| v[(p * v.len()).div_ceil(100) - 1];
+    let checked = row("change_checked");
+    assert_eq!(checked["now"]["events"], checks.len());
+    assert_eq!(checked["now"]["p50_ms"], rank(&check_ms, 50));
+    assert_eq!(checked["now"]["p90_ms"], rank(&check_ms, 90));
+    let through_review = row("change_reviewed");
+    assert_eq!(through_review["now"]["events"], 1);
+    assert_eq!(through_review["now"]["p50_ms"], reviewed[0].1);
+    assert_eq!(
+        through_review["now"]["note"],
+        "rests on 1 event (fewer than 5)"
+    );
+    assert_eq!(checked["baseline_ms"], 28_800_000);
+    assert_eq!(row("lineage_answered")["now"]["note"], "no records yet");
+    // The weeks: the pilot's second week holds them all.
+    let weeks = report["weeks"].as_array().expect("weeks");
+    assert_eq!(weeks.len(), 2, "{report}");
+    assert_eq!(weeks[0]["figures"]["lag_flagged"]["events"], 0);
+    assert_eq!(weeks[1]["figures"]["lag_flagged"]["events"], 2);
+    // The counts: flags raised in the pilot's domain (the other cluster's
+    // is in ledger), the dismissal with its reason, the breaking check.
+    let counts = &report["counts"];
+    assert_eq!(counts["flags_raised"], 3, "{counts}");
+    assert_eq!(counts["flags_dismissed"], 1, "{counts}");
+    assert_eq!(counts["flags_acknowledged"], 0, "{counts}");
+    assert_eq!(counts["checks_breaking"], 1, "{counts}");
+    assert_eq!(counts["changes_applied"], 0, "{counts}");
+    assert_eq!(counts["connector_restarts"], 0, "{counts}");
+    assert_eq!(page["dismissed"][0]["flag_id"], dismissed);
+    assert_eq!(
+        page["dismissed"][0]["reason"],
+        "expected during the migration"
+    );
+    assert_eq!(page["dismissed"][0]["by"], "olga");
+
+    // The CSV of the table says what the JSON says.
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/table.csv", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let table = csv_rows(&r.body);
+    let json_table = report["table"].as_array().expect("table");
+    assert_eq!(table.len(), json_table.len());
+    let text = |v: &Value| match v {
+        Value::Null => String::new(),
+        Value::String(s) => s.clone(),
+        other => other.to_string(),
+    };
+    for (c, j) in table.iter().zip(json_table) {
+        assert_eq!(c["metric"], text(&j["metric"]));
+        assert_eq!(c["baseline_ms"], text(&j["baseline_ms"]));
+        assert_eq!(c["baseline_note"], text(&j["baseline_note"]));
+        assert_eq!(c["p50_ms"], text(&j["now"]["p50_ms"]), "{c:?}");
+        assert_eq!(c["p90_ms"], text(&j["now"]["p90_ms"]), "{c:?}");
+        assert_eq!(c["events"], text(&j["now"]["events"]));
+        assert_eq!(c["note"], text(&j["now"]["note"]));
+        let ratio = |s: &str| s.parse::<f64>().ok();
+        assert_eq!(
+            ratio(&c["ratio_p50"]),
+            j["now"]["ratio_p50"].as_f64(),
+            "{c:?}"
+        );
+    }
+    // And the events' CSV lists exactly the records' durations.
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/events.csv", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let mut events: Vec<(String, String, i64)> = csv_rows(&r.body)
+        .into_iter()
+        .map(|e| {
+            (
+                e["metric"].clone(),
+                e["reference"].clone(),
+                e["duration_ms"].parse().expect("ms"),
+            )
+        })
+        .collect();
+    events.sort();
+    let mut expected: Vec<(String, String, i64)> = checks
+        .iter()
+        .map(|(r, ms)| ("change_checked".to_string(), r.clone(), *ms))
+        .chain(
+            lag.iter()
+                .map(|(r, ms)| ("lag_flagged".to_string(), r.clone(), *ms)),
+        )
+        .chain(
+            reviewed
+                .iter()
+                .map(|(r, ms)| ("change_reviewed".to_string(), r.clone(), *ms)),
+        )
+        .collect();
+    expected.sort();
+    assert_eq!(events, expected);
+
+    // The first weeks' receipts: payments is at suggest (nobody set it),
+    // so the flags it raised, the change it would have blocked and the
+    // restart it would have made are listed with their records.
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/receipts", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let receipts = r.json();
+    assert_eq!(receipts["total"], 5, "{receipts}");
+    let items = receipts["items"].as_array().expect("items");
+    let would = |w: &str| items.iter().filter(|i| i["would"] == w).count();
+    assert_eq!(
+        (would("flag"), would("block"), would("restart")),
+        (3, 1, 1),
+        "{receipts}"
+    );
+    assert!(
+        items
+            .iter()
+            .all(|i| i["domain"] == "payments" && i["autonomy"] == "suggest")
+    );
+    let restart_receipt = items
+        .iter()
+        .find(|i| i["would"] == "restart")
+        .expect("restart");
+    assert_eq!(restart_receipt["evidence"]["request"], restart);
+    assert_eq!(restart_receipt["subject"], "main/s3");
+    let block = items.iter().find(|i| i["would"] == "block").expect("block");
+    assert_eq!(block["evidence"]["verdict"], "INCOMPATIBLE", "{block}");
+    // Paged on the server, newest first.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/pilot/receipts?per_page=2&page=3",
+            &mt,
+            None,
+        )
+        .await;
+    let last = r.json();
+    assert_eq!(last["items"].as_array().map(Vec::len), Some(1), "{last}");
+    assert_eq!(last["items"][0]["at"], items[4]["at"]);
+    // Once the domain acts on approval, its receipts are no longer "would have".
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            &at,
+            Some(
+                json!({"autonomy": "act_after_approval", "required_approvals": 1,
+                        "approver_users": ["ann"], "approver_teams": []}),
+            ),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/receipts", &mt, None)
+        .await;
+    assert_eq!(r.json()["total"], 0, "{}", r.body);
+
+    // An admin reads it too; a viewer reaches none of it, and each
+    // attempt is on the record.
+    let r = t.api(Method::GET, "/api/v1/pilot", &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    for (method, path) in [
+        (Method::GET, "/api/v1/pilot/settings"),
+        (Method::GET, "/api/v1/pilot"),
+        (Method::GET, "/api/v1/pilot/table.csv"),
+        (Method::GET, "/api/v1/pilot/receipts"),
+    ] {
+        let r = t.api(method, path, &vt, None).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+    }
+    let r = t
+        .api(Method::PUT, "/api/v1/pilot/settings", &vt, Some(input))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let refused: Vec<(String, String)> = sqlx::query_as(
+        "SELECT actor, action FROM audit_log WHERE action LIKE 'pilot.%' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    let by = |actor: &str, action: &str| {
+        refused
+            .iter()
+            .filter(|(a, x)| a == actor && x == action)
+            .count()
+    };
+    assert_eq!(by("meg", "pilot.set"), 1, "{refused:?}");
+    assert_eq!(by("vic", "pilot.read.refused"), 4, "{refused:?}");
+    assert_eq!(by("vic", "pilot.set.refused"), 1, "{refused:?}");
+    assert_eq!(
+        refused
+            .iter()
+            .filter(|(_, x)| x == "request.refused")
+            .count(),
+        0,
+        "recorded once, by the pilot"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_cli_prints_the_day_30_table(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (local, _, team) = world(&pool).await;
+    raise(
+        &pool,
+        local,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::minutes(9),
+        json!({}),
+    )
+    .await;
+    let start = (Utc::now() - chrono::Duration::days(29))
+        .date_naive()
+        .to_string();
+    let out = streamkeeper(
+        &pool,
+        &[
+            "pilot",
+            "set",
+            "--scope-kind",
+            "clusters",
+            "--scope",
+            "local",
+            "--start",
+            &start,
+            "--baseline",
+            "lag_flagged=2h,the on-call tickets",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = streamkeeper(&pool, &["pilot"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("(day 30)"), "{text}");
+    let lag = text
+        .lines()
+        .find(|l| l.starts_with("lag_flagged"))
+        .unwrap_or_else(|| panic!("{text}"));
+    assert!(
+        lag.contains("2 h") && lag.contains("9 min") && lag.contains("0.075"),
+        "{lag}"
+    );
+    assert!(lag.contains("rests on 1 event (fewer than 5)"), "{lag}");
+    let actions = t.audit_actions().await;
+    assert!(actions.contains(&"pilot.set".to_string()), "{actions:?}");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (local, elsewhere, team) = world(&pool).await;
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let mt = t.token(manager).await;
+    raise(
+        &pool,
+        local,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::minutes(9),
+        json!({}),
+    )
+    .await;
+    raise(
+        &pool,
+        elsewhere,
+        team,
+        group_key("lag"),
+        "STOP",
+        chrono::Duration::hours(5),
+        json!({}),
+    )
+    .await;
+    let input = |scope: &str| json!({"scope_kind": "streams", "scope": [scope], "started_on": Utc::now().date_naive()});
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(input("orders")),
+        )
+        .await;
+    assert_eq!(
+        r.status,
+        StatusCode::UNPROCESSABLE_ENTITY,
+        "a stream names its cluster: {}",
+        r.body
+    );
+    for (scope, events) in [
+        ("local/orders", 1),
+        ("elsewhere/orders", 1),
+        ("local/payments", 0),
+    ] {
+        let r = t
+            .api(
+                Method::PUT,
+                "/api/v1/pilot/settings",
+                &mt,
+                Some(input(scope)),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+        let flagged = &r.json()["report"]["table"][0];
+        assert_eq!(flagged["now"]["events"], events, "{scope}: {flagged}");
+        if scope == "local/orders" {
+            let ms = flagged["now"]["p50_ms"].as_i64().expect("ms");
+            assert!((9 * 60_000..10 * 60_000).contains(&ms), "{ms}");
+        }
+    }
+}

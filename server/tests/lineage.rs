@@ -655,6 +655,22 @@ async fn a_saturated_ingest_answers_429_with_retry_after(pool: PgPool) {
         }
     };
     let first = tokio::spawn(send("0194b3a2-7c1e-7000-8000-000000000401"));
+    // Wait until a writer waits on the lock with the first event: sent
+    // before that, the second could take the one permit itself and wait.
+    for _ in 0..500 {
+        let waiting: i64 = sqlx::query_scalar(
+            "SELECT count(*) FROM pg_locks WHERE NOT granted
+             AND relation = 'lineage_nodes'::regclass
+             AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("locks");
+        if waiting > 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
     // The first event is queued once the writer holds its permit.
     let mut saturated = None;
     for _ in 0..100 {

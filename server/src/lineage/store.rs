@@ -2,8 +2,9 @@
 //! and the graph folded from them. Writes come as a graph folded in
 //! memory from a batch of events (`streamkeeper::lineage::graph::Graph`),
 //! so each row arrives merged once and the SQL applies the same merge
-//! rules again against what is stored. Reads load the part of the graph
-//! a question needs, level by level, back into a `Graph` for the pure
+//! rules again against what is stored, in one statement a batch
+//! ([`write`]). Reads catch the in-memory adjacency up ([`edges_since`])
+//! and load the nodes a question reached back into a `Graph` for the pure
 //! walks.
 
 use crate::platform::errors::Db;

@@ -8,7 +8,8 @@
 //! DATABASE_URL=postgres://postgres@127.0.0.1:55433/postgres \
 //!   cargo bench -p streamkeeper-server --bench lineage -- 60 32
 //! ```
-//! Arguments: seconds of HTTP ingest, concurrent senders. Works in a
+//! Arguments: seconds of HTTP ingest, concurrent senders, processes of
+//! the real openlineage-python client (2; 0 skips it). Works in a
 //! database of its own, dropped at the end.
 //!
 //! 1. The graph: 50,000 streaming jobs in 100 tiers, each reading 5
@@ -24,6 +25,8 @@
 //!    `senders` tasks each POSTing one event at a time to
 //!    `/api/v1/lineage` (as the Python client does), honouring 429 +
 //!    Retry-After; then every 201 is checked to be stored.
+//! 4. The same with the real openlineage-python 1.54 client (its HTTP
+//!    transport), when scripts/lib.sh's `ensure_openlineage` installed it.
 
 #[path = "support/db.rs"]
 mod bench_db;
@@ -175,6 +178,16 @@ async fn main() {
         .expect("lookup")
         .expect("topic-0 stored");
     let who = admin();
+    // The first question loads the in-memory adjacency (every edge once).
+    let t = Instant::now();
+    svc.impact(&who, &topic, Direction::Downstream, Limits::default())
+        .await
+        .expect("impact");
+    println!(
+        "first question, loading the adjacency of {} edges: {:.0} ms",
+        counts.edges,
+        ms(t.elapsed())
+    );
     for (depth, budget, rounds) in [(6u32, 5_000usize, 7), (20, 100_000, 3)] {
         let limits = Limits { depth, budget };
         let mut ours = Vec::new();
@@ -349,5 +362,62 @@ async fn main() {
         ms(pct(0.99)),
         ms(latencies.last().copied().unwrap_or_default()),
     );
+
+    // 4. The real openlineage-python client, `python_clients` processes.
+    let python = std::env::var("STREAMKEEPER_OPENLINEAGE_PYTHON").unwrap_or_else(|_| {
+        format!(
+            "{}/.cache/streamkeeper/openlineage-1.54.0/bin/python",
+            std::env::var("HOME").unwrap_or_default()
+        )
+    });
+    let python_clients = args.get(2).copied().unwrap_or(2) as usize;
+    if std::path::Path::new(&python).exists() && python_clients > 0 {
+        let secs = seconds.min(20);
+        let script = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/benches/support/openlineage_rate.py"
+        );
+        let before = svc.counts().await.expect("counts").events;
+        let started = Instant::now();
+        let children: Vec<_> = (0..python_clients)
+            .map(|w| {
+                tokio::process::Command::new(&python)
+                    .args([
+                        script,
+                        &format!("http://{addr}"),
+                        &token,
+                        &secs.to_string(),
+                        &w.to_string(),
+                    ])
+                    .output()
+            })
+            .collect();
+        let mut sent = 0usize;
+        for c in children {
+            let out = c.await.expect("python");
+            assert!(
+                out.status.success(),
+                "openlineage-python: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            sent += String::from_utf8_lossy(&out.stdout)
+                .trim()
+                .strip_prefix("sent ")
+                .and_then(|n| n.parse::<usize>().ok())
+                .unwrap_or(0);
+        }
+        let elapsed = started.elapsed();
+        let stored = svc.counts().await.expect("counts").events - before;
+        println!(
+            "openlineage-python 1.54 (HTTP transport, one event a POST): {python_clients} processes for {:.0} s: {sent} sent ({:.0} events/s), stored {stored} (lost {})",
+            elapsed.as_secs_f64(),
+            sent as f64 / elapsed.as_secs_f64(),
+            sent as i64 - stored,
+        );
+    } else {
+        println!(
+            "openlineage-python: skipped ({python} not found; scripts/lib.sh ensure_openlineage)"
+        );
+    }
     db.drop().await;
 }

@@ -100,6 +100,13 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     }
     let stopping = runner.stopping();
     tokio::spawn(signalled(stopping.clone()));
+    // The first impact question should not wait for every edge to load.
+    let lineage = state.lineage.clone();
+    tokio::spawn(async move {
+        if let Err(e) = lineage.warm().await {
+            tracing::warn!(error = %e, "the lineage adjacency loads at the first question instead");
+        }
+    });
 
     let app = router(state, store);
     let listener = match tokio::net::TcpListener::bind(bind).await {

@@ -1266,3 +1266,401 @@ async fn derived_events_are_forwarded_with_retries_and_observed_ones_are_not(poo
         Outcome::Idle
     );
 }
+
+fn accepted(text: &Value) -> streamkeeper_server::lineage::Accepted {
+    streamkeeper_server::lineage::Accepted {
+        received: streamkeeper_server::lineage::accept_one(text.to_string().as_bytes())
+            .expect("event"),
+        provenance: streamkeeper::lineage::graph::Provenance::Observed,
+        sender: "test".into(),
+        source: "test".into(),
+    }
+}
+
+fn downstream_names(i: &streamkeeper::lineage::impact::Impact) -> Vec<String> {
+    i.nodes.iter().map(|n| n.key.name().to_string()).collect()
+}
+
+/// The in-memory adjacency a service answers impact from learns of edges
+/// another replica wrote, of a transaction that was still open when it
+/// last looked (and committed after a later one: a high-water mark on an
+/// id would skip it), and of a rebuild.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn impact_sees_edges_from_other_replicas_late_commits_and_rebuilds(pool: PgPool) {
+    use streamkeeper::lineage::impact::Direction::Downstream;
+    let asker = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    let other = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    let cli = streamkeeper_server::platform::cli::cli_principal();
+    let ev = |n: u32, job: &str, input: &str, output: &str| {
+        let mut e = start_event(
+            &format!("0194b3a2-7c1e-7000-8000-{n:012}"),
+            job,
+            input,
+            output,
+        );
+        e["outputs"][0]["namespace"] = json!(KAFKA);
+        e
+    };
+    for r in other.ingest(vec![accepted(&ev(1, "j1", "a", "b"))]).await {
+        r.expect("stored");
+    }
+    let a = streamkeeper::lineage::graph::NodeKey::dataset(KAFKA, "a");
+    let first = asker
+        .impact(&cli, &a, Downstream, Default::default())
+        .await
+        .expect("impact");
+    assert_eq!(downstream_names(&first), ["j1", "b"]);
+
+    // An edge b → late, written by a transaction left open...
+    let mut late = pool.begin().await.expect("tx");
+    sqlx::query(
+        "INSERT INTO lineage_nodes (kind, namespace, name) VALUES ('dataset', 'n', 'late');
+         ",
+    )
+    .execute(&mut *late)
+    .await
+    .expect("node");
+    sqlx::query(
+        "INSERT INTO lineage_edges (src, dst, observed_first, observed_last)
+         SELECT b.id, l.id, now(), now() FROM lineage_nodes b, lineage_nodes l
+         WHERE b.name = 'b' AND l.name = 'late'",
+    )
+    .execute(&mut *late)
+    .await
+    .expect("edge");
+    // ...while another replica writes b → j2 → c and commits first.
+    for r in other.ingest(vec![accepted(&ev(2, "j2", "b", "c"))]).await {
+        r.expect("stored");
+    }
+    let second = asker
+        .impact(&cli, &a, Downstream, Default::default())
+        .await
+        .expect("impact");
+    assert_eq!(downstream_names(&second), ["j1", "b", "j2", "c"]);
+    late.commit().await.expect("commit");
+    let third = asker
+        .impact(&cli, &a, Downstream, Default::default())
+        .await
+        .expect("impact");
+    let mut names = downstream_names(&third);
+    names.sort();
+    assert_eq!(names, ["b", "c", "j1", "j2", "late"]);
+    // The edge times come from the store: how the edge to `b` is known.
+    let b = third.nodes.iter().find(|n| n.key.name() == "b").expect("b");
+    assert!(b.via.observed.is_some(), "{b:?}");
+
+    // A rebuild replays the events (the hand-made edge was none) with new
+    // ids; the asker reads the graph again.
+    other.rebuild().await.expect("rebuild");
+    let after = asker
+        .impact(&cli, &a, Downstream, Default::default())
+        .await
+        .expect("impact");
+    assert_eq!(downstream_names(&after), ["j1", "b", "j2", "c"]);
+}
+
+/// Several writers at once, the same datasets in every order and
+/// duplicates across requests: every event answered, stored once, and
+/// the graph complete.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn concurrent_ingest_stores_every_event_once_and_folds_them_all(pool: PgPool) {
+    let svc = Arc::new(LineageService::new(
+        pool.clone(),
+        IngestLimits::for_body_limit(0),
+    ));
+    let names: Vec<String> = (0..12).map(|i| format!("t{i}")).collect();
+    let tasks: Vec<_> = (0..24u32)
+        .map(|r| {
+            let (svc, names) = (svc.clone(), names.clone());
+            tokio::spawn(async move {
+                let events: Vec<_> = (0..20u32)
+                    .map(|k| {
+                        // Each request walks the datasets in its own order;
+                        // request r and r + 12 send the same events.
+                        let rr = (r % 12) as usize;
+                        let n = rr as u32 * 20 + k;
+                        let i = (n as usize * 7 + rr) % 12;
+                        let o = (i + 1 + rr % 11) % 12;
+                        let mut e = start_event(
+                            &format!("0194b3a2-7c1e-7000-8000-{n:012}"),
+                            &format!("job{}", n % 30),
+                            &names[i],
+                            &names[o],
+                        );
+                        e["eventTime"] = json!(format!("2026-01-01T00:{:02}:00Z", n % 60));
+                        e["outputs"][0]["namespace"] = json!(KAFKA);
+                        accepted(&e)
+                    })
+                    .collect();
+                svc.ingest(events).await
+            })
+        })
+        .collect();
+    let mut new = 0;
+    for t in tasks {
+        for r in t.await.expect("task") {
+            if r.expect("every event is stored") == streamkeeper_server::lineage::Stored::New {
+                new += 1;
+            }
+        }
+    }
+    // 12 distinct requests of 20 events each, each sent twice.
+    assert_eq!(new, 240);
+    let (events, _, edges) = counts(&pool).await;
+    assert_eq!(events, 240);
+    let expected: i64 = sqlx::query_scalar(
+        "SELECT count(DISTINCT (j->'job'->>'name', j->'inputs'->0->>'name'))
+              + count(DISTINCT (j->'job'->>'name', j->'outputs'->0->>'name'))
+         FROM (SELECT body::jsonb AS j FROM lineage_events) e",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("expected edges");
+    assert_eq!(edges, expected);
+    let runs: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_runs")
+        .fetch_one(&pool)
+        .await
+        .expect("runs");
+    assert_eq!(runs, 240);
+}
+
+/// "Notify owners": the impact goes to each owner team's members' inboxes
+/// and webhook, is recorded as a question asked and answered, audited;
+/// only admins and owners of the topic's team may send it.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn notify_owners_sends_the_impact_to_each_owner_team_and_records_the_question(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (viewer, admin) = owned_chain(&t).await;
+    // payments: an owner with a webhook; team:warehouse (the sink's
+    // ownership facet) is no team in the catalog.
+    let alice = t.user("alice", &[Role::Owner]).await;
+    let other = t.user("olga", &[Role::Owner]).await;
+    let team: i64 = sqlx::query_scalar(
+        "UPDATE teams SET webhook_url = 'http://127.0.0.1:9/hook' WHERE name = 'payments' RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("webhook");
+    sqlx::query("INSERT INTO memberships (team_id, user_id) VALUES ($1, $2)")
+        .bind(team)
+        .bind(alice)
+        .execute(&pool)
+        .await
+        .expect("member");
+    sqlx::query("INSERT INTO teams (name) VALUES ('elsewhere')")
+        .execute(&pool)
+        .await
+        .expect("team");
+    sqlx::query("INSERT INTO memberships (team_id, user_id) SELECT id, $1 FROM teams WHERE name = 'elsewhere'")
+        .bind(other)
+        .execute(&pool)
+        .await
+        .expect("member");
+    let body = json!({"topic": "orders", "cluster": "local"});
+
+    // A viewer, and an owner of another team: refused, audited.
+    for who in [viewer.clone(), t.token(other).await] {
+        let r = t
+            .api(
+                Method::POST,
+                "/api/v1/lineage/impact/notify",
+                &who,
+                Some(body.clone()),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    }
+    let asked: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_questions")
+        .fetch_one(&pool)
+        .await
+        .expect("questions");
+    assert_eq!(asked, 0);
+    let refusals: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log
+         WHERE action = 'request.refused' AND target = 'POST /api/v1/lineage/impact/notify'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(refusals, 2, "the refusals are audited");
+
+    // An owner of payments sends it.
+    let alice_token = t.token(alice).await;
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage/impact/notify",
+            &alice_token,
+            Some(body.clone()),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(
+        v["impact"]["start"],
+        "dataset:kafka://127.0.0.1:9092:orders"
+    );
+    assert_eq!(v["teams"][0]["team"], "payments");
+    assert_eq!(v["teams"][0]["nodes"], 1);
+    assert_eq!(v["teams"][0]["members"], 1);
+    assert_eq!(v["teams"][0]["webhook"], true);
+    assert_eq!(v["not_in_catalog"], json!(["team:warehouse"]));
+    let question = v["question"].as_i64().expect("question");
+    let (asked_at, answered_at, notified_at, teams, by): (
+        chrono::DateTime<chrono::Utc>,
+        chrono::DateTime<chrono::Utc>,
+        chrono::DateTime<chrono::Utc>,
+        Vec<String>,
+        String,
+    ) = sqlx::query_as(
+        "SELECT asked_at, answered_at, notified_at, teams, asked_by FROM lineage_questions WHERE id = $1",
+    )
+    .bind(question)
+    .fetch_one(&pool)
+    .await
+    .expect("question row");
+    assert!(asked_at <= answered_at && answered_at <= notified_at);
+    assert_eq!(
+        (teams, by.as_str()),
+        (vec!["payments".to_string()], "alice")
+    );
+    let inbox: Vec<String> = sqlx::query_scalar(
+        "SELECT message FROM notifications WHERE user_id = $1 AND lineage_question_id = $2",
+    )
+    .bind(alice)
+    .bind(question)
+    .fetch_all(&pool)
+    .await
+    .expect("inbox");
+    assert_eq!(
+        inbox,
+        ["What breaks if dataset:kafka://127.0.0.1:9092:orders changes: 1 node owned by payments"]
+    );
+    let elsewhere: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM notifications WHERE user_id = $1")
+            .bind(other)
+            .fetch_one(&pool)
+            .await
+            .expect("inbox");
+    assert_eq!(elsewhere, 0);
+    let (url, hook): (String, Value) = sqlx::query_as(
+        "SELECT url, body FROM deliveries WHERE lineage_question_id = $1 AND delivered_at IS NULL",
+    )
+    .bind(question)
+    .fetch_one(&pool)
+    .await
+    .expect("delivery queued for the flags' routine");
+    assert_eq!(url, "http://127.0.0.1:9/hook");
+    assert_eq!(hook["kind"], "lineage.impact");
+    assert_eq!(hook["nodes"][0]["name"], "orders-enriched");
+    assert!(
+        t.audit_actions()
+            .await
+            .contains(&"lineage.impact.notify".to_string())
+    );
+
+    // An admin may too, and the CLI (as an admin).
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage/impact/notify",
+            &admin,
+            Some(json!({"node": "dataset:kafka://127.0.0.1:9092:orders", "depth": 1})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["impact"]["partial"], true);
+    let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    let key = svc.topic(None, "orders").await.expect("topic");
+    let n = svc
+        .notify_owners(
+            &streamkeeper_server::platform::cli::cli_principal(),
+            "cli",
+            &key,
+            streamkeeper::lineage::impact::Direction::Downstream,
+            Default::default(),
+        )
+        .await
+        .expect("notify");
+    assert_eq!(n.teams.len(), 1);
+    let asked: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_questions")
+        .fetch_one(&pool)
+        .await
+        .expect("questions");
+    assert_eq!(asked, 3);
+}
+
+/// A cluster's lineage topic by REST: admin only, validated, audited.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_lineage_topic_is_set_by_an_admin_over_rest(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let (viewer, admin) = owned_chain(&t).await;
+    let cluster: i64 = sqlx::query_scalar("SELECT id FROM clusters WHERE name = 'local'")
+        .fetch_one(&pool)
+        .await
+        .expect("cluster");
+    let path = format!("/api/v1/clusters/{cluster}/lineage-topic");
+    let topic = || async {
+        sqlx::query_scalar::<_, Option<String>>("SELECT lineage_topic FROM clusters WHERE id = $1")
+            .bind(cluster)
+            .fetch_one(&pool)
+            .await
+            .expect("topic")
+    };
+    let r = t
+        .api(
+            Method::PUT,
+            &path,
+            &viewer,
+            Some(json!({"topic": "openlineage"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            &path,
+            &admin,
+            Some(json!({"topic": "bad topic?"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert_eq!(topic().await, None);
+    let r = t
+        .api(
+            Method::PUT,
+            &path,
+            &admin,
+            Some(json!({"topic": " openlineage "})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    assert_eq!(topic().await.as_deref(), Some("openlineage"));
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/clusters/999999/lineage-topic",
+            &admin,
+            Some(json!({"topic": null})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r = t
+        .api(Method::PUT, &path, &admin, Some(json!({"topic": null})))
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    assert_eq!(topic().await, None);
+    let actions = t.audit_actions().await;
+    assert_eq!(
+        actions
+            .iter()
+            .filter(|a| *a == "cluster.lineage_topic")
+            .count(),
+        2,
+        "{actions:?}"
+    );
+    assert!(
+        actions.iter().any(|a| a == "cluster.apply.refused"),
+        "{actions:?}"
+    );
+}

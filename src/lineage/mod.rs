@@ -15,7 +15,8 @@
 //!    [`marquez`] the same in Marquez's read shape.
 //!
 //! [`derived`] makes the events for what Streamkeeper discovers itself
-//! (consumer groups, connectors).
+//! (consumer groups, connectors); [`notify`] says who may send an impact
+//! to its owner teams and what each gets.
 
 pub mod canonical;
 pub mod derived;
@@ -28,5 +29,6 @@ pub mod layout;
 pub mod marquez;
 pub mod naming;
 pub mod neighbourhood;
+pub mod notify;
 pub mod receive;
 pub mod redact;

@@ -27,10 +27,14 @@ use streamkeeper::lineage::receive::{BatchReport, FailedEvent, Received, receive
 use streamkeeper_app::error::AppError;
 use utoipa::IntoParams;
 
-use super::{Accepted, ImpactView, LineageService, Refused, Stored, accept_one, storable};
+use super::{
+    Accepted, ImpactView, LineageService, NoticeView, Refused, Stored, accept_one, storable,
+};
 use crate::platform::limits::{BodyLimit, decoding, sentence};
-use crate::platform::rest::{ApiError, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
+use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
 use axum::extract::FromRef;
+use streamkeeper::lineage::graph::NodeKey;
+use streamkeeper_app::port::ClientAddr;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -347,7 +351,7 @@ pub async fn jobs(
     Ok(Json(json!({ "totalCount": total, "jobs": jobs })))
 }
 
-#[derive(Debug, Deserialize, IntoParams)]
+#[derive(Debug, Deserialize, IntoParams, utoipa::ToSchema)]
 pub struct ImpactQuery {
     /// A nodeId (`dataset:<ns>:<name>` or `job:<ns>:<name>`); or give `topic`.
     node: Option<String>,
@@ -363,6 +367,43 @@ pub struct ImpactQuery {
     budget: Option<usize>,
 }
 
+impl ImpactQuery {
+    /// The node, direction and limits asked for.
+    async fn question(
+        &self,
+        svc: &LineageService,
+    ) -> Result<(NodeKey, Direction, Limits), ApiError> {
+        let direction = match self.direction.as_deref() {
+            None | Some("downstream") => Direction::Downstream,
+            Some("upstream") => Direction::Upstream,
+            Some(other) => {
+                return Err(ApiError(AppError::Request(format!(
+                    "direction {other:?} is not downstream or upstream"
+                ))));
+            }
+        };
+        let key = match (&self.node, &self.topic) {
+            (Some(node), None) => {
+                NodeId::parse(node)
+                    .map_err(|e| ApiError(AppError::Request(e.to_string())))?
+                    .0
+            }
+            (None, Some(topic)) => svc.topic(self.cluster.as_deref(), topic).await?,
+            _ => {
+                return Err(ApiError(AppError::Request(
+                    "give either node (a nodeId) or topic".into(),
+                )));
+            }
+        };
+        let defaults = Limits::default();
+        let limits = Limits {
+            depth: self.depth.unwrap_or(defaults.depth),
+            budget: self.budget.unwrap_or(defaults.budget),
+        };
+        Ok((key, direction, limits))
+    }
+}
+
 /// What breaks if this changes: every node downstream (or upstream) of a
 /// topic, dataset or job, each with its owner team, the path that reaches
 /// it, how it is known (observed/derived, last seen); `partial` with what
@@ -375,35 +416,31 @@ pub async fn impact(
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<ImpactQuery>,
 ) -> Result<Json<ImpactView>, ApiError> {
-    let direction = match q.direction.as_deref() {
-        None | Some("downstream") => Direction::Downstream,
-        Some("upstream") => Direction::Upstream,
-        Some(other) => {
-            return Err(ApiError(AppError::Request(format!(
-                "direction {other:?} is not downstream or upstream"
-            ))));
-        }
-    };
-    let key = match (&q.node, &q.topic) {
-        (Some(node), None) => {
-            NodeId::parse(node)
-                .map_err(|e| ApiError(AppError::Request(e.to_string())))?
-                .0
-        }
-        (None, Some(topic)) => svc.topic(q.cluster.as_deref(), topic).await?,
-        _ => {
-            return Err(ApiError(AppError::Request(
-                "give either node (a nodeId) or topic".into(),
-            )));
-        }
-    };
-    let defaults = Limits::default();
-    let limits = Limits {
-        depth: q.depth.unwrap_or(defaults.depth),
-        budget: q.budget.unwrap_or(defaults.budget),
-    };
+    let (key, direction, limits) = q.question(&svc).await?;
     let answer = svc.impact(&who, &key, direction, limits).await?;
     Ok(Json(ImpactView::of(&answer)))
+}
+
+/// Notify owners: answers the impact (as `GET /lineage/impact` with the
+/// same fields, as JSON) and sends it to every owner team it reaches, an
+/// inbox line to each member and the team's webhook, recorded as a
+/// question asked and answered. Admins, and owners of the node's team.
+/// Audited.
+#[utoipa::path(post, path = "/lineage/impact/notify", tag = "lineage", request_body = ImpactQuery,
+    responses((status = 200, body = NoticeView), (status = 400, body = ErrorBody),
+        (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 409, body = ErrorBody)))]
+pub async fn notify(
+    State(svc): State<Arc<LineageService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(q): ApiJson<ImpactQuery>,
+) -> Result<Json<NoticeView>, ApiError> {
+    let (key, direction, limits) = q.question(&svc).await?;
+    Ok(Json(
+        svc.notify_owners(&who, &from, &key, direction, limits)
+            .await?,
+    ))
 }
 
 /// This feature's REST routes with their OpenAPI paths, relative to
@@ -417,6 +454,7 @@ where
         .routes(routes!(marquez_lineage, ingest))
         .routes(routes!(ingest_batch))
         .routes(routes!(impact))
+        .routes(routes!(notify))
         .routes(routes!(namespaces))
         .routes(routes!(datasets))
         .routes(routes!(jobs))

@@ -8,6 +8,7 @@ use clap::{Args, Subcommand};
 use serde_json::json;
 use sqlx::PgPool;
 use std::process::ExitCode;
+use streamkeeper::lineage::graph::NodeKey;
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::NodeId;
 
@@ -16,6 +17,9 @@ pub enum LineageCommand {
     /// Everything downstream (or upstream) of a topic, dataset or job, with
     /// owners and paths: a table, or --json as the API answers.
     Impact(LineageImpactArgs),
+    /// Send the impact to every owner team it reaches (inbox and webhook),
+    /// recorded as a question answered; prints who was told.
+    Notify(LineageImpactArgs),
     /// Empty the lineage graph and fold every stored event into it again.
     Rebuild,
 }
@@ -50,6 +54,7 @@ pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode>
     let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
     match cmd {
         LineageCommand::Impact(args) => impact(&svc, &args).await,
+        LineageCommand::Notify(args) => notify(&svc, &args).await,
         LineageCommand::Rebuild => {
             let (replayed, unreadable) = svc
                 .rebuild()
@@ -85,7 +90,11 @@ pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode>
     }
 }
 
-async fn impact(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<ExitCode> {
+/// The node, direction and limits the arguments ask about.
+async fn question(
+    svc: &LineageService,
+    a: &LineageImpactArgs,
+) -> anyhow::Result<(NodeKey, Direction, Limits)> {
     let key = match (&a.node, &a.topic) {
         (Some(node), None) => NodeId::parse(node)?.0,
         (None, Some(topic)) => svc
@@ -104,6 +113,57 @@ async fn impact(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<E
     } else {
         Direction::Downstream
     };
+    Ok((key, direction, limits))
+}
+
+async fn notify(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<ExitCode> {
+    let (key, direction, limits) = question(svc, a).await?;
+    let notice = svc
+        .notify_owners(
+            &crate::platform::cli::cli_principal(),
+            "cli",
+            &key,
+            direction,
+            limits,
+        )
+        .await
+        .map_err(|e| anyhow::anyhow!("{e}"))?;
+    if a.json {
+        println!("{}", serde_json::to_string_pretty(&notice)?);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "question {}: {} nodes {} of {}{}",
+        notice.question,
+        notice.impact.nodes.len(),
+        notice.impact.direction,
+        notice.impact.start,
+        if notice.impact.partial {
+            " (partial)"
+        } else {
+            ""
+        }
+    );
+    for t in &notice.teams {
+        println!(
+            "told {}: {} nodes, {} members' inboxes{}",
+            t.team,
+            t.nodes,
+            t.members,
+            if t.webhook { ", webhook queued" } else { "" }
+        );
+    }
+    if notice.teams.is_empty() {
+        println!("no owner team to tell");
+    }
+    for name in &notice.not_in_catalog {
+        println!("not told {name}: no such team in the catalog");
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+async fn impact(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<ExitCode> {
+    let (key, direction, limits) = question(svc, a).await?;
     let answer = svc
         .impact(
             &crate::platform::cli::cli_principal(),

@@ -4,33 +4,39 @@
 //! loads.
 //!
 //! **Ingest.** A request's events are parsed, redacted and hashed where
-//! they arrive, then handed to one writer task that takes whatever is
-//! queued (up to [`MAX_BATCH`] events), appends the raw events (a hash
-//! already stored is a duplicate, stored nothing twice) and folds only the
-//! new ones into the graph, in one transaction; each request is answered
-//! after that commit, so a 201 means stored. Queued events are bounded
-//! ([`IngestLimits::max_pending`]): beyond it a request is answered 429
-//! with `Retry-After` at once, before anything waits. One writer means no
-//! two transactions upsert the same rows in different orders (no
-//! deadlocks), and batching is what makes thousands of events a second
-//! cheap: one statement per table per batch, not per event.
+//! they arrive, then handed to [`WRITERS`] writer tasks; each takes
+//! whatever is queued (up to [`MAX_BATCH`] events), appends the raw events
+//! (a hash already stored is a duplicate, stored nothing twice) and folds
+//! only the new ones into the graph, in one transaction; each request is
+//! answered after that commit, so a 201 means stored. Queued events are
+//! bounded ([`IngestLimits::max_pending`]): beyond it a request is
+//! answered 429 with `Retry-After` at once, before anything waits. Every
+//! statement takes its rows in key order, so two writers never lock the
+//! same rows in different orders (no deadlocks), and batching is what
+//! makes thousands of events a second cheap: one statement per table per
+//! batch, not per event.
 //!
 //! **A bad event never costs a good one.** Parsing is per event; a batch
 //! whose transaction fails is retried event by event, so only the event
 //! the database refuses is lost, and it is answered as such.
 //!
-//! **Reads** load from the store the part of the graph a question needs,
-//! level by level (one query per hop, a visited set, the depth cap and
-//! node budget of [`streamkeeper::lineage::impact`]), into a `Graph` the
-//! pure walks run over. No whole-graph cache, so every replica and the CLI
-//! answer alike from the same tables.
+//! **Reads** find the part of the graph a question needs in an in-memory
+//! adjacency of node ids ([`adjacency`]: a visited set, the depth cap and
+//! node budget of [`streamkeeper::lineage::impact`]), brought up to date
+//! from the edges table at each question, so every replica and the CLI
+//! answer alike from the same tables; then load those nodes (and the
+//! times of the edges the answer shows) into a `Graph` the pure walks
+//! run over: a handful of queries whatever the depth, none per hop.
 
+pub mod adjacency;
 pub mod api;
 pub mod cli;
 pub mod routine;
 pub mod store;
 
-use crate::accounts::require;
+use crate::accounts::{audited, require};
+use crate::platform::authz::Facts;
+use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
 use sqlx::PgPool;
 use std::collections::{HashMap, HashSet};
@@ -38,16 +44,22 @@ use std::sync::{Arc, OnceLock};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::lineage::event::{Event, EventError, Kind};
-use streamkeeper::lineage::graph::{Detail, FoldContext, Graph, NodeKey, Provenance, fold};
+use streamkeeper::lineage::graph::{FoldContext, Graph, NodeKey, Provenance, fold};
 use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper::lineage::naming::{self, Clusters};
+use streamkeeper::lineage::notify;
 use streamkeeper::lineage::receive::{Received, receive};
 use streamkeeper_app::error::AppError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
 /// Events written in one transaction at most.
 pub const MAX_BATCH: usize = 1_000;
+
+/// Writer tasks taking batches from the one queue: while one waits on
+/// Postgres, the next gathers and writes the following batch. A few are
+/// enough to keep Postgres busy; more would only make the batches smaller.
+pub const WRITERS: usize = 3;
 
 /// How much ingest may queue, and how far a gzip body may inflate.
 #[derive(Clone, Copy, Debug)]
@@ -147,6 +159,7 @@ pub struct LineageService {
     limits: IngestLimits,
     pending: Arc<Semaphore>,
     writer: OnceLock<mpsc::UnboundedSender<Pending>>,
+    adjacency: adjacency::Adjacency,
 }
 
 impl LineageService {
@@ -156,6 +169,7 @@ impl LineageService {
             pending: Arc::new(Semaphore::new(limits.max_pending)),
             limits,
             writer: OnceLock::new(),
+            adjacency: adjacency::Adjacency::default(),
         }
     }
 
@@ -171,7 +185,10 @@ impl LineageService {
     fn writer(&self) -> &mpsc::UnboundedSender<Pending> {
         self.writer.get_or_init(|| {
             let (tx, rx) = mpsc::unbounded_channel();
-            tokio::spawn(write_loop(self.pool.clone(), rx));
+            let rx = Arc::new(tokio::sync::Mutex::new(rx));
+            for _ in 0..WRITERS {
+                tokio::spawn(write_loop(self.pool.clone(), rx.clone()));
+            }
             tx
         })
     }
@@ -240,7 +257,7 @@ impl LineageService {
                     }
                 }
             }
-            store::write_graph(&mut tx, &graph, &extras).await?;
+            store::write(&mut tx, &[], &graph, &extras).await?;
         }
         tx.commit().await?;
         Ok((replayed, unreadable))
@@ -309,8 +326,12 @@ impl LineageService {
     }
 
     /// The part of the stored graph within `limits` of `start` in
-    /// `directions`, with every edge among its nodes when `among`, and the
-    /// facets named in `facets` (all when `None`).
+    /// `directions`, found in the in-memory adjacency (brought up to date
+    /// first), with every edge among its nodes and their times when
+    /// `among`, else the edges the walk followed without times (an impact
+    /// reads the times of the edges its answer shows), and the facets
+    /// named in `facets` (all when `None`), and the catalog's owner teams
+    /// of its topics.
     async fn load(
         &self,
         start: i64,
@@ -320,57 +341,38 @@ impl LineageService {
         facets: Option<&[&str]>,
     ) -> Result<Loaded, Db> {
         let (limits, _) = limits.clamped();
-        let mut members: HashSet<i64> = HashSet::from([start]);
-        let mut edges = Vec::new();
-        let mut beyond = false;
-        for dir in directions {
-            let downstream = *dir == Direction::Downstream;
-            let mut seen: HashSet<i64> = HashSet::from([start]);
-            let mut frontier = vec![start];
-            for hop in 0..=limits.depth {
-                if frontier.is_empty() {
-                    break;
-                }
-                if hop == limits.depth {
-                    // Past the cap only whether anything lies there matters:
-                    // one EXISTS, not the edges of the whole last level.
-                    let seen: Vec<i64> = seen.iter().copied().collect();
-                    beyond |=
-                        store::any_edge_beyond(&self.pool, &frontier, &seen, downstream).await?;
-                    break;
-                }
-                let found = store::edges_of(&self.pool, &frontier, downstream).await?;
-                let mut next = Vec::new();
-                for e in found {
-                    let other = if downstream { e.dst } else { e.src };
-                    if seen.insert(other) {
-                        next.push(other);
-                    }
-                    edges.push(e);
-                }
-                // Past the budget the walk stops; nothing further is needed.
-                if seen.len() > limits.budget + 1 {
-                    break;
-                }
-                frontier = next;
-            }
-            members.extend(seen);
-        }
-        let ids: Vec<i64> = members.into_iter().collect();
-        if among {
-            edges = store::edges_among(&self.pool, &ids).await?;
-        }
-        let nodes = store::nodes(&self.pool, &ids).await?;
-        let facets = store::facets(&self.pool, &ids, facets).await?;
+        self.adjacency.refresh(&self.pool).await?;
+        let found = self
+            .adjacency
+            .reach(start, directions, limits.depth, limits.budget)
+            .await;
+        let ids: Vec<i64> = found.members.into_iter().collect();
+        let edges = if among {
+            store::edges_among(&self.pool, &ids).await?
+        } else {
+            found
+                .edges
+                .iter()
+                .map(|&(src, dst)| store::EdgeRow::untimed(src, dst))
+                .collect()
+        };
+        // Three independent reads at once: one round trip's wait, not three.
+        let (nodes, facets, catalog) = tokio::try_join!(
+            store::nodes(&self.pool, &ids),
+            store::facets(&self.pool, &ids, facets),
+            store::catalog_owners(&self.pool, &ids),
+        )?;
         let start_key = nodes
             .iter()
             .find(|n| n.id == start)
             .map(store::NodeRow::key)
             .ok_or(Db(sqlx::Error::RowNotFound))?;
         Ok(Loaded {
+            catalog,
+            ids: nodes.iter().map(|n| (n.key(), n.id)).collect(),
             graph: store::graph_of(&nodes, facets, &edges),
             start: start_key,
-            beyond,
+            beyond: found.beyond,
         })
     }
 
@@ -383,12 +385,25 @@ impl LineageService {
         direction: Direction,
         limits: Limits,
     ) -> Result<Impact, AppError> {
+        Ok(self.answer(who, key, direction, limits).await?.0)
+    }
+
+    /// The impact, and the owner team of the node asked about.
+    async fn answer(
+        &self,
+        who: &Principal,
+        key: &NodeKey,
+        direction: Direction,
+        limits: Limits,
+    ) -> Result<(Impact, Option<String>), AppError> {
         require(who, Action::Read, "read lineage")?;
         let start = self.resolve(key).await?;
         let Loaded {
             graph,
             start: start_key,
             beyond,
+            ids,
+            catalog,
         } = self
             .load(start, &[direction], limits, false, Some(&["ownership"]))
             .await?;
@@ -396,24 +411,149 @@ impl LineageService {
             .map_err(|e| AppError::NotFound(e.to_string()))?;
         answer.cut.depth |= beyond;
         answer.partial |= beyond;
-        let owners = self.owners(&graph, answer.keys()).await?;
+        // How the edge that reaches each node is known, in one query.
+        let id = |k: &NodeKey| ids.get(k).copied().unwrap_or_default();
+        let pairs: Vec<(i64, i64)> = answer
+            .nodes
+            .iter()
+            .map(|r| {
+                let parent = r.parent.map_or(start, |p| id(&answer.nodes[p].key));
+                match direction {
+                    Direction::Downstream => (parent, id(&r.key)),
+                    Direction::Upstream => (id(&r.key), parent),
+                }
+            })
+            .collect();
+        let times: HashMap<(i64, i64), _> = store::edges_by_pair(&self.pool, &pairs)
+            .await?
+            .into_iter()
+            .map(|e| ((e.src, e.dst), e.known()))
+            .collect();
+        for (r, pair) in answer.nodes.iter_mut().zip(&pairs) {
+            r.via = times.get(pair).copied().unwrap_or_default();
+        }
+        let owners = Self::owners(&graph, answer.keys().chain([&start_key]), &ids, &catalog);
         answer.attach_owners(|k| owners.get(k).cloned());
-        Ok(answer)
+        Ok((answer, owners.get(&start_key).cloned()))
+    }
+
+    /// "Notify owners": answers the impact of `key` and sends it to every
+    /// owner team it reaches, an inbox line to each member and the team's
+    /// webhook (delivered with the flags' retries), recorded as a question
+    /// asked and answered, audited. Only an admin or an owner of the
+    /// node's own team may (`streamkeeper::lineage::notify::may_notify`).
+    pub async fn notify_owners(
+        &self,
+        who: &Principal,
+        from: &str,
+        key: &NodeKey,
+        direction: Direction,
+        limits: Limits,
+    ) -> Result<NoticeView, AppError> {
+        let asked_at = chrono::Utc::now();
+        let (answer, start_owner) = self.answer(who, key, direction, limits).await?;
+        let answered_at = chrono::Utc::now();
+        let view = ImpactView::of(&answer);
+        let owner_team = match &start_owner {
+            Some(name) => store::team_named(&self.pool, name).await?,
+            None => None,
+        };
+        let facts = Facts::load(&self.pool, who).await?;
+        if !notify::may_notify(facts.steward(who), owner_team) {
+            // A 403, audited by the web layer like every refused write; the
+            // CLI acts as an admin.
+            return Err(AppError::Forbidden(format!(
+                "send the impact of {} to its owners (owners of its team and admins may)",
+                view.start
+            )));
+        }
+        let groups = notify::by_owner(&answer);
+        let names: Vec<&str> = groups.keys().copied().collect();
+        let teams = store::teams_named(&self.pool, &names).await?;
+        let unknown: Vec<String> = names
+            .iter()
+            .filter(|n| !teams.iter().any(|t| t.name == **n))
+            .map(|n| n.to_string())
+            .collect();
+        let mut tx = begin(&self.pool).await?;
+        let (question, notified_at) = store::insert_question(
+            &mut tx,
+            &store::NewQuestion {
+                node: &view.start,
+                direction: view.direction,
+                asked_by: &who.username,
+                asked_at,
+                answered_at,
+                reached: i32::try_from(view.nodes.len()).unwrap_or(i32::MAX),
+                partial: view.partial,
+                teams: teams.iter().map(|t| t.name.as_str()).collect(),
+                answer: serde_json::to_value(&view).unwrap_or_default(),
+            },
+        )
+        .await?;
+        let mut told = Vec::new();
+        for team in &teams {
+            let mine: Vec<&ImpactNode> = groups
+                .get(team.name.as_str())
+                .map(|ix| ix.iter().filter_map(|i| view.nodes.get(*i)).collect())
+                .unwrap_or_default();
+            let message = notify::message(&view.start, &team.name, mine.len(), view.partial);
+            store::notify_users(&mut tx, &team.members, question, &message).await?;
+            if let Some(url) = &team.webhook_url {
+                let body = serde_json::json!({
+                    "kind": "lineage.impact", "question": question, "start": view.start,
+                    "direction": view.direction, "team": team.name, "message": message,
+                    "partial": view.partial, "nodes": mine,
+                });
+                store::enqueue_question_webhook(&mut tx, question, url, &body).await?;
+            }
+            told.push(TeamNoticeView {
+                team: team.name.clone(),
+                nodes: mine.len(),
+                members: team.members.len(),
+                webhook: team.webhook_url.is_some(),
+            });
+        }
+        audited(
+            &mut tx,
+            who,
+            from,
+            "lineage.impact.notify",
+            format!("lineage:{}", view.start),
+            serde_json::json!({"question": question, "direction": view.direction,
+                "reached": view.nodes.len(), "partial": view.partial,
+                "teams": told.iter().map(|t| &t.team).collect::<Vec<_>>(),
+                "not_in_catalog": unknown}),
+        )
+        .await?;
+        commit(tx).await?;
+        Ok(NoticeView {
+            question,
+            asked_at,
+            answered_at,
+            notified_at,
+            teams: told,
+            not_in_catalog: unknown,
+            impact: view,
+        })
     }
 
     /// Owner teams: a topic's is its stream's (the catalog the watch and
-    /// schema screens keep); a dataset or job may also name owners in its
-    /// `ownership` facet, used when the catalog says nothing.
-    async fn owners<'a>(
-        &self,
+    /// schema screens keep: `catalog`, by node id, as [`Self::load`] read
+    /// it); a dataset or job may also name owners in its `ownership`
+    /// facet, used when the catalog says nothing.
+    fn owners<'a>(
         graph: &Graph,
         keys: impl Iterator<Item = &'a NodeKey>,
-    ) -> Result<HashMap<NodeKey, String>, AppError> {
+        ids: &HashMap<NodeKey, i64>,
+        catalog: &HashMap<i64, String>,
+    ) -> HashMap<NodeKey, String> {
         let mut out = HashMap::new();
-        let mut topics: Vec<(i64, String, NodeKey)> = Vec::new();
         for k in keys {
             let Some(n) = graph.node(k) else { continue };
-            if let Some(owner) = n
+            if let Some(team) = ids.get(k).and_then(|id| catalog.get(id)) {
+                out.insert(k.clone(), team.clone());
+            } else if let Some(owner) = n
                 .facet("ownership")
                 .and_then(|f| f.get("owners"))
                 .and_then(|o| o.as_array())
@@ -423,23 +563,8 @@ impl LineageService {
             {
                 out.insert(k.clone(), owner.to_string());
             }
-            if let (NodeKey::Dataset(d), Detail::Dataset(info)) = (k, &n.detail)
-                && let Some(cluster) = info.cluster.as_deref().and_then(|c| c.parse::<i64>().ok())
-            {
-                topics.push((cluster, d.name.clone(), k.clone()));
-            }
         }
-        if !topics.is_empty() {
-            let pairs: Vec<(i64, String)> =
-                topics.iter().map(|(c, t, _)| (*c, t.clone())).collect();
-            let teams = store::stream_owners(&self.pool, &pairs).await?;
-            for (c, t, k) in topics {
-                if let Some(team) = teams.get(&(c, t)) {
-                    out.insert(k, team.clone());
-                }
-            }
-        }
-        Ok(out)
+        out
     }
 
     /// Marquez's `GET /api/v1/lineage`: the node's neighbourhood in its
@@ -516,6 +641,12 @@ impl LineageService {
         Ok((total, data))
     }
 
+    /// Loads the in-memory adjacency now (serve does at start), so the
+    /// first impact question does not.
+    pub async fn warm(&self) -> Result<(), Db> {
+        self.adjacency.refresh(&self.pool).await
+    }
+
     /// Stored counts (events, nodes, edges), for tests and the CLI.
     pub async fn counts(&self) -> Result<store::Counts, Db> {
         store::counts(&self.pool).await
@@ -528,26 +659,46 @@ impl LineageService {
 
 /// The part of the graph a question needs, as loaded from the store.
 struct Loaded {
+    /// The catalog's owner team of each loaded topic, by node id.
+    catalog: HashMap<i64, String>,
+    /// Each loaded node's id.
+    ids: HashMap<NodeKey, i64>,
     graph: Graph,
     start: NodeKey,
     /// Nodes lie past the depth cap (not loaded: the walk cannot see them).
     beyond: bool,
 }
 
-/// The writer task: batches what is queued, writes, answers.
-async fn write_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Pending>) {
-    while let Some(first) = rx.recv().await {
-        let mut batch = vec![first];
-        let mut n = batch[0].events.len();
-        while n < MAX_BATCH {
-            match rx.try_recv() {
-                Ok(p) => {
-                    n += p.events.len();
-                    batch.push(p);
-                }
-                Err(_) => break,
+/// Takes what is queued (at least one request, at most [`MAX_BATCH`]
+/// events unless one request brings more); `None` once the queue closed.
+async fn next_batch(
+    rx: &tokio::sync::Mutex<mpsc::UnboundedReceiver<Pending>>,
+) -> Option<Vec<Pending>> {
+    // One writer gathers at a time; the others wait for the lock, not for
+    // the queue, so each batch takes everything queued while it gathers.
+    let mut rx = rx.lock().await;
+    let first = rx.recv().await?;
+    let mut n = first.events.len();
+    let mut batch = vec![first];
+    while n < MAX_BATCH {
+        match rx.try_recv() {
+            Ok(p) => {
+                n += p.events.len();
+                batch.push(p);
             }
+            Err(_) => break,
         }
+    }
+    Some(batch)
+}
+
+/// A writer task: batches what is queued, writes, answers. Writers run
+/// side by side; each statement takes its rows in key order
+/// ([`store::write`]), so they do not deadlock, and if Postgres
+/// ever picks one of them as a deadlock's victim its batch is stored event
+/// by event like any failed batch.
+async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Pending>>>) {
+    while let Some(batch) = next_batch(&rx).await {
         let events: Vec<&Accepted> = batch.iter().flat_map(|p| &p.events).collect();
         let mut results = match write(&pool, &events).await {
             Ok(stored) => stored.into_iter().map(Ok).collect::<Vec<_>>(),
@@ -564,15 +715,25 @@ async fn write_loop(pool: PgPool, mut rx: mpsc::UnboundedReceiver<Pending>) {
             }
         }
         .into_iter();
-        for p in batch {
-            let mine: Vec<_> = results.by_ref().take(p.events.len()).collect();
+        for Pending {
+            events,
+            _permit,
+            done,
+        } in batch
+        {
+            let mine: Vec<_> = results.by_ref().take(events.len()).collect();
+            // Room in the queue before the answer: a producer told "stored"
+            // may send again at once without a 429.
+            drop(_permit);
             // A client that gave up does not stop the others' answers.
-            let _ = p.done.send(mine);
+            let _ = done.send(mine);
         }
     }
 }
 
-/// Appends `events` and folds the new ones, in one transaction.
+/// Appends `events` and folds them, in one statement (so no transaction
+/// to open and commit: one round trip). An event already stored is folded
+/// again, which changes nothing, and answered as a duplicate.
 async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
     let clusters = Clusters::new(&store::clusters(pool).await?);
     let rows: Vec<store::NewEvent> = events
@@ -587,15 +748,12 @@ async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
             source: &e.source,
         })
         .collect();
-    let mut tx = pool.begin().await?;
-    let appended = store::append_events(&mut tx, &rows).await?;
-    let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
     let mut graph = Graph::new();
     let mut extras = store::Extras::default();
-    let mut stored = Vec::with_capacity(events.len());
+    let mut seen: HashSet<&[u8]> = HashSet::new();
     for e in events {
-        // The first of equal events in the batch is the new one.
-        if new.remove(e.received.hash.as_slice()) {
+        // Equal events in the batch are folded once.
+        if seen.insert(e.received.hash.as_slice()) {
             let up = fold(
                 &e.received.event,
                 &FoldContext {
@@ -605,14 +763,22 @@ async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
             );
             extras.note(&up);
             graph.apply(&up);
-            stored.push(Stored::New);
-        } else {
-            stored.push(Stored::Duplicate);
         }
     }
-    store::write_graph(&mut tx, &graph, &extras).await?;
-    tx.commit().await?;
-    Ok(stored)
+    let mut conn = pool.acquire().await?;
+    let appended = store::write(&mut conn, &rows, &graph, &extras).await?;
+    let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
+    // The first of equal events in the batch is the new one.
+    Ok(events
+        .iter()
+        .map(|e| {
+            if new.remove(e.received.hash.as_slice()) {
+                Stored::New
+            } else {
+                Stored::Duplicate
+            }
+        })
+        .collect())
 }
 
 /// How an edge or node is known, in words: `observed`, `derived` or both.
@@ -676,6 +842,34 @@ pub struct ImpactNode {
     pub last_seen: Option<chrono::DateTime<chrono::Utc>>,
     /// How the edge that reaches it is known, with times.
     pub via: KnownView,
+}
+
+/// One owner team an impact was sent to.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct TeamNoticeView {
+    pub team: String,
+    /// Its nodes in the answer.
+    pub nodes: usize,
+    /// Members who got an inbox line.
+    pub members: usize,
+    /// Whether its webhook was queued (it has one).
+    pub webhook: bool,
+}
+
+/// An impact sent to its owners, as recorded.
+#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
+pub struct NoticeView {
+    /// The recorded question's id.
+    pub question: i64,
+    pub asked_at: chrono::DateTime<chrono::Utc>,
+    pub answered_at: chrono::DateTime<chrono::Utc>,
+    pub notified_at: chrono::DateTime<chrono::Utc>,
+    /// The owner teams told, by name.
+    pub teams: Vec<TeamNoticeView>,
+    /// Owners named by `ownership` facets that are no team in the catalog:
+    /// nobody to tell.
+    pub not_in_catalog: Vec<String>,
+    pub impact: ImpactView,
 }
 
 /// What the answer is missing.

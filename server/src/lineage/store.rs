@@ -2,8 +2,9 @@
 //! and the graph folded from them. Writes come as a graph folded in
 //! memory from a batch of events (`streamkeeper::lineage::graph::Graph`),
 //! so each row arrives merged once and the SQL applies the same merge
-//! rules again against what is stored. Reads load the part of the graph
-//! a question needs, level by level, back into a `Graph` for the pure
+//! rules again against what is stored, in one statement a batch
+//! ([`write`]). Reads catch the in-memory adjacency up ([`edges_since`])
+//! and load the nodes a question reached back into a `Graph` for the pure
 //! walks.
 
 use crate::platform::errors::Db;
@@ -46,48 +47,6 @@ fn provenance_of(s: &str) -> Provenance {
     }
 }
 
-/// Appends the events not stored yet; returns the hashes it appended
-/// (a duplicate, in the batch or from before, is not one of them).
-pub async fn append_events(
-    conn: &mut PgConnection,
-    events: &[NewEvent<'_>],
-) -> Result<Vec<Vec<u8>>, Db> {
-    let hashes: Vec<Vec<u8>> = events.iter().map(|e| e.hash.to_vec()).collect();
-    let bodies: Vec<&str> = events.iter().map(|e| e.body).collect();
-    let provenance: Vec<&str> = events
-        .iter()
-        .map(|e| provenance_str(e.provenance))
-        .collect();
-    let kinds: Vec<&str> = events.iter().map(|e| e.kind).collect();
-    let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.event_time).collect();
-    let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
-    let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
-    // A new derived event also waits to be forwarded (lineage_forward),
-    // in the same statement: stored and queued together or not at all.
-    Ok(sqlx::query_scalar(
-        "WITH appended AS (
-             INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
-             SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
-                                  $5::timestamptz[], $6::text[], $7::text[])
-             ON CONFLICT (hash) DO NOTHING
-             RETURNING id, hash, provenance
-         ), queued AS (
-             INSERT INTO lineage_forward (event_id)
-             SELECT id FROM appended WHERE provenance = 'derived'
-         )
-         SELECT hash FROM appended",
-    )
-    .bind(hashes)
-    .bind(bodies)
-    .bind(provenance)
-    .bind(kinds)
-    .bind(times)
-    .bind(senders)
-    .bind(sources)
-    .fetch_all(conn)
-    .await?)
-}
-
 /// A stored event for a replay.
 #[derive(FromRow)]
 pub struct StoredEvent {
@@ -126,10 +85,14 @@ pub async fn event_count(pool: &PgPool) -> Result<i64, Db> {
 /// Empties the graph (not the events) for a rebuild, in the caller's
 /// transaction: writers wait on the lock until it commits.
 pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), Db> {
-    Ok(sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes")
+    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes")
+        .execute(&mut *conn)
+        .await?;
+    // Node ids change: every in-memory adjacency must read the edges again.
+    sqlx::query("UPDATE lineage_state SET generation = generation + 1")
         .execute(conn)
-        .await
-        .map(|_| ())?)
+        .await?;
+    Ok(())
 }
 
 /// The registered clusters with their bootstrap brokers, for naming.
@@ -239,18 +202,41 @@ fn seen_cols(k: &Known) -> [Option<DateTime<Utc>>; 4] {
     ]
 }
 
-/// Writes a folded batch, merging with what is stored by the fold's rules
-/// (see the migration). One statement per table, the rows as one JSON
-/// array each.
-pub async fn write_graph(
+fn key_cols(k: &NodeKey) -> Value {
+    json!([node_kind(k), k.namespace(), k.name()])
+}
+
+/// Appends `events` (the ones not stored yet) and writes the graph folded
+/// from them, merging with what is stored by the fold's rules (see the
+/// migration), in ONE statement: a data-modifying CTE per table, the rows
+/// of each as one parameter, nodes referred to by key and joined to the
+/// ids the node upsert returns. One round trip a batch (on a busy machine
+/// each round trip waits for the scheduler), atomic by itself. Every
+/// table's rows go in its key's order, and every batch runs the same plan,
+/// so two writers lock rows in one order and cannot deadlock. Folding an
+/// event already stored changes nothing (every merge is idempotent), so
+/// the fold does not wait for the append to say which are new. Returns
+/// the hashes appended.
+pub async fn write(
     conn: &mut PgConnection,
+    events: &[NewEvent<'_>],
     graph: &Graph,
     extras: &Extras,
-) -> Result<(), Db> {
-    if graph.node_count() == 0 {
-        return Ok(());
-    }
-    let rows: Vec<NodeWrite> = graph
+) -> Result<Vec<Vec<u8>>, Db> {
+    let mut events: Vec<&NewEvent> = events.iter().collect();
+    events.sort_by_key(|e| e.hash);
+    let hashes: Vec<Vec<u8>> = events.iter().map(|e| e.hash.to_vec()).collect();
+    let bodies: Vec<&str> = events.iter().map(|e| e.body).collect();
+    let provenance: Vec<&str> = events
+        .iter()
+        .map(|e| provenance_str(e.provenance))
+        .collect();
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind).collect();
+    let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.event_time).collect();
+    let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
+    let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
+
+    let nodes: Vec<NodeWrite> = graph
         .nodes()
         .map(|n| {
             let [of, ol, df, dl] = seen_cols(&n.known);
@@ -286,141 +272,34 @@ pub async fn write_graph(
             w
         })
         .collect();
-    let ids: Vec<(i64, String, String, String)> = sqlx::query_as(
-        "INSERT INTO lineage_nodes AS n (kind, namespace, name, observed_first, observed_last,
-             derived_first, derived_last, cluster, raw_namespaces, issues, job_kind, job_kind_at,
-             integration)
-         SELECT kind, namespace, name, observed_first, observed_last, derived_first, derived_last,
-                cluster, raw_namespaces, issues, job_kind, job_kind_at, integration
-         FROM jsonb_to_recordset($1) AS r(kind text, namespace text, name text,
-             observed_first timestamptz, observed_last timestamptz, derived_first timestamptz,
-             derived_last timestamptz, cluster text, raw_namespaces text[], issues jsonb,
-             job_kind text, job_kind_at timestamptz, integration text)
-         ON CONFLICT (kind, namespace, name) DO UPDATE SET
-             observed_first = LEAST(n.observed_first, EXCLUDED.observed_first),
-             observed_last = GREATEST(n.observed_last, EXCLUDED.observed_last),
-             derived_first = LEAST(n.derived_first, EXCLUDED.derived_first),
-             derived_last = GREATEST(n.derived_last, EXCLUDED.derived_last),
-             cluster = COALESCE(EXCLUDED.cluster, n.cluster),
-             raw_namespaces = CASE WHEN EXCLUDED.raw_namespaces <@ n.raw_namespaces
-                 THEN n.raw_namespaces
-                 ELSE ARRAY(SELECT DISTINCT x FROM unnest(n.raw_namespaces || EXCLUDED.raw_namespaces) x ORDER BY x)
-                 END,
-             issues = CASE WHEN EXCLUDED.issues <@ n.issues THEN n.issues
-                 ELSE (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]')
-                       FROM jsonb_array_elements(n.issues || EXCLUDED.issues) x)
-                 END,
-             job_kind = CASE WHEN EXCLUDED.job_kind_at IS NOT NULL
-                     AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
-                 THEN EXCLUDED.job_kind ELSE n.job_kind END,
-             integration = CASE WHEN EXCLUDED.job_kind_at IS NOT NULL
-                     AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
-                 THEN EXCLUDED.integration ELSE n.integration END,
-             job_kind_at = GREATEST(n.job_kind_at, EXCLUDED.job_kind_at)
-         RETURNING id, kind, namespace, name",
-    )
-    .bind(serde_json::to_value(&rows).unwrap_or_else(|_| json!([])))
-    .fetch_all(&mut *conn)
-    .await?;
-    let id_of: HashMap<NodeKey, i64> = ids
-        .into_iter()
-        .map(|(id, kind, ns, name)| {
-            let key = if kind == "job" {
-                NodeKey::job(&ns, &name)
-            } else {
-                NodeKey::dataset(&ns, &name)
-            };
-            (key, id)
-        })
-        .collect();
-    let id = |k: &NodeKey| id_of.get(k).copied();
-
     let facets: Vec<Value> = graph
         .nodes()
-        .filter_map(|n| Some((id(&n.key)?, n)))
-        .flat_map(|(node_id, n)| {
+        .flat_map(|n| {
             n.facets.iter().map(move |(key, slot)| {
-                json!({"node_id": node_id, "key": key, "at": slot.at, "value": slot.value})
+                json!({"node": key_cols(&n.key), "key": key, "at": slot.at, "value": slot.value})
             })
         })
         .collect();
-    if !facets.is_empty() {
-        sqlx::query(
-            "INSERT INTO lineage_facets AS f (node_id, key, at, value)
-             SELECT node_id, key, at, value
-             FROM jsonb_to_recordset($1) AS r(node_id bigint, key text, at timestamptz, value jsonb)
-             ON CONFLICT (node_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
-             WHERE f.at <= EXCLUDED.at",
-        )
-        .bind(Value::Array(facets))
-        .execute(&mut *conn)
-        .await?;
-    }
-
     let edges: Vec<Value> = graph
         .edges()
-        .filter_map(|(a, b, k)| {
+        .map(|(a, b, k)| {
             let [of, ol, df, dl] = seen_cols(k);
-            Some(
-                json!({"src": id(a)?, "dst": id(b)?, "observed_first": of, "observed_last": ol,
-                "derived_first": df, "derived_last": dl}),
-            )
+            json!({"src": key_cols(a), "dst": key_cols(b), "observed_first": of,
+                "observed_last": ol, "derived_first": df, "derived_last": dl})
         })
         .collect();
-    if !edges.is_empty() {
-        sqlx::query(
-            "INSERT INTO lineage_edges AS e (src, dst, observed_first, observed_last, derived_first, derived_last)
-             SELECT src, dst, observed_first, observed_last, derived_first, derived_last
-             FROM jsonb_to_recordset($1) AS r(src bigint, dst bigint, observed_first timestamptz,
-                 observed_last timestamptz, derived_first timestamptz, derived_last timestamptz)
-             ON CONFLICT (src, dst) DO UPDATE SET
-                 observed_first = LEAST(e.observed_first, EXCLUDED.observed_first),
-                 observed_last = GREATEST(e.observed_last, EXCLUDED.observed_last),
-                 derived_first = LEAST(e.derived_first, EXCLUDED.derived_first),
-                 derived_last = GREATEST(e.derived_last, EXCLUDED.derived_last)",
-        )
-        .bind(Value::Array(edges))
-        .execute(&mut *conn)
-        .await?;
-    }
-
     let runs: Vec<Value> = graph
         .runs()
-        .filter_map(|(run_id, r)| {
+        .map(|(run_id, r)| {
             let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
-            Some(
-                json!({"run_id": run_id, "job_id": id(&NodeKey::Job(r.job.clone()))?,
+            json!({"run_id": run_id, "job": key_cols(&NodeKey::Job(r.job.clone())),
                 "state": state.as_str(), "state_at": state_at, "first_seen": r.first_seen,
                 "last_seen": r.last_seen,
                 "parent_run_id": r.parent.as_ref().map(|p| &p.run_id),
                 "parent_job_namespace": r.parent.as_ref().map(|p| &p.job.namespace),
-                "parent_job_name": r.parent.as_ref().map(|p| &p.job.name)}),
-            )
+                "parent_job_name": r.parent.as_ref().map(|p| &p.job.name)})
         })
         .collect();
-    if !runs.is_empty() {
-        sqlx::query(
-            "INSERT INTO lineage_runs AS u (run_id, job_id, state, state_at, first_seen, last_seen,
-                 parent_run_id, parent_job_namespace, parent_job_name)
-             SELECT run_id, job_id, state, state_at, first_seen, last_seen, parent_run_id,
-                    parent_job_namespace, parent_job_name
-             FROM jsonb_to_recordset($1) AS r(run_id text, job_id bigint, state text,
-                 state_at timestamptz, first_seen timestamptz, last_seen timestamptz,
-                 parent_run_id text, parent_job_namespace text, parent_job_name text)
-             ON CONFLICT (run_id) DO UPDATE SET
-                 state = CASE WHEN u.state_at <= EXCLUDED.state_at THEN EXCLUDED.state ELSE u.state END,
-                 state_at = GREATEST(u.state_at, EXCLUDED.state_at),
-                 first_seen = LEAST(u.first_seen, EXCLUDED.first_seen),
-                 last_seen = GREATEST(u.last_seen, EXCLUDED.last_seen),
-                 parent_run_id = COALESCE(EXCLUDED.parent_run_id, u.parent_run_id),
-                 parent_job_namespace = COALESCE(EXCLUDED.parent_job_namespace, u.parent_job_namespace),
-                 parent_job_name = COALESCE(EXCLUDED.parent_job_name, u.parent_job_name)",
-        )
-        .bind(Value::Array(runs))
-        .execute(&mut *conn)
-        .await?;
-    }
-
     let run_facets: Vec<Value> = extras
         .run_facets
         .iter()
@@ -428,45 +307,139 @@ pub async fn write_graph(
             json!({"run_id": run_id, "key": key, "at": at, "value": value})
         })
         .collect();
-    if !run_facets.is_empty() {
-        sqlx::query(
-            "INSERT INTO lineage_run_facets AS f (run_id, key, at, value)
-             SELECT run_id, key, at, value
-             FROM jsonb_to_recordset($1) AS r(run_id text, key text, at timestamptz, value jsonb)
-             ON CONFLICT (run_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
-             WHERE f.at <= EXCLUDED.at",
-        )
-        .bind(Value::Array(run_facets))
-        .execute(&mut *conn)
-        .await?;
-    }
-
     let aliases: Vec<Value> = graph
         .alias_claims()
         .filter_map(|(alias, dataset, source)| {
             let seen = extras.alias_seen.get(&(alias.clone(), dataset.clone()))?;
             Some(
                 json!({"alias_namespace": alias.namespace, "alias_name": alias.name,
-                "dataset_id": id(&NodeKey::Dataset(dataset.clone()))?,
+                "dataset": key_cols(&NodeKey::Dataset(dataset.clone())),
                 "source": source, "first_seen": seen.first, "last_seen": seen.last}),
             )
         })
         .collect();
-    if !aliases.is_empty() {
-        sqlx::query(
-            "INSERT INTO lineage_aliases AS a (alias_namespace, alias_name, dataset_id, source, first_seen, last_seen)
-             SELECT alias_namespace, alias_name, dataset_id, source, first_seen, last_seen
-             FROM jsonb_to_recordset($1) AS r(alias_namespace text, alias_name text,
-                 dataset_id bigint, source jsonb, first_seen timestamptz, last_seen timestamptz)
+    Ok(sqlx::query_scalar(
+        "WITH appended AS (
+             INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
+             SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
+                                  $5::timestamptz[], $6::text[], $7::text[])
+             ORDER BY 1
+             ON CONFLICT (hash) DO NOTHING
+             RETURNING id, hash, provenance
+         ), queued AS (
+             -- A new derived event also waits to be forwarded: stored and
+             -- queued together or not at all.
+             INSERT INTO lineage_forward (event_id)
+             SELECT id FROM appended WHERE provenance = 'derived' ORDER BY id
+         ), nodes AS (
+             INSERT INTO lineage_nodes AS n (kind, namespace, name, observed_first, observed_last,
+                 derived_first, derived_last, cluster, raw_namespaces, issues, job_kind, job_kind_at,
+                 integration)
+             SELECT kind, namespace, name, observed_first, observed_last, derived_first, derived_last,
+                    cluster, raw_namespaces, issues, job_kind, job_kind_at, integration
+             FROM jsonb_to_recordset($8) AS r(kind text, namespace text, name text,
+                 observed_first timestamptz, observed_last timestamptz, derived_first timestamptz,
+                 derived_last timestamptz, cluster text, raw_namespaces text[], issues jsonb,
+                 job_kind text, job_kind_at timestamptz, integration text)
+             ORDER BY kind, namespace, name
+             ON CONFLICT (kind, namespace, name) DO UPDATE SET
+                 observed_first = LEAST(n.observed_first, EXCLUDED.observed_first),
+                 observed_last = GREATEST(n.observed_last, EXCLUDED.observed_last),
+                 derived_first = LEAST(n.derived_first, EXCLUDED.derived_first),
+                 derived_last = GREATEST(n.derived_last, EXCLUDED.derived_last),
+                 cluster = COALESCE(EXCLUDED.cluster, n.cluster),
+                 raw_namespaces = CASE WHEN EXCLUDED.raw_namespaces <@ n.raw_namespaces
+                     THEN n.raw_namespaces
+                     ELSE ARRAY(SELECT DISTINCT x FROM unnest(n.raw_namespaces || EXCLUDED.raw_namespaces) x ORDER BY x)
+                     END,
+                 issues = CASE WHEN EXCLUDED.issues <@ n.issues THEN n.issues
+                     ELSE (SELECT COALESCE(jsonb_agg(DISTINCT x), '[]')
+                           FROM jsonb_array_elements(n.issues || EXCLUDED.issues) x)
+                     END,
+                 job_kind = CASE WHEN EXCLUDED.job_kind_at IS NOT NULL
+                         AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
+                     THEN EXCLUDED.job_kind ELSE n.job_kind END,
+                 integration = CASE WHEN EXCLUDED.job_kind_at IS NOT NULL
+                         AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
+                     THEN EXCLUDED.integration ELSE n.integration END,
+                 job_kind_at = GREATEST(n.job_kind_at, EXCLUDED.job_kind_at)
+             RETURNING id, jsonb_build_array(kind, namespace, name) AS key
+         ), facets AS (
+             INSERT INTO lineage_facets AS f (node_id, key, at, value)
+             SELECT nd.id, r.key, r.at, r.value
+             FROM jsonb_to_recordset($9) AS r(node jsonb, key text, at timestamptz, value jsonb)
+             JOIN nodes nd ON nd.key = r.node
+             ORDER BY nd.id, r.key
+             ON CONFLICT (node_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
+             WHERE f.at <= EXCLUDED.at
+         ), edges AS (
+             INSERT INTO lineage_edges AS e (src, dst, observed_first, observed_last, derived_first, derived_last)
+             SELECT a.id, b.id, r.observed_first, r.observed_last, r.derived_first, r.derived_last
+             FROM jsonb_to_recordset($10) AS r(src jsonb, dst jsonb, observed_first timestamptz,
+                 observed_last timestamptz, derived_first timestamptz, derived_last timestamptz)
+             JOIN nodes a ON a.key = r.src JOIN nodes b ON b.key = r.dst
+             ORDER BY a.id, b.id
+             ON CONFLICT (src, dst) DO UPDATE SET
+                 observed_first = LEAST(e.observed_first, EXCLUDED.observed_first),
+                 observed_last = GREATEST(e.observed_last, EXCLUDED.observed_last),
+                 derived_first = LEAST(e.derived_first, EXCLUDED.derived_first),
+                 derived_last = GREATEST(e.derived_last, EXCLUDED.derived_last)
+         ), runs AS (
+             INSERT INTO lineage_runs AS u (run_id, job_id, state, state_at, first_seen, last_seen,
+                 parent_run_id, parent_job_namespace, parent_job_name)
+             SELECT r.run_id, j.id, r.state, r.state_at, r.first_seen, r.last_seen, r.parent_run_id,
+                    r.parent_job_namespace, r.parent_job_name
+             FROM jsonb_to_recordset($11) AS r(run_id text, job jsonb, state text,
+                 state_at timestamptz, first_seen timestamptz, last_seen timestamptz,
+                 parent_run_id text, parent_job_namespace text, parent_job_name text)
+             JOIN nodes j ON j.key = r.job
+             ORDER BY r.run_id
+             ON CONFLICT (run_id) DO UPDATE SET
+                 state = CASE WHEN u.state_at <= EXCLUDED.state_at THEN EXCLUDED.state ELSE u.state END,
+                 state_at = GREATEST(u.state_at, EXCLUDED.state_at),
+                 first_seen = LEAST(u.first_seen, EXCLUDED.first_seen),
+                 last_seen = GREATEST(u.last_seen, EXCLUDED.last_seen),
+                 parent_run_id = COALESCE(EXCLUDED.parent_run_id, u.parent_run_id),
+                 parent_job_namespace = COALESCE(EXCLUDED.parent_job_namespace, u.parent_job_namespace),
+                 parent_job_name = COALESCE(EXCLUDED.parent_job_name, u.parent_job_name)
+             RETURNING run_id
+         ), run_facets AS (
+             -- After its run (the foreign key): joined to the runs just written.
+             INSERT INTO lineage_run_facets AS f (run_id, key, at, value)
+             SELECT r.run_id, r.key, r.at, r.value
+             FROM jsonb_to_recordset($12) AS r(run_id text, key text, at timestamptz, value jsonb)
+             JOIN runs USING (run_id)
+             ORDER BY r.run_id, r.key
+             ON CONFLICT (run_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
+             WHERE f.at <= EXCLUDED.at
+         ), aliases AS (
+             INSERT INTO lineage_aliases AS a (alias_namespace, alias_name, dataset_id, source, first_seen, last_seen)
+             SELECT r.alias_namespace, r.alias_name, d.id, r.source, r.first_seen, r.last_seen
+             FROM jsonb_to_recordset($13) AS r(alias_namespace text, alias_name text,
+                 dataset jsonb, source jsonb, first_seen timestamptz, last_seen timestamptz)
+             JOIN nodes d ON d.key = r.dataset
+             ORDER BY r.alias_namespace, r.alias_name, d.id
              ON CONFLICT (alias_namespace, alias_name, dataset_id) DO UPDATE SET
                  first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
-                 last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)",
-        )
-        .bind(Value::Array(aliases))
-        .execute(&mut *conn)
-        .await?;
-    }
-    Ok(())
+                 last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
+         )
+         SELECT hash FROM appended",
+    )
+    .bind(hashes)
+    .bind(bodies)
+    .bind(provenance)
+    .bind(kinds)
+    .bind(times)
+    .bind(senders)
+    .bind(sources)
+    .bind(serde_json::to_value(&nodes).unwrap_or_else(|_| json!([])))
+    .bind(Value::Array(facets))
+    .bind(Value::Array(edges))
+    .bind(Value::Array(runs))
+    .bind(Value::Array(run_facets))
+    .bind(Value::Array(aliases))
+    .fetch_all(conn)
+    .await?)
 }
 
 // ---- reads -------------------------------------------------------------
@@ -549,6 +522,18 @@ pub struct EdgeRow {
 }
 
 impl EdgeRow {
+    /// An edge whose times are not loaded.
+    pub fn untimed(src: i64, dst: i64) -> Self {
+        EdgeRow {
+            src,
+            dst,
+            observed_first: None,
+            observed_last: None,
+            derived_first: None,
+            derived_last: None,
+        }
+    }
+
     pub fn known(&self) -> Known {
         known(
             [self.observed_first, self.observed_last],
@@ -622,37 +607,52 @@ pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
 
 const EDGE_COLUMNS: &str = "src, dst, observed_first, observed_last, derived_first, derived_last";
 
-/// Edges leaving (`downstream`) or entering the nodes `ids`.
-pub async fn edges_of(pool: &PgPool, ids: &[i64], downstream: bool) -> Result<Vec<EdgeRow>, Db> {
-    let column = if downstream { "src" } else { "dst" };
-    Ok(sqlx::query_as(&format!(
-        "SELECT {EDGE_COLUMNS} FROM lineage_edges WHERE {column} = ANY($1)"
-    ))
-    .bind(ids)
-    .fetch_all(pool)
+/// The edges added since a watermark, the new watermark and the graph's
+/// generation: what the in-memory adjacency reads at each question.
+#[derive(FromRow)]
+pub struct EdgeDelta {
+    pub generation: i64,
+    /// This statement's snapshot: every transaction below `xmax` and not
+    /// in `xip` had ended, so its edges are in this read; the next read
+    /// asks for the transactions at or past `xmax` and those of `xip`.
+    pub xmax: i64,
+    pub xip: Vec<i64>,
+    pub src: Vec<i64>,
+    pub dst: Vec<i64>,
+}
+
+/// One statement, one snapshot: the generation, the snapshot and the edges
+/// written by a transaction at or past `xmax` or among `xip` (the last
+/// read's). Only transactions still running then are read again, however
+/// long one of them (in any database) runs.
+pub async fn edges_since(pool: &PgPool, xmax: i64, xip: &[i64]) -> Result<EdgeDelta, Db> {
+    Ok(sqlx::query_as(
+        "SELECT s.generation,
+                pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax,
+                ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x) AS xip,
+                COALESCE(e.src, '{}') AS src, COALESCE(e.dst, '{}') AS dst
+         FROM lineage_state s,
+              LATERAL (SELECT array_agg(src) AS src, array_agg(dst) AS dst
+                       FROM lineage_edges WHERE added_xid >= $1 OR added_xid = ANY($2)) e",
+    )
+    .bind(xmax)
+    .bind(xip)
+    .fetch_one(pool)
     .await?)
 }
 
-/// Whether an edge leaves (`downstream`) or enters `frontier` from a node
-/// not in `seen`: what lies past a depth cap.
-pub async fn any_edge_beyond(
-    pool: &PgPool,
-    frontier: &[i64],
-    seen: &[i64],
-    downstream: bool,
-) -> Result<bool, Db> {
-    let (from, to) = if downstream {
-        ("src", "dst")
-    } else {
-        ("dst", "src")
-    };
-    Ok(sqlx::query_scalar(&format!(
-        "SELECT EXISTS (SELECT 1 FROM lineage_edges
-                        WHERE {from} = ANY($1) AND NOT ({to} = ANY($2)))"
+/// The stored edges among `pairs` (`(src, dst)`), with their times.
+pub async fn edges_by_pair(pool: &PgPool, pairs: &[(i64, i64)]) -> Result<Vec<EdgeRow>, Db> {
+    let (src, dst): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    // One index lookup a pair, never a scan of the whole table.
+    Ok(sqlx::query_as(&format!(
+        "SELECT e.* FROM UNNEST($1::bigint[], $2::bigint[]) AS p(src, dst),
+             LATERAL (SELECT {EDGE_COLUMNS} FROM lineage_edges
+                      WHERE src = p.src AND dst = p.dst) e"
     ))
-    .bind(frontier)
-    .bind(seen)
-    .fetch_one(pool)
+    .bind(src)
+    .bind(dst)
+    .fetch_all(pool)
     .await?)
 }
 
@@ -718,24 +718,20 @@ pub fn graph_of(
     g
 }
 
-/// Owner team names of topics, by (cluster id, topic): the catalog's.
-pub async fn stream_owners(
-    pool: &PgPool,
-    topics: &[(i64, String)],
-) -> Result<HashMap<(i64, String), String>, Db> {
-    let clusters: Vec<i64> = topics.iter().map(|t| t.0).collect();
-    let names: Vec<&str> = topics.iter().map(|t| t.1.as_str()).collect();
-    let rows: Vec<(i64, String, String)> = sqlx::query_as(
-        "SELECT s.cluster_id, s.topic, t.name
-         FROM UNNEST($1::bigint[], $2::text[]) AS q(cluster_id, topic)
-         JOIN streams s ON s.cluster_id = q.cluster_id AND s.topic = q.topic
-         JOIN teams t ON t.id = s.owner_team_id",
+/// The catalog's owner team of each of `ids` that is a topic of a
+/// registered cluster (its stream's), by node id.
+pub async fn catalog_owners(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, String>, Db> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT n.id, t.name FROM lineage_nodes n
+         JOIN streams s ON s.topic = n.name
+             AND s.cluster_id = CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END
+         JOIN teams t ON t.id = s.owner_team_id
+         WHERE n.id = ANY($1) AND n.kind = 'dataset'",
     )
-    .bind(clusters)
-    .bind(names)
+    .bind(ids)
     .fetch_all(pool)
     .await?;
-    Ok(rows.into_iter().map(|(c, t, n)| ((c, t), n)).collect())
+    Ok(rows.into_iter().collect())
 }
 
 /// A namespace as Marquez lists it.
@@ -964,5 +960,107 @@ pub async fn forward_attempted(
     .bind(retry_in_s)
     .execute(pool)
     .await?;
+    Ok(())
+}
+
+/// A team an impact reaches, as "notify owners" tells it.
+#[derive(Clone, Debug, FromRow)]
+pub struct NoticeTeam {
+    pub id: i64,
+    pub name: String,
+    pub webhook_url: Option<String>,
+    /// Its members' user ids.
+    pub members: Vec<i64>,
+}
+
+/// The teams named `names` (names not in the catalog are left out).
+pub async fn teams_named(pool: &PgPool, names: &[&str]) -> Result<Vec<NoticeTeam>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT t.id, t.name, t.webhook_url,
+                ARRAY(SELECT m.user_id FROM memberships m WHERE m.team_id = t.id ORDER BY 1) AS members
+         FROM teams t WHERE t.name = ANY($1) ORDER BY t.name",
+    )
+    .bind(names)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The team a name says, if it is in the catalog.
+pub async fn team_named(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
+    Ok(sqlx::query_scalar("SELECT id FROM teams WHERE name = $1")
+        .bind(name)
+        .fetch_optional(pool)
+        .await?)
+}
+
+/// A lineage question as asked, answered and sent.
+pub struct NewQuestion<'a> {
+    pub node: &'a str,
+    pub direction: &'a str,
+    pub asked_by: &'a str,
+    pub asked_at: DateTime<Utc>,
+    pub answered_at: DateTime<Utc>,
+    pub reached: i32,
+    pub partial: bool,
+    pub teams: Vec<&'a str>,
+    pub answer: Value,
+}
+
+/// Records a question, its answer sent now; returns its id and when.
+pub async fn insert_question(
+    conn: &mut PgConnection,
+    q: &NewQuestion<'_>,
+) -> Result<(i64, DateTime<Utc>), Db> {
+    Ok(sqlx::query_as(
+        "INSERT INTO lineage_questions (node, direction, asked_by, asked_at, answered_at,
+             notified_at, reached, partial, teams, answer)
+         VALUES ($1, $2, $3, $4, $5, now(), $6, $7, $8, $9) RETURNING id, notified_at",
+    )
+    .bind(q.node)
+    .bind(q.direction)
+    .bind(q.asked_by)
+    .bind(q.asked_at)
+    .bind(q.answered_at)
+    .bind(q.reached)
+    .bind(q.partial)
+    .bind(&q.teams)
+    .bind(&q.answer)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// An inbox line for each of `users` about question `question`.
+pub async fn notify_users(
+    conn: &mut PgConnection,
+    users: &[i64],
+    question: i64,
+    message: &str,
+) -> Result<(), Db> {
+    sqlx::query(
+        "INSERT INTO notifications (user_id, lineage_question_id, message)
+         SELECT DISTINCT unnest($1::bigint[]), $2, $3",
+    )
+    .bind(users)
+    .bind(question)
+    .bind(message)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A webhook delivery of question `question`, sent by the flags' delivery
+/// routine with its retries.
+pub async fn enqueue_question_webhook(
+    conn: &mut PgConnection,
+    question: i64,
+    url: &str,
+    body: &Value,
+) -> Result<(), Db> {
+    sqlx::query("INSERT INTO deliveries (lineage_question_id, url, body) VALUES ($1, $2, $3)")
+        .bind(question)
+        .bind(url)
+        .bind(body)
+        .execute(conn)
+        .await?;
     Ok(())
 }

@@ -147,6 +147,32 @@ pub async fn set_owner(
     Ok(StatusCode::NO_CONTENT)
 }
 
+#[derive(Debug, Deserialize, ToSchema)]
+pub struct LineageTopic {
+    /// The topic OpenLineage producers write to, read by the consumer
+    /// group `streamkeeper-lineage`; null (or empty) turns the Kafka
+    /// transport off.
+    pub topic: Option<String>,
+}
+
+/// Set a cluster's lineage topic (admin): the opt-in OpenLineage Kafka
+/// transport, as the clusters file's `lineage_topic` sets it. Audited.
+#[utoipa::path(put, path = "/clusters/{id}/lineage-topic", tag = "watch",
+    params(("id" = i64, Path)), request_body = LineageTopic,
+    responses((status = 204, description = "Set (or already so)"), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_lineage_topic(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(t): ApiJson<LineageTopic>,
+) -> Result<StatusCode, ApiError> {
+    st.set_lineage_topic(&who, &from, id, t.topic.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to
 /// `/api/v1` (the router nests and merges them).
 pub fn routes<S>() -> OpenApiRouter<S>
@@ -156,6 +182,7 @@ where
 {
     OpenApiRouter::new()
         .routes(routes!(set_owner))
+        .routes(routes!(set_lineage_topic))
         .routes(routes!(list, create))
         .routes(routes!(get))
         .routes(routes!(groups))

@@ -34,6 +34,18 @@ pub enum ClusterCommand {
         #[arg(long)]
         dry_run: bool,
     },
+    /// Set the topic a cluster's OpenLineage producers write to (the
+    /// opt-in Kafka transport, read by the group streamkeeper-lineage).
+    LineageTopic {
+        /// The cluster's name.
+        cluster: String,
+        /// The topic.
+        #[arg(long, conflicts_with = "off", required_unless_present = "off")]
+        topic: Option<String>,
+        /// Turn the Kafka transport off.
+        #[arg(long)]
+        off: bool,
+    },
 }
 
 #[derive(Debug, Subcommand)]
@@ -266,6 +278,30 @@ pub async fn cluster(
                     "set connect"
                 };
                 println!("{verb}: {name}");
+            }
+        }
+        ClusterCommand::LineageTopic {
+            cluster,
+            topic,
+            off: _,
+        } => {
+            let Some(id) = service
+                .clusters(&who)
+                .await?
+                .into_iter()
+                .find(|c| c.name == cluster)
+                .map(|c| c.id)
+            else {
+                anyhow::bail!("no cluster named {cluster:?}");
+            };
+            let changed = service
+                .set_lineage_topic(&who, SOURCE, id, topic.as_deref())
+                .await?;
+            let now = topic.map_or("off".to_string(), |t| format!("{t:?}"));
+            if changed {
+                println!("the lineage topic of {cluster} is now {now}");
+            } else {
+                println!("the lineage topic of {cluster} was already {now}");
             }
         }
         ClusterCommand::List => {

@@ -416,6 +416,34 @@ impl ClusterService {
         Ok(changed)
     }
 
+    /// Sets one cluster's lineage topic (`None`: the Kafka transport off),
+    /// admin only, with the clusters file's validation (a bad name is
+    /// refused and audited as one), audited. Returns whether it changed.
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    pub async fn set_lineage_topic(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        topic: Option<&str>,
+    ) -> Result<bool, AppError> {
+        // A refusal is a 403, audited by the web layer like every refused write.
+        require(who, Action::ManageClusters, "set a cluster's lineage topic")?;
+        let existing = store::lineage_topics(&self.pool).await?;
+        let Some(name) = existing
+            .iter()
+            .find(|(_, (id, _))| *id == cluster_id)
+            .map(|(name, _)| name.clone())
+        else {
+            return Err(AppError::NotFound(format!("Cluster {cluster_id}")));
+        };
+        let topic = topic.map(str::trim).filter(|t| !t.is_empty());
+        let changed = self
+            .set_lineage_topics(who, from, vec![(name, topic.map(str::to_owned))], false)
+            .await?;
+        Ok(!changed.is_empty())
+    }
+
     /// Judges each partition of a group over its window of passes.
     async fn evaluate(
         &self,

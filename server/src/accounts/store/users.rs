@@ -7,8 +7,9 @@ use streamkeeper::accounts::role::Role;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::accounts::model::{TeamRef, UserSummary};
 
-/// A user row, with what only the server may see.
-#[derive(Debug, Clone, FromRow)]
+/// A user row, with what only the server may see. Deserialize reads it
+/// from `to_jsonb(users)`, for a token's lookup in one query.
+#[derive(Debug, Clone, FromRow, serde::Deserialize)]
 pub struct UserRow {
     pub id: i64,
     pub username: String,

@@ -9,7 +9,9 @@ SK_STATE="${SK_STATE:-$SK_ROOT/.local}"
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/streamkeeper/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
 NISSHI_VERSION="0.8.1"
-SITE_DIR="$CARGO_TARGET_DIR/site"
+# A checkout of its own may build its site apart (SK_SITE_DIR): the target
+# dir is shared.
+SITE_DIR="${SK_SITE_DIR:-$CARGO_TARGET_DIR/site}"
 
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 die() { printf 'error: %s\n' "$*" >&2; exit 1; }

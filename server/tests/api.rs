@@ -584,6 +584,72 @@ fn reading(
     }
 }
 
+/// A group stopped for longer than its window: the flag and the group's
+/// page say how long since the committed offset last moved, not the
+/// window's length, and the time grows pass after pass.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_stop_says_how_long_since_the_commit_moved_beyond_the_window(pool: sqlx::PgPool) {
+    use chrono::{Duration, Utc};
+    use streamkeeper_server::watch::judge::{self, PassResult};
+    use streamkeeper_server::watch::store::{self as clusters, samples};
+
+    let t = TestApp::new(pool.clone()).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let vt = t.token(viewer).await;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('synthetic', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let row = clusters::by_id(&pool, id).await.expect("db").expect("row");
+    samples::ensure_partitions(&pool, Utc::now())
+        .await
+        .expect("partitions");
+    // Fifteen passes 15 s apart (the window holds ten): committed at 50
+    // from the first while the log grows, so it has stood for 210 s.
+    let now = Utc::now();
+    for pass in 0..15i64 {
+        let at = now - Duration::seconds(210 - 15 * pass);
+        let r = reading(&["stuck"], at, 50, 60 + pass);
+        clusters::record_reading(&pool, id, &r)
+            .await
+            .expect("store");
+        judge::after_pass(&pool, &row, PassResult::Read(&r))
+            .await
+            .expect("judge");
+    }
+    let r = t
+        .api(Method::GET, "/api/v1/flags?scope=all", &vt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let flags = r.json();
+    let reason = flags["items"][0]["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("no members and no progress for 3 min while 24 behind"),
+        "{reason}"
+    );
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups/stuck"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let partition = &r.json()["partitions"][0];
+    assert_eq!(partition["status"], "STOP");
+    assert!(
+        partition["reason"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("no progress for 3 min"),
+        "{partition}"
+    );
+}
+
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};

@@ -5,6 +5,8 @@
 //! figure is always a duration that really happened.
 
 use super::{Baseline, Metric};
+/// Durations as the pilot's table shows them (every feature words them so).
+pub use crate::platform::durations::human;
 use chrono::{DateTime, NaiveDate, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
@@ -257,20 +259,6 @@ pub fn report(
     }
 }
 
-/// A duration as the table shows it: `9 min`, `2 h 5 min`, `2 d 3 h`, `45 s`.
-pub fn human(ms: i64) -> String {
-    let s = ms / 1000;
-    let (d, h, m) = (s / 86_400, s % 86_400 / 3600, s % 3600 / 60);
-    match (d, h, m) {
-        (0, 0, 0) => format!("{s} s"),
-        (0, 0, m) => format!("{m} min"),
-        (0, h, 0) => format!("{h} h"),
-        (0, h, m) => format!("{h} h {m} min"),
-        (d, 0, _) => format!("{d} d"),
-        (d, h, _) => format!("{d} d {h} h"),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -386,15 +374,5 @@ mod tests {
             r.weeks[0].figures[&Metric::LineageNotified].note,
             "no records yet"
         );
-    }
-
-    #[test]
-    fn durations_read_as_people_say_them() {
-        assert_eq!(human(45_000), "45 s");
-        assert_eq!(human(540_000), "9 min");
-        assert_eq!(human(7_200_000), "2 h");
-        assert_eq!(human(7_500_000), "2 h 5 min");
-        assert_eq!(human(172_800_000), "2 d");
-        assert_eq!(human(183_600_000), "2 d 3 h");
     }
 }

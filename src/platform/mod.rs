@@ -1,10 +1,11 @@
 //! Rules every feature shares and none owns: pages and list choices, where
 //! outbound requests may go, input size caps, the client's address, and
 //! quoting for a shell, which secrets a cluster's settings may name, and
-//! when a routine runs next.
+//! when a routine runs next, and how durations are worded.
 
 pub mod client_addr;
 pub mod credential;
+pub mod durations;
 pub mod egress;
 pub mod limit;
 pub mod page;

@@ -5,12 +5,12 @@
 
 use super::health::{PartitionMeta, TopicHealth, topic_health};
 use super::lag::status::{
-    Rules, Status, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
+    Rules, Standing, Status, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
 };
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
 use chrono::{DateTime, Utc};
-use serde_json::json;
+use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
 
 pub fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
@@ -46,15 +46,38 @@ pub struct GroupJudgement {
     pub max_time_lag_s: Option<f64>,
 }
 
+/// What the open flag of a group knew of its partitions standing still,
+/// by (topic, partition): kept in the flag's receipts, so each pass can say
+/// how long a partition has not moved, however long ago its window began.
+pub type Standings = HashMap<(String, i32), Standing>;
+
+/// The standings in a group flag's evidence (its receipts' `standing`);
+/// receipts without one, or evidence of another shape, give none.
+pub fn standings(evidence: &Value) -> Standings {
+    evidence["partitions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|r| {
+            let topic = r["topic"].as_str()?.to_owned();
+            let partition = i32::try_from(r["partition"].as_i64()?).ok()?;
+            let standing = serde_json::from_value(r.get("standing")?.clone()).ok()?;
+            Some(((topic, partition), standing))
+        })
+        .collect()
+}
+
 /// A group's troubles: its windowed lag status, and its time lag against
 /// the freshness budgets (seconds, by topic) of the streams it reads. Also
-/// its judgement for the lists. `now_ms` dates trouble whose onset the
+/// its judgement for the lists. `known` is what the group's open flag knew
+/// of partitions standing still; `now_ms` dates trouble whose onset the
 /// window cannot tell.
 pub fn observe_group<S: WindowSample>(
     group: &str,
     windows: Windows<S>,
     members: usize,
     budgets: &HashMap<String, i32>,
+    known: &Standings,
     now_ms: i64,
 ) -> (Vec<Observation>, GroupJudgement) {
     let rules = Rules::default();
@@ -82,7 +105,8 @@ pub fn observe_group<S: WindowSample>(
                 "time_lag_s": secs.round(), "budget_s": budget,
             }));
         }
-        let v = partition_status(&window, members > 0, &rules);
+        let standing = known.get(&(topic.clone(), partition)).copied();
+        let v = partition_status(&window, members > 0, &rules, standing);
         if v.status.is_trouble() {
             if let Some(o) = trouble_onset_ms(&window, v.status, rules.allowed_lag) {
                 onset = Some(onset.map_or(o, |x| x.min(o)));
@@ -92,6 +116,7 @@ pub fn observe_group<S: WindowSample>(
                 "partition": partition,
                 "status": v.status.as_str(),
                 "reason": v.reason,
+                "standing": v.standing,
                 "samples": window.iter().map(|s| json!({
                     "at": DateTime::from_timestamp_millis(s.at_ms),
                     "committed": s.committed,
@@ -106,7 +131,8 @@ pub fn observe_group<S: WindowSample>(
     if let Some(first) = stale.first() {
         let more = match stale.len() {
             1 => String::new(),
-            n => format!(" (and {} more partition(s))", n - 1),
+            2 => " (and 1 more partition)".to_owned(),
+            n => format!(" (and {} more partitions)", n - 1),
         };
         found.push(Observation {
             key: freshness_key(group),
@@ -133,13 +159,10 @@ pub fn observe_group<S: WindowSample>(
             .map(|v| v.reason.clone())
             .unwrap_or_default();
         let troubled = verdicts.iter().filter(|v| v.status.is_trouble()).count();
-        let reason = if troubled > 1 {
-            format!(
-                "{worst} (and {} more partition(s) in trouble)",
-                troubled - 1
-            )
-        } else {
-            worst
+        let reason = match troubled - 1 {
+            0 => worst,
+            1 => format!("{worst} (and 1 more partition in trouble)"),
+            n => format!("{worst} (and {n} more partitions in trouble)"),
         };
         found.push(Observation {
             key: group_key(group),
@@ -290,7 +313,14 @@ mod tests {
     fn a_stopped_group_is_one_flag_dated_from_the_first_pass_that_did_not_move() {
         let mut rows = stuck(0, 40, 5);
         rows.extend(stuck(1, 90, 5));
-        let (found, judgement) = observe_group("billing", windows(rows), 0, &HashMap::new(), NOW);
+        let (found, judgement) = observe_group(
+            "billing",
+            windows(rows),
+            0,
+            &HashMap::new(),
+            &Standings::new(),
+            NOW,
+        );
         assert_eq!(judgement.status, Status::Stop);
         assert_eq!(judgement.total_lag, Some(60 + 10));
         assert_eq!(found.len(), 1, "{found:?}");
@@ -298,8 +328,7 @@ mod tests {
         assert_eq!(flag.key, group_key("billing"));
         assert_eq!(flag.kind, "STOP");
         assert!(
-            flag.reason
-                .ends_with("(and 1 more partition(s) in trouble)"),
+            flag.reason.ends_with("(and 1 more partition in trouble)"),
             "{}",
             flag.reason
         );
@@ -314,6 +343,47 @@ mod tests {
     }
 
     #[test]
+    fn a_stop_counts_its_standing_still_from_what_the_open_flag_kept() {
+        // Pass after pass the window slides over the same commit: the flag
+        // kept when the stand began, so the sentence grows with the time.
+        let (first, _) = observe_group(
+            "billing",
+            windows(stuck(0, 40, 5)),
+            0,
+            &HashMap::new(),
+            &Standings::new(),
+            NOW,
+        );
+        let kept = standings(&first[0].evidence);
+        let began = NOW - 5 * 15_000;
+        assert_eq!(
+            kept.get(&("orders".to_owned(), 0)),
+            Some(&Standing {
+                committed: 40,
+                since_ms: began
+            })
+        );
+        let later = NOW + 20 * 60_000;
+        let rows = (0..5)
+            .map(|i| {
+                let at = later - (5 - i) * 15_000;
+                row("billing", "orders", 0, at, Some(40), Some((0, 100)))
+            })
+            .collect();
+        let (again, _) = observe_group("billing", windows(rows), 0, &HashMap::new(), &kept, later);
+        assert!(
+            again[0]
+                .reason
+                .contains("no progress for 21 min while 60 behind"),
+            "{}",
+            again[0].reason
+        );
+        assert_eq!(standings(&again[0].evidence), kept);
+        // Evidence of another shape knows nothing.
+        assert!(standings(&json!({"rule": "x"})).is_empty());
+    }
+
+    #[test]
     fn a_caught_up_group_raises_nothing_and_is_judged_ok() {
         let rows = (0..4)
             .map(|i| {
@@ -321,7 +391,14 @@ mod tests {
                 row("billing", "orders", 0, at, Some(10 * i), Some((0, 10 * i)))
             })
             .collect();
-        let (found, judgement) = observe_group("billing", windows(rows), 2, &HashMap::new(), NOW);
+        let (found, judgement) = observe_group(
+            "billing",
+            windows(rows),
+            2,
+            &HashMap::new(),
+            &Standings::new(),
+            NOW,
+        );
         assert!(found.is_empty(), "{found:?}");
         assert_eq!(judgement.status, Status::Ok);
         assert_eq!(judgement.total_lag, Some(0));
@@ -329,8 +406,14 @@ mod tests {
 
     #[test]
     fn a_group_without_samples_is_incomplete_and_lagless() {
-        let (found, judgement) =
-            observe_group("billing", Windows::<Row>::new(), 1, &HashMap::new(), NOW);
+        let (found, judgement) = observe_group(
+            "billing",
+            Windows::<Row>::new(),
+            1,
+            &HashMap::new(),
+            &Standings::new(),
+            NOW,
+        );
         assert!(found.is_empty());
         assert_eq!(
             judgement,
@@ -360,7 +443,14 @@ mod tests {
             })
             .collect::<Vec<_>>();
         let budgets = HashMap::from([("orders".to_string(), 10)]);
-        let (found, judgement) = observe_group("billing", windows(rows.clone()), 1, &budgets, NOW);
+        let (found, judgement) = observe_group(
+            "billing",
+            windows(rows.clone()),
+            1,
+            &budgets,
+            &Standings::new(),
+            NOW,
+        );
         assert_eq!(judgement.status, Status::Ok);
         let time_lag = judgement.max_time_lag_s.unwrap_or_default();
         assert!(time_lag > 10.0, "{time_lag}");
@@ -381,13 +471,20 @@ mod tests {
         // Within a looser budget, or for a stream without one: no flag.
         let loose = HashMap::from([("orders".to_string(), 3600)]);
         assert!(
-            observe_group("billing", windows(rows.clone()), 1, &loose, NOW)
-                .0
-                .is_empty()
+            observe_group(
+                "billing",
+                windows(rows.clone()),
+                1,
+                &loose,
+                &Standings::new(),
+                NOW
+            )
+            .0
+            .is_empty()
         );
         let other = HashMap::from([("payments".to_string(), 10)]);
         assert!(
-            observe_group("billing", windows(rows), 1, &other, NOW)
+            observe_group("billing", windows(rows), 1, &other, &Standings::new(), NOW)
                 .0
                 .is_empty()
         );

@@ -3,7 +3,7 @@
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use streamkeeper::flags::{FlagKey, Observation};
 use streamkeeper::platform::page::{Page, PageRequest};
 
@@ -29,6 +29,25 @@ pub async fn live(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKey, (i
             )
         })
         .collect())
+}
+
+/// The evidence of the live lag flags of a cluster's groups (of one group
+/// when named), by group: it keeps how long their partitions stood still.
+pub async fn lag_evidence(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: Option<&str>,
+) -> Result<HashMap<String, serde_json::Value>, Db> {
+    let rows: Vec<(String, serde_json::Value)> = sqlx::query_as(
+        "SELECT subject, evidence FROM flags
+         WHERE cluster_id = $1 AND state IN ('open', 'acknowledged')
+           AND subject_kind = 'group' AND rule = 'lag' AND ($2::text IS NULL OR subject = $2)",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
 }
 
 pub async fn raise(

@@ -13,7 +13,7 @@ use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use streamkeeper::flags::{self, FlagKey, Observation, Step};
 use streamkeeper::watch::observe::{
-    TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
+    TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic, standings,
 };
 use streamkeeper::watch::window::{WINDOW_PASSES, by_group};
 
@@ -72,13 +72,16 @@ pub async fn after_pass(
             let window =
                 crate::watch::store::samples::cluster_window(pool, cluster.id, WINDOW_PASSES);
             let mut windows = by_group(window.await?);
+            // How long stuck partitions have stood, as their flags kept it.
+            let kept = store::lag_evidence(pool, cluster.id, None).await?;
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 evaluated.insert(freshness_key(&g.name));
                 let w = windows.remove(&g.name).unwrap_or_default();
                 let now_ms = Utc::now().timestamp_millis();
-                let (found, j) = observe_group(&g.name, w, g.members, &budgets, now_ms);
+                let known = kept.get(&g.name).map(standings).unwrap_or_default();
+                let (found, j) = observe_group(&g.name, w, g.members, &budgets, &known, now_ms);
                 observed.extend(found);
                 judgements.push(Judgement {
                     group: g.name.clone(),

@@ -30,6 +30,7 @@ use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupStatus, StreamStatus};
+use streamkeeper::watch::observe::standings;
 use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
@@ -452,6 +453,12 @@ impl ClusterService {
     ) -> Result<GroupLagView, AppError> {
         let (id, group) = (cluster.id, g.name.as_str());
         let by_partition = windows(&self.pool, id, group).await?;
+        // The stand its open flag kept, so the page says what the flag says.
+        let known = crate::flags::store::lag_evidence(&self.pool, id, Some(group))
+            .await?
+            .get(group)
+            .map(standings)
+            .unwrap_or_default();
         let rules = Rules::default();
         let has_members = g.members > 0;
         let mut partitions = Vec::new();
@@ -461,7 +468,8 @@ impl ClusterService {
             let window = judgeable(&samples);
             let newest = samples.last();
             as_of = as_of.max(newest.map(|s| s.at));
-            let verdict = partition_status(&window, has_members, &rules);
+            let standing = known.get(&(topic.clone(), partition)).copied();
+            let verdict = partition_status(&window, has_members, &rules, standing);
             let time_lag_s = window_time_lag_s(&window);
             partitions.push(PartitionLagView {
                 topic,

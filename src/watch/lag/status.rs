@@ -12,6 +12,7 @@
 //!   commits to compare).
 
 use super::offset::{OffsetLag, offset_lag};
+use crate::platform::durations::human;
 use serde::{Deserialize, Serialize};
 
 /// One pass's reading of one partition for one group.
@@ -110,12 +111,24 @@ impl Default for Rules {
     }
 }
 
+/// The committed offset has stood at `committed` since `since_ms`: kept
+/// with a STOP or STALL flag, so the next pass can say how long a
+/// partition has not moved even once its whole window stands still (the
+/// window alone would say "for 45 s" for ever).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Standing {
+    pub committed: i64,
+    pub since_ms: i64,
+}
+
 /// A status with the sentence that explains it.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Verdict {
     pub status: Status,
     pub lag: OffsetLag,
     pub reason: String,
+    /// For STOP and STALL: since when the committed offset has not moved.
+    pub standing: Option<Standing>,
 }
 
 fn verdict(status: Status, lag: OffsetLag, reason: String) -> Verdict {
@@ -123,12 +136,42 @@ fn verdict(status: Status, lag: OffsetLag, reason: String) -> Verdict {
         status,
         lag,
         reason,
+        standing: None,
     }
 }
 
+/// Since when the committed offset has stood at the newest sample's value:
+/// the first sample of the run of equal commits that ends the window, or
+/// what an earlier pass `known` when that run is the whole window and
+/// stands at the same offset (a commit that went elsewhere and came back
+/// would have shown in the window).
+fn stood_since(window: &[Sample], known: Option<Standing>) -> Option<Standing> {
+    let newest = window.last()?;
+    let committed = newest.committed?;
+    let run_start = window
+        .iter()
+        .rposition(|s| s.committed != newest.committed)
+        .map_or(0, |i| i + 1);
+    let from_window = window.get(run_start)?.at_ms;
+    let since_ms = match known {
+        Some(k) if run_start == 0 && k.committed == committed => k.since_ms.min(from_window),
+        _ => from_window,
+    };
+    Some(Standing {
+        committed,
+        since_ms,
+    })
+}
+
 /// Evaluates one partition's window (oldest sample first). `has_members`
-/// says whether the group had active members at the newest sample.
-pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> Verdict {
+/// says whether the group had active members at the newest sample; `known`
+/// is what an earlier pass knew of how long it has stood still.
+pub fn partition_status(
+    window: &[Sample],
+    has_members: bool,
+    rules: &Rules,
+    known: Option<Standing>,
+) -> Verdict {
     let Some(newest) = window.last() else {
         return verdict(
             Status::Incomplete,
@@ -159,7 +202,7 @@ pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> 
     if behind <= rules.allowed_lag {
         return verdict(Status::Ok, lag, "caught up".into());
     }
-    if let Some(v) = stopped_now(window, has_members, rules) {
+    if let Some(v) = stopped_now(window, has_members, rules, known) {
         return v;
     }
     if window.len() < rules.min_samples {
@@ -192,24 +235,29 @@ pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> 
             format!("{behind} behind, but caught up within the window"),
         );
     }
-    let span_s = (newest.at_ms - window[0].at_ms) / 1000;
+    let span = human(newest.at_ms - window[0].at_ms);
     let not_moving = committed.len() == window.len() && committed.windows(2).all(|w| w[0] == w[1]);
-    if not_moving {
-        let at = committed.first().copied().unwrap_or_default();
-        return if has_members {
+    if not_moving && let Some(standing) = stood_since(window, known) {
+        let at = standing.committed;
+        let stood = human(newest.at_ms - standing.since_ms);
+        let v = if has_members {
             verdict(
                 Status::Stall,
                 lag,
                 format!(
-                    "members are connected but the committed offset has stayed at {at} for {span_s} s while {behind} behind"
+                    "members are connected but the committed offset has stayed at {at} for {stood} while {behind} behind"
                 ),
             )
         } else {
             verdict(
                 Status::Stop,
                 lag,
-                format!("no members and no progress for {span_s} s while {behind} behind"),
+                format!("no members and no progress for {stood} while {behind} behind"),
             )
+        };
+        return Verdict {
+            standing: Some(standing),
+            ..v
         };
     }
     let growing = lags.windows(2).all(|w| w[1] >= w[0]) && lags.last() > lags.first();
@@ -218,7 +266,7 @@ pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> 
         return verdict(
             Status::Warn,
             lag,
-            format!("lag grew from {first} to {behind} over {span_s} s"),
+            format!("lag grew from {first} to {behind} over {span}"),
         );
     }
     verdict(Status::Ok, lag, format!("{behind} behind and keeping pace"))
@@ -230,7 +278,12 @@ pub fn partition_status(window: &[Sample], has_members: bool, rules: &Rules) -> 
 /// window as with Burrow. (With members, standing still may be a slow
 /// batch, so STALL waits for the window.) A rewind is left to the window
 /// rules, which name it.
-fn stopped_now(window: &[Sample], has_members: bool, rules: &Rules) -> Option<Verdict> {
+fn stopped_now(
+    window: &[Sample],
+    has_members: bool,
+    rules: &Rules,
+    known: Option<Standing>,
+) -> Option<Verdict> {
     let newest = window.last()?;
     let n = rules.stop_samples.max(2);
     if has_members || window.len() < n {
@@ -248,20 +301,18 @@ fn stopped_now(window: &[Sample], has_members: bool, rules: &Rules) -> Option<Ve
     {
         return None;
     }
-    // How long it has stood still: since the first sample of the run of
-    // equal commits that ends the window.
-    let since = window
-        .iter()
-        .rposition(|s| s.committed != newest.committed)
-        .map_or(0, |i| i + 1);
-    let span_s = (newest.at_ms - window[since].at_ms) / 1000;
+    let standing = stood_since(window, known)?;
+    let stood = human(newest.at_ms - standing.since_ms);
     let at_lag = newest.lag();
     let messages = at_lag.messages().unwrap_or_default();
-    Some(verdict(
-        Status::Stop,
-        at_lag,
-        format!("no members and no progress for {span_s} s while {messages} behind"),
-    ))
+    Some(Verdict {
+        standing: Some(standing),
+        ..verdict(
+            Status::Stop,
+            at_lag,
+            format!("no members and no progress for {stood} while {messages} behind"),
+        )
+    })
 }
 
 /// The newest point where the committed offset went down and no later commit
@@ -347,7 +398,7 @@ mod tests {
     }
 
     fn status(points: &[(Option<i64>, i64)], members: bool) -> Status {
-        partition_status(&window(points), members, &Rules::default()).status
+        partition_status(&window(points), members, &Rules::default(), None).status
     }
 
     #[test]
@@ -378,7 +429,7 @@ mod tests {
             (Some(50), 100),
             (Some(50), 120),
         ];
-        let v = partition_status(&window(&w), false, &Rules::default());
+        let v = partition_status(&window(&w), false, &Rules::default(), None);
         assert_eq!(v.status, Status::Stop);
         assert_eq!(v.lag, OffsetLag::Behind { messages: 70 });
         assert!(
@@ -414,7 +465,7 @@ mod tests {
             (Some(30), 60),
             (Some(40), 80),
         ];
-        let v = partition_status(&window(&w), true, &Rules::default());
+        let v = partition_status(&window(&w), true, &Rules::default(), None);
         assert_eq!(v.status, Status::Warn);
         assert!(v.reason.contains("from 10 to 40"), "{}", v.reason);
     }
@@ -457,9 +508,65 @@ mod tests {
             log_start: 100,
             log_end: 200,
         }];
-        let v = partition_status(&w, true, &Rules::default());
+        let v = partition_status(&w, true, &Rules::default(), None);
         assert_eq!(v.status, Status::Lost);
         assert!(v.reason.contains("95 unread messages"), "{}", v.reason);
+    }
+
+    #[test]
+    fn a_stop_says_how_long_it_has_stood_still_beyond_the_window() {
+        let w = [
+            (Some(50), 60),
+            (Some(50), 80),
+            (Some(50), 100),
+            (Some(50), 120),
+        ];
+        // An earlier pass saw offset 50 stand since t = -15 min: the
+        // sentence counts from there, not from the window's first sample.
+        let known = Standing {
+            committed: 50,
+            since_ms: -900_000,
+        };
+        let v = partition_status(&window(&w), false, &Rules::default(), Some(known));
+        assert_eq!(v.status, Status::Stop);
+        assert!(
+            v.reason.contains("no progress for 15 min while 70 behind"),
+            "{}",
+            v.reason
+        );
+        assert_eq!(v.standing, Some(known));
+        // What was known of another offset says nothing about this one.
+        let other = Standing {
+            committed: 40,
+            ..known
+        };
+        let v = partition_status(&window(&w), false, &Rules::default(), Some(other));
+        assert!(v.reason.contains("for 45 s"), "{}", v.reason);
+        assert_eq!(
+            v.standing,
+            Some(Standing {
+                committed: 50,
+                since_ms: 0
+            })
+        );
+        // A move inside the window dates the stand itself.
+        let moved = [
+            (Some(40), 60),
+            (Some(50), 80),
+            (Some(50), 100),
+            (Some(50), 120),
+        ];
+        let v = partition_status(&window(&moved), false, &Rules::default(), Some(known));
+        assert!(v.reason.contains("for 30 s"), "{}", v.reason);
+        // With members, STALL says the same.
+        let v = partition_status(
+            &window(&[(Some(50), 90); 4]),
+            true,
+            &Rules::default(),
+            Some(known),
+        );
+        assert_eq!(v.status, Status::Stall);
+        assert!(v.reason.contains("stayed at 50 for 15 min"), "{}", v.reason);
     }
 
     #[test]
@@ -472,7 +579,7 @@ mod tests {
             (Some(30), 35),
             (Some(30), 50),
         ];
-        let v = partition_status(&window(&w), false, &Rules::default());
+        let v = partition_status(&window(&w), false, &Rules::default(), None);
         assert_eq!(v.status, Status::Stop);
         assert!(
             v.reason.contains("no progress for 15 s while 20 behind"),
@@ -490,11 +597,11 @@ mod tests {
     #[test]
     fn too_little_history_is_incomplete_not_ok() {
         let w = [(Some(10), 50), (Some(10), 60)];
-        let v = partition_status(&window(&w), true, &Rules::default());
+        let v = partition_status(&window(&w), true, &Rules::default(), None);
         assert_eq!(v.status, Status::Incomplete);
         assert!(v.reason.contains("2 of 4 samples"), "{}", v.reason);
         assert_eq!(
-            partition_status(&[], true, &Rules::default()).status,
+            partition_status(&[], true, &Rules::default(), None).status,
             Status::Incomplete
         );
     }
@@ -543,8 +650,8 @@ mod tests {
 
     #[test]
     fn group_takes_its_worst_partition() {
-        let ok = partition_status(&window(&[(Some(5), 5); 4]), true, &Rules::default());
-        let stop = partition_status(&window(&[(Some(5), 9); 4]), false, &Rules::default());
+        let ok = partition_status(&window(&[(Some(5), 5); 4]), true, &Rules::default(), None);
+        let stop = partition_status(&window(&[(Some(5), 9); 4]), false, &Rules::default(), None);
         assert_eq!(group_status([&ok, &stop]), Status::Stop);
         assert_eq!(group_status([&ok]), Status::Ok);
         assert!(

@@ -59,7 +59,7 @@ fn main() {
         let start = Instant::now();
         let mut troubled = 0;
         for w in &windows {
-            let v = partition_status(black_box(w), black_box(true), &rules);
+            let v = partition_status(black_box(w), black_box(true), &rules, None);
             troubled += usize::from(v.status.is_trouble());
         }
         let status_s = start.elapsed().as_secs_f64();

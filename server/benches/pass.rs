@@ -84,9 +84,10 @@ async fn main() {
         let s = settings.clone();
         let k = std::mem::take(&mut known);
         let start = Instant::now();
-        let (r, k) = tokio::task::spawn_blocking(move || (reader::read(&s, &k), k))
-            .await
-            .expect("join");
+        let (r, k) =
+            tokio::task::spawn_blocking(move || (reader::read(&s, &k, &Default::default()), k))
+                .await
+                .expect("join");
         let elapsed = start.elapsed().as_secs_f64();
         let r = r.expect("pass");
         known = k;

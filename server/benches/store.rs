@@ -226,6 +226,7 @@ fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<U
                         log_end: Some(end),
                     })
                     .collect(),
+                last_message_at: None,
             })
             .collect(),
         groups: (0..groups)

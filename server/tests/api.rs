@@ -567,6 +567,7 @@ fn reading(
                     log_start: Some(0),
                     log_end: Some(log_end),
                 }],
+                last_message_at: None,
             })
             .collect(),
         groups: groups
@@ -627,7 +628,7 @@ async fn a_stop_says_how_long_since_the_commit_moved_beyond_the_window(pool: sql
     let flags = r.json();
     let reason = flags["items"][0]["reason"].as_str().unwrap_or_default();
     assert!(
-        reason.contains("no members and no progress for 3 min while 24 behind"),
+        reason.contains("no members and no progress for 3 min 30 s while 24 behind"),
         "{reason}"
     );
     let r = t
@@ -645,7 +646,7 @@ async fn a_stop_says_how_long_since_the_commit_moved_beyond_the_window(pool: sql
         partition["reason"]
             .as_str()
             .unwrap_or_default()
-            .contains("no progress for 3 min"),
+            .contains("no progress for 3 min 30 s"),
         "{partition}"
     );
 }

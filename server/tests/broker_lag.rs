@@ -23,7 +23,7 @@ async fn exact_lag_per_partition_read_only() {
 
     let settings = ClusterSettings::plaintext(&bootstrap).expect("settings");
     let read = |s: ClusterSettings| {
-        tokio::task::spawn_blocking(move || reader::read(&s, &BTreeMap::new()))
+        tokio::task::spawn_blocking(move || reader::read(&s, &BTreeMap::new(), &BTreeMap::new()))
     };
     let r = read(settings.clone())
         .await
@@ -76,8 +76,10 @@ async fn an_unreachable_cluster_is_an_error_not_zeros() {
     drop(listener);
     let mut settings = ClusterSettings::plaintext(&format!("127.0.0.1:{port}")).expect("settings");
     settings.timeout = Duration::from_secs(2);
-    let r = tokio::task::spawn_blocking(move || reader::read(&settings, &BTreeMap::new()))
-        .await
-        .expect("join");
+    let r = tokio::task::spawn_blocking(move || {
+        reader::read(&settings, &BTreeMap::new(), &BTreeMap::new())
+    })
+    .await
+    .expect("join");
     assert!(matches!(r, Err(ReadError::Unreachable(_))), "{r:?}");
 }

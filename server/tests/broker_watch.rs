@@ -741,3 +741,129 @@ async fn metrics_say_what_the_api_says_and_nothing_for_a_cluster_that_did_not_an
         Some(9.0)
     );
 }
+
+/// Writes one message to partition 0 whose own timestamp is `at_ms`.
+async fn produce_at(bootstrap: &str, topic: &str, at_ms: i64) {
+    use rdkafka::producer::{FutureProducer, FutureRecord};
+    let producer: FutureProducer = rdkafka::ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("producer");
+    producer
+        .send(
+            FutureRecord::<(), _>::to(topic)
+                .partition(0)
+                .payload("late")
+                .timestamp(at_ms),
+            Duration::from_secs(10),
+        )
+        .await
+        .map_err(|(e, _)| e)
+        .expect("delivered");
+}
+
+/// "Last message" is the newest record's own time for a stream that
+/// expects messages (so QUIET counts from it: a topic silent for six
+/// minutes is QUIET at the first pass that judges it, saying so), "none"
+/// for a topic never written, and unknown since first seen for one whose
+/// end has not moved while watched.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_last_message_is_the_records_own_time_or_none_or_unknown(pool: sqlx::PgPool) {
+    let bootstrap = bootstrap();
+    let run = format!(
+        "{}-{}",
+        std::process::id(),
+        pool.connect_options().get_database().unwrap_or("db")
+    );
+    let (silent, empty, other) = (
+        format!("silent-{run}"),
+        format!("empty-{run}"),
+        format!("other-{run}"),
+    );
+    topic_with(&bootstrap, &silent, &[0]).await;
+    let six_minutes_ago = chrono::Utc::now().timestamp_millis() - 360_000;
+    produce_at(&bootstrap, &silent, six_minutes_ago).await;
+    topic_with(&bootstrap, &empty, &[0]).await;
+    topic_with(&bootstrap, &other, &[2]).await;
+
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let id = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &at,
+            Some(json!({"name": "local", "bootstrap": bootstrap})),
+        )
+        .await
+        .json()["id"]
+        .as_i64()
+        .expect("id");
+    passes(&t, id, 1).await;
+    let spec = json!({"expected_interval_s": 60});
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{id}/streams/{silent}"),
+            &at,
+            Some(spec),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    passes(&t, id, 1).await;
+
+    let streams = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/streams?per_page=200"),
+            &at,
+            None,
+        )
+        .await;
+    assert_eq!(streams.status, StatusCode::OK, "{}", streams.body);
+    let v = streams.json();
+    let of = |name: &str| {
+        v.as_array()
+            .into_iter()
+            .flatten()
+            .find(|s| s["name"] == name)
+            .map(|s| s["last_message"].clone())
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        of(&silent),
+        json!({"known": "at", "at_ms": six_minutes_ago, "exact": true}),
+        "{v}"
+    );
+    assert_eq!(of(&empty), json!({"known": "none"}), "{v}");
+    assert_eq!(of(&other)["known"], "unknown", "{v}");
+
+    let flags = t
+        .api(Method::GET, "/api/v1/flags?scope=all", &at, None)
+        .await
+        .json();
+    let quiet = flags["items"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|f| f["kind"] == "QUIET" && f["subject"] == silent.as_str())
+        .cloned()
+        .unwrap_or_default();
+    let reason = quiet["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.starts_with("no new message for 6 min") && reason.ends_with("every 1 min"),
+        "{flags}"
+    );
+    // Reading the tail joined no group: the next pass lists none of ours.
+    passes(&t, id, 1).await;
+    let groups = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups"),
+            &at,
+            None,
+        )
+        .await;
+    assert!(!groups.body.contains("streamkeeper"), "{}", groups.body);
+}

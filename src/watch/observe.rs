@@ -3,12 +3,13 @@
 //! reads the facts and reconciles the observations with the open flags
 //! ([`crate::flags::reconcile`]).
 
-use super::health::{PartitionMeta, TopicHealth, topic_health};
+use super::health::{LastMessage, PartitionMeta, TopicHealth, topic_health};
 use super::lag::status::{
     Rules, Standing, Status, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
 };
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
+use crate::platform::durations::human;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
@@ -196,10 +197,12 @@ pub fn metadata_health(partitions: &[PartitionMeta]) -> TopicHealth {
 }
 
 /// What the catalog knows of a topic that decides whether it is quiet.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct TopicCatalog {
-    /// When the log end last moved (any partition).
-    pub last_advanced_at: Option<DateTime<Utc>>,
+    /// Its last message, as far as the watcher knows.
+    pub last_message: LastMessage,
+    /// When watching first saw it.
+    pub first_seen_ms: i64,
     /// How often its stream expects a message.
     pub expected_interval_s: Option<i32>,
     pub log_end_total: Option<i64>,
@@ -254,23 +257,32 @@ pub fn observe_topic(
     if let Some(c) = catalog {
         let k = key("topic", topic, "quiet");
         evaluated.insert(k.clone());
+        let since = c.last_message.silent_since_ms(c.first_seen_ms);
         let quiet = topic_health(
             &[],
-            c.last_advanced_at.map(|a| a.timestamp_millis()),
+            Some(since),
             at_ms,
             c.expected_interval_s.map(i64::from),
         );
-        if let (Some(quiet_s), Some(expected)) = (quiet.quiet_for_s, c.expected_interval_s) {
+        if let (Some(quiet_ms), Some(expected)) = (quiet.quiet_for_ms, c.expected_interval_s) {
+            let silence = match c.last_message {
+                LastMessage::At { .. } => format!("no new message for {}", human(quiet_ms)),
+                LastMessage::None | LastMessage::Unknown { .. } => {
+                    format!("no message in the {} since watching began", human(quiet_ms))
+                }
+            };
             found.push(Observation {
                 key: k,
                 kind: "QUIET".into(),
                 reason: format!(
-                    "no new message for {quiet_s} s; one is expected every {expected} s"
+                    "{silence}; one is expected every {}",
+                    human(i64::from(expected) * 1000)
                 ),
-                onset_ms: c.last_advanced_at.map_or(0, |a| a.timestamp_millis()),
+                onset_ms: since,
                 evidence: json!({
-                    "rule": "time since the last message above 1.5 × the expected interval",
-                    "last_message_at": c.last_advanced_at,
+                    "rule": "time since the last message (its record's own time when read) above 1.5 × the expected interval",
+                    "last_message": c.last_message,
+                    "last_message_at": DateTime::<Utc>::from_timestamp_millis(since),
                     "expected_interval_s": expected,
                     "log_end_total": c.log_end_total,
                 }),
@@ -509,7 +521,7 @@ mod tests {
         ]);
         assert_eq!(health.under_replicated, vec![1, 2]);
         assert_eq!(health.offline, vec![2, 3]);
-        assert_eq!(health.quiet_for_s, None);
+        assert_eq!(health.quiet_for_ms, None);
     }
 
     #[test]
@@ -540,9 +552,12 @@ mod tests {
         );
 
         // Quiet for 100 s where a message is expected every 60 s.
-        let last = DateTime::from_timestamp_millis(NOW - 100_000);
         let catalog = TopicCatalog {
-            last_advanced_at: last,
+            last_message: LastMessage::At {
+                at_ms: NOW - 100_000,
+                exact: true,
+            },
+            first_seen_ms: NOW - 900_000,
             expected_interval_s: Some(60),
             log_end_total: Some(7),
         };
@@ -553,11 +568,32 @@ mod tests {
         assert_eq!(found[0].key, key("topic", "orders", "quiet"));
         assert_eq!(
             found[0].reason,
-            "no new message for 100 s; one is expected every 60 s"
+            "no new message for 1 min 40 s; one is expected every 1 min"
         );
         assert_eq!(found[0].onset_ms, NOW - 100_000);
         assert_eq!(found[0].evidence["log_end_total"], 7);
         assert!(evaluated.contains(&key("topic", "orders", "quiet")));
+
+        // Never seen to move since watching began 100 s ago: the silence
+        // is at least that long, and said so.
+        let unknown = TopicCatalog {
+            last_message: LastMessage::Unknown {
+                first_seen_ms: NOW - 100_000,
+            },
+            first_seen_ms: NOW - 100_000,
+            ..catalog.clone()
+        };
+        let found = observe_topic(
+            "orders",
+            &healthy,
+            Some(&unknown),
+            NOW,
+            &mut BTreeSet::new(),
+        );
+        assert_eq!(
+            found[0].reason,
+            "no message in the 1 min 40 s since watching began; one is expected every 1 min"
+        );
 
         // Within 1.5 × the interval, or with no interval: judged, not raised.
         for expected in [Some(90), None] {

@@ -8,6 +8,7 @@ use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
+use crate::watch::model::last_message_text;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::watch::cluster::ClusterState;
@@ -133,7 +134,7 @@ pub fn ClusterPage() -> impl IntoView {
                                                 <td>{t.partitions}</td>
                                                 <td><span class=class>{health}</span></td>
                                                 <td>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</td>
-                                                <td>{t.last_message_at.map_or("–".to_string(), |a| a.format("%m-%d %H:%M:%S UTC").to_string())}</td>
+                                                <td>{last_message_text(t.last_message, "%m-%d %H:%M:%S UTC")}</td>
                                             </tr>
                                         }
                                     }).collect_view()}

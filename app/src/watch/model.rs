@@ -3,6 +3,7 @@
 
 use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
+pub use streamkeeper::watch::health::LastMessage;
 
 /// A watched cluster, with how fresh its data is. Credentials appear only
 /// as whether they are set: references are never echoed back.
@@ -138,8 +139,11 @@ pub struct TopicView {
     /// Sum of log-end offsets, when every partition's could be read.
     pub log_end_total: Option<i64>,
     pub last_seen: DateTime<Utc>,
-    /// When the log end last moved forward.
+    /// When its last message came, when known (see `last_message`).
     pub last_message_at: Option<DateTime<Utc>>,
+    /// Its last message: none, at a time (the record's own, or the pass
+    /// that saw the log end move), or unknown since first seen.
+    pub last_message: LastMessage,
     /// The stream's catalog entry; all empty for an undescribed topic.
     pub owner: Option<String>,
     pub domain: Option<String>,
@@ -209,6 +213,7 @@ pub struct StreamSummary {
     /// OK, or the kind of an open flag on the topic or a group reading it.
     pub status: String,
     pub last_message_at: Option<DateTime<Utc>>,
+    pub last_message: LastMessage,
 }
 
 /// Filters of the streams list; empty fields do not filter.
@@ -246,4 +251,25 @@ pub struct StreamConsumer {
     pub lag: Option<u64>,
     pub max_time_lag_s: Option<f64>,
     pub series: Vec<LagPoint>,
+}
+
+/// "Last message" as the pages word it, times in `format`: "none" for a
+/// topic never written, the record's time, "by" the pass that saw the log
+/// end move when the record was not read, or "unknown" since first seen.
+pub fn last_message_text(last: LastMessage, format: &str) -> String {
+    let at = |ms: i64| {
+        DateTime::<Utc>::from_timestamp_millis(ms)
+            .map_or_else(|| "?".to_owned(), |a| a.format(format).to_string())
+    };
+    match last {
+        LastMessage::None => "none".into(),
+        LastMessage::At { at_ms, exact: true } => at(at_ms),
+        LastMessage::At {
+            at_ms,
+            exact: false,
+        } => format!("by {}", at(at_ms)),
+        LastMessage::Unknown { first_seen_ms } => {
+            format!("unknown (first seen {})", at(first_seen_ms))
+        }
+    }
 }

@@ -14,7 +14,7 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::watch::fns::{DescribeStream, get_stream, list_streams};
-use crate::watch::model::StreamDetail;
+use crate::watch::model::{StreamDetail, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -72,7 +72,7 @@ pub fn StreamsPage() -> impl IntoView {
                                                 <td>{s.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
                                                 <td>{s.partitions}</td>
                                                 <td><span class=status_class(&s.status)>{s.status.clone()}</span></td>
-                                                <td>{s.last_message_at.map_or("–".to_string(), |a| a.format("%m-%d %H:%M:%S UTC").to_string())}</td>
+                                                <td>{last_message_text(s.last_message, "%m-%d %H:%M:%S UTC")}</td>
                                             </tr>
                                         }
                                     }).collect_view()}
@@ -156,7 +156,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                 <dt>"Expected interval"</dt><dd>{t.expected_interval_s.map_or("–".to_string(), |b| format!("a message every {b} s"))}</dd>
                 <dt>"Health"</dt><dd>{format!("{} partitions; {health}", t.partitions)}</dd>
                 <dt>"Messages"</dt><dd>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</dd>
-                <dt>"Last message"</dt><dd>{t.last_message_at.map_or("–".to_string(), |a| a.format("%Y-%m-%d %H:%M:%S UTC").to_string())}</dd>
+                <dt>"Last message"</dt><dd>{last_message_text(t.last_message, "%Y-%m-%d %H:%M:%S UTC")}</dd>
                 <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
             </dl>
         </section>

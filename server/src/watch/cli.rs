@@ -101,7 +101,9 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
     };
     let settings = cluster_settings(args, &outbound.credentials)?;
     let known = Default::default();
-    let reading = tokio::task::spawn_blocking(move || reader::read(&settings, &known)).await?;
+    let reading =
+        tokio::task::spawn_blocking(move || reader::read(&settings, &known, &Default::default()))
+            .await?;
     let r = match reading {
         Ok(r) => r,
         Err(e) => {

@@ -26,7 +26,13 @@ pub enum PassResult<'a> {
 /// The catalog's facts about a topic that decide whether it is quiet.
 fn catalog_of(t: &TopicRow) -> TopicCatalog {
     TopicCatalog {
-        last_advanced_at: t.last_advanced_at,
+        last_message: crate::watch::last_message(
+            t.log_end_total,
+            t.last_message_at,
+            t.last_advanced_at,
+            t.first_seen,
+        ),
+        first_seen_ms: t.first_seen.timestamp_millis(),
         expected_interval_s: t.expected_interval_s,
         log_end_total: t.log_end_total,
     }

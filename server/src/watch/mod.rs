@@ -28,6 +28,7 @@ use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::platform::page::{Choice, Page, PageRequest, choice};
 use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
+use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupStatus, StreamStatus};
 use streamkeeper::watch::observe::standings;
@@ -78,7 +79,28 @@ fn probe_row(new: &NewCluster) -> store::ClusterRow {
     }
 }
 
+/// A topic's last message from what the catalog stored of it.
+pub fn last_message(
+    log_end_total: Option<i64>,
+    record: Option<chrono::DateTime<Utc>>,
+    advanced: Option<chrono::DateTime<Utc>>,
+    first_seen: chrono::DateTime<Utc>,
+) -> LastMessage {
+    LastMessage::of(
+        log_end_total,
+        record.map(|r| r.timestamp_millis()),
+        advanced.map(|a| a.timestamp_millis()),
+        first_seen.timestamp_millis(),
+    )
+}
+
 fn topic_view(t: store::TopicRow) -> TopicView {
+    let last = last_message(
+        t.log_end_total,
+        t.last_message_at,
+        t.last_advanced_at,
+        t.first_seen,
+    );
     TopicView {
         name: t.name,
         partitions: t.partitions,
@@ -86,7 +108,10 @@ fn topic_view(t: store::TopicRow) -> TopicView {
         offline: t.offline,
         log_end_total: t.log_end_total,
         last_seen: t.last_seen,
-        last_message_at: t.last_advanced_at,
+        last_message_at: last
+            .at_ms()
+            .and_then(chrono::DateTime::from_timestamp_millis),
+        last_message: last,
         owner: t.owner,
         domain: t.domain,
         tier: t.tier,
@@ -641,7 +666,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         settings.timeout = std::time::Duration::from_secs(5);
         let started = Utc::now();
         let read = tokio::task::spawn_blocking(move || {
-            crate::clients::kafka::reader::read(&settings, &Default::default())
+            crate::clients::kafka::reader::read(&settings, &Default::default(), &Default::default())
         })
         .await
         .map_err(|e| errors::internal("the lag reader's task", e))?;
@@ -694,15 +719,26 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let items = p
             .items
             .into_iter()
-            .map(|r| StreamSummary {
-                cluster_id: r.cluster_id,
-                cluster: r.cluster,
-                topic: r.topic,
-                owner: r.owner,
-                tier: r.tier,
-                partitions: r.partitions,
-                status: r.flag.unwrap_or_else(|| "OK".into()),
-                last_message_at: r.last_advanced_at,
+            .map(|r| {
+                let last = last_message(
+                    r.log_end_total,
+                    r.last_message_at,
+                    r.last_advanced_at,
+                    r.first_seen,
+                );
+                StreamSummary {
+                    cluster_id: r.cluster_id,
+                    cluster: r.cluster,
+                    topic: r.topic,
+                    owner: r.owner,
+                    tier: r.tier,
+                    partitions: r.partitions,
+                    status: r.flag.unwrap_or_else(|| "OK".into()),
+                    last_message_at: last
+                        .at_ms()
+                        .and_then(chrono::DateTime::from_timestamp_millis),
+                    last_message: last,
+                }
             })
             .collect();
         Ok(Page::new(items, page, p.total))

@@ -88,8 +88,12 @@ pub async fn pass(
         Ok(k) => k,
         Err(e) => return PassOutcome::Failed(format!("database: {e}")),
     };
+    let last_of = match store::last_message_targets(pool, c.id).await {
+        Ok(l) => l,
+        Err(e) => return PassOutcome::Failed(format!("database: {e}")),
+    };
     let budget = Duration::from_secs(u64::try_from(c.interval_s).unwrap_or(15)) * 4 / 5;
-    let handle = tokio::task::spawn_blocking(move || reader::read(&settings, &known));
+    let handle = tokio::task::spawn_blocking(move || reader::read(&settings, &known, &last_of));
     let deadline = Instant::now() + budget;
     let mut handle = handle;
     let result = tokio::select! {

@@ -530,7 +530,8 @@ mod tests {
         let v = partition_status(&window(&w), false, &Rules::default(), Some(known));
         assert_eq!(v.status, Status::Stop);
         assert!(
-            v.reason.contains("no progress for 15 min while 70 behind"),
+            v.reason
+                .contains("no progress for 15 min 45 s while 70 behind"),
             "{}",
             v.reason
         );

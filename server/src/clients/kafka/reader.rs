@@ -12,6 +12,7 @@
 use chrono::{DateTime, Utc};
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::error::KafkaError;
+use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
 use streamkeeper::watch::consumer_protocol::assigned_partitions;
@@ -36,6 +37,9 @@ pub struct PartitionReading {
 pub struct TopicReading {
     pub name: String,
     pub partitions: Vec<PartitionReading>,
+    /// The timestamp of its newest record, when this pass read it (see
+    /// [`read`]'s `last_of`).
+    pub last_message_at: Option<DateTime<Utc>>,
 }
 
 impl TopicReading {
@@ -94,9 +98,13 @@ fn describe(e: &KafkaError) -> String {
 /// Reads one pass. `known` lists topics each group read in earlier passes,
 /// so their partitions without a commit show as "no commit" even when the
 /// group has no members.
+/// `known` names the topics each group read before; `last_of` the topics
+/// whose newest record's time to read, with the log-end total it was read
+/// at last (`None`: never): read again only when the total moved.
 pub fn read(
     settings: &ClusterSettings,
     known: &BTreeMap<String, BTreeSet<String>>,
+    last_of: &BTreeMap<String, Option<i64>>,
 ) -> Result<Reading, ReadError> {
     let started = Utc::now();
     let config = settings.client_config()?;
@@ -125,6 +133,7 @@ pub fn read(
                     log_end: None,
                 })
                 .collect(),
+            last_message_at: None,
         })
         .collect();
     topics.sort_by(|a, b| a.name.cmp(&b.name));
@@ -221,6 +230,11 @@ pub fn read(
         problems.push(format!("log offsets could not be read: {e}"));
     }
 
+    // 3. The newest record's time of the topics that expect messages.
+    if let Err(e) = read_last_messages(settings, &mut topics, last_of) {
+        problems.push(format!("the newest records' times could not be read: {e}"));
+    }
+
     Ok(Reading {
         started,
         finished: Utc::now(),
@@ -271,6 +285,97 @@ fn read_watermarks(
             p.log_start = starts.get(&key).copied();
             p.log_end = lasts.get(&key).copied();
         }
+    }
+    Ok(())
+}
+
+/// Records read back from each partition's end: a few, because the last
+/// offset may be a transaction marker, which is never delivered.
+const TAIL: i64 = 3;
+
+/// Reads the timestamp of the newest record of each topic in `last_of`
+/// whose log end moved since it was read (or that was never read): a
+/// consumer assigned to each partition a few records before its end, so
+/// it joins nothing and commits nothing. A partition is done
+/// when its position reaches the end; a topic gets the newest time over
+/// its partitions, or none if any of them was not read in time.
+fn read_last_messages(
+    settings: &ClusterSettings,
+    topics: &mut [TopicReading],
+    last_of: &BTreeMap<String, Option<i64>>,
+) -> Result<(), String> {
+    let mut tpl = TopicPartitionList::new();
+    let mut ends: BTreeMap<(String, i32), i64> = BTreeMap::new();
+    for t in topics.iter() {
+        let Some(read_at) = last_of.get(&t.name) else {
+            continue;
+        };
+        let total: Option<i64> = t.partitions.iter().map(|p| p.log_end).sum();
+        if total.is_none() || (read_at.is_some() && *read_at == total) {
+            continue;
+        }
+        for p in &t.partitions {
+            if let (Some(start), Some(end)) = (p.log_start, p.log_end)
+                && end > start
+            {
+                tpl.add_partition_offset(
+                    &t.name,
+                    p.partition,
+                    Offset::Offset((end - TAIL).max(start)),
+                )
+                .map_err(|e| describe(&e))?;
+                ends.insert((t.name.clone(), p.partition), end);
+            }
+        }
+    }
+    if ends.is_empty() {
+        return Ok(());
+    }
+    // librdkafka assigns only with a group id; an assign-only consumer
+    // never sends JoinGroup, and with auto-commit off it commits nothing,
+    // so the group never exists on the broker.
+    let consumer: BaseConsumer = settings
+        .client_config()
+        .map_err(|e| e.to_string())?
+        .set("group.id", "streamkeeper-tail-reader")
+        .set("enable.partition.eof", "false")
+        .set("fetch.wait.max.ms", "50")
+        .create()
+        .map_err(|e| describe(&e))?;
+    consumer.assign(&tpl).map_err(|e| describe(&e))?;
+    let deadline = std::time::Instant::now() + settings.timeout;
+    let mut newest: BTreeMap<(String, i32), i64> = BTreeMap::new();
+    let mut pending: BTreeSet<(String, i32)> = ends.keys().cloned().collect();
+    while !pending.is_empty() && std::time::Instant::now() < deadline {
+        if let Some(Ok(m)) = consumer.poll(std::time::Duration::from_millis(100))
+            && let Some(ms) = m.timestamp().to_millis()
+        {
+            let key = (m.topic().to_string(), m.partition());
+            let e = newest.entry(key).or_insert(ms);
+            *e = (*e).max(ms);
+        }
+        // Positions pass markers that are never delivered.
+        if let Ok(positions) = consumer.position() {
+            for e in positions.elements() {
+                let key = (e.topic().to_string(), e.partition());
+                if let (Offset::Offset(at), Some(end)) = (e.offset(), ends.get(&key))
+                    && at >= *end
+                {
+                    pending.remove(&key);
+                }
+            }
+        }
+    }
+    for t in topics.iter_mut() {
+        let mine: Vec<&(String, i32)> = ends.keys().filter(|(n, _)| *n == t.name).collect();
+        if mine.is_empty() || mine.iter().any(|k| pending.contains(*k)) {
+            continue;
+        }
+        t.last_message_at = mine
+            .iter()
+            .filter_map(|k| newest.get(*k))
+            .max()
+            .and_then(|ms| DateTime::from_timestamp_millis(*ms));
     }
     Ok(())
 }

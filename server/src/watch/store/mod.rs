@@ -135,6 +135,24 @@ pub async fn known_topics(
         .collect())
 }
 
+/// The topics whose newest record's time a pass reads (those whose stream
+/// expects a message every so often), with the log-end total it was last
+/// read at.
+pub async fn last_message_targets(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<BTreeMap<String, Option<i64>>, Db> {
+    let rows: Vec<(String, Option<i64>)> = sqlx::query_as(
+        "SELECT s.topic, t.last_message_total FROM streams s
+         LEFT JOIN topics t ON t.cluster_id = s.cluster_id AND t.name = s.topic
+         WHERE s.cluster_id = $1 AND s.expected_interval_s IS NOT NULL",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
 /// Records a pass that read nothing: a gap, with the reason.
 pub async fn record_failure(
     pool: &PgPool,
@@ -281,8 +299,8 @@ async fn upsert_topics(
     cluster_id: i64,
     r: &Reading,
 ) -> Result<(), Db> {
-    let (mut names, mut partitions, mut under, mut offline, mut ends) =
-        (vec![], vec![], vec![], vec![], vec![]);
+    let (mut names, mut partitions, mut under, mut offline, mut ends, mut lasts) =
+        (vec![], vec![], vec![], vec![], vec![], vec![]);
     for t in &r.topics {
         let health = metadata_health(&t.meta());
         names.push(t.name.as_str());
@@ -290,22 +308,28 @@ async fn upsert_topics(
         under.push(joined(&health.under_replicated));
         offline.push(joined(&health.offline));
         ends.push(t.partitions.iter().map(|p| p.log_end).sum::<Option<i64>>());
+        lasts.push(t.last_message_at);
     }
+    // A topic first seen has no last advance yet: when its last message
+    // came is unknown until the end is seen to move (or its newest record
+    // is read).
     Ok(sqlx::query(
         "INSERT INTO topics (cluster_id, name, partitions, under_replicated, offline, log_end_total,
-                             first_seen, last_seen, last_advanced_at)
+                             first_seen, last_seen, last_message_at, last_message_total)
          SELECT $1, u.name, u.partitions,
                 COALESCE(string_to_array(NULLIF(u.under, ''), ',')::int[], '{}'),
                 COALESCE(string_to_array(NULLIF(u.offline, ''), ',')::int[], '{}'),
-                u.ends, $2, $2, $2
-         FROM UNNEST($3::text[], $4::int[], $5::text[], $6::text[], $7::bigint[])
-              AS u(name, partitions, under, offline, ends)
+                u.ends, $2, $2, u.last, CASE WHEN u.last IS NOT NULL THEN u.ends END
+         FROM UNNEST($3::text[], $4::int[], $5::text[], $6::text[], $7::bigint[], $8::timestamptz[])
+              AS u(name, partitions, under, offline, ends, last)
          ON CONFLICT (cluster_id, name) DO UPDATE SET partitions = EXCLUDED.partitions,
             under_replicated = EXCLUDED.under_replicated, offline = EXCLUDED.offline,
             log_end_total = EXCLUDED.log_end_total, last_seen = EXCLUDED.last_seen,
             last_advanced_at = CASE
                 WHEN EXCLUDED.log_end_total > topics.log_end_total
-                THEN EXCLUDED.last_seen ELSE topics.last_advanced_at END",
+                THEN EXCLUDED.last_seen ELSE topics.last_advanced_at END,
+            last_message_at = COALESCE(EXCLUDED.last_message_at, topics.last_message_at),
+            last_message_total = COALESCE(EXCLUDED.last_message_total, topics.last_message_total)",
     )
     .bind(cluster_id)
     .bind(r.finished)
@@ -314,6 +338,7 @@ async fn upsert_topics(
     .bind(&under)
     .bind(&offline)
     .bind(&ends)
+    .bind(&lasts)
     .execute(&mut **tx)
     .await
     .map(drop)?)
@@ -478,8 +503,10 @@ pub struct TopicRow {
     pub under_replicated: Vec<i32>,
     pub offline: Vec<i32>,
     pub log_end_total: Option<i64>,
+    pub first_seen: DateTime<Utc>,
     pub last_seen: DateTime<Utc>,
     pub last_advanced_at: Option<DateTime<Utc>>,
+    pub last_message_at: Option<DateTime<Utc>>,
     pub owner_team_id: Option<i64>,
     pub owner: Option<String>,
     pub domain: Option<String>,
@@ -492,8 +519,8 @@ pub struct TopicRow {
 
 pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, Db> {
     Ok(sqlx::query_as(
-        "SELECT t.name, t.partitions, t.under_replicated, t.offline, t.log_end_total, t.last_seen,
-                t.last_advanced_at, s.owner_team_id, tm.name AS owner, s.domain, s.tier,
+        "SELECT t.name, t.partitions, t.under_replicated, t.offline, t.log_end_total, t.first_seen,
+                t.last_seen, t.last_advanced_at, t.last_message_at, s.owner_team_id, tm.name AS owner, s.domain, s.tier,
                 s.freshness_budget_s, s.expected_interval_s, s.description, s.compatibility
          FROM topics t
          LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
@@ -569,7 +596,10 @@ pub struct StreamListRow {
     pub tier: Option<i16>,
     pub partitions: i32,
     pub flag: Option<String>,
+    pub log_end_total: Option<i64>,
+    pub first_seen: DateTime<Utc>,
     pub last_advanced_at: Option<DateTime<Utc>>,
+    pub last_message_at: Option<DateTime<Utc>>,
 }
 
 /// Streams of every cluster, by cluster and topic, filtered by a substring
@@ -605,7 +635,8 @@ pub async fn stream_list(
         .await?;
     let rows: Vec<StreamListRow> = sqlx::query_as(&format!(
         "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, tm.name AS owner, s.tier,
-                t.partitions, fl.kind AS flag, t.last_advanced_at
+                t.partitions, fl.kind AS flag, t.log_end_total, t.first_seen, t.last_advanced_at,
+                t.last_message_at
          {FROM} ORDER BY c.name, t.name LIMIT $4 OFFSET $5"
     ))
     .bind(&pattern)

@@ -38,10 +38,14 @@ test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`
   await hydrated();
   assert.equal(new URL(page.url()).pathname, '/flags');
 
+  // The filter in use is marked.
+  assert.equal(await page.textContent('nav.ranges a[aria-current="page"]'), 'My teams, open');
   const row = page.locator('table[data-testid="flags"] tr', { hasText: GROUP });
   assert.equal(await row.count(), 1, 'the flag is in My flags');
   assert.match(await row.textContent(), /STOP/);
-  await Promise.all([page.waitForNavigation(), row.locator('a').first().click()]);
+  // The row links as a whole: a click on its reason opens the flag.
+  const why = await row.locator('td').last().boundingBox();
+  await Promise.all([page.waitForNavigation(), page.mouse.click(why.x + why.width / 2, why.y + why.height / 2)]);
   await hydrated();
 
   assert.equal(await page.textContent('[data-testid="flag-kind"]'), 'STOP');

@@ -63,10 +63,18 @@ pub fn FlagsPage() -> impl IntoView {
             })}
         </Suspense>
         <nav class="ranges" aria-label="Which flags">
-            <a href=link("mine", "live")>"My teams, open"</a>
-            <a href=link("mine", "any")>"My teams, all"</a>
-            <a href=link("all", "live")>"Everyone's, open"</a>
-            <a href=link("all", "any")>"Everyone's, all"</a>
+            {[
+                (false, false, "My teams, open"),
+                (false, true, "My teams, all"),
+                (true, false, "Everyone's, open"),
+                (true, true, "Everyone's, all"),
+            ].into_iter().map(|(everyone, every_state, label)| {
+                let here = move || (all.get() == everyone && any.get() == every_state).then_some("page");
+                view! {
+                    <a href=link(if everyone { "all" } else { "mine" }, if every_state { "any" } else { "live" })
+                        aria-current=here>{label}</a>
+                }
+            }).collect_view()}
         </nav>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -81,7 +89,7 @@ pub fn FlagsPage() -> impl IntoView {
                                 <thead><tr><th>"Flag"</th><th>"Subject"</th><th>"Cluster"</th><th>"Team"</th><th>"State"</th><th>"Since"</th><th>"Why"</th></tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|f| view! {
-                                        <tr>
+                                        <tr class="row-link">
                                             <td><a href=format!("/flags/{}", f.id)><span class=kind_class(&f.kind)>{f.kind.clone()}</span></a></td>
                                             <td>{format!("{} {}", f.subject_kind, f.subject)}</td>
                                             <td>{f.cluster}</td>

@@ -677,6 +677,17 @@ async fn a_flood_of_refusals_leaves_a_few_counted_rows(pool: sqlx::PgPool) {
         "{}",
         screen.body
     );
+    // Details read as key/value lines, not raw JSON.
+    assert!(
+        screen.body.contains(r#"<dl class="detail">"#),
+        "{}",
+        screen.body
+    );
+    assert!(
+        !screen.body.contains(r#"<code class="detail">"#),
+        "{}",
+        screen.body
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]

@@ -3,6 +3,7 @@
 //! sources, counted per source and minute.
 
 use crate::audit::fns::{list_audit, list_refusals};
+use crate::audit::model::detail_lines;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
@@ -60,7 +61,7 @@ pub fn AuditPage() -> impl IntoView {
                                             <td><code>{r.action}</code></td>
                                             <td>{r.target}</td>
                                             <td>{r.source}</td>
-                                            <td><code class="detail">{r.detail}</code></td>
+                                            <td><DetailLines detail=r.detail /></td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>
@@ -102,7 +103,7 @@ pub fn AuditPage() -> impl IntoView {
                                             <td>{r.first_at.format("%H:%M:%S").to_string()}</td>
                                             <td>{r.last_at.format("%H:%M:%S").to_string()}</td>
                                             <td>{r.target}</td>
-                                            <td><code class="detail">{r.detail}</code></td>
+                                            <td><DetailLines detail=r.detail /></td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>
@@ -120,5 +121,17 @@ pub fn AuditPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+    }
+}
+
+/// An entry's details as key/value lines, the raw JSON in the entry's API.
+#[component]
+fn DetailLines(detail: String) -> impl IntoView {
+    view! {
+        <dl class="detail">
+            {detail_lines(&detail).into_iter().map(|(k, v)| view! {
+                <div><dt>{k}</dt><dd>{v}</dd></div>
+            }).collect_view()}
+        </dl>
     }
 }

@@ -67,6 +67,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   assert.match(text, /payments/, 'the owner team is named');
   assert.match(text, /READER_FIELD_MISSING_DEFAULT_VALUE/);
   assert.match(text, /amount/, 'the reason names the field');
+  assert.match(text, new RegExp(`${GROUP} reads \`amount\` without a default`), 'said as its owner would');
   assert.match(await page.textContent('[data-testid="summary"]'), new RegExp(GROUP));
 
   // The owner declares the group's reader schema on the stream page.

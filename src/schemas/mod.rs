@@ -19,6 +19,7 @@
 
 #[cfg(feature = "schema")]
 pub mod avro;
+pub mod breaks;
 #[cfg(feature = "schema")]
 pub mod check;
 pub mod hygiene;

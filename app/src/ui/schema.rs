@@ -3,7 +3,7 @@
 
 use crate::schemas::model::{CompatibilityReport, ReaderSource};
 use leptos::prelude::*;
-use streamkeeper::schemas::{SchemaType, Verdict};
+use streamkeeper::schemas::{SchemaType, Verdict, breaks};
 
 pub fn verdict_class(v: Verdict) -> &'static str {
     match v {
@@ -57,7 +57,9 @@ pub fn CheckFindings(r: CompatibilityReport, #[prop(optional)] nested: bool) -> 
                 <table class="list" data-testid="consumer-verdicts">
                     <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Verdict"</th><th>"Why"</th></tr></thead>
                     <tbody>
-                        {r.consumers.into_iter().map(|c| view! {
+                        {r.consumers.into_iter().map(|c| {
+                            let group = c.group.clone();
+                            view! {
                             <tr data-group=c.group.clone()>
                                 <td>{c.group.clone()}</td>
                                 <td>{c.owner.unwrap_or_else(|| "unowned".into())}</td>
@@ -66,12 +68,15 @@ pub fn CheckFindings(r: CompatibilityReport, #[prop(optional)] nested: bool) -> 
                                     <p class="note">{format!("Reader schema: {}", c.reader_note)}</p>
                                     <ul>
                                         {c.reasons.into_iter().map(|i| view! {
-                                            <li><code>{i.kind}</code> " at " <code>{i.location}</code> ": " {i.message}</li>
+                                            <li>
+                                                {breaks::sentence(&group, &i)}
+                                                <br /><small class="note"><code>{i.kind}</code> " at " <code>{i.location}</code> ": " {i.message}</small>
+                                            </li>
                                         }).collect_view()}
                                     </ul>
                                 </td>
                             </tr>
-                        }).collect_view()}
+                        }}).collect_view()}
                     </tbody>
                 </table>
             }.into_any()

@@ -4,6 +4,7 @@
 //! kept but marked with the reason, so a producer's mistake shows on the
 //! node instead of losing the event.
 
+pub use crate::watch::topic_name::{TopicIssue, topic_issue};
 use serde::{Deserialize, Serialize};
 use std::collections::HashMap;
 
@@ -11,8 +12,6 @@ use std::collections::HashMap;
 const KAFKA_PORT: u16 = 9092;
 /// Marquez's `NamespaceName` limit; longer namespaces are marked.
 const MAX_NAMESPACE: usize = 1024;
-/// Kafka's topic name limit (`Topic.MAX_NAME_LENGTH`).
-const MAX_TOPIC: usize = 249;
 
 /// A cluster the console knows, as the canonicalisation needs it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -79,39 +78,6 @@ pub enum NameIssue {
     NamespaceTooLong,
     #[error("not a valid Kafka topic name: {reason}")]
     InvalidTopic { reason: TopicIssue },
-}
-
-/// What Kafka itself would refuse in a topic name (`Topic.validate`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
-#[serde(rename_all = "snake_case")]
-pub enum TopicIssue {
-    #[error("empty")]
-    Empty,
-    #[error("\".\" and \"..\" are not allowed")]
-    Dots,
-    #[error("longer than {MAX_TOPIC} characters")]
-    TooLong,
-    #[error("only ASCII letters, digits, '.', '_' and '-' are allowed")]
-    Character,
-}
-
-/// Kafka's own rule for topic names, so a topic the broker could never
-/// have (`1x:y`) is marked rather than shown as real.
-pub fn topic_issue(name: &str) -> Option<TopicIssue> {
-    if name.is_empty() {
-        Some(TopicIssue::Empty)
-    } else if name == "." || name == ".." {
-        Some(TopicIssue::Dots)
-    } else if name.len() > MAX_TOPIC {
-        Some(TopicIssue::TooLong)
-    } else if !name
-        .bytes()
-        .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'_' | b'-'))
-    {
-        Some(TopicIssue::Character)
-    } else {
-        None
-    }
 }
 
 /// A dataset's name after the rules: the key it is stored under, the

@@ -1,6 +1,7 @@
 //! Watching clusters: a cluster's health, consumer lag judged over a
 //! window of passes, topic health, what a pass observed as flags, the time
-//! series charts show, and the consumer protocol's assignment bytes.
+//! series charts show, the consumer protocol's assignment bytes and
+//! Kafka's rule for topic names.
 
 pub mod cluster;
 pub mod consumer_protocol;
@@ -9,4 +10,5 @@ pub mod lag;
 pub mod list;
 pub mod observe;
 pub mod series;
+pub mod topic_name;
 pub mod window;

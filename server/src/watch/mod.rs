@@ -32,6 +32,7 @@ use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupStatus, StreamStatus};
 use streamkeeper::watch::observe::standings;
+use streamkeeper::watch::topic_name::topic_issue;
 use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
@@ -39,23 +40,6 @@ use streamkeeper_app::watch::model::{
     LagPoint, NewCluster, PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec,
     StreamSummary, TopicView,
 };
-
-/// Why `t` cannot be a Kafka topic name, if it cannot (Kafka's own rule:
-/// 1 to 249 of letters, digits, `.`, `_`, `-`; not `.` or `..`).
-fn bad_topic_name(t: &str) -> Option<&'static str> {
-    if t.is_empty() || t.len() > 249 {
-        Some("must be 1 to 249 characters")
-    } else if t == "." || t == ".." {
-        Some("cannot be . or ..")
-    } else if !t
-        .chars()
-        .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
-    {
-        Some("may hold only letters, digits, '.', '_' and '-'")
-    } else {
-        None
-    }
-}
 
 /// A cluster row from what an admin entered, blanks as absent, for
 /// validation and connection tests before anything is stored.
@@ -397,10 +381,11 @@ impl ClusterService {
         require(who, Action::ManageClusters, "apply a clusters file")?;
         for (name, topic) in &wanted {
             if let Some(t) = topic
-                && let Some(why) = bad_topic_name(t)
+                && let Some(why) = topic_issue(t)
             {
-                let e =
-                    AppError::Invalid(format!("Cluster {name:?}: the lineage topic {t:?} {why}"));
+                let e = AppError::Invalid(format!(
+                    "Cluster {name:?}: the lineage topic {t:?} is not a Kafka topic name: {why}"
+                ));
                 record_refusal(
                     &self.pool,
                     who,

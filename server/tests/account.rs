@@ -657,6 +657,15 @@ async fn admins_route_flags_in_settings_and_unrouted_trouble_is_warned_about(poo
     )
     .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let before = count(&t, "request.refused").await;
+    let r = server_fn(&t, "set_platform_team", &viewer, &[("team", "platform")]).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    assert_eq!(
+        count(&t, "request.refused").await,
+        before + 1,
+        "a refused setting is audited"
+    );
+    assert!(before >= 1, "so was the refused webhook");
 
     // Made the platform team: the warnings go.
     let r = server_fn(&t, "set_platform_team", &admin, &[("team", "platform")]).await;

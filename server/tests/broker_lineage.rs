@@ -223,7 +223,10 @@ async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPo
         )
         .await
         .expect_err("not a topic name");
-    assert!(bad.to_string().contains("is not a Kafka topic name"), "{bad}");
+    assert!(
+        bad.to_string().contains("is not a Kafka topic name"),
+        "{bad}"
+    );
     let set = clusters
         .set_lineage_topics(
             &who,

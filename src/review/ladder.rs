@@ -42,6 +42,16 @@ impl Autonomy {
         }
     }
 
+    /// The level as people say it ("act after approval").
+    pub fn label(self) -> &'static str {
+        match self {
+            Autonomy::Watch => "watch",
+            Autonomy::Suggest => "suggest",
+            Autonomy::ActAfterApproval => "act after approval",
+            Autonomy::Autonomous => "autonomous",
+        }
+    }
+
     pub fn describe(self) -> &'static str {
         match self {
             Autonomy::Watch => "watch: flags only, no proposals",
@@ -81,6 +91,14 @@ impl FromStr for Autonomy {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn levels_read_as_people_say_them() {
+        assert_eq!(Autonomy::ActAfterApproval.label(), "act after approval");
+        for a in Autonomy::ALL {
+            assert!(!a.label().contains('_'), "{a:?}");
+        }
+    }
 
     #[test]
     fn the_ladder_climbs() {

@@ -18,7 +18,7 @@ pub fn ReviewSettingsPage() -> impl IntoView {
         <Title text="Review settings" />
         <h1>"Review: domains and approvers"</h1>
         <p class="note">"Each stream belongs to a domain. A domain's autonomy level says how far Streamkeeper may act on approved changes, and its named approvers (people, or teams' members holding the approver role) review them. Nobody approves their own change or one they edited."</p>
-        <ActionNote value=set.value() ok=|d: &DomainSettings| format!("Saved the domain {} ({}).", d.domain, d.autonomy.as_str()) />
+        <ActionNote value=set.value() ok=|d: &DomainSettings| format!("Saved the domain {} ({}).", d.domain, d.autonomy.label()) />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match domains.await {
@@ -60,7 +60,7 @@ fn DomainTable(list: Vec<DomainSettings>, set: ServerAction<SetReviewDomain>) ->
                     view! {
                         <tr data-domain=d.domain.clone()>
                             <td>{d.domain.clone()}</td>
-                            <td><span title=d.autonomy.describe()>{d.autonomy.as_str()}</span></td>
+                            <td><span title=d.autonomy.describe()>{d.autonomy.label()}</span></td>
                             <td>{d.required_approvals}</td>
                             <td>{if named.is_empty() { "nobody".to_string() } else { named }}</td>
                             <td>

@@ -186,8 +186,10 @@ build_site() {
   log "building the server"
   (cd "$SK_ROOT" && cargo build -q -p streamkeeper-server) >&2
   # A copy: another checkout sharing the target dir may rebuild the binary
-  # while this one runs it.
-  SK_BIN="$(mktemp -d)/streamkeeper"
+  # while this one runs it. It lives in the caller's run folder (the first
+  # argument), which the next run clears, so copies do not pile up.
+  mkdir -p "${1:-$SK_STATE}/bin"
+  SK_BIN="${1:-$SK_STATE}/bin/streamkeeper"
   cp "$CARGO_TARGET_DIR/debug/streamkeeper" "$SK_BIN"
   export SK_BIN
 }

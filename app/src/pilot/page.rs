@@ -144,7 +144,7 @@ fn Report(v: PilotView) -> impl IntoView {
             <table class="list" data-testid="pilot-receipts">
                 <thead><tr><th>"When"</th><th>"Would have"</th><th>"Domain"</th><th>"Where"</th><th>"What"</th><th>"Receipt"</th></tr></thead>
                 <tbody>
-                    {receipts.items.iter().cloned().map(|x| view! {
+                    {receipts.items.iter().map(|x| view! {
                         <tr data-reference=x.reference.clone()>
                             <td>{x.at.format("%Y-%m-%d %H:%M UTC").to_string()}</td>
                             <td>{x.would.as_str()}</td>

@@ -197,10 +197,13 @@ impl streamkeeper_app::port::Pilot for PilotService {
             scope: &settings.scope,
             from: start,
         };
-        let timed = store::timed(&self.pool, &within).await?;
-        let counted = store::counted(&self.pool, &within).await?;
-        let dismissed = store::dismissed(&self.pool, &within, DISMISSALS).await?;
-        let domains = store::domains(&self.pool, &within).await?;
+        // Four reads of one scope, each on its own connection at once.
+        let (timed, counted, dismissed, domains) = tokio::try_join!(
+            store::timed(&self.pool, &within),
+            store::counted(&self.pool, &within),
+            store::dismissed(&self.pool, &within, DISMISSALS),
+            store::domains(&self.pool, &within),
+        )?;
         let report = report(
             start.date_naive(),
             now,

@@ -260,16 +260,24 @@ pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>,
     let rows: Vec<(String, String, i64, i64, i64)> = sqlx::query_as(&format!(
         "{SCOPE}, d AS (
             SELECT domain FROM st WHERE domain <> ''
-            UNION SELECT x FROM unnest($2::text[]) x WHERE $1 = 'domains')
-         SELECT d.domain, COALESCE(rd.autonomy, 'suggest'),
-                (SELECT count(*) FROM review_approvals a JOIN review_items i ON i.id = a.item_id
-                  WHERE i.domain = d.domain AND a.approved_at >= $3),
-                (SELECT count(*) FROM review_items i
-                  WHERE i.domain = d.domain AND i.state = 'rejected' AND i.updated_at >= $3),
-                (SELECT count(*) FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
-                    AND x.kind = f.subject_kind AND x.subject = f.subject
-                  WHERE x.domain = d.domain AND f.dismissed_at >= $3)
+            UNION SELECT x FROM unnest($2::text[]) x WHERE $1 = 'domains'),
+         approvals AS (
+            SELECT i.domain, count(*) AS n FROM review_approvals a JOIN review_items i ON i.id = a.item_id
+             WHERE a.approved_at >= $3 GROUP BY 1),
+         rejections AS (
+            SELECT domain, count(*) AS n FROM review_items
+             WHERE state = 'rejected' AND updated_at >= $3 GROUP BY 1),
+         dismissals AS (
+            SELECT x.domain, count(*) AS n FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
+               AND x.kind = f.subject_kind AND x.subject = f.subject
+             WHERE f.dismissed_at >= $3 GROUP BY 1)
+         -- Each count once over its table, joined by domain (not asked per domain).
+         SELECT d.domain, COALESCE(rd.autonomy, 'suggest'), COALESCE(a.n, 0), COALESCE(r.n, 0),
+                COALESCE(x.n, 0)
            FROM d LEFT JOIN review_domains rd ON rd.domain = d.domain
+           LEFT JOIN approvals a ON a.domain = d.domain
+           LEFT JOIN rejections r ON r.domain = d.domain
+           LEFT JOIN dismissals x ON x.domain = d.domain
           ORDER BY d.domain"
     ))
     .bind(w.kind.as_str())
@@ -403,24 +411,39 @@ pub async fn first_weeks(
             format!("{SCOPE} SELECT count(*) {checks}"),
         ),
     ];
-    let mut rows = Vec::new();
-    let mut total = 0;
-    for (select, count) in &sources {
-        let found: Vec<ReceiptRow> = sqlx::query_as(select)
-            .bind(w.kind.as_str())
-            .bind(w.scope)
-            .bind(w.from)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?;
-        rows.extend(found);
-        let n: i64 = sqlx::query_scalar(count)
-            .bind(w.kind.as_str())
-            .bind(w.scope)
-            .bind(w.from)
-            .fetch_one(pool)
-            .await?;
-        total += n;
-    }
-    Ok((rows, total))
+    // Each source's page and count on their own connections at once.
+    let [(s0, c0), (s1, c1), (s2, c2)] = &sources;
+    let (p0, p1, p2, n0, n1, n2) = tokio::try_join!(
+        receipt_rows(pool, w, limit, s0),
+        receipt_rows(pool, w, limit, s1),
+        receipt_rows(pool, w, limit, s2),
+        receipt_count(pool, w, c0),
+        receipt_count(pool, w, c1),
+        receipt_count(pool, w, c2)
+    )?;
+    Ok(([p0, p1, p2].concat(), n0 + n1 + n2))
+}
+
+async fn receipt_rows(
+    pool: &PgPool,
+    w: &Within<'_>,
+    limit: i64,
+    select: &str,
+) -> Result<Vec<ReceiptRow>, sqlx::Error> {
+    sqlx::query_as(select)
+        .bind(w.kind.as_str())
+        .bind(w.scope)
+        .bind(w.from)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+}
+
+async fn receipt_count(pool: &PgPool, w: &Within<'_>, sql: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(sql)
+        .bind(w.kind.as_str())
+        .bind(w.scope)
+        .bind(w.from)
+        .fetch_one(pool)
+        .await
 }

@@ -173,6 +173,7 @@ pub struct Backend {
     pub schemas: Arc<dyn Schemas>,
     pub reviews: Arc<dyn Reviews>,
     pub connect: Arc<dyn Connect>,
+    pub pilot: Arc<dyn Pilot>,
 }
 
 /// The backend, from the Leptos context.
@@ -490,4 +491,45 @@ pub trait Connect: Send + Sync {
         name: &str,
         connector: &str,
     ) -> Result<crate::connect::model::ConnectorDetail, AppError>;
+}
+
+/// The pilot (managers and admins; everyone else is refused, and each
+/// refusal audited, reads included).
+#[async_trait::async_trait]
+pub trait Pilot: Send + Sync {
+    /// Its scope, start and every metric's baseline.
+    async fn settings(
+        &self,
+        who: &Principal,
+        from: &str,
+    ) -> Result<streamkeeper::pilot::PilotSettings, AppError>;
+    /// Sets it up or changes it, audited.
+    async fn set(
+        &self,
+        who: &Principal,
+        from: &str,
+        input: streamkeeper::pilot::PilotInput,
+    ) -> Result<streamkeeper::pilot::PilotSettings, AppError>;
+    /// The day-30 table, the weeks, the counts, the dismissals and each
+    /// domain's record, as of `now`; a 404 until it is set up.
+    async fn report(
+        &self,
+        who: &Principal,
+        from: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<streamkeeper::pilot::PilotReport, AppError>;
+    /// Every timed event behind the figures, by start, with the pilot's day 1.
+    async fn events(
+        &self,
+        who: &Principal,
+        from: &str,
+        now: chrono::DateTime<chrono::Utc>,
+    ) -> Result<(chrono::NaiveDate, Vec<streamkeeper::pilot::stats::Timed>), AppError>;
+    /// The first weeks' receipts, newest first.
+    async fn receipts(
+        &self,
+        who: &Principal,
+        from: &str,
+        page: PageRequest,
+    ) -> Result<Page<streamkeeper::pilot::receipts::Receipt>, AppError>;
 }

@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::flags::{FlagKey, Observation};
+use streamkeeper::pilot::stats::human;
 use streamkeeper_doubles::registry;
 use support::TestApp;
 
@@ -457,7 +458,7 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         "rests on 1 event (fewer than 5)"
     );
     assert_eq!(checked["baseline_ms"], 28_800_000);
-    assert_eq!(row("lineage_answered")["now"]["note"], "no records yet");
+    assert_eq!(row("lineage_answered")["now"]["note"], "no events");
     // The weeks: the pilot's second week holds them all.
     let weeks = report["weeks"].as_array().expect("weeks");
     assert_eq!(weeks.len(), 2, "{report}");
@@ -638,6 +639,214 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         0,
         "recorded once, by the pilot"
     );
+
+    // The manager's page as the browser gets it with JavaScript off: the
+    // table holds the records' exact durations, each chart has a point per
+    // week with its figure in its title, and the CSV says what the page says.
+    let meg = t
+        .login("meg", support::PASSWORD)
+        .await
+        .expect("meg signs in");
+    let r = t.get("/pilot", Some(&meg)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let html = r.body;
+    let lag_row = between(&html, r#"<tr data-metric="lag_flagged">"#, "</tr>");
+    for (class, ms) in [("p50", lag_ms[0]), ("p90", lag_ms[1])] {
+        assert!(
+            lag_row.contains(&format!(r#"data-ms="{ms}" class="{class}""#)),
+            "{class} {ms}: {lag_row}"
+        );
+    }
+    assert!(lag_row.contains(&human(lag_ms[0])), "{lag_row}");
+    assert!(lag_row.contains("rests on 2 events (fewer than 5)"));
+    assert!(lag_row.contains("median of the Q3 on-call tickets"));
+    let reviewed_row = between(&html, r#"<tr data-metric="change_reviewed">"#, "</tr>");
+    assert!(
+        reviewed_row.contains(&format!(r#"data-ms="{}" class="p50""#, reviewed[0].1)),
+        "{reviewed_row}"
+    );
+    let chart = between(
+        &html,
+        r#"<figure data-metric="lag_flagged" class="chart pilot-chart">"#,
+        "</figure>",
+    );
+    assert_eq!(
+        chart.matches(r#"<g data-week=""#).count(),
+        2,
+        "a point per week: {chart}"
+    );
+    let week2 = between(chart, r#"data-week="2""#, "</g>");
+    assert!(
+        week2.contains(&format!("p50 {}", human(lag_ms[0]))),
+        "{week2}"
+    );
+    assert!(week2.contains(&format!("p90 {}", human(lag_ms[1]))));
+    assert!(week2.contains("rests on 2 events (fewer than 5)"));
+    assert!(
+        week2.contains(r#"class="point few p50""#),
+        "few: hollow: {week2}"
+    );
+    assert!(between(chart, r#"data-week="1""#, "</g>").contains("no events"));
+    let r = t.get("/api/v1/pilot/table.csv", Some(&meg)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    for c in csv_rows(&r.body) {
+        let row = between(
+            &html,
+            &format!(r#"<tr data-metric="{}">"#, c["metric"]),
+            "</tr>",
+        );
+        assert!(
+            row.contains(&format!(r#"data-events="{}""#, c["events"])),
+            "{c:?}: {row}"
+        );
+        let p50 = match c["p50_ms"].as_str() {
+            "" => r#"<td class="p50">"#.to_string(),
+            ms => format!(r#"data-ms="{ms}" class="p50""#),
+        };
+        assert!(row.contains(&p50), "{c:?}: {row}");
+        assert!(row.contains(&c["baseline"]), "{c:?}: {row}");
+    }
+    // Each domain's level and review record: payments acts after approval
+    // now, with ann's approval and olga's dismissal.
+    let domain = between(&html, r#"<tr data-domain="payments">"#, "</tr>");
+    let cells: Vec<String> = domain
+        .split("<td>")
+        .skip(1)
+        .map(|c| c.split('<').next().unwrap_or_default().to_string())
+        .collect();
+    assert_eq!(
+        cells,
+        ["payments", "act_after_approval", "1", "0", "1"],
+        "{domain}"
+    );
+    assert!(html.contains("expected during the migration"));
+    assert!(html.contains(r#"href="/api/v1/pilot/events.csv""#));
+
+    // The settings form, posted without JavaScript: a baseline changed
+    // without a note is refused, with one it is saved.
+    let day1 = started.to_string();
+    let settings_form = |note: &str| -> Vec<(String, String)> {
+        let mut f = vec![
+            ("scope_kind".to_string(), "domains".to_string()),
+            ("scope".into(), "payments".into()),
+            ("started_on".into(), day1.clone()),
+            ("lag_flagged_minutes".into(), "60".into()),
+            ("lag_flagged_note".into(), note.into()),
+        ];
+        for m in [
+            "change_checked",
+            "change_reviewed",
+            "lineage_answered",
+            "lineage_notified",
+        ] {
+            f.push((format!("{m}_minutes"), String::new()));
+            f.push((format!("{m}_note"), String::new()));
+        }
+        f
+    };
+    let post = |who: String, form: Vec<(String, String)>| {
+        let t = &t;
+        async move {
+            let form: Vec<(&str, &str)> =
+                form.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+            t.post_form("/fn/set_pilot", Some(&who), &form).await
+        }
+    };
+    post(meg.clone(), settings_form("")).await;
+    let lag_baseline = || async {
+        sqlx::query_as::<_, (i64, String)>(
+            "SELECT ms, note FROM pilot_baselines WHERE metric = 'lag_flagged'",
+        )
+        .fetch_one(&pool)
+        .await
+        .expect("baseline")
+    };
+    assert_eq!(lag_baseline().await.0, 5_400_000, "no note: not saved");
+    post(meg.clone(), settings_form("the on-call survey")).await;
+    assert_eq!(
+        lag_baseline().await,
+        (3_600_000, "the on-call survey".to_string())
+    );
+    let r = t.get("/settings/pilot", Some(&meg)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.body
+            .contains(r#"name="lag_flagged_minutes" type="number" min="1" required value="60""#),
+        "{}",
+        r.body
+    );
+
+    // The manager reads the pilot and changes nothing else: not a domain's
+    // level, by the browser's form or by the API.
+    let form = [
+        ("domain", "payments"),
+        ("autonomy", "autonomous"),
+        ("required_approvals", "1"),
+        ("approver_users", ""),
+        ("approver_teams", ""),
+    ];
+    t.post_form("/fn/set_review_domain", Some(&meg), &form)
+        .await;
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/review-domains/payments",
+            &mt,
+            Some(json!({"autonomy": "autonomous", "required_approvals": 1,
+                        "approver_users": [], "approver_teams": []})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let level: String =
+        sqlx::query_scalar("SELECT autonomy FROM review_domains WHERE domain = 'payments'")
+            .fetch_one(&pool)
+            .await
+            .expect("level");
+    assert_eq!(level, "act_after_approval");
+    let r = t.get("/settings/users", Some(&meg)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
+
+    // A viewer reaches neither page nor the form, and each attempt is on
+    // the record as the API's are.
+    let vic = t
+        .login("vic", support::PASSWORD)
+        .await
+        .expect("vic signs in");
+    for path in ["/settings/pilot", "/pilot"] {
+        let r = t.get(path, Some(&vic)).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
+        assert!(
+            r.body.contains("You are not allowed to read the pilot"),
+            "{path}"
+        );
+    }
+    post(vic.clone(), settings_form("mine")).await;
+    let refused: Vec<String> = sqlx::query_scalar(
+        "SELECT action FROM audit_log WHERE actor = 'vic' AND action LIKE 'pilot.%' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    let n = |a: &str| refused.iter().filter(|x| *x == a).count();
+    assert_eq!(
+        (n("pilot.read.refused"), n("pilot.set.refused")),
+        (6, 2),
+        "{refused:?}"
+    );
+    assert_eq!(
+        lag_baseline().await,
+        (3_600_000, "the on-call survey".to_string()),
+        "the viewer changed nothing"
+    );
+}
+
+/// The text of `html` from `start` to the first `end` after it.
+fn between<'a>(html: &'a str, start: &str, end: &str) -> &'a str {
+    let from = html
+        .find(start)
+        .unwrap_or_else(|| panic!("no {start} in the page: {html}"));
+    let rest = &html[from..];
+    &rest[..rest.find(end).unwrap_or(rest.len())]
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
@@ -761,4 +970,154 @@ async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
             assert!((9 * 60_000..10 * 60_000).contains(&ms), "{ms}");
         }
     }
+}
+
+/// A streaming job reading `topic` on the broker at `bootstrap`, as
+/// openlineage-python sends its START.
+fn reads(run: &str, job: &str, bootstrap: &str, topic: &str) -> Value {
+    json!({
+        "eventTime": "2026-01-01T00:00:00Z", "eventType": "START",
+        "inputs": [{"facets": {}, "inputFacets": {}, "name": topic, "namespace": format!("kafka://{bootstrap}")}],
+        "job": {"facets": {}, "name": job, "namespace": "sk-test"},
+        "outputs": [{"facets": {}, "name": job, "namespace": "postgres://127.0.0.1:5432", "outputFacets": {}}],
+        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python",
+        "run": {"facets": {}, "runId": run},
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
+    })
+}
+
+/// "Lineage question answered": impact asked → answer shown, and → owners
+/// notified, from the questions "notify owners" records, within the
+/// pilot's scope (a question about a topic of another domain is not the
+/// pilot's).
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_pilot_times_lineage_questions_from_asked_to_answered_and_notified(pool: PgPool) {
+    use streamkeeper::accounts::token::Scope;
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let mt = t.token(manager).await;
+    let flink = t.user("flink", &[Role::Owner]).await;
+    let flink = t.token_with(flink, &[Scope::LineageWrite]).await;
+    for (name, bootstrap, domain) in [
+        ("local", "127.0.0.1:9092", "payments"),
+        ("elsewhere", "127.0.0.1:9093", "ledger"),
+    ] {
+        let r = t
+            .api(
+                Method::POST,
+                "/api/v1/clusters",
+                &at,
+                Some(json!({"name": name, "bootstrap": bootstrap})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        sqlx::query("INSERT INTO streams (cluster_id, topic, domain) VALUES ($1, 'orders', $2)")
+            .bind(r.json()["id"].as_i64().expect("id"))
+            .bind(domain)
+            .execute(&pool)
+            .await
+            .expect("stream");
+    }
+    let events = json!([
+        reads(
+            "0194b3a2-7c1e-7000-8000-000000000401",
+            "enricher",
+            "127.0.0.1:9092",
+            "orders"
+        ),
+        reads(
+            "0194b3a2-7c1e-7000-8000-000000000402",
+            "auditor",
+            "127.0.0.1:9093",
+            "orders"
+        ),
+    ]);
+    let r = t
+        .api(Method::POST, "/api/v1/lineage/batch", &flink, Some(events))
+        .await;
+    assert_eq!(r.json()["status"], "success", "{}", r.body);
+    let started = (Utc::now() - chrono::Duration::days(2)).date_naive();
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(json!({"scope_kind": "domains", "scope": ["payments"], "started_on": started})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let mut asked = Vec::new();
+    for cluster in ["local", "elsewhere"] {
+        let r = t
+            .api(
+                Method::POST,
+                "/api/v1/lineage/impact/notify",
+                &at,
+                Some(json!({"topic": "orders", "cluster": cluster})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+        asked.push(r.json()["question"].as_i64().expect("question"));
+    }
+    let (answered, notified): (i64, i64) = sqlx::query_as(
+        "SELECT (extract(epoch FROM answered_at - asked_at) * 1000)::bigint,
+                (extract(epoch FROM notified_at - asked_at) * 1000)::bigint
+           FROM lineage_questions WHERE id = $1",
+    )
+    .bind(asked[0])
+    .fetch_one(&pool)
+    .await
+    .expect("question");
+
+    let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let report = r.json()["report"].clone();
+    let row = |m: &str| -> Value {
+        report["table"]
+            .as_array()
+            .and_then(|t| t.iter().find(|r| r["metric"] == m))
+            .cloned()
+            .unwrap_or_else(|| panic!("no {m} row: {report}"))
+    };
+    let answer = row("lineage_answered");
+    assert_eq!(
+        answer["now"]["events"], 1,
+        "only the pilot's topic: {answer}"
+    );
+    assert_eq!(answer["now"]["p50_ms"], answered, "{answer}");
+    assert_eq!(answer["baseline_ms"], 172_800_000);
+    let told = row("lineage_notified");
+    assert_eq!(told["now"]["events"], 1, "{told}");
+    assert_eq!(told["now"]["p50_ms"], notified, "{told}");
+    assert_eq!(
+        report["weeks"][0]["figures"]["lineage_answered"]["events"],
+        1
+    );
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/events.csv", &mt, None)
+        .await;
+    let lineage: Vec<(String, String, String)> = csv_rows(&r.body)
+        .into_iter()
+        .map(|e| {
+            (
+                e["metric"].clone(),
+                e["reference"].clone(),
+                e["subject"].clone(),
+            )
+        })
+        .collect();
+    let q = format!("lineage-question:{}", asked[0]);
+    assert_eq!(
+        lineage,
+        [
+            (
+                "lineage_answered".to_string(),
+                q.clone(),
+                "orders".to_string()
+            ),
+            ("lineage_notified".to_string(), q, "orders".to_string()),
+        ]
+    );
 }

@@ -198,14 +198,30 @@ pub struct Dismissal {
     pub at: chrono::DateTime<chrono::Utc>,
 }
 
+/// A domain of the pilot: its autonomy level now, and its review record
+/// since the pilot's start (the approvals given, the items rejected, the
+/// flags its owners dismissed as wrong).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
+pub struct DomainRecord {
+    pub domain: String,
+    /// `watch`, `suggest`, `act_after_approval` or `autonomous` (a domain
+    /// nobody configured is at `suggest`).
+    pub autonomy: String,
+    pub approvals: i64,
+    pub rejections: i64,
+    pub dismissed: i64,
+}
+
 /// The pilot's page: its settings, figures and counts, the dismissals,
-/// and what the figures cannot show yet.
+/// and each domain's level with its review record.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct PilotReport {
     pub settings: PilotSettings,
     pub report: stats::Report,
     pub dismissed: Vec<Dismissal>,
+    pub domains: Vec<DomainRecord>,
 }
 
 /// How many scope entries a pilot may name.
@@ -240,6 +256,37 @@ pub enum PilotError {
     Note(Metric),
     #[error("the {0} baseline is given twice")]
     Twice(Metric),
+    #[error("the {0} baseline is a whole number of minutes; '{1}' is not")]
+    Minutes(Metric, String),
+}
+
+/// A baseline as the settings form sends it: minutes and a note. Left as
+/// the default (its minutes unchanged and no note), it is not entered and
+/// the metric keeps its default; otherwise it is entered, and
+/// [`baselines`] asks for its note and checks its range.
+pub fn form_baseline(
+    metric: Metric,
+    minutes: &str,
+    note: &str,
+) -> Result<Option<Baseline>, PilotError> {
+    let minutes = minutes.trim();
+    let ms = if minutes.is_empty() {
+        metric.default_baseline_ms()
+    } else {
+        minutes
+            .parse::<i64>()
+            .ok()
+            .and_then(|m| m.checked_mul(60_000))
+            .ok_or_else(|| PilotError::Minutes(metric, minutes.to_string()))?
+    };
+    let note = note.trim();
+    Ok(
+        (ms != metric.default_baseline_ms() || !note.is_empty()).then(|| Baseline {
+            metric,
+            ms,
+            note: note.to_string(),
+        }),
+    )
 }
 
 /// Checks a scope as entered: trimmed, de-duplicated, sorted entries, at
@@ -338,6 +385,35 @@ mod tests {
         assert_eq!(
             baselines(&[lag(5_000, "x"), lag(6_000, "y")]),
             Err(PilotError::Twice(Metric::LagFlagged))
+        );
+    }
+
+    #[test]
+    fn a_form_baseline_left_at_its_default_is_not_entered() {
+        let m = Metric::LagFlagged;
+        assert_eq!(form_baseline(m, "120", " "), Ok(None));
+        assert_eq!(form_baseline(m, "", ""), Ok(None));
+        assert_eq!(
+            form_baseline(m, "90", " Q3 tickets "),
+            Ok(Some(Baseline {
+                metric: m,
+                ms: 5_400_000,
+                note: "Q3 tickets".into()
+            }))
+        );
+        // Changed without a note: entered, so `baselines` asks for one.
+        let b = form_baseline(m, "90", "")
+            .expect("parsed")
+            .expect("entered");
+        assert_eq!(baselines(&[b]), Err(PilotError::Note(m)));
+        // The default's figure with a note says where it came from.
+        assert_eq!(
+            form_baseline(m, "120", "ours too").map(|b| b.map(|b| b.ms)),
+            Ok(Some(7_200_000))
+        );
+        assert_eq!(
+            form_baseline(m, "2h", ""),
+            Err(PilotError::Minutes(m, "2h".into()))
         );
     }
 

@@ -32,6 +32,7 @@ pub fn SignedInHeader() -> impl IntoView {
                             let counts = counts.await.ok().flatten();
                             let admin = me.principal.may(Action::ManageUsers);
                             let audit = me.principal.may(Action::ReadAudit);
+                            let pilot = me.principal.may(Action::ReadPilot);
                             view! {
                                 <nav aria-label="Main">
                                     <a href="/">"Home"</a>
@@ -48,6 +49,9 @@ pub fn SignedInHeader() -> impl IntoView {
                                     </Show>
                                     <Show when=move || audit>
                                         <a href="/settings/audit">"Audit log"</a>
+                                    </Show>
+                                    <Show when=move || pilot>
+                                        <a href="/pilot">"Pilot"</a>
                                     </Show>
                                 </nav>
                                 <div class="who">

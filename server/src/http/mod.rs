@@ -125,6 +125,7 @@ impl AppState {
             pool.clone(),
             crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
         ));
+        let pilot = Arc::new(crate::pilot::PilotService::new(pool.clone()));
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
@@ -133,6 +134,7 @@ impl AppState {
             schemas: schemas.clone(),
             reviews: reviews.clone(),
             connect: connect.clone(),
+            pilot: pilot.clone(),
         };
         Self {
             leptos,
@@ -143,7 +145,7 @@ impl AppState {
             connect,
             reviews,
             lineage,
-            pilot: Arc::new(crate::pilot::PilotService::new(pool.clone())),
+            pilot,
             backend,
             limiter,
             routines: crate::platform::routine::Routines::new(

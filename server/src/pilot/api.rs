@@ -20,6 +20,7 @@ use utoipa_axum::routes;
 
 use super::{PilotService, events_csv, table_csv};
 use crate::platform::rest::{ApiError, ApiJson, ApiQuery, ErrorBody};
+use streamkeeper_app::port::Pilot as _;
 
 /// The pilot: the day-30 table (each metric's baseline, p50 and p90 over
 /// the pilot so far, the ratio to the baseline, the events it rests on),

@@ -9,6 +9,7 @@ use streamkeeper::pilot::stats::human;
 use streamkeeper::pilot::{Baseline, Metric, PilotInput, ScopeKind};
 
 use super::PilotService;
+use streamkeeper_app::port::Pilot as _;
 
 #[derive(Debug, Args)]
 pub struct PilotArgs {

@@ -20,14 +20,10 @@ use streamkeeper::accounts::role::Action;
 use streamkeeper::pilot::receipts::{Receipt, Would, would_restart};
 use streamkeeper::pilot::stats::{Timed, human, report};
 use streamkeeper::pilot::{
-    Metric, PilotInput, PilotReport, PilotSettings, ScopeKind, baselines, checked_scope,
+    PilotInput, PilotReport, PilotSettings, ScopeKind, baselines, checked_scope,
 };
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::error::AppError;
-
-/// The metrics no record feeds yet: lineage questions are not stored with
-/// their times on this release, so their figures say "no records yet".
-pub const UNRECORDED: [Metric; 2] = [Metric::LineageAnswered, Metric::LineageNotified];
 
 /// How many dismissals the page lists (the CSV of events has them all in
 /// its counts; the list is for reading the reasons).
@@ -93,9 +89,27 @@ impl PilotService {
         })
     }
 
+    /// The settings of a pilot that is set up, or a 404 that says how to.
+    async fn set_up(&self) -> Result<(PilotSettings, ScopeKind, DateTime<Utc>), AppError> {
+        let s = self.load().await?;
+        let not_yet = || {
+            AppError::NotFound(
+                "A pilot (a manager sets one up with PUT /api/v1/pilot/settings)".into(),
+            )
+        };
+        let (Some(kind), Some(start)) = (s.scope_kind, s.started_on) else {
+            return Err(not_yet());
+        };
+        let from = start.and_time(chrono::NaiveTime::MIN).and_utc();
+        Ok((s, kind, from))
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Pilot for PilotService {
     /// The pilot's settings (managers and admins).
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn settings(&self, who: &Principal, from: &str) -> Result<PilotSettings, AppError> {
+    async fn settings(&self, who: &Principal, from: &str) -> Result<PilotSettings, AppError> {
         self.allow(
             who,
             from,
@@ -110,7 +124,7 @@ impl PilotService {
     /// Sets the pilot up, or changes it (managers and admins); audited with
     /// what it was and what it is.
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn set(
+    async fn set(
         &self,
         who: &Principal,
         from: &str,
@@ -160,25 +174,10 @@ impl PilotService {
         self.load().await
     }
 
-    /// The settings of a pilot that is set up, or a 404 that says how to.
-    async fn set_up(&self) -> Result<(PilotSettings, ScopeKind, DateTime<Utc>), AppError> {
-        let s = self.load().await?;
-        let not_yet = || {
-            AppError::NotFound(
-                "A pilot (a manager sets one up with PUT /api/v1/pilot/settings)".into(),
-            )
-        };
-        let (Some(kind), Some(start)) = (s.scope_kind, s.started_on) else {
-            return Err(not_yet());
-        };
-        let from = start.and_time(chrono::NaiveTime::MIN).and_utc();
-        Ok((s, kind, from))
-    }
-
     /// The pilot's page: the day-30 table, the weeks, the counts, the
     /// dismissals with their reasons (managers and admins).
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn report(
+    async fn report(
         &self,
         who: &Principal,
         from: &str,
@@ -198,27 +197,32 @@ impl PilotService {
             scope: &settings.scope,
             from: start,
         };
-        let timed = store::timed(&self.pool, &within).await?;
-        let counted = store::counted(&self.pool, &within).await?;
-        let dismissed = store::dismissed(&self.pool, &within, DISMISSALS).await?;
+        // Four reads of one scope, each on its own connection at once.
+        let (timed, counted, dismissed, domains) = tokio::try_join!(
+            store::timed(&self.pool, &within),
+            store::counted(&self.pool, &within),
+            store::dismissed(&self.pool, &within, DISMISSALS),
+            store::domains(&self.pool, &within),
+        )?;
         let report = report(
             start.date_naive(),
             now,
             &settings.baselines,
             &timed,
             &counted,
-            &UNRECORDED,
+            &[],
         );
         Ok(PilotReport {
             settings,
             report,
             dismissed,
+            domains,
         })
     }
 
     /// Every timed event behind the figures, by start (managers and admins).
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn events(
+    async fn events(
         &self,
         who: &Principal,
         from: &str,
@@ -248,7 +252,7 @@ impl PilotService {
 
     /// The first weeks' receipts, newest first (managers and admins).
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn receipts(
+    async fn receipts(
         &self,
         who: &Principal,
         from: &str,

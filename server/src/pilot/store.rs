@@ -1,12 +1,12 @@
 //! The pilot's SQL: its settings, and its figures' events read from the
 //! records each flow keeps (flags, compatibility checks, review items,
-//! connector restarts), within the pilot's scope ([`SCOPE`]).
+//! lineage questions, connector restarts), within the pilot's scope ([`SCOPE`]).
 
 use crate::platform::errors::Db;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use streamkeeper::pilot::stats::{Count, Timed};
-use streamkeeper::pilot::{Baseline, Dismissal, Metric, ScopeKind};
+use streamkeeper::pilot::{Baseline, Dismissal, DomainRecord, Metric, ScopeKind};
 
 #[derive(Debug, Clone, FromRow)]
 pub struct PilotRow {
@@ -133,6 +133,17 @@ fn topic_in(c: &str, t: &str, d: &str) -> String {
     )
 }
 
+/// `lq`: the lineage questions asked since $3 about a topic, with the
+/// topic and the registered cluster its dataset resolved to (a question
+/// about a job, or a dataset on no registered cluster, is about no stream
+/// and so in no scope).
+const QUESTIONS: &str = "lq AS (
+    SELECT q.id, q.asked_at, q.answered_at, q.notified_at, n.name AS topic,
+           CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END AS cluster_id
+      FROM lineage_questions q
+      JOIN lineage_nodes n ON n.kind = 'dataset' AND 'dataset:' || n.namespace || ':' || n.name = q.node
+     WHERE q.asked_at >= $3)";
+
 #[derive(FromRow)]
 struct TimedRow {
     metric: String,
@@ -148,10 +159,13 @@ struct TimedRow {
 ///   team has none) or it acknowledged, whichever came first;
 /// - change checked: a compatibility check, submitted → verdict;
 /// - change through review: a producer change or schema registration
-///   item, proposed → first approved or applied.
+///   item, proposed → first approved or applied;
+/// - lineage question answered, and its owners notified: a question
+///   about a topic (`lineage_questions`, recorded by "notify owners"),
+///   asked → answer shown, and asked → owners notified.
 pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
     let rows: Vec<TimedRow> = sqlx::query_as(&format!(
-        "{SCOPE}
+        "{SCOPE}, {QUESTIONS}
          SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
                 f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
            FROM flags f {FLAG_SUBJECT}
@@ -167,9 +181,16 @@ pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
            FROM review_items i
           WHERE i.kind IN ('producer_change', 'schema_registration') AND i.created_at >= $3
             AND (i.approved_at IS NOT NULL OR i.applied_at IS NOT NULL) AND {items}
+         UNION ALL
+         SELECT 'lineage_answered', 'lineage-question:' || q.id, q.topic, q.asked_at, q.answered_at
+           FROM lq q WHERE {questions}
+         UNION ALL
+         SELECT 'lineage_notified', 'lineage-question:' || q.id, q.topic, q.asked_at, q.notified_at
+           FROM lq q WHERE q.notified_at IS NOT NULL AND {questions}
           ORDER BY started_at, reference",
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
+        questions = topic_in("q.cluster_id", "q.topic", "NULL::text"),
     ))
     .bind(w.kind.as_str())
     .bind(w.scope)
@@ -229,6 +250,52 @@ pub async fn counted(pool: &PgPool, w: &Within<'_>) -> Result<Vec<(Count, DateTi
             let count = Count::ALL.into_iter().find(|k| k.as_str() == c)?;
             Some((count, at))
         })
+        .collect())
+}
+
+/// Each domain of the pilot's streams (and each the scope names), its
+/// level now and its review record since the start: approvals given,
+/// items rejected, flags dismissed as wrong.
+pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>, Db> {
+    let rows: Vec<(String, String, i64, i64, i64)> = sqlx::query_as(&format!(
+        "{SCOPE}, d AS (
+            SELECT domain FROM st WHERE domain <> ''
+            UNION SELECT x FROM unnest($2::text[]) x WHERE $1 = 'domains'),
+         approvals AS (
+            SELECT i.domain, count(*) AS n FROM review_approvals a JOIN review_items i ON i.id = a.item_id
+             WHERE a.approved_at >= $3 GROUP BY 1),
+         rejections AS (
+            SELECT domain, count(*) AS n FROM review_items
+             WHERE state = 'rejected' AND updated_at >= $3 GROUP BY 1),
+         dismissals AS (
+            SELECT x.domain, count(*) AS n FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
+               AND x.kind = f.subject_kind AND x.subject = f.subject
+             WHERE f.dismissed_at >= $3 GROUP BY 1)
+         -- Each count once over its table, joined by domain (not asked per domain).
+         SELECT d.domain, COALESCE(rd.autonomy, 'suggest'), COALESCE(a.n, 0), COALESCE(r.n, 0),
+                COALESCE(x.n, 0)
+           FROM d LEFT JOIN review_domains rd ON rd.domain = d.domain
+           LEFT JOIN approvals a ON a.domain = d.domain
+           LEFT JOIN rejections r ON r.domain = d.domain
+           LEFT JOIN dismissals x ON x.domain = d.domain
+          ORDER BY d.domain"
+    ))
+    .bind(w.kind.as_str())
+    .bind(w.scope)
+    .bind(w.from)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(
+            |(domain, autonomy, approvals, rejections, dismissed)| DomainRecord {
+                domain,
+                autonomy,
+                approvals,
+                rejections,
+                dismissed,
+            },
+        )
         .collect())
 }
 
@@ -344,24 +411,39 @@ pub async fn first_weeks(
             format!("{SCOPE} SELECT count(*) {checks}"),
         ),
     ];
-    let mut rows = Vec::new();
-    let mut total = 0;
-    for (select, count) in &sources {
-        let found: Vec<ReceiptRow> = sqlx::query_as(select)
-            .bind(w.kind.as_str())
-            .bind(w.scope)
-            .bind(w.from)
-            .bind(limit)
-            .fetch_all(pool)
-            .await?;
-        rows.extend(found);
-        let n: i64 = sqlx::query_scalar(count)
-            .bind(w.kind.as_str())
-            .bind(w.scope)
-            .bind(w.from)
-            .fetch_one(pool)
-            .await?;
-        total += n;
-    }
-    Ok((rows, total))
+    // Each source's page and count on their own connections at once.
+    let [(s0, c0), (s1, c1), (s2, c2)] = &sources;
+    let (p0, p1, p2, n0, n1, n2) = tokio::try_join!(
+        receipt_rows(pool, w, limit, s0),
+        receipt_rows(pool, w, limit, s1),
+        receipt_rows(pool, w, limit, s2),
+        receipt_count(pool, w, c0),
+        receipt_count(pool, w, c1),
+        receipt_count(pool, w, c2)
+    )?;
+    Ok(([p0, p1, p2].concat(), n0 + n1 + n2))
+}
+
+async fn receipt_rows(
+    pool: &PgPool,
+    w: &Within<'_>,
+    limit: i64,
+    select: &str,
+) -> Result<Vec<ReceiptRow>, sqlx::Error> {
+    sqlx::query_as(select)
+        .bind(w.kind.as_str())
+        .bind(w.scope)
+        .bind(w.from)
+        .bind(limit)
+        .fetch_all(pool)
+        .await
+}
+
+async fn receipt_count(pool: &PgPool, w: &Within<'_>, sql: &str) -> Result<i64, sqlx::Error> {
+    sqlx::query_scalar(sql)
+        .bind(w.kind.as_str())
+        .bind(w.scope)
+        .bind(w.from)
+        .fetch_one(pool)
+        .await
 }

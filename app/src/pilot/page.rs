@@ -1,0 +1,162 @@
+//! `/pilot`: the manager's page. The day-30 table (metric, baseline, now,
+//! ratio, events), a chart per metric over the pilot's weeks, the counts,
+//! each domain's autonomy level and review record, the flags dismissed as
+//! wrong, the first weeks' receipts, and the CSV exports. Managers and
+//! admins only: the port refuses everyone else, audited, and the page
+//! shows that refusal.
+
+use crate::error::AppError;
+use crate::pilot::fns::read_pilot;
+use crate::pilot::model::PilotView;
+use crate::pilot::widgets::MetricChart;
+use crate::ui::notes::ErrorNote;
+use crate::ui::pager::Pager;
+use crate::ui::params::{href_with, query_param};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use streamkeeper::pilot::stats::{Count, human};
+
+#[component]
+pub fn PilotPage() -> impl IntoView {
+    let page = query_param("receipts");
+    let view = Resource::new(
+        move || page.get().and_then(|p| p.parse().ok()).unwrap_or(1),
+        read_pilot,
+    );
+    view! {
+        <Title text="Pilot" />
+        <h1>"Pilot: day-30 review"</h1>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match view.await {
+                    Ok(v) => view! { <Report v /> }.into_any(),
+                    Err(AppError::NotFound(_)) => view! {
+                        <p class="note" data-testid="no-pilot">"No pilot is set up yet. "<a href="/settings/pilot">"Set one up"</a>" (scope, start date and baselines)."</p>
+                    }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+fn ratio(r: Option<f64>) -> String {
+    r.map(|r| format!("{r:.2}")).unwrap_or_else(|| "–".into())
+}
+
+#[component]
+fn Report(v: PilotView) -> impl IntoView {
+    let PilotView { pilot, receipts } = v;
+    let s = &pilot.settings;
+    let scope = format!(
+        "{}: {}",
+        s.scope_kind.map(|k| k.as_str()).unwrap_or("-"),
+        s.scope.join(", ")
+    );
+    let started = s.started_on.map(|d| d.to_string()).unwrap_or_default();
+    let r = pilot.report;
+    let rows = r.table.clone();
+    let charts = r
+        .table
+        .iter()
+        .map(|row| {
+            view! {
+                <section class="card">
+                    <h3>{row.description.clone()}</h3>
+                    <MetricChart metric=row.metric weeks=r.weeks.clone() baseline_ms=row.baseline_ms />
+                </section>
+            }
+        })
+        .collect_view();
+    let counts = Count::ALL
+        .into_iter()
+        .map(|c| {
+            let n = r.counts.get(&c).copied().unwrap_or(0);
+            view! { <tr data-count=c.as_str()><th scope="row">{c.as_str().replace('_', " ")}</th><td>{n}</td></tr> }
+        })
+        .collect_view();
+    let pager = (receipts.total > u64::from(receipts.per_page)).then(|| {
+        let p = receipts.clone();
+        view! { <Pager page=p href=|n| href_with("/pilot", &[("receipts", Some(n.to_string()))]) /> }
+    });
+    view! {
+        <p class="note" data-testid="pilot-summary">
+            {format!("Day {} of the pilot (started {started}); scope {scope}. ", r.day)}
+            <a href="/settings/pilot">"Change the pilot"</a>
+        </p>
+        <section class="card">
+            <h2>"Day-30 review"</h2>
+            <table class="list" data-testid="pilot-table">
+                <thead><tr>
+                    <th>"Metric"</th><th>"Baseline"</th><th>"Now (p50)"</th><th>"p90"</th>
+                    <th>"Ratio (p50 ÷ baseline)"</th><th>"Events"</th>
+                </tr></thead>
+                <tbody>
+                    {rows.into_iter().map(|row| view! {
+                        <tr data-metric=row.metric.as_str()>
+                            <th scope="row">{row.description.clone()}</th>
+                            <td data-ms=row.baseline_ms>{human(row.baseline_ms)}<br /><small>{row.baseline_note.clone()}</small></td>
+                            <td class="p50" data-ms=row.now.p50_ms>{row.now.p50_ms.map(human).unwrap_or_else(|| "–".into())}</td>
+                            <td class="p90" data-ms=row.now.p90_ms>{row.now.p90_ms.map(human).unwrap_or_else(|| "–".into())}</td>
+                            <td class="ratio">{ratio(row.now.ratio_p50)}</td>
+                            <td class="events" data-events=row.now.events>
+                                {row.now.events}
+                                <br /><small class=if row.now.few { "few" } else { "" }>{row.now.note.clone()}</small>
+                            </td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <p>
+                "Download: " <a href="/api/v1/pilot/table.csv" download="pilot-table.csv" data-testid="table-csv">"this table (CSV)"</a>
+                " · " <a href="/api/v1/pilot/events.csv" download="pilot-events.csv" data-testid="events-csv">"every event behind it (CSV)"</a>
+            </p>
+        </section>
+        <h2>"Week by week"</h2>
+        {charts}
+        <section class="card">
+            <h2>"Counts"</h2>
+            <table class="list" data-testid="pilot-counts"><tbody>{counts}</tbody></table>
+        </section>
+        <section class="card">
+            <h2>"Domains: autonomy and review record"</h2>
+            <table class="list" data-testid="pilot-domains">
+                <thead><tr><th>"Domain"</th><th>"Level"</th><th>"Approvals"</th><th>"Rejections"</th><th>"Flags dismissed as wrong"</th></tr></thead>
+                <tbody>
+                    {pilot.domains.into_iter().map(|d| view! {
+                        <tr data-domain=d.domain.clone()>
+                            <td>{d.domain.clone()}</td><td>{d.autonomy.clone()}</td><td>{d.approvals}</td>
+                            <td>{d.rejections}</td><td>{d.dismissed}</td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            <h3>"Dismissed as wrong"</h3>
+            <ul data-testid="pilot-dismissed">
+                {pilot.dismissed.into_iter().map(|d| view! {
+                    <li><a href=format!("/flags/{}", d.flag_id)>{format!("{} on {}/{}", d.kind, d.cluster, d.subject)}</a>
+                        {format!(": \u{201c}{}\u{201d} ({}, {})", d.reason, d.by, d.at.format("%Y-%m-%d %H:%M UTC"))}</li>
+                }).collect_view()}
+            </ul>
+        </section>
+        <section class="card">
+            <h2>"What Streamkeeper would have done (domains at watch or suggest)"</h2>
+            <table class="list" data-testid="pilot-receipts">
+                <thead><tr><th>"When"</th><th>"Would have"</th><th>"Domain"</th><th>"Where"</th><th>"What"</th><th>"Receipt"</th></tr></thead>
+                <tbody>
+                    {receipts.items.iter().map(|x| view! {
+                        <tr data-reference=x.reference.clone()>
+                            <td>{x.at.format("%Y-%m-%d %H:%M UTC").to_string()}</td>
+                            <td>{x.would.as_str()}</td>
+                            <td>{format!("{} ({})", x.domain, x.autonomy)}</td>
+                            <td>{format!("{}/{}", x.cluster, x.subject)}</td>
+                            <td>{x.what.clone()}</td>
+                            <td><details><summary>{x.reference.clone()}</summary><pre>{serde_json::to_string_pretty(&x.evidence).unwrap_or_default()}</pre></details></td>
+                        </tr>
+                    }).collect_view()}
+                </tbody>
+            </table>
+            {pager}
+        </section>
+    }
+}

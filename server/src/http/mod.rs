@@ -133,6 +133,7 @@ impl AppState {
             schemas: schemas.clone(),
             reviews: reviews.clone(),
             connect: connect.clone(),
+            lineage: lineage.clone(),
         };
         Self {
             leptos,

@@ -110,7 +110,8 @@ mod tests {
     #[test]
     fn each_kind_is_told_from_what_the_events_said() {
         let at = chrono::Utc::now();
-        let group = super::super::derived::group("kafka://b:9092", "billing", &["orders".into()], at);
+        let group =
+            super::super::derived::group("kafka://b:9092", "billing", &["orders".into()], at);
         let g = graph(&[
             group,
             json!({"eventTime": "2026-01-01T00:00:00Z", "producer": "p",
@@ -124,16 +125,37 @@ mod tests {
                     {"namespace": "s3://lake", "name": "report",
                      "facets": {"datasetType": {"_producer": "p", "_schemaURL": "s", "datasetType": "dashboard"}}}]}),
         ]);
-        assert_eq!(kind(&g, &NodeKey::dataset("kafka://b:9092", "orders")), NodeKind::Topic);
-        assert_eq!(kind(&g, &NodeKey::job("kafka://b:9092", "billing")), NodeKind::ConsumerGroup);
-        assert_eq!(kind(&g, &NodeKey::job("kafka-connect://c", "sink")), NodeKind::Connector);
         assert_eq!(
-            kind(&g, &NodeKey::dataset("postgres://db:5432", "shop.public.orders")),
+            kind(&g, &NodeKey::dataset("kafka://b:9092", "orders")),
+            NodeKind::Topic
+        );
+        assert_eq!(
+            kind(&g, &NodeKey::job("kafka://b:9092", "billing")),
+            NodeKind::ConsumerGroup
+        );
+        assert_eq!(
+            kind(&g, &NodeKey::job("kafka-connect://c", "sink")),
+            NodeKind::Connector
+        );
+        assert_eq!(
+            kind(
+                &g,
+                &NodeKey::dataset("postgres://db:5432", "shop.public.orders")
+            ),
             NodeKind::Table
         );
-        assert_eq!(kind(&g, &NodeKey::job("dbt", "orders_daily")), NodeKind::Job);
-        assert_eq!(kind(&g, &NodeKey::dataset("superset://bi", "Orders")), NodeKind::Dashboard);
-        assert_eq!(kind(&g, &NodeKey::dataset("s3://lake", "report")), NodeKind::Dashboard);
+        assert_eq!(
+            kind(&g, &NodeKey::job("dbt", "orders_daily")),
+            NodeKind::Job
+        );
+        assert_eq!(
+            kind(&g, &NodeKey::dataset("superset://bi", "Orders")),
+            NodeKind::Dashboard
+        );
+        assert_eq!(
+            kind(&g, &NodeKey::dataset("s3://lake", "report")),
+            NodeKind::Dashboard
+        );
         assert_eq!(NodeKind::ConsumerGroup.as_str(), "consumer_group");
     }
 }

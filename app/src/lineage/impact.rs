@@ -89,7 +89,11 @@ fn Impact(
 ) -> impl IntoView {
     let down = i.direction == "downstream";
     let (heading, other, other_label) = if down {
-        ("What breaks if this changes", "upstream", "Where it comes from instead")
+        (
+            "What breaks if this changes",
+            "upstream",
+            "Where it comes from instead",
+        )
     } else {
         ("Where this comes from", "downstream", "What breaks instead")
     };

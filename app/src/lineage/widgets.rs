@@ -28,7 +28,10 @@ pub fn impact_href(node: &str, direction: &str) -> String {
         "/lineage/impact",
         &[
             ("node", Some(node.to_string())),
-            ("direction", Some(direction.to_string()).filter(|d| d != "downstream")),
+            (
+                "direction",
+                Some(direction.to_string()).filter(|d| d != "downstream"),
+            ),
         ],
     )
 }
@@ -245,7 +248,12 @@ mod tests {
             depth: 2,
             budget: 200,
             nodes: vec![
-                node("dataset:n:<script>", "topic", "<script>alert(1)</script>", 90.0),
+                node(
+                    "dataset:n:<script>",
+                    "topic",
+                    "<script>alert(1)</script>",
+                    90.0,
+                ),
                 node("job:n:g", "consumer_group", "g", 350.0),
             ],
             edges: vec![GraphEdge {

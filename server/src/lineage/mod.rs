@@ -34,13 +34,13 @@ pub mod cli;
 pub mod routine;
 pub mod store;
 
-pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
 use streamkeeper::lineage::kinds::{NodeKind, kind_of};
 use streamkeeper::lineage::layout::{LayoutOptions, layout};
 use streamkeeper::lineage::neighbourhood::neighbourhood;
 use streamkeeper_app::lineage::model::{
     CutView, GraphEdge, GraphNode, GraphView, NodeAsk, NodeHit, SentView, known_as,
 };
+pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
 use streamkeeper_app::port::Lineage;
 
 use crate::accounts::{audited, require};
@@ -727,7 +727,12 @@ impl LineageService {
             .await?;
         let hood = neighbourhood(&loaded.graph, &loaded.start, limits)
             .map_err(|e| AppError::NotFound(e.to_string()))?;
-        let owners = Self::owners(&loaded.graph, hood.nodes.iter(), &loaded.ids, &loaded.catalog);
+        let owners = Self::owners(
+            &loaded.graph,
+            hood.nodes.iter(),
+            &loaded.ids,
+            &loaded.catalog,
+        );
         let ids: Vec<i64> = hood
             .nodes
             .iter()
@@ -736,8 +741,8 @@ impl LineageService {
         let flags = store::live_flags(&self.pool, &ids).await?;
         let opts = LayoutOptions::default();
         let pairs: Vec<(usize, usize)> = hood.edges.iter().map(|&(a, b, _)| (a, b)).collect();
-        let drawn = layout(hood.nodes.len(), &pairs, &opts)
-            .map_err(|e| internal("lineage layout", e))?;
+        let drawn =
+            layout(hood.nodes.len(), &pairs, &opts).map_err(|e| internal("lineage layout", e))?;
         let id = |k: &NodeKey| NodeId(k.clone()).to_string();
         let nodes = hood
             .nodes

@@ -1107,6 +1107,16 @@ pub async fn live_flags(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, i64>,
     Ok(rows.into_iter().collect())
 }
 
+#[derive(FromRow)]
+struct SentRow {
+    id: i64,
+    asked_by: String,
+    notified_at: Option<DateTime<Utc>>,
+    teams: Vec<String>,
+    reached: i32,
+    partial: bool,
+}
+
 /// The impacts of `node` in `direction` sent to owners, newest first.
 pub async fn sent(
     pool: &PgPool,
@@ -1114,7 +1124,7 @@ pub async fn sent(
     direction: &str,
     limit: i64,
 ) -> Result<Vec<SentView>, Db> {
-    let rows: Vec<(i64, String, Option<DateTime<Utc>>, Vec<String>, i32, bool)> = sqlx::query_as(
+    let rows: Vec<SentRow> = sqlx::query_as(
         "SELECT id, asked_by, notified_at, teams, reached, partial FROM lineage_questions
          WHERE node = $1 AND direction = $2 ORDER BY asked_at DESC, id DESC LIMIT $3",
     )
@@ -1125,15 +1135,13 @@ pub async fn sent(
     .await?;
     Ok(rows
         .into_iter()
-        .map(
-            |(question, asked_by, notified_at, teams, reached, partial)| SentView {
-                question,
-                asked_by,
-                notified_at,
-                teams,
-                reached,
-                partial,
-            },
-        )
+        .map(|r| SentView {
+            question: r.id,
+            asked_by: r.asked_by,
+            notified_at: r.notified_at,
+            teams: r.teams,
+            reached: r.reached,
+            partial: r.partial,
+        })
         .collect())
 }

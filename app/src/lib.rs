@@ -14,6 +14,7 @@ pub mod connect;
 pub mod error;
 pub mod flags;
 pub mod home;
+pub mod lineage;
 pub mod pilot;
 #[cfg(feature = "ssr")]
 pub mod port;

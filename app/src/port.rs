@@ -174,6 +174,7 @@ pub struct Backend {
     pub reviews: Arc<dyn Reviews>,
     pub connect: Arc<dyn Connect>,
     pub pilot: Arc<dyn Pilot>,
+    pub lineage: Arc<dyn Lineage>,
 }
 
 /// The backend, from the Leptos context.
@@ -532,4 +533,46 @@ pub trait Pilot: Send + Sync {
         from: &str,
         page: PageRequest,
     ) -> Result<Page<streamkeeper::pilot::receipts::Receipt>, AppError>;
+}
+
+/// Lineage: the graph around a node, search by name, what breaks if a
+/// node changes, and that answer sent to its owner teams.
+#[async_trait::async_trait]
+pub trait Lineage: Send + Sync {
+    /// The node's neighbourhood up- and downstream within the asked depth
+    /// and node budget, laid out for drawing, with owners and open flags.
+    async fn graph(
+        &self,
+        who: &Principal,
+        ask: &crate::lineage::model::NodeAsk,
+    ) -> Result<crate::lineage::model::GraphView, AppError>;
+    /// Datasets and jobs whose name contains `q` (case-insensitive).
+    async fn search(
+        &self,
+        who: &Principal,
+        q: &str,
+    ) -> Result<Vec<crate::lineage::model::NodeHit>, AppError>;
+    /// Everything downstream (or upstream) of the node, with owners, paths
+    /// and how each is known.
+    async fn what_breaks(
+        &self,
+        who: &Principal,
+        ask: &crate::lineage::model::NodeAsk,
+    ) -> Result<crate::lineage::model::ImpactView, AppError>;
+    /// The impact sent to every owner team it reaches, recorded and
+    /// audited; owners of the node's team and admins only.
+    async fn send_to_owners(
+        &self,
+        who: &Principal,
+        from: &str,
+        ask: &crate::lineage::model::NodeAsk,
+    ) -> Result<crate::lineage::model::NoticeView, AppError>;
+    /// The impacts of `node` (a nodeId) in `direction` sent to owners,
+    /// newest first.
+    async fn sent(
+        &self,
+        who: &Principal,
+        node: &str,
+        direction: &str,
+    ) -> Result<Vec<crate::lineage::model::SentView>, AppError>;
 }

@@ -27,6 +27,13 @@
 //!    Retry-After; then every 201 is checked to be stored.
 //! 4. The same with the real openlineage-python 1.54 client (its HTTP
 //!    transport), when scripts/lib.sh's `ensure_openlineage` installed it.
+//! 5. (Run before 3.) The graph page of topic-0 with a 200-node
+//!    neighbourhood (depth 6, budget 199 plus the centre), GET over HTTP
+//!    from the real router with a read token: the server's whole answer
+//!    (adjacency walk, loads, owners, flags, layout, SVG, the page's
+//!    render); and the service's graph call and the layout alone.
+//!
+//! `-- 0 1 0` builds the graph and runs 2 and 5 only.
 
 #[path = "support/db.rs"]
 mod bench_db;
@@ -92,6 +99,90 @@ fn admin() -> Principal {
         via: Credential::Session,
         scopes: None,
     }
+}
+
+/// Step 5: the graph page of a 200-node neighbourhood.
+async fn graph_page(
+    pool: &sqlx::PgPool,
+    svc: &LineageService,
+    addr: &std::net::SocketAddr,
+    user: i64,
+    topic: &NodeKey,
+) {
+    use streamkeeper_app::lineage::model::NodeAsk;
+    use streamkeeper_app::port::Lineage;
+    let token = streamkeeper_server::accounts::store::tokens::generate();
+    streamkeeper_server::accounts::store::tokens::insert(
+        &mut pool.acquire().await.expect("conn"),
+        user,
+        "bench-read",
+        &token,
+        &streamkeeper::accounts::token::Scopes::new([streamkeeper::accounts::token::Scope::Read])
+            .expect("scopes"),
+        None,
+    )
+    .await
+    .expect("token");
+    let node = streamkeeper::lineage::marquez::NodeId(topic.clone()).to_string();
+    let ask = NodeAsk {
+        node: Some(node.clone()),
+        depth: Some(6),
+        budget: Some(199),
+        ..NodeAsk::default()
+    };
+    let who = admin();
+    let mut service = Vec::new();
+    let mut layout = Vec::new();
+    let mut drawn = (0, 0);
+    for _ in 0..7 {
+        let t = Instant::now();
+        let g = svc.graph(&who, &ask).await.expect("graph");
+        service.push(t.elapsed());
+        drawn = (g.nodes.len(), g.edges.len());
+        let pairs: Vec<(usize, usize)> = g.edges.iter().map(|e| (e.from, e.to)).collect();
+        let t = Instant::now();
+        streamkeeper::lineage::layout::layout(
+            g.nodes.len(),
+            &pairs,
+            &streamkeeper::lineage::layout::LayoutOptions::default(),
+        )
+        .expect("layout");
+        layout.push(t.elapsed());
+    }
+    let url = format!(
+        "http://{addr}/lineage/graph?node={}&depth=6&budget=199",
+        url::form_urlencoded::byte_serialize(node.as_bytes()).collect::<String>()
+    );
+    let client = reqwest::Client::new();
+    let mut page = Vec::new();
+    let mut bytes = 0;
+    for _ in 0..7 {
+        let t = Instant::now();
+        let r = client
+            .get(&url)
+            .bearer_auth(&token)
+            .send()
+            .await
+            .expect("page");
+        assert_eq!(r.status().as_u16(), 200, "the graph page answers");
+        let body = r.text().await.expect("body");
+        page.push(t.elapsed());
+        bytes = body.len();
+        assert_eq!(
+            body.matches("data-node=\"").count(),
+            drawn.0,
+            "every node drawn"
+        );
+    }
+    println!(
+        "graph page, {} nodes / {} edges (depth 6, budget 199): GET {:.1} ms ({} KB); service call {:.1} ms, of which layout {:.2} ms",
+        drawn.0,
+        drawn.1,
+        ms(median(&mut page)),
+        bytes / 1024,
+        ms(median(&mut service)),
+        ms(median(&mut layout)),
+    );
 }
 
 fn ms(d: Duration) -> f64 {
@@ -279,6 +370,8 @@ async fn main() {
         )
         .await
     });
+    graph_page(&pool, &svc, &addr, user, &topic).await;
+
     let before = svc.counts().await.expect("counts").events;
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(senders)

@@ -1664,3 +1664,318 @@ async fn the_lineage_topic_is_set_by_an_admin_over_rest(pool: PgPool) {
         "{actions:?}"
     );
 }
+
+/// The owned chain, with a live flag on the topic `orders`; the cluster's id.
+async fn flagged_chain(t: &TestApp) -> i64 {
+    owned_chain(t).await;
+    let cluster: i64 = sqlx::query_scalar("SELECT id FROM clusters WHERE name = 'local'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("cluster");
+    sqlx::query(
+        "INSERT INTO flags (cluster_id, subject_kind, subject, rule, kind, reason, evidence, onset_at)
+         VALUES ($1, 'topic', 'orders', 'freshness', 'STALE', 'no message for 2 h', '{}', now())",
+    )
+    .bind(cluster)
+    .execute(&t.pool)
+    .await
+    .expect("flag");
+    cluster
+}
+
+/// The `data-node` ids of a graph page's drawing, in drawing order.
+fn drawn_nodes(body: &str) -> Vec<String> {
+    body.split("data-node=\"")
+        .skip(1)
+        .filter_map(|s| s.split('"').next())
+        .map(|s| s.replace("&amp;", "&"))
+        .collect()
+}
+
+fn drawn_edges(body: &str) -> usize {
+    body.matches("class=\"edge ").count()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_graph_page_draws_the_neighbourhood_with_owners_and_flags_and_follows_focus_and_depth(
+    pool: PgPool,
+) {
+    let t = TestApp::new(pool.clone()).await;
+    let cluster = flagged_chain(&t).await;
+    let viewer = t
+        .login("viewer", support::PASSWORD)
+        .await
+        .expect("signs in");
+    let orders = "dataset:kafka://127.0.0.1:9092:orders";
+
+    // A topic's graph, as the stream page links to it: two hops each way.
+    let r = t
+        .get(
+            &format!("/lineage/graph?topic=orders&cluster_id={cluster}"),
+            Some(&viewer),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("data-testid=\"graph-svg\""), "{}", r.body);
+    assert_eq!(
+        drawn_nodes(&r.body),
+        [
+            orders,
+            "job:sk-test:enricher",
+            "dataset:kafka://127.0.0.1:9092:orders-enriched"
+        ]
+    );
+    assert_eq!(drawn_edges(&r.body), 2);
+    // The centre is a topic in trouble (its live flag), owned by payments.
+    assert!(
+        r.body.contains(&format!(
+            "class=\"node kind-topic center trouble\" data-node=\"{orders}\""
+        )),
+        "{}",
+        r.body
+    );
+    assert!(r.body.contains("payments · ⚑ 1"), "{}", r.body);
+    assert!(
+        r.body
+            .contains("class=\"node kind-job\" data-node=\"job:sk-test:enricher\"")
+    );
+    // More lies beyond two hops: partial, and says why.
+    assert!(r.body.contains("data-testid=\"partial\""));
+    assert!(r.body.contains("nodes lie beyond the depth asked for"));
+    // Each node re-centres the graph at the same depth.
+    assert!(
+        r.body
+            .contains("href=\"/lineage/graph?node=job%3Ask-test%3Aenricher&amp;depth=2\""),
+        "{}",
+        r.body
+    );
+
+    // Deeper: the sink and its table, with the sink's owner (its facet).
+    let deep = t
+        .get(
+            &format!("/lineage/graph?node={}&depth=4", urlencode(orders)),
+            Some(&viewer),
+        )
+        .await;
+    assert_eq!(drawn_nodes(&deep.body).len(), 5, "{}", deep.body);
+    assert_eq!(drawn_edges(&deep.body), 4);
+    assert!(deep.body.contains(
+        "kind-table\" data-node=\"dataset:postgres://127.0.0.1:5432:shop.public.orders\""
+    ));
+    assert!(deep.body.contains("team:warehouse"));
+    assert!(
+        !deep.body.contains("data-testid=\"partial\""),
+        "nothing cut"
+    );
+
+    // Focus on the sink, one hop: its input and its output only.
+    let focus = t
+        .get(
+            &format!(
+                "/lineage/graph?node={}&depth=1",
+                urlencode("job:connect:sink")
+            ),
+            Some(&viewer),
+        )
+        .await;
+    assert_eq!(
+        drawn_nodes(&focus.body),
+        [
+            "job:connect:sink",
+            "dataset:postgres://127.0.0.1:5432:shop.public.orders",
+            "dataset:kafka://127.0.0.1:9092:orders-enriched"
+        ]
+    );
+    assert!(
+        focus
+            .body
+            .contains("kind-job center\" data-node=\"job:connect:sink\"")
+    );
+
+    // A node budget of one: the centre and one more, partial.
+    let small = t
+        .get(
+            &format!("/lineage/graph?node={}&depth=4&budget=1", urlencode(orders)),
+            Some(&viewer),
+        )
+        .await;
+    assert_eq!(drawn_nodes(&small.body).len(), 2, "{}", small.body);
+    assert!(small.body.contains("the node budget ran out"));
+
+    // Bad and unknown input is the caller's mistake, shown on the page.
+    let r = t
+        .get("/lineage/graph?node=job:nope:nothing", Some(&viewer))
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+    let r = t.get("/lineage/graph?node=garbage", Some(&viewer)).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let r = t
+        .get(
+            &format!("/lineage/graph?node={}&depth=x", urlencode(orders)),
+            Some(&viewer),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST);
+    let r = t
+        .get(
+            &format!("/lineage/graph?topic=orders&cluster_id={cluster}"),
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "to sign in");
+    assert!(r.location().starts_with("/login"), "{}", r.location());
+
+    // Search by name, case-insensitive: datasets and jobs.
+    let r = t.get("/lineage?q=ENRICH", Some(&viewer)).await;
+    assert_eq!(r.status, StatusCode::OK);
+    assert!(
+        r.body.contains(">enricher</a>") && r.body.contains(">orders-enriched</a>"),
+        "{}",
+        r.body
+    );
+    assert!(!r.body.contains(">sink</a>"));
+    assert!(
+        r.body
+            .contains("href=\"/lineage/graph?node=job%3Ask-test%3Aenricher\"")
+    );
+    let r = t.get("/lineage?q=zzz", Some(&viewer)).await;
+    assert!(r.body.contains("data-testid=\"no-hits\""));
+}
+
+fn urlencode(s: &str) -> String {
+    form_urlencoded::byte_serialize(s.as_bytes()).collect()
+}
+
+/// Posted as a browser without JavaScript posts the impact page's form.
+fn notify_form(page: &str, cookie: &str, node: &str) -> Request<Body> {
+    let body = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs([("node", node), ("direction", "downstream")])
+        .finish();
+    Request::post("/fn/notify_lineage_owners")
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, format!("{}{page}", support::ORIGIN))
+        .header(header::ORIGIN, support::ORIGIN)
+        .header(header::COOKIE, cookie)
+        .body(Body::from(body))
+        .expect("request")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_impact_page_lists_owners_and_notify_records_the_question_and_refusals_are_audited(
+    pool: PgPool,
+) {
+    let t = TestApp::new(pool.clone()).await;
+    let cluster = flagged_chain(&t).await;
+    let alice = t.user("alice", &[Role::Owner]).await;
+    sqlx::query("INSERT INTO memberships (team_id, user_id) SELECT id, $1 FROM teams WHERE name = 'payments'")
+        .bind(alice)
+        .execute(&pool)
+        .await
+        .expect("member");
+    let orders = "dataset:kafka://127.0.0.1:9092:orders";
+    let page = format!("/lineage/impact?topic=orders&cluster_id={cluster}");
+    let viewer = t
+        .login("viewer", support::PASSWORD)
+        .await
+        .expect("signs in");
+    let r = t.get(&page, Some(&viewer)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(
+        r.body
+            .contains(&format!("data-testid=\"impact-start\">{orders}")),
+        "{}",
+        r.body
+    );
+    for shown in [
+        "4 nodes downstream, 2 owner teams: payments, team:warehouse.",
+        ">shop.public.orders</a>",
+        "kafka://127.0.0.1:9092:orders → sk-test:enricher → kafka://127.0.0.1:9092:orders-enriched → connect:sink",
+        ">observed<",
+        "data-testid=\"sent-none\"",
+        "action=\"/fn/notify_lineage_owners\"",
+    ] {
+        assert!(r.body.contains(shown), "{shown} in {}", r.body);
+    }
+
+    // A viewer without stewardship is refused as the API refuses, audited,
+    // and nothing is recorded or sent.
+    let r = t.send(notify_form(&page, &viewer, orders)).await;
+    assert!(
+        r.location().contains("__err="),
+        "{} {}",
+        r.status,
+        r.location()
+    );
+    let refused: Vec<String> = sqlx::query_scalar(
+        "SELECT detail::jsonb->>'code' FROM audit_log
+         WHERE action = 'request.refused' AND target = 'POST /fn/notify_lineage_owners' AND actor = 'viewer'",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(refused, ["forbidden"], "the refusal is audited");
+    let back = r
+        .location()
+        .strip_prefix(support::ORIGIN)
+        .unwrap_or(r.location())
+        .to_owned();
+    let shown = t.get(&back, Some(&viewer)).await;
+    assert!(
+        shown.body.contains("owners of its team and admins may"),
+        "the refusal shows on the page: {}",
+        shown.body
+    );
+    let asked: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_questions")
+        .fetch_one(&pool)
+        .await
+        .expect("questions");
+    assert_eq!(asked, 0);
+
+    // An owner of payments sends it: recorded, told, audited, listed.
+    let cookie = t.login("alice", support::PASSWORD).await.expect("signs in");
+    let r = t.send(notify_form(&page, &cookie, orders)).await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    assert!(!r.location().contains("__err="), "{}", r.location());
+    let (asked_by, teams): (String, Vec<String>) =
+        sqlx::query_as("SELECT asked_by, teams FROM lineage_questions WHERE node = $1")
+            .bind(orders)
+            .fetch_one(&pool)
+            .await
+            .expect("the question is recorded");
+    assert_eq!(
+        (asked_by.as_str(), teams),
+        ("alice", vec!["payments".to_string()])
+    );
+    let inbox: i64 = sqlx::query_scalar("SELECT count(*) FROM notifications WHERE user_id = $1")
+        .bind(alice)
+        .fetch_one(&pool)
+        .await
+        .expect("inbox");
+    assert_eq!(inbox, 1);
+    assert!(
+        t.audit_actions()
+            .await
+            .contains(&"lineage.impact.notify".to_string())
+    );
+    let r = t.get(&page, Some(&cookie)).await;
+    assert!(r.body.contains("data-testid=\"sent\""), "{}", r.body);
+    assert!(
+        r.body.contains("<td>alice</td><td>payments</td><td>4</td>"),
+        "{}",
+        r.body
+    );
+
+    // The review item's and the schema check's pages link here too.
+    let r = t
+        .get(
+            &format!("/clusters/{cluster}/stream/check?name=orders"),
+            Some(&cookie),
+        )
+        .await;
+    assert!(
+        r.body.contains("data-testid=\"check-impact\""),
+        "{}",
+        r.body
+    );
+}

@@ -25,6 +25,7 @@ pub mod event;
 mod fixtures;
 pub mod graph;
 pub mod impact;
+pub mod kinds;
 pub mod layout;
 pub mod marquez;
 pub mod naming;

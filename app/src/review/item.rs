@@ -162,7 +162,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                     <small class="note">{format!(" — {}", i.autonomy.describe())}</small>
                 </dd>
                 <dt>"Cluster"</dt><dd>{s.cluster.clone()}</dd>
-                <dt>"Topic"</dt><dd><a href=stream>{s.topic.clone()}</a></dd>
+                <dt>"Topic"</dt><dd><a href=stream>{s.topic.clone()}</a> " · " <a href=crate::lineage::widgets::topic_impact_href(s.cluster_id, &s.topic) data-testid="review-impact">"What breaks if it changes"</a></dd>
                 <dt>"Subject"</dt><dd>{s.subject.clone()}</dd>
                 <dt>"Author"</dt><dd data-testid="author">{s.author.clone()}</dd>
                 <dt>"Revision"</dt><dd data-testid="revision">{s.revision}</dd>

@@ -23,7 +23,7 @@ pub fn CheckPage() -> impl IntoView {
             (Some(id), Some(topic)) => {
                 let back = href_with(&format!("/clusters/{id}/stream"), &[("name", Some(topic.clone()))]);
                 view! {
-                    <p><a href=back>"← " {topic.clone()}</a></p>
+                    <p><a href=back>"← " {topic.clone()}</a> " · " <a href=crate::lineage::widgets::topic_impact_href(id, &topic) data-testid="check-impact">"What breaks if it changes"</a></p>
                     <h1>"Check a producer change to " {topic.clone()}</h1>
                     <p class="note">"The proposed schema is checked against the reader schema of every consumer group that reads the topic (can it read what the producer would write?), against the subject's history under its compatibility level, and by the Schema Registry when one is configured. Nothing is registered."</p>
                     <ActionForm action=check attr:class="stack" attr:data-testid="check-form">
@@ -83,7 +83,7 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
         &[("name", Some(r.topic.clone()))],
     );
     view! {
-        <p><a href=back>"← " {r.topic.clone()}</a> " · " <a href=again>"Check another change"</a></p>
+        <p><a href=back>"← " {r.topic.clone()}</a> " · " <a href=again>"Check another change"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(r.cluster_id, &r.topic) data-testid="check-impact">"What breaks if it changes"</a></p>
         <h1>
             {format!("{} change to {} ", r.schema_type.as_str(), r.topic)}
             <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>

@@ -39,6 +39,7 @@ pub fn SignedInHeader() -> impl IntoView {
                                     <a href="/streams">"Streams"</a>
                                     <a href="/flags">"Flags"</a>
                                     <a href="/schemas">"Schemas"</a>
+                                    <a href="/lineage">"Lineage"</a>
                                     <a href="/clusters">"Clusters"</a>
                                     <InboxLink counts />
                                     <Show when=move || admin>

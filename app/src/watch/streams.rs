@@ -147,6 +147,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
         <p><a href="/streams">"← Streams"</a></p>
         <h1>{t.name.clone()}</h1>
         <p class="note">{format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str())}</p>
+        <p><a href=crate::lineage::widgets::topic_graph_href(d.cluster_id, &t.name) data-testid="stream-lineage">"Lineage graph"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(d.cluster_id, &t.name) data-testid="stream-impact">"What breaks if it changes"</a></p>
         <section class="card">
             <dl>
                 <dt>"Owner"</dt><dd>{t.owner.clone().unwrap_or_else(|| "unowned — an owner can claim it".into())}</dd>

@@ -135,6 +135,7 @@ impl AppState {
             reviews: reviews.clone(),
             connect: connect.clone(),
             pilot: pilot.clone(),
+            lineage: lineage.clone(),
         };
         Self {
             leptos,

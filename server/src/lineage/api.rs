@@ -21,8 +21,6 @@ use std::sync::Arc;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::lineage::event::EventError;
 use streamkeeper::lineage::graph::Provenance;
-use streamkeeper::lineage::impact::{Direction, Limits};
-use streamkeeper::lineage::marquez::NodeId;
 use streamkeeper::lineage::receive::{BatchReport, FailedEvent, Received, receive_batch};
 use streamkeeper_app::error::AppError;
 use utoipa::IntoParams;
@@ -33,8 +31,8 @@ use super::{
 use crate::platform::limits::{BodyLimit, decoding, sentence};
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody, ErrorDetail};
 use axum::extract::FromRef;
-use streamkeeper::lineage::graph::NodeKey;
-use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::lineage::model::NodeAsk;
+use streamkeeper_app::port::{ClientAddr, Lineage};
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
@@ -368,39 +366,16 @@ pub struct ImpactQuery {
 }
 
 impl ImpactQuery {
-    /// The node, direction and limits asked for.
-    async fn question(
-        &self,
-        svc: &LineageService,
-    ) -> Result<(NodeKey, Direction, Limits), ApiError> {
-        let direction = match self.direction.as_deref() {
-            None | Some("downstream") => Direction::Downstream,
-            Some("upstream") => Direction::Upstream,
-            Some(other) => {
-                return Err(ApiError(AppError::Request(format!(
-                    "direction {other:?} is not downstream or upstream"
-                ))));
-            }
-        };
-        let key = match (&self.node, &self.topic) {
-            (Some(node), None) => {
-                NodeId::parse(node)
-                    .map_err(|e| ApiError(AppError::Request(e.to_string())))?
-                    .0
-            }
-            (None, Some(topic)) => svc.topic(self.cluster.as_deref(), topic).await?,
-            _ => {
-                return Err(ApiError(AppError::Request(
-                    "give either node (a nodeId) or topic".into(),
-                )));
-            }
-        };
-        let defaults = Limits::default();
-        let limits = Limits {
-            depth: self.depth.unwrap_or(defaults.depth),
-            budget: self.budget.unwrap_or(defaults.budget),
-        };
-        Ok((key, direction, limits))
+    fn ask(self) -> NodeAsk {
+        NodeAsk {
+            node: self.node,
+            topic: self.topic,
+            cluster: self.cluster,
+            cluster_id: None,
+            direction: self.direction,
+            depth: self.depth,
+            budget: self.budget,
+        }
     }
 }
 
@@ -416,9 +391,7 @@ pub async fn impact(
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<ImpactQuery>,
 ) -> Result<Json<ImpactView>, ApiError> {
-    let (key, direction, limits) = q.question(&svc).await?;
-    let answer = svc.impact(&who, &key, direction, limits).await?;
-    Ok(Json(ImpactView::of(&answer)))
+    Ok(Json(svc.what_breaks(&who, &q.ask()).await?))
 }
 
 /// Notify owners: answers the impact (as `GET /lineage/impact` with the
@@ -436,11 +409,7 @@ pub async fn notify(
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     ApiJson(q): ApiJson<ImpactQuery>,
 ) -> Result<Json<NoticeView>, ApiError> {
-    let (key, direction, limits) = q.question(&svc).await?;
-    Ok(Json(
-        svc.notify_owners(&who, &from, &key, direction, limits)
-            .await?,
-    ))
+    Ok(Json(svc.send_to_owners(&who, &from, &q.ask()).await?))
 }
 
 /// This feature's REST routes with their OpenAPI paths, relative to

@@ -203,10 +203,10 @@ pub fn table(v: &ImpactView) -> String {
             .unwrap_or_default();
         rows.push([
             n.depth.to_string(),
-            n.kind.into(),
+            n.kind.clone(),
             format!("{} {}", n.namespace, n.name),
             n.owner.clone().unwrap_or_else(|| "-".into()),
-            n.known_as.into(),
+            n.known_as.clone(),
             n.last_seen
                 .map_or("-".into(), |t| t.format("%Y-%m-%d %H:%M").to_string()),
             via,

@@ -34,6 +34,15 @@ pub mod cli;
 pub mod routine;
 pub mod store;
 
+use streamkeeper::lineage::kinds::{NodeKind, kind_of};
+use streamkeeper::lineage::layout::{LayoutOptions, layout};
+use streamkeeper::lineage::neighbourhood::neighbourhood;
+use streamkeeper_app::lineage::model::{
+    CutView, GraphEdge, GraphNode, GraphView, NodeAsk, NodeHit, SentView, known_as,
+};
+pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
+use streamkeeper_app::port::Lineage;
+
 use crate::accounts::{audited, require};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
@@ -311,6 +320,12 @@ impl LineageService {
             ),
             None => None,
         };
+        self.topic_in(cluster_id, topic).await
+    }
+
+    /// The topic's dataset on the cluster of that id, or the one Kafka
+    /// dataset of that name.
+    async fn topic_in(&self, cluster_id: Option<i64>, topic: &str) -> Result<NodeKey, AppError> {
         let found = store::topic_nodes(&self.pool, topic, cluster_id).await?;
         match found.as_slice() {
             [] => Err(AppError::NotFound(format!(
@@ -480,7 +495,7 @@ impl LineageService {
             &mut tx,
             &store::NewQuestion {
                 node: &view.start,
-                direction: view.direction,
+                direction: &view.direction,
                 asked_by: &who.username,
                 asked_at,
                 answered_at,
@@ -641,6 +656,171 @@ impl LineageService {
         Ok((total, data))
     }
 
+    /// The node a question names (a nodeId, or a topic with its cluster
+    /// by name or id), its direction and its limits (`defaults` where the
+    /// question gives none).
+    pub async fn question(
+        &self,
+        ask: &NodeAsk,
+        defaults: Limits,
+    ) -> Result<(NodeKey, Direction, Limits), AppError> {
+        let direction = match ask.direction.as_deref() {
+            None | Some("" | "downstream") => Direction::Downstream,
+            Some("upstream") => Direction::Upstream,
+            Some(other) => {
+                return Err(AppError::Request(format!(
+                    "direction {other:?} is not downstream or upstream"
+                )));
+            }
+        };
+        let node = ask.node.as_deref().filter(|n| !n.is_empty());
+        let topic = ask.topic.as_deref().filter(|t| !t.is_empty());
+        let key = match (node, topic) {
+            (Some(node), None) => {
+                NodeId::parse(node)
+                    .map_err(|e| AppError::Request(e.to_string()))?
+                    .0
+            }
+            (None, Some(topic)) => match (ask.cluster.as_deref(), ask.cluster_id) {
+                (Some(name), None) => self.topic(Some(name), topic).await?,
+                (None, id) => self.topic_in(id, topic).await?,
+                (Some(_), Some(_)) => {
+                    return Err(AppError::Request(
+                        "give the cluster by name or by id, not both".into(),
+                    ));
+                }
+            },
+            _ => {
+                return Err(AppError::Request(
+                    "give either node (a nodeId) or topic".into(),
+                ));
+            }
+        };
+        let limits = Limits {
+            depth: ask.depth.unwrap_or(defaults.depth),
+            budget: ask.budget.unwrap_or(defaults.budget),
+        };
+        Ok((key, direction, limits))
+    }
+
+    /// The graph view: the node's neighbourhood both ways within the
+    /// depth and node budget (each within the view's maxima: a drawing of
+    /// thousands of boxes helps nobody), laid out in layers, with each
+    /// node's kind, owner team and live flags.
+    async fn graph_view(&self, who: &Principal, ask: &NodeAsk) -> Result<GraphView, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        let (key, _, asked) = self.question(ask, GRAPH_DEFAULTS).await?;
+        let limits = Limits {
+            depth: asked.depth.min(GRAPH_MAX.depth),
+            budget: asked.budget.min(GRAPH_MAX.budget),
+        };
+        let clamped = limits != asked;
+        let start = self.resolve(&key).await?;
+        let loaded = self
+            .load(
+                start,
+                &[Direction::Downstream, Direction::Upstream],
+                limits,
+                true,
+                Some(&["ownership", "jobType", "datasetType"]),
+            )
+            .await?;
+        let hood = neighbourhood(&loaded.graph, &loaded.start, limits)
+            .map_err(|e| AppError::NotFound(e.to_string()))?;
+        let owners = Self::owners(
+            &loaded.graph,
+            hood.nodes.iter(),
+            &loaded.ids,
+            &loaded.catalog,
+        );
+        let ids: Vec<i64> = hood
+            .nodes
+            .iter()
+            .filter_map(|k| loaded.ids.get(k).copied())
+            .collect();
+        let flags = store::live_flags(&self.pool, &ids).await?;
+        let opts = LayoutOptions::default();
+        let pairs: Vec<(usize, usize)> = hood.edges.iter().map(|&(a, b, _)| (a, b)).collect();
+        let drawn =
+            layout(hood.nodes.len(), &pairs, &opts).map_err(|e| internal("lineage layout", e))?;
+        let id = |k: &NodeKey| NodeId(k.clone()).to_string();
+        let nodes = hood
+            .nodes
+            .iter()
+            .zip(&drawn.nodes)
+            .map(|(k, p)| {
+                let node = loaded.graph.node(k);
+                GraphNode {
+                    id: id(k),
+                    kind: node.map_or(NodeKind::Job, kind_of).as_str().to_string(),
+                    namespace: k.namespace().to_string(),
+                    name: k.name().to_string(),
+                    owner: owners.get(k).cloned(),
+                    flags: loaded
+                        .ids
+                        .get(k)
+                        .and_then(|i| flags.get(i))
+                        .copied()
+                        .unwrap_or(0),
+                    known_as: node.map_or("observed", |n| known_as(&n.known)).to_string(),
+                    last_seen: node.and_then(|n| n.known.last_seen()),
+                    x: p.x,
+                    y: p.y,
+                }
+            })
+            .collect();
+        let edges = hood
+            .edges
+            .iter()
+            .zip(drawn.edges)
+            .map(|(&(from, to, k), r)| GraphEdge {
+                from,
+                to,
+                points: r.points,
+                reversed: r.reversed,
+                known_as: known_as(&k).to_string(),
+            })
+            .collect();
+        let cut = CutView {
+            depth: hood.cut.depth || loaded.beyond,
+            budget: hood.cut.budget,
+            clamped: hood.cut.clamped || clamped,
+        };
+        Ok(GraphView {
+            center: id(&loaded.start),
+            depth: limits.depth,
+            budget: limits.budget,
+            nodes,
+            edges,
+            width: drawn.width,
+            height: drawn.height,
+            node_width: opts.node_width,
+            node_height: opts.node_height,
+            partial: hood.partial || loaded.beyond || clamped,
+            cut,
+        })
+    }
+
+    /// Datasets and jobs by name.
+    async fn search_nodes(&self, who: &Principal, q: &str) -> Result<Vec<NodeHit>, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        let q = q.trim();
+        if q.is_empty() {
+            return Ok(Vec::new());
+        }
+        let rows = store::search(&self.pool, q, SEARCH_LIMIT).await?;
+        Ok(rows
+            .iter()
+            .map(|r| NodeHit {
+                id: NodeId(r.key()).to_string(),
+                kind: r.kind.clone(),
+                namespace: r.namespace.clone(),
+                name: r.name.clone(),
+                last_seen: r.known().last_seen(),
+            })
+            .collect())
+    }
+
     /// Loads the in-memory adjacency now (serve does at start), so the
     /// first impact question does not.
     pub async fn warm(&self) -> Result<(), Db> {
@@ -654,6 +834,60 @@ impl LineageService {
 
     pub fn pool(&self) -> &PgPool {
         &self.pool
+    }
+}
+
+/// The graph view's depth and node budget when the question gives none:
+/// two hops each way is a job and its datasets on either side.
+pub const GRAPH_DEFAULTS: Limits = Limits {
+    depth: 2,
+    budget: 200,
+};
+/// The graph view's maxima; more is lowered and the view says `partial`.
+pub const GRAPH_MAX: Limits = Limits {
+    depth: 12,
+    budget: 500,
+};
+/// Search hits shown at most.
+const SEARCH_LIMIT: i64 = 50;
+/// Sent impacts listed at most.
+const SENT_LIMIT: i64 = 10;
+
+#[async_trait::async_trait]
+impl Lineage for LineageService {
+    async fn graph(&self, who: &Principal, ask: &NodeAsk) -> Result<GraphView, AppError> {
+        self.graph_view(who, ask).await
+    }
+
+    async fn search(&self, who: &Principal, q: &str) -> Result<Vec<NodeHit>, AppError> {
+        self.search_nodes(who, q).await
+    }
+
+    async fn what_breaks(&self, who: &Principal, ask: &NodeAsk) -> Result<ImpactView, AppError> {
+        let (key, direction, limits) = self.question(ask, Limits::default()).await?;
+        Ok(ImpactView::of(
+            &self.impact(who, &key, direction, limits).await?,
+        ))
+    }
+
+    async fn send_to_owners(
+        &self,
+        who: &Principal,
+        from: &str,
+        ask: &NodeAsk,
+    ) -> Result<NoticeView, AppError> {
+        let (key, direction, limits) = self.question(ask, Limits::default()).await?;
+        self.notify_owners(who, from, &key, direction, limits).await
+    }
+
+    async fn sent(
+        &self,
+        who: &Principal,
+        node: &str,
+        direction: &str,
+    ) -> Result<Vec<SentView>, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        Ok(store::sent(&self.pool, node, direction, SENT_LIMIT).await?)
     }
 }
 
@@ -779,161 +1013,6 @@ async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
             }
         })
         .collect())
-}
-
-/// How an edge or node is known, in words: `observed`, `derived` or both.
-fn known_as(k: &streamkeeper::lineage::graph::Known) -> &'static str {
-    match (k.observed.is_some(), k.derived.is_some()) {
-        (true, true) => "observed+derived",
-        (false, true) => "derived",
-        _ => "observed",
-    }
-}
-
-/// First and last report of one kind.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct SeenView {
-    pub first: chrono::DateTime<chrono::Utc>,
-    pub last: chrono::DateTime<chrono::Utc>,
-}
-
-/// How something is known, per provenance.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct KnownView {
-    /// From events producers sent.
-    pub observed: Option<SeenView>,
-    /// From events Streamkeeper emitted itself.
-    pub derived: Option<SeenView>,
-}
-
-impl KnownView {
-    fn of(k: &streamkeeper::lineage::graph::Known) -> Self {
-        let v = |s: Option<streamkeeper::lineage::graph::Seen>| {
-            s.map(|s| SeenView {
-                first: s.first,
-                last: s.last,
-            })
-        };
-        KnownView {
-            observed: v(k.observed),
-            derived: v(k.derived),
-        }
-    }
-}
-
-/// One node an impact reaches.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct ImpactNode {
-    /// Its nodeId (`dataset:<ns>:<name>`, `job:<ns>:<name>`).
-    pub id: String,
-    /// `dataset` or `job`.
-    pub kind: &'static str,
-    pub namespace: String,
-    pub name: String,
-    /// Hops from the start.
-    pub depth: u32,
-    /// One shortest path from the start to here, as nodeIds, both ends included.
-    pub path: Vec<String>,
-    /// The owner team: a topic's stream owner, else the `ownership` facet's first owner.
-    pub owner: Option<String>,
-    /// How the edge that reaches it is known: observed, derived or observed+derived.
-    pub known_as: &'static str,
-    /// When it was last reported, either way.
-    pub last_seen: Option<chrono::DateTime<chrono::Utc>>,
-    /// How the edge that reaches it is known, with times.
-    pub via: KnownView,
-}
-
-/// One owner team an impact was sent to.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct TeamNoticeView {
-    pub team: String,
-    /// Its nodes in the answer.
-    pub nodes: usize,
-    /// Members who got an inbox line.
-    pub members: usize,
-    /// Whether its webhook was queued (it has one).
-    pub webhook: bool,
-}
-
-/// An impact sent to its owners, as recorded.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct NoticeView {
-    /// The recorded question's id.
-    pub question: i64,
-    pub asked_at: chrono::DateTime<chrono::Utc>,
-    pub answered_at: chrono::DateTime<chrono::Utc>,
-    pub notified_at: chrono::DateTime<chrono::Utc>,
-    /// The owner teams told, by name.
-    pub teams: Vec<TeamNoticeView>,
-    /// Owners named by `ownership` facets that are no team in the catalog:
-    /// nobody to tell.
-    pub not_in_catalog: Vec<String>,
-    pub impact: ImpactView,
-}
-
-/// What the answer is missing.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct CutView {
-    /// Nodes lie beyond the depth cap.
-    pub depth: bool,
-    /// The node budget ran out.
-    pub budget: bool,
-    /// The depth or budget asked for was over the maximum and lowered.
-    pub clamped: bool,
-}
-
-/// The impact answer.
-#[derive(Clone, Debug, serde::Serialize, utoipa::ToSchema)]
-pub struct ImpactView {
-    /// The node asked about, as a nodeId.
-    pub start: String,
-    /// `downstream` or `upstream`.
-    pub direction: &'static str,
-    /// Nearer first.
-    pub nodes: Vec<ImpactNode>,
-    /// True when `cut` says something was left out.
-    pub partial: bool,
-    pub cut: CutView,
-}
-
-impl ImpactView {
-    pub fn of(i: &Impact) -> Self {
-        let id = |k: &NodeKey| NodeId(k.clone()).to_string();
-        ImpactView {
-            start: id(&i.start),
-            direction: match i.direction {
-                Direction::Downstream => "downstream",
-                Direction::Upstream => "upstream",
-            },
-            nodes: i
-                .nodes
-                .iter()
-                .enumerate()
-                .map(|(n, r)| ImpactNode {
-                    id: id(&r.key),
-                    kind: match r.key {
-                        NodeKey::Dataset(_) => "dataset",
-                        NodeKey::Job(_) => "job",
-                    },
-                    namespace: r.key.namespace().to_string(),
-                    name: r.key.name().to_string(),
-                    depth: r.depth,
-                    path: i.path(n).into_iter().map(id).collect(),
-                    owner: r.owner.clone(),
-                    known_as: known_as(&r.via),
-                    last_seen: r.known.last_seen(),
-                    via: KnownView::of(&r.via),
-                })
-                .collect(),
-            partial: i.partial,
-            cut: CutView {
-                depth: i.cut.depth,
-                budget: i.cut.budget,
-                clamped: i.cut.clamped,
-            },
-        }
-    }
 }
 
 #[cfg(test)]

@@ -20,6 +20,7 @@ use streamkeeper::lineage::graph::{
     Provenance, Seen, Upserts,
 };
 use streamkeeper::lineage::naming::{NameIssue, RegisteredCluster};
+use streamkeeper_app::lineage::model::SentView;
 
 /// One event as it is appended.
 pub struct NewEvent<'a> {
@@ -1063,4 +1064,84 @@ pub async fn enqueue_question_webhook(
         .execute(conn)
         .await?;
     Ok(())
+}
+
+/// Datasets and jobs whose name contains `q` (case-insensitive), exact
+/// matches first, then the shorter names, at most `limit`.
+pub async fn search(pool: &PgPool, q: &str, limit: i64) -> Result<Vec<NodeRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {NODE_COLUMNS} FROM lineage_nodes
+         WHERE strpos(lower(name), lower($1)) > 0
+         ORDER BY lower(name) <> lower($1), length(name), name, kind, namespace
+         LIMIT $2"
+    ))
+    .bind(q)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Live (open or acknowledged) flags on each of `ids`: a topic's on its
+/// dataset, a consumer group's on its job (named in its cluster's Kafka
+/// namespace, the cluster found from a dataset of that namespace).
+pub async fn live_flags(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, i64>, Db> {
+    let rows: Vec<(i64, i64)> = sqlx::query_as(
+        "WITH n AS (
+             SELECT n.id, n.kind, n.name,
+                    CASE WHEN n.kind = 'dataset' THEN
+                             CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END
+                         ELSE (SELECT d.cluster::bigint FROM lineage_nodes d
+                               WHERE d.kind = 'dataset' AND d.namespace = n.namespace
+                                 AND d.cluster ~ '^[0-9]{1,18}$' LIMIT 1)
+                    END AS cluster_id
+             FROM lineage_nodes n WHERE n.id = ANY($1))
+         SELECT n.id, count(*) FROM n
+         JOIN flags f ON f.cluster_id = n.cluster_id AND f.subject = n.name
+             AND f.subject_kind = CASE n.kind WHEN 'dataset' THEN 'topic' ELSE 'group' END
+             AND f.state IN ('open', 'acknowledged')
+         GROUP BY n.id",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+#[derive(FromRow)]
+struct SentRow {
+    id: i64,
+    asked_by: String,
+    notified_at: Option<DateTime<Utc>>,
+    teams: Vec<String>,
+    reached: i32,
+    partial: bool,
+}
+
+/// The impacts of `node` in `direction` sent to owners, newest first.
+pub async fn sent(
+    pool: &PgPool,
+    node: &str,
+    direction: &str,
+    limit: i64,
+) -> Result<Vec<SentView>, Db> {
+    let rows: Vec<SentRow> = sqlx::query_as(
+        "SELECT id, asked_by, notified_at, teams, reached, partial FROM lineage_questions
+         WHERE node = $1 AND direction = $2 ORDER BY asked_at DESC, id DESC LIMIT $3",
+    )
+    .bind(node)
+    .bind(direction)
+    .bind(limit)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .map(|r| SentView {
+            question: r.id,
+            asked_by: r.asked_by,
+            notified_at: r.notified_at,
+            teams: r.teams,
+            reached: r.reached,
+            partial: r.partial,
+        })
+        .collect())
 }

@@ -1,0 +1,87 @@
+//! Lineage's server functions: the graph view, search, the impact, the
+//! impacts sent, and notify owners.
+
+use crate::error::AppError;
+use crate::lineage::model::{GraphView, ImpactView, NodeHit, NoticeView, SentView};
+use leptos::prelude::*;
+
+#[server(prefix = "/fn", endpoint = "lineage_graph")]
+pub async fn lineage_graph(
+    node: Option<String>,
+    topic: Option<String>,
+    cluster_id: Option<i64>,
+    depth: Option<u32>,
+    budget: Option<usize>,
+) -> Result<GraphView, AppError> {
+    use crate::lineage::model::NodeAsk;
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    let ask = NodeAsk {
+        node,
+        topic,
+        cluster_id,
+        depth,
+        budget,
+        ..NodeAsk::default()
+    };
+    backend()?.lineage.graph(&who, &ask).await
+}
+
+#[server(prefix = "/fn", endpoint = "lineage_search")]
+pub async fn lineage_search(q: String) -> Result<Vec<NodeHit>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.lineage.search(&who, &q).await
+}
+
+#[server(prefix = "/fn", endpoint = "lineage_impact")]
+pub async fn lineage_impact(
+    node: Option<String>,
+    topic: Option<String>,
+    cluster_id: Option<i64>,
+    direction: Option<String>,
+    depth: Option<u32>,
+) -> Result<ImpactView, AppError> {
+    use crate::lineage::model::NodeAsk;
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    let ask = NodeAsk {
+        node,
+        topic,
+        cluster_id,
+        direction,
+        depth,
+        ..NodeAsk::default()
+    };
+    backend()?.lineage.what_breaks(&who, &ask).await
+}
+
+#[server(prefix = "/fn", endpoint = "lineage_sent")]
+pub async fn lineage_sent(node: String, direction: String) -> Result<Vec<SentView>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.lineage.sent(&who, &node, &direction).await
+}
+
+/// Sends the impact of `node` to its owner teams (the impact page's
+/// button), as `POST /api/v1/lineage/impact/notify` does.
+#[server(prefix = "/fn", endpoint = "notify_lineage_owners")]
+pub async fn notify_lineage_owners(
+    node: String,
+    direction: String,
+    depth: Option<u32>,
+) -> Result<NoticeView, AppError> {
+    use crate::lineage::model::NodeAsk;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let ask = NodeAsk {
+        node: Some(node),
+        direction: Some(direction),
+        depth,
+        ..NodeAsk::default()
+    };
+    backend()?
+        .lineage
+        .send_to_owners(&who, &client_addr().await, &ask)
+        .await
+}

@@ -1,0 +1,194 @@
+//! `/lineage/impact`: what breaks if a topic, dataset or job changes (or,
+//! `direction=upstream`, where it comes from): every node reached with its
+//! owner team, the path that reaches it, how it is known (observed in
+//! events or derived by Streamkeeper) and when last seen; `partial` with
+//! what the depth or budget cut. "Notify owners" sends it to every owner
+//! team's inbox and webhook (owners of the node's team and admins), and
+//! the impacts sent so far are listed.
+
+use crate::lineage::fns::{NotifyLineageOwners, lineage_impact, lineage_sent};
+use crate::lineage::model::{ImpactView, NoticeView, SentView};
+use crate::lineage::widgets::{graph_href, impact_href, number};
+use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::params::query_param;
+use leptos::prelude::*;
+use leptos_meta::Title;
+
+fn sent_note(n: &NoticeView) -> String {
+    if n.teams.is_empty() {
+        return "Recorded; no owner team in the catalog to tell.".to_string();
+    }
+    let teams: Vec<String> = n
+        .teams
+        .iter()
+        .map(|t| {
+            format!(
+                "{} ({} node{}, {} member{}{})",
+                t.team,
+                t.nodes,
+                if t.nodes == 1 { "" } else { "s" },
+                t.members,
+                if t.members == 1 { "" } else { "s" },
+                if t.webhook { ", webhook" } else { "" }
+            )
+        })
+        .collect();
+    format!("Sent to {}.", teams.join(", "))
+}
+
+#[component]
+pub fn LineageImpactPage() -> impl IntoView {
+    let node = query_param("node");
+    let topic = query_param("topic");
+    let cluster_id = query_param("cluster_id");
+    let direction = query_param("direction");
+    let depth = query_param("depth");
+    let notify = ServerAction::<NotifyLineageOwners>::new();
+    let answer = Resource::new(
+        move || {
+            (
+                node.get(),
+                topic.get(),
+                cluster_id.get(),
+                direction.get(),
+                depth.get(),
+                notify.version().get(),
+            )
+        },
+        |(node, topic, cluster_id, direction, depth, _)| async move {
+            let cluster_id = number(cluster_id, "cluster_id")?;
+            let depth = number(depth, "depth")?;
+            let i = lineage_impact(node, topic, cluster_id, direction, depth).await?;
+            let sent = lineage_sent(i.start.clone(), i.direction.clone()).await?;
+            Ok::<_, crate::error::AppError>((i, sent, depth))
+        },
+    );
+    view! {
+        <Title text="What breaks" />
+        <p><a href="/lineage">"← Lineage"</a></p>
+        <div data-testid="notify-notes">
+            <ActionNote value=notify.value() ok=sent_note />
+        </div>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                match answer.await {
+                    Ok((i, sent, depth)) => view! { <Impact i sent depth notify /> }.into_any(),
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+#[component]
+fn Impact(
+    i: ImpactView,
+    sent: Vec<SentView>,
+    depth: Option<u32>,
+    notify: ServerAction<NotifyLineageOwners>,
+) -> impl IntoView {
+    let down = i.direction == "downstream";
+    let (heading, other, other_label) = if down {
+        (
+            "What breaks if this changes",
+            "upstream",
+            "Where it comes from instead",
+        )
+    } else {
+        ("Where this comes from", "downstream", "What breaks instead")
+    };
+    let start = i.start.clone();
+    let owners: std::collections::BTreeSet<String> =
+        i.nodes.iter().filter_map(|n| n.owner.clone()).collect();
+    let summary = format!(
+        "{} node{} {}, {} owner team{}{}.",
+        i.nodes.len(),
+        if i.nodes.len() == 1 { "" } else { "s" },
+        if down { "downstream" } else { "upstream" },
+        owners.len(),
+        if owners.len() == 1 { "" } else { "s" },
+        if owners.is_empty() {
+            String::new()
+        } else {
+            format!(": {}", owners.into_iter().collect::<Vec<_>>().join(", "))
+        }
+    );
+    let partial = i.partial.then(|| {
+        view! {
+            <p class="note partial" data-testid="partial">
+                {format!("Partial: {}.", i.cut.describe())}
+            </p>
+        }
+    });
+    view! {
+        <h1>{heading}</h1>
+        <p><code data-testid="impact-start">{start.clone()}</code></p>
+        <p>
+            <a href=graph_href(&start, None) data-testid="impact-graph">"Graph"</a>
+            " · "
+            <a href=impact_href(&start, other)>{other_label}</a>
+        </p>
+        <p class="note" data-testid="impact-summary">{summary}</p>
+        {partial}
+        <p class="note">"Reader schemas a pending producer change breaks are on the schema check page of the topic; this page answers who reads it, through what, and who owns each."</p>
+        {if i.nodes.is_empty() {
+            view! { <p class="note" data-testid="impact-empty">"Nothing is known to read it (or feed it, upstream)."</p> }.into_any()
+        } else {
+            view! {
+                <table class="list" data-testid="impact-nodes">
+                    <thead><tr><th>"Hops"</th><th>"Node"</th><th>"Kind"</th><th>"Owner"</th><th>"Path"</th><th>"Known"</th><th>"Last seen"</th></tr></thead>
+                    <tbody>
+                        {i.nodes.into_iter().map(|n| {
+                            let path: Vec<String> = n.path.iter().map(|p| short(p)).collect();
+                            view! {
+                                <tr>
+                                    <td>{n.depth}</td>
+                                    <td><a href=graph_href(&n.id, None)>{n.name.clone()}</a><br /><code class="note">{n.namespace.clone()}</code></td>
+                                    <td>{n.kind.clone()}</td>
+                                    <td>{n.owner.clone().unwrap_or_else(|| "no owner".into())}</td>
+                                    <td class="path">{path.join(" → ")}</td>
+                                    <td>{n.known_as.clone()}</td>
+                                    <td>{n.last_seen.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default()}</td>
+                                </tr>
+                            }
+                        }).collect_view()}
+                    </tbody>
+                </table>
+            }.into_any()
+        }}
+        <section class="card" data-testid="notify">
+            <h2>"Notify owners"</h2>
+            <p class="note">"Sends this answer to every owner team it reaches: an inbox line to each member and the team's webhook. Owners of this node's team and admins may. Recorded as a question answered and audited."</p>
+            <ActionForm action=notify attr:data-testid="notify-form">
+                <input type="hidden" name="node" value=start.clone() />
+                <input type="hidden" name="direction" value=i.direction.clone() />
+                {depth.map(|d| view! { <input type="hidden" name="depth" value=d.to_string() /> })}
+                <button type="submit">"Notify owners"</button>
+            </ActionForm>
+            {if sent.is_empty() {
+                view! { <p class="note" data-testid="sent-none">"Not sent to its owners yet."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="list" data-testid="sent">
+                        <thead><tr><th>"Sent"</th><th>"By"</th><th>"Teams"</th><th>"Nodes"</th></tr></thead>
+                        <tbody>
+                            {sent.into_iter().map(|s| view! {
+                                <tr>
+                                    <td>{s.notified_at.map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string()).unwrap_or_default()}</td>
+                                    <td>{s.asked_by.clone()}</td>
+                                    <td>{if s.teams.is_empty() { "none in the catalog".to_string() } else { s.teams.join(", ") }}</td>
+                                    <td>{format!("{}{}", s.reached, if s.partial { " (partial)" } else { "" })}</td>
+                                </tr>
+                            }).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any()
+            }}
+        </section>
+    }
+}
+
+/// A nodeId without its kind, for a compact path.
+fn short(id: &str) -> String {
+    id.split_once(':').map_or(id, |(_, rest)| rest).to_string()
+}

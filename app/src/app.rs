@@ -86,6 +86,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/:id/group") view=clusters::GroupPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/connect") view=crate::connect::connectors::ConnectorsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/connector") view=crate::connect::connectors::ConnectorPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/connect/draft") view=crate::connect::draft::DraftPage ssr=SsrMode::Async />
                 </Routes>
             </main>
         </Router>

@@ -9,11 +9,6 @@
 //! button and a page without JavaScript all show the same draft, and no
 //! secret is ever sent back in clear.
 
-// The submit's server function takes one argument per field, as
-// ActionForm sends them; the generated client function cannot carry an
-// allow of its own.
-#![allow(clippy::too_many_arguments)]
-
 use crate::connect::fns::{DraftConnector, check_connector_draft, import_connector_draft};
 use crate::connect::model::DraftCheck;
 use crate::error::AppError;

@@ -226,7 +226,9 @@ fn DraftForm(
         &format!("/clusters/{id}/connect/draft"),
         &[("name", Some(connect.clone()))],
     );
-    let findings = check.clone().map(|c| view! { <Findings c /> });
+    // Each part type-erased: the whole form as one type overflows the
+    // compiler's depth limit in the wasm build.
+    let findings = check.clone().map(|c| view! { <Findings c /> }.into_any());
     let form_connect = connect.clone();
     let fields = t
         .fields
@@ -241,8 +243,10 @@ fn DraftForm(
                     <small class="note">{f.help}</small>
                 </label>
             }
+            .into_any()
         })
-        .collect_view();
+        .collect_view()
+        .into_any();
     view! {
         <p class="note">
             {format!("{} ({}). ", plugin.label(), plugin.class())}
@@ -282,9 +286,11 @@ fn DraftForm(
                     <pre class="schema" data-testid="draft-json">{json}</pre>
                 </details>
             }
+            .into_any()
         })}
         <Paste id connect submit open=false />
     }
+    .into_any()
 }
 
 /// The rules and the worker per property, side by side, each fix a submit
@@ -313,33 +319,48 @@ fn Findings(c: DraftCheck) -> impl IntoView {
             <table class="list" data-testid="draft-findings">
                 <thead><tr><th>"Property"</th><th>"Streamkeeper's rules"</th><th>"The worker's validate"</th></tr></thead>
                 <tbody>
-                    {c.rows.into_iter().map(|r| view! {
-                        <tr data-property=r.property.clone()>
-                            <td><code>{r.property.clone()}</code></td>
-                            <td>
-                                {r.rules.into_iter().map(|f| {
-                                    let fix = f.fix.as_ref().map(|x| {
-                                        let value = serde_json::to_string(x).unwrap_or_default();
-                                        let words = describe(x);
-                                        view! {
-                                            <button type="submit" name="fix" value=value class="secondary" data-testid="fix" data-rule=format!("{:?}", f.rule)>{words}</button>
-                                        }
-                                    });
-                                    view! {
-                                        <p data-testid="finding">
-                                            <span class=severity_class(f.severity)>{severity_word(f.severity)}</span>
-                                            " " {f.sentence.clone()} " " {fix}
-                                        </p>
-                                    }
-                                }).collect_view()}
-                            </td>
-                            <td>
-                                {r.worker.into_iter().map(|e| view! { <p data-testid="worker-error">{e}</p> }).collect_view()}
-                            </td>
-                        </tr>
-                    }).collect_view()}
+                    {c.rows.into_iter().map(row).collect_view()}
                 </tbody>
             </table>
         </section>
     }
+    .into_any()
+}
+
+/// One property's row: the rules' findings, each with its fix button, and
+/// the worker's errors.
+fn row(r: streamkeeper::connect::worker::Row) -> AnyView {
+    let rules = r.rules.into_iter().map(finding).collect_view().into_any();
+    let worker = r
+        .worker
+        .into_iter()
+        .map(|e| view! { <p data-testid="worker-error">{e}</p> })
+        .collect_view()
+        .into_any();
+    view! {
+        <tr data-property=r.property.clone()>
+            <td><code>{r.property.clone()}</code></td>
+            <td>{rules}</td>
+            <td>{worker}</td>
+        </tr>
+    }
+    .into_any()
+}
+
+fn finding(f: streamkeeper::connect::Finding) -> AnyView {
+    let fix = f.fix.as_ref().map(|x| {
+        let value = serde_json::to_string(x).unwrap_or_default();
+        let words = describe(x);
+        view! {
+            <button type="submit" name="fix" value=value class="secondary" data-testid="fix" data-rule=format!("{:?}", f.rule)>{words}</button>
+        }
+        .into_any()
+    });
+    view! {
+        <p data-testid="finding">
+            <span class=severity_class(f.severity)>{severity_word(f.severity)}</span>
+            " " {f.sentence.clone()} " " {fix}
+        </p>
+    }
+    .into_any()
 }

@@ -34,8 +34,15 @@ pub fn DraftPage() -> impl IntoView {
     let refused = query_param("refused");
     let submit = ServerAction::<DraftConnector>::new();
     let check = Resource::new(
-        move || (id.get(), connect.get(), config.get(), import.get()),
-        |(id, connect, config, import)| async move {
+        // Every parameter the page draws from is in the key, so a client-side
+        // navigation (a template link, a fix) draws the page again.
+        move || {
+            (
+                (id.get(), connect.get(), config.get(), import.get()),
+                (plugin.get(), inline.get(), refused.get()),
+            )
+        },
+        |((id, connect, config, import), _)| async move {
             match (id, connect, config, import) {
                 (Some(id), Some(c), Some(config), _) => {
                     check_connector_draft(id, c, config).await.map(Some)

@@ -88,6 +88,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/clusters/:id/group") view=clusters::GroupPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/connect") view=crate::connect::connectors::ConnectorsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/connector") view=crate::connect::connectors::ConnectorPage ssr=SsrMode::Async />
+                    <Route path=path!("/clusters/:id/connect/draft") view=crate::connect::draft::DraftPage ssr=SsrMode::Async />
                     <Route path=path!("/lineage") view=crate::lineage::search::LineageSearchPage ssr=SsrMode::Async />
                     <Route path=path!("/lineage/graph") view=crate::lineage::graph::LineageGraphPage ssr=SsrMode::Async />
                     <Route path=path!("/lineage/impact") view=crate::lineage::impact::LineageImpactPage ssr=SsrMode::Async />

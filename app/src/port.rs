@@ -461,6 +461,16 @@ pub trait Reviews: Send + Sync {
     ) -> Result<Page<crate::review::model::NotificationView>, AppError>;
     async fn mark_read(&self, who: &Principal) -> Result<(), AppError>;
     async fn counts(&self, who: &Principal) -> Result<crate::review::model::InboxCounts, AppError>;
+    /// Proposes a connector config (create or update) on Connect cluster
+    /// `connect` for review; a draft with errors is refused. The new item's id.
+    async fn propose_connector(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        connect: &str,
+        config: serde_json::Value,
+    ) -> Result<i64, AppError>;
 }
 
 /// Kafka Connect: a cluster's Connect clusters and their connectors, read
@@ -492,6 +502,24 @@ pub trait Connect: Send + Sync {
         name: &str,
         connector: &str,
     ) -> Result<crate::connect::model::ConnectorDetail, AppError>;
+    /// A draft checked on Connect cluster `name`: the rules with the
+    /// cluster's facts beside the worker's own validate answer.
+    async fn check_draft(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        config: serde_json::Value,
+    ) -> Result<crate::connect::model::DraftCheck, AppError>;
+    /// "Change this connector": its running config, as the worker answers
+    /// it now (secrets masked), checked as a draft.
+    async fn import_draft(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        connector: &str,
+    ) -> Result<crate::connect::model::DraftCheck, AppError>;
 }
 
 /// The pilot (managers and admins; everyone else is refused, and each

@@ -1692,3 +1692,464 @@ async fn the_connector_pages_show_state_tasks_traces_and_a_masked_config_without
         .await;
     assert_eq!(page.status, StatusCode::NOT_FOUND, "{}", page.body);
 }
+
+const INLINE: &str = "hunter2-inline-password";
+const PG: &str = "io.debezium.connector.postgresql.PostgresConnector";
+
+/// The Debezium PostgreSQL form as a browser fills it: the password
+/// written inline (the mistake), the slot left to its default.
+fn pg_form(password: &str) -> Vec<(String, String)> {
+    [
+        ("name", "orders-cdc"),
+        ("tasks.max", "1"),
+        ("topic.prefix", "shop"),
+        ("database.hostname", "db.internal"),
+        ("database.port", "5432"),
+        ("database.user", "debezium"),
+        ("database.password", password),
+        ("table.include.list", "public\\.orders"),
+        ("database.dbname", "shop"),
+        ("plugin.name", "pgoutput"),
+        ("slot.name", ""),
+        ("publication.name", ""),
+        ("publication.autocreate.mode", "filtered"),
+        ("snapshot.mode", "initial"),
+        ("heartbeat.interval.ms", "60000"),
+        (
+            "key.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        (
+            "value.converter",
+            "org.apache.kafka.connect.json.JsonConverter",
+        ),
+        ("value.converter.schema.registry.url", ""),
+        ("key.converter.schema.registry.url", ""),
+    ]
+    .into_iter()
+    .map(|(k, v)| (format!("values[{k}]"), v.to_owned()))
+    .collect()
+}
+
+impl Review {
+    /// The stream the Debezium source writes (`<prefix>.<schema>.<table>`),
+    /// in payments.
+    async fn cdc_stream(&self) {
+        sqlx::query(
+            "INSERT INTO streams (cluster_id, topic, owner_team_id, domain)
+             SELECT cluster_id, 'shop.public.orders', owner_team_id, domain FROM streams WHERE topic = 'orders'",
+        )
+        .execute(&self.c.t.pool)
+        .await
+        .expect("stream");
+    }
+
+    /// A form posted to a server function as a browser without JavaScript
+    /// posts it, from `page`.
+    async fn submit(
+        &self,
+        cookie: &str,
+        page: &str,
+        endpoint: &str,
+        form: &[(String, String)],
+    ) -> support::Reply {
+        use axum::body::Body;
+        use axum::http::{Request, header};
+        let body = form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(form)
+            .finish();
+        let req = Request::post(endpoint)
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ACCEPT, "text/html")
+            .header(header::REFERER, format!("{}{page}", support::ORIGIN))
+            .header(header::ORIGIN, support::ORIGIN)
+            .header(header::COOKIE, cookie)
+            .body(Body::from(body))
+            .expect("request");
+        self.c.t.send(req).await
+    }
+
+    fn draft_fields(&self, form: Vec<(String, String)>) -> Vec<(String, String)> {
+        let mut all = vec![
+            ("cluster_id".to_owned(), self.c.cluster.to_string()),
+            ("connect".to_owned(), "main".to_owned()),
+            ("plugin".to_owned(), "debezium_postgres".to_owned()),
+            ("extra".to_owned(), String::new()),
+        ];
+        all.extend(form);
+        all
+    }
+}
+
+/// Where a redirect goes, without the origin.
+fn target(r: &support::Reply) -> String {
+    let l = r.location();
+    l.strip_prefix(support::ORIGIN).unwrap_or(l).to_owned()
+}
+
+/// The HTML text of an attribute value as the page writes it.
+fn unescape(s: &str) -> String {
+    s.replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_draft_form_asks_a_template_s_fields_validates_fixes_in_one_click_and_proposes_only_without_errors(
+    pool: PgPool,
+) {
+    let w = review_world(pool, "act_after_approval", 1).await;
+    w.cdc_stream().await;
+    let cookie =
+        w.c.t
+            .login("eddie", support::PASSWORD)
+            .await
+            .expect("signed in");
+    let base = format!("/clusters/{}/connect/draft?name=main", w.c.cluster);
+
+    // The templates, each linking to its form; the connectors page links here.
+    let page = w.c.t.get(&base, Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    for label in [
+        "Debezium PostgreSQL source",
+        "Debezium MySQL source",
+        "JDBC sink (Confluent)",
+        "JDBC sink (Debezium)",
+        "Amazon S3 sink",
+        "Snowflake sink",
+        "Google BigQuery sink",
+        "Apache Iceberg sink",
+        "Elasticsearch sink",
+    ] {
+        assert!(page.body.contains(label), "{label}: {}", page.body);
+    }
+    assert!(page.body.contains("plugin=debezium_postgres"));
+    assert!(page.body.contains("name=\"pasted\""), "the paste form");
+    let list =
+        w.c.t
+            .get(
+                &format!("/clusters/{}/connect?name=main", w.c.cluster),
+                Some(&cookie),
+            )
+            .await;
+    assert!(
+        list.body.contains("/connect/draft?name=main"),
+        "{}",
+        list.body
+    );
+
+    // Postgres's form: only its fields, choices as selects, the password a
+    // password input, the recommended plugin preselected.
+    let form =
+        w.c.t
+            .get(&format!("{base}&plugin=debezium_postgres"), Some(&cookie))
+            .await;
+    assert_eq!(form.status, StatusCode::OK, "{}", form.body);
+    let b = &form.body;
+    assert!(b.contains("name=\"values[database.hostname]\""), "{b}");
+    assert!(b.contains("<select name=\"values[plugin.name]\""), "{b}");
+    assert!(b.contains("<select name=\"values[snapshot.mode]\""), "{b}");
+    assert!(
+        b.contains("<option value=\"pgoutput\" selected"),
+        "pgoutput recommended: {b}"
+    );
+    assert!(
+        b.contains("type=\"password\" name=\"values[database.password]\""),
+        "{b}"
+    );
+    assert!(
+        b.contains("placeholder=\"debezium_{name_ident}\""),
+        "a derived default as a placeholder: {b}"
+    );
+    assert!(
+        !b.contains("values[s3.bucket.name]"),
+        "no other plugin's fields"
+    );
+    assert!(
+        !b.contains("values[topics]"),
+        "a source has no topics field"
+    );
+
+    // Validate with the password inline: back to the draft with the
+    // findings; the secret never comes back, in the address or the page.
+    let page_url = format!("{base}&plugin=debezium_postgres");
+    let r = w
+        .submit(
+            &cookie,
+            &page_url,
+            "/fn/draft_connector",
+            &w.draft_fields(pg_form(INLINE)),
+        )
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    let back = target(&r);
+    assert!(back.starts_with("/clusters/"), "{back}");
+    assert!(back.contains("/connect/draft?"), "{back}");
+    assert!(!back.contains(INLINE), "no secret in the address: {back}");
+    assert!(back.contains("inline=database.password"), "{back}");
+    let shown = w.c.t.get(&back, Some(&cookie)).await;
+    assert_eq!(shown.status, StatusCode::OK, "{}", shown.body);
+    let b = &shown.body;
+    assert!(!b.contains(INLINE), "no secret in the page");
+    assert!(b.contains("data-testid=\"inline-secrets\""), "{b}");
+    assert!(b.contains("data-testid=\"draft-findings\""), "{b}");
+    assert!(b.contains("It has errors."), "{b}");
+    assert!(
+        b.contains("The worker&#x27;s validate") || b.contains("The worker's validate"),
+        "the worker's column: {b}"
+    );
+    // The slot took its default from the name; the form keeps the values.
+    assert!(b.contains("debezium_orders_cdc"), "{b}");
+    assert!(b.contains("value=\"db.internal\""), "{b}");
+    // Propose is disabled while errors stand.
+    let propose_button = b
+        .split("data-testid=\"propose\"")
+        .next()
+        .and_then(|before| before.rsplit("<button").next())
+        .expect("a propose button");
+    assert!(propose_button.contains("disabled"), "{propose_button}");
+
+    // Proposing it anyway: refused, nothing in the inbox.
+    let mut proposing = w.draft_fields(pg_form(INLINE));
+    proposing.push(("propose".into(), "on".into()));
+    let r = w
+        .submit(&cookie, &page_url, "/fn/draft_connector", &proposing)
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    assert!(target(&r).contains("refused=errors"), "{}", target(&r));
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM review_items")
+        .fetch_one(&w.c.t.pool)
+        .await
+        .expect("count");
+    assert_eq!(items, 0, "a draft with errors is not proposed");
+    let refused = w.c.t.get(&target(&r), Some(&cookie)).await;
+    assert!(refused.body.contains("data-testid=\"propose-refused\""));
+
+    // The suggested fix is a submit carrying it: one click writes the
+    // reference in place of the mask.
+    let fix = b
+        .split("name=\"fix\" value=\"")
+        .nth(1)
+        .and_then(|rest| rest.split('"').next())
+        .map(unescape)
+        .expect("a fix button");
+    assert!(fix.contains("database.password"), "{fix}");
+    assert!(fix.contains("${file:"), "{fix}");
+    let mut fixing = w.draft_fields(pg_form("********"));
+    fixing.push(("fix".into(), fix));
+    let r = w
+        .submit(&cookie, &back, "/fn/draft_connector", &fixing)
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    let fixed = target(&r);
+    assert!(!fixed.contains("inline="), "{fixed}");
+    let page = w.c.t.get(&fixed, Some(&cookie)).await;
+    assert!(
+        page.body.contains("No errors: it may be proposed."),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("${file:/etc/kafka-connect/secrets/"),
+        "the reference as written: {}",
+        page.body
+    );
+
+    // Proposed: the review item, created through the review service.
+    let reference = "${file:/etc/kafka-connect/secrets/orders_cdc.properties:database.password}";
+    let mut proposing = w.draft_fields(pg_form(reference));
+    proposing.push(("propose".into(), "on".into()));
+    let r = w
+        .submit(&cookie, &fixed, "/fn/draft_connector", &proposing)
+        .await;
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    let item = target(&r);
+    assert!(item.starts_with("/review/"), "{item}");
+    let id: i64 = item.trim_start_matches("/review/").parse().expect("id");
+    let v = w.item(id).await;
+    assert_eq!(v["kind"], "connector_draft");
+    assert_eq!(v["content"]["config"]["connector.class"], PG);
+    assert_eq!(v["content"]["config"]["database.password"], reference);
+    assert_eq!(v["content"]["config"]["slot.name"], "debezium_orders_cdc");
+    assert!(
+        w.c.double.config("orders-cdc").is_none(),
+        "nothing applied yet"
+    );
+    assert!(
+        w.c.t
+            .audit_actions()
+            .await
+            .iter()
+            .any(|a| a == "review.propose")
+    );
+    assert!(!w.c.audit_details().await.contains(INLINE));
+
+    // A pasted config that is not an object: a clear message on the page.
+    let r = w
+        .submit(
+            &cookie,
+            &base,
+            "/fn/draft_connector",
+            &[
+                ("cluster_id".into(), w.c.cluster.to_string()),
+                ("connect".into(), "main".into()),
+                ("pasted".into(), "[1, 2]".into()),
+            ],
+        )
+        .await;
+    let back = target(&r);
+    assert!(back.contains("__err="), "{back}");
+    let page = w.c.t.get(&back, Some(&cookie)).await;
+    assert!(page.body.contains("object"), "{}", page.body);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn change_this_connector_imports_it_and_the_review_page_shows_the_diff_and_then_whether_it_runs(
+    pool: PgPool,
+) {
+    let w = review_world(pool, "act_after_approval", 1).await;
+    let mut running = s3("orders");
+    running.push(("name", "s3-orders".into()));
+    put(&w.c.double, "s3-orders", &running);
+    w.c.pass("main").await.expect("pass");
+    let eddie =
+        w.c.t
+            .login("eddie", support::PASSWORD)
+            .await
+            .expect("signed in");
+
+    // The connector's page links to its import; the import fills the form
+    // from the running config, the inline secret masked (and flagged).
+    let connector = format!(
+        "/clusters/{}/connector?connect=main&name=s3-orders",
+        w.c.cluster
+    );
+    let page = w.c.t.get(&connector, Some(&eddie)).await;
+    let import = format!(
+        "/clusters/{}/connect/draft?name=main&import=s3-orders",
+        w.c.cluster
+    );
+    assert!(
+        page.body.contains(&import.replace('&', "&amp;")) || page.body.contains(&import),
+        "{}",
+        page.body
+    );
+    let page = w.c.t.get(&import, Some(&eddie)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(!page.body.contains(SECRET), "{}", page.body);
+    assert!(page.body.contains("value=\"lake\""), "{}", page.body);
+    assert!(
+        page.body.contains("data-rule=\"InlineSecret\""),
+        "the inline secret is an error with a fix: {}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("name=\"values[aws.secret.access.key]\" value=\"********\""),
+        "the form holds the mask: {}",
+        page.body
+    );
+
+    // A change proposed by REST: flush.size, and the secret as a reference.
+    let mut draft = s3_draft("s3-orders", "5000");
+    draft["aws.access.key.id"] = json!("AKIA-public-id");
+    let r = w.propose(&w.eddie, draft).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    let id = item["id"].as_i64().expect("id");
+    let hash = item["content_hash"].as_str().expect("hash").to_owned();
+
+    // The inbox's item page shows the connector's diff, no secret in it.
+    let ann = w.c.t.login("ann", support::PASSWORD).await.expect("ann");
+    let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    let b = &page.body;
+    assert!(b.contains("data-testid=\"connector-diff\""), "{b}");
+    assert!(!b.contains(SECRET), "no secret in the review page");
+    let table = b
+        .split("data-testid=\"connector-diff\"")
+        .nth(1)
+        .and_then(|t| t.split("</table>").next())
+        .expect("the diff table");
+    assert!(
+        !table.contains(REFERENCE),
+        "the diff leaves a secret's values out, even a reference: {table}"
+    );
+    assert!(b.contains("(secret, not shown)"), "{b}");
+    let row = |key: &str| {
+        b.split(&format!("data-key=\"{key}\""))
+            .nth(1)
+            .and_then(|r| r.split("</tr>").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    let flush = row("flush.size");
+    assert!(
+        flush.contains("changed") && flush.contains("1000") && flush.contains("5000"),
+        "{flush}"
+    );
+    assert!(row("aws.access.key.id").contains("added"), "{b}");
+    assert!(
+        !b.contains("data-key=\"s3.bucket.name\""),
+        "unchanged keys are left out"
+    );
+    assert!(
+        !b.contains("data-testid=\"applied-version\""),
+        "no schema version"
+    );
+
+    // Applied on approval; until a status pass has run since, the page
+    // says the next pass tells; after it, whether it runs.
+    let r = w.approve(&w.ann, id, &hash).await;
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
+    assert!(
+        page.body.contains("data-testid=\"connector-run\""),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("the next status pass says"),
+        "{}",
+        page.body
+    );
+    assert!(!page.body.contains("data-testid=\"connector-run-state\""));
+    w.c.pass("main").await.expect("pass");
+    let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
+    assert!(
+        page.body.contains("the connector is RUNNING."),
+        "{}",
+        page.body
+    );
+    // A task that fails after the apply: FAILED with the trace's first line.
+    w.c.double.fail_task(
+        "s3-orders",
+        0,
+        "org.apache.kafka.connect.errors.ConnectException: bucket lake is gone\n\tat io.confluent.connect.s3.S3SinkTask.put(S3SinkTask.java:225)",
+    );
+    w.c.pass("main").await.expect("pass");
+    let r = w
+        .call(
+            Method::GET,
+            &format!("/api/v1/review-items/{id}"),
+            &w.ann,
+            None,
+        )
+        .await;
+    let v = r.json();
+    assert_eq!(
+        v["connector_run"]["state"], "RUNNING",
+        "the connector runs: {v}"
+    );
+    assert_eq!(v["connector_run"]["tasks_failed"], 1, "{v}");
+    let failure = v["connector_run"]["failure"].as_str().unwrap_or_default();
+    assert!(
+        failure == "org.apache.kafka.connect.errors.ConnectException: bucket lake is gone",
+        "the trace's first line: {v}"
+    );
+    let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
+    assert!(page.body.contains("1 of its tasks FAILED"), "{}", page.body);
+}

@@ -36,6 +36,10 @@ pub fn ConnectorsPage() -> impl IntoView {
         <Title text=title />
         <p><a href=move || format!("/clusters/{}", id.get().unwrap_or_default())>"← Cluster"</a></p>
         <h1>"Connectors of " {move || connect.get().unwrap_or_default()}</h1>
+        <p><a data-testid="new-draft" href=move || href_with(
+            &format!("/clusters/{}/connect/draft", id.get().unwrap_or_default()),
+            &[("name", connect.get())],
+        )>"Draft a connector"</a></p>
         <form method="get" action=move || format!("/clusters/{}/connect", id.get().unwrap_or_default()) class="filters" role="search">
             <input type="hidden" name="name" value=move || connect.get().unwrap_or_default() />
             <label>"Connector " <input name="q" type="search" value=move || q.get().unwrap_or_default() /></label>
@@ -132,6 +136,13 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
         &[("name", Some(d.connect.clone()))],
     );
     let as_of = d.read_at.map_or("not read yet".to_string(), when);
+    let change = href_with(
+        &format!("/clusters/{id}/connect/draft"),
+        &[
+            ("name", Some(d.connect.clone())),
+            ("import", Some(s.name.clone())),
+        ],
+    );
     view! {
         <p><a href=back>"← Connectors of " {d.connect.clone()}</a></p>
         <h1>{s.name.clone()} " " <span class=state_class(&s.state) data-testid="connector-state">{s.state.clone()}</span></h1>
@@ -179,6 +190,8 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
             }.into_any()
         }}
         <h2>"Config"</h2>
+        <p><a href=change data-testid="change-connector">"Change this connector"</a>
+            <small class="note">" — its running config as a draft, checked, to propose for review."</small></p>
         <p class="note">"Inline secrets are shown as ******** and never stored in clear; ${…} references as written."</p>
         <table class="list" data-testid="connector-config">
             <thead><tr><th>"Property"</th><th>"Value"</th></tr></thead>

@@ -91,3 +91,40 @@ pub struct ConnectorDetail {
     /// States are as of this pass.
     pub read_at: Option<DateTime<Utc>>,
 }
+
+/// A draft checked: the rules of `streamkeeper::connect` beside the
+/// worker's own validate answer, and the config as it may be kept (inline
+/// secrets masked, `${…}` references as written).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DraftCheck {
+    pub plugin: streamkeeper::connect::Plugin,
+    pub findings: Vec<streamkeeper::connect::Finding>,
+    /// The rules and the worker per property, errors first.
+    pub rows: Vec<streamkeeper::connect::worker::Row>,
+    /// How many errors the worker counted; `None`: it was not asked or did
+    /// not answer (then `worker_error` says why).
+    pub worker_errors: Option<u32>,
+    pub worker_error: Option<String>,
+    /// No error from the rules or the worker.
+    pub may_propose: bool,
+    /// Inline secrets as `********`.
+    pub config: BTreeMap<String, String>,
+}
+
+/// What a connector review item shows of the connector once applied: its
+/// state from the first status pass after the apply.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RunAfterApply {
+    /// RUNNING, FAILED, …; `None` until a status pass has read the worker
+    /// since the apply, or when that pass did not list the connector.
+    pub state: Option<String>,
+    /// Its tasks that FAILED, by that pass.
+    pub tasks_failed: i64,
+    /// The first line of the trace when it or a task FAILED.
+    pub failure: Option<String>,
+    /// The pass the state is from.
+    pub read_at: Option<DateTime<Utc>>,
+    /// The status pass's interval, to say when the answer comes.
+    pub interval_s: i32,
+}

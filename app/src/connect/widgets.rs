@@ -57,3 +57,80 @@ pub fn state_class(state: &str) -> &'static str {
         _ => "badge",
     }
 }
+
+/// A connector draft against the running config it was made on: each
+/// property added, removed or changed; a secret's values are never shown,
+/// only that it changed.
+#[component]
+pub fn ConnectorDiff(d: streamkeeper::connect::canonical::Diff) -> impl IntoView {
+    use streamkeeper::connect::canonical::ChangeKind;
+    let lead = if d.base_exists {
+        "Against the connector's running config as it was read when this revision was made:"
+    } else {
+        "The connector does not exist yet: this creates it with every property below."
+    };
+    let empty = d.changes.is_empty();
+    view! {
+        <p class="note" data-testid="connector-diff-base">{lead}</p>
+        {empty.then(|| view! { <p class="note">"No property differs from the running config."</p> })}
+        <table class="list" data-testid="connector-diff">
+            <thead><tr><th>"Property"</th><th>"Change"</th><th>"Running"</th><th>"Proposed"</th></tr></thead>
+            <tbody>
+                {d.changes.into_iter().map(|c| {
+                    let kind = match c.kind {
+                        ChangeKind::Added => "added",
+                        ChangeKind::Removed => "removed",
+                        ChangeKind::Changed => "changed",
+                    };
+                    let shown = move |v: Option<String>, present: bool| match v {
+                        Some(v) => view! { <code>{v}</code> }.into_any(),
+                        None if c.secret && present => view! { <em>"(secret, not shown)"</em> }.into_any(),
+                        None => ().into_any(),
+                    };
+                    let before = shown(c.before, c.kind != ChangeKind::Added);
+                    let after = shown(c.after, c.kind != ChangeKind::Removed);
+                    view! {
+                        <tr class=format!("diff-{kind}") data-key=c.key.clone()>
+                            <td><code>{c.key.clone()}</code></td>
+                            <td>{kind}</td>
+                            <td>{before}</td>
+                            <td>{after}</td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
+    }
+}
+
+/// An applied connector item: the connector's state from the first
+/// status pass after the apply, or when that pass is due.
+#[component]
+pub fn RunAfterApply(r: crate::connect::model::RunAfterApply) -> impl IntoView {
+    let text = match (&r.state, r.read_at) {
+        (Some(s), Some(at)) => format!(
+            "Status pass of {}: the connector is {s}{}.",
+            at.format("%Y-%m-%d %H:%M:%S UTC"),
+            match r.tasks_failed {
+                0 => String::new(),
+                n => format!(", {n} of its tasks FAILED"),
+            }
+        ),
+        (None, Some(at)) => format!(
+            "The status pass of {} did not list the connector.",
+            at.format("%Y-%m-%d %H:%M:%S UTC")
+        ),
+        _ => format!(
+            "Whether it runs: the next status pass says (every {} s).",
+            r.interval_s
+        ),
+    };
+    let class = r.state.as_deref().map_or("badge", state_class);
+    view! {
+        <p data-testid="connector-run">
+            {text} " "
+            {r.state.clone().map(|s| view! { <span class=class data-testid="connector-run-state">{s}</span> })}
+            {r.failure.clone().map(|f| view! { <br /><code class="detail" data-testid="connector-run-failure">{f}</code> })}
+        </p>
+    }
+}

@@ -8,6 +8,7 @@
 // carry an allow of its own.
 #![allow(clippy::too_many_arguments)]
 
+use crate::connect::widgets::{ConnectorDiff, RunAfterApply};
 use crate::error::AppError;
 use crate::review::fns::{
     ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
@@ -121,7 +122,8 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
     } else {
         s.domain.clone()
     };
-    let applied = (s.state == State::Applied).then(|| {
+    // A connector item's apply is told by its state reason and its run.
+    let applied = (s.state == State::Applied && !s.kind.is_connector()).then(|| {
         let version = i
             .applied_version
             .map_or("?".to_string(), |v| v.to_string());
@@ -154,6 +156,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             <p class="lead" data-testid="state-reason">{i.state_reason.clone()}</p>
         })}
         {applied}
+        {i.connector_run.clone().map(|r| view! { <RunAfterApply r /> })}
         <section class="card">
             <dl>
                 <dt>"Kind"</dt><dd>{s.kind.describe()}</dd>
@@ -176,11 +179,22 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
         {manual}
         <Decide i=i.clone() forms />
         <h2>"Change"</h2>
-        <DiffTable left right lines=i.diff.clone() />
-        <details>
-            <summary>"The schema exactly as it will be registered"</summary>
-            <pre class="schema" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
-        </details>
+        {match i.connector_diff.clone() {
+            Some(d) => view! {
+                <ConnectorDiff d />
+                <details>
+                    <summary>"The config exactly as it will be sent (secrets masked)"</summary>
+                    <pre class="schema" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
+                </details>
+            }.into_any(),
+            None => view! {
+                <DiffTable left right lines=i.diff.clone() />
+                <details>
+                    <summary>"The schema exactly as it will be registered"</summary>
+                    <pre class="schema" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
+                </details>
+            }.into_any(),
+        }}
         <CheckSection i=i.clone() />
         <ApprovalsSection i=i.clone() />
         {i.actions.edit.then(|| view! { <EditForm i=i.clone() edit=forms.edit /> })}

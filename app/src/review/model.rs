@@ -103,6 +103,13 @@ pub struct ReviewItem {
     /// At *suggest*: the exact registry request to apply it by hand.
     pub manual_apply: Option<String>,
     pub actions: ItemActions,
+    /// A connector item: its config against the running one it was made
+    /// on, secret values left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector_diff: Option<streamkeeper::connect::canonical::Diff>,
+    /// An applied connector item: whether the connector runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub connector_run: Option<crate::connect::model::RunAfterApply>,
 }
 
 /// A proposal: a producer's new schema for a topic, or a schema to

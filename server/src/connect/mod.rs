@@ -26,7 +26,7 @@ use streamkeeper::connect::{Config, Context, Plugin, may_propose, secret, valida
 use streamkeeper::platform::credential::http_transport;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::connect::model::{
-    ConnectClusterView, ConnectorDetail, ConnectorSummary, StateChange, TaskView,
+    ConnectClusterView, ConnectorDetail, ConnectorSummary, DraftCheck, StateChange, TaskView,
 };
 use streamkeeper_app::error::AppError;
 use utoipa::ToSchema;
@@ -761,5 +761,44 @@ impl streamkeeper_app::port::Connect for ConnectService {
                 .collect(),
             read_at: connect.read_at,
         })
+    }
+
+    async fn check_draft(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        config: serde_json::Value,
+    ) -> Result<DraftCheck, AppError> {
+        let req = ValidateRequest {
+            config,
+            cluster_id: Some(cluster_id),
+            connect: Some(name.to_owned()),
+        };
+        Ok(self.validate(who, req).await?.into())
+    }
+
+    async fn import_draft(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        name: &str,
+        connector: &str,
+    ) -> Result<DraftCheck, AppError> {
+        Ok(self.import(who, cluster_id, name, connector).await?.into())
+    }
+}
+
+impl From<ValidateReport> for DraftCheck {
+    fn from(r: ValidateReport) -> DraftCheck {
+        DraftCheck {
+            plugin: r.plugin,
+            findings: r.findings,
+            rows: r.rows,
+            worker_errors: r.worker.as_ref().map(|w| w.error_count),
+            worker_error: r.worker_error,
+            may_propose: r.may_propose,
+            config: r.config,
+        }
     }
 }

@@ -30,6 +30,7 @@ use streamkeeper::review::{
     involved,
 };
 use streamkeeper::schemas::{SchemaType, Verdict};
+use streamkeeper_app::connect::model::RunAfterApply;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{ApprovalView, ItemActions, ReviewSummary};
 use utoipa::ToSchema;
@@ -91,6 +92,17 @@ pub struct ConnectorItem {
     /// Below *act after approval*: the exact request to run by hand.
     pub manual_apply: Option<String>,
     pub actions: ItemActions,
+}
+
+/// A connector item as the inbox's item page shows it.
+pub(super) struct AsSchemaItem {
+    pub content: streamkeeper::review::Content,
+    /// Below *act after approval*: the exact request to run by hand.
+    pub manual: Option<String>,
+    /// A draft's change (a restart has none).
+    pub diff: Option<Diff>,
+    /// Applied: the connector's state from the first pass since.
+    pub run: Option<RunAfterApply>,
 }
 
 /// What a connector item changes.
@@ -585,27 +597,42 @@ impl ReviewService {
     }
 
     /// A connector item in the shape of the inbox's item page: the
-    /// masked config as the "schema" and its base beside it, so the inbox
-    /// shows it without knowing connectors. Its own page is
-    /// [`ReviewService::connector_item`].
+    /// masked config as the "schema", the diff against the running config
+    /// (secret values left out) and, once applied, whether it runs. Its
+    /// own page is [`ReviewService::connector_item`].
     pub(super) async fn connector_as_schema_item(
         &self,
         item: &ItemRow,
-    ) -> Result<(streamkeeper::review::Content, Option<String>), AppError> {
+    ) -> Result<AsSchemaItem, AppError> {
         let kind = kind_of(item)?;
         let content = content_of(item)?;
         let level = self.level(&item.domain).await?;
+        let connect =
+            crate::connect::store::by_name(&self.pool, item.cluster_id, &content.connect).await?;
         let manual = if level.applies() || state_of(item).is_closed() {
             None
         } else {
-            crate::connect::store::by_name(&self.pool, item.cluster_id, &content.connect)
-                .await?
+            connect
+                .as_ref()
                 .and_then(|c| manual_request(&c.url, kind, &content))
+        };
+        let run = match (&connect, item.applied_at) {
+            (Some(c), Some(applied)) if state_of(item) == State::Applied => {
+                Some(self.run_after_apply(c, &content.name, applied).await?)
+            }
+            _ => None,
         };
         let schema = serde_json::to_string_pretty(&content.config)
             .map_err(|e| errors::internal("a connector item's config", e))?;
-        Ok((
-            streamkeeper::review::Content {
+        let diff = (kind == Kind::ConnectorDraft).then(|| {
+            diff(
+                stored_base(item).as_ref(),
+                &content.config,
+                &content.secret_keys,
+            )
+        });
+        Ok(AsSchemaItem {
+            content: streamkeeper::review::Content {
                 cluster_id: item.cluster_id,
                 topic: item.topic.clone(),
                 subject: item.subject.clone(),
@@ -614,7 +641,36 @@ impl ReviewService {
                 references: Vec::new(),
             },
             manual,
-        ))
+            diff,
+            run,
+        })
+    }
+
+    /// What the first status pass after an apply read of the connector: a
+    /// pass that ran before the apply says nothing about it.
+    async fn run_after_apply(
+        &self,
+        connect: &crate::connect::store::ConnectRow,
+        name: &str,
+        applied: chrono::DateTime<chrono::Utc>,
+    ) -> Result<RunAfterApply, AppError> {
+        let read = connect.read_at.filter(|at| *at > applied);
+        let row = match read {
+            Some(_) => crate::connect::store::connector(&self.pool, connect.id, name)
+                .await?
+                .filter(|r| r.seen_at > applied && r.gone_at.is_none()),
+            None => None,
+        };
+        Ok(RunAfterApply {
+            failure: row
+                .as_ref()
+                .and_then(|r| r.failed_trace.as_deref())
+                .map(|t| streamkeeper::connect::status::first_line(t).to_owned()),
+            tasks_failed: row.as_ref().map_or(0, |r| r.tasks_failed),
+            state: row.map(|r| r.state),
+            read_at: read,
+            interval_s: connect.interval_s,
+        })
     }
 
     /// Applies an approved connector item under its lock (held by `tx`):

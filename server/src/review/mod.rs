@@ -672,4 +672,20 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             unread: items::unread_count(&self.pool, who.user_id).await?,
         })
     }
+    async fn propose_connector(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        connect: &str,
+        config: serde_json::Value,
+    ) -> Result<i64, AppError> {
+        let new = connector::NewConnectorDraft {
+            cluster_id,
+            connect: connect.to_owned(),
+            config,
+            title: None,
+        };
+        Ok(self.propose_connector(who, from, new).await?.summary.id)
+    }
 }

@@ -283,6 +283,8 @@ pub struct ItemRow {
     pub connector_check: Option<serde_json::Value>,
     pub created_at: DateTime<Utc>,
     pub updated_at: DateTime<Utc>,
+    /// When it was last applied.
+    pub applied_at: Option<DateTime<Utc>>,
     /// Who edited it (not the author).
     pub editor_ids: Vec<i64>,
     /// Who approved the current revision.
@@ -293,7 +295,7 @@ const ITEM: &str = "SELECT i.id, i.kind, i.cluster_id, c.name AS cluster, i.topi
         i.domain, i.title, i.author_id, u.username AS author, i.state, i.revision, i.content,
         i.content_hash, i.base_version, i.base_schema_id, i.base_schema, i.check_id, i.verdict,
         i.required_approvals, i.approver_ids, i.state_reason, i.applied_version,
-        i.applied_schema_id, i.connector_check, i.created_at, i.updated_at,
+        i.applied_schema_id, i.connector_check, i.created_at, i.updated_at, i.applied_at,
         ARRAY(SELECT e.user_id FROM review_editors e WHERE e.item_id = i.id AND e.user_id <> i.author_id) AS editor_ids,
         ARRAY(SELECT a.approver_id FROM review_approvals a
               WHERE a.item_id = i.id AND a.revision = i.revision) AS approved_by

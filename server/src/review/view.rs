@@ -89,13 +89,13 @@ impl ReviewService {
         item: ItemRow,
     ) -> Result<ReviewItem, AppError> {
         let connector = item.kind.parse::<Kind>().is_ok_and(Kind::is_connector);
-        let (content, connector_manual) = if connector {
-            let (c, manual) = self.connector_as_schema_item(&item).await?;
-            (c, Some(manual))
+        let (content, connector_manual, connector_diff, connector_run) = if connector {
+            let c = self.connector_as_schema_item(&item).await?;
+            (c.content, Some(c.manual), c.diff, c.run)
         } else {
             let c: Content = serde_json::from_value(item.content.clone())
                 .map_err(|e| errors::internal("stored review content", e))?;
-            (c, None)
+            (c, None, None, None)
         };
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
@@ -183,6 +183,8 @@ impl ReviewService {
             manual_apply,
             actions,
             content,
+            connector_diff,
+            connector_run,
         })
     }
 }

@@ -129,6 +129,13 @@ impl Field {
         self
     }
 
+    /// A default that names other fields' values (`{name_ident}`), which
+    /// a form can only show as a placeholder; `${topic}` is a value.
+    pub fn derived_default(&self) -> Option<&'static str> {
+        self.default
+            .filter(|d| d.contains('{') && !d.starts_with("${"))
+    }
+
     /// Whether `value` (a string as a config holds it) is of this field's
     /// type. Connect trims numbers and booleans and reads booleans in any case.
     pub fn accepts(&self, value: &str) -> bool {
@@ -313,7 +320,7 @@ impl Template {
                     Err(e) => errors.push(e),
                 },
                 None => match field.default {
-                    Some(d) if d.contains('{') && !d.starts_with("${") => derived.push(field),
+                    Some(_) if field.derived_default().is_some() => derived.push(field),
                     Some(d) => {
                         given.insert(field.key, d.to_owned());
                     }
@@ -352,6 +359,25 @@ impl Template {
             }
         }
         Ok(config)
+    }
+
+    /// [`Template::draft`] from an HTML form, which sends every input: an
+    /// empty value whose field's default names other fields (a slot from
+    /// the connector name, a dead letter topic) takes that default, as an
+    /// absent value does; the form shows such defaults as placeholders.
+    pub fn draft_form(
+        &self,
+        values: &BTreeMap<String, String>,
+        extra: &Config,
+    ) -> Result<Config, DraftErrors> {
+        let values = values
+            .iter()
+            .filter(|(k, v)| {
+                !(v.is_empty() && self.field(k).is_some_and(|f| f.derived_default().is_some()))
+            })
+            .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+            .collect();
+        self.draft(&values, extra)
     }
 
     /// An existing config as this form's values (typed where the value

@@ -214,3 +214,28 @@ fn ident_makes_a_slot_name() {
     assert_eq!(ident("Orders-CDC.v2"), "orders_cdc_v2");
     assert_eq!(ident(&"x".repeat(80)).len(), 50);
 }
+
+#[test]
+fn an_html_form_s_empty_inputs_take_derived_defaults_and_leave_others_out() {
+    let t = template(Plugin::DebeziumPostgres);
+    let mut form: BTreeMap<String, String> = pg_values()
+        .into_iter()
+        .map(|(k, v)| (k, v.as_str().unwrap_or_default().to_owned()))
+        .collect();
+    form.insert("slot.name".into(), String::new());
+    form.insert("table.include.list".into(), String::new());
+    let c = t.draft_form(&form, &Config::new()).expect("drafts");
+    assert_eq!(c.get("slot.name"), Some("debezium_orders_cdc"));
+    assert_eq!(c.get("table.include.list"), None);
+    form.insert("slot.name".into(), "mine".into());
+    let c = t.draft_form(&form, &Config::new()).expect("drafts");
+    assert_eq!(c.get("slot.name"), Some("mine"));
+    assert_eq!(
+        t.field("slot.name").and_then(Field::derived_default),
+        Some("debezium_{name_ident}")
+    );
+    assert_eq!(
+        t.field("plugin.name").and_then(Field::derived_default),
+        None
+    );
+}

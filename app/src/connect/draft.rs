@@ -1,0 +1,373 @@
+//! The draft form: choose a template (or paste a JSON config, or import a
+//! running connector), fill in only that connector's fields, and see what
+//! the rules and the worker say side by side, each suggested fix one
+//! button away. "Validate" is a submit that comes back here with the
+//! findings; "Propose" opens a review item when nothing is an error.
+//!
+//! The page's state is its address: the config as it may be kept (inline
+//! secrets masked, `${…}` references as written), so a reload, the back
+//! button and a page without JavaScript all show the same draft, and no
+//! secret is ever sent back in clear.
+
+use crate::connect::fns::{DraftConnector, check_connector_draft, import_connector_draft};
+use crate::connect::model::DraftCheck;
+use crate::error::AppError;
+use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::params::{href_with, id_param, query_param};
+use leptos::prelude::*;
+use leptos_meta::Title;
+use serde_json::Value;
+use streamkeeper::connect::template::{Field, FieldType, template};
+use streamkeeper::connect::{Config, Fix, Plugin, Severity};
+
+/// `/clusters/:id/connect/draft?name=CONNECT`: the templates; with
+/// `plugin`, its form; with `config` (or `import=CONNECTOR`), that draft
+/// filled in and checked.
+#[component]
+pub fn DraftPage() -> impl IntoView {
+    let id = id_param();
+    let connect = query_param("name");
+    let plugin = query_param("plugin");
+    let config = query_param("config");
+    let import = query_param("import");
+    let inline = query_param("inline");
+    let refused = query_param("refused");
+    let submit = ServerAction::<DraftConnector>::new();
+    let check = Resource::new(
+        // Every parameter the page draws from is in the key, so a client-side
+        // navigation (a template link, a fix) draws the page again.
+        move || {
+            (
+                (id.get(), connect.get(), config.get(), import.get()),
+                (plugin.get(), inline.get(), refused.get()),
+            )
+        },
+        |((id, connect, config, import), _)| async move {
+            match (id, connect, config, import) {
+                (Some(id), Some(c), Some(config), _) => {
+                    check_connector_draft(id, c, config).await.map(Some)
+                }
+                (Some(id), Some(c), None, Some(name)) => {
+                    import_connector_draft(id, c, name).await.map(Some)
+                }
+                (Some(_), Some(_), _, _) => Ok(None),
+                _ => Err(AppError::NotFound("That Connect cluster".into())),
+            }
+        },
+    );
+    view! {
+        <Title text="Draft a connector" />
+        <p><a href=move || href_with(
+            &format!("/clusters/{}/connect", id.get().unwrap_or_default()),
+            &[("name", connect.get())],
+        )>"← Connectors of " {move || connect.get().unwrap_or_default()}</a></p>
+        <h1>"Draft a connector on " {move || connect.get().unwrap_or_default()}</h1>
+        <div data-testid="action-notes">
+            <ActionNote value=submit.value() ok=|to: &String| format!("Opening {to}…") />
+        </div>
+        <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+            {move || Suspend::new(async move {
+                let id = id.get_untracked().unwrap_or_default();
+                let connect = connect.get_untracked().unwrap_or_default();
+                let inline: Vec<String> = inline
+                    .get_untracked()
+                    .map(|i| i.split(',').map(str::to_owned).collect())
+                    .unwrap_or_default();
+                let refused = refused.get_untracked().is_some();
+                match check.await {
+                    Ok(Some(c)) => {
+                        let config: Config = c.config.iter().map(|(k, v)| (k.as_str(), v.as_str())).collect();
+                        view! {
+                            <DraftForm id connect plugin=c.plugin config=Some(config) check=Some(c) inline refused submit />
+                        }.into_any()
+                    }
+                    Ok(None) => match plugin.get_untracked().as_deref().and_then(Plugin::parse) {
+                        Some(p) => view! {
+                            <DraftForm id connect plugin=p config=None check=None inline refused submit />
+                        }.into_any(),
+                        None => view! { <Templates id connect submit /> }.into_any(),
+                    },
+                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                }
+            })}
+        </Suspense>
+    }
+}
+
+/// The templates to start from, and the paste form.
+#[component]
+fn Templates(id: i64, connect: String, submit: ServerAction<DraftConnector>) -> impl IntoView {
+    let path = format!("/clusters/{id}/connect/draft");
+    view! {
+        <p class="lead">"Start from a template: its form asks only what that connector needs, with the recommended choices preselected."</p>
+        <ul data-testid="templates">
+            {Plugin::ALL.into_iter().map(|p| {
+                let href = href_with(&path, &[("name", Some(connect.clone())), ("plugin", Some(p.as_str().to_owned()))]);
+                view! { <li><a href=href>{p.label()}</a></li> }
+            }).collect_view()}
+        </ul>
+        <Paste id connect submit open=true />
+    }
+}
+
+/// Paste a whole JSON config (`{"name", "config"}` or the properties).
+#[component]
+fn Paste(
+    id: i64,
+    connect: String,
+    submit: ServerAction<DraftConnector>,
+    open: bool,
+) -> impl IntoView {
+    view! {
+        <details class="card" open=open>
+            <summary>"Paste a JSON config"</summary>
+            <ActionForm action=submit attr:class="stack wide" attr:data-testid="paste-form">
+                <input type="hidden" name="cluster_id" value=id.to_string() />
+                <input type="hidden" name="connect" value=connect />
+                <label>"Config (as POST /connectors takes it, or its properties) "
+                    <textarea name="pasted" rows="12" required></textarea>
+                </label>
+                <button type="submit">"Validate"</button>
+            </ActionForm>
+        </details>
+    }
+}
+
+/// A form value as the input shows it.
+fn text_of(v: &Value) -> String {
+    match v {
+        Value::String(s) => s.clone(),
+        Value::Null => String::new(),
+        other => other.to_string(),
+    }
+}
+
+/// What a fix does, in words (fixes carry no secret values).
+fn describe(fix: &Fix) -> String {
+    let set = fix.set.iter().map(|(k, v)| format!("set {k} to {v}"));
+    let remove = fix.remove.iter().map(|k| format!("remove {k}"));
+    let mut words: Vec<String> = set.chain(remove).collect();
+    if let Some(first) = words.first_mut() {
+        *first = format!("Fix: {first}");
+    }
+    words.join("; ")
+}
+
+fn severity_class(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "badge state-bad",
+        Severity::Warning => "badge state-warn",
+        Severity::Info => "badge",
+    }
+}
+
+fn severity_word(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+/// One field's input: a choice as a `<select>` (with the value it holds
+/// when that is another class), a secret as a password input holding only
+/// a reference or a mask, never a secret.
+fn field_input(f: &Field, value: String) -> AnyView {
+    let name = format!("values[{}]", f.key);
+    let placeholder = f.derived_default().unwrap_or_default();
+    match f.kind {
+        FieldType::Choice | FieldType::Bool => {
+            let choices: Vec<String> = if f.kind == FieldType::Bool {
+                vec!["true".into(), "false".into()]
+            } else {
+                f.choices.iter().map(|c| (*c).to_owned()).collect()
+            };
+            let custom = (!value.is_empty() && !choices.contains(&value)).then(|| value.clone());
+            view! {
+                <select name=name>
+                    {(!f.required).then(|| view! { <option value="" selected=value.is_empty()>"— not set —"</option> })}
+                    {choices.into_iter().chain(custom).map(|c| {
+                        let selected = c == value;
+                        view! { <option value=c.clone() selected=selected>{c.clone()}</option> }
+                    }).collect_view()}
+                </select>
+            }
+            .into_any()
+        }
+        _ if f.secret => view! {
+            <input type="password" name=name value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
+        }
+        .into_any(),
+        FieldType::Number => view! {
+            <input name=name value=value inputmode="numeric" placeholder=placeholder />
+        }
+        .into_any(),
+        _ => view! { <input name=name value=value placeholder=placeholder required=f.required /> }.into_any(),
+    }
+}
+
+#[component]
+fn DraftForm(
+    id: i64,
+    connect: String,
+    plugin: Plugin,
+    config: Option<Config>,
+    check: Option<DraftCheck>,
+    inline: Vec<String>,
+    refused: bool,
+    submit: ServerAction<DraftConnector>,
+) -> impl IntoView {
+    let t = template(plugin);
+    let imported = config.as_ref().map(|c| t.import(c));
+    let value_of = |f: &Field| match &imported {
+        Some(i) => i.values.get(f.key).map(text_of).unwrap_or_default(),
+        None if f.derived_default().is_some() => String::new(),
+        None => f.default.unwrap_or_default().to_owned(),
+    };
+    let extra = imported
+        .as_ref()
+        .map(|i| i.extra.to_json().to_string())
+        .unwrap_or_default();
+    let blocked = check.as_ref().is_some_and(|c| !c.may_propose);
+    let others = href_with(
+        &format!("/clusters/{id}/connect/draft"),
+        &[("name", Some(connect.clone()))],
+    );
+    // Each part type-erased: the whole form as one type overflows the
+    // compiler's depth limit in the wasm build.
+    let findings = check.clone().map(|c| view! { <Findings c /> }.into_any());
+    let form_connect = connect.clone();
+    let fields = t
+        .fields
+        .iter()
+        .map(|f| {
+            let input = field_input(f, value_of(f));
+            let label = format!("{}{}", f.label, if f.required { " *" } else { "" });
+            view! {
+                <label data-field=f.key>
+                    {label} " " <code class="note">{f.key}</code>
+                    {input}
+                    <small class="note">{f.help}</small>
+                </label>
+            }
+            .into_any()
+        })
+        .collect_view()
+        .into_any();
+    view! {
+        <p class="note">
+            {format!("{} ({}). ", plugin.label(), plugin.class())}
+            <a href=others>"Another template"</a>
+        </p>
+        {(!inline.is_empty()).then(|| view! {
+            <p class="warning" role="alert" data-testid="inline-secrets">{format!(
+                "Written inline, so not kept: {}. Secrets are stored and shown only as ********; write a ${{…}} config-provider reference instead (the suggested fix does).",
+                inline.join(", ")
+            )}</p>
+        })}
+        {refused.then(|| view! {
+            <p class="error" role="alert" data-testid="propose-refused">"Not proposed: the draft has errors. Apply the suggested fixes (or change the fields) and propose it again."</p>
+        })}
+        <ActionForm action=submit attr:class="stack wide" attr:data-testid="draft-form">
+            <input type="hidden" name="cluster_id" value=id.to_string() />
+            <input type="hidden" name="connect" value=form_connect />
+            <input type="hidden" name="plugin" value=plugin.as_str() />
+            <input type="hidden" name="extra" value=extra />
+            {fields}
+            <div class="buttons">
+                <button type="submit" data-testid="validate">"Validate"</button>
+                <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
+            </div>
+            <small class="note">{if blocked {
+                "A draft with errors cannot be proposed."
+            } else {
+                "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
+            }}</small>
+            {findings}
+        </ActionForm>
+        {check.map(|c| {
+            let json = serde_json::to_string_pretty(&c.config).unwrap_or_default();
+            view! {
+                <details class="card" open>
+                    <summary>"The complete config (secrets masked)"</summary>
+                    <pre class="schema" data-testid="draft-json">{json}</pre>
+                </details>
+            }
+            .into_any()
+        })}
+        <Paste id connect submit open=false />
+    }
+    .into_any()
+}
+
+/// The rules and the worker per property, side by side, each fix a submit
+/// of the form it sits in (so what was typed is kept).
+#[component]
+fn Findings(c: DraftCheck) -> impl IntoView {
+    let worker = match (&c.worker_error, c.worker_errors) {
+        (Some(e), _) => format!("The worker could not validate it: {e}"),
+        (None, Some(0)) => "The worker's validate found no error.".to_owned(),
+        (None, Some(n)) => format!("The worker's validate found {n} error(s)."),
+        (None, None) => "The worker was not asked.".to_owned(),
+    };
+    let rules = c
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    view! {
+        <section class="card" data-testid="draft-check">
+            <h2>"Validation"</h2>
+            <p data-testid="draft-verdict" class=if c.may_propose { "ok" } else { "error" }>
+                {if c.may_propose { "No errors: it may be proposed." } else { "It has errors." }}
+                {format!(" The rules found {rules} error(s). {worker}")}
+            </p>
+            {c.rows.is_empty().then(|| view! { <p class="note">"Nothing to remark on."</p> })}
+            <table class="list" data-testid="draft-findings">
+                <thead><tr><th>"Property"</th><th>"Streamkeeper's rules"</th><th>"The worker's validate"</th></tr></thead>
+                <tbody>
+                    {c.rows.into_iter().map(row).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+    .into_any()
+}
+
+/// One property's row: the rules' findings, each with its fix button, and
+/// the worker's errors.
+fn row(r: streamkeeper::connect::worker::Row) -> AnyView {
+    let rules = r.rules.into_iter().map(finding).collect_view().into_any();
+    let worker = r
+        .worker
+        .into_iter()
+        .map(|e| view! { <p data-testid="worker-error">{e}</p> })
+        .collect_view()
+        .into_any();
+    view! {
+        <tr data-property=r.property.clone()>
+            <td><code>{r.property.clone()}</code></td>
+            <td>{rules}</td>
+            <td>{worker}</td>
+        </tr>
+    }
+    .into_any()
+}
+
+fn finding(f: streamkeeper::connect::Finding) -> AnyView {
+    let fix = f.fix.as_ref().map(|x| {
+        let value = serde_json::to_string(x).unwrap_or_default();
+        let words = describe(x);
+        view! {
+            <button type="submit" name="fix" value=value class="secondary" data-testid="fix" data-rule=format!("{:?}", f.rule)>{words}</button>
+        }
+        .into_any()
+    });
+    view! {
+        <p data-testid="finding">
+            <span class=severity_class(f.severity)>{severity_word(f.severity)}</span>
+            " " {f.sentence.clone()} " " {fix}
+        </p>
+    }
+    .into_any()
+}

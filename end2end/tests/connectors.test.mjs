@@ -1,0 +1,166 @@
+// Connectors, end to end, with two people in two browser contexts. The
+// owner drafts a Debezium PostgreSQL source from its template with the
+// password written inline, validates, sees the error (and that the secret
+// did not come back), applies the suggested fix in one click (a
+// ${file:…} reference), and proposes it. The approver approves it with
+// their password; the domain being at act_after_approval, it is applied to
+// the Connect double, which runs it; the console's next status pass shows
+// it RUNNING on the item and on the connector's page.
+//
+// scripts/test (connect_fixture) prepares, per run (SK_JS=off and SK_JS=on):
+//   SK_CONNECT / SK_CONNECT_URL  a Connect cluster of SK_CLUSTER (the double,
+//                     read every 5 s) and the double's URL.
+//   e2e-cdc-<off|on>.public.orders  the topic the source writes, a stream
+//                     of payments (act_after_approval, one approval,
+//                     SK_APPROVER_USER named).
+//   SK_OWNER_USER     an owner in payments (may propose).
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium } from 'playwright-core';
+
+const BASE = process.env.SK_URL;
+const AUTHOR = process.env.SK_OWNER_USER;
+const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
+const APPROVER = process.env.SK_APPROVER_USER;
+const APPROVER_PW = process.env.SK_APPROVER_PASSWORD;
+const CLUSTER = process.env.SK_CLUSTER;
+const CONNECT = process.env.SK_CONNECT;
+const CONNECT_URL = process.env.SK_CONNECT_URL;
+const JS = process.env.SK_JS !== 'off';
+const MODE = JS ? 'js' : 'nojs';
+const NAME = `orders-cdc-${process.env.SK_JS}`;
+const PREFIX = `e2e-cdc-${process.env.SK_JS}`;
+const INLINE = 'an-inline-password-1234';
+
+let browser;
+before(async () => {
+  browser = await chromium.launch({
+    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+after(async () => browser?.close());
+
+const problems = [];
+
+async function hydrated(page) {
+  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+}
+
+async function signedIn(path, username, password) {
+  const context = await browser.newContext({ javaScriptEnabled: JS });
+  const page = await context.newPage();
+  page.on('pageerror', (e) => problems.push(`${username}: page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' && !m.text().includes('status of 4')) {
+      problems.push(`${username}: console: ${m.text()}`);
+    }
+  });
+  await page.goto(BASE + path);
+  await page.fill('input[name="username"]', username);
+  await page.fill('input[name="password"]', password);
+  await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
+  await hydrated(page);
+  return { context, page };
+}
+
+// Clicks a submit of the draft form; both ways it ends on a new address
+// (the draft with its findings, or the review item).
+async function press(page, selector, url) {
+  await Promise.all([page.waitForURL(url, { timeout: 30000 }), page.click(selector)]);
+  await hydrated(page);
+  await page.waitForSelector('[data-testid="draft-check"], [data-testid="item-state"]', { timeout: 30000 });
+}
+
+const field = (key) => `form[data-testid="draft-form"] [name="values[${key}]"]`;
+
+test(`${MODE}: an owner drafts a Debezium source, fixes it in one click, proposes it; an approver approves; it runs`,
+  { skip: !(CONNECT && APPROVER) && 'no Connect fixture' }, async () => {
+    const draft = `/clusters/${CLUSTER}/connect/draft?name=${encodeURIComponent(CONNECT)}`;
+
+    // The owner picks the template.
+    const { context: ca, page: a } = await signedIn(draft, AUTHOR, AUTHOR_PW);
+    assert.equal(new URL(a.url()).pathname, `/clusters/${CLUSTER}/connect/draft`);
+    await Promise.all([
+      a.waitForURL(/plugin=debezium_postgres/),
+      a.click('[data-testid="templates"] a[href*="plugin=debezium_postgres"]'),
+    ]);
+    await hydrated(a);
+    // Choices are selects, the recommended plugin preselected.
+    assert.equal(await a.inputValue(field('plugin.name')), 'pgoutput');
+    assert.equal(await a.getAttribute(field('database.password'), 'type'), 'password');
+
+    await a.fill(field('name'), NAME);
+    await a.fill(field('topic.prefix'), PREFIX);
+    await a.fill(field('database.hostname'), 'db.internal');
+    await a.fill(field('database.user'), 'debezium');
+    await a.fill(field('database.password'), INLINE);
+    await a.fill(field('database.dbname'), 'shop');
+    await a.fill(field('table.include.list'), 'public\\.orders');
+    await a.selectOption(field('key.converter'), 'org.apache.kafka.connect.json.JsonConverter');
+    await a.selectOption(field('value.converter'), 'org.apache.kafka.connect.json.JsonConverter');
+
+    // Validate: the inline password is an error, and it does not come back.
+    await press(a, '[data-testid="validate"]', /config=/);
+    assert.ok(!a.url().includes(INLINE), 'no secret in the address');
+    assert.ok(!(await a.content()).includes(INLINE), 'no secret in the page');
+    assert.match(await a.textContent('[data-testid="inline-secrets"]'), /database\.password/);
+    assert.match(await a.textContent('[data-testid="draft-verdict"]'), /It has errors/);
+    const row = a.locator('[data-testid="draft-findings"] tr[data-property="database.password"]');
+    assert.match(await row.textContent(), /error/);
+    assert.ok(await a.isDisabled('[data-testid="propose"]'), 'a draft with errors cannot be proposed');
+    assert.equal(await a.inputValue(field('name')), NAME, 'the form keeps what was typed');
+
+    // The suggested fix, in one click: a reference in place of the secret.
+    await press(a, '[data-testid="draft-findings"] tr[data-property="database.password"] button[data-testid="fix"]',
+      (u) => !u.href.includes('inline='));
+    assert.match(await a.textContent('[data-testid="draft-verdict"]'), /No errors/);
+    assert.match(await a.inputValue(field('database.password')), /^\$\{file:.*:database\.password\}$/);
+    assert.match(await a.textContent('[data-testid="draft-json"]'), /"connector\.class": "io\.debezium\.connector\.postgresql\.PostgresConnector"/);
+
+    // Propose: the review item, in review.
+    await press(a, '[data-testid="propose"]', /\/review\/\d+$/);
+    const id = new URL(a.url()).pathname.split('/').pop();
+    assert.equal((await a.textContent('[data-testid="item-state"]')).trim(), 'in review');
+    assert.match(await a.textContent('[data-testid="connector-diff-base"]'), /does not exist yet/);
+    assert.match(await a.textContent('[data-testid="connector-diff"] tr[data-key="database.password"]'), /secret, not shown/);
+
+    // The approver approves with their password; it is applied.
+    const { context: cb, page: b } = await signedIn(`/review/${id}`, APPROVER, APPROVER_PW);
+    const approve = 'form[data-testid="approve-form"]';
+    await b.fill(`${approve} input[name="password"]`, APPROVER_PW);
+    if (JS) {
+      await b.click(`${approve} button[type="submit"]`);
+    } else {
+      await Promise.all([b.waitForNavigation(), b.click(`${approve} button[type="submit"]`)]);
+    }
+    // Applied, then the next status pass (every 5 s) says it runs.
+    let run = '';
+    for (let i = 0; i < 60; i += 1) {
+      await b.waitForTimeout(1000);
+      await b.reload();
+      await hydrated(b);
+      if (await b.locator('[data-testid="connector-run-state"]').count() > 0) {
+        run = (await b.textContent('[data-testid="connector-run-state"]')).trim();
+        if (run) break;
+      }
+    }
+    assert.equal((await b.textContent('[data-testid="item-state"]')).trim(), 'applied');
+    assert.equal(run, 'RUNNING');
+
+    // The Connect double runs it, with the reference as written.
+    const status = await (await fetch(`${CONNECT_URL}/connectors/${NAME}/status`)).json();
+    assert.equal(status.connector.state, 'RUNNING');
+    const config = await (await fetch(`${CONNECT_URL}/connectors/${NAME}/config`)).json();
+    assert.match(config['database.password'], /^\$\{file:/);
+
+    // The connector's page shows it RUNNING.
+    await a.goto(`${BASE}/clusters/${CLUSTER}/connector?connect=${encodeURIComponent(CONNECT)}&name=${NAME}`);
+    await hydrated(a);
+    assert.equal((await a.textContent('[data-testid="connector-state"]')).trim(), 'RUNNING');
+
+    await ca.close();
+    await cb.close();
+    assert.deepEqual(problems, []);
+  });

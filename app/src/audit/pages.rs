@@ -3,7 +3,7 @@
 //! sources, counted per source and minute.
 
 use crate::audit::fns::{list_audit, list_refusals};
-use crate::audit::model::detail_lines;
+use crate::audit::widgets::DetailLines;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
@@ -121,17 +121,5 @@ pub fn AuditPage() -> impl IntoView {
                 }
             })}
         </Suspense>
-    }
-}
-
-/// An entry's details as key/value lines, the raw JSON in the entry's API.
-#[component]
-fn DetailLines(detail: String) -> impl IntoView {
-    view! {
-        <dl class="detail">
-            {detail_lines(&detail).into_iter().map(|(k, v)| view! {
-                <div><dt>{k}</dt><dd>{v}</dd></div>
-            }).collect_view()}
-        </dl>
     }
 }

@@ -125,7 +125,7 @@ fn Report(v: PilotView) -> impl IntoView {
                 <tbody>
                     {pilot.domains.into_iter().map(|d| view! {
                         <tr data-domain=d.domain.clone()>
-                            <td>{d.domain.clone()}</td><td>{d.autonomy.clone()}</td><td>{d.approvals}</td>
+                            <td>{d.domain.clone()}</td><td>{level_words(&d.autonomy)}</td><td>{d.approvals}</td>
                             <td>{d.rejections}</td><td>{d.dismissed}</td>
                         </tr>
                     }).collect_view()}
@@ -148,7 +148,7 @@ fn Report(v: PilotView) -> impl IntoView {
                         <tr data-reference=x.reference.clone()>
                             <td>{x.at.format("%Y-%m-%d %H:%M UTC").to_string()}</td>
                             <td>{x.would.as_str()}</td>
-                            <td>{format!("{} ({})", x.domain, x.autonomy)}</td>
+                            <td>{format!("{} ({})", x.domain, level_words(&x.autonomy))}</td>
                             <td>{format!("{}/{}", x.cluster, x.subject)}</td>
                             <td>{x.what.clone()}</td>
                             <td><details><summary>{x.reference.clone()}</summary><pre>{serde_json::to_string_pretty(&x.evidence).unwrap_or_default()}</pre></details></td>
@@ -159,4 +159,12 @@ fn Report(v: PilotView) -> impl IntoView {
             {pager}
         </section>
     }
+}
+
+/// An autonomy level as people say it ("act after approval"); a value this
+/// build does not know is shown as stored.
+fn level_words(level: &str) -> String {
+    level
+        .parse::<streamkeeper::review::Autonomy>()
+        .map_or_else(|_| level.to_owned(), |a| a.label().to_owned())
 }

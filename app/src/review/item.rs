@@ -8,6 +8,7 @@
 // carry an allow of its own.
 #![allow(clippy::too_many_arguments)]
 
+use crate::audit::widgets::DetailLines;
 use crate::connect::widgets::{ConnectorDiff, RunAfterApply};
 use crate::error::AppError;
 use crate::review::fns::{
@@ -161,7 +162,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             <dl>
                 <dt>"Kind"</dt><dd>{s.kind.describe()}</dd>
                 <dt>"Domain"</dt>
-                <dd data-testid="domain">{domain} " · " <span title=i.autonomy.describe()>{i.autonomy.as_str()}</span>
+                <dd data-testid="domain">{domain} " · " <span title=i.autonomy.describe()>{i.autonomy.label()}</span>
                     <small class="note">{format!(" — {}", i.autonomy.describe())}</small>
                 </dd>
                 <dt>"Cluster"</dt><dd>{s.cluster.clone()}</dd>
@@ -209,7 +210,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                         <td>{a.at.format("%Y-%m-%d %H:%M:%S UTC").to_string()}</td>
                         <td>{a.actor}</td>
                         <td><code>{a.action}</code></td>
-                        <td><code class="detail">{a.detail}</code></td>
+                        <td><DetailLines detail=a.detail /></td>
                     </tr>
                 }).collect_view()}
             </tbody>

@@ -60,18 +60,26 @@ test(`${MODE}: an owner opens a topic, sees its graph, asks what breaks and noti
 
   // Focus on the reader: the graph re-centres on it.
   await follow(`svg a[data-node="${enricher}"]`, /node=job%3Aflink%3Ae2e-enricher/);
+  // Hydrated, the address changes before the new graph is fetched and drawn.
+  await page.waitForFunction(
+    (name) => document.querySelector('[data-testid="graph-center"]')?.textContent === name,
+    `e2e-enricher-${RUN}`,
+  );
   assert.equal(await page.textContent('[data-testid="graph-center"]'), `e2e-enricher-${RUN}`);
 
   // Deeper: the dbt model and the dashboard on it.
   await follow('[data-testid="depth-links"] a:text-is("6")', /depth=6/);
+  await page.locator(`svg a[data-node="job:dbt:analytics.orders_daily_${RUN}"]`).waitFor();
   assert.equal(await page.locator(`svg a[data-node="job:dbt:analytics.orders_daily_${RUN}"]`).count(), 1);
   assert.equal(await page.locator('svg a[data-kind="dashboard"]').count(), 1, 'the dashboard');
   assert.equal(await page.locator('svg a[data-kind="table"]').count(), 2, 'the table and the model');
 
   // Back on the topic, ask what breaks if it changes.
   await follow('svg a[data-kind="topic"]', /node=dataset/);
+  await page.locator('a[data-testid="what-breaks"]').waitFor();
   await follow('a[data-testid="what-breaks"]', /\/lineage\/impact\?/);
   const rows = page.locator('table[data-testid="impact-nodes"] tbody tr');
+  await rows.first().waitFor();
   const text = (await rows.allTextContents()).join('\n');
   for (const name of [`e2e-enricher-${RUN}`, `shop.public.orders_${RUN}`, `analytics.orders_daily_${RUN}`, `Orders ${RUN}`]) {
     assert.ok(text.includes(name), `${name} breaks: ${text}`);

@@ -1062,8 +1062,9 @@ async fn the_pilot_times_lineage_questions_from_asked_to_answered_and_notified(p
         asked.push(r.json()["question"].as_i64().expect("question"));
     }
     let (answered, notified): (i64, i64) = sqlx::query_as(
-        "SELECT (extract(epoch FROM answered_at - asked_at) * 1000)::bigint,
-                (extract(epoch FROM notified_at - asked_at) * 1000)::bigint
+        // Whole milliseconds, cut as the report cuts them (a cast would round).
+        "SELECT floor(extract(epoch FROM answered_at - asked_at) * 1000)::bigint,
+                floor(extract(epoch FROM notified_at - asked_at) * 1000)::bigint
            FROM lineage_questions WHERE id = $1",
     )
     .bind(asked[0])

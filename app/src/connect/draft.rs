@@ -195,14 +195,16 @@ fn field_input(f: &Field, value: String) -> AnyView {
             .into_any()
         }
         _ if f.secret => view! {
-            <input type="password" name=name value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
+            <input type="password" name=name value=value.clone() prop:value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
         }
         .into_any(),
         FieldType::Number => view! {
-            <input name=name value=value inputmode="numeric" placeholder=placeholder />
+            <input name=name value=value.clone() prop:value=value inputmode="numeric" placeholder=placeholder />
         }
         .into_any(),
-        _ => view! { <input name=name value=value placeholder=placeholder required=f.required /> }.into_any(),
+        // `prop:value` too: hydrated, a fix redraws the form in place, and an
+        // input the user typed in keeps its typed value unless the property is set.
+        _ => view! { <input name=name value=value.clone() prop:value=value placeholder=placeholder required=f.required /> }.into_any(),
     }
 }
 

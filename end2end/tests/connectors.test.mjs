@@ -51,10 +51,11 @@ async function hydrated(page) {
 async function signedIn(path, username, password) {
   const context = await browser.newContext({ javaScriptEnabled: JS });
   const page = await context.newPage();
-  page.on('pageerror', (e) => problems.push(`${username}: page error: ${e.message}`));
+  // Each problem names the page it happened on.
+  page.on('pageerror', (e) => problems.push(`${username} on ${page.url()}: page error: ${e.message}`));
   page.on('console', (m) => {
     if (m.type() === 'error' && !m.text().includes('status of 4')) {
-      problems.push(`${username}: console: ${m.text()}`);
+      problems.push(`${username} on ${page.url()}: console: ${m.text().split('\n')[0]}`);
     }
   });
   await page.goto(BASE + path);

@@ -176,7 +176,9 @@ impl ReviewService {
         let content = content_of(&item)?;
         let Some(registry) = self.schemas.registry_client_of(item.cluster_id).await? else {
             let reason = "This cluster has no Schema Registry: apply it by hand, or configure the registry and apply again.";
-            return self.failed(tx, actor, from, &item, reason).await;
+            return self
+                .failed(tx, actor, from, &item, State::ApplyFailed, reason)
+                .await;
         };
         let latest = match registry
             .version(&item.subject, VersionRef::Latest, false)
@@ -191,7 +193,9 @@ impl ReviewService {
                     "The registry could not say what {} is at now, so nothing was written: {e}",
                     item.subject
                 );
-                return self.failed(tx, actor, from, &item, &reason).await;
+                return self
+                    .failed(tx, actor, from, &item, State::ApplyFailed, &reason)
+                    .await;
             }
         };
         let base = item.base_version.and_then(|v| u32::try_from(v).ok());
@@ -264,21 +268,26 @@ impl ReviewService {
             }
             Err(e) => {
                 let reason = format!("The registry did not register it: {e}");
-                self.failed(tx, actor, from, &item, &reason).await
+                self.failed(tx, actor, from, &item, State::ApplyFailed, &reason)
+                    .await
             }
         }
     }
 
-    /// Records a failed apply (it can be applied again) and tells the author.
-    async fn failed(
+    /// Records an apply that did not happen: the item is left in `state`
+    /// (it can be applied again) with the reason, audited, and its authors
+    /// are told. Schema items go to APPLY_FAILED; a connector draft stays
+    /// where it was.
+    pub(super) async fn failed(
         &self,
         mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
         actor: &str,
         from: &str,
         item: &ItemRow,
+        state: State,
         reason: &str,
     ) -> Result<(), AppError> {
-        items::set_state(&mut tx, item.id, State::ApplyFailed.as_str(), reason).await?;
+        items::set_state(&mut tx, item.id, state.as_str(), reason).await?;
         audit(
             &mut tx,
             actor,

@@ -697,7 +697,9 @@ impl ReviewService {
             Ok((_, c)) => c,
             Err(e) => {
                 let reason = format!("Nothing was written: {e}");
-                return self.unapplied(tx, actor, from, item, &reason).await;
+                return self
+                    .failed(tx, actor, from, item, state_of(item), &reason)
+                    .await;
             }
         };
         let now = match running(&client, name).await {
@@ -707,7 +709,9 @@ impl ReviewService {
                     "Kafka Connect could not say what connector {name} runs now, so nothing was written: {}",
                     e.for_viewer(false)
                 );
-                return self.unapplied(tx, actor, from, item, &reason).await;
+                return self
+                    .failed(tx, actor, from, item, state_of(item), &reason)
+                    .await;
             }
         };
         let marked = &content.secret_keys;
@@ -715,7 +719,9 @@ impl ReviewService {
         if kind == Kind::ConnectorRestart {
             if now.is_none() {
                 let reason = format!("Connector {name} no longer exists on {}.", content.connect);
-                return self.unapplied(tx, actor, from, item, &reason).await;
+                return self
+                    .failed(tx, actor, from, item, state_of(item), &reason)
+                    .await;
             }
             let options = RestartOptions {
                 include_tasks: true,
@@ -734,7 +740,8 @@ impl ReviewService {
                         "Kafka Connect did not restart connector {name}: {}",
                         e.for_viewer(false)
                     );
-                    self.unapplied(tx, actor, from, item, &reason).await
+                    self.failed(tx, actor, from, item, state_of(item), &reason)
+                        .await
                 }
             };
         }
@@ -757,7 +764,9 @@ impl ReviewService {
             let reason = format!(
                 "{key} holds a masked value, not a secret: edit the draft to give it as a ${{…}} reference. Nothing was written."
             );
-            return self.unapplied(tx, actor, from, item, &reason).await;
+            return self
+                .failed(tx, actor, from, item, state_of(item), &reason)
+                .await;
         }
         match client.put_config(name, &plain(&content.config)).await {
             Ok((created, _)) => {
@@ -776,7 +785,8 @@ impl ReviewService {
                     "Kafka Connect did not take the config, so nothing changed: {}",
                     e.for_viewer(false)
                 );
-                self.unapplied(tx, actor, from, item, &reason).await
+                self.failed(tx, actor, from, item, state_of(item), &reason)
+                    .await
             }
         }
     }
@@ -812,37 +822,6 @@ impl ReviewService {
         .await?;
         commit(tx).await?;
         Ok(())
-    }
-
-    /// The worker could not be asked or did not take it: the item stays
-    /// where it was (it can be applied again), with the reason, audited.
-    async fn unapplied(
-        &self,
-        mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
-        actor: &str,
-        from: &str,
-        item: &ItemRow,
-        reason: &str,
-    ) -> Result<(), AppError> {
-        items::set_state(&mut tx, item.id, state_of(item).as_str(), reason).await?;
-        audit(
-            &mut tx,
-            actor,
-            from,
-            "review.apply_failed",
-            item.id,
-            json!({ "revision": item.revision, "error": reason }),
-        )
-        .await?;
-        Self::notify(
-            &mut tx,
-            &writers(item),
-            item.id,
-            &format!("#{} {} was not applied: {reason}", item.id, item.title),
-        )
-        .await?;
-        commit(tx).await?;
-        Err(AppError::Unavailable(reason.to_owned()))
     }
 
     /// The running config moved since the draft was reviewed: the draft

@@ -8,6 +8,9 @@ SK_STATE="${SK_STATE:-$SK_ROOT/.local}"
 # warm CI run) reuses them.
 export CARGO_TARGET_DIR="${CARGO_TARGET_DIR:-$HOME/.cache/streamkeeper/target}"
 export PATH="$HOME/.cargo/bin:$PATH"
+# A run builds each crate once: incremental caches would only cost disk
+# (about 12 GB for the suite) and write time. Set it to 1 to iterate.
+export CARGO_INCREMENTAL="${CARGO_INCREMENTAL:-0}"
 NISSHI_VERSION="0.8.1"
 # A checkout of its own may build its site apart (SK_SITE_DIR): the target
 # dir is shared.
@@ -28,17 +31,24 @@ apt_install() {
 }
 
 # Every checkout path gets its own build of the workspace's crates in the
-# shared target directory, and each integration-test binary is about
-# 0.8 GB: clones and worktrees add up to tens of GB. When less than 20 GiB
-# is free, drop the test binaries and the incremental caches (both are
-# rebuilt) before building, rather than failing half-way with a full disk.
+# shared target directory: clones and worktrees add up to tens of GB. A full
+# run needs about 15 GB. When less than 25 GiB is free, drop the incremental
+# caches, the test binaries and the workspace crates' own builds (all
+# rebuilt; the dependencies stay); when that is not enough, the whole debug
+# build, rather than failing half-way with a full disk.
+free_gib() { df -Pk "$CARGO_TARGET_DIR" 2>/dev/null | awk 'NR==2 {print int($4 / 1048576)}'; }
 ensure_disk() {
-  local free_kb
-  free_kb=$(df -Pk "$CARGO_TARGET_DIR" 2>/dev/null | awk 'NR==2 {print $4}')
-  [ -n "$free_kb" ] && [ "$free_kb" -lt $((20 * 1024 * 1024)) ] || return 0
-  log "less than 20 GiB free: removing old test binaries and incremental caches"
+  mkdir -p "$CARGO_TARGET_DIR"
+  local free
+  free=$(free_gib)
+  [ -n "$free" ] && [ "$free" -lt 25 ] || return 0
+  log "only $free GiB free: removing old test binaries, incremental caches and workspace builds"
   rm -rf "$CARGO_TARGET_DIR/debug/incremental"
-  find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f -perm -u+x -size +50M -delete 2>/dev/null
+  find "$CARGO_TARGET_DIR/debug/deps" -maxdepth 1 -type f \( -perm -u+x -size +50M -o -name 'libstreamkeeper*' \) -delete 2>/dev/null
+  free=$(free_gib)
+  [ "$free" -lt 25 ] || return 0
+  log "still only $free GiB free: removing the whole debug build"
+  rm -rf "$CARGO_TARGET_DIR/debug"
   return 0
 }
 

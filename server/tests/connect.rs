@@ -433,6 +433,11 @@ async fn a_failed_task_is_flagged_to_its_owner_with_the_trace_and_resolved_when_
     assert_eq!(list["items"][0]["owner"], "payments");
     assert_eq!(list["items"][0]["owner_source"], "stream");
     let r = c.connector("s3-orders").await;
+    // What the hydrated page reads back: the body as its own type (a key
+    // written twice once failed here, and the page fell to an error).
+    let typed: streamkeeper_app::connect::model::ConnectorDetail =
+        serde_json::from_str(&r.body).expect("the detail reads back as written");
+    assert_eq!((typed.summary.tasks_total, typed.tasks.len()), (2, 2));
     let d = r.json();
     assert_eq!(d["config"]["aws.secret.access.key"], "********");
     assert_eq!(d["topics"], json!(["orders"]));

@@ -9,12 +9,9 @@ use crate::error::AppError;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::time::stamp;
 use leptos::prelude::*;
 use leptos_meta::Title;
-
-fn when(at: chrono::DateTime<chrono::Utc>) -> String {
-    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-}
 
 #[component]
 pub fn ConnectorsPage() -> impl IntoView {
@@ -67,10 +64,10 @@ pub fn ConnectorsPage() -> impl IntoView {
                                             ("connect", Some(connect.clone())),
                                             ("name", Some(c.name.clone())),
                                         ]);
-                                        let tasks = format!("{} running of {}{}", c.tasks_running, c.tasks,
+                                        let tasks = format!("{} running of {}{}", c.tasks_running, c.tasks_total,
                                             if c.tasks_failed > 0 { format!(", {} failed", c.tasks_failed) } else { String::new() });
                                         let state = match c.gone_at {
-                                            Some(at) => format!("gone since {}", when(at)),
+                                            Some(at) => format!("gone since {}", stamp(at)),
                                             None => c.state.clone(),
                                         };
                                         view! {
@@ -135,7 +132,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
         &format!("/clusters/{id}/connect"),
         &[("name", Some(d.connect.clone()))],
     );
-    let as_of = d.read_at.map_or("not read yet".to_string(), when);
+    let as_of = d.read_at.map_or("not read yet".to_string(), stamp);
     let change = href_with(
         &format!("/clusters/{id}/connect/draft"),
         &[
@@ -205,7 +202,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
             <tbody>
                 {d.history.into_iter().map(|h| view! {
                     <tr>
-                        <td>{when(h.at)}</td>
+                        <td>{stamp(h.at)}</td>
                         <td>{h.task.map_or("the connector".to_string(), |t| format!("task {t}"))}</td>
                         <td><span class=state_class(&h.state)>{h.state.clone()}</span></td>
                         <td>{h.first_line.unwrap_or_default()}</td>

@@ -37,7 +37,9 @@ pub struct ConnectorSummary {
     /// source, sink or unknown.
     pub kind: String,
     pub state: String,
-    pub tasks: i64,
+    /// Named apart from the detail's `tasks` list, which it is flattened
+    /// beside: one key twice would not read back.
+    pub tasks_total: i64,
     pub tasks_failed: i64,
     pub tasks_running: i64,
     pub owner: Option<String>,

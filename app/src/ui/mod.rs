@@ -9,3 +9,4 @@ pub mod pager;
 pub mod params;
 pub mod roles;
 pub mod schema;
+pub mod time;

@@ -177,7 +177,7 @@ fn summary(r: &ConnectorRow) -> ConnectorSummary {
         class: r.class.clone(),
         kind: r.kind.clone(),
         state: r.state.clone(),
-        tasks: r.tasks,
+        tasks_total: r.tasks,
         tasks_failed: r.tasks_failed,
         tasks_running: r.tasks_running,
         owner: r.owner.clone(),

@@ -82,6 +82,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/review/:id") view=item::ReviewItemPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/review") view=crate::review::settings::ReviewSettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/pilot") view=crate::pilot::page::PilotPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/routines") view=crate::platform::routines::RoutinesPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/pilot") view=crate::pilot::settings::PilotSettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters") view=clusters::ClustersPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id") view=clusters::ClusterPage ssr=SsrMode::Async />

@@ -16,6 +16,7 @@ pub mod flags;
 pub mod home;
 pub mod lineage;
 pub mod pilot;
+pub mod platform;
 #[cfg(feature = "ssr")]
 pub mod port;
 pub mod review;

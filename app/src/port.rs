@@ -9,10 +9,12 @@ use crate::accounts::model::{
 };
 use crate::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use crate::error::AppError;
+use crate::platform::model::{RoutineStatus, RunRequested};
 use axum::Extension;
 use std::sync::Arc;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::schedule::Schedule;
 
 /// Where a request came from, as recorded in the audit log. Set by the
 /// server on every request.
@@ -163,6 +165,33 @@ pub trait Audit: Send + Sync {
     ) -> Result<Page<RefusalTally>, AppError>;
 }
 
+#[async_trait::async_trait]
+pub trait Routines: Send + Sync {
+    /// Every routine for every target with its last run and lease (admin).
+    async fn list(
+        &self,
+        who: &Principal,
+        routine: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<RoutineStatus>, AppError>;
+    /// Sets a routine's schedule for all its targets (admin, audited).
+    async fn set_schedule(
+        &self,
+        who: &Principal,
+        from: &str,
+        routine: &str,
+        schedule: Schedule,
+    ) -> Result<Schedule, AppError>;
+    /// Asks for one run now, of one cluster's target or all (admin, audited).
+    async fn run_now(
+        &self,
+        who: &Principal,
+        from: &str,
+        routine: &str,
+        cluster: Option<&str>,
+    ) -> Result<RunRequested, AppError>;
+}
+
 /// Everything the screens need, handed to Leptos as context by the server.
 #[derive(Clone)]
 pub struct Backend {
@@ -175,6 +204,7 @@ pub struct Backend {
     pub connect: Arc<dyn Connect>,
     pub pilot: Arc<dyn Pilot>,
     pub lineage: Arc<dyn Lineage>,
+    pub routines: Arc<dyn Routines>,
 }
 
 /// The backend, from the Leptos context.

@@ -459,6 +459,106 @@ async fn the_routines_are_listed_for_admins(pool: PgPool) {
         .api(Method::GET, "/api/v1/routines?routine=global", &at, None)
         .await;
     assert_eq!(r.json()["total"], 1, "{}", r.body);
+
+    // Settings → Routines shows the same, each target a row.
+    let ada = t
+        .login("ada", support::PASSWORD)
+        .await
+        .expect("ada signs in");
+    let vic = t
+        .login("vic", support::PASSWORD)
+        .await
+        .expect("vic signs in");
+    let r = t.get("/settings/routines", Some(&ada)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let row = |html: &str, id: &str| {
+        let start = html
+            .find(&format!(r#"data-testid="routine-{id}""#))
+            .unwrap_or_else(|| panic!("no row {id}: {html}"));
+        html[start..start + html[start..].find("</tr>").unwrap_or(0)].to_string()
+    };
+    let west_failed = items[2]["last_outcome"] == "failed";
+    let (failed, ok) = if west_failed {
+        ("per-cluster-west", "per-cluster-east")
+    } else {
+        ("per-cluster-east", "per-cluster-west")
+    };
+    let bad = row(&r.body, failed);
+    assert!(
+        bad.contains("state-bad") && bad.contains("the broker is away"),
+        "{bad}"
+    );
+    assert!(
+        bad.contains("every 1 min (its own)") && bad.contains("(holds it now)"),
+        "{bad}"
+    );
+    assert!(row(&r.body, ok).contains(">ok<"));
+    assert!(row(&r.body, "global-global").contains("everything"));
+    let r = t.get("/settings/routines", Some(&vic)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    // Its forms, posted without JavaScript: a bad interval changes nothing,
+    // a good one is kept and shown; run-now asks for one cluster's run.
+    let schedule = |interval: &'static str| {
+        [
+            ("routine", "per-cluster"),
+            ("kind", "every"),
+            ("interval", interval),
+            ("expression", ""),
+        ]
+    };
+    let stored = || async {
+        sqlx::query_as::<_, (String, Option<i64>)>(
+            "SELECT kind, every_ms FROM routine_schedules WHERE routine = 'per-cluster'",
+        )
+        .fetch_optional(&pool)
+        .await
+        .expect("schedule")
+    };
+    t.post_form("/fn/set_routine_schedule", Some(&ada), &schedule("soon"))
+        .await;
+    assert_eq!(stored().await, None, "a bad interval is refused");
+    t.post_form("/fn/set_routine_schedule", Some(&vic), &schedule("5m"))
+        .await;
+    assert_eq!(stored().await, None, "a viewer may not");
+    t.post_form("/fn/set_routine_schedule", Some(&ada), &schedule("5m"))
+        .await;
+    assert_eq!(stored().await, Some(("every".into(), Some(300_000))));
+    let r = t.get("/settings/routines", Some(&ada)).await;
+    assert!(
+        row(&r.body, "per-cluster-east").contains("every 5 min"),
+        "{}",
+        r.body
+    );
+    t.post_form(
+        "/fn/run_routine",
+        Some(&ada),
+        &[("routine", "per-cluster"), ("cluster", "east")],
+    )
+    .await;
+    let asked: Vec<Option<String>> = sqlx::query_scalar(
+        "SELECT c.name FROM routine_run_requests q LEFT JOIN clusters c ON c.id = q.cluster_id
+          WHERE q.routine = 'per-cluster'",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("requests");
+    assert_eq!(asked, vec![Some("east".to_string())]);
+    let audited: Vec<(String, String)> = sqlx::query_as(
+        "SELECT actor, action FROM audit_log WHERE action LIKE 'routine.%' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(
+        audited,
+        [
+            ("vic", "routine.schedule.refused"),
+            ("ada", "routine.schedule"),
+            ("ada", "routine.run_now"),
+        ]
+        .map(|(a, b)| (a.to_string(), b.to_string()))
+    );
     runner.shutdown(Duration::from_secs(2)).await;
 }
 

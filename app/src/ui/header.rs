@@ -47,6 +47,7 @@ pub fn SignedInHeader() -> impl IntoView {
                                         <a href="/settings/teams">"Teams"</a>
                                         <a href="/settings/clusters">"Add cluster"</a>
                                         <a href="/settings/review">"Approvers"</a>
+                                        <a href="/settings/routines">"Routines"</a>
                                     </Show>
                                     <Show when=move || audit>
                                         <a href="/settings/audit">"Audit log"</a>

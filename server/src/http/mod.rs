@@ -126,6 +126,10 @@ impl AppState {
             crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
         ));
         let pilot = Arc::new(crate::pilot::PilotService::new(pool.clone()));
+        let routines = crate::platform::routine::Routines::new(
+            pool.clone(),
+            Arc::new(crate::accounts::AuditTrail(pool.clone())),
+        );
         let backend = Backend {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
@@ -136,6 +140,7 @@ impl AppState {
             connect: connect.clone(),
             pilot: pilot.clone(),
             lineage: lineage.clone(),
+            routines: Arc::new(routines.clone()),
         };
         Self {
             leptos,
@@ -149,10 +154,7 @@ impl AppState {
             pilot,
             backend,
             limiter,
-            routines: crate::platform::routine::Routines::new(
-                pool.clone(),
-                Arc::new(crate::accounts::AuditTrail(pool.clone())),
-            ),
+            routines,
             pool,
             runner: None,
         }

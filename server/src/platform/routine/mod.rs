@@ -21,7 +21,6 @@ pub mod store;
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
-use serde::Serialize;
 use sqlx::PgPool;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -32,6 +31,8 @@ use streamkeeper::accounts::role::Action;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::schedule::{Schedule, next_run};
 use streamkeeper_app::error::AppError;
+/// The listing's shapes are the screens' (the page reads them back).
+pub use streamkeeper_app::platform::model::{RoutineStatus, RunRequested};
 use tokio::task::JoinSet;
 use tokio::time::{Instant, sleep_until};
 use tokio_util::sync::CancellationToken;
@@ -740,36 +741,6 @@ impl Routine for RunRetention {
     }
 }
 
-/// A routine for one target as the listing shows it.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct RoutineStatus {
-    pub routine: String,
-    /// The cluster, for a per-cluster routine.
-    pub cluster_id: Option<i64>,
-    pub cluster: Option<String>,
-    /// One replica at a time runs it (it takes a lease), or every replica does.
-    pub exclusive: bool,
-    /// The interval of its last run (its default before the first).
-    pub every_ms: i64,
-    pub last_started_at: Option<chrono::DateTime<Utc>>,
-    pub last_finished_at: Option<chrono::DateTime<Utc>>,
-    /// `ok`, `failed` or `abandoned`; none while running or before the first run.
-    pub last_outcome: Option<String>,
-    pub last_error: Option<String>,
-    /// The replica that ran it last.
-    pub last_ran_by: Option<String>,
-    pub running: bool,
-    /// When the replica that ran it last means to run it next.
-    pub next_due_at: Option<chrono::DateTime<Utc>>,
-    /// The replica holding its lease now, if any.
-    pub holder: Option<String>,
-    pub lease_expires_at: Option<chrono::DateTime<Utc>>,
-    /// The schedule an admin set (`default`: its own interval).
-    pub schedule: Schedule,
-    /// A run-now request waits for a replica to take it.
-    pub run_requested: bool,
-}
-
 /// Where the routines' changes and refusals are audited: the audit log
 /// is a feature's (the runner, a leaf, imports none), so the server hands
 /// the runner's service this.
@@ -795,14 +766,6 @@ pub trait Trail: Send + Sync {
         target: String,
         detail: serde_json::Value,
     );
-}
-
-/// What a run-now request asked for.
-#[derive(Debug, Clone, PartialEq, Serialize, utoipa::ToSchema)]
-pub struct RunRequested {
-    pub routine: String,
-    /// How many targets (clusters, or the one global target) will run.
-    pub targets: u64,
 }
 
 /// The routines as the API and the CLI read and change them.
@@ -949,6 +912,40 @@ impl Routines {
             routine: routine.to_string(),
             targets,
         })
+    }
+}
+
+/// The screens' port: Settings → Routines calls the same checks as the
+/// REST API and the CLI.
+#[async_trait]
+impl streamkeeper_app::port::Routines for Routines {
+    async fn list(
+        &self,
+        who: &Principal,
+        routine: Option<&str>,
+        page: PageRequest,
+    ) -> Result<Page<RoutineStatus>, AppError> {
+        Routines::list(self, who, routine, page).await
+    }
+
+    async fn set_schedule(
+        &self,
+        who: &Principal,
+        from: &str,
+        routine: &str,
+        schedule: Schedule,
+    ) -> Result<Schedule, AppError> {
+        Routines::set_schedule(self, who, from, routine, schedule).await
+    }
+
+    async fn run_now(
+        &self,
+        who: &Principal,
+        from: &str,
+        routine: &str,
+        cluster: Option<&str>,
+    ) -> Result<RunRequested, AppError> {
+        Routines::run_now(self, who, from, routine, cluster).await
     }
 }
 

@@ -936,7 +936,8 @@ async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
     // Started yesterday: a flag raised 9 min ago is yesterday's just after
     // midnight, and a pilot counts from the start of its first day.
     let started = (Utc::now() - chrono::Duration::days(1)).date_naive();
-    let input = |scope: &str| json!({"scope_kind": "streams", "scope": [scope], "started_on": started});
+    let input =
+        |scope: &str| json!({"scope_kind": "streams", "scope": [scope], "started_on": started});
     let r = t
         .api(
             Method::PUT,

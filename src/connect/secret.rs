@@ -9,8 +9,10 @@
 //! [`MASK`], so the console never holds them in clear.
 
 use super::config::Config;
+use regex::Regex;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
+use std::sync::LazyLock;
 
 /// What an inline secret is shown and stored as.
 pub const MASK: &str = "********";
@@ -148,9 +150,77 @@ pub fn mask(config: &Config, marked: &BTreeSet<String>) -> Config {
         .collect()
 }
 
+/// Credentials a text quotes by their shape, whatever their value: a
+/// `user:password@` in a URL, a value after a secret-sounding key
+/// (`password=…`, `"secret": "…"`, JAAS's `password="…"`), an
+/// `Authorization` scheme's token. A trace can quote a secret the console
+/// never saw in clear (a `${…}` reference the worker resolved), so masking
+/// known values alone leaves it. `${…}` references are kept as written.
+pub fn scrub_credentials(text: &str) -> String {
+    static REFERENCE: LazyLock<Regex> =
+        LazyLock::new(|| Regex::new(r"\$\{[^}]*\}").expect("a valid pattern"));
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    for r in REFERENCE.find_iter(text) {
+        out.push_str(&scrub_shapes(&text[from..r.start()]));
+        out.push_str(r.as_str());
+        from = r.end();
+    }
+    out.push_str(&scrub_shapes(&text[from..]));
+    out
+}
+
+fn scrub_shapes(text: &str) -> String {
+    static URL: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)([a-z][a-z0-9+.-]*://[^/\s:@]*:)[^@\s/]+@").expect("a valid pattern")
+    });
+    static KEYED: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(
+            r#"(?i)((?:password|passwd|pwd|secret|passphrase|token|api[._-]?key|access[._-]?key|private[._-]?key|user\.info)["']?\s*[=:]\s*)(?:"[^"]*"|'[^']*'|[^\s&;,)\]}"'$]+)"#,
+        )
+        .expect("a valid pattern")
+    });
+    static SCHEME: LazyLock<Regex> = LazyLock::new(|| {
+        Regex::new(r"(?i)\b(bearer|basic)\s+[a-z0-9+/=._~-]{8,}").expect("a valid pattern")
+    });
+    let text = URL.replace_all(text, format!("${{1}}{MASK}@").as_str());
+    let text = KEYED.replace_all(&text, format!("${{1}}{MASK}").as_str());
+    SCHEME
+        .replace_all(&text, format!("${{1}} {MASK}").as_str())
+        .into_owned()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn credentials_are_masked_by_their_shape_and_references_kept() {
+        for (text, gone) in [
+            ("FATAL: auth failed, password=hunter2x for u", "hunter2x"),
+            (
+                "connecting to https://etl:pa55word@dw.internal/db",
+                "pa55word",
+            ),
+            (
+                r#"PlainLoginModule required username="u" password="sEcr3t";"#,
+                "sEcr3t",
+            ),
+            (r#"{"aws.secret.access.key": "AKIAxyzabc"}"#, "AKIAxyzabc"),
+            (
+                "header Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.e30",
+                "eyJhbGciOiJIUzI1NiJ9",
+            ),
+            ("basic.auth.user.info=sr-key:sr-pass", "sr-pass"),
+        ] {
+            let out = scrub_credentials(text);
+            assert!(!out.contains(gone) && out.contains(MASK), "{text} -> {out}");
+        }
+        let kept = "password authentication failed; see ${file:/etc/secret:pw} and database.password=${vault:db:pw}";
+        assert_eq!(scrub_credentials(kept), kept);
+        let jdbc = "jdbc:postgresql://dw:5432/dw?user=u";
+        assert_eq!(scrub_credentials(jdbc), jdbc, "a port is not a password");
+    }
 
     fn none() -> BTreeSet<String> {
         BTreeSet::new()

@@ -6,7 +6,7 @@
 //! before anything keeps them: a JDBC driver's exception can quote its URL.
 
 use super::config::Config;
-use super::secret::{MASK, embeds_credentials, is_inline_secret};
+use super::secret::{MASK, embeds_credentials, is_inline_secret, scrub_credentials};
 use crate::flags::{FlagKey, Observation};
 use serde_json::json;
 use std::collections::BTreeSet;
@@ -68,8 +68,10 @@ fn fragments(value: &str) -> Vec<String> {
 }
 
 /// The trace with every inline secret of `config` (in clear, as the worker
-/// holds it) replaced by the mask, and ConfigException's quoted values
-/// ("Invalid value <v> for configuration <k>") cut out.
+/// holds it) replaced by the mask, ConfigException's quoted values
+/// ("Invalid value <v> for configuration <k>") cut out, and whatever looks
+/// like a credential masked by its shape (a resolved `${…}` secret the
+/// console never saw).
 pub fn scrub_trace(trace: &str, config: &Config, marked: &BTreeSet<String>) -> String {
     let mut secrets: Vec<String> = config
         .iter()
@@ -98,7 +100,7 @@ pub fn scrub_trace(trace: &str, config: &Config, marked: &BTreeSet<String>) -> S
         rest = &after[end..];
     }
     scrubbed.push_str(rest);
-    scrubbed
+    scrub_credentials(&scrubbed)
 }
 
 /// A connector or one of its tasks as a pass saw it (trace scrubbed).
@@ -241,6 +243,21 @@ mod tests {
         );
         assert_eq!(o.evidence["instances"][0]["trace"], trace);
         assert_eq!(o.evidence["restart"]["method"], "POST");
+    }
+
+    #[test]
+    fn a_trace_quoting_a_resolved_reference_loses_the_secret() {
+        // The console keeps the reference; the worker resolved it and its
+        // driver quoted the result.
+        let config: Config = [("connection.password", "${file:/s/pg.properties:password}")]
+            .into_iter()
+            .collect();
+        let trace = "ConnectException: java.sql.SQLException: login failed (user=etl, password=Resolved-9f2)";
+        let out = scrub_trace(trace, &config, &BTreeSet::new());
+        assert!(
+            !out.contains("Resolved-9f2") && out.contains("user=etl"),
+            "{out}"
+        );
     }
 
     #[test]

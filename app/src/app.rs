@@ -59,7 +59,7 @@ pub fn App() -> impl IntoView {
             <SignedInHeader />
             <main class="page">
                 <Routes fallback=NotFound>
-                    <Route path=path!("/") view=home::HomePage ssr=SsrMode::Async />
+                    <Route path=path!("/") view=home::page::HomePage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=login::LoginPage ssr=SsrMode::Async />
                     <Route path=path!("/login/code") view=login::LoginCodePage ssr=SsrMode::Async />
                     <Route path=path!("/account") view=account::AccountPage ssr=SsrMode::Async />

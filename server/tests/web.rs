@@ -909,3 +909,137 @@ async fn refused_server_functions_are_audited(pool: sqlx::PgPool) {
         "login and the two refusals"
     );
 }
+
+/// The home page per role: an admin sees what needs attention (a cluster
+/// never read, no platform team), an owner their team's open flag and the
+/// streams nobody owns, an approver what waits for them; each part says
+/// what to do when it is empty, and nobody sees another role's part.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_home_page_shows_each_role_its_part(pool: sqlx::PgPool) {
+    use streamkeeper::flags::{FlagKey, Observation};
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let owner = t.user("olivia", &[Role::Owner]).await;
+    t.user("priya", &[Role::Approver]).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('main', '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let team: i64 = sqlx::query_scalar("INSERT INTO teams (name) VALUES ('payments') RETURNING id")
+        .fetch_one(&pool)
+        .await
+        .expect("team");
+    sqlx::query("INSERT INTO memberships (team_id, user_id) VALUES ($1, $2)")
+        .bind(team)
+        .bind(owner)
+        .execute(&pool)
+        .await
+        .expect("member");
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now()), ($1, 'clicks', 1, now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("topics");
+    sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, 'orders', $2)")
+        .bind(cluster)
+        .bind(team)
+        .execute(&pool)
+        .await
+        .expect("stream");
+    let home = |who: &'static str| {
+        let t = &t;
+        async move {
+            let c = t.login(who, PASSWORD).await.expect("signs in");
+            let r = t.get("/", Some(&c)).await;
+            assert_eq!(r.status, StatusCode::OK, "{who}: {}", r.body);
+            r.body
+        }
+    };
+
+    let a = home("ada").await;
+    assert!(a.contains(r#"data-testid="no-platform-team""#), "{a}");
+    let not_up = a
+        .split(r#"data-testid="clusters-not-up""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{a}"));
+    assert!(
+        not_up.contains(">main<") && not_up.contains("UNKNOWN"),
+        "{not_up}"
+    );
+    assert!(
+        !a.contains("home-flags") && !a.contains("home-waiting"),
+        "{a}"
+    );
+
+    // Olivia's team has no flag yet: the empty state says what comes here.
+    let o = home("olivia").await;
+    assert!(
+        o.contains("Open flags of payments") && o.contains("None open."),
+        "{o}"
+    );
+    assert!(o.contains("1 stream without an owner"), "{o}");
+    assert!(
+        o.contains("Your changes in review") && !o.contains("home-admin"),
+        "{o}"
+    );
+    let row = streamkeeper_server::watch::store::by_id(&pool, cluster)
+        .await
+        .expect("read")
+        .expect("cluster");
+    let flag = Observation {
+        key: FlagKey {
+            subject_kind: "group".into(),
+            subject: "billing".into(),
+            rule: "lag".into(),
+        },
+        kind: "STOP".into(),
+        reason: "billing stopped committing on orders".into(),
+        onset_ms: chrono::Utc::now().timestamp_millis() - 60_000,
+        evidence: serde_json::json!({}),
+    };
+    streamkeeper_server::watch::judge::raise_to(
+        &pool,
+        &row,
+        &flag,
+        Some((team, "payments".into(), None)),
+    )
+    .await
+    .expect("raise");
+    let o = home("olivia").await;
+    let flags = o
+        .split(r#"data-testid="flag-list""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{o}"));
+    assert!(
+        flags.contains("billing stopped committing on orders"),
+        "{flags}"
+    );
+
+    let p = home("priya").await;
+    assert!(
+        p.contains("Waiting for your approval") && p.contains("Nothing waits for you."),
+        "{p}"
+    );
+    let v = home("vic").await;
+    for part in ["home-admin", "home-flags", "home-waiting", "home-pilot"] {
+        assert!(!v.contains(part), "{part}: {v}");
+    }
+
+    // With a platform team set, the warning goes.
+    let at = t.token(admin).await;
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/settings/platform-team",
+            &at,
+            Some(serde_json::json!({"team": "payments"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    assert!(!home("ada").await.contains("no-platform-team"));
+}

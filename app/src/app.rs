@@ -56,8 +56,9 @@ pub fn App() -> impl IntoView {
             if page.is_empty() { "Streamkeeper".to_string() } else { format!("{page} · Streamkeeper") }
         } />
         <Router>
+            <a class="skip" href="#main">"Skip to content"</a>
             <SignedInHeader />
-            <main class="page">
+            <main class="page" id="main" tabindex="-1">
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=home::page::HomePage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=login::LoginPage ssr=SsrMode::Async />

@@ -158,3 +158,30 @@ test(`${MODE}: an admin creates a user who signs in and sees only what a viewer 
   await open('/settings/audit');
   assert.match(await page.textContent('[role="alert"]'), /not allowed/);
 });
+
+test(`${MODE}: at phone width the navigation folds behind Menu, tables scroll inside themselves, the page is marked and a skip link leads to it`, async () => {
+  await open('/login');
+  await signIn(ADMIN, ADMIN_PW);
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const wide of ['/settings/routines', '/settings/users', '/streams']) {
+    await open(wide);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    assert.ok(width <= 390, `${wide} is ${width} px wide at 390`);
+  }
+  await open('/settings/users');
+  assert.equal(await page.isVisible('header nav'), false, 'folded');
+  await page.click('label[for="nav-toggle"]');
+  assert.equal(await page.isVisible('header nav'), true, 'unfolded');
+  assert.equal(await page.getAttribute('header nav a[aria-current="page"]', 'href'), '/settings/users');
+  assert.equal(await page.locator('header nav a[aria-current="page"]').count(), 1);
+
+  // The first Tab reaches the skip link; following it goes to the content.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await open('/settings/users');
+  await page.keyboard.press('Tab');
+  assert.equal(await page.evaluate(() => document.activeElement?.className), 'skip');
+  assert.ok(await page.isVisible('a.skip'), 'visible when focused');
+  await page.keyboard.press('Enter');
+  await page.waitForFunction(() => location.hash === '#main');
+  assert.equal(await page.isVisible('header nav'), true, 'never folded on a wide screen');
+});

@@ -1,6 +1,11 @@
 //! Time series for charts: thinning long ranges to what a chart can show
 //! without hiding peaks or gaps.
 
+/// The chart windows' bounds: an hour to a week, in hours.
+pub fn window_hours(hours: i64) -> i64 {
+    hours.clamp(1, 24 * 7)
+}
+
 /// Thins `points` (time order) to at most `max` by taking, for each run of
 /// neighbours, the time of its first point and the largest value. A run of
 /// only gaps stays a gap; a gap next to values is dropped only when it would

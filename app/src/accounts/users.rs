@@ -16,6 +16,7 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::roles::{RoleBadges, RoleChecks};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -88,7 +89,7 @@ fn UserTable(users: Vec<UserSummary>) -> impl IntoView {
                                 <td>{u.display_name}</td>
                                 <td><RoleBadges roles=u.roles /></td>
                                 <td>{if u.disabled { "disabled" } else { "active" }}</td>
-                                <td>{u.created_at.format("%Y-%m-%d %H:%M UTC").to_string()}</td>
+                                <td>{stamp_ago(u.created_at)}</td>
                             </tr>
                         }
                     })
@@ -175,7 +176,7 @@ fn UserDetailView(
                     }}
                 </dd>
                 <dt>"Created"</dt>
-                <dd>{u.created_at.format("%Y-%m-%d %H:%M UTC").to_string()}</dd>
+                <dd>{stamp_ago(u.created_at)}</dd>
             </dl>
         </section>
         <section class="card">

@@ -7,6 +7,7 @@ use crate::audit::widgets::DetailLines;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -56,7 +57,7 @@ pub fn AuditPage() -> impl IntoView {
                                     {list.items.clone().into_iter().map(|r| view! {
                                         <tr>
                                             <td>{r.id}</td>
-                                            <td>{r.at.format("%Y-%m-%d %H:%M:%S").to_string()}</td>
+                                            <td>{stamp_ago(r.at)}</td>
                                             <td>{r.actor}</td>
                                             <td><code>{r.action}</code></td>
                                             <td>{r.target}</td>

@@ -9,7 +9,7 @@ use crate::error::AppError;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
-use crate::ui::time::stamp;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -67,7 +67,7 @@ pub fn ConnectorsPage() -> impl IntoView {
                                         let tasks = format!("{} running of {}{}", c.tasks_running, c.tasks_total,
                                             if c.tasks_failed > 0 { format!(", {} failed", c.tasks_failed) } else { String::new() });
                                         let state = match c.gone_at {
-                                            Some(at) => format!("gone since {}", stamp(at)),
+                                            Some(at) => format!("gone since {}", stamp_ago(at)),
                                             None => c.state.clone(),
                                         };
                                         view! {
@@ -132,7 +132,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
         &format!("/clusters/{id}/connect"),
         &[("name", Some(d.connect.clone()))],
     );
-    let as_of = d.read_at.map_or("not read yet".to_string(), stamp);
+    let as_of = d.read_at.map_or("not read yet".to_string(), stamp_ago);
     let change = href_with(
         &format!("/clusters/{id}/connect/draft"),
         &[
@@ -202,7 +202,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
             <tbody>
                 {d.history.into_iter().map(|h| view! {
                     <tr>
-                        <td>{stamp(h.at)}</td>
+                        <td>{stamp_ago(h.at)}</td>
                         <td>{h.task.map_or("the connector".to_string(), |t| format!("task {t}"))}</td>
                         <td><span class=state_class(&h.state)>{h.state.clone()}</span></td>
                         <td>{h.first_line.unwrap_or_default()}</td>

@@ -4,6 +4,7 @@
 use crate::connect::fns::list_connect_clusters;
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::href_with;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 
 /// The Connect clusters of Kafka cluster `id`, each linking to its
@@ -25,7 +26,7 @@ pub fn ConnectClusters(id: i64) -> impl IntoView {
                                     let href = href_with(&format!("/clusters/{id}/connect"), &[("name", Some(c.name.clone()))]);
                                     let read = match (&c.last_error, c.read_at) {
                                         (Some(e), _) if c.failed_passes > 0 => format!("could not be read: {e}"),
-                                        (_, Some(at)) => at.format("%Y-%m-%d %H:%M:%S UTC").to_string(),
+                                        (_, Some(at)) => stamp_ago(at),
                                         _ => "not read yet".into(),
                                     };
                                     let failing = if c.failing > 0 { "badge state-bad" } else { "badge state-ok" };
@@ -110,7 +111,7 @@ pub fn RunAfterApply(r: crate::connect::model::RunAfterApply) -> impl IntoView {
     let text = match (&r.state, r.read_at) {
         (Some(s), Some(at)) => format!(
             "Status pass of {}: the connector is {s}{}.",
-            at.format("%Y-%m-%d %H:%M:%S UTC"),
+            stamp_ago(at),
             match r.tasks_failed {
                 0 => String::new(),
                 n => format!(", {n} of its tasks FAILED"),
@@ -118,7 +119,7 @@ pub fn RunAfterApply(r: crate::connect::model::RunAfterApply) -> impl IntoView {
         ),
         (None, Some(at)) => format!(
             "The status pass of {} did not list the connector.",
-            at.format("%Y-%m-%d %H:%M:%S UTC")
+            stamp_ago(at)
         ),
         _ => format!(
             "Whether it runs: the next status pass says (every {} s).",

@@ -8,6 +8,7 @@ use crate::flags::model::FlagView;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::flags::{FlagScope, FlagState};
@@ -21,9 +22,7 @@ fn kind_class(kind: &str) -> &'static str {
 }
 
 fn when(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
-    t.map_or("–".to_string(), |t| {
-        t.format("%Y-%m-%d %H:%M:%S UTC").to_string()
-    })
+    t.map_or("–".to_string(), stamp_ago)
 }
 
 #[component]

@@ -10,6 +10,7 @@ use crate::lineage::model::GraphView;
 use crate::lineage::widgets::{graph_href, graph_svg, impact_href, kind_words, number};
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -124,7 +125,7 @@ fn Graph(g: GraphView) -> impl IntoView {
                         <td>{n.owner.clone().unwrap_or_else(|| "no owner".into())}</td>
                         <td>{n.flags}</td>
                         <td>{n.known_as.clone()}</td>
-                        <td>{n.last_seen.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default()}</td>
+                        <td>{n.last_seen.map(stamp_ago).unwrap_or_default()}</td>
                     </tr>
                 }).collect_view()}
             </tbody>

@@ -11,6 +11,7 @@ use crate::lineage::model::{ImpactView, NoticeView, SentView};
 use crate::lineage::widgets::{graph_href, impact_href, number};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -148,7 +149,7 @@ fn Impact(
                                     <td>{n.owner.clone().unwrap_or_else(|| "no owner".into())}</td>
                                     <td class="path">{path.join(" → ")}</td>
                                     <td>{n.known_as.clone()}</td>
-                                    <td>{n.last_seen.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default()}</td>
+                                    <td>{n.last_seen.map(stamp_ago).unwrap_or_default()}</td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -174,7 +175,7 @@ fn Impact(
                         <tbody>
                             {sent.into_iter().map(|s| view! {
                                 <tr>
-                                    <td>{s.notified_at.map(|t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string()).unwrap_or_default()}</td>
+                                    <td>{s.notified_at.map(stamp_ago).unwrap_or_default()}</td>
                                     <td>{s.asked_by.clone()}</td>
                                     <td>{if s.teams.is_empty() { "none in the catalog".to_string() } else { s.teams.join(", ") }}</td>
                                     <td>{format!("{}{}", s.reached, if s.partial { " (partial)" } else { "" })}</td>

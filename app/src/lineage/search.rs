@@ -5,6 +5,7 @@ use crate::lineage::fns::lineage_search;
 use crate::lineage::widgets::{graph_href, impact_href};
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -44,7 +45,7 @@ pub fn LineageSearchPage() -> impl IntoView {
                                         <td><a href=graph_href(&h.id, None)>{h.name.clone()}</a></td>
                                         <td>{h.kind.clone()}</td>
                                         <td><code>{h.namespace.clone()}</code></td>
-                                        <td>{h.last_seen.map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string()).unwrap_or_default()}</td>
+                                        <td>{h.last_seen.map(stamp_ago).unwrap_or_default()}</td>
                                         <td><a href=impact_href(&h.id, "downstream")>"What breaks"</a></td>
                                     </tr>
                                 }).collect_view()}

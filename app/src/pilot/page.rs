@@ -12,6 +12,7 @@ use crate::pilot::widgets::MetricChart;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, query_param};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::pilot::stats::{Count, human};
@@ -135,7 +136,7 @@ fn Report(v: PilotView) -> impl IntoView {
             <ul data-testid="pilot-dismissed">
                 {pilot.dismissed.into_iter().map(|d| view! {
                     <li><a href=format!("/flags/{}", d.flag_id)>{format!("{} on {}/{}", d.kind, d.cluster, d.subject)}</a>
-                        {format!(": \u{201c}{}\u{201d} ({}, {})", d.reason, d.by, d.at.format("%Y-%m-%d %H:%M UTC"))}</li>
+                        {format!(": \u{201c}{}\u{201d} ({}, {})", d.reason, d.by, stamp_ago(d.at))}</li>
                 }).collect_view()}
             </ul>
         </section>
@@ -146,7 +147,7 @@ fn Report(v: PilotView) -> impl IntoView {
                 <tbody>
                     {receipts.items.iter().map(|x| view! {
                         <tr data-reference=x.reference.clone()>
-                            <td>{x.at.format("%Y-%m-%d %H:%M UTC").to_string()}</td>
+                            <td>{stamp_ago(x.at)}</td>
                             <td>{x.would.as_str()}</td>
                             <td>{format!("{} ({})", x.domain, level_words(&x.autonomy))}</td>
                             <td>{format!("{}/{}", x.cluster, x.subject)}</td>

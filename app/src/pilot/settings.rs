@@ -4,6 +4,7 @@
 
 use crate::pilot::fns::{SetPilot, read_pilot_settings};
 use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::pilot::{Metric, PilotSettings, ScopeKind};
@@ -64,7 +65,7 @@ fn SettingsForm(s: PilotSettings, set: ServerAction<SetPilot>) -> impl IntoView 
         .collect_view();
     let updated = match (&s.updated_by, s.updated_at) {
         (Some(by), Some(at)) => {
-            format!("Last changed {} by {by}.", at.format("%Y-%m-%d %H:%M UTC"))
+            format!("Last changed {} by {by}.", stamp_ago(at))
         }
         _ => "Not set up yet.".to_string(),
     };

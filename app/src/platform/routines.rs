@@ -8,7 +8,7 @@ use crate::platform::model::{Rescheduled, RoutineStatus, RunRequested};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param};
-use crate::ui::time::stamp;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
@@ -119,8 +119,12 @@ fn TargetRow(r: RoutineStatus) -> impl IntoView {
     };
     let last = match (r.last_started_at, r.last_finished_at) {
         (None, _) => "never run".to_string(),
-        (Some(s), None) => format!("running since {}", stamp(s)),
-        (Some(s), Some(f)) => format!("{}, took {}", stamp(s), took((f - s).num_milliseconds())),
+        (Some(s), None) => format!("running since {}", stamp_ago(s)),
+        (Some(s), Some(f)) => format!(
+            "{}, took {}",
+            stamp_ago(s),
+            took((f - s).num_milliseconds())
+        ),
     };
     let (outcome, class) = match (r.running, r.last_outcome.as_deref()) {
         (true, _) => ("running".to_string(), "badge"),
@@ -132,7 +136,7 @@ fn TargetRow(r: RoutineStatus) -> impl IntoView {
     let next = match (&r.schedule, r.next_due_at) {
         _ if r.run_requested => "run requested".to_string(),
         (Schedule::Paused, _) => "paused".to_string(),
-        (_, Some(at)) => stamp(at),
+        (_, Some(at)) => stamp_ago(at),
         (_, None) => "at the next start".to_string(),
     };
     let replica = r.holder.clone().map_or_else(

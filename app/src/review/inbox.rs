@@ -8,12 +8,13 @@
 
 use crate::review::fns::{MarkReviewNotificationsRead, list_review_notifications, list_reviews};
 use crate::review::model::{InboxScope, NotificationView, ReviewSummary};
-use crate::review::widgets::{state_class, when};
+use crate::review::widgets::state_class;
 use crate::ui::header::refresh_badge_after;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
 use crate::ui::schema::verdict_class;
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::page::{Page, choice};
@@ -157,7 +158,7 @@ fn Unread(
                                 Some(id) => view! { <a href=format!("/review/{id}")>{n.message.clone()}</a> }.into_any(),
                                 None => view! { <span>{n.message.clone()}</span> }.into_any(),
                             }}
-                            <span class="note">{format!(" · {}", when(n.created_at))}</span>
+                            <span class="note">{format!(" · {}", stamp_ago(n.created_at))}</span>
                         </li>
                     }).collect_view()}
                 </ul>
@@ -216,7 +217,7 @@ fn ReviewTable(items: Vec<ReviewSummary>) -> impl IntoView {
                             <td><span class=state_class(r.state) data-testid="state">{r.state.describe()}</span></td>
                             <td><span class=verdict_class(r.verdict)>{r.verdict.as_str()}</span></td>
                             <td>{format!("{} of {}", r.approval_count, r.required)}</td>
-                            <td>{when(r.updated_at)}</td>
+                            <td>{stamp_ago(r.updated_at)}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -15,11 +15,12 @@ use crate::review::fns::{
     ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
 };
 use crate::review::model::{ApprovalView, CommentView, ReviewItem};
-use crate::review::widgets::{base_text, state_class, when};
+use crate::review::widgets::{base_text, state_class};
 use crate::ui::header::refresh_badge_after;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param};
 use crate::ui::schema::{CheckFindings, DiffTable, TypeSelect, verdict_class};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::State;
@@ -173,8 +174,8 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                 <dt>"Content hash"</dt><dd><code class="hash" data-testid="content-hash">{i.content_hash.clone()}</code></dd>
                 <dt>"Base"</dt><dd data-testid="base">{base_text(&i.base)}</dd>
                 <dt>"Approvals"</dt><dd data-testid="approval-count">{format!("{} of {}", s.approval_count, s.required)}</dd>
-                <dt>"Proposed"</dt><dd>{when(s.created_at)}</dd>
-                <dt>"Updated"</dt><dd>{when(s.updated_at)}</dd>
+                <dt>"Proposed"</dt><dd>{stamp_ago(s.created_at)}</dd>
+                <dt>"Updated"</dt><dd>{stamp_ago(s.updated_at)}</dd>
             </dl>
         </section>
         {manual}
@@ -207,7 +208,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             <tbody>
                 {i.trail.into_iter().map(|a| view! {
                     <tr>
-                        <td>{a.at.format("%Y-%m-%d %H:%M:%S UTC").to_string()}</td>
+                        <td>{stamp_ago(a.at)}</td>
                         <td>{a.actor}</td>
                         <td><code>{a.action}</code></td>
                         <td><DetailLines detail=a.detail /></td>
@@ -295,7 +296,7 @@ fn CheckSection(i: ReviewItem) -> impl IntoView {
                             " " <span data-testid="summary">{r.summary.clone()}</span>
                         </p>
                         <p class="note">
-                            {format!("Checked {} in {} ms · ", when(r.submitted_at), r.elapsed_ms)}
+                            {format!("Checked {} in {} ms · ", stamp_ago(r.submitted_at), r.elapsed_ms)}
                             <a href=link>"The full report →"</a>
                         </p>
                         <CheckFindings r nested=true />
@@ -334,7 +335,7 @@ fn ApprovalsSection(i: ReviewItem) -> impl IntoView {
                                         <td>{a.approver}</td>
                                         <td>{a.revision}</td>
                                         <td><code class="hash" title=a.content_hash.clone()>{short} "…"</code></td>
-                                        <td>{when(a.approved_at)}</td>
+                                        <td>{stamp_ago(a.approved_at)}</td>
                                         <td>{if a.current {
                                             view! { <span class="badge state-ok">"counts"</span> }.into_any()
                                         } else {
@@ -404,7 +405,7 @@ fn Comments(
                     <ol class="comments">
                         {comments.into_iter().map(|c| view! {
                             <li>
-                                <p class="note">{format!("{} · {}", c.author, when(c.created_at))}</p>
+                                <p class="note">{format!("{} · {}", c.author, stamp_ago(c.created_at))}</p>
                                 <p class="body">{c.body}</p>
                             </li>
                         }).collect_view()}

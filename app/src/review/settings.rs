@@ -6,6 +6,7 @@ use crate::review::fns::{SetReviewDomain, list_review_domains};
 use crate::review::model::DomainSettings;
 use crate::review::widgets::AutonomySelect;
 use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::{Autonomy, MAX_REQUIRED_APPROVALS};
@@ -53,8 +54,8 @@ fn DomainTable(list: Vec<DomainSettings>, set: ServerAction<SetReviewDomain>) ->
                         (!d.approver_teams.is_empty()).then(|| format!("teams: {}", d.approver_teams.join(", "))),
                     ].into_iter().flatten().collect::<Vec<_>>().join("; ");
                     let updated = match (&d.updated_by, d.updated_at) {
-                        (Some(by), Some(at)) => format!("{} by {by}", at.format("%Y-%m-%d %H:%M UTC")),
-                        (None, Some(at)) => at.format("%Y-%m-%d %H:%M UTC").to_string(),
+                        (Some(by), Some(at)) => format!("{} by {by}", stamp_ago(at)),
+                        (None, Some(at)) => stamp_ago(at),
                         _ => "not configured (default level)".to_string(),
                     };
                     view! {

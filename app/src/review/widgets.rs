@@ -5,7 +5,6 @@
 // carry an allow of its own.
 #![allow(clippy::too_many_arguments)]
 
-use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use streamkeeper::review::{Autonomy, Base, State};
 
@@ -16,10 +15,6 @@ pub fn state_class(s: State) -> &'static str {
         State::Rejected | State::ApplyFailed => "badge state-bad",
         State::Withdrawn => "badge",
     }
-}
-
-pub fn when(t: DateTime<Utc>) -> String {
-    t.format("%Y-%m-%d %H:%M UTC").to_string()
 }
 
 pub fn base_text(b: &Base) -> String {

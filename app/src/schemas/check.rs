@@ -7,6 +7,7 @@ use crate::schemas::model::CompatibilityReport;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param, query_param};
 use crate::ui::schema::{CheckFindings, TypeSelect, verdict_class};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -92,7 +93,7 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
         <p class="note">{format!(
             "Checked by {} at {} in {} ms · cluster {}",
             r.submitted_by,
-            r.submitted_at.format("%Y-%m-%d %H:%M:%S UTC"),
+            stamp_ago(r.submitted_at),
             r.elapsed_ms,
             r.cluster
         )}</p>

@@ -8,6 +8,7 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::schema::{DiffTable, TypeSelect};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::Kind;
@@ -30,7 +31,7 @@ pub fn SchemasPage() -> impl IntoView {
                         <section class="card" data-testid="registry">
                             <h2>{format!("{} · {}", r.cluster, r.url)}</h2>
                             <p><a href=format!("/schemas/{}", r.cluster_id)>"Subjects, versions and levels →"</a></p>
-                            <p class="note">{r.checked_at.map_or("Not read yet.".to_string(), |t| format!("Read {}.", t.format("%Y-%m-%d %H:%M:%S UTC")))}</p>
+                            <p class="note">{r.checked_at.map_or("Not read yet.".to_string(), |t| format!("Read {}.", stamp_ago(t)))}</p>
                             {r.last_error.map(|e| view! { <p class="error" role="alert">{format!("The last reading failed: {e}. The findings below are from the last good one.")}</p> })}
                             {if r.findings.is_empty() {
                                 view! { <p>"No findings."</p> }.into_any()
@@ -136,7 +137,7 @@ fn SubjectsView(r: crate::schemas::model::RegistrySubjects) -> impl IntoView {
         Some(t) => format!(
             "{} · global level {global} · read {} (the registry is read every five minutes)",
             r.url,
-            t.format("%Y-%m-%d %H:%M:%S UTC")
+            stamp_ago(t)
         ),
         None => format!(
             "{} · not read yet: the registry is read every five minutes, and its subjects show here after the first good reading",

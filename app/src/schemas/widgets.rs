@@ -7,6 +7,7 @@ use crate::ui::file_text::FileIntoTextarea;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::href_with;
 use crate::ui::schema::{TypeSelect, reader_label, verdict_class};
+use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 
 /// Avro and JSON Schema documents indented for reading (registries keep
@@ -131,7 +132,7 @@ fn SchemasView(
                     <p class="note">{format!(
                         "{} · recorded {} by {}{}{}",
                         c.schema_type.as_str(),
-                        c.recorded_at.format("%Y-%m-%d %H:%M UTC"),
+                        stamp_ago(c.recorded_at),
                         c.recorded_by,
                         c.subject.as_ref().map(|s| format!(" · pinned to {s} v{}", c.version.unwrap_or_default())).unwrap_or_default(),
                         if older > 0 { format!(" · {older} earlier version(s)") } else { String::new() },
@@ -182,7 +183,7 @@ fn SchemasView(
                 {s.checks.into_iter().map(|c| view! {
                     <li>
                         <span class=verdict_class(c.verdict)>{c.verdict.as_str()}</span> " "
-                        <a href=format!("/schema-checks/{}", c.id)>{format!("{} by {}", c.submitted_at.format("%Y-%m-%d %H:%M UTC"), c.submitted_by)}</a>
+                        <a href=format!("/schema-checks/{}", c.id)>{format!("{} by {}", stamp_ago(c.submitted_at), c.submitted_by)}</a>
                         " — " {c.summary}
                     </li>
                 }).collect_view()}

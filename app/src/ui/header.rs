@@ -19,6 +19,16 @@ use streamkeeper::accounts::role::Action;
 pub fn SignedInHeader() -> impl IntoView {
     let me = Resource::new(|| (), |_| current_user());
     let counts = inbox_counts();
+    // The navigation marks the page it is on (a section's own pages too).
+    let pathname = leptos_router::hooks::use_location().pathname;
+    let here = move |href: &'static str| {
+        let path = pathname.get();
+        let on = match href {
+            "/" => path == "/",
+            _ => path == href || path.starts_with(&format!("{href}/")),
+        };
+        on.then_some("page")
+    };
     view! {
         <header class="top">
             <a class="brand" href="/">"Streamkeeper"</a>
@@ -34,26 +44,30 @@ pub fn SignedInHeader() -> impl IntoView {
                             let audit = me.principal.may(Action::ReadAudit);
                             let pilot = me.principal.may(Action::ReadPilot);
                             view! {
+                                // A checkbox and its label fold the navigation at phone
+                                // width without a script (style/main.css).
+                                <input type="checkbox" id="nav-toggle" class="nav-toggle" />
+                                <label for="nav-toggle" class="nav-toggle-label">"Menu"</label>
                                 <nav aria-label="Main">
-                                    <a href="/">"Home"</a>
-                                    <a href="/streams">"Streams"</a>
-                                    <a href="/flags">"Flags"</a>
-                                    <a href="/schemas">"Schemas"</a>
-                                    <a href="/lineage">"Lineage"</a>
-                                    <a href="/clusters">"Clusters"</a>
+                                    <a href="/" aria-current=move || here("/")>"Home"</a>
+                                    <a href="/streams" aria-current=move || here("/streams")>"Streams"</a>
+                                    <a href="/flags" aria-current=move || here("/flags")>"Flags"</a>
+                                    <a href="/schemas" aria-current=move || here("/schemas")>"Schemas"</a>
+                                    <a href="/lineage" aria-current=move || here("/lineage")>"Lineage"</a>
+                                    <a href="/clusters" aria-current=move || here("/clusters")>"Clusters"</a>
                                     <InboxLink counts />
                                     <Show when=move || admin>
-                                        <a href="/settings/users">"Users"</a>
-                                        <a href="/settings/teams">"Teams"</a>
-                                        <a href="/settings/clusters">"Add cluster"</a>
-                                        <a href="/settings/review">"Approvers"</a>
-                                        <a href="/settings/routines">"Routines"</a>
+                                        <a href="/settings/users" aria-current=move || here("/settings/users")>"Users"</a>
+                                        <a href="/settings/teams" aria-current=move || here("/settings/teams")>"Teams"</a>
+                                        <a href="/settings/clusters" aria-current=move || here("/settings/clusters")>"Add cluster"</a>
+                                        <a href="/settings/review" aria-current=move || here("/settings/review")>"Approvers"</a>
+                                        <a href="/settings/routines" aria-current=move || here("/settings/routines")>"Routines"</a>
                                     </Show>
                                     <Show when=move || audit>
-                                        <a href="/settings/audit">"Audit log"</a>
+                                        <a href="/settings/audit" aria-current=move || here("/settings/audit")>"Audit log"</a>
                                     </Show>
                                     <Show when=move || pilot>
-                                        <a href="/pilot">"Pilot"</a>
+                                        <a href="/pilot" aria-current=move || here("/pilot")>"Pilot"</a>
                                     </Show>
                                 </nav>
                                 <div class="who">

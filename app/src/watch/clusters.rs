@@ -7,10 +7,12 @@ use crate::ui::chart::{LagChart, RangeLinks, range_hours};
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::time::stamp_ago;
 use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
 use crate::watch::model::last_message_text;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::platform::durations::human;
 use streamkeeper::watch::cluster::ClusterState;
 
 fn state_class(s: ClusterState) -> &'static str {
@@ -203,7 +205,7 @@ fn GroupList(id: i64) -> impl IntoView {
                                         {list.items.clone().into_iter().map(|g| {
                                             let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
                                             let state = match g.gone_since {
-                                                Some(t) => format!("not listed since {}", t.format("%m-%d %H:%M UTC")),
+                                                Some(t) => format!("not listed since {}", stamp_ago(t)),
                                                 None => g.state.clone(),
                                             };
                                             view! {
@@ -260,7 +262,7 @@ pub fn GroupPage() -> impl IntoView {
                         let cid = id.get_untracked().unwrap_or_default();
                         let base = format!("/clusters/{cid}/group");
                         let link = |r: &str| href_with(&base, &[("name", Some(g.group.clone())), ("range", Some(r.to_string()))]);
-                        let as_of = g.as_of.map_or("no samples yet".to_string(), |t| t.format("%Y-%m-%d %H:%M:%S UTC").to_string());
+                        let as_of = g.as_of.map_or("no samples yet".to_string(), stamp_ago);
                         view! {
                             <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
                             <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
@@ -269,11 +271,11 @@ pub fn GroupPage() -> impl IntoView {
                             </p>
                             {g.gone_since.map(|t| view! {
                                 <div class="error" role="alert" data-testid="group-gone">
-                                    {format!("The cluster has not listed this group since {}: it was deleted, or its offsets expired. The figures below are from before.", t.format("%Y-%m-%d %H:%M:%S UTC"))}
+                                    {format!("The cluster has not listed this group since {}: it was deleted, or its offsets expired. The figures below are from before.", stamp_ago(t))}
                                 </div>
                             })}
-                            <RangeLinks href=link />
-                            <LagChart points=series />
+                            <RangeLinks href=link hours=series.hours />
+                            <LagChart points=series.points to=series.to hours=series.hours />
                             <table class="list" data-testid="partitions">
                                 <thead><tr><th>"Topic"</th><th>"Partition"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>
                                 <tbody>
@@ -284,7 +286,7 @@ pub fn GroupPage() -> impl IntoView {
                                             <td>{p.committed.map_or("no commit".to_string(), |c| c.to_string())}</td>
                                             <td>{p.log_end.map_or("?".to_string(), |e| e.to_string())}</td>
                                             <td>{p.lag.map_or("–".to_string(), |l| l.to_string())}</td>
-                                            <td>{p.time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s"))}</td>
+                                            <td>{p.time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64))}</td>
                                             <td><span class=status_class(&p.status)>{p.status.clone()}</span></td>
                                             <td>{p.reason}</td>
                                         </tr>

@@ -8,7 +8,7 @@
 
 use crate::error::AppError;
 use crate::watch::model::{
-    ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagPoint,
+    ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagSeries,
     StreamDetail, StreamSummary,
 };
 use leptos::prelude::*;
@@ -54,10 +54,13 @@ pub async fn get_group_lag(id: i64, group: String) -> Result<GroupLagView, AppEr
 }
 
 #[server(prefix = "/fn", endpoint = "get_lag_series")]
-pub async fn get_lag_series(id: i64, group: String, hours: i64) -> Result<Vec<LagPoint>, AppError> {
+pub async fn get_lag_series(id: i64, group: String, hours: i64) -> Result<LagSeries, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
-    backend()?.watch.lag_series(&who, id, &group, hours).await
+    let hours = streamkeeper::watch::series::window_hours(hours);
+    let to = chrono::Utc::now();
+    let points = backend()?.watch.lag_series(&who, id, &group, hours).await?;
+    Ok(LagSeries { to, hours, points })
 }
 
 #[server(prefix = "/fn", endpoint = "list_streams")]

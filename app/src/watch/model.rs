@@ -236,6 +236,9 @@ pub struct StreamDetail {
     pub data_age_s: Option<i64>,
     pub topic: TopicView,
     pub consumers: Vec<StreamConsumer>,
+    /// The consumers' series end here and span `series_hours` before.
+    pub series_to: DateTime<Utc>,
+    pub series_hours: i64,
     /// Whether the caller may set the stream's domain and declared level
     /// (admins only: the domain decides who approves its changes).
     pub may_set_domain: bool,
@@ -251,6 +254,15 @@ pub struct StreamConsumer {
     pub lag: Option<u64>,
     pub max_time_lag_s: Option<f64>,
     pub series: Vec<LagPoint>,
+}
+
+/// A group's lag series with the window it was read over, so the chart
+/// draws the window asked for (the server's clock, the same on hydration).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LagSeries {
+    pub to: DateTime<Utc>,
+    pub hours: i64,
+    pub points: Vec<LagPoint>,
 }
 
 /// "Last message" as the pages word it, times in `format`: "none" for a

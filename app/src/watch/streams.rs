@@ -17,6 +17,7 @@ use crate::watch::fns::{DescribeStream, get_stream, list_streams};
 use crate::watch::model::{StreamDetail, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::platform::durations::human;
 
 fn status_class(s: &str) -> &'static str {
     match s {
@@ -164,7 +165,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
         {form}
         <StreamSchemasSection cluster_id=d.cluster_id topic=t.name.clone() />
         <h2>"Consumer groups"</h2>
-        <RangeLinks href=link />
+        <RangeLinks href=link hours=d.series_hours />
         {if d.consumers.is_empty() {
             view! { <p class="note">"No consumer group has been seen reading this stream."</p> }.into_any()
         } else {
@@ -180,9 +181,9 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                             "owner {} · lag {} messages · time lag {}",
                             c.owner.clone().unwrap_or_else(|| "none".into()),
                             c.lag.map_or("–".to_string(), |l| l.to_string()),
-                            c.max_time_lag_s.map_or("–".to_string(), |s| format!("{s:.0} s")),
+                            c.max_time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64)),
                         )}</p>
-                        <LagChart points=c.series />
+                        <LagChart points=c.series to=d.series_to hours=d.series_hours />
                     </section>
                 }
             }).collect_view().into_any()

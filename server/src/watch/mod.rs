@@ -778,6 +778,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
             data_age_s: cluster.data_age_s,
             topic: t,
             consumers,
+            series_to: Utc::now(),
+            series_hours: streamkeeper::watch::series::window_hours(hours),
             may_set_domain: who.has(Role::Admin),
         })
     }
@@ -904,7 +906,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         hours: i64,
     ) -> Result<Vec<LagPoint>, AppError> {
         self.get(who, id).await?;
-        let hours = hours.clamp(1, 24 * 7);
+        let hours = streamkeeper::watch::series::window_hours(hours);
         let since = Utc::now() - chrono::Duration::hours(hours);
         // An hour is drawn pass by pass; a day from the minute rollups, a
         // week from the hour rollups. Either way a missing pass or bucket

@@ -1043,3 +1043,27 @@ async fn the_home_page_shows_each_role_its_part(pool: sqlx::PgPool) {
     assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
     assert!(!home("ada").await.contains("no-platform-team"));
 }
+
+/// Forms that only admins may use are shown only to admins: an owner
+/// reading Settings sees the refusal or the read-only table, never a
+/// create-user form under "not allowed".
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn admin_forms_are_shown_only_to_admins(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    t.user("ada", &[Role::Admin]).await;
+    t.user("olivia", &[Role::Owner]).await;
+    let ada = t.login("ada", PASSWORD).await.expect("ada");
+    let olivia = t.login("olivia", PASSWORD).await.expect("olivia");
+    for (path, form) in [
+        ("/settings/users", r#"data-testid="create-user""#),
+        ("/settings/teams", r#"data-testid="create-team""#),
+        ("/settings/review", r#"data-testid="new-domain""#),
+    ] {
+        let admin = t.get(path, Some(&ada)).await;
+        assert!(admin.body.contains(form), "{path}: admins get the form");
+        let owner = t.get(path, Some(&olivia)).await;
+        assert!(!owner.body.contains(form), "{path}: {}", owner.body);
+    }
+    let owner = t.get("/settings/users", Some(&olivia)).await;
+    assert_eq!(owner.status, StatusCode::FORBIDDEN);
+}

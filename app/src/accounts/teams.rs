@@ -48,20 +48,20 @@ pub fn TeamsPage() -> impl IntoView {
                             </tbody>
                         </table>
                         <Pager page=list href=|n| href_with("/settings/teams", &[("page", Some(n.to_string()))]) />
+                        <section class="card">
+                            <h2>"Create a team"</h2>
+                            <ActionForm action=create attr:class="stack" attr:data-testid="create-team">
+                                <label>"Name" <input name="name" required placeholder="payments" /></label>
+                                <label>"Description" <input name="description" /></label>
+                                <button type="submit">"Create team"</button>
+                            </ActionForm>
+                            <ActionNote value=create.value() ok=|t: &TeamSummary| format!("Created team {}.", t.name) />
+                        </section>
                     }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
         </Suspense>
-        <section class="card">
-            <h2>"Create a team"</h2>
-            <ActionForm action=create attr:class="stack" attr:data-testid="create-team">
-                <label>"Name" <input name="name" required placeholder="payments" /></label>
-                <label>"Description" <input name="description" /></label>
-                <button type="submit">"Create team"</button>
-            </ActionForm>
-            <ActionNote value=create.value() ok=|t: &TeamSummary| format!("Created team {}.", t.name) />
-        </section>
     }
 }
 

@@ -47,6 +47,21 @@ pub fn UsersPage() -> impl IntoView {
                         view! {
                             <UserTable users=list.items.clone() />
                             <Pager page=list href=move |n| href_with("/settings/users", &[("q", q.clone()), ("page", Some(n.to_string()))]) />
+                            <section class="card">
+                                <h2>"Create a user"</h2>
+                                <ActionForm action=create attr:class="stack" attr:data-testid="create-user">
+                                    <label>"Username" <input name="username" required autocomplete="off" /></label>
+                                    <label>"Display name" <input name="display_name" autocomplete="off" /></label>
+                                    <label>
+                                        "Initial password"
+                                        <input name="password" type="password" required autocomplete="new-password" minlength="12" />
+                                        <small>"At least 12 characters and hard to guess. Hand it over in person; the user changes it."</small>
+                                    </label>
+                                    <RoleChecks checked=vec![streamkeeper::accounts::role::Role::Viewer] />
+                                    <button type="submit">"Create user"</button>
+                                </ActionForm>
+                                <ActionNote value=create.value() ok=|u: &UserSummary| format!("Created user {}.", u.username) />
+                            </section>
                         }
                             .into_any()
                     }
@@ -54,21 +69,6 @@ pub fn UsersPage() -> impl IntoView {
                 }
             })}
         </Suspense>
-        <section class="card">
-            <h2>"Create a user"</h2>
-            <ActionForm action=create attr:class="stack" attr:data-testid="create-user">
-                <label>"Username" <input name="username" required autocomplete="off" /></label>
-                <label>"Display name" <input name="display_name" autocomplete="off" /></label>
-                <label>
-                    "Initial password"
-                    <input name="password" type="password" required autocomplete="new-password" minlength="12" />
-                    <small>"At least 12 characters and hard to guess. Hand it over in person; the user changes it."</small>
-                </label>
-                <RoleChecks checked=vec![streamkeeper::accounts::role::Role::Viewer] />
-                <button type="submit">"Create user"</button>
-            </ActionForm>
-            <ActionNote value=create.value() ok=|u: &UserSummary| format!("Created user {}.", u.username) />
-        </section>
     }
 }
 

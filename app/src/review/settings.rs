@@ -5,16 +5,26 @@
 use crate::review::fns::{SetReviewDomain, list_review_domains};
 use crate::review::model::DomainSettings;
 use crate::review::widgets::AutonomySelect;
+use crate::ui::header::current_user;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::accounts::role::Role;
 use streamkeeper::review::{Autonomy, MAX_REQUIRED_APPROVALS};
 
 #[component]
 pub fn ReviewSettingsPage() -> impl IntoView {
     let set = ServerAction::<SetReviewDomain>::new();
-    let domains = Resource::new(move || set.version().get(), |_| list_review_domains());
+    // Everyone reads the domains; only admins see the forms that change them.
+    let domains = Resource::new(
+        move || set.version().get(),
+        |_| async move {
+            let admin =
+                matches!(current_user().await, Ok(Some(me)) if me.principal.has(Role::Admin));
+            list_review_domains().await.map(|list| (list, admin))
+        },
+    );
     view! {
         <Title text="Review settings" />
         <h1>"Review: domains and approvers"</h1>
@@ -23,23 +33,32 @@ pub fn ReviewSettingsPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match domains.await {
-                    Ok(list) if list.is_empty() => view! {
-                        <p class="note" data-testid="no-domains">"No domains yet. Give streams a domain on their page (Describe or claim this stream), or configure one by name below."</p>
+                    Ok((list, admin)) => view! {
+                        {if list.is_empty() {
+                            view! { <p class="note" data-testid="no-domains">"No domains yet. Give streams a domain on their page (Describe or claim this stream); an admin configures one by name here."</p> }.into_any()
+                        } else {
+                            view! { <DomainTable list set admin /> }.into_any()
+                        }}
+                        {admin.then(|| view! {
+                            <section class="card">
+                                <h2>"Configure a domain"</h2>
+                                <DomainForm domain=None autonomy=Autonomy::DEFAULT required=1 users=String::new() teams=String::new() set />
+                            </section>
+                        })}
                     }.into_any(),
-                    Ok(list) => view! { <DomainTable list set /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
         </Suspense>
-        <section class="card">
-            <h2>"Configure a domain"</h2>
-            <DomainForm domain=None autonomy=Autonomy::DEFAULT required=1 users=String::new() teams=String::new() set />
-        </section>
     }
 }
 
 #[component]
-fn DomainTable(list: Vec<DomainSettings>, set: ServerAction<SetReviewDomain>) -> impl IntoView {
+fn DomainTable(
+    list: Vec<DomainSettings>,
+    set: ServerAction<SetReviewDomain>,
+    admin: bool,
+) -> impl IntoView {
     view! {
         <table class="list" data-testid="domains">
             <thead><tr>
@@ -71,21 +90,23 @@ fn DomainTable(list: Vec<DomainSettings>, set: ServerAction<SetReviewDomain>) ->
                             <td>{d.streams}</td>
                             <td>{updated}</td>
                         </tr>
-                        <tr class="form-row">
-                            <td colspan="7">
-                                <details>
-                                    <summary>{format!("Change {}", d.domain)}</summary>
-                                    <DomainForm
-                                        domain=Some(d.domain.clone())
-                                        autonomy=d.autonomy
-                                        required=d.required_approvals
-                                        users=d.approver_users.join(", ")
-                                        teams=d.approver_teams.join(", ")
-                                        set
-                                    />
-                                </details>
-                            </td>
-                        </tr>
+                        {admin.then(|| view! {
+                            <tr class="form-row">
+                                <td colspan="7">
+                                    <details>
+                                        <summary>{format!("Change {}", d.domain)}</summary>
+                                        <DomainForm
+                                            domain=Some(d.domain.clone())
+                                            autonomy=d.autonomy
+                                            required=d.required_approvals
+                                            users=d.approver_users.join(", ")
+                                            teams=d.approver_teams.join(", ")
+                                            set
+                                        />
+                                    </details>
+                                </td>
+                            </tr>
+                        })}
                     }
                 }).collect_view()}
             </tbody>

@@ -159,7 +159,7 @@ test(`${MODE}: an admin creates a user who signs in and sees only what a viewer 
   assert.match(await page.textContent('[role="alert"]'), /not allowed/);
 });
 
-test(`${MODE}: at phone width the navigation folds behind Menu, tables scroll inside themselves, the page is marked and a skip link leads to it`, async () => {
+test(`${MODE}: at phone width the navigation folds behind Menu, tables scroll inside themselves, the page is marked, a skip link leads to it, Settings is one menu`, async () => {
   await open('/login');
   await signIn(ADMIN, ADMIN_PW);
   await page.setViewportSize({ width: 390, height: 844 });
@@ -184,4 +184,9 @@ test(`${MODE}: at phone width the navigation folds behind Menu, tables scroll in
   await page.keyboard.press('Enter');
   await page.waitForFunction(() => location.hash === '#main');
   assert.equal(await page.isVisible('header nav'), true, 'never folded on a wide screen');
+  // The admin's pages sit in one Settings menu, marked while on one of them.
+  assert.equal(await page.getAttribute('header details.menu > summary', 'aria-current'), 'page');
+  assert.equal(await page.isVisible('header nav a[href="/settings/routines"]'), false);
+  await page.click('header details.menu > summary');
+  assert.equal(await page.isVisible('header nav a[href="/settings/routines"]'), true);
 });

@@ -56,15 +56,24 @@ pub fn SignedInHeader() -> impl IntoView {
                                     <a href="/lineage" aria-current=move || here("/lineage")>"Lineage"</a>
                                     <a href="/clusters" aria-current=move || here("/clusters")>"Clusters"</a>
                                     <InboxLink counts />
-                                    <Show when=move || admin>
-                                        <a href="/settings/users" aria-current=move || here("/settings/users")>"Users"</a>
-                                        <a href="/settings/teams" aria-current=move || here("/settings/teams")>"Teams"</a>
-                                        <a href="/settings/clusters" aria-current=move || here("/settings/clusters")>"Add cluster"</a>
-                                        <a href="/settings/review" aria-current=move || here("/settings/review")>"Approvers"</a>
-                                        <a href="/settings/routines" aria-current=move || here("/settings/routines")>"Routines"</a>
-                                    </Show>
-                                    <Show when=move || audit>
-                                        <a href="/settings/audit" aria-current=move || here("/settings/audit")>"Audit log"</a>
+                                    // Admins' pages in one menu: a details element opens
+                                    // it with or without a script.
+                                    <Show when=move || admin || audit>
+                                        <details class="menu">
+                                            <summary aria-current=move || here("/settings")>"Settings"</summary>
+                                            <div class="menu-items">
+                                                <Show when=move || admin>
+                                                    <a href="/settings/users" aria-current=move || here("/settings/users")>"Users"</a>
+                                                    <a href="/settings/teams" aria-current=move || here("/settings/teams")>"Teams"</a>
+                                                    <a href="/settings/clusters" aria-current=move || here("/settings/clusters")>"Add cluster"</a>
+                                                    <a href="/settings/review" aria-current=move || here("/settings/review")>"Approvers"</a>
+                                                    <a href="/settings/routines" aria-current=move || here("/settings/routines")>"Routines"</a>
+                                                </Show>
+                                                <Show when=move || audit>
+                                                    <a href="/settings/audit" aria-current=move || here("/settings/audit")>"Audit log"</a>
+                                                </Show>
+                                            </div>
+                                        </details>
                                     </Show>
                                     <Show when=move || pilot>
                                         <a href="/pilot" aria-current=move || here("/pilot")>"Pilot"</a>

@@ -52,6 +52,12 @@ ensure_disk() {
   return 0
 }
 
+# librdkafka is built with TLS (SSL and SASL_SSL listeners, SCRAM): it
+# links the system OpenSSL, found through pkg-config.
+ensure_build_deps() {
+  apt_install libssl-dev pkg-config
+}
+
 ensure_toolchain() {
   (cd "$SK_ROOT" && rustc --version >/dev/null 2>&1) && return 0
   log "installing the Rust toolchain pinned in rust-toolchain.toml"

@@ -539,10 +539,53 @@ async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
         .await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(
-        page.body.contains("Could not reach the cluster."),
+        page.body.contains("Could not reach the cluster.")
+            && page
+                .body
+                .contains("nothing listens on that port (connection refused)"),
         "{}",
         page.body
     );
+    // The test tells the causes apart: a name that does not resolve, TLS
+    // spoken to a listener that does not, a listener that never answers.
+    let junk = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let junk_port = junk.local_addr().expect("addr").port();
+    std::thread::spawn(move || {
+        use std::io::Write;
+        for mut s in junk.incoming().flatten() {
+            let _ = s.write_all(b"HTTP/1.0 400 not kafka\r\n\r\n");
+        }
+    });
+    let silent = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    let silent_port = silent.local_addr().expect("addr").port();
+    let held = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let keep = held.clone();
+    std::thread::spawn(move || {
+        for s in silent.incoming().flatten() {
+            if let Ok(mut k) = keep.lock() {
+                k.push(s);
+            }
+        }
+    });
+    for (query, says) in [
+        (
+            "bootstrap=nohost.invalid%3A9092&security_protocol=PLAINTEXT".to_string(),
+            "does not resolve (DNS)",
+        ),
+        (
+            format!("bootstrap=127.0.0.1%3A{junk_port}&security_protocol=SSL"),
+            "The TLS handshake failed",
+        ),
+        (
+            format!("bootstrap=127.0.0.1%3A{silent_port}&security_protocol=PLAINTEXT"),
+            "Nothing answered in time (timeout)",
+        ),
+    ] {
+        let page = t
+            .get(&format!("/settings/clusters?{query}"), Some(&admin))
+            .await;
+        assert!(page.body.contains(says), "{query}: {}", page.body);
+    }
     let page = t
         .get("/settings/clusters?bootstrap=x.example%3A9092&security_protocol=SASL_SSL&username_ref=apikey&password_ref=env%3AX", Some(&admin))
         .await;

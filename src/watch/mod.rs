@@ -9,6 +9,7 @@ pub mod health;
 pub mod lag;
 pub mod list;
 pub mod observe;
+pub mod reach;
 pub mod series;
 pub mod topic_name;
 pub mod window;

@@ -196,6 +196,8 @@ pub struct ConnectionReport {
     pub groups: usize,
     pub groups_with_offsets: usize,
     pub took_ms: i64,
+    /// Why it could not be reached, when it could not.
+    pub unreachable: Option<streamkeeper::watch::reach::Unreachable>,
     /// What could not be read, in words.
     pub problems: Vec<String>,
 }

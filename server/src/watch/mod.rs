@@ -32,6 +32,7 @@ use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupStatus, StreamStatus};
 use streamkeeper::watch::observe::standings;
+use streamkeeper::watch::reach::Unreachable;
 use streamkeeper::watch::topic_name::topic_issue;
 use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
@@ -650,25 +651,41 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .map_err(AppError::Invalid)?;
         settings.timeout = std::time::Duration::from_secs(5);
         let started = Utc::now();
+        // One metadata request first: when it fails, librdkafka's reasons
+        // on the way say why (the read's own error says only that it did).
         let read = tokio::task::spawn_blocking(move || {
-            crate::clients::kafka::reader::read(&settings, &Default::default(), &Default::default())
+            crate::clients::kafka::probe::attempt(&settings).map(|()| {
+                crate::clients::kafka::reader::read(
+                    &settings,
+                    &Default::default(),
+                    &Default::default(),
+                )
+            })
         })
         .await
         .map_err(|e| errors::internal("the lag reader's task", e))?;
         let took_ms = (Utc::now() - started).num_milliseconds();
+        let failed = |why: Option<Unreachable>, problems: Vec<String>| ConnectionReport {
+            reachable: false,
+            brokers: 0,
+            topics: 0,
+            partitions: 0,
+            partitions_with_offsets: 0,
+            groups: 0,
+            groups_with_offsets: 0,
+            took_ms,
+            unreachable: why,
+            problems,
+        };
         Ok(match read {
-            Err(e) => ConnectionReport {
-                reachable: false,
-                brokers: 0,
-                topics: 0,
-                partitions: 0,
-                partitions_with_offsets: 0,
-                groups: 0,
-                groups_with_offsets: 0,
-                took_ms,
-                problems: vec![e.to_string()],
-            },
-            Ok(r) => {
+            Err(reasons) => {
+                let why = Unreachable::of(&reasons);
+                let mut problems = vec![why.sentence().to_string()];
+                problems.extend(reasons);
+                failed(Some(why), problems)
+            }
+            Ok(Err(e)) => failed(None, vec![e.to_string()]),
+            Ok(Ok(r)) => {
                 let parts = r.topics.iter().flat_map(|t| &t.partitions);
                 ConnectionReport {
                     reachable: true,
@@ -679,6 +696,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                     groups: r.groups.len(),
                     groups_with_offsets: r.groups.iter().filter(|g| g.error.is_none()).count(),
                     took_ms,
+                    unreachable: None,
                     problems: r.problems,
                 }
             }

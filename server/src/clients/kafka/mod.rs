@@ -1,8 +1,10 @@
 //! Kafka, read-only: cluster settings and the pass that reads a cluster's
-//! topics, consumer groups and offsets; and the one exception, the group
+//! topics, consumer groups and offsets; a probe that keeps librdkafka's
+//! reasons when a cluster cannot be reached; and the one exception, the group
 //! consumer of the OpenLineage Kafka transport (`group_consumer`).
 
 pub mod group_consumer;
 pub mod group_offsets;
+pub mod probe;
 pub mod reader;
 pub mod settings;

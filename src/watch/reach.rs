@@ -5,7 +5,9 @@
 //! "transport failure" or "timed out"; the reasons it logs on the way say
 //! which.
 
+use regex::Regex;
 use serde::{Deserialize, Serialize};
+use std::sync::LazyLock;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
@@ -29,8 +31,15 @@ impl Unreachable {
     /// From librdkafka's reasons during one attempt, in order (its error
     /// events, then the request's own error).
     pub fn of(reasons: &[String]) -> Self {
-        let all = reasons.join("\n").to_ascii_lowercase();
+        // librdkafka names a broker `sasl_ssl://host:port/bootstrap` when
+        // the protocol is not PLAINTEXT: the name says nothing of the cause.
+        static BROKER: LazyLock<Regex> =
+            LazyLock::new(|| Regex::new(r"[a-z_]+://\S*").expect("a valid pattern"));
+        let all = BROKER
+            .replace_all(&reasons.join("\n").to_ascii_lowercase(), "")
+            .into_owned();
         let any = |words: &[&str]| words.iter().any(|w| all.contains(w));
+        // A refused connection never got as far as TLS or a sign-in.
         if any(&[
             "failed to resolve",
             "name or service not known",
@@ -39,12 +48,12 @@ impl Unreachable {
             "temporary failure in name resolution",
         ]) {
             Unreachable::Dns
+        } else if any(&["connection refused"]) {
+            Unreachable::Refused
         } else if any(&["sasl", "authentication"]) {
             Unreachable::Authentication
         } else if any(&["ssl", "tls", "certificate", "handshake"]) {
             Unreachable::Tls
-        } else if any(&["connection refused"]) {
-            Unreachable::Refused
         } else if any(&["timed out", "timeout"]) {
             Unreachable::Timeout
         } else {
@@ -108,6 +117,19 @@ mod tests {
                 "Local: Authentication failure: 127.0.0.1:9092/bootstrap: SASL authentication error: Authentication failed"
             ]),
             Unreachable::Authentication
+        );
+        // Over SASL_SSL the broker's name holds both words; the cause is the port.
+        assert_eq!(
+            of(&[
+                "sasl_ssl://127.0.0.1:1/bootstrap: Connect to ipv4#127.0.0.1:1 failed: Connection refused (after 0ms in state CONNECT)"
+            ]),
+            Unreachable::Refused
+        );
+        assert_eq!(
+            of(&[
+                "sasl_ssl://127.0.0.1:9092/bootstrap: Connection setup timed out in state CONNECT"
+            ]),
+            Unreachable::Timeout
         );
         assert_eq!(
             of(&["Meta data fetch error: OperationTimedOut (Local: Timed out)"]),

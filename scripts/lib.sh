@@ -115,6 +115,21 @@ ensure_dbt_ol() {
   export SK_DBT_OL="$DBT_OL_VENV/bin/dbt-ol"
 }
 
+# A real OpenID Connect provider for the single sign-on tests:
+# oidc-provider-mock (authlib) in a venv beside the builds; 0.3.4 is the
+# last release for Python 3.11. The tests find it through
+# SK_OIDC_PROVIDER_PYTHON.
+OIDC_MOCK_VERSION="0.3.4"
+OIDC_MOCK_VENV="$HOME/.cache/streamkeeper/oidc-provider-mock-$OIDC_MOCK_VERSION"
+ensure_oidc_provider() {
+  if ! "$OIDC_MOCK_VENV/bin/python" -c 'import oidc_provider_mock' 2>/dev/null; then
+    log "installing oidc-provider-mock $OIDC_MOCK_VERSION (pip, into $OIDC_MOCK_VENV)"
+    python3 -m venv "$OIDC_MOCK_VENV" >&2
+    "$OIDC_MOCK_VENV/bin/pip" install -q "oidc-provider-mock==$OIDC_MOCK_VERSION" >&2
+  fi
+  export SK_OIDC_PROVIDER_PYTHON="$OIDC_MOCK_VENV/bin/python"
+}
+
 pg_bin() {
   local d
   for d in /usr/lib/postgresql/*/bin; do

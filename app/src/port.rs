@@ -205,6 +205,8 @@ pub struct Backend {
     pub pilot: Arc<dyn Pilot>,
     pub lineage: Arc<dyn Lineage>,
     pub routines: Arc<dyn Routines>,
+    /// How people sign in here (the sign-in page asks before anyone has).
+    pub sign_in: crate::accounts::model::SignInWays,
 }
 
 /// The backend, from the Leptos context.

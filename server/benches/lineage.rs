@@ -352,6 +352,8 @@ async fn main() {
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
         metrics_max_series: streamkeeper_server::platform::metrics::DEFAULT_MAX_SERIES,
         lineage_forward: None,
+        sso: None,
+        local_login: Default::default(),
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");

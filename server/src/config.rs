@@ -205,6 +205,85 @@ pub struct ServeArgs {
     /// events are forwarded to, e.g. http://marquez:5000/api/v1/lineage.
     #[arg(long, env = "STREAMKEEPER_LINEAGE_FORWARD_URL")]
     pub lineage_forward_url: Option<Url>,
+    #[command(flatten)]
+    pub sso: Box<SsoArgs>,
+}
+
+/// Single sign-on through an OpenID Connect provider (Keycloak, Okta,
+/// Entra ID, Google, Dex, Authentik): on when an issuer is set.
+#[derive(Debug, Args, Default)]
+pub struct SsoArgs {
+    /// The provider's issuer URL; its /.well-known/openid-configuration is
+    /// read on the first sign-in.
+    #[arg(long, env = "STREAMKEEPER_OIDC_ISSUER")]
+    pub oidc_issuer: Option<String>,
+    /// The client id registered at the provider, whose redirect URI is
+    /// PUBLIC_URL/login/sso/callback.
+    #[arg(long, env = "STREAMKEEPER_OIDC_CLIENT_ID")]
+    pub oidc_client_id: Option<String>,
+    /// The client secret, or `file:/path` to read it from a file (a
+    /// mounted secret). Leave unset for a public client (PKCE only).
+    #[arg(long, env = "STREAMKEEPER_OIDC_CLIENT_SECRET", hide_env_values = true)]
+    pub oidc_client_secret: Option<String>,
+    /// Scopes asked for beside `openid` (comma-separated).
+    #[arg(
+        long,
+        env = "STREAMKEEPER_OIDC_SCOPES",
+        default_value = "profile,email"
+    )]
+    pub oidc_scopes: String,
+    /// Where the groups are in the ID token: a claim name or a dotted path
+    /// (Keycloak: realm_access.roles).
+    #[arg(long, env = "STREAMKEEPER_OIDC_GROUPS_CLAIM", default_value = "groups")]
+    pub oidc_groups_claim: String,
+    /// The claim a new user's username comes from (else the e-mail's local
+    /// part, else the subject).
+    #[arg(
+        long,
+        env = "STREAMKEEPER_OIDC_USERNAME_CLAIM",
+        default_value = "preferred_username"
+    )]
+    pub oidc_username_claim: String,
+    /// A JSON file mapping groups to roles and teams, e.g.
+    /// {"kafka-admins": {"roles": ["admin"]}, "team-payments": {"teams": ["payments"], "roles": ["owner"]}}.
+    /// Without it, users signed in through the provider are viewers.
+    #[arg(long, env = "STREAMKEEPER_OIDC_GROUP_MAPPING")]
+    pub oidc_group_mapping: Option<std::path::PathBuf>,
+    /// What the sign-in button names: "Sign in with <name>".
+    #[arg(long, env = "STREAMKEEPER_OIDC_PROVIDER_NAME")]
+    pub oidc_provider_name: Option<String>,
+    /// Turn password sign-in off (`disabled`) once single sign-on is set.
+    #[arg(long, env = "STREAMKEEPER_LOCAL_LOGIN", value_enum, default_value_t = LocalLoginSetting::Enabled)]
+    pub local_login: LocalLoginSetting,
+    /// With local sign-in disabled, the one local account that may still
+    /// sign in with its password (an admin, for when the provider is down).
+    #[arg(long, env = "STREAMKEEPER_BREAK_GLASS_ADMIN")]
+    pub break_glass_admin: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum LocalLoginSetting {
+    #[default]
+    Enabled,
+    Disabled,
+}
+
+/// Who may sign in with a password.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LocalLogin {
+    #[default]
+    Everyone,
+    /// Only this break-glass account (or nobody).
+    Only(Option<String>),
+}
+
+impl LocalLogin {
+    pub fn allows(&self, username: &str) -> bool {
+        match self {
+            LocalLogin::Everyone => true,
+            LocalLogin::Only(who) => who.as_deref() == Some(username),
+        }
+    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -249,6 +328,24 @@ pub enum ConfigError {
     AuditKeyFile { path: String, reason: String },
     #[error("STREAMKEEPER_AUDIT_KEY (--audit-key): {0}")]
     AuditKey(#[from] streamkeeper::audit::ShortKey),
+    #[error(
+        "STREAMKEEPER_OIDC_ISSUER (--oidc-issuer) '{0}' is not an https:// URL (http:// only on localhost)"
+    )]
+    BadIssuer(String),
+    #[error(
+        "STREAMKEEPER_OIDC_CLIENT_ID (--oidc-client-id) must be set with STREAMKEEPER_OIDC_ISSUER"
+    )]
+    MissingClientId,
+    #[error(
+        "STREAMKEEPER_OIDC_CLIENT_SECRET (--oidc-client-secret) names {path}, which cannot be read: {reason}"
+    )]
+    ClientSecretFile { path: String, reason: String },
+    #[error("STREAMKEEPER_OIDC_GROUP_MAPPING (--oidc-group-mapping) {path}: {reason}")]
+    GroupMapping { path: String, reason: String },
+    #[error(
+        "STREAMKEEPER_LOCAL_LOGIN (--local-login) is disabled but no single sign-on is set (STREAMKEEPER_OIDC_ISSUER): nobody could sign in"
+    )]
+    NobodyCouldSignIn,
     #[error(transparent)]
     Credentials(#[from] streamkeeper::platform::credential::PolicyError),
     #[error(transparent)]
@@ -294,6 +391,128 @@ fn is_postgres_url(url: &str) -> bool {
     Url::parse(url).is_ok_and(|u| matches!(u.scheme(), "postgres" | "postgresql"))
 }
 
+/// A secret setting's value: read from the file a `file:` reference names
+/// (its last line break dropped), or the setting's own bytes. Errors name
+/// the file and why, never what it holds.
+fn secret_bytes(setting: &str) -> Result<Vec<u8>, (String, String)> {
+    match setting.strip_prefix("file:") {
+        Some(path) => {
+            let mut bytes =
+                std::fs::read(path).map_err(|e| (path.to_string(), e.kind().to_string()))?;
+            while bytes.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
+                bytes.pop();
+            }
+            Ok(bytes)
+        }
+        None => Ok(setting.as_bytes().to_vec()),
+    }
+}
+
+/// Single sign-on's settings, when an issuer is set.
+fn sso_settings(
+    a: &SsoArgs,
+    public_url: &Url,
+) -> Result<Option<crate::accounts::sso::SsoSettings>, ConfigError> {
+    let Some(issuer) = a
+        .oidc_issuer
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    else {
+        return Ok(None);
+    };
+    let issuer_url = Url::parse(issuer)
+        .ok()
+        .filter(|u| {
+            u.scheme() == "https"
+                || (u.scheme() == "http"
+                    && matches!(u.host_str(), Some("localhost" | "127.0.0.1" | "[::1]")))
+        })
+        .ok_or_else(|| ConfigError::BadIssuer(issuer.to_string()))?;
+    let client_id = a
+        .oidc_client_id
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .ok_or(ConfigError::MissingClientId)?
+        .to_string();
+    let client_secret = match a
+        .oidc_client_secret
+        .as_deref()
+        .filter(|s| !s.trim().is_empty())
+    {
+        None => None,
+        Some(s) => {
+            let bytes = secret_bytes(s)
+                .map_err(|(path, reason)| ConfigError::ClientSecretFile { path, reason })?;
+            Some(String::from_utf8_lossy(&bytes).into_owned())
+        }
+    };
+    let mapping = match &a.oidc_group_mapping {
+        None => streamkeeper::accounts::sso::GroupMapping::default(),
+        Some(path) => {
+            let shown = path.display().to_string();
+            let text = std::fs::read_to_string(path).map_err(|e| ConfigError::GroupMapping {
+                path: shown.clone(),
+                reason: e.kind().to_string(),
+            })?;
+            streamkeeper::accounts::sso::GroupMapping::parse(&text).map_err(|e| {
+                ConfigError::GroupMapping {
+                    path: shown,
+                    reason: e.to_string(),
+                }
+            })?
+        }
+    };
+    let mut redirect = public_url.clone();
+    redirect.set_path(crate::accounts::sso::CALLBACK_PATH);
+    redirect.set_query(None);
+    let provider_name = a
+        .oidc_provider_name
+        .clone()
+        .filter(|s| !s.trim().is_empty())
+        .unwrap_or_else(|| {
+            issuer_url
+                .host_str()
+                .unwrap_or("single sign-on")
+                .to_string()
+        });
+    Ok(Some(crate::accounts::sso::SsoSettings {
+        issuer: issuer_url,
+        client_id,
+        client_secret,
+        scopes: a
+            .oidc_scopes
+            .split(',')
+            .map(str::trim)
+            .filter(|s| !s.is_empty() && *s != "openid")
+            .map(str::to_string)
+            .collect(),
+        groups_claim: a.oidc_groups_claim.trim().to_string(),
+        username_claim: a.oidc_username_claim.trim().to_string(),
+        mapping,
+        provider_name,
+        redirect,
+    }))
+}
+
+fn local_login(a: &SsoArgs) -> Result<LocalLogin, ConfigError> {
+    match a.local_login {
+        LocalLoginSetting::Enabled => Ok(LocalLogin::Everyone),
+        LocalLoginSetting::Disabled
+            if a.oidc_issuer.as_deref().is_none_or(|s| s.trim().is_empty()) =>
+        {
+            Err(ConfigError::NobodyCouldSignIn)
+        }
+        LocalLoginSetting::Disabled => Ok(LocalLogin::Only(
+            a.break_glass_admin
+                .as_deref()
+                .map(|s| s.trim().to_lowercase())
+                .filter(|s| !s.is_empty()),
+        )),
+    }
+}
+
 /// The audit key: read from the file a `file:` reference names (its last
 /// line break dropped), or the setting's own bytes. Never echoed: errors
 /// name the file and why, not what it holds.
@@ -301,19 +520,8 @@ pub fn audit_key(g: &GlobalArgs) -> Result<Option<AuditKey>, ConfigError> {
     let Some(setting) = g.audit_key.as_deref().filter(|s| !s.trim().is_empty()) else {
         return Ok(None);
     };
-    let bytes = match setting.strip_prefix("file:") {
-        Some(path) => {
-            let mut bytes = std::fs::read(path).map_err(|e| ConfigError::AuditKeyFile {
-                path: path.to_string(),
-                reason: e.kind().to_string(),
-            })?;
-            while bytes.last().is_some_and(|b| matches!(b, b'\n' | b'\r')) {
-                bytes.pop();
-            }
-            bytes
-        }
-        None => setting.as_bytes().to_vec(),
-    };
+    let bytes = secret_bytes(setting)
+        .map_err(|(path, reason)| ConfigError::AuditKeyFile { path, reason })?;
     Ok(Some(AuditKey::new(bytes)?))
 }
 
@@ -345,6 +553,8 @@ pub struct ServeConfig {
     pub metrics_max_series: usize,
     /// See [`ServeArgs::lineage_forward_url`].
     pub lineage_forward: Option<Url>,
+    pub sso: Option<crate::accounts::sso::SsoSettings>,
+    pub local_login: LocalLogin,
 }
 
 /// The trusted proxies as networks; a bare address is a network of one.
@@ -384,6 +594,7 @@ impl ServeConfig {
         if !(1024..=64 << 20).contains(&a.max_schema_bytes) {
             return Err(ConfigError::BadMaxSchemaBytes(a.max_schema_bytes));
         }
+        let sso = sso_settings(&a.sso, &public_url)?;
         Ok(Self {
             bind,
             public_url,
@@ -396,6 +607,8 @@ impl ServeConfig {
             max_schema_bytes: a.max_schema_bytes,
             metrics_max_series: a.metrics_max_series,
             lineage_forward: a.lineage_forward_url.clone(),
+            sso,
+            local_login: local_login(&a.sso)?,
         })
     }
 
@@ -443,7 +656,74 @@ mod tests {
             max_schema_bytes: crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
             metrics_max_series: crate::platform::metrics::DEFAULT_MAX_SERIES,
             lineage_forward_url: None,
+            sso: Box::default(),
         }
+    }
+
+    #[test]
+    fn single_sign_on_settings_are_checked_and_name_the_setting() {
+        let mut a = args();
+        a.sso.oidc_issuer = Some("http://idp.example.com".into());
+        a.sso.oidc_client_id = Some("streamkeeper".into());
+        let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("plain http");
+        assert!(e.to_string().contains("STREAMKEEPER_OIDC_ISSUER"), "{e}");
+        a.sso.oidc_issuer = Some("https://idp.example.com/realms/x".into());
+        a.sso.oidc_client_id = None;
+        assert_eq!(
+            ServeConfig::from_args(&a, Outbound::default()).expect_err("no client"),
+            ConfigError::MissingClientId
+        );
+        a.sso.oidc_client_id = Some("streamkeeper".into());
+        let dir = std::env::temp_dir().join(format!("sk-sso-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let secret = dir.join("secret");
+        std::fs::write(&secret, "s3cr3t-value\n").expect("write");
+        a.sso.oidc_client_secret = Some(format!("file:{}", secret.display()));
+        let mapping = dir.join("groups.json");
+        std::fs::write(&mapping, r#"{"g": {"roles": ["root"]}}"#).expect("write");
+        a.sso.oidc_group_mapping = Some(mapping.clone());
+        let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("bad mapping");
+        assert!(
+            e.to_string().contains("STREAMKEEPER_OIDC_GROUP_MAPPING"),
+            "{e}"
+        );
+        std::fs::write(&mapping, r#"{"kafka-admins": {"roles": ["admin"]}}"#).expect("write");
+        a.sso.oidc_scopes = "openid, profile ,email,groups".into();
+        a.public_url = Some("https://sk.example.com/".into());
+        let c = ServeConfig::from_args(&a, Outbound::default()).expect("valid");
+        let sso = c.sso.expect("on");
+        assert_eq!(sso.client_secret.as_deref(), Some("s3cr3t-value"));
+        assert_eq!(sso.scopes, ["profile", "email", "groups"]);
+        assert_eq!(
+            sso.redirect.as_str(),
+            "https://sk.example.com/login/sso/callback"
+        );
+        assert_eq!(sso.provider_name, "idp.example.com");
+        assert!(
+            !format!("{sso:?}").contains("s3cr3t"),
+            "the secret is not printed"
+        );
+        a.sso.oidc_client_secret = Some("file:/nonexistent/secret".into());
+        let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("no file");
+        assert!(e.to_string().contains("/nonexistent/secret"), "{e}");
+        std::fs::remove_dir_all(&dir).ok();
+    }
+
+    #[test]
+    fn local_sign_in_is_turned_off_only_beside_single_sign_on() {
+        let mut a = args();
+        a.sso.local_login = LocalLoginSetting::Disabled;
+        assert_eq!(
+            ServeConfig::from_args(&a, Outbound::default()).expect_err("nobody"),
+            ConfigError::NobodyCouldSignIn
+        );
+        a.sso.oidc_issuer = Some("http://127.0.0.1:9400".into());
+        a.sso.oidc_client_id = Some("sk".into());
+        a.sso.break_glass_admin = Some(" Root ".into());
+        let c = ServeConfig::from_args(&a, Outbound::default()).expect("valid");
+        assert!(c.local_login.allows("root"));
+        assert!(!c.local_login.allows("alice"));
+        assert!(LocalLogin::Everyone.allows("alice"));
     }
 
     #[test]

@@ -5,4 +5,5 @@ pub mod account;
 pub mod role;
 pub mod second_factor;
 pub mod signin;
+pub mod sso;
 pub mod token;

@@ -7,11 +7,17 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::accounts::model::{
-    AccountView, Routing, TeamDetail, TeamSummary, UserDetail, UserSummary,
+    AccountView, Routing, SignInWays, TeamDetail, TeamSummary, UserDetail, UserSummary,
 };
 use crate::error::AppError;
 use leptos::prelude::*;
 use streamkeeper::platform::page::Page;
+
+/// How people sign in here; asked by the sign-in page, before anyone has.
+#[server(prefix = "/fn", endpoint = "sign_in_options")]
+pub async fn sign_in_options() -> Result<SignInWays, AppError> {
+    Ok(crate::port::backend()?.sign_in)
+}
 
 #[server(prefix = "/fn", endpoint = "account_status")]
 pub async fn account_status() -> Result<AccountView, AppError> {

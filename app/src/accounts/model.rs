@@ -139,3 +139,14 @@ pub struct Me {
     pub principal: Principal,
     pub teams: Vec<TeamRef>,
 }
+
+/// How people sign in: through an identity provider (its name), with a
+/// password, or both.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SignInWays {
+    /// "Sign in with <provider>", when single sign-on is set up.
+    pub provider: Option<String>,
+    /// Whether everyone may sign in with a password (otherwise only the
+    /// break-glass account).
+    pub passwords: bool,
+}

@@ -14,7 +14,7 @@ use crate::error::AppError;
 use crate::review::fns::{
     ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
 };
-use crate::review::model::{ApprovalView, CommentView, ReviewItem};
+use crate::review::model::{ApprovalView, CommentView, Confirmation, ReviewItem};
 use crate::review::widgets::{base_text, state_class};
 use crate::ui::header::refresh_badge_after;
 use crate::ui::notes::{ActionNote, ErrorNote};
@@ -248,15 +248,10 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                             <p class="note">{format!(
                                 "You approve exactly revision {revision} as shown on this page (content hash {short}…). If it changes before you submit, the approval is refused."
                             )}</p>
-                            <label>
-                                "Confirm with your password"
-                                <input type="password" name="password" required autocomplete="current-password" />
-                            </label>
-                            <label>
-                                "Code from your authenticator app (if you set up a second factor)"
-                                <input name="totp" inputmode="numeric" autocomplete="one-time-code" />
-                            </label>
-                            <button type="submit">{format!("Approve revision {revision}")}</button>
+                            {confirm_fields(a.confirm, item_id)}
+                            <button type="submit" disabled=a.confirm == Confirmation::Provider>
+                                {format!("Approve revision {revision}")}
+                            </button>
                         </ActionForm>
                     }.into_any()
                 } else {
@@ -280,6 +275,40 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             </section>
         }
     })
+}
+
+/// What confirms an approval: the approver's password (and code), or a
+/// fresh sign-in at the identity provider for those who sign in there.
+fn confirm_fields(confirm: Confirmation, item_id: i64) -> AnyView {
+    let reauth = format!("/login/sso/reauth?next=/review/{item_id}");
+    match confirm {
+        Confirmation::Password => view! {
+            <label>
+                "Confirm with your password"
+                <input type="password" name="password" required autocomplete="current-password" />
+            </label>
+            <label>
+                "Code from your authenticator app (if you set up a second factor)"
+                <input name="totp" inputmode="numeric" autocomplete="one-time-code" />
+            </label>
+        }
+        .into_any(),
+        Confirmation::Provider => view! {
+            <p class="note" data-testid="confirm-at-provider">
+                "You sign in through your identity provider: confirm there first, then approve within five minutes. "
+                <a href=reauth rel="external" data-testid="confirm-at-provider-link">"Confirm at the provider"</a>
+            </p>
+            <input type="hidden" name="password" value="" />
+        }
+        .into_any(),
+        Confirmation::ProviderFresh => view! {
+            <p class="note" data-testid="confirmed-at-provider">
+                "Confirmed at your identity provider: approve within five minutes."
+            </p>
+            <input type="hidden" name="password" value="" />
+        }
+        .into_any(),
+    }
 }
 
 #[component]

@@ -66,6 +66,23 @@ pub struct ItemActions {
     pub apply: bool,
     /// Why the caller may not approve, when they are an approver at all.
     pub approve_refusal: Option<String>,
+    /// How the caller confirms an approval in the browser.
+    #[serde(default)]
+    pub confirm: Confirmation,
+}
+
+/// How an approval in the browser is confirmed: with the approver's
+/// password, or, for those who sign in through single sign-on, by a fresh
+/// sign-in at the identity provider (`fresh` once it was made, for five
+/// minutes and one approval).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+#[serde(rename_all = "snake_case")]
+pub enum Confirmation {
+    #[default]
+    Password,
+    Provider,
+    ProviderFresh,
 }
 
 /// A review item with everything its page shows.

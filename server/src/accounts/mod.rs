@@ -4,6 +4,7 @@
 pub mod api;
 pub mod cli;
 pub mod second_factor;
+pub mod sso;
 pub mod store;
 
 use crate::audit::store::Event;

@@ -85,7 +85,15 @@ pub async fn client_address(State(st): State<AppState>, mut req: Request, next: 
 fn is_public(path: &str) -> bool {
     matches!(
         path,
-        "/login" | "/login/code" | "/logout" | "/healthz" | "/readyz" | "/favicon.ico"
+        "/login"
+            | "/login/code"
+            | "/login/sso"
+            | "/login/sso/callback"
+            | "/fn/sign_in_options"
+            | "/logout"
+            | "/healthz"
+            | "/readyz"
+            | "/favicon.ico"
     ) || path.starts_with("/pkg/")
 }
 
@@ -413,7 +421,10 @@ pub async fn login(
         st.limiter.wait(&username, &from)
     };
     let throttled = wait.is_some();
-    let user = if too_long || throttled {
+    // With local sign-in turned off, only the break-glass account's
+    // password is even checked.
+    let local_off = !too_long && !st.config.local_login.allows(&username);
+    let user = if too_long || throttled || local_off {
         None
     } else {
         match st.accounts.authenticate(&username, &form.password).await {
@@ -428,6 +439,8 @@ pub async fn login(
     let Some(user) = user else {
         let reason = if too_long {
             "username too long"
+        } else if local_off {
+            "local sign-in disabled"
         } else if throttled {
             "throttled"
         } else {
@@ -492,17 +505,11 @@ fn code_page(next: &str, failed: bool, locked: Option<std::time::Duration>) -> R
     }
 }
 
-/// Signs the session in as `user` and sends them on (to the account page
-/// when an admin set their password).
-async fn sign_in(
-    st: &AppState,
+/// Signs the session in as `user` under a new id (no session fixation).
+pub(super) async fn begin_session(
     session: &Session,
-    from: &str,
     user: &crate::accounts::store::users::UserRow,
-    next: &str,
-    factor: Option<crate::accounts::second_factor::Factor>,
-) -> Response {
-    // A new session id at every sign-in (no session fixation).
+) -> Result<(), AppError> {
     let session_set = async {
         session.cycle_id().await?;
         session.remove::<PendingSignIn>(PENDING_KEY).await?;
@@ -519,12 +526,24 @@ async fn sign_in(
             .await?;
         session.insert(SEEN_KEY, now.timestamp_millis()).await
     };
-    if let Err(e) = session_set.await {
+    session_set.await.map_err(|e| {
         tracing::error!(error = %e, "could not start a session");
-        return ApiError(AppError::Unavailable(
-            "sessions cannot be stored right now".into(),
-        ))
-        .into_response();
+        AppError::Unavailable("sessions cannot be stored right now".into())
+    })
+}
+
+/// Signs the session in as `user` and sends them on (to the account page
+/// when an admin set their password).
+async fn sign_in(
+    st: &AppState,
+    session: &Session,
+    from: &str,
+    user: &crate::accounts::store::users::UserRow,
+    next: &str,
+    factor: Option<crate::accounts::second_factor::Factor>,
+) -> Response {
+    if let Err(e) = begin_session(session, user).await {
+        return ApiError(e).into_response();
     }
     let event = Event {
         actor: &user.username,

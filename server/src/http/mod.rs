@@ -10,6 +10,7 @@ pub mod refusals;
 pub mod request_id;
 pub mod security;
 pub mod server_fns;
+pub mod sso;
 
 use crate::accounts::{AccountService, AuditService};
 use crate::config::ServeConfig;
@@ -54,6 +55,8 @@ pub struct AppState {
     /// The routine runner's health, set by `serve` (none in tests that
     /// build the router alone, whose `/readyz` says so).
     pub runner: Option<crate::platform::routine::Health>,
+    /// Single sign-on, when an issuer is set.
+    pub sso: Option<Arc<crate::accounts::sso::SsoService>>,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -141,7 +144,15 @@ impl AppState {
             pilot: pilot.clone(),
             lineage: lineage.clone(),
             routines: Arc::new(routines.clone()),
+            sign_in: streamkeeper_app::accounts::model::SignInWays {
+                provider: config.sso.as_ref().map(|s| s.provider_name.clone()),
+                passwords: config.local_login == crate::config::LocalLogin::Everyone,
+            },
         };
+        let sso = config
+            .sso
+            .clone()
+            .map(|s| Arc::new(crate::accounts::sso::SsoService::new(s, pool.clone())));
         Self {
             leptos,
             config: Arc::new(config),
@@ -155,6 +166,7 @@ impl AppState {
             backend,
             limiter,
             routines,
+            sso,
             pool,
             runner: None,
         }
@@ -205,6 +217,9 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .route("/login", post(auth::login))
         .route("/login/code", post(auth::login_code))
         .route("/logout", post(auth::logout))
+        .route("/login/sso", get(sso::start))
+        .route("/login/sso/reauth", get(sso::reauth))
+        .route("/login/sso/callback", get(sso::callback))
         .route("/healthz", get(|| async { "ok" }))
         .route("/readyz", get(metrics::readyz))
         .route("/metrics", get(metrics::metrics))

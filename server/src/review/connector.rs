@@ -558,6 +558,7 @@ impl ReviewService {
             apply: check_apply(&f, level).is_ok()
                 && involved(who.user_id, who.has(Role::Admin), &f),
             approve_refusal,
+            confirm: self.confirmation(who).await?,
         };
         let manual_apply = if level.applies() || state_of(&item).is_closed() {
             None

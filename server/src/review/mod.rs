@@ -35,7 +35,7 @@ use streamkeeper::review::{
 };
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{
-    Approval, CommentView, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,
+    Approval, CommentView, Confirmation, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
 };
 
@@ -180,6 +180,22 @@ impl ReviewService {
         }
     }
 
+    /// How the caller confirms an approval in the browser.
+    pub(super) async fn confirmation(&self, who: &Principal) -> Result<Confirmation, AppError> {
+        use crate::accounts::store::sso;
+        if !sso::is_single_sign_on(&self.pool, who.user_id).await? {
+            return Ok(Confirmation::Password);
+        }
+        let window = streamkeeper::accounts::sso::REAUTH_WINDOW_SECS;
+        Ok(
+            if sso::reauthenticated_within(&self.pool, who.user_id, window).await? {
+                Confirmation::ProviderFresh
+            } else {
+                Confirmation::Provider
+            },
+        )
+    }
+
     /// The password check approving in the browser asks for. A token made
     /// with the `approve` scope is its own re-authentication (a CI job has
     /// no password to type); the auth middleware already turned away tokens
@@ -192,6 +208,16 @@ impl ReviewService {
     ) -> Result<bool, AppError> {
         if who.via == Credential::Token {
             return Ok(who.scopes.as_ref().is_some_and(|s| s.holds(Scope::Approve)));
+        }
+        // A single-sign-on user has no password here: a fresh sign-in at
+        // the provider, asked for moments ago, is used up instead.
+        if crate::accounts::store::sso::is_single_sign_on(&self.pool, who.user_id).await? {
+            return Ok(crate::accounts::store::sso::use_reauthentication(
+                &self.pool,
+                who.user_id,
+                streamkeeper::accounts::sso::REAUTH_WINDOW_SECS,
+            )
+            .await?);
         }
         let Some(password) = password.filter(|p| !p.is_empty()) else {
             return Ok(false);
@@ -380,17 +406,22 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             }
         };
         if !confirmed {
-            self.refused(
-                who,
-                from,
-                id,
-                "review.approve.refused",
-                "password not confirmed",
-            )
-            .await;
-            return Err(AppError::Refused(
-                "Confirm the approval with your password: the one given is not right.".into(),
-            ));
+            let sso = who.via == Credential::Session
+                && crate::accounts::store::sso::is_single_sign_on(&self.pool, who.user_id).await?;
+            let (reason, message) = if sso {
+                (
+                    "no fresh sign-in at the identity provider",
+                    "Confirm the approval at your identity provider first (Confirm at the provider, then approve within five minutes).",
+                )
+            } else {
+                (
+                    "password not confirmed",
+                    "Confirm the approval with your password: the one given is not right.",
+                )
+            };
+            self.refused(who, from, id, "review.approve.refused", reason)
+                .await;
+            return Err(AppError::Refused(message.into()));
         }
         if let Err((reason, e)) = self
             .second_factor(who, from, approval.totp.as_deref())

@@ -119,6 +119,7 @@ impl ReviewService {
             withdraw: check_withdraw(&f, who.user_id, owns).is_ok(),
             apply: may_apply && involved(who.user_id, who.has(Role::Admin), &f),
             approve_refusal,
+            confirm: self.confirmation(who).await?,
         };
         let check = match item.check_id {
             Some(c) => self.schemas.item_check(c).await.ok().flatten(),

@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test file uses a different part of the harness
 
 pub mod kafka;
+pub mod oidc;
 
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -52,6 +53,8 @@ pub fn config() -> ServeConfig {
         max_schema_bytes: streamkeeper_server::platform::limits::DEFAULT_MAX_SCHEMA_BYTES,
         metrics_max_series: streamkeeper_server::platform::metrics::DEFAULT_MAX_SERIES,
         lineage_forward: None,
+        sso: None,
+        local_login: Default::default(),
     }
 }
 

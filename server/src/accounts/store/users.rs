@@ -50,7 +50,8 @@ impl UserRow {
     }
 }
 
-const COLUMNS: &str = "id, username, display_name, password_hash, roles, disabled, session_epoch,
+pub(super) const COLUMNS: &str =
+    "id, username, display_name, password_hash, roles, disabled, session_epoch,
      created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed";
 
 pub fn role_strings(roles: &[Role]) -> Vec<String> {
@@ -71,6 +72,19 @@ pub async fn by_username(pool: &PgPool, username: &str) -> Result<Option<UserRow
         sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
             .bind(username)
             .fetch_optional(pool)
+            .await?,
+    )
+}
+
+/// By username, inside the caller's transaction.
+pub async fn by_username_in(
+    conn: &mut PgConnection,
+    username: &str,
+) -> Result<Option<UserRow>, Db> {
+    Ok(
+        sqlx::query_as(&format!("SELECT {COLUMNS} FROM users WHERE username = $1"))
+            .bind(username)
+            .fetch_optional(conn)
             .await?,
     )
 }

@@ -49,7 +49,11 @@ struct World {
 }
 
 async fn world(pool: sqlx::PgPool, autonomy: &str, required: i16) -> World {
-    let t = TestApp::new(pool).await;
+    world_on(TestApp::new(pool).await, autonomy, required).await
+}
+
+/// The world on an app of the test's own settings.
+async fn world_on(t: TestApp, autonomy: &str, required: i16) -> World {
     let cluster: i64 = sqlx::query_scalar(
         "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
          VALUES ('local', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
@@ -1657,4 +1661,133 @@ async fn an_approver_with_a_second_factor_confirms_with_a_current_code(pool: sql
     assert_eq!(w.item(&w.olga, id).await["state"], "approved");
     let trail = w.trail(id).await;
     assert!(trail.iter().any(|a| a == "review.approve"), "{trail:?}");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_single_sign_on_approver_confirms_by_a_fresh_sign_in_at_the_provider(pool: sqlx::PgPool) {
+    use support::oidc::{self, Provider};
+    let p = Provider::start().await;
+    let w = world_on(
+        TestApp::with_config(pool, oidc::config(&p)).await,
+        "suggest",
+        1,
+    )
+    .await;
+    // ann signs in through the provider from now on: her groups keep her
+    // an approver, and she has no password here.
+    sqlx::query(
+        "UPDATE users SET oidc_issuer = $1, oidc_subject = 'ann-at-idp', password_hash = '!single-sign-on'
+         WHERE username = 'ann'",
+    )
+    .bind(p.issuer())
+    .execute(&w.t.pool)
+    .await
+    .expect("ann at the provider");
+    let ann = json!({"preferred_username": "ann", "groups": ["approvers"]});
+    p.set_user("ann-at-idp", ann).await;
+    p.set_user(
+        "bob-at-idp",
+        json!({"preferred_username": "bobby", "groups": []}),
+    )
+    .await;
+    let r = oidc::sign_in(&w.t, &p, "/login/sso", None, "ann-at-idp").await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let cookie = r.cookie().expect("ann's session");
+
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let h = hash(&item);
+    let approve = |password: &str| {
+        Request::post(format!("/api/v1/review-items/{id}/approvals"))
+            .header(header::COOKIE, cookie.clone())
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ORIGIN, support::ORIGIN)
+            .header("sec-fetch-site", "same-origin")
+            .body(Body::from(
+                json!({"content_hash": h, "password": password}).to_string(),
+            ))
+            .expect("request")
+    };
+    // Without a fresh sign-in at the provider, no approval (a password
+    // does not stand in for it).
+    let r = w.t.send(approve(PASSWORD)).await;
+    refused(&r, StatusCode::FORBIDDEN, "at your identity provider");
+    let page = w.t.get(&format!("/review/{id}"), Some(&cookie)).await;
+    assert!(
+        page.body.contains("data-testid=\"confirm-at-provider\""),
+        "{}",
+        page.body
+    );
+    assert!(
+        !page.body.contains("name=\"password\" required"),
+        "no password asked"
+    );
+
+    // The re-authentication asks the provider for a fresh sign-in.
+    let next = format!("/review/{id}");
+    let start =
+        w.t.get(&format!("/login/sso/reauth?next={next}"), Some(&cookie))
+            .await;
+    assert_eq!(start.status, StatusCode::SEE_OTHER, "{}", start.body);
+    let url = url::Url::parse(start.location()).expect("authorize");
+    let q: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+    assert_eq!(q["prompt"], "login");
+    assert_eq!(q["max_age"], "0");
+    // Someone else signing in at the provider does not confirm for ann.
+    let browser = oidc::browser_cookie(&start);
+    let back = p.sign_in_at(start.location(), "bob-at-idp").await;
+    let r = w.t.get(&oidc::local(&back), Some(&browser)).await;
+    assert_eq!(r.location(), "/login?sso=reauth");
+    let r = w.t.send(approve("")).await;
+    refused(&r, StatusCode::FORBIDDEN, "at your identity provider");
+
+    let r = oidc::sign_in(
+        &w.t,
+        &p,
+        &format!("/login/sso/reauth?next={next}"),
+        Some(&cookie),
+        "ann-at-idp",
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains(&format!("url={next}")), "{}", r.body);
+    let page = w.t.get(&next, Some(&cookie)).await;
+    assert!(
+        page.body.contains("data-testid=\"confirmed-at-provider\""),
+        "{}",
+        page.body
+    );
+    let r = w.t.send(approve("")).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["approval_count"], 1);
+    // One fresh sign-in, one approval.
+    let used: Option<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT reauth_at FROM users WHERE username = 'ann'")
+            .fetch_one(&w.t.pool)
+            .await
+            .expect("reauth");
+    assert!(used.is_none(), "used up");
+    let actions = w.t.audit_actions().await;
+    assert!(
+        actions.contains(&"sso.reauthenticated".to_string()),
+        "{actions:?}"
+    );
+    let reasons: Vec<String> = sqlx::query_scalar(
+        "SELECT detail::text FROM audit_log WHERE action IN ('review.approve.refused', 'sso.login.refused') ORDER BY id",
+    )
+    .fetch_all(&w.t.pool)
+    .await
+    .expect("reasons");
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("no fresh sign-in at the identity provider")),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons
+            .iter()
+            .any(|r| r.contains("re-authentication by another subject")),
+        "{reasons:?}"
+    );
 }

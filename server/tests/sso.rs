@@ -133,6 +133,16 @@ async fn signing_in_at_the_provider_gives_the_groups_roles_and_teams_at_every_si
     }
     assert!(!roles.contains(&"approver".to_string()), "{roles:?}");
     assert_eq!(teams_of(&t, "alice").await, ["payments"]);
+    let account = t.get("/account", Some(&cookie)).await;
+    assert!(
+        account.body.contains("data-testid=\"single-sign-on\""),
+        "{}",
+        account.body
+    );
+    assert!(
+        !account.body.contains("change-password"),
+        "no password to change here"
+    );
     let display: String =
         sqlx::query_scalar("SELECT display_name FROM users WHERE username = 'alice'")
             .fetch_one(&t.pool)
@@ -289,38 +299,65 @@ async fn id_tokens_with_a_wrong_audience_past_expiry_a_bad_signature_or_an_unkno
     assert_eq!(id.claims["preferred_username"], "dave");
     assert!(id.auth_time.is_some());
 
+    // Each refusal is checked for its reason, then recorded as the
+    // callback records it.
     let refused = |r: Result<_, SsoError>, words: &str| match r {
-        Err(SsoError::Token(why)) => assert!(why.contains(words), "{words} in {why}"),
+        Err(e @ SsoError::Token(_)) => {
+            assert!(e.reason().contains(words), "{words} in {}", e.reason());
+            (e, words.to_string())
+        }
         other => panic!("{words}: {other:?}"),
     };
-    refused(sso.admit(&good, "n-2", now).await, "nonce");
-    refused(
+    let mut refusals = Vec::new();
+    refusals.push(refused(sso.admit(&good, "n-2", now).await, "nonce"));
+    refusals.push(refused(
         sso.admit(&good, "n-1", now + chrono::Duration::hours(2))
             .await,
         "Expired",
-    );
+    ));
     let other = p.id_token_for("another-client", "u-1", "n-1").await;
-    refused(sso.admit(&other, "n-1", now).await, "audience");
+    refusals.push(refused(sso.admit(&other, "n-1", now).await, "audience"));
     // A signature that is not the provider's.
     let mut parts: Vec<String> = good.split('.').map(str::to_string).collect();
     let sig = parts[2].clone();
     let flipped = if sig.starts_with('A') { "B" } else { "A" };
     parts[2] = format!("{flipped}{}", &sig[1..]);
-    refused(sso.admit(&parts.join("."), "n-1", now).await, "signature");
+    refusals.push(refused(
+        sso.admit(&parts.join("."), "n-1", now).await,
+        "signature",
+    ));
     // The right claims under a key the provider never published.
     let claims = json!({
         "iss": p.issuer(), "aud": [oidc::CLIENT_ID], "sub": "u-1", "nonce": "n-1",
         "iat": now.timestamp(), "exp": now.timestamp() + 600, "auth_time": now.timestamp(),
     });
     let forged = p.forged_token("rotated-out", claims.clone()).await;
-    refused(sso.admit(&forged, "n-1", now).await, "kid");
+    refusals.push(refused(sso.admit(&forged, "n-1", now).await, "kid"));
     // And with no key id, signed by some other key.
     let forged = p.forged_token("", claims).await;
     match sso.admit(&forged, "n-1", now).await {
         Err(SsoError::Token(_)) => {}
         other => panic!("a token of another key: {other:?}"),
     }
-    refused(sso.admit("not-a-token", "n-1", now).await, "JWT");
+    refusals.push(refused(sso.admit("not-a-token", "n-1", now).await, "JWT"));
+    for (e, _) in &refusals {
+        sso.refused(e, "192.0.2.7").await;
+    }
+    let recorded: Vec<String> = sqlx::query_scalar(
+        "SELECT detail::jsonb->>'reason' FROM audit_log
+         WHERE action = 'sso.login.refused' AND source = '192.0.2.7' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("recorded");
+    assert_eq!(recorded.len(), refusals.len(), "{recorded:?}");
+    for (reason, (_, words)) in recorded.iter().zip(&refusals) {
+        assert!(
+            reason.starts_with("ID token refused") && reason.contains(words.as_str()),
+            "{reason}"
+        );
+        assert!(!reason.contains(&good), "no token in the trail");
+    }
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]

@@ -56,6 +56,16 @@ pub fn AccountPage() -> impl IntoView {
 #[component]
 fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
     let must_change = a.must_change_password;
+    if a.single_sign_on {
+        return view! {
+            <p>{format!("Signed in as {} ({}).", a.display_name, a.username)}</p>
+            <section class="card" data-testid="single-sign-on">
+                <h2>"Signed in through your identity provider"</h2>
+                <p>"Your password and second factor are kept at the provider; change them there. Your roles and teams here follow your groups at the provider, at every sign-in. Approvals ask you to confirm at the provider."</p>
+            </section>
+        }
+        .into_any();
+    }
     view! {
         <p>{format!("Signed in as {} ({}).", a.display_name, a.username)}</p>
         <Show when=move || must_change>
@@ -87,6 +97,7 @@ fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
         </section>
         {(!must_change).then(|| view! { <SecondFactor a forms /> })}
     }
+    .into_any()
 }
 
 #[component]

@@ -112,6 +112,10 @@ pub struct AccountView {
     /// An enrolment or recovery-code renewal waiting for a code. Shown only
     /// to the user themself, and only until they confirm it.
     pub pending: Option<PendingFactor>,
+    /// Signs in through the identity provider: no password here, and the
+    /// provider's own second factor.
+    #[serde(default)]
+    pub single_sign_on: bool,
 }
 
 /// What a started enrolment shows once: the secret for the authenticator

@@ -572,6 +572,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             second_factor: u.totp_secret.is_some(),
             recovery_codes_left: left,
             pending: second_factor::pending(&u)?,
+            single_sign_on: store::sso::is_single_sign_on(&self.pool, u.id).await?,
         })
     }
 

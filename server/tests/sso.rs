@@ -179,6 +179,38 @@ async fn signing_in_at_the_provider_gives_the_groups_roles_and_teams_at_every_si
     .expect("changes");
     assert_eq!(changes.len(), 2, "{changes:?}");
     assert_eq!(changes[1]["to"], json!(["viewer"]));
+    // An admin's edit of the roles would be undone at the next sign-in:
+    // refused, saying where they come from.
+    let admin = t.user("root", &[Role::Admin]).await;
+    let token = t.token(admin).await;
+    let alice: i64 = sqlx::query_scalar("SELECT id FROM users WHERE username = 'alice'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("alice");
+    let r = t
+        .api(
+            axum::http::Method::PATCH,
+            &format!("/api/v1/users/{alice}"),
+            &token,
+            Some(json!({"roles": ["admin"]})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("follow their groups"), "{}", r.body);
+    let users = t
+        .api(
+            axum::http::Method::GET,
+            "/api/v1/users?q=alice",
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(
+        users.json()["items"][0]["single_sign_on"],
+        true,
+        "{}",
+        users.body
+    );
     // Still one user: known by issuer and subject, not by name.
     let users: i64 = sqlx::query_scalar("SELECT count(*) FROM users WHERE oidc_subject = 'u-1'")
         .fetch_one(&t.pool)

@@ -21,6 +21,10 @@ pub struct UserSummary {
     /// Whether the user must still change the password an admin set.
     #[serde(default)]
     pub must_change_password: bool,
+    /// Signs in through the identity provider, whose groups set the
+    /// user's roles and teams at every sign-in.
+    #[serde(default)]
+    pub single_sign_on: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -153,6 +153,7 @@ fn UserDetailView(
     let id4 = id.clone();
     let second_factor = u.second_factor;
     let must_change = u.must_change_password;
+    let sso = u.single_sign_on;
     let disabled = u.disabled;
     let teams = d.teams;
     view! {
@@ -177,9 +178,17 @@ fn UserDetailView(
                 </dd>
                 <dt>"Created"</dt>
                 <dd>{stamp_ago(u.created_at)}</dd>
+                <dt>"Signs in"</dt>
+                <dd data-testid="user-sign-in">
+                    {if sso {
+                        "through the identity provider: roles and teams follow their groups there, at every sign-in"
+                    } else {
+                        "with a password here"
+                    }}
+                </dd>
             </dl>
         </section>
-        <section class="card">
+        <section class="card" hidden=sso>
             <h2>"Roles"</h2>
             <ActionForm action=roles attr:class="stack" attr:data-testid="set-roles">
                 <input type="hidden" name="user_id" value=id.clone() />
@@ -201,7 +210,7 @@ fn UserDetailView(
                 format!("{} is now {}.", u.username, if u.disabled { "disabled" } else { "active" })
             } />
         </section>
-        <section class="card">
+        <section class="card" hidden=sso>
             <h2>"Password and second factor"</h2>
             <p data-testid="user-credentials">
                 {if must_change { "Must change the password an admin set. " } else { "" }}

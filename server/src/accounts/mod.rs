@@ -364,6 +364,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
             .ok_or_else(|| AppError::NotFound(format!("User {id}")))?;
         let mut after = before.clone();
         let mut changes = serde_json::Map::new();
+        // The provider's groups set an SSO user's roles at every sign-in,
+        // and they have no password here: an edit would be undone, or
+        // unusable.
+        if before.oidc_subject.is_some() && (update.roles.is_some() || update.password.is_some()) {
+            return Err(AppError::Invalid(format!(
+                "{} signs in through the identity provider: their roles follow their groups there (see the group mapping), and their password is kept there.",
+                before.username
+            )));
+        }
         if let Some(name) = update.display_name {
             after.display_name = check_display_name(&name, &before.username).map_err(invalid)?;
             if after.display_name != before.display_name {

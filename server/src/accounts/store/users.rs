@@ -27,6 +27,10 @@ pub struct UserRow {
     pub totp_last_step: Option<i64>,
     /// The seed (hex) of an enrolment or recovery-code renewal under way.
     pub totp_pending_seed: Option<String>,
+    /// The provider's subject, for a user who signs in through it.
+    #[sqlx(default)]
+    #[serde(default)]
+    pub oidc_subject: Option<String>,
 }
 
 impl UserRow {
@@ -46,13 +50,14 @@ impl UserRow {
             created_at: self.created_at,
             second_factor: self.totp_secret.is_some(),
             must_change_password: self.must_change_password,
+            single_sign_on: self.oidc_subject.is_some(),
         }
     }
 }
 
 pub(super) const COLUMNS: &str =
     "id, username, display_name, password_hash, roles, disabled, session_epoch,
-     created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed";
+     created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed, oidc_subject";
 
 pub fn role_strings(roles: &[Role]) -> Vec<String> {
     roles.iter().map(|r| r.as_str().to_string()).collect()

@@ -96,6 +96,16 @@ fn back_to_login(e: &SsoError) -> Response {
     let code = match e {
         SsoError::Unreachable(_) | SsoError::Store(_) => "unreachable",
         SsoError::UnknownAttempt | SsoError::OtherBrowser => "expired",
+        // The console's own registration at the provider is wrong: an
+        // admin's to fix, which the audit log says.
+        SsoError::Provider(code)
+            if matches!(
+                code.as_str(),
+                "invalid_client" | "unauthorized_client" | "invalid_grant"
+            ) =>
+        {
+            "refused"
+        }
         SsoError::Provider(_) => "denied",
         SsoError::NameTaken(_) => "taken",
         SsoError::Disabled => "disabled",

@@ -197,6 +197,20 @@ async fn signing_in_at_the_provider_gives_the_groups_roles_and_teams_at_every_si
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
     assert!(r.body.contains("follow their groups"), "{}", r.body);
+    let payments: i64 = sqlx::query_scalar("SELECT id FROM teams WHERE name = 'payments'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("payments");
+    let r = t
+        .api(
+            axum::http::Method::DELETE,
+            &format!("/api/v1/teams/{payments}/members/{alice}"),
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("follow their groups"), "{}", r.body);
     let users = t
         .api(
             axum::http::Method::GET,

@@ -265,6 +265,18 @@ impl AccountService {
     }
 }
 
+/// An SSO user's teams follow their groups at the provider, set at every
+/// sign-in: a change made here would be undone then, so it is refused.
+fn teams_set_here(user: &UserRow) -> Result<(), AppError> {
+    if user.oidc_subject.is_some() {
+        return Err(AppError::Invalid(format!(
+            "{} signs in through the identity provider: their teams follow their groups there (see the group mapping).",
+            user.username
+        )));
+    }
+    Ok(())
+}
+
 fn invalid(e: impl std::fmt::Display) -> AppError {
     AppError::Invalid(e.to_string())
 }
@@ -518,6 +530,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let user = store::users::by_username(&self.pool, username.trim())
             .await?
             .ok_or_else(|| AppError::NotFound(format!("User {}", username.trim())))?;
+        teams_set_here(&user)?;
         let mut tx = begin(&self.pool).await?;
         if !store::teams::add_member(&mut tx, team_id, user.id).await? {
             return Err(AppError::Conflict(format!(
@@ -550,6 +563,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
         let user = self.existing_user(user_id).await?;
+        teams_set_here(&user)?;
         let mut tx = begin(&self.pool).await?;
         if !store::teams::remove_member(&mut tx, team_id, user_id).await? {
             return Err(AppError::NotFound(format!(

@@ -12,6 +12,7 @@ use crate::watch::cli::{ClusterCommand, KafkaCommand};
 use clap::{Args, Parser, Subcommand};
 use std::net::SocketAddr;
 use std::time::Duration;
+use streamkeeper::accounts::sso::LocalLogin;
 use streamkeeper::audit::AuditKey;
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::platform::egress::EgressPolicy;
@@ -266,24 +267,6 @@ pub enum LocalLoginSetting {
     #[default]
     Enabled,
     Disabled,
-}
-
-/// Who may sign in with a password.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
-pub enum LocalLogin {
-    #[default]
-    Everyone,
-    /// Only this break-glass account (or nobody).
-    Only(Option<String>),
-}
-
-impl LocalLogin {
-    pub fn allows(&self, username: &str) -> bool {
-        match self {
-            LocalLogin::Everyone => true,
-            LocalLogin::Only(who) => who.as_deref() == Some(username),
-        }
-    }
 }
 
 #[derive(Debug, thiserror::Error, PartialEq, Eq)]
@@ -723,7 +706,6 @@ mod tests {
         let c = ServeConfig::from_args(&a, Outbound::default()).expect("valid");
         assert!(c.local_login.allows("root"));
         assert!(!c.local_login.allows("alice"));
-        assert!(LocalLogin::Everyone.allows("alice"));
     }
 
     #[test]

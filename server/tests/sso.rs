@@ -424,7 +424,7 @@ async fn a_provider_that_rotated_its_key_still_signs_people_in(pool: sqlx::PgPoo
 async fn with_local_sign_in_off_only_the_break_glass_admin_uses_a_password(pool: sqlx::PgPool) {
     let p = Provider::start().await;
     let mut cfg = oidc::config(&p);
-    cfg.local_login = streamkeeper_server::config::LocalLogin::Only(Some("root".into()));
+    cfg.local_login = streamkeeper::accounts::sso::LocalLogin::Only(Some("root".into()));
     let t = TestApp::with_config(pool, cfg).await;
     t.user("root", &[Role::Admin]).await;
     t.user("frank", &[Role::Admin]).await;

@@ -15,6 +15,25 @@ pub const REAUTH_WINDOW_SECS: i64 = 300;
 /// Clocks differ: an `auth_time` this much before the request still counts.
 pub const CLOCK_SKEW_SECS: i64 = 30;
 
+/// Who may sign in with a password.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub enum LocalLogin {
+    #[default]
+    Everyone,
+    /// Only this break-glass account (or nobody): the rest sign in
+    /// through the identity provider.
+    Only(Option<String>),
+}
+
+impl LocalLogin {
+    pub fn allows(&self, username: &str) -> bool {
+        match self {
+            LocalLogin::Everyone => true,
+            LocalLogin::Only(who) => who.as_deref() == Some(username),
+        }
+    }
+}
+
 /// What a group gives its members.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -230,6 +249,16 @@ mod tests {
         );
         let c = json!({"sub": "!!!", "preferred_username": "@@"});
         assert_eq!(username_from(&c, "preferred_username"), None);
+    }
+
+    #[test]
+    fn with_local_sign_in_off_only_the_break_glass_account_uses_a_password() {
+        assert!(LocalLogin::Everyone.allows("alice"));
+        let off = LocalLogin::Only(Some("root".into()));
+        assert!(off.allows("root"));
+        assert!(!off.allows("alice"));
+        assert!(!off.allows(""));
+        assert!(!LocalLogin::Only(None).allows("root"));
     }
 
     #[test]

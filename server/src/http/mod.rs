@@ -146,7 +146,7 @@ impl AppState {
             routines: Arc::new(routines.clone()),
             sign_in: streamkeeper_app::accounts::model::SignInWays {
                 provider: config.sso.as_ref().map(|s| s.provider_name.clone()),
-                passwords: config.local_login == crate::config::LocalLogin::Everyone,
+                passwords: config.local_login == streamkeeper::accounts::sso::LocalLogin::Everyone,
             },
         };
         let sso = config

@@ -300,6 +300,19 @@ fn refused(r: &support::Reply, status: StatusCode, words: &str) {
     assert!(message.contains(words), "expected '{words}' in: {message}");
 }
 
+/// A same-origin approval from a signed-in browser, with its password.
+fn browser_approval(cookie: &str, id: i64, content_hash: &str, password: &str) -> Request<Body> {
+    Request::post(format!("/api/v1/review-items/{id}/approvals"))
+        .header(header::COOKIE, cookie)
+        .header(header::CONTENT_TYPE, "application/json")
+        .header(header::ORIGIN, support::ORIGIN)
+        .header("sec-fetch-site", "same-origin")
+        .body(Body::from(
+            json!({"content_hash": content_hash, "password": password}).to_string(),
+        ))
+        .expect("request")
+}
+
 fn hash(item: &Value) -> String {
     item["content_hash"].as_str().expect("hash").to_owned()
 }
@@ -1055,17 +1068,7 @@ async fn password_guesses_at_approval_are_throttled_like_sign_in(pool: sqlx::PgP
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
     let id = item["id"].as_i64().expect("id");
     let cookie = w.t.login("ann", PASSWORD).await.expect("ann signs in");
-    let attempt = |password: &str| {
-        Request::post(format!("/api/v1/review-items/{id}/approvals"))
-            .header(header::COOKIE, cookie.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ORIGIN, support::ORIGIN)
-            .header("sec-fetch-site", "same-origin")
-            .body(Body::from(
-                json!({"content_hash": hash(&item), "password": password}).to_string(),
-            ))
-            .expect("request")
-    };
+    let attempt = |password: &str| browser_approval(&cookie, id, &hash(&item), password);
     let mut throttled = None;
     for n in 1..=12 {
         let r = w.t.send(attempt("a-wrong-guess")).await;
@@ -1697,17 +1700,7 @@ async fn a_single_sign_on_approver_confirms_by_a_fresh_sign_in_at_the_provider(p
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
     let id = item["id"].as_i64().expect("id");
     let h = hash(&item);
-    let approve = |password: &str| {
-        Request::post(format!("/api/v1/review-items/{id}/approvals"))
-            .header(header::COOKIE, cookie.clone())
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ORIGIN, support::ORIGIN)
-            .header("sec-fetch-site", "same-origin")
-            .body(Body::from(
-                json!({"content_hash": h, "password": password}).to_string(),
-            ))
-            .expect("request")
-    };
+    let approve = |password: &str| browser_approval(&cookie, id, &h, password);
     // Without a fresh sign-in at the provider, no approval (a password
     // does not stand in for it).
     let r = w.t.send(approve(PASSWORD)).await;

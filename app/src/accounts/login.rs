@@ -107,6 +107,7 @@ fn sso_sentence(code: Option<&str>) -> &'static str {
         Some("unreachable") => {
             "The identity provider cannot be reached right now. Try again in a minute."
         }
+        Some("unavailable") => "Sign-in cannot be completed right now. Try again in a minute.",
         Some("expired") => {
             "That sign-in took too long, was used already or was started in another browser. Start again."
         }

@@ -94,7 +94,9 @@ fn to_provider(st: &AppState, started: Started) -> Response {
 /// The sign-in page with why single sign-on did not sign the person in.
 fn back_to_login(e: &SsoError) -> Response {
     let code = match e {
-        SsoError::Unreachable(_) | SsoError::Store(_) => "unreachable",
+        SsoError::Unreachable(_) => "unreachable",
+        // Our own database, not the provider: said so, not blamed on it.
+        SsoError::Store(_) => "unavailable",
         SsoError::UnknownAttempt | SsoError::OtherBrowser => "expired",
         // The console's own registration at the provider is wrong: an
         // admin's to fix, which the audit log says.

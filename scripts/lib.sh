@@ -143,6 +143,11 @@ ensure_postgres() {
   pg_bin >/dev/null || die "initdb not found after installing postgresql"
 }
 
+# systemd-analyze checks the release's unit (scripts/test, release step).
+ensure_systemd_analyze() {
+  command -v systemd-analyze >/dev/null || apt_install systemd
+}
+
 ensure_chromium() {
   [ -x /usr/bin/chromium ] || apt_install chromium
 }
@@ -202,25 +207,85 @@ start_broker() {
   echo "$pid"
 }
 
-# Builds the hydrated wasm into $SITE_DIR/pkg and the server binary.
-build_site() {
+# The hydrated wasm, its JS glue and the CSS, each with a gzip variant,
+# into $SITE_DIR/pkg.
+build_wasm() {
   log "building the wasm (hydrate)"
   (cd "$SK_ROOT" && cargo build -q -p streamkeeper-app --lib --target wasm32-unknown-unknown \
-    --features hydrate --profile wasm-release) >&2
-  mkdir -p "$SITE_DIR/pkg"
-  wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$SITE_DIR/pkg" --out-name streamkeeper \
-    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/streamkeeper_app.wasm"
-  cp "$SK_ROOT/style/main.css" "$SITE_DIR/pkg/streamkeeper.css"
+    --features hydrate --profile wasm-release) >&2 || return 1
+  local stage="$SITE_DIR/.build" f
+  rm -rf "$stage"
+  mkdir -p "$stage" "$SITE_DIR/pkg"
+  wasm-bindgen --target web --no-typescript --remove-name-section --remove-producers-section --out-dir "$stage" --out-name streamkeeper \
+    "$CARGO_TARGET_DIR/wasm32-unknown-unknown/wasm-release/streamkeeper_app.wasm" || return 1
+  cp "$SK_ROOT/style/main.css" "$stage/streamkeeper.css"
+  # -n: no name or time in the gzip header, so the same file zips to the
+  # same bytes.
   for f in streamkeeper_bg.wasm streamkeeper.js streamkeeper.css; do
-    gzip -9 -k -f "$SITE_DIR/pkg/$f"
+    gzip -9 -n -k -f "$stage/$f"
   done
-  log "building the server"
-  (cd "$SK_ROOT" && cargo build -q -p streamkeeper-server) >&2
+  # Only what changed is replaced: an unchanged site keeps its file times,
+  # so the release binary that carries it is not rebuilt for nothing.
+  for f in "$stage"/*; do
+    cmp -s "$f" "$SITE_DIR/pkg/${f##*/}" || cp "$f" "$SITE_DIR/pkg/"
+  done
+  rm -rf "$stage"
+}
+
+# The debug server with the site beside it (STREAMKEEPER_SITE_ROOT=$SITE_DIR),
+# for `SK_DEMO_BUILD=debug scripts/demo`.
+build_site() {
+  build_wasm
+  log "building the server (debug)"
+  (cd "$SK_ROOT" && cargo build -q -p streamkeeper-server) >&2 || return 1
   # A copy: another checkout sharing the target dir may rebuild the binary
   # while this one runs it. It lives in the caller's run folder (the first
   # argument), which the next run clears, so copies do not pile up.
   mkdir -p "${1:-$SK_STATE}/bin"
   SK_BIN="${1:-$SK_STATE}/bin/streamkeeper"
   cp "$CARGO_TARGET_DIR/debug/streamkeeper" "$SK_BIN"
+  export SK_BIN
+}
+
+sk_version() {
+  awk '/^\[workspace.package\]/ { w = 1 } w && /^version = / { gsub(/version = |"/, ""); print; exit }' \
+    "$SK_ROOT/Cargo.toml"
+}
+
+# The release: the site, then the release binary carrying it
+# (server/build.rs), packed with the systemd unit, the example env file and
+# DEPLOY.md (the README's deployment, configuration and security sections)
+# into $1/streamkeeper-<version>-<arch>-linux.tar.gz. Sets SK_RELEASE to
+# the tarball's path.
+build_release() { # out dir
+  local out=$1 name stage
+  build_wasm
+  log "building the release binary (about 17 minutes cold on 2 cores, 2-4 after a change)"
+  (cd "$SK_ROOT" && STREAMKEEPER_EMBED_SITE="$SITE_DIR" cargo build -q --release -p streamkeeper-server --bin streamkeeper) >&2 \
+    || return 1
+  name="streamkeeper-$(sk_version)-$(uname -m)-linux"
+  stage="$out/$name"
+  rm -rf "$stage" "$out/$name.tar.gz"
+  mkdir -p "$stage"
+  cp "$CARGO_TARGET_DIR/release/streamkeeper" "$stage/"
+  cp "$SK_ROOT/deploy/streamkeeper.service" "$SK_ROOT/deploy/streamkeeper.env.example" "$stage/"
+  {
+    printf '# Deploying Streamkeeper %s\n\n' "$(sk_version)"
+    printf 'From the README of the source this binary was built from.\n\n'
+    awk '/^## Deployment/ { p = 1 } /^## REST API/ { p = 0 } p' "$SK_ROOT/README.md"
+  } >"$stage/DEPLOY.md"
+  tar -C "$out" -czf "$out/$name.tar.gz" "$name" || return 1
+  rm -rf "$stage"
+  SK_RELEASE="$out/$name.tar.gz"
+  export SK_RELEASE
+}
+
+# Unpacks a release tarball into a new folder outside the source tree and
+# sets SK_BIN to its binary.
+unpack_release() { # tarball, folder
+  mkdir -p "$2"
+  tar -C "$2" -xzf "$1" || return 1
+  SK_BIN=$(find "$2" -mindepth 2 -maxdepth 2 -type f -name streamkeeper | head -n 1)
+  [ -x "$SK_BIN" ] || { echo "no streamkeeper binary in $1" >&2; return 1; }
   export SK_BIN
 }

@@ -130,8 +130,11 @@ async fn main() {
         .expect("user");
     }
     // Sign-in sends nothing out: the default (closed) outbound settings.
+    // Sign-in serves no wasm: any site folder will do.
+    let mut args = serve_args_from_env().expect("settings");
+    args.site_root.get_or_insert_with(|| "target/site".into());
     let config = ServeConfig::from_args(
-        &serve_args_from_env().expect("settings"),
+        &args,
         streamkeeper_server::clients::egress::Outbound::default(),
     )
     .expect("valid settings");

@@ -6,6 +6,7 @@ use crate::accounts::cli::{TokenCommand, UserCommand};
 use crate::audit::cli::AuditCommand;
 use crate::clients::egress::Outbound;
 use crate::connect::cli::ConnectCommand;
+use crate::http::site::Site;
 use crate::lineage::cli::LineageCommand;
 use crate::schemas::cli::SchemaCommand;
 use crate::watch::cli::{ClusterCommand, KafkaCommand};
@@ -175,9 +176,11 @@ pub struct ServeArgs {
     /// the __Host- cookie name and HSTS. Defaults to http://BIND.
     #[arg(long, env = "STREAMKEEPER_PUBLIC_URL")]
     pub public_url: Option<String>,
-    /// Folder with the built site (pkg/ with the wasm, JS and CSS).
-    #[arg(long, env = "STREAMKEEPER_SITE_ROOT", default_value = "target/site")]
-    pub site_root: String,
+    /// Folder with a built site (pkg/ with the wasm, JS and CSS), served
+    /// instead of the one a release binary carries; required by builds
+    /// that carry none (debug builds, `cargo build` without scripts/release).
+    #[arg(long, env = "STREAMKEEPER_SITE_ROOT")]
+    pub site_root: Option<String>,
     /// Minutes without a request after which a session ends.
     #[arg(long, env = "STREAMKEEPER_SESSION_IDLE_MINUTES", default_value_t = 30)]
     pub session_idle_minutes: i64,
@@ -329,6 +332,10 @@ pub enum ConfigError {
         "STREAMKEEPER_LOCAL_LOGIN (--local-login) is disabled but no single sign-on is set (STREAMKEEPER_OIDC_ISSUER): nobody could sign in"
     )]
     NobodyCouldSignIn,
+    #[error(
+        "this build of streamkeeper carries no site (the wasm, JS and CSS): set STREAMKEEPER_SITE_ROOT (--site-root) to a folder whose pkg/ holds them, or run the binary scripts/release builds"
+    )]
+    NoSite,
     #[error(transparent)]
     Credentials(#[from] streamkeeper::platform::credential::PolicyError),
     #[error(transparent)]
@@ -522,7 +529,8 @@ pub fn migrate_database_url(g: &GlobalArgs) -> Result<Option<String>, ConfigErro
 pub struct ServeConfig {
     pub bind: SocketAddr,
     pub public_url: Url,
-    pub site_root: String,
+    /// Where `/pkg` comes from: the binary itself, or a folder.
+    pub site: Site,
     pub session_idle: Duration,
     pub session_max: Duration,
     /// Peers whose forwarding headers are believed (see `client_addr`).
@@ -581,7 +589,7 @@ impl ServeConfig {
         Ok(Self {
             bind,
             public_url,
-            site_root: a.site_root.clone(),
+            site: Site::choose(a.site_root.as_deref()).ok_or(ConfigError::NoSite)?,
             session_idle: Duration::from_secs(a.session_idle_minutes.unsigned_abs() * 60),
             session_max: Duration::from_secs(a.session_max_hours.unsigned_abs() * 3600),
             trusted_proxies: trusted_proxies(&a.trusted_proxies)?,
@@ -631,7 +639,7 @@ mod tests {
         ServeArgs {
             bind: "127.0.0.1:3000".into(),
             public_url: None,
-            site_root: "site".into(),
+            site_root: Some("site".into()),
             session_idle_minutes: 30,
             session_max_hours: 12,
             trusted_proxies: vec![],
@@ -766,6 +774,20 @@ mod tests {
             e.to_string().contains("STREAMKEEPER_TRUSTED_PROXIES"),
             "{e}"
         );
+    }
+
+    #[test]
+    fn a_build_without_a_site_needs_a_site_root_and_says_so() {
+        let mut a = args();
+        let c = ServeConfig::from_args(&a, Outbound::default()).expect("a folder");
+        assert_eq!(c.site, Site::Folder("site".into()));
+        a.site_root = None;
+        // Test builds carry no site (server/build.rs chose an empty folder).
+        if !Site::carried() {
+            let e = ServeConfig::from_args(&a, Outbound::default()).expect_err("no site");
+            assert_eq!(e, ConfigError::NoSite);
+            assert!(e.to_string().contains("STREAMKEEPER_SITE_ROOT"), "{e}");
+        }
     }
 
     #[test]

@@ -53,6 +53,8 @@ impl Server {
             .env("DATABASE_URL", url_of(pool))
             .env("STREAMKEEPER_BIND", format!("127.0.0.1:{port}"))
             .env("STREAMKEEPER_LOG", "info,sqlx=warn")
+            // A debug build carries no site; these tests load no wasm.
+            .env("STREAMKEEPER_SITE_ROOT", "target/site")
             .stdout(Stdio::null())
             .stderr(out)
             .spawn()

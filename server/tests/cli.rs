@@ -15,6 +15,7 @@ fn bin() -> Command {
         "STREAMKEEPER_CRED_DIRS",
         "STREAMKEEPER_EGRESS_ALLOW",
         "STREAMKEEPER_AUDIT_KEY",
+        "STREAMKEEPER_SITE_ROOT",
     ] {
         c.env_remove(var);
     }
@@ -85,6 +86,23 @@ fn missing_or_wrong_settings_are_named() {
         .output()
         .expect("run");
     assert!(text(&o).contains("STREAMKEEPER_LOG"), "{}", text(&o));
+}
+
+#[test]
+fn a_build_that_carries_no_site_needs_a_site_root_to_serve() {
+    // Test builds carry none (server/build.rs); a release build from
+    // scripts/release does, and the end-to-end run serves from it.
+    if streamkeeper_server::http::site::Site::carried() {
+        return;
+    }
+    let o = bin()
+        .arg("serve")
+        .env("DATABASE_URL", "postgres://x@127.0.0.1:1/x")
+        .output()
+        .expect("run");
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("carries no site"), "{}", text(&o));
+    assert!(text(&o).contains("STREAMKEEPER_SITE_ROOT"), "{}", text(&o));
 }
 
 #[test]

@@ -10,6 +10,7 @@ pub mod refusals;
 pub mod request_id;
 pub mod security;
 pub mod server_fns;
+pub mod site;
 pub mod sso;
 
 use crate::accounts::{AccountService, AuditService};
@@ -29,7 +30,6 @@ use std::sync::{Arc, OnceLock};
 use streamkeeper_app::app::{App, shell};
 use streamkeeper_app::port::Backend;
 use tower::ServiceBuilder;
-use tower_http::services::ServeDir;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
 use tower_sessions::cookie::SameSite;
@@ -92,9 +92,11 @@ part_of_state! {
 
 impl AppState {
     pub fn new(pool: PgPool, config: ServeConfig) -> Self {
+        // The site root is only where the shell's script tags point
+        // (`/pkg/streamkeeper*`); `router` serves `/pkg` from `config.site`
+        // and nothing else from disk.
         let leptos = LeptosOptions::builder()
             .output_name("streamkeeper")
-            .site_root(config.site_root.as_str())
             .site_pkg_dir("pkg")
             .site_addr(config.bind)
             .build();
@@ -191,7 +193,12 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
     let backend = state.backend.clone();
     let context = move || provide_context(backend.clone());
     let leptos = state.leptos.clone();
-    let pkg = format!("{}/pkg", state.config.site_root);
+    let not_found = {
+        let leptos = leptos.clone();
+        leptos_axum::render_app_to_stream_in_order_with_context(context.clone(), move || {
+            shell(leptos.clone())
+        })
+    };
 
     let sessions = SessionManagerLayer::new(store)
         .with_name(state.config.cookie_name())
@@ -210,7 +217,7 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                 header::CACHE_CONTROL,
                 HeaderValue::from_static("no-cache"),
             ))
-            .service(ServeDir::new(pkg).precompressed_gzip()),
+            .service(state.config.site.router()),
     );
 
     Router::new()
@@ -228,10 +235,9 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
         .leptos_routes_with_context(&state, routes, context.clone(), move || {
             shell(leptos.clone())
         })
-        .fallback(leptos_axum::file_and_error_handler_with_context::<
-            AppState,
-            _,
-        >(context, shell))
+        // Any other path is a page of the app (its 404 page when no route
+        // matches), never a file from disk: the site is served at `/pkg`.
+        .fallback(move |req: axum::extract::Request| not_found(req))
         .layer(
             ServiceBuilder::new()
                 .layer(middleware::from_fn(request_id::request_id))

@@ -44,7 +44,7 @@ pub fn config() -> ServeConfig {
     ServeConfig {
         bind: "127.0.0.1:3000".parse().expect("addr"),
         public_url: url::Url::parse(ORIGIN).expect("url"),
-        site_root: "target/site".into(),
+        site: streamkeeper_server::http::site::Site::Folder("target/site".into()),
         session_idle: Duration::from_secs(1800),
         session_max: Duration::from_secs(12 * 3600),
         trusted_proxies: Vec::new(),

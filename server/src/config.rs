@@ -256,6 +256,11 @@ pub struct SsoArgs {
     /// What the sign-in button names: "Sign in with <name>".
     #[arg(long, env = "STREAMKEEPER_OIDC_PROVIDER_NAME")]
     pub oidc_provider_name: Option<String>,
+    /// Whether "Sign out" also ends the session at the provider (when it
+    /// offers an end_session_endpoint); register PUBLIC_URL/login as a
+    /// post-logout redirect URI there.
+    #[arg(long, env = "STREAMKEEPER_OIDC_PROVIDER_LOGOUT", default_value_t = true, action = clap::ArgAction::Set)]
+    pub oidc_provider_logout: bool,
     /// Turn password sign-in off (`disabled`) once single sign-on is set.
     #[arg(long, env = "STREAMKEEPER_LOCAL_LOGIN", value_enum, default_value_t = LocalLoginSetting::Enabled)]
     pub local_login: LocalLoginSetting,
@@ -483,6 +488,7 @@ fn sso_settings(
         mapping,
         provider_name,
         redirect,
+        provider_logout: a.oidc_provider_logout,
     }))
 }
 

@@ -6,7 +6,8 @@
 //! away and audited; ID tokens with a wrong audience, past their expiry,
 //! with a bad signature or an unknown key refused; a provider that rotated
 //! its key still signs people in; local sign-in turned off but for the
-//! break-glass admin.
+//! break-glass admin; signing out ends the session at the provider too
+//! (RP-initiated logout) unless that is turned off.
 
 mod support;
 
@@ -446,4 +447,73 @@ async fn with_local_sign_in_off_only_the_break_glass_admin_uses_a_password(pool:
     let page = t.get("/login", None).await;
     assert!(page.body.contains("Sign in with Test IdP"), "{}", page.body);
     assert!(page.body.contains("Break-glass sign-in"), "{}", page.body);
+}
+
+/// The provider's end-session URL on the page a sign-out answers with.
+fn end_session_link(body: &str) -> String {
+    let start = body.find("content=\"0;url=").expect("a way on") + "content=\"0;url=".len();
+    let end = body[start..].find('"').expect("its end") + start;
+    body[start..end].replace("&amp;", "&")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn signing_out_ends_the_session_at_the_provider_too_unless_turned_off(pool: sqlx::PgPool) {
+    let p = Provider::start().await;
+    let t = TestApp::with_config(pool.clone(), oidc::config(&p)).await;
+    p.set_user("u-1", person("alice", &[])).await;
+    let cookie = signed_in(&oidc::sign_in(&t, &p, "/login/sso", None, "u-1").await, "/");
+
+    let r = t.post_form("/logout", Some(&cookie), &[]).await;
+    assert_eq!(
+        r.status,
+        StatusCode::OK,
+        "a page on to the provider: {}",
+        r.body
+    );
+    let url = url::Url::parse(&end_session_link(&r.body)).expect("end-session URL");
+    assert_eq!(
+        url.as_str().split('?').next(),
+        Some(format!("{}/oauth2/end_session", p.issuer()).as_str())
+    );
+    let q: std::collections::HashMap<_, _> = url.query_pairs().into_owned().collect();
+    assert_eq!(q["client_id"], oidc::CLIENT_ID);
+    assert_eq!(
+        q["post_logout_redirect_uri"],
+        format!("{}/login", support::ORIGIN)
+    );
+    assert_eq!(
+        q["id_token_hint"].split('.').count(),
+        3,
+        "the ID token as the hint"
+    );
+    // Ours has ended before the browser leaves.
+    let after = t.get("/api/v1/me", Some(&cookie)).await;
+    assert_eq!(after.status, StatusCode::UNAUTHORIZED);
+    let back = p.end_session_at(url.as_str()).await;
+    assert_eq!(back, format!("{}/login", support::ORIGIN));
+    let detail: Value = sqlx::query_scalar(
+        "SELECT detail::jsonb FROM audit_log WHERE action = 'logout' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("the sign-out");
+    assert_eq!(detail["at_provider"], true);
+
+    // Turned off, or a password user: ours ends, the provider is not asked.
+    let mut cfg = oidc::config(&p);
+    if let Some(sso) = cfg.sso.as_mut() {
+        sso.provider_logout = false;
+    }
+    let off = TestApp::with_config(pool, cfg).await;
+    let cookie = signed_in(
+        &oidc::sign_in(&off, &p, "/login/sso", None, "u-1").await,
+        "/",
+    );
+    let r = off.post_form("/logout", Some(&cookie), &[]).await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER);
+    assert_eq!(r.location(), "/login");
+    off.user("bob", &[Role::Viewer]).await;
+    let bob = off.login("bob", PASSWORD).await.expect("bob signs in");
+    let r = off.post_form("/logout", Some(&bob), &[]).await;
+    assert_eq!(r.location(), "/login");
 }

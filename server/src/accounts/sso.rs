@@ -14,12 +14,11 @@ use base64::Engine;
 use chrono::{DateTime, Utc};
 use openidconnect::core::{
     CoreAuthPrompt, CoreAuthenticationFlow, CoreClient, CoreIdToken, CoreJsonWebKeySet,
-    CoreProviderMetadata,
 };
 use openidconnect::{
     AuthorizationCode, ClaimsVerificationError, ClientId, ClientSecret, CsrfToken, IssuerUrl,
-    Nonce, PkceCodeChallenge, PkceCodeVerifier, RedirectUrl, Scope, SignatureVerificationError,
-    TokenResponse,
+    LogoutRequest, Nonce, PkceCodeChallenge, PkceCodeVerifier, PostLogoutRedirectUrl,
+    ProviderMetadataWithLogout, RedirectUrl, Scope, SignatureVerificationError, TokenResponse,
 };
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
@@ -59,6 +58,9 @@ pub struct SsoSettings {
     /// What the sign-in button says: "Sign in with <name>".
     pub provider_name: String,
     pub redirect: Url,
+    /// Whether signing out here also ends the session at the provider
+    /// (RP-initiated logout, when it offers an `end_session_endpoint`).
+    pub provider_logout: bool,
 }
 
 impl std::fmt::Debug for SsoSettings {
@@ -73,6 +75,7 @@ impl std::fmt::Debug for SsoSettings {
             .field("scopes", &self.scopes)
             .field("groups_claim", &self.groups_claim)
             .field("provider_name", &self.provider_name)
+            .field("provider_logout", &self.provider_logout)
             .finish()
     }
 }
@@ -141,8 +144,16 @@ pub struct Identity {
 /// Where a finished sign-in leads.
 #[derive(Debug)]
 pub enum Finished {
-    SignedIn { user: Box<UserRow>, next: String },
-    Reauthenticated { next: String },
+    /// `id_token` is kept in the session (server-side) as the hint a
+    /// sign-out sends the provider.
+    SignedIn {
+        user: Box<UserRow>,
+        next: String,
+        id_token: String,
+    },
+    Reauthenticated {
+        next: String,
+    },
 }
 
 /// The start of a sign-in: where to send the browser, and the cookie value
@@ -152,8 +163,12 @@ pub struct Started {
     pub browser: String,
 }
 
+/// Discovery's answer with the RP-initiated logout field
+/// (`end_session_endpoint`) read too.
+type Metadata = ProviderMetadataWithLogout;
+
 struct Provider {
-    metadata: CoreProviderMetadata,
+    metadata: Metadata,
     jwks_fetched: Instant,
 }
 
@@ -202,7 +217,7 @@ impl SsoService {
     async fn discover(&self) -> Result<Provider, SsoError> {
         let issuer = IssuerUrl::new(self.settings.issuer.as_str().trim_end_matches('/').into())
             .map_err(|e| SsoError::Unreachable(e.to_string()))?;
-        let metadata = CoreProviderMetadata::discover_async(issuer, &self.http)
+        let metadata = Metadata::discover_async(issuer, &self.http)
             .await
             .map_err(|e| SsoError::Unreachable(format!("discovery: {e}")))?;
         Ok(Provider {
@@ -212,7 +227,7 @@ impl SsoService {
     }
 
     /// The provider's metadata, discovered once.
-    async fn metadata(&self) -> Result<CoreProviderMetadata, SsoError> {
+    async fn metadata(&self) -> Result<Metadata, SsoError> {
         let mut provider = self.provider.lock().await;
         if provider.is_none() {
             *provider = Some(self.discover().await?);
@@ -241,7 +256,7 @@ impl SsoService {
         Ok(true)
     }
 
-    fn client(&self, metadata: CoreProviderMetadata) -> Result<SsoClient, SsoError> {
+    fn client(&self, metadata: Metadata) -> Result<SsoClient, SsoError> {
         let redirect = RedirectUrl::from_url(self.settings.redirect.clone());
         Ok(CoreClient::from_provider_metadata(
             metadata,
@@ -287,6 +302,38 @@ impl SsoService {
         Ok(Started { authorize, browser })
     }
 
+    /// Where to send a browser that signed out here so that its session at
+    /// the provider ends too (OpenID Connect RP-Initiated Logout 1.0), with
+    /// the ID token it signed in with as the hint and `back` (registered
+    /// at the provider as a post-logout redirect URI) as the way back;
+    /// `None` when that is turned off, the provider offers no
+    /// `end_session_endpoint`, or it cannot be asked right now (the
+    /// session here has ended either way).
+    pub async fn end_session_url(&self, id_token: &str, back: &Url) -> Option<Url> {
+        if !self.settings.provider_logout {
+            return None;
+        }
+        let metadata = match self.metadata().await {
+            Ok(m) => m,
+            Err(e) => {
+                tracing::warn!(error = %e, "signed out here only: the identity provider cannot be asked");
+                return None;
+            }
+        };
+        let endpoint = metadata
+            .additional_metadata()
+            .end_session_endpoint
+            .clone()?;
+        let hint = CoreIdToken::from_str(id_token).ok()?;
+        Some(
+            LogoutRequest::from(endpoint)
+                .set_id_token_hint(&hint)
+                .set_client_id(ClientId::new(self.settings.client_id.clone()))
+                .set_post_logout_redirect_uri(PostLogoutRedirectUrl::from_url(back.clone()))
+                .http_get_url(),
+        )
+    }
+
     /// The provider's redirect back: the attempt `state` names (once, from
     /// this browser), the code exchanged, the ID token checked, and the
     /// user found or made with the roles and teams their groups give.
@@ -329,6 +376,7 @@ impl SsoService {
                 Ok(Finished::SignedIn {
                     user: Box::new(user),
                     next: attempt.next,
+                    id_token,
                 })
             }
         }

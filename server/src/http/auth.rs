@@ -645,12 +645,23 @@ pub async fn logout(
     Extension(ClientAddr(from)): Extension<ClientAddr>,
     principal: Option<Extension<Principal>>,
 ) -> Response {
+    // A session begun at the identity provider ends there too, when it
+    // offers that: the browser goes on to its end-session page and comes
+    // back to /login.
+    let id_token: Option<String> = session.get(super::sso::ID_TOKEN_KEY).await.ok().flatten();
+    let mut at_provider = None;
+    if let (Some(sso), Some(token)) = (st.sso.as_ref(), id_token.as_deref()) {
+        let mut back = st.config.public_url.clone();
+        back.set_path("/login");
+        back.set_query(None);
+        at_provider = sso.end_session_url(token, &back).await;
+    }
     if let Some(Extension(p)) = principal {
         let event = Event {
             actor: &p.username,
             action: "logout",
             target: format!("user:{}", p.username),
-            detail: json!({}),
+            detail: json!({ "at_provider": at_provider.is_some() }),
             source: &from,
         };
         if let Err(e) = st.accounts.record(event).await {
@@ -660,5 +671,8 @@ pub async fn logout(
     if let Err(e) = session.flush().await {
         tracing::error!(error = %e, "could not end a session");
     }
-    Redirect::to("/login").into_response()
+    match at_provider {
+        Some(url) => super::sso::on_to_provider_logout(url.as_str()),
+        None => Redirect::to("/login").into_response(),
+    }
 }

@@ -78,6 +78,9 @@ pub async fn reauth(
     }
 }
 
+/// The session key of the ID token a single sign-on session began with.
+pub(super) const ID_TOKEN_KEY: &str = "sso_id_token";
+
 fn to_provider(st: &AppState, started: Started) -> Response {
     let secure = if st.config.https() { "; Secure" } else { "" };
     let cookie = format!(
@@ -159,9 +162,18 @@ pub async fn callback(
     // The binding cookie has done its work either way.
     let clear = format!("{BROWSER_COOKIE}=; Path=/login/sso; Max-Age=0; HttpOnly; SameSite=Lax");
     let mut res = match outcome {
-        Ok(Finished::SignedIn { user, next }) => {
+        Ok(Finished::SignedIn {
+            user,
+            next,
+            id_token,
+        }) => {
             if let Err(e) = super::auth::begin_session(&session, &user).await {
                 return crate::platform::rest::ApiError(e).into_response();
+            }
+            // The hint a sign-out sends the provider; a session that
+            // cannot keep it still signs in (sign-out then ends only ours).
+            if let Err(e) = session.insert(ID_TOKEN_KEY, id_token).await {
+                tracing::warn!(error = %e, "could not keep the ID token for sign-out");
             }
             onward(&next)
         }
@@ -186,6 +198,20 @@ fn onward(next: &str) -> Response {
         "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
          <meta http-equiv=\"refresh\" content=\"0;url={href}\"><title>Signed in</title></head>\
          <body><p>Signed in. <a href=\"{href}\" data-testid=\"sso-continue\">Continue</a></p></body></html>"
+    ))
+    .into_response()
+}
+
+/// After a sign-out here, the way on to the provider's end-session page:
+/// a page, not a redirect, as the sign-in's way back is — the sign-out is
+/// a form post, and `form-action 'self'` stops a form's redirect to
+/// another origin.
+pub(super) fn on_to_provider_logout(url: &str) -> Response {
+    let href = html_escape(url);
+    Html(format!(
+        "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"refresh\" content=\"0;url={href}\"><title>Signed out</title></head>\
+         <body><p>Signed out here. <a href=\"{href}\" data-testid=\"sso-sign-out\">Sign out at your identity provider too</a></p></body></html>"
     ))
     .into_response()
 }

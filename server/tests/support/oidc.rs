@@ -132,6 +132,37 @@ impl Provider {
             .to_string()
     }
 
+    /// Ends the session at the provider's end-session page (`url`, where
+    /// the console sent the browser) as a person would, and returns where
+    /// the provider sends the browser back.
+    pub async fn end_session_at(&self, url: &str) -> String {
+        let page = self.http.get(url).send().await.expect("end-session page");
+        assert_eq!(
+            page.status().as_u16(),
+            200,
+            "the provider's end-session page"
+        );
+        let back = url::Url::parse(url)
+            .expect("end-session URL")
+            .query_pairs()
+            .find(|(k, _)| k == "post_logout_redirect_uri")
+            .map(|(_, v)| v.into_owned())
+            .expect("a way back");
+        let r = self
+            .http
+            .post(format!("{}/oauth2/end_session/confirm", self.issuer()))
+            .form(&[("redirect_uri", back.as_str())])
+            .send()
+            .await
+            .expect("end the session");
+        assert_eq!(r.status().as_u16(), 302, "the provider redirects back");
+        r.headers()
+            .get("location")
+            .and_then(|v| v.to_str().ok())
+            .expect("location")
+            .to_string()
+    }
+
     /// Denies at the provider's form, and returns where it sends the
     /// browser back.
     pub async fn deny_at(&self, authorize: &str) -> String {
@@ -224,6 +255,7 @@ pub fn config(p: &Provider) -> ServeConfig {
         mapping: GroupMapping::parse(MAPPING).expect("mapping"),
         provider_name: "Test IdP".into(),
         redirect: url::Url::parse(&format!("{ORIGIN}/login/sso/callback")).expect("redirect"),
+        provider_logout: true,
     });
     cfg
 }

@@ -7,7 +7,8 @@
 //! with a bad signature or an unknown key refused; a provider that rotated
 //! its key still signs people in; local sign-in turned off but for the
 //! break-glass admin; signing out ends the session at the provider too
-//! (RP-initiated logout) unless that is turned off.
+//! (RP-initiated logout) unless that is turned off; a client set up
+//! without the secret its provider wants is refused there, and said so.
 
 mod support;
 
@@ -516,4 +517,46 @@ async fn signing_out_ends_the_session_at_the_provider_too_unless_turned_off(pool
     let bob = off.login("bob", PASSWORD).await.expect("bob signs in");
     let r = off.post_form("/logout", Some(&bob), &[]).await;
     assert_eq!(r.location(), "/login");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_client_set_up_without_the_secret_its_provider_wants_is_refused_and_said_so(
+    pool: sqlx::PgPool,
+) {
+    let p = Provider::start().await;
+    p.set_user("u-1", person("alice", &["team-payments"])).await;
+    // Registered at the provider as a confidential client, but the
+    // console's settings leave its secret out (a public client's): the
+    // provider refuses the code exchange, and the person is told the
+    // console's registration is at fault (an admin's to fix).
+    let (confidential, secret) = p.register_client("client_secret_basic").await;
+    assert!(!secret.is_empty());
+    let mut cfg = oidc::config(&p);
+    if let Some(sso) = cfg.sso.as_mut() {
+        sso.client_id = confidential.clone();
+        sso.client_secret = None;
+    }
+    let t = TestApp::with_config(pool.clone(), cfg).await;
+    let r = oidc::sign_in(&t, &p, "/login/sso", None, "u-1").await;
+    assert_eq!(r.status, StatusCode::SEE_OTHER, "{}", r.body);
+    assert_eq!(r.location(), "/login?sso=refused");
+    assert!(r.cookie().is_none(), "no session");
+    // A provider's error is what anyone could make happen: counted.
+    assert_eq!(last_counted(&t).await, "provider error: invalid_client");
+    let page = t.get("/login?sso=refused", None).await;
+    assert!(
+        page.body.contains("data-testid=\"sso-error\""),
+        "{}",
+        page.body
+    );
+
+    // With its secret, the same registration signs people in.
+    let mut cfg = oidc::config(&p);
+    if let Some(sso) = cfg.sso.as_mut() {
+        sso.client_id = confidential;
+        sso.client_secret = Some(secret);
+    }
+    let t = TestApp::with_config(pool, cfg).await;
+    signed_in(&oidc::sign_in(&t, &p, "/login/sso", None, "u-1").await, "/");
+    assert_eq!(teams_of(&t, "alice").await, ["payments"]);
 }

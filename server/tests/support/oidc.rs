@@ -114,6 +114,29 @@ impl Provider {
         assert!(r.status().is_success(), "set user: {}", r.status());
     }
 
+    /// Registers a client at the provider (dynamic client registration)
+    /// that authenticates at its token endpoint by `auth_method`; its id
+    /// and secret. (The mock's token endpoint takes only the two
+    /// `client_secret_*` methods, so a public client cannot be tried on it.)
+    pub async fn register_client(&self, auth_method: &str) -> (String, String) {
+        let r = self
+            .http
+            .post(format!("{}/oauth2/clients", self.issuer()))
+            .json(&serde_json::json!({
+                "redirect_uris": [format!("{ORIGIN}/login/sso/callback")],
+                "token_endpoint_auth_method": auth_method,
+            }))
+            .send()
+            .await
+            .expect("register a client");
+        assert_eq!(r.status().as_u16(), 201, "registered");
+        let v: Value = r.json().await.expect("the registration");
+        (
+            v["client_id"].as_str().expect("client_id").to_string(),
+            v["client_secret"].as_str().unwrap_or_default().to_string(),
+        )
+    }
+
     /// Signs `sub` in at the provider's form on the authorization URL,
     /// and returns where the provider sends the browser back.
     pub async fn sign_in_at(&self, authorize: &str, sub: &str) -> String {

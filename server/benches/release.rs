@@ -314,6 +314,17 @@ async fn main() {
     .execute(&pool)
     .await
     .expect("groups");
+    // The topics a pass would have listed: checks and reader schemas are
+    // only for topics the cluster has.
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen)
+         SELECT DISTINCT $1, t, 1, now(), now() FROM UNNEST($2::text[]) AS x(t)",
+    )
+    .bind(cluster)
+    .bind(&topics)
+    .execute(&pool)
+    .await
+    .expect("topics");
 
     let http = reqwest::Client::builder()
         .redirect(reqwest::redirect::Policy::none())

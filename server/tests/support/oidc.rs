@@ -147,12 +147,7 @@ impl Provider {
             .send()
             .await
             .expect("the provider's form");
-        assert_eq!(r.status().as_u16(), 302, "the provider redirects back");
-        r.headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
-            .expect("location")
-            .to_string()
+        redirected_back(&r)
     }
 
     /// Ends the session at the provider's end-session page (`url`, where
@@ -178,12 +173,7 @@ impl Provider {
             .send()
             .await
             .expect("end the session");
-        assert_eq!(r.status().as_u16(), 302, "the provider redirects back");
-        r.headers()
-            .get("location")
-            .and_then(|v| v.to_str().ok())
-            .expect("location")
-            .to_string()
+        redirected_back(&r)
     }
 
     /// Denies at the provider's form, and returns where it sends the
@@ -263,6 +253,16 @@ print(jwt.encode({'alg': 'RS256', 'kid': sys.argv[1]}, json.loads(sys.argv[2]), 
         );
         String::from_utf8_lossy(&out.stdout).trim().to_string()
     }
+}
+
+/// Where the provider's 302 sends the browser back.
+fn redirected_back(r: &reqwest::Response) -> String {
+    assert_eq!(r.status().as_u16(), 302, "the provider redirects back");
+    r.headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .expect("location")
+        .to_string()
 }
 
 /// The tests' settings with single sign-on through `p`.

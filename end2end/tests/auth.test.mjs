@@ -3,13 +3,10 @@
 // and SK_JS=on (hydrated; every step waits for the hydration marker).
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const ADMIN = process.env.SK_ADMIN_USER;
 const ADMIN_PW = process.env.SK_ADMIN_PASSWORD;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 if (!BASE || !ADMIN || !ADMIN_PW) {
   throw new Error('SK_URL, SK_ADMIN_USER and SK_ADMIN_PASSWORD must be set (scripts/test sets them)');
 }
@@ -20,13 +17,7 @@ let page;
 let problems;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
-  });
+  browser = await launch();
 });
 
 after(async () => {
@@ -49,13 +40,9 @@ afterEach(async () => {
   assert.deepEqual(problems.filter((p) => !p.includes('status of 40')), []);
 });
 
-async function hydrated() {
-  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
-}
-
 async function open(path) {
   await page.goto(BASE + path);
-  await hydrated();
+  await hydrated(page);
 }
 
 async function signIn(username, password) {
@@ -65,7 +52,7 @@ async function signIn(username, password) {
     page.waitForNavigation(),
     page.click('form[action="/login"] button[type="submit"]'),
   ]);
-  await hydrated();
+  await hydrated(page);
 }
 
 function path() {

@@ -16,9 +16,8 @@
 //   SK_OWNER_USER     an owner in payments (may propose).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const AUTHOR = process.env.SK_OWNER_USER;
 const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
 const APPROVER = process.env.SK_APPROVER_USER;
@@ -26,45 +25,21 @@ const APPROVER_PW = process.env.SK_APPROVER_PASSWORD;
 const CLUSTER = process.env.SK_CLUSTER;
 const CONNECT = process.env.SK_CONNECT;
 const CONNECT_URL = process.env.SK_CONNECT_URL;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 const NAME = `orders-cdc-${process.env.SK_JS}`;
 const PREFIX = `e2e-cdc-${process.env.SK_JS}`;
 const INLINE = 'an-inline-password-1234';
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => browser?.close());
 
 const problems = [];
 
-async function hydrated(page) {
-  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
-}
-
-async function signedIn(path, username, password) {
-  const context = await browser.newContext({ javaScriptEnabled: JS });
-  const page = await context.newPage();
-  // Each problem names the page it happened on.
-  page.on('pageerror', (e) => problems.push(`${username} on ${page.url()}: page error: ${e.message}`));
-  page.on('console', (m) => {
-    if (m.type() === 'error' && !m.text().includes('status of 4')) {
-      problems.push(`${username} on ${page.url()}: console: ${m.text().split('\n')[0]}`);
-    }
-  });
-  await page.goto(BASE + path);
-  await page.fill('input[name="username"]', username);
-  await page.fill('input[name="password"]', password);
-  await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
-  await hydrated(page);
-  return { context, page };
-}
+// A new browser context for one person, signed in at `path`.
+const signedIn = (path, username, password) =>
+  signedInAs(browser, problems, path, username, password);
 
 // Clicks a submit of the draft form; both ways it ends on a new address
 // (the draft with its findings, or the review item).

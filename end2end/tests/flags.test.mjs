@@ -4,22 +4,15 @@
 // flag is raised.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const OWNER = process.env.SK_OWNER_USER;
 const PW = process.env.SK_OWNER_PASSWORD;
 const GROUP = process.env.SK_GROUP;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => browser?.close());
 
@@ -29,7 +22,7 @@ test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
   const hydrated = async () => {
-    if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+    await hydrated(page);
   };
   await page.goto(`${BASE}/flags`);
   await page.fill('input[name="username"]', OWNER);

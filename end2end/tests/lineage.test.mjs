@@ -5,24 +5,17 @@
 // model; the owner's team, payments, owns the topic.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const OWNER = process.env.SK_OWNER_USER;
 const PW = process.env.SK_OWNER_PASSWORD;
 const TOPIC = process.env.SK_TOPIC;
 const CLUSTER = process.env.SK_CLUSTER;
 const RUN = process.env.SK_JS === 'off' ? 'off' : 'on';
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => browser?.close());
 
@@ -32,7 +25,7 @@ test(`${MODE}: an owner opens a topic, sees its graph, asks what breaks and noti
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
   const hydrated = async () => {
-    if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+    await hydrated(page);
   };
   const follow = async (selector, url) => {
     await Promise.all([page.waitForURL(url), page.click(selector)]);

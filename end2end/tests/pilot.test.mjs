@@ -11,51 +11,24 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const RUN = process.env.SK_JS === 'off' ? 'off' : 'on';
 const MANAGER = `manager-${RUN}`;
 const VIEWER = `viewer-${RUN}`;
 const PW = process.env.SK_ADMIN_PASSWORD;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => browser?.close());
 
 const problems = [];
 
-async function hydrated(page) {
-  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
-}
-
-// A new browser context for one person: opens `path`, which sends a
-// visitor without a session to sign in and back.
-async function signedIn(path, username, password) {
-  const context = await browser.newContext({ javaScriptEnabled: JS, acceptDownloads: true });
-  const page = await context.newPage();
-  page.on('pageerror', (e) => problems.push(`${username}: page error: ${e.message}`));
-  page.on('console', (m) => {
-    // A refused server function logs its 4xx status.
-    if (m.type() === 'error' && !m.text().includes('status of 4')) {
-      problems.push(`${username}: console: ${m.text()}`);
-    }
-  });
-  await page.goto(BASE + path);
-  await page.fill('input[name="username"]', username);
-  await page.fill('input[name="password"]', password);
-  await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
-  await hydrated(page);
-  return { context, page };
-}
+// A new browser context for one person, signed in at `path`.
+const signedIn = (path, username, password) =>
+  signedInAs(browser, problems, path, username, password, { acceptDownloads: true });
 
 // RFC 4180: quoted fields may hold commas, quotes (doubled) and newlines.
 function parseCsv(text) {

@@ -17,17 +17,14 @@
 //   SK_APPROVER_USER / SK_APPROVER_PASSWORD  a user with the approver role.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const AUTHOR = process.env.SK_OWNER_USER;
 const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
 const APPROVER = process.env.SK_APPROVER_USER;
 const APPROVER_PW = process.env.SK_APPROVER_PASSWORD;
 const CLUSTER = process.env.SK_CLUSTER;
 const TOPIC = process.env.SK_REVIEW_TOPIC;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 
 // The stream's schema plus an optional field with a default: every reader
 // of the old schema can read it, and it can read the old data.
@@ -42,39 +39,15 @@ const PROPOSED = JSON.stringify({
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => browser?.close());
 
 const problems = [];
 
-async function hydrated(page) {
-  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
-}
-
-// A new browser context for one person: opens `path`, which sends a
-// visitor without a session to sign in and back.
-async function signedIn(path, username, password) {
-  const context = await browser.newContext({ javaScriptEnabled: JS });
-  const page = await context.newPage();
-  page.on('pageerror', (e) => problems.push(`${username}: page error: ${e.message}`));
-  page.on('console', (m) => {
-    // A refused server function (the wrong password) logs its 4xx status.
-    if (m.type() === 'error' && !m.text().includes('status of 4')) {
-      problems.push(`${username}: console: ${m.text()}`);
-    }
-  });
-  await page.goto(BASE + path);
-  await page.fill('input[name="username"]', username);
-  await page.fill('input[name="password"]', password);
-  await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
-  await hydrated(page);
-  return { context, page };
-}
+// A new browser context for one person, signed in at `path`.
+const signedIn = (path, username, password) =>
+  signedInAs(browser, problems, path, username, password);
 
 // Submits a form of the item page. Without JavaScript that is a page load
 // (a redirect back to the item); hydrated, the caller waits for the result.

@@ -3,16 +3,13 @@
 // (SK_TOPIC in cluster SK_CLUSTER, read by SK_GROUP) before the run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const OWNER = process.env.SK_OWNER_USER;
 const PW = process.env.SK_OWNER_PASSWORD;
 const GROUP = process.env.SK_GROUP;
 const TOPIC = process.env.SK_TOPIC;
 const CLUSTER = process.env.SK_CLUSTER;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 
 // The stream's schema has `amount` with no default; this drops it.
 const BREAKING = JSON.stringify({
@@ -22,11 +19,7 @@ const BREAKING = JSON.stringify({
 
 let browser;
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync'],
-  });
+  browser = await launch();
 });
 after(async () => browser?.close());
 
@@ -36,7 +29,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
   const hydrated = async () => {
-    if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+    await hydrated(page);
   };
   const stream = `${BASE}/clusters/${CLUSTER}/stream?name=${encodeURIComponent(TOPIC)}`;
   await page.goto(stream);

@@ -14,12 +14,9 @@
 // user who may propose a change to it.
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const ISSUER = process.env.SK_OIDC_ISSUER;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 if (!BASE || !ISSUER) {
   throw new Error('SK_URL and SK_OIDC_ISSUER must be set (scripts/test sets them)');
 }
@@ -36,13 +33,7 @@ let page;
 let problems;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
-  });
+  browser = await launch();
 });
 
 after(async () => {
@@ -65,10 +56,6 @@ afterEach(async () => {
   assert.deepEqual(problems.filter((p) => !p.includes('status of 40')), []);
 });
 
-async function hydrated() {
-  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
-}
-
 /** Sets a user's claims at the provider, through its own API. */
 async function atProvider(groups, sub = SUB) {
   const r = await fetch(`${ISSUER}/users/${sub}`, {
@@ -87,13 +74,13 @@ async function authorizeAs(sub) {
     page.waitForURL((u) => u.href.startsWith(BASE) && !u.pathname.startsWith('/login/sso')),
     page.click('button[type="submit"]:has-text("Authorize")'),
   ]);
-  await hydrated();
+  await hydrated(page);
 }
 
 /** From the sign-in page through the provider's form and back. */
 async function signInThroughProvider(next, sub = SUB) {
   await page.goto(BASE + (next ? `/login?next=${encodeURIComponent(next)}` : '/login'));
-  await hydrated();
+  await hydrated(page);
   const button = page.locator('[data-testid="sso-sign-in"]');
   assert.match(await button.textContent(), /Sign in with Test IdP/);
   await Promise.all([page.waitForURL((u) => u.href.startsWith(ISSUER)), button.click()]);
@@ -103,14 +90,8 @@ async function signInThroughProvider(next, sub = SUB) {
 
 /** The owner, in a browser of their own, proposes a change for review. */
 async function proposedByOwner(schema) {
-  const owner = await browser.newContext({ javaScriptEnabled: JS });
-  const o = await owner.newPage();
-  o.on('pageerror', (e) => problems.push(`owner: page error: ${e.message}`));
-  await o.goto(`${BASE}/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`);
-  await o.fill('input[name="username"]', OWNER);
-  await o.fill('input[name="password"]', OWNER_PW);
-  await Promise.all([o.waitForNavigation(), o.click('form[action="/login"] button[type="submit"]')]);
-  if (JS) await o.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+  const check = `/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`;
+  const { context: owner, page: o } = await signedInAs(browser, problems, check, OWNER, OWNER_PW);
   await o.selectOption('form[data-testid="check-form"] select[name="schema_type"]', 'AVRO');
   await o.fill('form[data-testid="check-form"] textarea[name="schema"]', schema);
   await Promise.all([
@@ -144,7 +125,7 @@ test(`${MODE}: signing in through the identity provider lands as the mapped team
   // Signing out ends the session at the provider too: its end-session
   // page, then back at the sign-in page, signed out.
   await page.goto(BASE + '/flags');
-  await hydrated();
+  await hydrated(page);
   await Promise.all([
     page.waitForURL((u) => u.href.startsWith(`${ISSUER}/oauth2/end_session`)),
     page.click('form[action="/logout"] button[type="submit"]'),
@@ -167,7 +148,7 @@ test(`${MODE}: signing in through the identity provider lands as the mapped team
 
 test(`${MODE}: a refusal at the provider brings the person back with a reason`, async () => {
   await page.goto(BASE + '/login');
-  await hydrated();
+  await hydrated(page);
   await Promise.all([
     page.waitForURL((u) => u.href.startsWith(ISSUER)),
     page.click('[data-testid="sso-sign-in"]'),
@@ -176,7 +157,7 @@ test(`${MODE}: a refusal at the provider brings the person back with a reason`, 
     page.waitForURL((u) => u.href.startsWith(BASE + '/login')),
     page.click('button[name="action"][value="deny"]'),
   ]);
-  await hydrated();
+  await hydrated(page);
   assert.match(await page.textContent('[data-testid="sso-error"]'), /did not sign you in/);
 });
 
@@ -203,7 +184,7 @@ test(`${MODE}: an approver who signs in at the provider approves only after sign
     }));
     const item = `/review/${id}`;
     await page.goto(BASE + item);
-    await hydrated();
+    await hydrated(page);
     assert.equal(await itemState(), 'in review');
 
     // No password to type: the approval waits for the provider.
@@ -222,7 +203,7 @@ test(`${MODE}: an approver who signs in at the provider approves only after sign
     await authorizeAs(`someone-else-${MODE}`);
     assert.equal(new URL(page.url()).pathname, '/login');
     await page.goto(BASE + item);
-    await hydrated();
+    await hydrated(page);
     assert.ok(await page.isVisible('[data-testid="confirm-at-provider"]'), 'still to be confirmed');
     assert.ok(await page.isDisabled(`${approve} button[type="submit"]`));
 
@@ -245,7 +226,7 @@ test(`${MODE}: an approver who signs in at the provider approves only after sign
       await page.waitForTimeout(500);
       if (i % 4 === 3) {
         await page.reload();
-        await hydrated();
+        await hydrated(page);
       }
     }
     assert.equal(await itemState(), 'applied');

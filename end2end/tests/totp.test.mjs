@@ -6,13 +6,10 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { chromium } from 'playwright-core';
+import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
 
-const BASE = process.env.SK_URL;
 const USER = process.env.SK_TOTP_USER;
 const PASSWORD = process.env.SK_TOTP_PASSWORD;
-const JS = process.env.SK_JS !== 'off';
-const MODE = JS ? 'js' : 'nojs';
 if (!BASE || !USER || !PASSWORD) {
   throw new Error('SK_URL, SK_TOTP_USER and SK_TOTP_PASSWORD must be set (scripts/test sets them)');
 }
@@ -64,13 +61,7 @@ async function nextCode(secret) {
 let browser;
 
 before(async () => {
-  browser = await chromium.launch({
-    executablePath: process.env.SK_CHROMIUM || '/usr/bin/chromium',
-    args: [
-      '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
-      '--disable-background-networking', '--disable-component-update', '--disable-sync',
-    ],
-  });
+  browser = await launch();
 });
 
 after(async () => {
@@ -86,7 +77,7 @@ async function session() {
     if (m.type() === 'error' && !m.text().includes('status of 40')) problems.push(`console: ${m.text()}`);
   });
   const hydrated = async () => {
-    if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+    await hydrated(page);
   };
   const open = async (path) => {
     await page.goto(BASE + path);

@@ -276,6 +276,20 @@ pub trait Watch: Send + Sync {
         from: &str,
         new: crate::watch::model::NewCluster,
     ) -> Result<crate::watch::model::ClusterView, AppError>;
+    /// Changes a cluster's connection settings and interval (admin); its
+    /// name stays. With `keep_credentials`, its credential references (and
+    /// whether they may go without TLS) stay as they are whatever `new`
+    /// says: the settings page does not show them.
+    async fn update_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        new: crate::watch::model::NewCluster,
+        keep_credentials: bool,
+    ) -> Result<crate::watch::model::ClusterView, AppError>;
+    /// Stops watching a cluster and forgets what was recorded of it (admin).
+    async fn remove_cluster(&self, who: &Principal, from: &str, id: i64) -> Result<(), AppError>;
     /// Reads the cluster once, read-only, and says what worked (admin).
     async fn test_connection(
         &self,

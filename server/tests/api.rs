@@ -1493,3 +1493,120 @@ async fn readiness_names_the_check_that_fails(pool: sqlx::PgPool) {
     assert!(health.stopping());
     assert_eq!(health.running(), 0);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_admin_changes_a_cluster_and_removes_it_with_what_was_recorded(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.token(t.user("ada", &[Role::Admin]).await).await;
+    let viewer = t.token(t.user("vic", &[Role::Viewer]).await).await;
+    let cluster = |name: &str, bootstrap: &str, interval: i32, creds: bool| {
+        // With credentials SASL over TLS, without them TLS alone.
+        let mut c = json!({"name": name, "bootstrap": bootstrap, "security_protocol": "SSL",
+            "interval_s": interval});
+        if creds {
+            c["security_protocol"] = json!("SASL_SSL");
+            c["sasl_mechanism"] = json!("PLAIN");
+            c["username_ref"] = json!("env:STREAMKEEPER_CRED_CC_API_KEY");
+            c["password_ref"] = json!("file:/run/secrets/cc-api-secret");
+        }
+        c
+    };
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/clusters",
+            &admin,
+            Some(cluster("cc", "pkc-1.example:9092", 15, true)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let id = r.json()["id"].as_i64().expect("id");
+    let path = format!("/api/v1/clusters/{id}");
+
+    // Only admins change or remove clusters; each refusal is audited.
+    let changed = cluster("renamed", "pkc-2.example:9092", 30, true);
+    let r = t
+        .api(Method::PUT, &path, &viewer, Some(changed.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.api(Method::DELETE, &path, &viewer, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    // A new bootstrap and interval; the name stays what it was.
+    let r = t.api(Method::PUT, &path, &admin, Some(changed)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["name"], "cc", "a cluster keeps its name");
+    assert_eq!(v["bootstrap"], "pkc-2.example:9092");
+    assert_eq!(v["interval_s"], 30);
+    assert_eq!(v["credentials_set"], true);
+    let updates = audit_details(&t, "cluster.update").await;
+    assert_eq!(updates.len(), 1);
+    assert_eq!(updates[0]["was"]["bootstrap"], "pkc-1.example:9092");
+    assert_eq!(updates[0]["credentials_changed"], json!([]));
+
+    // A bad setting changes nothing, and says why.
+    let r = t
+        .api(
+            Method::PUT,
+            &path,
+            &admin,
+            Some(cluster("cc", "pkc-3.example:9092", 1, true)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("5 to 3600 seconds"), "{}", r.body);
+    assert_eq!(audit_details(&t, "cluster.update.refused").await.len(), 1);
+    let r = t.api(Method::GET, &path, &admin, None).await;
+    assert_eq!(r.json()["bootstrap"], "pkc-2.example:9092");
+
+    // A PUT is the whole cluster: without references, it has none.
+    let r = t
+        .api(
+            Method::PUT,
+            &path,
+            &admin,
+            Some(cluster("cc", "pkc-2.example:9092", 30, false)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["credentials_set"], false);
+    let updates = audit_details(&t, "cluster.update").await;
+    assert_eq!(
+        updates[1]["credentials_changed"],
+        json!(["username_ref", "password_ref"])
+    );
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/clusters/999999",
+            &admin,
+            Some(cluster("x", "pkc.example:9092", 30, false)),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+
+    // Removing it takes what was recorded of it along.
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())",
+    )
+    .bind(id)
+    .execute(&t.pool)
+    .await
+    .expect("a topic");
+    let r = t.api(Method::DELETE, &path, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let r = t.api(Method::GET, &path, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let topics: i64 = sqlx::query_scalar("SELECT count(*) FROM topics WHERE cluster_id = $1")
+        .bind(id)
+        .fetch_one(&t.pool)
+        .await
+        .expect("topics");
+    assert_eq!(topics, 0);
+    let removed = audit_details(&t, "cluster.remove").await;
+    assert_eq!(removed.len(), 1);
+    assert_eq!(removed[0]["bootstrap"], "pkc-2.example:9092");
+    let r = t.api(Method::DELETE, &path, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+}

@@ -1110,3 +1110,93 @@ async fn admin_forms_are_shown_only_to_admins(pool: sqlx::PgPool) {
     let owner = t.get("/settings/users", Some(&olivia)).await;
     assert_eq!(owner.status, StatusCode::FORBIDDEN);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn settings_change_a_cluster_keeping_its_credentials_and_remove_it_by_name(
+    pool: sqlx::PgPool,
+) {
+    let t = TestApp::new(pool).await;
+    t.user("ada", &[Role::Admin]).await;
+    let ada = t.login("ada", PASSWORD).await.expect("ada");
+    let r = t
+        .post_form(
+            "/fn/add_cluster",
+            Some(&ada),
+            &[
+                ("name", "cc"),
+                ("bootstrap", "pkc-1.example:9092"),
+                ("security_protocol", "SASL_SSL"),
+                ("sasl_mechanism", "PLAIN"),
+                ("username_ref", "env:STREAMKEEPER_CRED_CC_API_KEY"),
+                ("password_ref", "file:/run/secrets/cc-api-secret"),
+                ("interval_s", "15"),
+            ],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let id = r.json()["id"].as_i64().expect("id").to_string();
+    let page = t.get("/settings/clusters", Some(&ada)).await;
+    assert!(
+        page.body.contains(r#"data-cluster="cc""#) && page.body.contains("remove-cluster"),
+        "{}",
+        page.body
+    );
+
+    // Both references left blank: the credentials stay.
+    // Dropping them, the cluster is reached over TLS alone.
+    let edit = |interval: &'static str, drop: bool| {
+        let mut form = vec![
+            ("id", id.as_str()),
+            ("bootstrap", "pkc-2.example:9092"),
+            ("security_protocol", if drop { "SSL" } else { "SASL_SSL" }),
+            ("sasl_mechanism", if drop { "" } else { "PLAIN" }),
+            ("username_ref", ""),
+            ("password_ref", ""),
+            ("interval_s", interval),
+        ];
+        if drop {
+            form.push(("drop_credentials", "yes"));
+        }
+        form
+    };
+    let r = t
+        .post_form("/fn/update_cluster", Some(&ada), &edit("30", false))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let v = r.json();
+    assert_eq!(v["bootstrap"], "pkc-2.example:9092");
+    assert_eq!(v["interval_s"], 30);
+    assert_eq!(v["credentials_set"], true, "kept: {v}");
+    // Asked to drop them, they go.
+    let r = t
+        .post_form("/fn/update_cluster", Some(&ada), &edit("30", true))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["credentials_set"], false);
+
+    // The wrong name typed back removes nothing; the right one removes it.
+    let r = t
+        .post_form(
+            "/fn/remove_cluster",
+            Some(&ada),
+            &[("id", id.as_str()), ("confirm", "prod")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("Type the cluster's name, cc"), "{}", r.body);
+    let r = t
+        .post_form(
+            "/fn/remove_cluster",
+            Some(&ada),
+            &[("id", id.as_str()), ("confirm", "cc")],
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = t.get("/settings/clusters", Some(&ada)).await;
+    assert!(!page.body.contains(r#"data-cluster="cc""#), "{}", page.body);
+    assert!(
+        page.body.contains("No cluster is watched yet"),
+        "{}",
+        page.body
+    );
+}

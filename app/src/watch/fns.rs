@@ -197,3 +197,56 @@ pub async fn test_cluster(
     };
     backend()?.watch.test_connection(&who, new).await
 }
+
+#[server(prefix = "/fn", endpoint = "update_cluster")]
+pub async fn update_cluster(
+    id: i64,
+    bootstrap: String,
+    security_protocol: String,
+    sasl_mechanism: Option<String>,
+    username_ref: Option<String>,
+    password_ref: Option<String>,
+    drop_credentials: Option<String>,
+    interval_s: i32,
+) -> Result<ClusterView, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    use crate::watch::model::NewCluster;
+    let who = principal().await?;
+    let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
+    // The page does not show the references: both left blank keeps them,
+    // unless the admin asked to drop them.
+    let keep = blank(&username_ref) && blank(&password_ref) && drop_credentials.is_none();
+    let new = NewCluster {
+        // A cluster keeps its name; the server takes it from the cluster.
+        name: String::new(),
+        bootstrap,
+        security_protocol,
+        sasl_mechanism,
+        username_ref,
+        password_ref,
+        // As for adding: clear-text credentials are the API's or the CLI's.
+        insecure_credentials: false,
+        interval_s,
+    };
+    backend()?
+        .watch
+        .update_cluster(&who, &client_addr().await, id, new, keep)
+        .await
+}
+
+/// Removes a cluster once its name is typed back, as a guard against the
+/// wrong row: what was recorded of it goes too.
+#[server(prefix = "/fn", endpoint = "remove_cluster")]
+pub async fn remove_cluster(id: i64, confirm: String) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let watch = &backend()?.watch;
+    let name = watch.cluster(&who, id).await?.cluster.name;
+    if confirm.trim() != name {
+        return Err(AppError::Invalid(format!(
+            "Type the cluster's name, {name}, to remove it."
+        )));
+    }
+    watch.remove_cluster(&who, &client_addr().await, id).await?;
+    Ok(name)
+}

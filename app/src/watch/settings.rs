@@ -1,11 +1,13 @@
 //! Settings → Clusters: add a cluster to watch, and test a connection
-//! first. The test is a GET form, so its report renders with or without
-//! wasm; credentials are references (env:NAME, file:/path), never values.
+//! first; change a watched cluster's connection or interval, or stop
+//! watching it. The test is a GET form, so its report renders with or
+//! without wasm; credentials are references (env:NAME, file:/path), never
+//! values.
 
 use crate::error::AppError;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
-use crate::watch::fns::{AddCluster, test_cluster};
+use crate::watch::fns::{AddCluster, RemoveCluster, UpdateCluster, list_clusters, test_cluster};
 use crate::watch::model::{ClusterView, ConnectionReport};
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -127,6 +129,88 @@ fn ClusterForms() -> impl IntoView {
             </ActionForm>
             <ActionNote value=add.value() ok=|c: &ClusterView| format!("Watching {}; the first pass runs within seconds.", c.name) />
         </section>
+        <WatchedClusters added=add.version() />
+    }
+}
+
+/// Each watched cluster's connection and interval, to change, and the way
+/// to stop watching it (its name typed back).
+#[component]
+fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
+    let update = ServerAction::<UpdateCluster>::new();
+    let remove = ServerAction::<RemoveCluster>::new();
+    let (updated, removed) = (update.version(), remove.version());
+    let clusters = Resource::new(
+        move || (added.get(), updated.get(), removed.get()),
+        |_| list_clusters(),
+    );
+    view! {
+        <section class="card" data-testid="watched-clusters">
+            <h2>"Watched clusters"</h2>
+            <ActionNote value=update.value() ok=|c: &ClusterView| format!("Saved {}; the next pass uses it.", c.name) />
+            <ActionNote value=remove.value() ok=|name: &String| format!("Stopped watching {name}; what was recorded of it is gone (the audit log keeps what was done).") />
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match clusters.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <p class="note">"No cluster is watched yet: add one above."</p>
+                        }.into_any(),
+                        Ok(list) => list.into_iter().map(|c| view! {
+                            <ClusterEdit c update remove />
+                        }).collect_view().into_any(),
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn ClusterEdit(
+    c: ClusterView,
+    update: ServerAction<UpdateCluster>,
+    remove: ServerAction<RemoveCluster>,
+) -> impl IntoView {
+    let id = c.id.to_string();
+    let credentials = if c.credentials_set {
+        "Credentials are set: leave both references blank to keep them."
+    } else {
+        "No credentials are set."
+    };
+    let summary = format!("{} · {} · every {} s", c.name, c.bootstrap, c.interval_s);
+    let save = format!("Save {}", c.name);
+    let warn = format!(
+        "Stop watching: type {} to remove it with its lag history, flags, streams, schemas and review items",
+        c.name
+    );
+    let drop = format!("Remove {}", c.name);
+    let (bootstrap, protocol, mechanism) = (c.bootstrap, c.security_protocol, c.sasl_mechanism);
+    let (interval, has_credentials) = (c.interval_s.to_string(), c.credentials_set);
+    let edit_id = id.clone();
+    view! {
+        <details data-testid="cluster-edit" data-cluster=c.name>
+            <summary>{summary}</summary>
+            <ActionForm action=update attr:class="stack" attr:data-testid="update-cluster">
+                <input type="hidden" name="id" value=edit_id.clone() />
+                <ConnectionFields bootstrap=Some(bootstrap.clone()) protocol=Some(protocol.clone())
+                    mechanism=mechanism.clone() user=None pass=None />
+                <p class="note">{credentials}</p>
+                {has_credentials.then(|| view! {
+                    <label><input type="checkbox" name="drop_credentials" value="yes" />" Remove the credentials"</label>
+                })}
+                <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value=interval.clone() /></label>
+                <button type="submit">{save.clone()}</button>
+            </ActionForm>
+            <ActionForm action=remove attr:class="stack" attr:data-testid="remove-cluster">
+                <input type="hidden" name="id" value=id.clone() />
+                <label>
+                    {warn.clone()}
+                    <input name="confirm" required autocomplete="off" />
+                </label>
+                <button type="submit" class="danger">{drop.clone()}</button>
+            </ActionForm>
+        </details>
     }
 }
 

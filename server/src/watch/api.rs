@@ -55,6 +55,38 @@ pub async fn get(
     Ok(Json(st.get(&who, id).await?))
 }
 
+/// Change a cluster's connection settings and interval (admin); the body
+/// is a whole cluster as `POST /clusters` takes it, its `name` ignored (a
+/// cluster keeps its name). Audited with what changed.
+#[utoipa::path(put, path = "/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
+    request_body = NewCluster,
+    responses((status = 200, body = ClusterView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn update(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(new): ApiJson<NewCluster>,
+) -> Result<Json<ClusterView>, ApiError> {
+    Ok(Json(st.update_cluster(&who, &from, id, new, false).await?))
+}
+
+/// Stop watching a cluster (admin): everything recorded of it goes with it
+/// (passes, lag history, flags, streams, schemas, review items, Connect
+/// clusters); the audit log keeps what was done. A clusters file that
+/// still names it adds it again at the next apply.
+#[utoipa::path(delete, path = "/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn remove(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<StatusCode, ApiError> {
+    st.remove_cluster(&who, &from, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct GroupQuery {
     /// A substring of the group's name.
@@ -184,7 +216,7 @@ where
         .routes(routes!(set_owner))
         .routes(routes!(set_lineage_topic))
         .routes(routes!(list, create))
-        .routes(routes!(get))
+        .routes(routes!(get, update, remove))
         .routes(routes!(groups))
         .routes(routes!(group))
         .routes(routes!(streams))

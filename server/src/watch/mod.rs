@@ -639,6 +639,100 @@ impl streamkeeper_app::port::Watch for ClusterService {
         self.view(row).await
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    async fn update_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        mut new: NewCluster,
+        keep_credentials: bool,
+    ) -> Result<ClusterView, AppError> {
+        require(who, Action::ManageClusters, "change clusters")?;
+        let old = store::by_id(&self.pool, id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
+        // The name is how the clusters file, the CLI and every audit entry
+        // know the cluster: it stays.
+        new.name = old.name.clone();
+        if keep_credentials {
+            new.username_ref = old.username_ref.clone();
+            new.password_ref = old.password_ref.clone();
+            new.insecure_credentials = old.insecure_credentials;
+        }
+        let probe = match validate(&new, &self.credentials) {
+            Ok(p) => p,
+            Err(e) => {
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.update.refused",
+                    target_of(&old.name),
+                    json!({ "refused": e.to_string() }),
+                )
+                .await;
+                return Err(e);
+            }
+        };
+        if same_settings(&old, &probe) {
+            return self.view(old).await;
+        }
+        let mut tx = begin(&self.pool).await?;
+        let row = store::update(&mut tx, id, &stored(&probe)).await?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "cluster.update",
+            format!("cluster:{}", row.name),
+            with_credentials(
+                json!({
+                    "bootstrap": row.bootstrap,
+                    "security_protocol": row.security_protocol,
+                    "interval_s": row.interval_s,
+                    "was": {
+                        "bootstrap": old.bootstrap,
+                        "security_protocol": old.security_protocol,
+                        "interval_s": old.interval_s,
+                    },
+                }),
+                Some(&old),
+                &row,
+            ),
+        )
+        .await?;
+        commit(tx).await?;
+        self.view(row).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    async fn remove_cluster(&self, who: &Principal, from: &str, id: i64) -> Result<(), AppError> {
+        require(who, Action::ManageClusters, "remove clusters")?;
+        let old = store::by_id(&self.pool, id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
+        let mut tx = begin(&self.pool).await?;
+        if !store::delete(&mut tx, id).await? {
+            return Err(AppError::NotFound(format!("Cluster {id}")));
+        }
+        audited(
+            &mut tx,
+            who,
+            from,
+            "cluster.remove",
+            format!("cluster:{}", old.name),
+            json!({
+                "bootstrap": old.bootstrap,
+                "security_protocol": old.security_protocol,
+                "interval_s": old.interval_s,
+            }),
+        )
+        .await?;
+        commit(tx).await?;
+        Ok(())
+    }
+
     #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn test_connection(
         &self,

@@ -74,6 +74,19 @@ pub async fn insert(conn: &mut PgConnection, c: &NewCluster<'_>) -> Result<Clust
     .await?)
 }
 
+/// Stops watching a cluster: its row and, by the foreign keys' cascade,
+/// everything recorded of it (passes, samples, groups, topics, flags,
+/// streams, schemas, review items, Connect clusters). The audit log keeps
+/// what was done. `false` when there was no such cluster.
+pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<bool, Db> {
+    Ok(sqlx::query("DELETE FROM clusters WHERE id = $1")
+        .bind(id)
+        .execute(conn)
+        .await?
+        .rows_affected()
+        == 1)
+}
+
 /// Changes a cluster's connection settings and interval.
 pub async fn update(
     conn: &mut PgConnection,

@@ -294,6 +294,26 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
     let o = run(&pool, &["cluster", "apply", path], None);
     assert!(text(&o).contains("unchanged: cloud"), "{}", text(&o));
 
+    // `cluster remove` stops watching one, by name; an unknown name is an
+    // error, and the file's cluster stays.
+    let o = run(&pool, &["cluster", "remove", "manual"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("stopped watching manual"), "{}", text(&o));
+    assert_eq!(count().await, 1);
+    let o = run(&pool, &["cluster", "remove", "manual"], None);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(
+        text(&o).contains("no cluster named \"manual\""),
+        "{}",
+        text(&o)
+    );
+    let o = run(
+        &pool,
+        &["cluster", "add", "manual", "--bootstrap", "127.0.0.1:1"],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+
     // A change in the file updates the cluster and is audited.
     write(
         r#"

@@ -25,6 +25,12 @@ pub enum ClusterCommand {
     },
     /// List watched clusters with their state and data age.
     List,
+    /// Stop watching a cluster; what was recorded of it goes too (the
+    /// audit log keeps `cluster.remove`).
+    Remove {
+        /// The cluster's name.
+        name: String,
+    },
     /// Make the clusters a clusters file names match it (GitOps); clusters
     /// it does not name are left alone and listed.
     Apply {
@@ -168,6 +174,21 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
     })
 }
 
+/// The id of the cluster named `name`.
+async fn cluster_id(
+    service: &crate::watch::ClusterService,
+    who: &streamkeeper::accounts::account::Principal,
+    name: &str,
+) -> anyhow::Result<i64> {
+    service
+        .clusters(who)
+        .await?
+        .into_iter()
+        .find(|c| c.name == name)
+        .map(|c| c.id)
+        .ok_or_else(|| anyhow::anyhow!("no cluster named {name:?}"))
+}
+
 /// Applies the clusters file `serve` was started with; a bad file stops
 /// the start, so a typo never runs with half the clusters.
 pub async fn apply_clusters_file(
@@ -282,20 +303,17 @@ pub async fn cluster(
                 println!("{verb}: {name}");
             }
         }
+        ClusterCommand::Remove { name } => {
+            let id = cluster_id(&service, &who, &name).await?;
+            service.remove_cluster(&who, SOURCE, id).await?;
+            println!("stopped watching {name}; what was recorded of it is gone");
+        }
         ClusterCommand::LineageTopic {
             cluster,
             topic,
             off: _,
         } => {
-            let Some(id) = service
-                .clusters(&who)
-                .await?
-                .into_iter()
-                .find(|c| c.name == cluster)
-                .map(|c| c.id)
-            else {
-                anyhow::bail!("no cluster named {cluster:?}");
-            };
+            let id = cluster_id(&service, &who, &cluster).await?;
             let changed = service
                 .set_lineage_topic(&who, SOURCE, id, topic.as_deref())
                 .await?;

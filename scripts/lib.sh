@@ -73,15 +73,20 @@ ensure_wasm_bindgen() {
   if [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" != "$want" ]; then
     log "installing wasm-bindgen-cli $want (a few minutes, once)"
     # No --locked: the CLI's own lockfile pins a crate version the registry no longer serves.
-    (cd "$SK_ROOT" && cargo install wasm-bindgen-cli --version "$want") >&2
+    # --force: cargo's own record may list a CLI whose binary is gone.
+    (cd "$SK_ROOT" && cargo install --force wasm-bindgen-cli --version "$want") >&2
+    [ "$(wasm-bindgen --version 2>/dev/null | awk '{print $2}')" = "$want" ] \
+      || die "wasm-bindgen-cli $want did not install"
   fi
 }
 
 ensure_nisshi() {
   if [ "$(nisshi --version 2>/dev/null | awk '{print $2}')" != "$NISSHI_VERSION" ]; then
     log "installing the nisshi broker $NISSHI_VERSION (about 11 minutes, once)"
-    (cd "$SK_ROOT" && cargo install nisshi --version "$NISSHI_VERSION" --locked \
+    (cd "$SK_ROOT" && cargo install --force nisshi --version "$NISSHI_VERSION" --locked \
       --no-default-features --features dynostore) >&2
+    [ "$(nisshi --version 2>/dev/null | awk '{print $2}')" = "$NISSHI_VERSION" ] \
+      || die "nisshi $NISSHI_VERSION did not install"
   fi
 }
 
@@ -236,7 +241,7 @@ build_wasm() {
 # The debug server with the site beside it (STREAMKEEPER_SITE_ROOT=$SITE_DIR),
 # for `SK_DEMO_BUILD=debug scripts/demo`.
 build_site() {
-  build_wasm
+  build_wasm || return 1
   log "building the server (debug)"
   (cd "$SK_ROOT" && cargo build -q -p streamkeeper-server) >&2 || return 1
   # A copy: another checkout sharing the target dir may rebuild the binary
@@ -260,8 +265,8 @@ sk_version() {
 # the tarball's path.
 build_release() { # out dir
   local out=$1 name stage
-  build_wasm
-  log "building the release binary (about 17 minutes cold on 2 cores, 2-4 after a change)"
+  build_wasm || return 1
+  log "building the release binary (about 12 minutes cold on 2 cores, with the wasm; a few after a change)"
   (cd "$SK_ROOT" && STREAMKEEPER_EMBED_SITE="$SITE_DIR" cargo build -q --release -p streamkeeper-server --bin streamkeeper) >&2 \
     || return 1
   name="streamkeeper-$(sk_version)-$(uname -m)-linux"

@@ -177,3 +177,36 @@ test(`${MODE}: at phone width the navigation folds behind Menu, tables scroll in
   await page.click('header details.menu > summary');
   assert.equal(await page.isVisible('header nav a[href="/settings/routines"]'), true);
 });
+
+test(`${MODE}: an admin adds a cluster, changes how often it is sampled, and removes it by name`, async () => {
+  const name = `e2e-spare-${MODE}`;
+  await open('/login');
+  await signIn(ADMIN, ADMIN_PW);
+  await open('/settings/clusters');
+  const submit = async (form) => {
+    if (JS) {
+      await page.click(`${form} button[type="submit"]`);
+    } else {
+      await Promise.all([page.waitForNavigation(), page.click(`${form} button[type="submit"]`)]);
+      await hydrated(page);
+    }
+  };
+  const add = 'form[data-testid="add-cluster"]';
+  await page.fill(`${add} input[name="name"]`, name);
+  await page.fill(`${add} input[name="bootstrap"]`, '127.0.0.1:1');
+  await submit(add);
+  const row = `details[data-testid="cluster-edit"][data-cluster="${name}"]`;
+  await page.waitForSelector(`${row} summary >> text=every 15 s`);
+
+  await page.click(`${row} summary`);
+  await page.fill(`${row} form[data-testid="update-cluster"] input[name="interval_s"]`, '60');
+  await submit(`${row} form[data-testid="update-cluster"]`);
+  await page.waitForSelector(`${row} summary >> text=every 60 s`);
+
+  if (!(await page.isVisible(`${row} form[data-testid="remove-cluster"]`))) await page.click(`${row} summary`);
+  await page.fill(`${row} form[data-testid="remove-cluster"] input[name="confirm"]`, name);
+  await submit(`${row} form[data-testid="remove-cluster"]`);
+  await page.waitForSelector(row, { state: 'detached' });
+  await open('/clusters');
+  assert.doesNotMatch(await page.textContent('main'), new RegExp(name));
+});

@@ -21,14 +21,11 @@ test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
-  const hydrated = async () => {
-    await hydrated(page);
-  };
   await page.goto(`${BASE}/flags`);
   await page.fill('input[name="username"]', OWNER);
   await page.fill('input[name="password"]', PW);
   await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
-  await hydrated();
+  await hydrated(page);
   assert.equal(new URL(page.url()).pathname, '/flags');
 
   // The filter in use is marked.
@@ -39,7 +36,7 @@ test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`
   // The row links as a whole: a click on its reason opens the flag.
   const why = await row.locator('td').last().boundingBox();
   await Promise.all([page.waitForNavigation(), page.mouse.click(why.x + why.width / 2, why.y + why.height / 2)]);
-  await hydrated();
+  await hydrated(page);
 
   assert.equal(await page.textContent('[data-testid="flag-kind"]'), 'STOP');
   assert.match(await page.textContent('[data-testid="flag-reason"]'), /no progress/);

@@ -24,12 +24,9 @@ test(`${MODE}: an owner opens a topic, sees its graph, asks what breaks and noti
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
-  const hydrated = async () => {
-    await hydrated(page);
-  };
   const follow = async (selector, url) => {
     await Promise.all([page.waitForURL(url), page.click(selector)]);
-    await hydrated();
+    await hydrated(page);
   };
   const topicNode = `dataset:kafka://127.0.0.1:`;
   const enricher = `job:flink:e2e-enricher-${RUN}`;
@@ -38,7 +35,7 @@ test(`${MODE}: an owner opens a topic, sees its graph, asks what breaks and noti
   await page.fill('input[name="username"]', OWNER);
   await page.fill('input[name="password"]', PW);
   await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
-  await hydrated();
+  await hydrated(page);
 
   // The topic's graph: the topic in the centre, its reader beside it.
   await follow('a[data-testid="stream-lineage"]', /\/lineage\/graph\?/);

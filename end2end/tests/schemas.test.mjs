@@ -28,15 +28,12 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   const page = await context.newPage();
   const problems = [];
   page.on('pageerror', (e) => problems.push(e.message));
-  const hydrated = async () => {
-    await hydrated(page);
-  };
   const stream = `${BASE}/clusters/${CLUSTER}/stream?name=${encodeURIComponent(TOPIC)}`;
   await page.goto(stream);
   await page.fill('input[name="username"]', OWNER);
   await page.fill('input[name="password"]', PW);
   await Promise.all([page.waitForNavigation(), page.click('form[action="/login"] button[type="submit"]')]);
-  await hydrated();
+  await hydrated(page);
 
   // The stream page shows the schema and who reads it with what.
   assert.match(await page.textContent('[data-testid="stream-schema"]'), /"amount"/);
@@ -44,14 +41,14 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   assert.match(await reader.textContent(), /assumed/);
 
   await Promise.all([page.waitForNavigation(), page.click('a[data-testid="check-change"]')]);
-  await hydrated();
+  await hydrated(page);
   await page.selectOption('form[data-testid="check-form"] select[name="schema_type"]', 'AVRO');
   await page.fill('form[data-testid="check-form"] textarea[name="schema"]', BREAKING);
   await Promise.all([
     page.waitForURL(/\/schema-checks\/\d+/),
     page.click('form[data-testid="check-form"] button[type="submit"]'),
   ]);
-  await hydrated();
+  await hydrated(page);
 
   assert.equal(await page.textContent('[data-testid="verdict"]'), 'INCOMPATIBLE');
   const row = page.locator(`table[data-testid="consumer-verdicts"] tr[data-group="${GROUP}"]`);
@@ -65,7 +62,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
 
   // The owner declares the group's reader schema on the stream page.
   await page.goto(stream);
-  await hydrated();
+  await hydrated(page);
   const row2 = page.locator('table[data-testid="readers"] tr', { hasText: GROUP });
   await row2.locator('summary', { hasText: 'Declare its reader schema' }).click();
   const form2 = row2.locator('form[data-testid="record-reader-schema"]');
@@ -97,7 +94,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
 
   // A schema that does not parse: a clear error on the form, no verdict.
   await page.goto(`${BASE}/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`);
-  await hydrated();
+  await hydrated(page);
   await page.fill('form[data-testid="check-form"] textarea[name="schema"]', '{"type": "recrod"');
   if (JS) {
     await page.click('form[data-testid="check-form"] button[type="submit"]');
@@ -110,7 +107,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   // The stream's schema recorded with a reference: the Avro type `Money`
   // is given in the form's first reference slot.
   await page.goto(stream);
-  await hydrated();
+  await hydrated(page);
   const card = page.locator('[data-testid="stream-schema"]');
   await card.locator('summary', { hasText: "Record the stream's schema" }).click();
   const form3 = card.locator('form[data-testid="record-stream-schema"]');

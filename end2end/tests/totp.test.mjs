@@ -76,12 +76,9 @@ async function session() {
   page.on('console', (m) => {
     if (m.type() === 'error' && !m.text().includes('status of 40')) problems.push(`console: ${m.text()}`);
   });
-  const hydrated = async () => {
-    await hydrated(page);
-  };
   const open = async (path) => {
     await page.goto(BASE + path);
-    await hydrated();
+    await hydrated(page);
   };
   const path = () => {
     const u = new URL(page.url());
@@ -90,7 +87,7 @@ async function session() {
   // A full page load in both modes: the sign-in forms are plain forms.
   const submit = async (selector) => {
     await Promise.all([page.waitForNavigation(), page.click(selector)]);
-    await hydrated();
+    await hydrated(page);
   };
   // An ActionForm: hydrated, it stays on the page and `done` appears;
   // without JavaScript, the post redirects back and the page is rendered again.

@@ -1610,3 +1610,168 @@ async fn an_admin_changes_a_cluster_and_removes_it_with_what_was_recorded(pool: 
     let r = t.api(Method::DELETE, &path, &admin, None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
 }
+
+/// A Postgres of one test's own (initdb in a temp folder, trust on
+/// loopback), to stop and start again; run as the `postgres` user when the
+/// tests run as root, which initdb refuses.
+struct OwnPostgres {
+    dir: std::path::PathBuf,
+    bin: std::path::PathBuf,
+    port: u16,
+}
+
+impl OwnPostgres {
+    fn init() -> Self {
+        let bin = std::fs::read_dir("/usr/lib/postgresql")
+            .expect("Postgres is installed (scripts/test installs it)")
+            .filter_map(|e| e.ok().map(|e| e.path().join("bin")))
+            .find(|b| b.join("initdb").is_file())
+            .expect("initdb");
+        let port = std::net::TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let dir = std::env::temp_dir().join(format!("sk-own-pg-{}-{port}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("its folder");
+        let pg = Self { dir, bin, port };
+        if pg.as_root() {
+            let owned = std::process::Command::new("chown")
+                .arg("postgres")
+                .arg(&pg.dir)
+                .status()
+                .expect("chown");
+            assert!(owned.success());
+        }
+        let init = pg
+            .tool("initdb")
+            .arg("-D")
+            .arg(&pg.dir)
+            .args(["-U", "postgres", "--auth=trust"])
+            .output()
+            .expect("initdb");
+        assert!(
+            init.status.success(),
+            "{}",
+            String::from_utf8_lossy(&init.stderr)
+        );
+        pg
+    }
+
+    fn as_root(&self) -> bool {
+        std::process::Command::new("id")
+            .arg("-u")
+            .output()
+            .is_ok_and(|o| o.stdout.trim_ascii() == b"0")
+    }
+
+    fn tool(&self, name: &str) -> std::process::Command {
+        let path = self.bin.join(name);
+        if self.as_root() {
+            let mut c = std::process::Command::new("runuser");
+            c.args(["-u", "postgres", "--"]).arg(path);
+            c
+        } else {
+            std::process::Command::new(path)
+        }
+    }
+
+    fn start(&self) {
+        let options = format!(
+            "-p {} -k {} -c listen_addresses=127.0.0.1 -c fsync=off",
+            self.port,
+            self.dir.display()
+        );
+        self.ctl(&[
+            "-w",
+            "-o",
+            &options,
+            "-l",
+            &self.dir.join("log").display().to_string(),
+            "start",
+        ]);
+    }
+
+    fn stop(&self) {
+        self.ctl(&["-w", "-m", "fast", "stop"]);
+    }
+
+    fn ctl(&self, args: &[&str]) {
+        let out = self
+            .tool("pg_ctl")
+            .arg("-D")
+            .arg(&self.dir)
+            .args(args)
+            .output()
+            .expect("pg_ctl");
+        assert!(
+            out.status.success(),
+            "pg_ctl {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+
+    fn url(&self) -> String {
+        format!("postgres://postgres@127.0.0.1:{}/postgres", self.port)
+    }
+}
+
+impl Drop for OwnPostgres {
+    fn drop(&mut self) {
+        let _ = self
+            .tool("pg_ctl")
+            .arg("-D")
+            .arg(&self.dir)
+            .args(["-m", "immediate", "stop"])
+            .output();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn readiness_goes_503_when_postgres_stops_and_200_when_it_is_back(pool: sqlx::PgPool) {
+    use streamkeeper_server::http::AppState;
+    use streamkeeper_server::platform::routine::{RunRetention, Runner};
+
+    let pg = OwnPostgres::init();
+    pg.start();
+    let own = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(std::time::Duration::from_secs(1))
+        .connect(&pg.url())
+        .await
+        .expect("its own Postgres");
+    streamkeeper_server::platform::db::MIGRATOR
+        .run(&own)
+        .await
+        .expect("migrated");
+    let mut runner = Runner::new(own.clone());
+    runner.add(std::sync::Arc::new(RunRetention::new(own.clone())));
+    let mut state = AppState::new(own.clone(), support::config());
+    state.runner = Some(runner.health());
+    // Sessions live in the test's database: only readiness asks this one.
+    let t = TestApp::with_state(pool, state).await;
+    let r = t.get("/readyz", None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    pg.stop();
+    let r = t.get("/readyz", None).await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert_eq!(r.json()["database"], "does not answer");
+    assert_eq!(
+        t.get("/healthz", None).await.status,
+        StatusCode::OK,
+        "the process is up"
+    );
+
+    pg.start();
+    let mut ready = t.get("/readyz", None).await;
+    for _ in 0..50 {
+        if ready.status == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+        ready = t.get("/readyz", None).await;
+    }
+    assert_eq!(ready.status, StatusCode::OK, "back: {}", ready.body);
+    assert_eq!(ready.json()["database"], "ok");
+    runner.shutdown(std::time::Duration::from_secs(5)).await;
+}

@@ -143,6 +143,31 @@ pub async fn describe_stream(
         .await
 }
 
+/// A cluster as the settings forms send it. The forms are for clusters
+/// reached over TLS: a local cluster that needs clear-text credentials is
+/// the API's or the CLI's.
+#[cfg(feature = "ssr")]
+fn from_form(
+    name: String,
+    bootstrap: String,
+    security_protocol: String,
+    sasl_mechanism: Option<String>,
+    username_ref: Option<String>,
+    password_ref: Option<String>,
+    interval_s: i32,
+) -> crate::watch::model::NewCluster {
+    crate::watch::model::NewCluster {
+        name,
+        bootstrap,
+        security_protocol,
+        sasl_mechanism,
+        username_ref,
+        password_ref,
+        insecure_credentials: false,
+        interval_s,
+    }
+}
+
 #[server(prefix = "/fn", endpoint = "add_cluster")]
 pub async fn add_cluster(
     name: String,
@@ -154,20 +179,16 @@ pub async fn add_cluster(
     interval_s: i32,
 ) -> Result<ClusterView, AppError> {
     use crate::port::{backend, client_addr, principal};
-    use crate::watch::model::NewCluster;
     let who = principal().await?;
-    let new = NewCluster {
+    let new = from_form(
         name,
         bootstrap,
         security_protocol,
         sasl_mechanism,
         username_ref,
         password_ref,
-        // The form is for clusters reached over TLS; a local cluster that
-        // needs clear-text credentials is added with the API or the CLI.
-        insecure_credentials: false,
         interval_s,
-    };
+    );
     backend()?
         .watch
         .create_cluster(&who, &client_addr().await, new)
@@ -183,18 +204,16 @@ pub async fn test_cluster(
     password_ref: Option<String>,
 ) -> Result<ConnectionReport, AppError> {
     use crate::port::{backend, principal};
-    use crate::watch::model::NewCluster;
     let who = principal().await?;
-    let new = NewCluster {
-        name: "connection-test".into(),
+    let new = from_form(
+        "connection-test".into(),
         bootstrap,
         security_protocol,
         sasl_mechanism,
         username_ref,
         password_ref,
-        insecure_credentials: false,
-        interval_s: 15,
-    };
+        15,
+    );
     backend()?.watch.test_connection(&who, new).await
 }
 
@@ -210,24 +229,21 @@ pub async fn update_cluster(
     interval_s: i32,
 ) -> Result<ClusterView, AppError> {
     use crate::port::{backend, client_addr, principal};
-    use crate::watch::model::NewCluster;
     let who = principal().await?;
     let blank = |v: &Option<String>| v.as_deref().is_none_or(|s| s.trim().is_empty());
     // The page does not show the references: both left blank keeps them,
     // unless the admin asked to drop them.
     let keep = blank(&username_ref) && blank(&password_ref) && drop_credentials.is_none();
-    let new = NewCluster {
-        // A cluster keeps its name; the server takes it from the cluster.
-        name: String::new(),
+    // A cluster keeps its name: the server takes it from the cluster.
+    let new = from_form(
+        String::new(),
         bootstrap,
         security_protocol,
         sasl_mechanism,
         username_ref,
         password_ref,
-        // As for adding: clear-text credentials are the API's or the CLI's.
-        insecure_credentials: false,
         interval_s,
-    };
+    );
     backend()?
         .watch
         .update_cluster(&who, &client_addr().await, id, new, keep)

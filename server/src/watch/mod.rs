@@ -170,6 +170,16 @@ fn with_credentials(
     base
 }
 
+/// What an audit entry says of a cluster's connection (its credentials go
+/// through `with_credentials`).
+fn connection_of(c: &store::ClusterRow) -> serde_json::Value {
+    json!({
+        "bootstrap": c.bootstrap,
+        "security_protocol": c.security_protocol,
+        "interval_s": c.interval_s,
+    })
+}
+
 /// A cluster's name for an audit target, however long it was entered.
 fn target_of(name: &str) -> String {
     format!(
@@ -347,12 +357,11 @@ impl ClusterService {
                 action,
                 format!("cluster:{}", row.name),
                 with_credentials(
-                    json!({
-                        "bootstrap": row.bootstrap,
-                        "security_protocol": row.security_protocol,
-                        "interval_s": row.interval_s,
-                        "source": "clusters file",
-                    }),
+                    {
+                        let mut d = connection_of(&row);
+                        d["source"] = json!("clusters file");
+                        d
+                    },
                     old,
                     &row,
                 ),
@@ -624,15 +633,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             from,
             "cluster.create",
             format!("cluster:{name}"),
-            with_credentials(
-                json!({
-                    "bootstrap": row.bootstrap,
-                    "security_protocol": row.security_protocol,
-                    "interval_s": row.interval_s,
-                }),
-                None,
-                &row,
-            ),
+            with_credentials(connection_of(&row), None, &row),
         )
         .await?;
         commit(tx).await?;
@@ -687,16 +688,11 @@ impl streamkeeper_app::port::Watch for ClusterService {
             "cluster.update",
             format!("cluster:{}", row.name),
             with_credentials(
-                json!({
-                    "bootstrap": row.bootstrap,
-                    "security_protocol": row.security_protocol,
-                    "interval_s": row.interval_s,
-                    "was": {
-                        "bootstrap": old.bootstrap,
-                        "security_protocol": old.security_protocol,
-                        "interval_s": old.interval_s,
-                    },
-                }),
+                {
+                    let mut d = connection_of(&row);
+                    d["was"] = connection_of(&old);
+                    d
+                },
                 Some(&old),
                 &row,
             ),
@@ -722,11 +718,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             from,
             "cluster.remove",
             format!("cluster:{}", old.name),
-            json!({
-                "bootstrap": old.bootstrap,
-                "security_protocol": old.security_protocol,
-                "interval_s": old.interval_s,
-            }),
+            connection_of(&old),
         )
         .await?;
         commit(tx).await?;

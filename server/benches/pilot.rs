@@ -166,16 +166,18 @@ async fn main() {
             .await,
         ),
         (
-            "    store::timed",
+            "    store::durations",
             timed(RUNS, || async {
-                store::timed(&pool, &within).await.expect("timed")
+                store::durations(&pool, &within, now)
+                    .await
+                    .expect("durations")
             })
             .await,
         ),
         (
-            "    store::counted",
+            "    store::counts",
             timed(RUNS, || async {
-                store::counted(&pool, &within).await.expect("counted")
+                store::counts(&pool, &within, now).await.expect("counts")
             })
             .await,
         ),

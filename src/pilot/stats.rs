@@ -129,7 +129,12 @@ pub fn figure(mut durations: Vec<i64>, baseline_ms: i64) -> Figure {
 /// The pilot week (1, 2 …) an instant falls in: week 1 is the start day
 /// and the six after it (UTC). Before the start: none.
 pub fn week_of(start: NaiveDate, at: DateTime<Utc>) -> Option<u32> {
-    let days = (at.date_naive() - start).num_days();
+    week_of_day(start, at.date_naive())
+}
+
+/// The pilot week a UTC day falls in (see [`week_of`]).
+pub fn week_of_day(start: NaiveDate, day: NaiveDate) -> Option<u32> {
+    let days = (day - start).num_days();
     (days >= 0).then(|| u32::try_from(days / 7 + 1).unwrap_or(u32::MAX))
 }
 
@@ -173,17 +178,27 @@ pub struct Report {
     pub counts: BTreeMap<Count, u64>,
 }
 
-/// Turns the pilot's events into its report. Events before the start or
-/// after `now` are left out; every week from the first to the one `now`
-/// falls in is listed, empty ones too (a quiet week is a fact). Metrics in
-/// `unrecorded` are ones the product keeps no record of yet: their figures
-/// say so rather than "no events".
+/// The pilot's events as the store sums them, per UTC day: each metric's
+/// durations (in any order) and each count. By day, not by event: a year
+/// of records reaches the report as a few hundred rows, and a day is the
+/// finest grain a week needs.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    pub durations: BTreeMap<(NaiveDate, Metric), Vec<i64>>,
+    pub counts: BTreeMap<(NaiveDate, Count), u64>,
+}
+
+/// Turns the pilot's tally into its report. Days before the start or
+/// after `now` are left out (the store leaves out events after `now`
+/// itself); every week from the first to the one `now` falls in is listed,
+/// empty ones too (a quiet week is a fact). Metrics in `unrecorded` are
+/// ones the product keeps no record of yet: their figures say so rather
+/// than "no events".
 pub fn report(
     start: NaiveDate,
     now: DateTime<Utc>,
     baselines: &[Baseline],
-    timed: &[Timed],
-    counted: &[(Count, DateTime<Utc>)],
+    tally: Tally,
     unrecorded: &[Metric],
 ) -> Report {
     let figure = |m: Metric, d: Vec<i64>, baseline_ms: i64| {
@@ -201,21 +216,24 @@ pub fn report(
             .unwrap_or_else(|| Baseline::default_for(m))
     };
     let last_week = week_of(start, now).unwrap_or(0);
-    let in_pilot = |at: DateTime<Utc>| at <= now && week_of(start, at).is_some();
+    let week = |day: NaiveDate| {
+        (day <= now.date_naive())
+            .then(|| week_of_day(start, day))
+            .flatten()
+    };
     let mut weekly: BTreeMap<(u32, Metric), Vec<i64>> = BTreeMap::new();
     let mut all: BTreeMap<Metric, Vec<i64>> = BTreeMap::new();
-    for t in timed.iter().filter(|t| in_pilot(t.started_at)) {
-        let w = week_of(start, t.started_at).unwrap_or(0);
-        weekly.entry((w, t.metric)).or_default().push(t.ms());
-        all.entry(t.metric).or_default().push(t.ms());
+    for ((day, metric), ms) in tally.durations {
+        let Some(w) = week(day) else { continue };
+        all.entry(metric).or_default().extend_from_slice(&ms);
+        weekly.entry((w, metric)).or_default().extend(ms);
     }
     let mut counts: BTreeMap<Count, u64> = Count::ALL.into_iter().map(|c| (c, 0)).collect();
     let mut weekly_counts: BTreeMap<(u32, Count), u64> = BTreeMap::new();
-    for (c, at) in counted.iter().filter(|(_, at)| in_pilot(*at)) {
-        *counts.entry(*c).or_default() += 1;
-        *weekly_counts
-            .entry((week_of(start, *at).unwrap_or(0), *c))
-            .or_default() += 1;
+    for ((day, c), n) in tally.counts {
+        let Some(w) = week(day) else { continue };
+        *counts.entry(c).or_default() += n;
+        *weekly_counts.entry((w, c)).or_default() += n;
     }
     let weeks = (1..=last_week)
         .map(|w| {
@@ -278,6 +296,21 @@ mod tests {
         }
     }
 
+    /// Events summed by day, as the store does.
+    fn tally(timed: &[Timed], counted: &[(Count, DateTime<Utc>)]) -> Tally {
+        let mut t = Tally::default();
+        for e in timed {
+            t.durations
+                .entry((e.started_at.date_naive(), e.metric))
+                .or_default()
+                .push(e.ms());
+        }
+        for (c, at) in counted {
+            *t.counts.entry((at.date_naive(), *c)).or_default() += 1;
+        }
+        t
+    }
+
     #[test]
     fn percentiles_are_nearest_rank() {
         let v: Vec<i64> = (1..=10).collect();
@@ -336,8 +369,7 @@ mod tests {
             start,
             at("2026-11-10T00:00:00Z"),
             &[],
-            &timed,
-            &counted,
+            tally(&timed, &counted),
             &[Metric::LineageNotified],
         );
         assert_eq!(r.day, 10);

@@ -27,9 +27,12 @@ impl BenchDb {
             .expect("create database");
         let mut url = url::Url::parse(base).expect("DATABASE_URL");
         url.set_path(&name);
+        // As the console connects (JIT off).
+        let options = streamkeeper_server::platform::db::connect_options(url.as_str())
+            .expect("the bench database's URL");
         let pool = PgPoolOptions::new()
             .max_connections(connections)
-            .connect(url.as_str())
+            .connect_with(options)
             .await
             .expect("connect to the bench database");
         streamkeeper_server::platform::db::migrate(&pool)

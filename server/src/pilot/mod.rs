@@ -18,7 +18,7 @@ use sqlx::PgPool;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::pilot::receipts::{Receipt, Would, would_restart};
-use streamkeeper::pilot::stats::{Timed, human, report};
+use streamkeeper::pilot::stats::{Tally, Timed, human, report};
 use streamkeeper::pilot::{
     PilotInput, PilotReport, PilotSettings, ScopeKind, baselines, checked_scope,
 };
@@ -198,20 +198,14 @@ impl streamkeeper_app::port::Pilot for PilotService {
             from: start,
         };
         // Four reads of one scope, each on its own connection at once.
-        let (timed, counted, dismissed, domains) = tokio::try_join!(
-            store::timed(&self.pool, &within),
-            store::counted(&self.pool, &within),
+        let (durations, counts, dismissed, domains) = tokio::try_join!(
+            store::durations(&self.pool, &within, now),
+            store::counts(&self.pool, &within, now),
             store::dismissed(&self.pool, &within, DISMISSALS),
             store::domains(&self.pool, &within),
         )?;
-        let report = report(
-            start.date_naive(),
-            now,
-            &settings.baselines,
-            &timed,
-            &counted,
-            &[],
-        );
+        let tally = Tally { durations, counts };
+        let report = report(start.date_naive(), now, &settings.baselines, tally, &[]);
         Ok(PilotReport {
             settings,
             report,
@@ -242,11 +236,7 @@ impl streamkeeper_app::port::Pilot for PilotService {
             scope: &settings.scope,
             from: start,
         };
-        let events = store::timed(&self.pool, &within)
-            .await?
-            .into_iter()
-            .filter(|t| t.started_at <= now)
-            .collect();
+        let events = store::timed(&self.pool, &within, now).await?;
         Ok((start.date_naive(), events))
     }
 

@@ -5,6 +5,7 @@
 use crate::platform::errors::Db;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::BTreeMap;
 use streamkeeper::pilot::stats::{Count, Timed};
 use streamkeeper::pilot::{Baseline, Dismissal, DomainRecord, Metric, ScopeKind};
 
@@ -153,7 +154,8 @@ struct TimedRow {
     ended_at: DateTime<Utc>,
 }
 
-/// Every timed event of the pilot, by start:
+/// `timed`: every timed event of the pilot (`metric`, `reference`,
+/// `subject`, `started_at`, `ended_at`), after [`SCOPE`] and [`QUESTIONS`]:
 /// - lag flagged: a group's flag routed to a team, onset → the owner
 ///   notified (its webhook delivered, or the flag in the app list when the
 ///   team has none) or it acknowledged, whichever came first;
@@ -163,9 +165,9 @@ struct TimedRow {
 /// - lineage question answered, and its owners notified: a question
 ///   about a topic (`lineage_questions`, recorded by "notify owners"),
 ///   asked → answer shown, and asked → owners notified.
-pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
-    let rows: Vec<TimedRow> = sqlx::query_as(&format!(
-        "{SCOPE}, {QUESTIONS}
+fn timed_events() -> String {
+    format!(
+        "timed AS (
          SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
                 f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
            FROM flags f {FLAG_SUBJECT}
@@ -186,15 +188,26 @@ pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
            FROM lq q WHERE {questions}
          UNION ALL
          SELECT 'lineage_notified', 'lineage-question:' || q.id, q.topic, q.asked_at, q.notified_at
-           FROM lq q WHERE q.notified_at IS NOT NULL AND {questions}
-          ORDER BY started_at, reference",
+           FROM lq q WHERE q.notified_at IS NOT NULL AND {questions})",
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
         questions = topic_in("q.cluster_id", "q.topic", "NULL::text"),
+    )
+}
+
+/// Every timed event of the pilot up to `now`, by start, with the record
+/// each comes from (the events CSV).
+pub async fn timed(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<Vec<Timed>, Db> {
+    let rows: Vec<TimedRow> = sqlx::query_as(&format!(
+        "{SCOPE}, {QUESTIONS}, {timed}
+         SELECT metric, reference, subject, started_at, ended_at FROM timed
+          WHERE started_at <= $4 ORDER BY started_at, reference",
+        timed = timed_events(),
     ))
     .bind(w.kind.as_str())
     .bind(w.scope)
     .bind(w.from)
+    .bind(now)
     .fetch_all(pool)
     .await?;
     Ok(rows
@@ -211,14 +224,46 @@ pub async fn timed(pool: &PgPool, w: &Within<'_>) -> Result<Vec<Timed>, Db> {
         .collect())
 }
 
-/// Every counted event of the pilot: flags raised, acknowledged and
-/// dismissed; checks that found a breaking change; items applied;
-/// connector restarts Streamkeeper made.
-pub async fn counted(pool: &PgPool, w: &Within<'_>) -> Result<Vec<(Count, DateTime<Utc>)>, Db> {
-    let rows: Vec<(String, DateTime<Utc>)> = sqlx::query_as(&format!(
+/// The durations of the timed events up to `now`, per metric and UTC day
+/// (what the figures need, without the strings the CSV carries). Each in
+/// whole milliseconds rounded down and never below 0, as [`Timed::ms`].
+pub async fn durations(
+    pool: &PgPool,
+    w: &Within<'_>,
+    now: DateTime<Utc>,
+) -> Result<BTreeMap<(NaiveDate, Metric), Vec<i64>>, Db> {
+    let rows: Vec<(String, NaiveDate, Vec<i64>)> = sqlx::query_as(&format!(
+        "{SCOPE}, {QUESTIONS}, {timed}
+         SELECT metric, (started_at AT TIME ZONE 'UTC')::date,
+                array_agg(GREATEST(floor(extract(epoch FROM ended_at - started_at) * 1000), 0)::bigint)
+           FROM timed WHERE started_at <= $4 GROUP BY 1, 2",
+        timed = timed_events(),
+    ))
+    .bind(w.kind.as_str())
+    .bind(w.scope)
+    .bind(w.from)
+    .bind(now)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows
+        .into_iter()
+        .filter_map(|(m, day, ms)| Some(((day, m.parse::<Metric>().ok()?), ms)))
+        .collect())
+}
+
+/// How many counted events the pilot has up to `now`, per UTC day: flags
+/// raised, acknowledged and dismissed; checks that found a breaking
+/// change; items applied; connector restarts Streamkeeper made.
+pub async fn counts(
+    pool: &PgPool,
+    w: &Within<'_>,
+    now: DateTime<Utc>,
+) -> Result<BTreeMap<(NaiveDate, Count), u64>, Db> {
+    let rows: Vec<(String, NaiveDate, i64)> = sqlx::query_as(&format!(
         "{SCOPE}, f AS (
             SELECT f.raised_at, f.acknowledged_at, f.dismissed_at FROM flags f {FLAG_SUBJECT}
-             WHERE (f.raised_at >= $3 OR f.acknowledged_at >= $3 OR f.dismissed_at >= $3) AND {FLAG_IN})
+             WHERE (f.raised_at >= $3 OR f.acknowledged_at >= $3 OR f.dismissed_at >= $3) AND {FLAG_IN}),
+         counted (what, at) AS (
          SELECT 'flags_raised', raised_at FROM f WHERE raised_at >= $3
          UNION ALL SELECT 'flags_acknowledged', acknowledged_at FROM f WHERE acknowledged_at >= $3
          UNION ALL SELECT 'flags_dismissed', dismissed_at FROM f WHERE dismissed_at >= $3
@@ -235,20 +280,22 @@ pub async fn counted(pool: &PgPool, w: &Within<'_>) -> Result<Vec<(Count, DateTi
           WHERE r.at >= $3
             AND (cc.cluster_id IN (SELECT id FROM sc)
                  OR EXISTS (SELECT 1 FROM subjects x WHERE x.cluster_id = cc.cluster_id
-                               AND x.kind = 'connector' AND x.subject = cc.name || '/' || cn.name))",
+                               AND x.kind = 'connector' AND x.subject = cc.name || '/' || cn.name)))
+         SELECT what, (at AT TIME ZONE 'UTC')::date, count(*) FROM counted WHERE at <= $4 GROUP BY 1, 2",
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
     ))
     .bind(w.kind.as_str())
     .bind(w.scope)
     .bind(w.from)
+    .bind(now)
     .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
-        .filter_map(|(c, at)| {
+        .filter_map(|(c, day, n)| {
             let count = Count::ALL.into_iter().find(|k| k.as_str() == c)?;
-            Some((count, at))
+            Some(((day, count), u64::try_from(n).unwrap_or(0)))
         })
         .collect())
 }

@@ -3,7 +3,7 @@
 
 use sqlx::migrate::Migrator;
 use sqlx::pool::PoolConnection;
-use sqlx::postgres::PgPoolOptions;
+use sqlx::postgres::{PgConnectOptions, PgPoolOptions};
 use sqlx::{PgPool, Postgres, Transaction};
 use std::time::{Duration, Instant};
 
@@ -34,11 +34,16 @@ pub async fn connect(url: &str, timeout: Duration) -> Result<PgPool, DbError> {
     let started = Instant::now();
     let mut delay = Duration::from_millis(250);
     loop {
-        let attempt = PgPoolOptions::new()
-            .max_connections(16)
-            .acquire_timeout(Duration::from_secs(5))
-            .connect(url)
-            .await;
+        let attempt = match connect_options(url) {
+            Ok(options) => {
+                PgPoolOptions::new()
+                    .max_connections(16)
+                    .acquire_timeout(Duration::from_secs(5))
+                    .connect_with(options)
+                    .await
+            }
+            Err(e) => Err(e),
+        };
         match attempt {
             Ok(pool) => return Ok(pool),
             Err(e) => {
@@ -56,6 +61,14 @@ pub async fn connect(url: &str, timeout: Duration) -> Result<PgPool, DbError> {
             }
         }
     }
+}
+
+/// `url` as the console connects to it: with JIT compilation off. Its
+/// reads are a year of records at most, planned above `jit_above_cost`
+/// by their scope joins; compiling them cost about 100 ms a query and
+/// gained nothing (the pilot bench, BENCHMARKS.md).
+pub fn connect_options(url: &str) -> Result<PgConnectOptions, sqlx::Error> {
+    Ok(url.parse::<PgConnectOptions>()?.options([("jit", "off")]))
 }
 
 fn describe(e: &sqlx::Error) -> String {

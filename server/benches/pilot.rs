@@ -54,7 +54,8 @@ async fn main() {
         .skip(1)
         .find_map(|a| a.parse().ok())
         .unwrap_or(100_000);
-    let db = BenchDb::create(&base, "pilot", 4).await;
+    // As many connections as the console's pool.
+    let db = BenchDb::create(&base, "pilot", 16).await;
     let pool = db.pool.clone();
     let t0 = Instant::now();
     for sql in [
@@ -143,11 +144,13 @@ async fn main() {
     let figures = [
         (
             "the page (report and the first receipts)",
+            // As the page's server function asks them: at once.
             timed(RUNS, || async {
-                (
-                    pilot.report(&who, "bench", now).await.expect("report"),
-                    pilot.receipts(&who, "bench", page).await.expect("receipts"),
+                tokio::try_join!(
+                    pilot.report(&who, "bench", now),
+                    pilot.receipts(&who, "bench", page)
                 )
+                .expect("the page")
             })
             .await,
         ),

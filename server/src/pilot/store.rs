@@ -119,11 +119,21 @@ const SCOPE: &str = "WITH sc AS (SELECT id FROM clusters WHERE $1 = 'clusters' A
           JOIN st ON st.cluster_id = cc.cluster_id AND st.topic = ANY (cn.topics)
          GROUP BY 1, 2, 3)";
 
-/// A flag `f` joined to its subject in scope (`x`, none when outside).
-const FLAG_SUBJECT: &str = "LEFT JOIN subjects x ON x.cluster_id = f.cluster_id
-    AND x.kind = f.subject_kind AND x.subject = f.subject";
-/// Whether the flag `f` (joined as above) is in scope.
-const FLAG_IN: &str = "(f.cluster_id IN (SELECT id FROM sc) OR x.subject IS NOT NULL)";
+/// `fl`: the flags in scope, each with its subject's domain (`''` for a
+/// flag of a named cluster about no stream). A cluster scope takes every
+/// flag of its clusters; the others the flags about their subjects, by an
+/// inner join on those few subjects, so a year of flags is probed against
+/// them rather than hashed itself.
+const FLAGS: &str = "fl AS (
+    SELECT f.*, COALESCE(x.domain, '') AS domain
+      FROM flags f LEFT JOIN subjects x ON x.cluster_id = f.cluster_id
+           AND x.kind = f.subject_kind AND x.subject = f.subject
+     WHERE $1 = 'clusters' AND f.cluster_id IN (SELECT id FROM sc)
+    UNION ALL
+    SELECT f.*, x.domain
+      FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
+           AND x.kind = f.subject_kind AND x.subject = f.subject
+     WHERE $1 <> 'clusters')";
 
 /// Whether a record of cluster `c` about topic `t` with domain `d` is in scope.
 fn topic_in(c: &str, t: &str, d: &str) -> String {
@@ -155,7 +165,8 @@ struct TimedRow {
 }
 
 /// `timed`: every timed event of the pilot (`metric`, `reference`,
-/// `subject`, `started_at`, `ended_at`), after [`SCOPE`] and [`QUESTIONS`]:
+/// `subject`, `started_at`, `ended_at`), after [`SCOPE`], [`FLAGS`] and
+/// [`QUESTIONS`]:
 /// - lag flagged: a group's flag routed to a team, onset → the owner
 ///   notified (its webhook delivered, or the flag in the app list when the
 ///   team has none) or it acknowledged, whichever came first;
@@ -170,9 +181,9 @@ fn timed_events() -> String {
         "timed AS (
          SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
                 f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
-           FROM flags f {FLAG_SUBJECT}
+           FROM fl f
           WHERE f.subject_kind = 'group' AND f.team_id IS NOT NULL AND f.onset_at >= $3
-            AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL) AND {FLAG_IN}
+            AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL)
          UNION ALL
          SELECT 'change_checked', 'check:' || k.id, k.topic, k.submitted_at, k.decided_at
            FROM compatibility_checks k
@@ -199,7 +210,7 @@ fn timed_events() -> String {
 /// each comes from (the events CSV).
 pub async fn timed(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<Vec<Timed>, Db> {
     let rows: Vec<TimedRow> = sqlx::query_as(&format!(
-        "{SCOPE}, {QUESTIONS}, {timed}
+        "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
          SELECT metric, reference, subject, started_at, ended_at FROM timed
           WHERE started_at <= $4 ORDER BY started_at, reference",
         timed = timed_events(),
@@ -233,7 +244,7 @@ pub async fn durations(
     now: DateTime<Utc>,
 ) -> Result<BTreeMap<(NaiveDate, Metric), Vec<i64>>, Db> {
     let rows: Vec<(String, NaiveDate, Vec<i64>)> = sqlx::query_as(&format!(
-        "{SCOPE}, {QUESTIONS}, {timed}
+        "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
          SELECT metric, (started_at AT TIME ZONE 'UTC')::date,
                 array_agg(GREATEST(floor(extract(epoch FROM ended_at - started_at) * 1000), 0)::bigint)
            FROM timed WHERE started_at <= $4 GROUP BY 1, 2",
@@ -260,9 +271,9 @@ pub async fn counts(
     now: DateTime<Utc>,
 ) -> Result<BTreeMap<(NaiveDate, Count), u64>, Db> {
     let rows: Vec<(String, NaiveDate, i64)> = sqlx::query_as(&format!(
-        "{SCOPE}, f AS (
-            SELECT f.raised_at, f.acknowledged_at, f.dismissed_at FROM flags f {FLAG_SUBJECT}
-             WHERE (f.raised_at >= $3 OR f.acknowledged_at >= $3 OR f.dismissed_at >= $3) AND {FLAG_IN}),
+        "{SCOPE}, {FLAGS}, f AS (
+            SELECT raised_at, acknowledged_at, dismissed_at FROM fl
+             WHERE raised_at >= $3 OR acknowledged_at >= $3 OR dismissed_at >= $3),
          counted (what, at) AS (
          SELECT 'flags_raised', raised_at FROM f WHERE raised_at >= $3
          UNION ALL SELECT 'flags_acknowledged', acknowledged_at FROM f WHERE acknowledged_at >= $3
@@ -360,10 +371,10 @@ struct DismissalRow {
 /// Flags dismissed as wrong during the pilot, newest first, with reasons.
 pub async fn dismissed(pool: &PgPool, w: &Within<'_>, limit: i64) -> Result<Vec<Dismissal>, Db> {
     let rows: Vec<DismissalRow> = sqlx::query_as(&format!(
-        "{SCOPE}
+        "{SCOPE}, {FLAGS}
          SELECT f.id, c.name AS cluster, f.subject, f.kind, f.dismissed_reason, f.dismissed_by, f.dismissed_at
-           FROM flags f JOIN clusters c ON c.id = f.cluster_id {FLAG_SUBJECT}
-          WHERE f.dismissed_at >= $3 AND {FLAG_IN}
+           FROM fl f JOIN clusters c ON c.id = f.cluster_id
+          WHERE f.dismissed_at >= $3
           ORDER BY f.dismissed_at DESC, f.id DESC LIMIT $4"
     ))
     .bind(w.kind.as_str())
@@ -415,13 +426,11 @@ pub async fn first_weeks(
     limit: i64,
 ) -> Result<(Vec<ReceiptRow>, i64), Db> {
     // A flag's domain is its subject's; one outside every stream has none.
-    let flags = format!(
-        "FROM flags f JOIN clusters c ON c.id = f.cluster_id {FLAG_SUBJECT}
-         LEFT JOIN review_domains rd ON rd.domain = x.domain
-        WHERE f.raised_at >= $3 AND x.domain <> ''
-          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')"
-    );
-    const FLAG_ROW: &str = "f.id, x.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+    let flags = "FROM fl f JOIN clusters c ON c.id = f.cluster_id
+         LEFT JOIN review_domains rd ON rd.domain = f.domain
+        WHERE f.raised_at >= $3 AND f.domain <> ''
+          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')";
+    const FLAG_ROW: &str = "f.id, f.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
                 c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason AS what, f.evidence,
                 f.raised_at AS at";
     const RESTARTS: &str = "AND f.subject_kind = 'connector' AND f.kind = 'FAILED' AND NOT (f.evidence ? 'auto_restart')";
@@ -432,43 +441,47 @@ pub async fn first_weeks(
           AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest') AND {}",
         topic_in("k.cluster_id", "k.topic", "k.domain")
     );
+    // Each source's first rows with how many it has in all (counted in
+    // the same pass), on their own connections at once.
     let sources = [
-        (
-            format!(
-                "{SCOPE} SELECT 'flag' AS source, {FLAG_ROW} {flags} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
-            ),
-            format!("{SCOPE} SELECT count(*) {flags}"),
+        format!(
+            "{SCOPE}, {FLAGS} SELECT 'flag' AS source, {FLAG_ROW}, count(*) OVER () AS total
+             {flags} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
         ),
-        (
-            format!(
-                "{SCOPE} SELECT 'restart' AS source, {FLAG_ROW} {flags} {RESTARTS}
-                 ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
-            ),
-            format!("{SCOPE} SELECT count(*) {flags} {RESTARTS}"),
+        format!(
+            "{SCOPE}, {FLAGS} SELECT 'restart' AS source, {FLAG_ROW}, count(*) OVER () AS total
+             {flags} {RESTARTS} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
         ),
-        (
-            format!(
-                "{SCOPE} SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
-                    c.name AS cluster, 'topic' AS subject_kind, k.topic AS subject, k.verdict AS kind,
-                    'check ' || k.id || ' of a ' || k.schema_type || ' schema by ' || k.submitted_by
-                        || ' found it breaks a consumer' AS what,
-                    k.report AS evidence, k.decided_at AS at
-                 {checks} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
-            ),
-            format!("{SCOPE} SELECT count(*) {checks}"),
+        format!(
+            "{SCOPE} SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+                c.name AS cluster, 'topic' AS subject_kind, k.topic AS subject, k.verdict AS kind,
+                'check ' || k.id || ' of a ' || k.schema_type || ' schema by ' || k.submitted_by
+                    || ' found it breaks a consumer' AS what,
+                k.report AS evidence, k.decided_at AS at, count(*) OVER () AS total
+             {checks} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
         ),
     ];
-    // Each source's page and count on their own connections at once.
-    let [(s0, c0), (s1, c1), (s2, c2)] = &sources;
-    let (p0, p1, p2, n0, n1, n2) = tokio::try_join!(
+    let [s0, s1, s2] = &sources;
+    let (p0, p1, p2) = tokio::try_join!(
         receipt_rows(pool, w, limit, s0),
         receipt_rows(pool, w, limit, s1),
         receipt_rows(pool, w, limit, s2),
-        receipt_count(pool, w, c0),
-        receipt_count(pool, w, c1),
-        receipt_count(pool, w, c2)
     )?;
-    Ok(([p0, p1, p2].concat(), n0 + n1 + n2))
+    // An empty page is a source with none: the count rides on each row.
+    let total = [&p0, &p1, &p2]
+        .iter()
+        .map(|p| p.first().map_or(0, |r| r.total))
+        .sum();
+    let rows = [p0, p1, p2].into_iter().flatten().map(|r| r.row).collect();
+    Ok((rows, total))
+}
+
+/// A receipt with the number of its source's receipts in all.
+#[derive(FromRow)]
+struct CountedRow {
+    #[sqlx(flatten)]
+    row: ReceiptRow,
+    total: i64,
 }
 
 async fn receipt_rows(
@@ -476,21 +489,12 @@ async fn receipt_rows(
     w: &Within<'_>,
     limit: i64,
     select: &str,
-) -> Result<Vec<ReceiptRow>, sqlx::Error> {
+) -> Result<Vec<CountedRow>, sqlx::Error> {
     sqlx::query_as(select)
         .bind(w.kind.as_str())
         .bind(w.scope)
         .bind(w.from)
         .bind(limit)
         .fetch_all(pool)
-        .await
-}
-
-async fn receipt_count(pool: &PgPool, w: &Within<'_>, sql: &str) -> Result<i64, sqlx::Error> {
-    sqlx::query_scalar(sql)
-        .bind(w.kind.as_str())
-        .bind(w.scope)
-        .bind(w.from)
-        .fetch_one(pool)
         .await
 }

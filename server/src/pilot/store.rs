@@ -206,20 +206,39 @@ fn timed_events() -> String {
     )
 }
 
+/// The rows of a pilot query bound to its scope (`$1`–`$3`) and `now` (`$4`).
+async fn until<T>(
+    pool: &PgPool,
+    w: &Within<'_>,
+    now: DateTime<Utc>,
+    sql: &str,
+) -> Result<Vec<T>, sqlx::Error>
+where
+    T: for<'r> FromRow<'r, sqlx::postgres::PgRow> + Send + Unpin,
+{
+    sqlx::query_as(sql)
+        .bind(w.kind.as_str())
+        .bind(w.scope)
+        .bind(w.from)
+        .bind(now)
+        .fetch_all(pool)
+        .await
+}
+
 /// Every timed event of the pilot up to `now`, by start, with the record
 /// each comes from (the events CSV).
 pub async fn timed(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<Vec<Timed>, Db> {
-    let rows: Vec<TimedRow> = sqlx::query_as(&format!(
-        "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
+    let rows: Vec<TimedRow> = until(
+        pool,
+        w,
+        now,
+        &format!(
+            "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
          SELECT metric, reference, subject, started_at, ended_at FROM timed
           WHERE started_at <= $4 ORDER BY started_at, reference",
-        timed = timed_events(),
-    ))
-    .bind(w.kind.as_str())
-    .bind(w.scope)
-    .bind(w.from)
-    .bind(now)
-    .fetch_all(pool)
+            timed = timed_events(),
+        ),
+    )
     .await?;
     Ok(rows
         .into_iter()
@@ -243,18 +262,13 @@ pub async fn durations(
     w: &Within<'_>,
     now: DateTime<Utc>,
 ) -> Result<BTreeMap<(NaiveDate, Metric), Vec<i64>>, Db> {
-    let rows: Vec<(String, NaiveDate, Vec<i64>)> = sqlx::query_as(&format!(
+    let rows: Vec<(String, NaiveDate, Vec<i64>)> = until(pool, w, now, &format!(
         "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
          SELECT metric, (started_at AT TIME ZONE 'UTC')::date,
                 array_agg(GREATEST(floor(extract(epoch FROM ended_at - started_at) * 1000), 0)::bigint)
            FROM timed WHERE started_at <= $4 GROUP BY 1, 2",
         timed = timed_events(),
     ))
-    .bind(w.kind.as_str())
-    .bind(w.scope)
-    .bind(w.from)
-    .bind(now)
-    .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()
@@ -270,7 +284,7 @@ pub async fn counts(
     w: &Within<'_>,
     now: DateTime<Utc>,
 ) -> Result<BTreeMap<(NaiveDate, Count), u64>, Db> {
-    let rows: Vec<(String, NaiveDate, i64)> = sqlx::query_as(&format!(
+    let rows: Vec<(String, NaiveDate, i64)> = until(pool, w, now, &format!(
         "{SCOPE}, {FLAGS}, f AS (
             SELECT raised_at, acknowledged_at, dismissed_at FROM fl
              WHERE raised_at >= $3 OR acknowledged_at >= $3 OR dismissed_at >= $3),
@@ -296,11 +310,6 @@ pub async fn counts(
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
     ))
-    .bind(w.kind.as_str())
-    .bind(w.scope)
-    .bind(w.from)
-    .bind(now)
-    .fetch_all(pool)
     .await?;
     Ok(rows
         .into_iter()

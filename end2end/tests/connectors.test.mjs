@@ -140,3 +140,53 @@ test(`${MODE}: an owner drafts a Debezium source, fixes it in one click, propose
     await cb.close();
     assert.deepEqual(problems, []);
   });
+
+// Hydrated, the draft is checked as it is typed: no Validate, no new
+// address. With JavaScript off the Validate submit above is the way.
+test(`${MODE}: the draft form is checked as it is typed`,
+  { skip: (!JS && 'checked as typed only when hydrated') || (!CONNECT && 'no Connect fixture') }, async () => {
+    const draft = `/clusters/${CLUSTER}/connect/draft?name=${encodeURIComponent(CONNECT)}&plugin=debezium_postgres`;
+    const { context, page: a } = await signedIn(draft, AUTHOR, AUTHOR_PW);
+    await hydrated(a);
+    const at = a.url();
+    assert.match(await a.textContent('[data-testid="live-check"]'), /Checked as you type/);
+    const verdict = (re) => a.waitForFunction(
+      (src) => new RegExp(src).test(document.querySelector('[data-testid="draft-verdict"]')?.textContent ?? ''),
+      re.source, { timeout: 15000 });
+
+    await a.fill(field('name'), `${NAME}-typed`);
+    await a.fill(field('topic.prefix'), `${PREFIX}-typed`);
+    await a.fill(field('database.hostname'), 'db.internal');
+    await a.fill(field('database.user'), 'debezium');
+    await a.fill(field('database.dbname'), 'shop');
+    await a.fill(field('table.include.list'), 'public\\.orders');
+    await a.selectOption(field('key.converter'), 'org.apache.kafka.connect.json.JsonConverter');
+    await a.selectOption(field('value.converter'), 'org.apache.kafka.connect.json.JsonConverter');
+    // An inline password: the error shows up by itself, masked.
+    await a.fill(field('database.password'), INLINE);
+    await verdict(/It has errors/);
+    const row = '[data-testid="draft-findings"] tr[data-property="database.password"]';
+    await a.waitForSelector(row);
+    assert.match(await a.textContent(row), /error/);
+    assert.ok(await a.isDisabled('[data-testid="propose"]'), 'a draft with errors cannot be proposed');
+    assert.match(await a.textContent('[data-testid="draft-json"]'), /"database\.password": "\*+"/);
+    assert.ok(!(await a.textContent('[data-testid="draft-check"]')).includes(INLINE), 'no secret shown');
+
+    // A reference instead: no errors, and Propose is open.
+    await a.fill(field('database.password'), '${file:/etc/kafka/secrets.properties:database.password}');
+    await verdict(/No errors/);
+    assert.equal(await a.locator(row).count(), 0);
+    assert.ok(!(await a.isDisabled('[data-testid="propose"]')), 'a draft without errors may be proposed');
+
+    // A port in words cannot become a config: said so, not proposable.
+    await a.fill(field('database.port'), 'five');
+    await a.waitForSelector('[data-testid="draft-check"] [role="alert"]', { timeout: 15000 });
+    assert.match(await a.textContent('[data-testid="draft-check"] [role="alert"]'), /database\.port/);
+    assert.ok(await a.isDisabled('[data-testid="propose"]'));
+    await a.fill(field('database.port'), '5432');
+    await verdict(/No errors/);
+
+    assert.equal(a.url(), at, 'checked in place, without a new address');
+    await context.close();
+    assert.deepEqual(problems, []);
+  });

@@ -2,13 +2,16 @@
 //! running connector), fill in only that connector's fields, and see what
 //! the rules and the worker say side by side, each suggested fix one
 //! button away. "Validate" is a submit that comes back here with the
-//! findings; "Propose" opens a review item when nothing is an error.
+//! findings; "Propose" opens a review item when nothing is an error. Once
+//! the page is hydrated, the form is also checked as it is typed.
 //!
 //! The page's state is its address: the config as it may be kept (inline
 //! secrets masked, `${…}` references as written), so a reload, the back
 //! button and a page without JavaScript all show the same draft, and no
 //! secret is ever sent back in clear.
 
+#[cfg(feature = "hydrate")]
+use crate::connect::fns::check_connector_form;
 use crate::connect::fns::{DraftConnector, check_connector_draft, import_connector_draft};
 use crate::connect::model::DraftCheck;
 use crate::error::AppError;
@@ -230,14 +233,41 @@ fn DraftForm(
         .as_ref()
         .map(|i| i.extra.to_json().to_string())
         .unwrap_or_default();
-    let blocked = check.as_ref().is_some_and(|c| !c.may_propose);
+    let live = Live::new();
+    // Stored, so the closures reading it are `Copy` and can share it.
+    let initial = StoredValue::new(check.clone());
+    let current = move || match live.result.get() {
+        Some(Ok(c)) => Some(c),
+        _ => initial.get_value(),
+    };
+    let first_blocked = check.as_ref().is_some_and(|c| !c.may_propose);
+    // A form that does not build a config (a number field holding words)
+    // cannot be proposed either.
+    let blocked = move || {
+        live.result.with(|r| match r {
+            Some(Ok(c)) => !c.may_propose,
+            Some(Err(_)) => true,
+            None => first_blocked,
+        })
+    };
     let others = href_with(
         &format!("/clusters/{id}/connect/draft"),
         &[("name", Some(connect.clone()))],
     );
     // Each part type-erased: the whole form as one type overflows the
     // compiler's depth limit in the wasm build.
-    let findings = check.clone().map(|c| view! { <Findings c /> }.into_any());
+    let findings = move || match live.result.get() {
+        Some(Err(err)) => Some(
+            view! {
+                <section class="card" data-testid="draft-check">
+                    <h2>"Validation"</h2>
+                    <ErrorNote err />
+                </section>
+            }
+            .into_any(),
+        ),
+        _ => current().map(|c| view! { <Findings c /> }.into_any()),
+    };
     let form_connect = connect.clone();
     let fields = t
         .fields
@@ -256,6 +286,9 @@ fn DraftForm(
         })
         .collect_view()
         .into_any();
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let form = NodeRef::<leptos::html::Form>::new();
     view! {
         <p class="note">
             {format!("{} ({}). ", plugin.label(), plugin.class())}
@@ -270,7 +303,7 @@ fn DraftForm(
         {refused.then(|| view! {
             <p class="error" role="alert" data-testid="propose-refused">"Not proposed: the draft has errors. Apply the suggested fixes (or change the fields) and propose it again."</p>
         })}
-        <ActionForm action=submit attr:class="stack wide" attr:data-testid="draft-form">
+        <ActionForm action=submit node_ref=form on:input=move |_| live.check(form) attr:class="stack wide" attr:data-testid="draft-form">
             <input type="hidden" name="cluster_id" value=id.to_string() />
             <input type="hidden" name="connect" value=form_connect />
             <input type="hidden" name="plugin" value=plugin.as_str() />
@@ -280,14 +313,23 @@ fn DraftForm(
                 <button type="submit" data-testid="validate">"Validate"</button>
                 <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
             </div>
-            <small class="note">{if blocked {
+            <small class="note" data-testid="live-check" aria-live="polite">{move || {
+                if live.checking.get() {
+                    "Checking…"
+                } else if hydrated.get() {
+                    "Checked as you type (the rules and the worker's validate)."
+                } else {
+                    ""
+                }
+            }}</small>
+            <small class="note">{move || if blocked() {
                 "A draft with errors cannot be proposed."
             } else {
                 "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
             }}</small>
             {findings}
         </ActionForm>
-        {check.map(|c| {
+        {move || current().map(|c| {
             let json = serde_json::to_string_pretty(&c.config).unwrap_or_default();
             view! {
                 <details class="card" open>
@@ -300,6 +342,118 @@ fn DraftForm(
         <Paste id connect submit open=false />
     }
     .into_any()
+}
+
+/// The form checked as it is typed: the newest answer (`None` until the
+/// first, so the page shows the check it was drawn with) and whether one
+/// is on its way.
+#[derive(Clone, Copy)]
+struct Live {
+    result: RwSignal<Option<Result<DraftCheck, AppError>>>,
+    checking: RwSignal<bool>,
+    /// The check waiting for typing to pause.
+    #[cfg(feature = "hydrate")]
+    pending: StoredValue<Option<TimeoutHandle>>,
+    /// The number of the newest check asked: an older answer arriving
+    /// after it is dropped.
+    #[cfg(feature = "hydrate")]
+    asked: StoredValue<u64>,
+}
+
+impl Live {
+    fn new() -> Live {
+        let live = Live {
+            result: RwSignal::new(None),
+            checking: RwSignal::new(false),
+            #[cfg(feature = "hydrate")]
+            pending: StoredValue::new(None),
+            #[cfg(feature = "hydrate")]
+            asked: StoredValue::new(0),
+        };
+        // A fix or a submit draws the form anew: the check still waiting
+        // for typing to pause belongs to the form that is gone.
+        #[cfg(feature = "hydrate")]
+        on_cleanup(move || {
+            if let Some(h) = live.pending.try_get_value().flatten() {
+                h.clear();
+            }
+        });
+        live
+    }
+
+    /// Checks the form once typing pauses (400 ms): every keystroke would
+    /// ask the worker's validate for half-typed values.
+    #[cfg(feature = "hydrate")]
+    fn check(self, form: NodeRef<leptos::html::Form>) {
+        use std::collections::BTreeMap;
+        use std::time::Duration;
+        if let Some(h) = self.pending.try_get_value().flatten() {
+            h.clear();
+        }
+        let handle = set_timeout_with_handle(
+            move || {
+                let Some(body) = form
+                    .try_get_untracked()
+                    .flatten()
+                    .and_then(|f| form_body(&f))
+                else {
+                    return;
+                };
+                // The form's own fields, as its submit would send them.
+                let (mut cluster_id, mut connect, mut plugin, mut extra) = (None, None, None, None);
+                let mut values = BTreeMap::new();
+                for (k, v) in form_urlencoded::parse(body.as_bytes()) {
+                    match k.as_ref() {
+                        "cluster_id" => cluster_id = v.parse::<i64>().ok(),
+                        "connect" => connect = Some(v.into_owned()),
+                        "plugin" => plugin = Some(v.into_owned()),
+                        "extra" => extra = Some(v.into_owned()),
+                        k => {
+                            if let Some(key) =
+                                k.strip_prefix("values[").and_then(|k| k.strip_suffix(']'))
+                            {
+                                values.insert(key.to_owned(), v.into_owned());
+                            }
+                        }
+                    }
+                }
+                let (Some(cluster_id), Some(connect)) = (cluster_id, connect) else {
+                    return;
+                };
+                // `try_`: the form may be gone (a fix drew it anew) by the
+                // time this runs or its answer comes; then nothing is shown.
+                let Some(n) = self.asked.try_get_value().map(|n| n + 1) else {
+                    return;
+                };
+                self.asked.try_set_value(n);
+                self.checking.try_set(true);
+                leptos::task::spawn_local(async move {
+                    let r = check_connector_form(cluster_id, connect, plugin, Some(values), extra)
+                        .await;
+                    if self.asked.try_get_value() == Some(n) {
+                        self.result.try_set(Some(r));
+                        self.checking.try_set(false);
+                    }
+                });
+            },
+            Duration::from_millis(400),
+        )
+        .ok();
+        self.pending.try_set_value(handle);
+    }
+
+    /// Nothing is typed on the server; this keeps the handler the same in
+    /// both builds.
+    #[cfg(not(feature = "hydrate"))]
+    fn check(self, _: NodeRef<leptos::html::Form>) {}
+}
+
+/// The form's fields URL-encoded, as the browser would post them.
+#[cfg(feature = "hydrate")]
+fn form_body(form: &web_sys::HtmlFormElement) -> Option<String> {
+    let data = web_sys::FormData::new_with_form(form).ok()?;
+    let params = web_sys::UrlSearchParams::new_with_str_sequence_sequence(&data).ok()?;
+    Some(params.to_string().into())
 }
 
 /// The rules and the worker per property, side by side, each fix a submit

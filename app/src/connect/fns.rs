@@ -107,7 +107,7 @@ pub async fn draft_connector(
 ) -> Result<String, AppError> {
     use crate::port::{backend, client_addr, principal};
     use crate::ui::params::href_with;
-    use streamkeeper::connect::{Config, Fix, parse_draft, secret};
+    use streamkeeper::connect::{Fix, parse_draft, secret};
     let who = principal().await?;
     let mut config = match pasted.filter(|p| !p.trim().is_empty()) {
         Some(text) => {
@@ -115,19 +115,11 @@ pub async fn draft_connector(
                 .map_err(|e| AppError::Invalid(e.to_string()))?
                 .0
         }
-        None => {
-            let plugin = plugin
-                .as_deref()
-                .and_then(streamkeeper::connect::Plugin::parse)
-                .ok_or_else(|| AppError::Invalid("Choose a connector template.".into()))?;
-            let extra = match extra.as_deref().map(str::trim).filter(|e| !e.is_empty()) {
-                Some(e) => Config::from_json(e).map_err(|e| AppError::Invalid(e.to_string()))?,
-                None => Config::new(),
-            };
-            streamkeeper::connect::template::template(plugin)
-                .draft_form(&values.unwrap_or_default(), &extra)
-                .map_err(|e| AppError::Invalid(e.to_string()))?
-        }
+        None => form_config(
+            plugin.as_deref(),
+            &values.unwrap_or_default(),
+            extra.as_deref(),
+        )?,
     };
     if let Some(fix) = fix.filter(|f| !f.is_empty()) {
         let fix: Fix = serde_json::from_str(&fix)
@@ -174,4 +166,49 @@ pub async fn draft_connector(
     };
     leptos_axum::redirect(&to);
     Ok(to)
+}
+
+/// The config a template's form builds: its `values` over the `extra`
+/// properties it does not ask (those an imported or pasted config carried).
+#[cfg(feature = "ssr")]
+fn form_config(
+    plugin: Option<&str>,
+    values: &BTreeMap<String, String>,
+    extra: Option<&str>,
+) -> Result<streamkeeper::connect::Config, AppError> {
+    use streamkeeper::connect::{Config, Plugin, template::template};
+    let plugin = plugin
+        .and_then(Plugin::parse)
+        .ok_or_else(|| AppError::Invalid("Choose a connector template.".into()))?;
+    let extra = match extra.map(str::trim).filter(|e| !e.is_empty()) {
+        Some(e) => Config::from_json(e).map_err(|e| AppError::Invalid(e.to_string()))?,
+        None => Config::new(),
+    };
+    template(plugin)
+        .draft_form(values, &extra)
+        .map_err(|e| AppError::Invalid(e.to_string()))
+}
+
+/// The draft form checked as it is typed (a hydrated page): the config its
+/// submit would build, checked the same way (the rules and the worker's
+/// validate), kept nowhere. A secret typed inline comes back masked.
+#[server(prefix = "/fn", endpoint = "check_connector_form")]
+pub async fn check_connector_form(
+    cluster_id: i64,
+    connect: String,
+    plugin: Option<String>,
+    values: Option<BTreeMap<String, String>>,
+    extra: Option<String>,
+) -> Result<DraftCheck, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    let config = form_config(
+        plugin.as_deref(),
+        &values.unwrap_or_default(),
+        extra.as_deref(),
+    )?;
+    backend()?
+        .connect
+        .check_draft(&who, cluster_id, &connect, config.to_json())
+        .await
 }

@@ -1784,3 +1784,130 @@ async fn a_single_sign_on_approver_confirms_by_a_fresh_sign_in_at_the_provider(p
         "{reasons:?}"
     );
 }
+
+/// Issue 14, item 4: the impact of a topic says which of its consumers'
+/// reader schemas a pending producer change breaks, with the item and its
+/// reasons for those who may read the item, the break alone for others,
+/// and nothing once the change is no longer pending.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_impact_of_a_topic_names_the_readers_a_pending_change_breaks(pool: sqlx::PgPool) {
+    use streamkeeper_server::lineage::{IngestLimits, LineageService};
+    use streamkeeper_server::platform::routine::{Routine, Target};
+    let w = world(pool, "act_after_approval", 1).await;
+    // The consumer groups as lineage knows them: billing reads orders.
+    let lineage = std::sync::Arc::new(LineageService::new(
+        w.t.pool.clone(),
+        IngestLimits::for_body_limit(1 << 20),
+    ));
+    streamkeeper_server::lineage::routine::Derive::new(lineage)
+        .run(Target::Global, &tokio_util::sync::CancellationToken::new())
+        .await
+        .expect("derive");
+    let billing = |token: &str| {
+        let token = token.to_owned();
+        let w = &w;
+        async move {
+            let r = w
+                .call(
+                    Method::GET,
+                    "/api/v1/lineage/impact?topic=orders",
+                    &token,
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "impact: {}", r.body);
+            let v = r.json();
+            v["nodes"]
+                .as_array()
+                .expect("nodes")
+                .iter()
+                .find(|n| n["kind"] == "job" && n["name"] == "billing")
+                .cloned()
+                .unwrap_or_else(|| panic!("billing reached: {v}"))
+        }
+    };
+    assert_eq!(
+        billing(&w.ann).await["breaks"],
+        json!([]),
+        "nothing pending yet"
+    );
+
+    // A compatible change breaks no reader; one that drops `amount` breaks billing.
+    w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let item = w.propose(&w.olga, "orders", DROPS_AMOUNT).await;
+    let id = item["id"].as_i64().expect("id");
+    assert_eq!(item["verdict"], "INCOMPATIBLE");
+
+    // ann, a named approver of the item's domain, sees which item and why.
+    let seen = billing(&w.ann).await;
+    let breaks = seen["breaks"].as_array().expect("breaks");
+    assert_eq!(breaks.len(), 1, "{seen}");
+    assert_eq!(breaks[0]["item"], id);
+    assert_eq!(breaks[0]["title"], item["title"]);
+    assert!(
+        breaks[0]["topic"]
+            .as_str()
+            .is_some_and(|t| t.starts_with("dataset:kafka://") && t.ends_with(":orders")),
+        "{seen}"
+    );
+    let reasons = breaks[0]["reasons"].as_array().expect("reasons");
+    assert!(
+        !reasons.is_empty()
+            && reasons
+                .iter()
+                .any(|r| r.as_str().is_some_and(|r| r.contains("amount"))),
+        "{seen}"
+    );
+    // ivy may not read payments' item: the break is said, not the item or why.
+    let hidden = billing(&w.ivy).await;
+    assert_eq!(
+        hidden["breaks"],
+        json!([{"topic": breaks[0]["topic"], "item": null, "title": null, "reasons": []}])
+    );
+
+    // The CLI's table names the item too.
+    let svc = LineageService::new(w.t.pool.clone(), IngestLimits::for_body_limit(0));
+    let key = svc.topic(Some("local"), "orders").await.expect("topic");
+    let answer = svc
+        .impact(
+            &streamkeeper_server::platform::cli::cli_principal(),
+            &key,
+            streamkeeper::lineage::impact::Direction::Downstream,
+            Default::default(),
+        )
+        .await
+        .expect("impact");
+    let table = streamkeeper_server::lineage::cli::table(
+        &streamkeeper_server::lineage::ImpactView::of(&answer),
+    );
+    assert!(table.contains(&format!("review #{id}")), "{table}");
+
+    // The impact page says it, and links the item, with JavaScript off.
+    let cookie = w.t.login("ann", PASSWORD).await.expect("signs in");
+    let page =
+        w.t.get(
+            &format!("/lineage/impact?topic=orders&cluster_id={}", w.cluster),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    for shown in [
+        "Pending producer change breaks 1 consumer here: billing.".to_string(),
+        format!("href=\"/review/{id}\""),
+        "class=\"broken\"".to_string(),
+    ] {
+        assert!(page.body.contains(&shown), "{shown} in {}", page.body);
+    }
+
+    // Rejected, it is no longer pending: nothing is broken.
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/rejections"),
+            &w.ann,
+            Some(json!({"reason": "billing reads amount"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(billing(&w.ann).await["breaks"], json!([]));
+}

@@ -2,7 +2,39 @@
 //! A1 "Literal 1.54 output": keys sorted, nulls dropped, empty `facets`
 //! and `inputFacets` kept, the 1.54 producer and 2-0-2 schema URLs), plus
 //! a Debezium event as its emitter builds it (A6) and a 1-x event of an
-//! older producer. Shared by the module tests.
+//! older producer. Shared by the module tests, with [`graph_in`], a graph
+//! made of JobEvents.
+
+use super::event::Event;
+use super::graph::{FoldContext, Graph, Provenance};
+use super::naming::Clusters;
+use serde_json::json;
+
+/// A graph from `(job, inputs, outputs)` JobEvents, every job and dataset
+/// in namespace `ns`.
+pub fn graph_in(ns: &str, jobs: &[(&str, &[&str], &[&str])]) -> Graph {
+    let c = Clusters::default();
+    let cx = FoldContext {
+        provenance: Provenance::Observed,
+        clusters: &c,
+    };
+    let mut g = Graph::new();
+    for (job, ins, outs) in jobs {
+        let ds = |names: &[&str]| {
+            names
+                .iter()
+                .map(|n| json!({"namespace": ns, "name": n}))
+                .collect::<Vec<_>>()
+        };
+        let e = Event::from_value(&json!({
+            "eventTime": "2026-01-01T00:00:00Z", "producer": "p",
+            "job": {"namespace": ns, "name": job}, "inputs": ds(ins), "outputs": ds(outs)
+        }))
+        .expect("event");
+        g.fold(&e, &cx);
+    }
+    g
+}
 
 pub const STREAMING_START: &str = r#"{"eventTime": "2026-01-01T00:00:00Z", "eventType": "START", "inputs": [{"facets": {"schema": {"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "_schemaURL": "https://openlineage.io/spec/facets/1-2-0/SchemaDatasetFacet.json#/$defs/SchemaDatasetFacet", "fields": [{"name": "order_id", "type": "long"}]}}, "inputFacets": {}, "name": "orders", "namespace": "kafka://127.0.0.1:9092"}], "job": {"facets": {"jobType": {"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "_schemaURL": "https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet", "integration": "FLINK", "jobType": "JOB", "processingType": "STREAMING"}}, "name": "orders_enricher", "namespace": "sk-test"}, "outputs": [{"facets": {}, "name": "shop.public.orders_enriched", "namespace": "postgres://127.0.0.1:5432", "outputFacets": {}}], "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "run": {"facets": {}, "runId": "0194b3a2-7c1e-7000-8000-000000000001"}, "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}"#;
 

@@ -9,6 +9,7 @@
 //! runs the walk, fetches the owners of [`Impact::keys`] in one query and
 //! fills them with [`Impact::attach_owners`].
 
+use super::breaks::Break;
 use super::graph::{Graph, Known, Node, NodeKey};
 use petgraph::Direction as PgDirection;
 use petgraph::graph::NodeIndex;
@@ -95,6 +96,9 @@ pub struct Reached {
     pub known: Known,
     /// The owner team, filled by the server ([`Impact::attach_owners`]).
     pub owner: Option<String>,
+    /// Pending producer changes that break it, a consumer group's reader
+    /// schema (filled by the server: [`Impact::attach_breaks`]).
+    pub breaks: Vec<Break>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize)]
@@ -188,6 +192,7 @@ pub fn impact(
                 via,
                 known: node.known,
                 owner: None,
+                breaks: Vec::new(),
             }
         })
         .collect();
@@ -272,34 +277,10 @@ pub(crate) fn walk(graph: &Graph, start: NodeIndex, direction: Direction, limits
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::lineage::event::Event;
-    use crate::lineage::graph::{FoldContext, Provenance};
-    use crate::lineage::naming::Clusters;
-    use serde_json::json;
+    use crate::lineage::fixtures::graph_in;
 
-    /// A graph from `(job, inputs, outputs)` JobEvents in namespace `n`.
     fn graph(jobs: &[(&str, &[&str], &[&str])]) -> Graph {
-        let c = Clusters::default();
-        let cx = FoldContext {
-            provenance: Provenance::Observed,
-            clusters: &c,
-        };
-        let mut g = Graph::new();
-        for (job, ins, outs) in jobs {
-            let ds = |names: &[&str]| {
-                names
-                    .iter()
-                    .map(|n| json!({"namespace": "n", "name": n}))
-                    .collect::<Vec<_>>()
-            };
-            let e = Event::from_value(&json!({
-                "eventTime": "2026-01-01T00:00:00Z", "producer": "p",
-                "job": {"namespace": "n", "name": job}, "inputs": ds(ins), "outputs": ds(outs)
-            }))
-            .expect("event");
-            g.fold(&e, &cx);
-        }
-        g
+        graph_in("n", jobs)
     }
 
     fn d(name: &str) -> NodeKey {

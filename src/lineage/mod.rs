@@ -14,10 +14,12 @@
 //!    [`neighbourhood`] the part a view draws, laid out by [`layout`];
 //!    [`marquez`] the same in Marquez's read shape.
 //!
-//! [`derived`] makes the events for what Streamkeeper discovers itself
+//! [`breaks`] marks the reached consumer groups a pending producer change
+//! breaks. [`derived`] makes the events for what Streamkeeper discovers itself
 //! (consumer groups, connectors); [`notify`] says who may send an impact
 //! to its owner teams and what each gets.
 
+pub mod breaks;
 pub mod canonical;
 pub mod derived;
 pub mod event;

@@ -71,6 +71,7 @@ mod tests {
             via: Known::default(),
             known: Known::default(),
             owner: owner.map(str::to_string),
+            breaks: Vec::new(),
         }
     }
 

@@ -7,7 +7,9 @@
 
 use crate::lineage::fns::lineage_graph;
 use crate::lineage::model::GraphView;
-use crate::lineage::widgets::{graph_href, graph_svg, impact_href, kind_words, number};
+use crate::lineage::widgets::{
+    GraphCanvas, graph_href, graph_svg, impact_href, kind_words, number,
+};
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;
 use crate::ui::time::stamp_ago;
@@ -109,7 +111,7 @@ fn Graph(g: GraphView) -> impl IntoView {
         </p>
         <p class="note" data-testid="graph-summary">{summary}</p>
         {partial}
-        <div class="lineage-canvas" inner_html=svg></div>
+        <GraphCanvas svg width=g.width height=g.height />
         <p class="note lineage-legend">
             "Shapes: topic (pill), consumer group (hexagon), connector (slanted), table (ruled box), job (rounded box), dashboard (folded corner). Dashed edges are derived by Streamkeeper; solid ones were observed in events. ⚑ counts open flags."
         </p>

@@ -7,7 +7,7 @@
 //! the impacts sent so far are listed.
 
 use crate::lineage::fns::{NotifyLineageOwners, lineage_impact, lineage_sent};
-use crate::lineage::model::{ImpactView, NoticeView, SentView};
+use crate::lineage::model::{BreakView, ImpactNode, ImpactView, NoticeView, SentView};
 use crate::lineage::widgets::{graph_href, impact_href, number};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
@@ -131,18 +131,20 @@ fn Impact(
         </p>
         <p class="note" data-testid="impact-summary">{summary}</p>
         {partial}
-        <p class="note">"Reader schemas a pending producer change breaks are on the schema check page of the topic; this page answers who reads it, through what, and who owns each."</p>
+        <p class="note" data-testid="impact-breaks">{breaks_summary(&i.nodes)}</p>
         {if i.nodes.is_empty() {
             view! { <p class="note" data-testid="impact-empty">"Nothing is known to read it (or feed it, upstream)."</p> }.into_any()
         } else {
             view! {
                 <table class="list" data-testid="impact-nodes">
-                    <thead><tr><th>"Hops"</th><th>"Node"</th><th>"Kind"</th><th>"Owner"</th><th>"Path"</th><th>"Known"</th><th>"Last seen"</th></tr></thead>
+                    <thead><tr><th>"Hops"</th><th>"Node"</th><th>"Kind"</th><th>"Owner"</th><th>"Path"</th><th>"Known"</th><th>"Last seen"</th><th>"Pending change"</th></tr></thead>
                     <tbody>
                         {i.nodes.into_iter().map(|n| {
                             let path: Vec<String> = n.path.iter().map(|p| short(p)).collect();
+                            let broken = !n.breaks.is_empty();
+                            let breaks = n.breaks.clone();
                             view! {
-                                <tr>
+                                <tr class:broken=broken>
                                     <td>{n.depth}</td>
                                     <td><a href=graph_href(&n.id, None)>{n.name.clone()}</a><br /><code class="note">{n.namespace.clone()}</code></td>
                                     <td>{n.kind.clone()}</td>
@@ -150,6 +152,7 @@ fn Impact(
                                     <td class="path">{path.join(" → ")}</td>
                                     <td>{n.known_as.clone()}</td>
                                     <td>{n.last_seen.map(stamp_ago).unwrap_or_default()}</td>
+                                    <td data-testid="node-breaks"><Breaks breaks /></td>
                                 </tr>
                             }
                         }).collect_view()}
@@ -187,6 +190,56 @@ fn Impact(
             }}
         </section>
     }
+}
+
+/// What the pending producer changes break among the reached nodes, in
+/// one sentence.
+fn breaks_summary(nodes: &[ImpactNode]) -> String {
+    let broken: Vec<&str> = nodes
+        .iter()
+        .filter(|n| !n.breaks.is_empty())
+        .map(|n| n.name.as_str())
+        .collect();
+    if broken.is_empty() {
+        return "No pending producer change breaks a reader here.".to_string();
+    }
+    let items: std::collections::BTreeSet<Option<i64>> = nodes
+        .iter()
+        .flat_map(|n| n.breaks.iter().map(|b| b.item))
+        .collect();
+    format!(
+        "Pending producer change{} break{} {} consumer{} here: {}.",
+        if items.len() == 1 { "" } else { "s" },
+        if items.len() == 1 { "s" } else { "" },
+        broken.len(),
+        if broken.len() == 1 { "" } else { "s" },
+        broken.join(", ")
+    )
+}
+
+/// A node's breaks: each change's review item (when the asker may read
+/// it) and why its reader schema cannot read the change.
+#[component]
+fn Breaks(breaks: Vec<BreakView>) -> impl IntoView {
+    breaks
+        .into_iter()
+        .map(|b| {
+            let item = match (b.item, b.title) {
+                (Some(id), Some(title)) => view! {
+                    <a href=format!("/review/{id}")>{format!("#{id} {title}")}</a>
+                }
+                .into_any(),
+                _ => view! { <span>"a change in review you may not read"</span> }.into_any(),
+            };
+            view! {
+                <p class="break">
+                    <strong>"Breaks"</strong>
+                    " (" {short(&b.topic)} "): " {item}
+                    {b.reasons.into_iter().map(|r| view! { <br /><span class="note">{r}</span> }).collect_view()}
+                </p>
+            }
+        })
+        .collect_view()
 }
 
 /// A nodeId without its kind, for a compact path.

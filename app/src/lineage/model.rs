@@ -89,6 +89,23 @@ pub struct ImpactNode {
     pub last_seen: Option<DateTime<Utc>>,
     /// How the edge that reaches it is known, with times.
     pub via: KnownView,
+    /// Pending producer changes that break it: a consumer group whose
+    /// reader schema cannot read what a change in review would write.
+    pub breaks: Vec<BreakView>,
+}
+
+/// A pending producer change that breaks a reached consumer group.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct BreakView {
+    /// The topic the change is for, as a nodeId.
+    pub topic: String,
+    /// The review item, and its title: absent when the asker may not read
+    /// it (the break is still said, for its owners to know).
+    pub item: Option<i64>,
+    pub title: Option<String>,
+    /// Why the group cannot read it (absent with the item).
+    pub reasons: Vec<String>,
 }
 
 /// One owner team an impact was sent to.
@@ -197,6 +214,16 @@ impl ImpactView {
                     known_as: known_as(&r.via).to_string(),
                     last_seen: r.known.last_seen(),
                     via: KnownView::of(&r.via),
+                    breaks: r
+                        .breaks
+                        .iter()
+                        .map(|b| BreakView {
+                            topic: node_id(&b.topic),
+                            item: b.item.as_ref().map(|i| i.id),
+                            title: b.item.as_ref().map(|i| i.title.clone()),
+                            reasons: b.reasons.clone(),
+                        })
+                        .collect(),
                 })
                 .collect(),
             partial: i.partial,

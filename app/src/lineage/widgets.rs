@@ -9,6 +9,7 @@
 use crate::error::AppError;
 use crate::lineage::model::{GraphNode, GraphView};
 use crate::ui::params::href_with;
+use leptos::prelude::*;
 use std::fmt::Write;
 
 /// The graph page centred on `node` (a nodeId), at `depth` when given.
@@ -224,8 +225,176 @@ pub fn graph_svg(g: &GraphView) -> String {
     out
 }
 
+/// Zoom levels the controls step through, smallest to largest: 1 is the
+/// drawing at its laid-out size.
+const ZOOM_STEPS: [f64; 9] = [0.25, 0.35, 0.5, 0.7, 1.0, 1.4, 2.0, 2.8, 4.0];
+
+/// The zoom level one step in (`true`) or out from `at`, staying at the
+/// ends; a level between steps goes to the next step its way.
+pub fn zoom_step(at: f64, zoom_in: bool) -> f64 {
+    if zoom_in {
+        ZOOM_STEPS.iter().copied().find(|&z| z > at + 1e-9)
+    } else {
+        ZOOM_STEPS.iter().rev().copied().find(|&z| z < at - 1e-9)
+    }
+    .unwrap_or(at)
+}
+
+/// The zoom level at which a `width` × `height` drawing fits a box of
+/// `box_w` × `box_h`, within the steps' range (never above 1: a small
+/// graph is not blown up).
+pub fn fit_zoom(width: f64, height: f64, box_w: f64, box_h: f64) -> f64 {
+    if width <= 0.0 || height <= 0.0 || box_w <= 0.0 || box_h <= 0.0 {
+        return 1.0;
+    }
+    (box_w / width)
+        .min(box_h / height)
+        .clamp(ZOOM_STEPS[0], 1.0)
+}
+
+/// The graph drawing in its scrolling box. Without JavaScript the box
+/// scrolls and every node is a link; once hydrated, zoom buttons (in,
+/// out, fit, actual size) appear above it and the drawing pans by
+/// dragging its background. Zoom is CSS `zoom`, which the layout follows,
+/// so the box's scroll range is the zoomed drawing's.
+#[component]
+pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    let zoom = RwSignal::new(1.0f64);
+    let scroller = NodeRef::<leptos::html::Div>::new();
+    let drag = StoredValue::new(None::<Drag>);
+    let controls = move || {
+        hydrated.get().then(|| {
+            let fit = move |_| {
+                let (w, h) = box_size(scroller);
+                zoom.set(fit_zoom(width, height, w, h));
+            };
+            view! {
+                <p class="zoom-controls" data-testid="zoom-controls">
+                    <button type="button" class="link" aria-label="Zoom in" data-testid="zoom-in"
+                        on:click=move |_| zoom.update(|z| *z = zoom_step(*z, true))>"+"</button>
+                    <button type="button" class="link" aria-label="Zoom out" data-testid="zoom-out"
+                        on:click=move |_| zoom.update(|z| *z = zoom_step(*z, false))>"−"</button>
+                    <button type="button" class="link" data-testid="zoom-fit" on:click=fit>"Fit"</button>
+                    <button type="button" class="link" data-testid="zoom-reset"
+                        on:click=move |_| zoom.set(1.0)>"100%"</button>
+                    <span class="note" data-testid="zoom-level">
+                        {move || format!("{:.0}%", zoom.get() * 100.0)}
+                    </span>
+                    <span class="note">" · drag the background to pan"</span>
+                </p>
+            }
+        })
+    };
+    view! {
+        {controls}
+        <div class="lineage-canvas" node_ref=scroller
+            on:pointerdown=move |ev| drag.set_value(drag_start(&ev, scroller))
+            on:pointermove=move |ev| drag_move(&ev, scroller, drag)
+            on:pointerup=move |_| drag.set_value(None)
+            on:pointercancel=move |_| drag.set_value(None)>
+            <div class="lineage-drawing" data-testid="lineage-drawing"
+                style:zoom=move || zoom.get().to_string() inner_html=svg></div>
+        </div>
+    }
+}
+
+/// Where a drag began: the pointer and the box's scroll position.
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+struct Drag {
+    x: f64,
+    y: f64,
+    left: f64,
+    top: f64,
+}
+
+/// A drag starts on the drawing's background with the main button; on a
+/// node (a link) the press is the link's.
+#[cfg(feature = "hydrate")]
+fn drag_start(ev: &leptos::ev::PointerEvent, scroller: NodeRef<leptos::html::Div>) -> Option<Drag> {
+    use wasm_bindgen::JsCast;
+    let on_link = ev
+        .target()
+        .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+        .and_then(|e| e.closest("a").ok().flatten())
+        .is_some();
+    let el = scroller.get_untracked()?;
+    if on_link || ev.button() != 0 {
+        return None;
+    }
+    let _ = el.set_pointer_capture(ev.pointer_id());
+    Some(Drag {
+        x: f64::from(ev.client_x()),
+        y: f64::from(ev.client_y()),
+        left: f64::from(el.scroll_left()),
+        top: f64::from(el.scroll_top()),
+    })
+}
+
+#[cfg(feature = "hydrate")]
+fn drag_move(
+    ev: &leptos::ev::PointerEvent,
+    scroller: NodeRef<leptos::html::Div>,
+    drag: StoredValue<Option<Drag>>,
+) {
+    let (Some(d), Some(el)) = (drag.get_value(), scroller.get_untracked()) else {
+        return;
+    };
+    ev.prevent_default();
+    el.set_scroll_left((d.left - (f64::from(ev.client_x()) - d.x)).round() as i32);
+    el.set_scroll_top((d.top - (f64::from(ev.client_y()) - d.y)).round() as i32);
+}
+
+#[cfg(feature = "hydrate")]
+fn box_size(scroller: NodeRef<leptos::html::Div>) -> (f64, f64) {
+    scroller.get_untracked().map_or((0.0, 0.0), |el| {
+        (f64::from(el.client_width()), f64::from(el.client_height()))
+    })
+}
+
+/// Pointer events and the box's size exist only in the browser; on the
+/// server these keep the handlers the same type and are never called.
+#[cfg(not(feature = "hydrate"))]
+fn drag_start(_: &leptos::ev::PointerEvent, _: NodeRef<leptos::html::Div>) -> Option<Drag> {
+    None
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn drag_move(
+    _: &leptos::ev::PointerEvent,
+    _: NodeRef<leptos::html::Div>,
+    _: StoredValue<Option<Drag>>,
+) {
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn box_size(_: NodeRef<leptos::html::Div>) -> (f64, f64) {
+    (0.0, 0.0)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn zoom_steps_in_and_out_and_stays_at_the_ends() {
+        assert_eq!(zoom_step(1.0, true), 1.4);
+        assert_eq!(zoom_step(1.0, false), 0.7);
+        assert_eq!(zoom_step(4.0, true), 4.0);
+        assert_eq!(zoom_step(0.25, false), 0.25);
+        // A fitted level between steps goes to the next step its way.
+        assert_eq!(zoom_step(0.6, true), 0.7);
+        assert_eq!(zoom_step(0.6, false), 0.5);
+    }
+
+    #[test]
+    fn fit_shrinks_a_large_drawing_and_never_blows_up_a_small_one() {
+        assert_eq!(fit_zoom(2000.0, 500.0, 1000.0, 800.0), 0.5);
+        assert_eq!(fit_zoom(200.0, 100.0, 1000.0, 800.0), 1.0);
+        assert_eq!(fit_zoom(100_000.0, 100.0, 1000.0, 800.0), 0.25);
+        assert_eq!(fit_zoom(0.0, 0.0, 1000.0, 800.0), 1.0);
+    }
+
     use super::*;
     use crate::lineage::model::{CutView, GraphEdge};
 

@@ -381,8 +381,11 @@ impl ImpactQuery {
 
 /// What breaks if this changes: every node downstream (or upstream) of a
 /// topic, dataset or job, each with its owner team, the path that reaches
-/// it, how it is known (observed/derived, last seen); `partial` with what
-/// the depth cap or node budget cut.
+/// it, how it is known (observed/derived, last seen), and for a consumer
+/// group which pending producer changes (review items not yet applied,
+/// rejected or withdrawn) its reader schema cannot read (`breaks`; the
+/// item and its reasons only for those who may read it); `partial` with
+/// what the depth cap or node budget cut.
 #[utoipa::path(get, path = "/lineage/impact", tag = "lineage", params(ImpactQuery),
     responses((status = 200, body = ImpactView), (status = 400, body = ErrorBody),
         (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use streamkeeper::lineage::graph::NodeKey;
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::NodeId;
+use streamkeeper_app::lineage::model::BreakView;
 
 #[derive(Debug, Subcommand)]
 pub enum LineageCommand {
@@ -182,6 +183,21 @@ async fn impact(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<E
     Ok(ExitCode::SUCCESS)
 }
 
+/// The review items whose pending change breaks a node ("-" when none).
+fn broken_by(breaks: &[BreakView]) -> String {
+    if breaks.is_empty() {
+        return "-".into();
+    }
+    breaks
+        .iter()
+        .map(|b| {
+            b.item
+                .map_or("a change in review".into(), |id| format!("review #{id}"))
+        })
+        .collect::<Vec<String>>()
+        .join(", ")
+}
+
 /// The answer as a table: one line a node, nearer first, then what was cut.
 pub fn table(v: &ImpactView) -> String {
     let mut rows = vec![[
@@ -192,6 +208,7 @@ pub fn table(v: &ImpactView) -> String {
         "KNOWN".into(),
         "LAST SEEN".into(),
         "VIA".into(),
+        "BROKEN BY".into(),
     ]];
     for n in &v.nodes {
         let via = n
@@ -210,9 +227,10 @@ pub fn table(v: &ImpactView) -> String {
             n.last_seen
                 .map_or("-".into(), |t| t.format("%Y-%m-%d %H:%M").to_string()),
             via,
+            broken_by(&n.breaks),
         ]);
     }
-    let widths: Vec<usize> = (0..7)
+    let widths: Vec<usize> = (0..8)
         .map(|c| rows.iter().map(|r| r[c].chars().count()).max().unwrap_or(0))
         .collect();
     let mut out = format!("{} of {}\n", v.direction, v.start);

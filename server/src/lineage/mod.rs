@@ -47,11 +47,13 @@ use crate::accounts::{audited, require};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
+use crate::schemas;
 use sqlx::PgPool;
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 use streamkeeper::accounts::account::Principal;
-use streamkeeper::accounts::role::Action;
+use streamkeeper::accounts::role::{Action, Role};
+use streamkeeper::lineage::breaks::{BrokenReader, ItemRef, PendingChange};
 use streamkeeper::lineage::event::{Event, EventError, Kind};
 use streamkeeper::lineage::graph::{FoldContext, Graph, NodeKey, Provenance, fold};
 use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
@@ -449,7 +451,59 @@ impl LineageService {
         }
         let owners = Self::owners(&graph, answer.keys().chain([&start_key]), &ids, &catalog);
         answer.attach_owners(|k| owners.get(k).cloned());
+        answer.attach_breaks(&self.pending_changes(who, &answer).await?);
         Ok((answer, owners.get(&start_key).cloned()))
+    }
+
+    /// The pending producer changes on the topics of `answer`, with the
+    /// consumer groups their checks found cannot read them; what `who`
+    /// may not read of a change (its item and reasons) is left out.
+    async fn pending_changes(
+        &self,
+        who: &Principal,
+        answer: &Impact,
+    ) -> Result<Vec<PendingChange>, AppError> {
+        let datasets: Vec<&NodeKey> = answer.datasets().collect();
+        let topics = store::registered_topics(&self.pool, &datasets).await?;
+        if topics.is_empty() {
+            return Ok(Vec::new());
+        }
+        let namespace: HashMap<(i64, &str), &str> = topics
+            .iter()
+            .map(|(ns, name, cluster)| ((*cluster, name.as_str()), ns.as_str()))
+            .collect();
+        let pairs: Vec<(i64, String)> = topics.iter().map(|(_, t, c)| (*c, t.clone())).collect();
+        let reader = schemas::store::Reader {
+            user_id: who.user_id,
+            username: &who.username,
+            admin: who.has(Role::Admin),
+        };
+        let rows = schemas::store::pending_breaks(&self.pool, &pairs, reader).await?;
+        // One change per item (by id, whether or not `who` may see it),
+        // its broken groups in the query's order.
+        let mut changes: BTreeMap<i64, PendingChange> = BTreeMap::new();
+        for row in rows {
+            let Some(ns) = namespace.get(&(row.cluster_id, row.topic.as_str())) else {
+                continue;
+            };
+            let change = changes.entry(row.item_id).or_insert_with(|| PendingChange {
+                topic: NodeKey::dataset(ns, &row.topic),
+                item: row.readable.then(|| ItemRef {
+                    id: row.item_id,
+                    title: row.title.clone(),
+                }),
+                broken: Vec::new(),
+            });
+            change.broken.push(BrokenReader {
+                group: row.group_name,
+                reasons: if row.readable {
+                    reason_messages(&row.reasons)
+                } else {
+                    Vec::new()
+                },
+            });
+        }
+        Ok(changes.into_values().collect())
     }
 
     /// "Notify owners": answers the impact of `key` and sends it to every
@@ -889,6 +943,20 @@ impl Lineage for LineageService {
         require(who, Action::Read, "read lineage")?;
         Ok(store::sent(&self.pool, node, direction, SENT_LIMIT).await?)
     }
+}
+
+/// The sentences of a check's reasons for one consumer group, as its
+/// stored report holds them (`Incompatibility`'s `message`).
+fn reason_messages(reasons: &serde_json::Value) -> Vec<String> {
+    reasons
+        .as_array()
+        .map(|list| {
+            list.iter()
+                .filter_map(|r| r.get("message").and_then(|m| m.as_str()))
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
 }
 
 /// The part of the graph a question needs, as loaded from the store.

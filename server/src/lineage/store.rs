@@ -567,6 +567,26 @@ pub async fn node_by_key(pool: &PgPool, key: &NodeKey) -> Result<Option<i64>, Db
     .await?)
 }
 
+/// Of `datasets`, those that are topics of a registered cluster, with the
+/// cluster's id: (namespace, name, cluster id).
+pub async fn registered_topics(
+    pool: &PgPool,
+    datasets: &[&NodeKey],
+) -> Result<Vec<(String, String, i64)>, Db> {
+    let (namespaces, names): (Vec<&str>, Vec<&str>) =
+        datasets.iter().map(|k| (k.namespace(), k.name())).unzip();
+    Ok(sqlx::query_as(
+        "SELECT n.namespace, n.name, n.cluster::bigint FROM lineage_nodes n
+         JOIN unnest($1::text[], $2::text[]) AS k (namespace, name)
+             ON n.namespace = k.namespace AND n.name = k.name
+         WHERE n.kind = 'dataset' AND n.cluster ~ '^[0-9]{1,18}$'",
+    )
+    .bind(&namespaces)
+    .bind(&names)
+    .fetch_all(pool)
+    .await?)
+}
+
 /// The datasets an alias names (several: a conflict).
 pub async fn alias_targets(pool: &PgPool, alias: &DatasetKey) -> Result<Vec<i64>, Db> {
     Ok(sqlx::query_scalar(

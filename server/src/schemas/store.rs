@@ -264,6 +264,53 @@ pub async fn recent_checks(
     .await?)
 }
 
+/// A consumer group that a pending change's check found cannot read it.
+#[derive(Debug, FromRow)]
+pub struct PendingBreakRow {
+    pub cluster_id: i64,
+    pub topic: String,
+    pub item_id: i64,
+    pub title: String,
+    /// Whether the reader may read the item's check (its id, title and
+    /// reasons are shown only then).
+    pub readable: bool,
+    pub group_name: String,
+    /// The check's reasons, as the report holds them.
+    pub reasons: serde_json::Value,
+}
+
+/// The consumer groups that pending changes on `topics` (cluster id and
+/// topic pairs) break: review items of schemas not yet applied, rejected
+/// or withdrawn, whose check found a group that cannot read them. What
+/// lineage's impact marks (issue 14, item 4).
+pub async fn pending_breaks(
+    pool: &PgPool,
+    topics: &[(i64, String)],
+    reader: Reader<'_>,
+) -> Result<Vec<PendingBreakRow>, Db> {
+    let (clusters, names): (Vec<i64>, Vec<&str>) =
+        topics.iter().map(|(c, t)| (*c, t.as_str())).unzip();
+    Ok(sqlx::query_as(&format!(
+        "SELECT i.cluster_id, i.topic, i.id AS item_id, i.title, ($3 OR {CHECK_READABLE}) AS readable,
+                x->>'group' AS group_name, coalesce(x->'reasons', '[]') AS reasons
+         FROM review_items i
+         JOIN compatibility_checks c ON c.id = i.check_id
+         CROSS JOIN LATERAL jsonb_array_elements(c.report->'consumers') x
+         WHERE (i.cluster_id, i.topic) IN (SELECT * FROM unnest($4::bigint[], $5::text[]))
+           AND i.kind IN ('producer_change', 'schema_registration')
+           AND i.state IN ('in_review', 'approved', 'apply_failed')
+           AND x->>'verdict' = 'INCOMPATIBLE'
+         ORDER BY i.id, x->>'group'"
+    ))
+    .bind(reader.user_id)
+    .bind(reader.username)
+    .bind(reader.admin)
+    .bind(&clusters)
+    .bind(&names)
+    .fetch_all(pool)
+    .await?)
+}
+
 /// The stream's declared compatibility level, if any.
 pub async fn declared_compatibility(
     pool: &PgPool,

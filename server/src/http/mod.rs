@@ -154,7 +154,13 @@ impl AppState {
         let sso = config
             .sso
             .clone()
-            .map(|s| Arc::new(crate::accounts::sso::SsoService::new(s, pool.clone())));
+            .map(|s| {
+                Arc::new(crate::accounts::sso::SsoService::new(
+                    s,
+                    pool.clone(),
+                    accounts.token_cache(),
+                ))
+            });
         Self {
             leptos,
             config: Arc::new(config),

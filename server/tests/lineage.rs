@@ -1394,7 +1394,10 @@ async fn impact_from_memory_sees_owner_changes_new_nodes_and_rebuilds(pool: PgPo
         node(&first, "orders-enriched").owner.as_deref(),
         Some("payments")
     );
-    assert_eq!(node(&first, "sink").owner.as_deref(), Some("team:warehouse"));
+    assert_eq!(
+        node(&first, "sink").owner.as_deref(),
+        Some("team:warehouse")
+    );
 
     // The catalog gives the topic to another team.
     sqlx::query(
@@ -1438,7 +1441,10 @@ async fn impact_from_memory_sees_owner_changes_new_nodes_and_rebuilds(pool: PgPo
     );
     assert_eq!(node(&third, "orders-audit").depth, 2);
     // The new topic is a start the memory did not know when it loaded.
-    let audit = asker.topic(Some("local"), "orders-audit").await.expect("new topic");
+    let audit = asker
+        .topic(Some("local"), "orders-audit")
+        .await
+        .expect("new topic");
     let up = ask(audit, Upstream).await;
     assert_eq!(downstream_names(&up), ["auditor", "orders"]);
 

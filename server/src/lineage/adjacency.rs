@@ -103,7 +103,8 @@ impl Adjacency {
         e.xmax = delta.xmax;
         e.xip = delta.xip;
         let names = delta.node_namespace.into_iter().zip(delta.node_name);
-        for ((id, kind), (namespace, name)) in delta.node_id.into_iter().zip(delta.node_kind).zip(names)
+        for ((id, kind), (namespace, name)) in
+            delta.node_id.into_iter().zip(delta.node_kind).zip(names)
         {
             let key = store::node_key(&kind, &namespace, &name);
             e.ids.insert(key.clone(), id);
@@ -161,7 +162,11 @@ impl Adjacency {
             e.xmax = xmax;
             e.xip = xip;
         }
-        Ok(if grown { Caught::Grown } else { Caught::Unchanged })
+        Ok(if grown {
+            Caught::Grown
+        } else {
+            Caught::Unchanged
+        })
     }
 
     /// The id a key names, as far as the memory knows (loaded first if

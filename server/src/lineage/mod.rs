@@ -51,13 +51,13 @@ use crate::accounts::{audited, require};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
+use adjacency::Caught;
 use sqlx::PgPool;
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::lineage::event::{Event, EventError, Kind};
-use adjacency::Caught;
 use streamkeeper::lineage::graph::{FoldContext, Graph, Known, Node, NodeKey, Provenance, fold};
 use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
@@ -479,8 +479,7 @@ impl LineageService {
                 })
                 .collect();
             let asked: Vec<i64> = shown.iter().copied().chain([start]).collect();
-            let read =
-                store::impact_read(&self.pool, mark.xmax, &mark.xip, &asked, &pairs).await?;
+            let read = store::impact_read(&self.pool, mark.xmax, &mark.xip, &asked, &pairs).await?;
             let caught = self
                 .adjacency
                 .catch_up(&self.pool, &mark, read.delta, direction, &found.members)
@@ -628,8 +627,7 @@ impl LineageService {
         keys.filter_map(|k| {
             let n = graph.node(k)?;
             let team = ids.get(k).and_then(|id| catalog.get(id));
-            owner_of(team.map(String::as_str), n.facet("ownership"))
-                .map(|owner| (k.clone(), owner))
+            owner_of(team.map(String::as_str), n.facet("ownership")).map(|owner| (k.clone(), owner))
         })
         .collect()
     }

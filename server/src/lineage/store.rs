@@ -658,11 +658,13 @@ const DELTA_FROM: &str = "lineage_state s,
 /// One statement, one snapshot: what was added since the last read's
 /// `xmax` and `xip`.
 pub async fn added_since(pool: &PgPool, xmax: i64, xip: &[i64]) -> Result<Delta, Db> {
-    Ok(sqlx::query_as(&format!("SELECT {DELTA_COLUMNS} FROM {DELTA_FROM}"))
-        .bind(xmax)
-        .bind(xip)
-        .fetch_one(pool)
-        .await?)
+    Ok(
+        sqlx::query_as(&format!("SELECT {DELTA_COLUMNS} FROM {DELTA_FROM}"))
+            .bind(xmax)
+            .bind(xip)
+            .fetch_one(pool)
+            .await?,
+    )
 }
 
 /// What an impact answer shows of a node that changes: how it is known,

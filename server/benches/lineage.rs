@@ -18,9 +18,10 @@
 //!    `kafka://SASL_SSL://broker-N:9093` namespaces resolved to the one
 //!    registered cluster; every topic owned by a team in the catalog. Sent
 //!    through the service's writer 1,000 at a time (the batch path).
-//! 2. Impact downstream of a topic from the store (level-by-level loads,
-//!    owners attached), and the same reach by one recursive CTE with the
-//!    owners joined, at depth 6 and 20 (Marquez's default).
+//! 2. Impact downstream of a topic (walked in the in-memory adjacency
+//!    and keys, then one statement for times and owners), and the same
+//!    reach by one recursive CTE with the owners joined, at depth 6 and
+//!    20 (Marquez's default).
 //! 3. HTTP ingest: the real router on 127.0.0.1, a lineage:write token,
 //!    `senders` tasks each POSTing one event at a time to
 //!    `/api/v1/lineage` (as the Python client does), honouring 429 +

@@ -7,6 +7,7 @@ use axum::http::{Method, Request, StatusCode, header};
 use serde_json::json;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::accounts::token::Scope;
+use streamkeeper_server::accounts::token_cache::TOKEN_CACHE_TTL;
 use support::TestApp;
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
@@ -148,13 +149,57 @@ async fn revoked_tokens_and_disabled_users_are_refused(pool: sqlx::PgPool) {
         .fetch_one(&mut *conn)
         .await
         .expect("token id");
+    // Revoked by another process (the CLI, another replica): refused
+    // within the token cache's bound, however often it is used meanwhile.
     streamkeeper_server::accounts::store::tokens::revoke(&mut conn, id)
         .await
         .expect("revoke");
+    let revoked = std::time::Instant::now();
+    loop {
+        let status = t.api(Method::GET, "/api/v1/me", &at, None).await.status;
+        if status == StatusCode::UNAUTHORIZED {
+            break;
+        }
+        assert_eq!(status, StatusCode::OK);
+        assert!(
+            revoked.elapsed() <= TOKEN_CACHE_TTL,
+            "a revoked token was let through for {:?}",
+            revoked.elapsed()
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+}
+
+/// A token kept in the cache is judged again at every use: one that
+/// expires while kept is refused at its expiry, not the cache's.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_cached_token_is_refused_once_it_expires(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let bot = t.user("ci-bot", &[Role::Viewer]).await;
+    let token = streamkeeper_server::accounts::store::tokens::generate();
+    let expires = chrono::Utc::now() + chrono::Duration::milliseconds(1500);
+    let mut conn = t.pool.acquire().await.expect("conn");
+    streamkeeper_server::accounts::store::tokens::insert(
+        &mut conn,
+        bot,
+        "short",
+        &token,
+        &streamkeeper::accounts::token::Scopes::new([Scope::Read]).expect("scopes"),
+        Some(expires),
+    )
+    .await
+    .expect("insert");
+    drop(conn);
     assert_eq!(
-        t.api(Method::GET, "/api/v1/me", &at, None).await.status,
-        StatusCode::UNAUTHORIZED
+        t.api(Method::GET, "/api/v1/me", &token, None).await.status,
+        StatusCode::OK
     );
+    let wait = (expires - chrono::Utc::now()).to_std().unwrap_or_default();
+    tokio::time::sleep(wait + std::time::Duration::from_millis(50)).await;
+    assert!(std::time::Duration::from_millis(1550) < TOKEN_CACHE_TTL);
+    let r = t.api(Method::GET, "/api/v1/me", &token, None).await;
+    assert_eq!(r.status, StatusCode::UNAUTHORIZED, "{}", r.body);
+    assert!(message(&r).contains("expired"), "{}", r.body);
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
@@ -1321,6 +1366,8 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
     )
     .await
     .expect("passwd");
+    // The CLI is another process: refused once the cache's bound passed.
+    tokio::time::sleep(TOKEN_CACHE_TTL).await;
     let r = me(bt.clone()).await;
     assert_eq!(r.status, StatusCode::UNAUTHORIZED);
     assert!(message(&r).contains("password changed"), "{}", r.body);
@@ -1339,6 +1386,8 @@ async fn tokens_die_with_their_owners_password_and_expiry(pool: sqlx::PgPool) {
         .await
         .expect("update");
     drop(conn);
+    // Changed by another process: refused once the cache's bound passed.
+    tokio::time::sleep(TOKEN_CACHE_TTL).await;
     assert_eq!(me(bt).await.status, StatusCode::UNAUTHORIZED);
 
     // Disabling ends it, and enabling again does not bring it back.

@@ -1359,6 +1359,111 @@ async fn impact_sees_edges_from_other_replicas_late_commits_and_rebuilds(pool: P
     assert_eq!(downstream_names(&after), ["j1", "b", "j2", "c"]);
 }
 
+/// Impact is answered from memory (the adjacency and the node keys) with
+/// the store's owners and times as they are at the question: a catalog
+/// owner changed, an `ownership` facet changed by another replica's
+/// event, a topic first written after the memory loaded, and a rebuild
+/// are each seen by the next question.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn impact_from_memory_sees_owner_changes_new_nodes_and_rebuilds(pool: PgPool) {
+    use streamkeeper::lineage::impact::Direction::{Downstream, Upstream};
+    let t = TestApp::new(pool.clone()).await;
+    owned_chain(&t).await;
+    let asker = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    let other = LineageService::new(pool.clone(), IngestLimits::for_body_limit(0));
+    let cli = streamkeeper_server::platform::cli::cli_principal();
+    let orders = asker.topic(Some("local"), "orders").await.expect("topic");
+    let ask = |key: streamkeeper::lineage::graph::NodeKey, dir| {
+        let (asker, cli) = (&asker, &cli);
+        async move {
+            asker
+                .impact(cli, &key, dir, Default::default())
+                .await
+                .expect("impact")
+        }
+    };
+    let node = |i: &streamkeeper::lineage::impact::Impact, name: &str| {
+        i.nodes
+            .iter()
+            .find(|n| n.key.name() == name)
+            .cloned()
+            .unwrap_or_else(|| panic!("{name} reached: {i:?}"))
+    };
+    let first = ask(orders.clone(), Downstream).await;
+    assert_eq!(
+        node(&first, "orders-enriched").owner.as_deref(),
+        Some("payments")
+    );
+    assert_eq!(
+        node(&first, "sink").owner.as_deref(),
+        Some("team:warehouse")
+    );
+
+    // The catalog gives the topic to another team.
+    sqlx::query(
+        "WITH t AS (INSERT INTO teams (name) VALUES ('fraud') RETURNING id)
+         UPDATE streams SET owner_team_id = (SELECT id FROM t) WHERE topic = 'orders-enriched'",
+    )
+    .execute(&pool)
+    .await
+    .expect("owner change");
+    let second = ask(orders.clone(), Downstream).await;
+    assert_eq!(
+        node(&second, "orders-enriched").owner.as_deref(),
+        Some("fraud")
+    );
+
+    // Another replica stores a later event of the sink naming new owners,
+    // and a new job reading `orders` into a new topic.
+    let sink = json!({"eventTime": "2026-01-01T00:09:00Z",
+        "inputs": [{"facets": {}, "inputFacets": {}, "name": "orders-enriched", "namespace": KAFKA}],
+        "job": {"facets": {"ownership": {"_producer": "p", "_schemaURL": "s",
+            "owners": [{"name": "team:lake", "type": "TEAM"}]}}, "name": "sink", "namespace": "connect"},
+        "outputs": [], "producer": "p",
+        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/JobEvent"});
+    let mut fresh = start_event(
+        "0194b3a2-7c1e-7000-8000-000000000302",
+        "auditor",
+        "orders",
+        "orders-audit",
+    );
+    fresh["outputs"][0]["namespace"] = json!(KAFKA);
+    for r in other.ingest(vec![accepted(&sink), accepted(&fresh)]).await {
+        r.expect("stored");
+    }
+    let third = ask(orders.clone(), Downstream).await;
+    let sink_now = node(&third, "sink");
+    assert_eq!(sink_now.owner.as_deref(), Some("team:lake"));
+    assert_eq!(
+        sink_now.known.last_seen().map(|t| t.to_rfc3339()),
+        Some("2026-01-01T00:09:00+00:00".into()),
+        "the node's times are read at the question"
+    );
+    assert_eq!(node(&third, "orders-audit").depth, 2);
+    // The new topic is a start the memory did not know when it loaded.
+    let audit = asker
+        .topic(Some("local"), "orders-audit")
+        .await
+        .expect("new topic");
+    let up = ask(audit, Upstream).await;
+    assert_eq!(downstream_names(&up), ["auditor", "orders"]);
+
+    // A rebuild gives every node a new id; the memory reads them again.
+    other.rebuild().await.expect("rebuild");
+    let after = ask(orders, Downstream).await;
+    // Ties at one depth may come in another order with the new ids.
+    let shown = |i: &streamkeeper::lineage::impact::Impact| {
+        let mut v: Vec<_> = i
+            .nodes
+            .iter()
+            .map(|n| (n.key.clone(), n.depth, n.owner.clone(), n.known, n.via))
+            .collect();
+        v.sort_by(|a, b| a.0.cmp(&b.0));
+        v
+    };
+    assert_eq!(shown(&after), shown(&third));
+}
+
 /// Several writers at once, the same datasets in every order and
 /// duplicates across requests: every event answered, stored once, and
 /// the graph complete.

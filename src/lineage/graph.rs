@@ -592,6 +592,20 @@ pub struct Node {
 }
 
 impl Node {
+    /// A node known by its key alone: no times, facets or details yet.
+    pub fn bare(key: NodeKey) -> Self {
+        let detail = match &key {
+            NodeKey::Dataset(_) => Detail::Dataset(DatasetInfo::default()),
+            NodeKey::Job(_) => Detail::Job(JobInfo::default()),
+        };
+        Node {
+            key,
+            known: Known::default(),
+            facets: BTreeMap::new(),
+            detail,
+        }
+    }
+
     /// A live facet's value (not deleted).
     pub fn facet(&self, key: &str) -> Option<&Value> {
         self.facets.get(key)?.value.as_ref()
@@ -727,16 +741,7 @@ impl Graph {
         if let Some(i) = self.index.get(&key) {
             return *i;
         }
-        let detail = match &key {
-            NodeKey::Dataset(_) => Detail::Dataset(DatasetInfo::default()),
-            NodeKey::Job(_) => Detail::Job(JobInfo::default()),
-        };
-        let i = self.g.add_node(Node {
-            key: key.clone(),
-            known: Known::default(),
-            facets: BTreeMap::new(),
-            detail,
-        });
+        let i = self.g.add_node(Node::bare(key.clone()));
         self.index.insert(key, i);
         i
     }

@@ -6,6 +6,7 @@ pub mod cli;
 pub mod second_factor;
 pub mod sso;
 pub mod store;
+pub mod token_cache;
 
 use crate::audit::store::Event;
 use crate::platform::db::{begin, commit};
@@ -36,6 +37,8 @@ pub struct AccountService {
     /// Sign-in's throttle: a current password or code asked for anywhere
     /// spends the same budget, so no form guesses faster than sign-in.
     limiter: LoginLimiter,
+    /// Live bearer tokens, trusted for a few seconds (`token_cache`).
+    tokens: token_cache::TokenCache,
 }
 
 pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppError> {
@@ -188,7 +191,14 @@ impl AccountService {
             pool,
             egress,
             limiter,
+            tokens: token_cache::TokenCache::default(),
         }
+    }
+
+    /// The token cache, for the other services that change users (single
+    /// sign-on sets roles): they drop it as this one does.
+    pub fn token_cache(&self) -> token_cache::TokenCache {
+        self.tokens.clone()
     }
 
     /// Checks a username and password. `None` for an unknown, disabled or
@@ -216,11 +226,26 @@ impl AccountService {
     /// Who a bearer token acts as, with its scopes, or why it is refused.
     #[tracing::instrument(skip_all)]
     pub async fn token_principal(&self, token: &str) -> Result<TokenAuth, AppError> {
-        let Some(store::tokens::TokenAndUser { token: row, user }) =
-            store::tokens::find_with_user(&self.pool, token).await?
-        else {
-            return Ok(TokenAuth::Unknown);
+        let digest = store::tokens::digest(token);
+        let cached = match self.tokens.get(&digest) {
+            Some(cached) => cached,
+            None => {
+                let (epoch, read) = (self.tokens.epoch(), std::time::Instant::now());
+                let Some(store::tokens::TokenAndUser { token: row, user }) =
+                    store::tokens::find_with_user(&self.pool, token).await?
+                else {
+                    return Ok(TokenAuth::Unknown);
+                };
+                // Only a live token is kept: a dead one is read (and its
+                // refusal recorded) every time.
+                if let Err(dead) = liveness(&row.facts(), Utc::now()) {
+                    return Ok(TokenAuth::Dead(dead));
+                }
+                self.tokens.keep(epoch, read, digest, row, user)
+            }
         };
+        let row = &cached.row;
+        // Again for a kept one: it may have expired since it was read.
         if let Err(dead) = liveness(&row.facts(), Utc::now()) {
             return Ok(TokenAuth::Dead(dead));
         }
@@ -228,16 +253,14 @@ impl AccountService {
             tracing::error!(token_id = row.id, "a token with no known scope");
             return Ok(TokenAuth::Unknown);
         };
-        // `touch` writes at most once a minute; asking it only when the row
-        // says a minute has passed spares busy producers (lineage senders
-        // post thousands of times a second) a statement per request.
-        if row
-            .last_used_at
-            .is_none_or(|t| Utc::now() - t >= chrono::Duration::minutes(1))
-        {
+        // `touch` writes at most once a minute; asking it only when this
+        // process has not for a minute spares busy producers (lineage
+        // senders post thousands of times a second) a statement per
+        // request.
+        if cached.touch_due(Utc::now()) {
             store::tokens::touch(&self.pool, row.id).await?;
         }
-        let mut principal = principal_of(&user, Credential::Token);
+        let mut principal = principal_of(&cached.user, Credential::Token);
         principal.scopes = Some(scopes);
         Ok(TokenAuth::Live {
             principal,
@@ -454,6 +477,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
         )
         .await?;
         commit(tx).await?;
+        // The user's tokens may be ended, or act with other roles now.
+        self.tokens.drop_all();
         Ok(row.summary())
     }
 
@@ -637,6 +662,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
         )
         .await?;
         commit(tx).await?;
+        // The user's tokens are revoked (the token epoch moved on).
+        self.tokens.drop_all();
         Ok(row.session_epoch)
     }
 

@@ -180,6 +180,8 @@ pub struct SsoService {
     /// and kept; the JWKS is fetched again when a token names a key it
     /// lacks (the provider rotated its keys).
     provider: Mutex<Option<Provider>>,
+    /// Dropped when a sign-in changes a user's roles (`token_cache`).
+    tokens: super::token_cache::TokenCache,
 }
 
 fn sha256(s: &str) -> Vec<u8> {
@@ -192,7 +194,11 @@ fn random_token() -> String {
 }
 
 impl SsoService {
-    pub fn new(settings: SsoSettings, pool: PgPool) -> Self {
+    pub fn new(
+        settings: SsoSettings,
+        pool: PgPool,
+        tokens: super::token_cache::TokenCache,
+    ) -> Self {
         let http = reqwest::Client::builder()
             // Following redirects would let the provider's answers send us
             // anywhere (SSRF).
@@ -207,6 +213,7 @@ impl SsoService {
             pool,
             http,
             provider: Mutex::new(None),
+            tokens,
         }
     }
 
@@ -432,12 +439,14 @@ impl SsoService {
         let roles: Vec<Role> = grant.roles.iter().copied().collect();
         let mut tx = self.pool.begin().await.map_err(Db::from)?;
         let existing = store::by_identity(&mut tx, &id.issuer, &id.subject).await?;
+        let mut roles_changed = false;
         let user = match existing {
             Some(u) if u.disabled => return Err(SsoError::Disabled),
             Some(u) => {
                 let before: BTreeSet<Role> = u.roles().into_iter().collect();
                 if before != grant.roles {
                     let u = store::set_roles(&mut tx, u.id, &roles).await?;
+                    roles_changed = true;
                     append(
                         &mut tx,
                         &u.username,
@@ -527,6 +536,10 @@ impl SsoService {
         )
         .await?;
         tx.commit().await.map_err(Db::from)?;
+        if roles_changed {
+            // The user's tokens act with the new roles from now on.
+            self.tokens.drop_all();
+        }
         Ok(user)
     }
 

@@ -151,10 +151,13 @@ impl AppState {
                 passwords: config.local_login == streamkeeper::accounts::sso::LocalLogin::Everyone,
             },
         };
-        let sso = config
-            .sso
-            .clone()
-            .map(|s| Arc::new(crate::accounts::sso::SsoService::new(s, pool.clone())));
+        let sso = config.sso.clone().map(|s| {
+            Arc::new(crate::accounts::sso::SsoService::new(
+                s,
+                pool.clone(),
+                accounts.token_cache(),
+            ))
+        });
         Self {
             leptos,
             config: Arc::new(config),

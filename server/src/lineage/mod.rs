@@ -26,7 +26,11 @@
 //! from the edges table at each question, so every replica and the CLI
 //! answer alike from the same tables; then load those nodes (and the
 //! times of the edges the answer shows) into a `Graph` the pure walks
-//! run over: a handful of queries whatever the depth, none per hop.
+//! run over: a handful of queries whatever the depth, none per hop. An
+//! impact question needs one: the memory also holds each node's key, so
+//! the walk runs first and a single statement both catches the memory up
+//! and reads the times and owners of what the answer shows
+//! ([`LineageService::impact`]).
 
 pub mod adjacency;
 pub mod api;
@@ -48,6 +52,7 @@ use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
 use crate::schemas;
+use adjacency::Caught;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -55,7 +60,7 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::lineage::breaks::{BrokenReader, ItemRef, PendingChange};
 use streamkeeper::lineage::event::{Event, EventError, Kind};
-use streamkeeper::lineage::graph::{FoldContext, Graph, NodeKey, Provenance, fold};
+use streamkeeper::lineage::graph::{FoldContext, Graph, Known, Node, NodeKey, Provenance, fold};
 use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper::lineage::naming::{self, Clusters};
@@ -359,7 +364,7 @@ impl LineageService {
     ) -> Result<Loaded, Db> {
         let (limits, _) = limits.clamped();
         self.adjacency.refresh(&self.pool).await?;
-        let found = self
+        let (found, _) = self
             .adjacency
             .reach(start, directions, limits.depth, limits.budget)
             .await;
@@ -405,7 +410,14 @@ impl LineageService {
         Ok(self.answer(who, key, direction, limits).await?.0)
     }
 
-    /// The impact, and the owner team of the node asked about.
+    /// The impact, and the owner team of the node asked about, in one
+    /// round trip: the walk runs over the in-memory adjacency and keys as
+    /// they stand, then one statement reads what was added since they were
+    /// last caught up together with the times and owners of the nodes the
+    /// answer shows and the times of the edges that reach them. When
+    /// something added leaves a node the walk reached, the walk runs again
+    /// on the memory that read brought up to date (so the answer holds
+    /// every commit made before the question), with a second read.
     async fn answer(
         &self,
         who: &Principal,
@@ -414,45 +426,94 @@ impl LineageService {
         limits: Limits,
     ) -> Result<(Impact, Option<String>), AppError> {
         require(who, Action::Read, "read lineage")?;
-        let start = self.resolve(key).await?;
-        let Loaded {
-            graph,
-            start: start_key,
-            beyond,
-            ids,
-            catalog,
-        } = self
-            .load(start, &[direction], limits, false, Some(&["ownership"]))
-            .await?;
-        let mut answer = impact(&graph, &start_key, direction, limits)
-            .map_err(|e| AppError::NotFound(e.to_string()))?;
-        answer.cut.depth |= beyond;
-        answer.partial |= beyond;
-        // How the edge that reaches each node is known, in one query.
-        let id = |k: &NodeKey| ids.get(k).copied().unwrap_or_default();
-        let pairs: Vec<(i64, i64)> = answer
-            .nodes
-            .iter()
-            .map(|r| {
-                let parent = r.parent.map_or(start, |p| id(&answer.nodes[p].key));
-                match direction {
-                    Direction::Downstream => (parent, id(&r.key)),
-                    Direction::Upstream => (id(&r.key), parent),
+        let (walk, _) = limits.clamped();
+        let mut grown = false;
+        // A rebuild between the walk and its read changes every id; two in
+        // a row during one question would be a rebuild loop, not traffic.
+        for _ in 0..3 {
+            let start = match self.adjacency.id_of(&self.pool, key).await? {
+                Some(id) => id,
+                // Not a node the memory knows: a new one, or a name the
+                // store resolves (a raw namespace, an alias).
+                None => {
+                    self.adjacency.refresh(&self.pool).await?;
+                    match self.adjacency.id_of(&self.pool, key).await? {
+                        Some(id) => id,
+                        None => self.resolve(key).await?,
+                    }
                 }
-            })
-            .collect();
-        let times: HashMap<(i64, i64), _> = store::edges_by_pair(&self.pool, &pairs)
-            .await?
-            .into_iter()
-            .map(|e| ((e.src, e.dst), e.known()))
-            .collect();
-        for (r, pair) in answer.nodes.iter_mut().zip(&pairs) {
-            r.via = times.get(pair).copied().unwrap_or_default();
+            };
+            let (found, mark) = self
+                .adjacency
+                .reach(start, &[direction], walk.depth, walk.budget)
+                .await;
+            let keys = self.adjacency.keys(found.members.iter().copied()).await;
+            let Some(start_key) = keys.get(&start).cloned() else {
+                // Resolved by the store after the memory last looked.
+                self.adjacency.refresh(&self.pool).await?;
+                continue;
+            };
+            // The pure walk over the reached part, its times still unknown.
+            let mut graph = Graph::new();
+            graph.insert_node(Node::bare(start_key.clone()));
+            for (src, dst) in &found.edges {
+                if let (Some(a), Some(b)) = (keys.get(src), keys.get(dst)) {
+                    graph.insert_edge(a.clone(), b.clone(), Known::default());
+                }
+            }
+            let mut answer = impact(&graph, &start_key, direction, limits)
+                .map_err(|e| AppError::NotFound(e.to_string()))?;
+            answer.cut.depth |= found.beyond;
+            answer.partial |= found.beyond;
+            let ids: HashMap<&NodeKey, i64> = keys.iter().map(|(id, k)| (k, *id)).collect();
+            let id = |k: &NodeKey| ids.get(k).copied().unwrap_or_default();
+            let shown: Vec<i64> = answer.nodes.iter().map(|r| id(&r.key)).collect();
+            let pairs: Vec<(i64, i64)> = answer
+                .nodes
+                .iter()
+                .zip(&shown)
+                .map(|(r, &node)| {
+                    let parent = r.parent.map_or(start, |p| shown[p]);
+                    match direction {
+                        Direction::Downstream => (parent, node),
+                        Direction::Upstream => (node, parent),
+                    }
+                })
+                .collect();
+            let asked: Vec<i64> = shown.iter().copied().chain([start]).collect();
+            let read = store::impact_read(&self.pool, mark.xmax, &mark.xip, &asked, &pairs).await?;
+            let caught = self
+                .adjacency
+                .catch_up(&self.pool, &mark, read.delta, direction, &found.members)
+                .await?;
+            match caught {
+                Caught::Unchanged => {}
+                // Once: the second walk ran on memory caught up after the
+                // question was asked; what its read adds is the next one's.
+                Caught::Grown if !grown => {
+                    grown = true;
+                    continue;
+                }
+                Caught::Grown => {}
+                Caught::Rebuilt => continue,
+            }
+            let owner = |id: &i64| {
+                read.nodes
+                    .get(id)
+                    .and_then(|f| owner_of(f.catalog.as_deref(), f.ownership.as_ref()))
+            };
+            for ((r, node), pair) in answer.nodes.iter_mut().zip(&shown).zip(&pairs) {
+                r.via = read.edges.get(pair).copied().unwrap_or_default();
+                r.known = read.nodes.get(node).map(|f| f.known).unwrap_or_default();
+            }
+            answer.attach_owners(|k| owner(&id(k)));
+            answer.attach_breaks(&self.pending_changes(who, &answer).await?);
+            return Ok((answer, owner(&start)));
         }
-        let owners = Self::owners(&graph, answer.keys().chain([&start_key]), &ids, &catalog);
-        answer.attach_owners(|k| owners.get(k).cloned());
-        answer.attach_breaks(&self.pending_changes(who, &answer).await?);
-        Ok((answer, owners.get(&start_key).cloned()))
+        Err(internal(
+            "lineage impact",
+            "the lineage graph was rebuilt three times during one question",
+        ))
     }
 
     /// The pending producer changes on the topics of `answer`, with the
@@ -617,23 +678,12 @@ impl LineageService {
         ids: &HashMap<NodeKey, i64>,
         catalog: &HashMap<i64, String>,
     ) -> HashMap<NodeKey, String> {
-        let mut out = HashMap::new();
-        for k in keys {
-            let Some(n) = graph.node(k) else { continue };
-            if let Some(team) = ids.get(k).and_then(|id| catalog.get(id)) {
-                out.insert(k.clone(), team.clone());
-            } else if let Some(owner) = n
-                .facet("ownership")
-                .and_then(|f| f.get("owners"))
-                .and_then(|o| o.as_array())
-                .and_then(|o| o.first())
-                .and_then(|o| o.get("name"))
-                .and_then(|o| o.as_str())
-            {
-                out.insert(k.clone(), owner.to_string());
-            }
-        }
-        out
+        keys.filter_map(|k| {
+            let n = graph.node(k)?;
+            let team = ids.get(k).and_then(|id| catalog.get(id));
+            owner_of(team.map(String::as_str), n.facet("ownership")).map(|owner| (k.clone(), owner))
+        })
+        .collect()
     }
 
     /// Marquez's `GET /api/v1/lineage`: the node's neighbourhood in its
@@ -957,6 +1007,21 @@ fn reason_messages(reasons: &serde_json::Value) -> Vec<String> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// A node's owner team: its topic's stream's in the catalog (`catalog`),
+/// else the first owner its live `ownership` facet names.
+fn owner_of(catalog: Option<&str>, ownership: Option<&serde_json::Value>) -> Option<String> {
+    catalog
+        .or_else(|| {
+            ownership?
+                .get("owners")?
+                .as_array()?
+                .first()?
+                .get("name")?
+                .as_str()
+        })
+        .map(str::to_string)
 }
 
 /// The part of the graph a question needs, as loaded from the store.

@@ -3,9 +3,10 @@
 //! memory from a batch of events (`streamkeeper::lineage::graph::Graph`),
 //! so each row arrives merged once and the SQL applies the same merge
 //! rules again against what is stored, in one statement a batch
-//! ([`write`]). Reads catch the in-memory adjacency up ([`edges_since`])
-//! and load the nodes a question reached back into a `Graph` for the pure
-//! walks.
+//! ([`write`]). Reads catch the in-memory adjacency and keys up
+//! ([`added_since`]; an impact question in the same statement as the rest
+//! of what it reads, [`impact_read`]) and load the nodes a question
+//! reached back into a `Graph` for the pure walks.
 
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
@@ -470,11 +471,7 @@ const NODE_COLUMNS: &str =
 
 impl NodeRow {
     pub fn key(&self) -> NodeKey {
-        if self.kind == "job" {
-            NodeKey::job(&self.namespace, &self.name)
-        } else {
-            NodeKey::dataset(&self.namespace, &self.name)
-        }
+        node_key(&self.kind, &self.namespace, &self.name)
     }
 
     pub fn known(&self) -> Known {
@@ -628,53 +625,185 @@ pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
 
 const EDGE_COLUMNS: &str = "src, dst, observed_first, observed_last, derived_first, derived_last";
 
-/// The edges added since a watermark, the new watermark and the graph's
-/// generation: what the in-memory adjacency reads at each question.
+/// What was added since a read's snapshot, the new snapshot and the
+/// graph's generation: what the in-memory adjacency and keys read to
+/// catch up.
 #[derive(FromRow)]
-pub struct EdgeDelta {
+pub struct Delta {
     pub generation: i64,
     /// This statement's snapshot: every transaction below `xmax` and not
-    /// in `xip` had ended, so its edges are in this read; the next read
+    /// in `xip` had ended, so its rows are in this read; the next read
     /// asks for the transactions at or past `xmax` and those of `xip`.
     pub xmax: i64,
     pub xip: Vec<i64>,
+    /// Edges added, as two columns.
     pub src: Vec<i64>,
     pub dst: Vec<i64>,
+    /// Nodes added (their keys never change for an id).
+    pub node_id: Vec<i64>,
+    pub node_kind: Vec<String>,
+    pub node_namespace: Vec<String>,
+    pub node_name: Vec<String>,
 }
 
-/// One statement, one snapshot: the generation, the snapshot and the edges
-/// written by a transaction at or past `xmax` or among `xip` (the last
-/// read's). Only transactions still running then are read again, however
-/// long one of them (in any database) runs.
-pub async fn edges_since(pool: &PgPool, xmax: i64, xip: &[i64]) -> Result<EdgeDelta, Db> {
-    Ok(sqlx::query_as(
-        "SELECT s.generation,
-                pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax,
-                ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x) AS xip,
-                COALESCE(e.src, '{}') AS src, COALESCE(e.dst, '{}') AS dst
-         FROM lineage_state s,
-              LATERAL (SELECT array_agg(src) AS src, array_agg(dst) AS dst
-                       FROM lineage_edges WHERE added_xid >= $1 OR added_xid = ANY($2)) e",
+/// The key a stored node's columns spell.
+pub fn node_key(kind: &str, namespace: &str, name: &str) -> NodeKey {
+    if kind == "job" {
+        NodeKey::job(namespace, name)
+    } else {
+        NodeKey::dataset(namespace, name)
+    }
+}
+
+/// The select list of a [`Delta`], over [`DELTA_FROM`].
+const DELTA_COLUMNS: &str = "s.generation,
+         pg_snapshot_xmax(pg_current_snapshot())::text::bigint AS xmax,
+         ARRAY(SELECT x::text::bigint FROM pg_snapshot_xip(pg_current_snapshot()) x) AS xip,
+         COALESCE(e.src, '{}') AS src, COALESCE(e.dst, '{}') AS dst,
+         COALESCE(a.id, '{}') AS node_id, COALESCE(a.kind, '{}') AS node_kind,
+         COALESCE(a.namespace, '{}') AS node_namespace, COALESCE(a.name, '{}') AS node_name";
+
+/// The tables of a [`Delta`] (binding `$1` xmax and `$2` xip of the last
+/// read): the generation, and the edges and nodes written by a
+/// transaction at or past `xmax` or among `xip`. Only transactions still
+/// running then are read again, however long one of them (in any
+/// database) runs.
+const DELTA_FROM: &str = "lineage_state s,
+          LATERAL (SELECT array_agg(src) AS src, array_agg(dst) AS dst
+                   FROM lineage_edges WHERE added_xid >= $1 OR added_xid = ANY($2)) e,
+          LATERAL (SELECT array_agg(id) AS id, array_agg(kind) AS kind,
+                          array_agg(namespace) AS namespace, array_agg(name) AS name
+                   FROM lineage_nodes WHERE added_xid >= $1 OR added_xid = ANY($2)) a";
+
+/// One statement, one snapshot: what was added since the last read's
+/// `xmax` and `xip`.
+pub async fn added_since(pool: &PgPool, xmax: i64, xip: &[i64]) -> Result<Delta, Db> {
+    Ok(
+        sqlx::query_as(&format!("SELECT {DELTA_COLUMNS} FROM {DELTA_FROM}"))
+            .bind(xmax)
+            .bind(xip)
+            .fetch_one(pool)
+            .await?,
     )
+}
+
+/// What an impact answer shows of a node that changes: how it is known,
+/// its topic's owner team in the catalog, and its live `ownership` facet.
+pub struct NodeFacts {
+    pub known: Known,
+    pub catalog: Option<String>,
+    pub ownership: Option<Value>,
+}
+
+/// An impact question's one read: what was added since the memory's last
+/// read, the facts of the nodes the answer shows, and the times of the
+/// edges that reach them.
+pub struct ImpactRead {
+    pub delta: Delta,
+    pub nodes: HashMap<i64, NodeFacts>,
+    pub edges: HashMap<(i64, i64), Known>,
+}
+
+#[derive(FromRow)]
+struct ImpactRow {
+    #[sqlx(flatten)]
+    delta: Delta,
+    fact_id: Vec<i64>,
+    fact_observed_first: Vec<Option<DateTime<Utc>>>,
+    fact_observed_last: Vec<Option<DateTime<Utc>>>,
+    fact_derived_first: Vec<Option<DateTime<Utc>>>,
+    fact_derived_last: Vec<Option<DateTime<Utc>>>,
+    fact_catalog: Vec<Option<String>>,
+    fact_ownership: Vec<Option<Value>>,
+    via_src: Vec<i64>,
+    via_dst: Vec<i64>,
+    via_observed_first: Vec<Option<DateTime<Utc>>>,
+    via_observed_last: Vec<Option<DateTime<Utc>>>,
+    via_derived_first: Vec<Option<DateTime<Utc>>>,
+    via_derived_last: Vec<Option<DateTime<Utc>>>,
+}
+
+/// ONE statement, one snapshot, for an impact question walked in memory:
+/// the [`Delta`] since `xmax`/`xip` (which says whether the walk still
+/// stands), and for `ids` their times, catalog owner team (a topic's
+/// stream's, as [`catalog_owners`]) and `ownership` facet, and the times
+/// of the edges `pairs` (`(src, dst)`, one index lookup each).
+pub async fn impact_read(
+    pool: &PgPool,
+    xmax: i64,
+    xip: &[i64],
+    ids: &[i64],
+    pairs: &[(i64, i64)],
+) -> Result<ImpactRead, Db> {
+    let (src, dst): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
+    let r: ImpactRow = sqlx::query_as(&format!(
+        "SELECT {DELTA_COLUMNS}, nf.*, ev.* FROM {DELTA_FROM},
+          LATERAL (SELECT COALESCE(array_agg(n.id), '{{}}') AS fact_id,
+                  COALESCE(array_agg(n.observed_first), '{{}}') AS fact_observed_first,
+                  COALESCE(array_agg(n.observed_last), '{{}}') AS fact_observed_last,
+                  COALESCE(array_agg(n.derived_first), '{{}}') AS fact_derived_first,
+                  COALESCE(array_agg(n.derived_last), '{{}}') AS fact_derived_last,
+                  COALESCE(array_agg(c.team), '{{}}') AS fact_catalog,
+                  COALESCE(array_agg(f.value), '{{}}') AS fact_ownership
+              FROM lineage_nodes n
+              LEFT JOIN LATERAL (
+                  SELECT t.name AS team FROM streams st JOIN teams t ON t.id = st.owner_team_id
+                  WHERE n.kind = 'dataset' AND st.topic = n.name
+                    AND st.cluster_id = CASE WHEN n.cluster ~ '^[0-9]{{1,18}}$' THEN n.cluster::bigint END
+                  LIMIT 1) c ON true
+              LEFT JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
+              WHERE n.id = ANY($3)) nf,
+          LATERAL (SELECT COALESCE(array_agg(e.src), '{{}}') AS via_src,
+                  COALESCE(array_agg(e.dst), '{{}}') AS via_dst,
+                  COALESCE(array_agg(e.observed_first), '{{}}') AS via_observed_first,
+                  COALESCE(array_agg(e.observed_last), '{{}}') AS via_observed_last,
+                  COALESCE(array_agg(e.derived_first), '{{}}') AS via_derived_first,
+                  COALESCE(array_agg(e.derived_last), '{{}}') AS via_derived_last
+              FROM UNNEST($4::bigint[], $5::bigint[]) AS p(src, dst),
+                   LATERAL (SELECT {EDGE_COLUMNS} FROM lineage_edges
+                            WHERE src = p.src AND dst = p.dst) e) ev"
+    ))
     .bind(xmax)
     .bind(xip)
-    .fetch_one(pool)
-    .await?)
-}
-
-/// The stored edges among `pairs` (`(src, dst)`), with their times.
-pub async fn edges_by_pair(pool: &PgPool, pairs: &[(i64, i64)]) -> Result<Vec<EdgeRow>, Db> {
-    let (src, dst): (Vec<i64>, Vec<i64>) = pairs.iter().copied().unzip();
-    // One index lookup a pair, never a scan of the whole table.
-    Ok(sqlx::query_as(&format!(
-        "SELECT e.* FROM UNNEST($1::bigint[], $2::bigint[]) AS p(src, dst),
-             LATERAL (SELECT {EDGE_COLUMNS} FROM lineage_edges
-                      WHERE src = p.src AND dst = p.dst) e"
-    ))
+    .bind(ids)
     .bind(src)
     .bind(dst)
-    .fetch_all(pool)
-    .await?)
+    .fetch_one(pool)
+    .await?;
+    let nodes = r
+        .fact_id
+        .iter()
+        .enumerate()
+        .map(|(i, id)| {
+            let facts = NodeFacts {
+                known: known(
+                    [r.fact_observed_first[i], r.fact_observed_last[i]],
+                    [r.fact_derived_first[i], r.fact_derived_last[i]],
+                ),
+                catalog: r.fact_catalog[i].clone(),
+                ownership: r.fact_ownership[i].clone(),
+            };
+            (*id, facts)
+        })
+        .collect();
+    let edges = r
+        .via_src
+        .iter()
+        .zip(&r.via_dst)
+        .enumerate()
+        .map(|(i, (s, d))| {
+            let k = known(
+                [r.via_observed_first[i], r.via_observed_last[i]],
+                [r.via_derived_first[i], r.via_derived_last[i]],
+            );
+            ((*s, *d), k)
+        })
+        .collect();
+    Ok(ImpactRead {
+        delta: r.delta,
+        nodes,
+        edges,
+    })
 }
 
 /// Every edge between two of `ids`.

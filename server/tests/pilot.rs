@@ -1016,6 +1016,30 @@ async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
             assert!((9 * 60_000..10 * 60_000).contains(&ms), "{ms}");
         }
     }
+
+    // The day tally follows what decides the scope, not only the pilot's
+    // settings: once billing stops reading orders, its flag is no longer
+    // the pilot's, and once it reads it again, it is.
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(input("local/orders")),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    for (topics, events) in [(vec!["payments"], 0), (vec!["orders"], 1)] {
+        sqlx::query("UPDATE consumer_groups SET topics = $2 WHERE cluster_id = $1")
+            .bind(local)
+            .bind(&topics)
+            .execute(&pool)
+            .await
+            .expect("topics");
+        let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+        let flagged = &r.json()["report"]["table"][0];
+        assert_eq!(flagged["now"]["events"], events, "{topics:?}: {flagged}");
+    }
 }
 
 /// A streaming job reading `topic` on the broker at `bootstrap`, as

@@ -89,6 +89,12 @@ impl PilotService {
         })
     }
 
+    /// Rebuilds the day tally from the records (`streamkeeper pilot
+    /// rebuild`, a command for whoever runs the server).
+    pub async fn rebuild_tally(&self) -> Result<(), AppError> {
+        Ok(store::rebuild(&self.pool).await?)
+    }
+
     /// The settings of a pilot that is set up, or a 404 that says how to.
     async fn set_up(&self) -> Result<(PilotSettings, ScopeKind, DateTime<Utc>), AppError> {
         let s = self.load().await?;

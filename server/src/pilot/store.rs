@@ -355,6 +355,12 @@ pub async fn fresh(pool: &PgPool) -> Result<(), Db> {
                 .await?;
         }
     }
+    // The receipts' plans probe these by their statistics: a scope table
+    // just refilled and never analysed reads as empty, and the planner
+    // would hash a year of flags against it.
+    sqlx::query("ANALYZE pilot_scope_clusters, pilot_scope_topics, pilot_scope_subjects")
+        .execute(&mut *tx)
+        .await?;
     sqlx::query("UPDATE pilot_tally_state SET fresh = true, rebuilt_at = now()")
         .execute(&mut *tx)
         .await?;

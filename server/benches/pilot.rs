@@ -3,7 +3,8 @@
 //! acknowledged or dismissed), 100,000 compatibility checks (one in 20
 //! breaking) and 2,000 review items, the pilot covering half the domains
 //! from a year ago. Times what the manager's page asks the server (the
-//! report and the first page of receipts) and each query behind it.
+//! report and the first page of receipts) and each query behind it, and
+//! how long rebuilding the pilot's day tally from the records takes.
 //!
 //! ```sh
 //! source scripts/lib.sh && start_postgres /tmp/pgbench 55433
@@ -169,18 +170,9 @@ async fn main() {
             .await,
         ),
         (
-            "    store::durations",
+            "    store::tally (the day tally, questions, restarts)",
             timed(RUNS, || async {
-                store::durations(&pool, &within, now)
-                    .await
-                    .expect("durations")
-            })
-            .await,
-        ),
-        (
-            "    store::counts",
-            timed(RUNS, || async {
-                store::counts(&pool, &within, now).await.expect("counts")
+                store::tally(&pool, &within, now).await.expect("tally")
             })
             .await,
         ),
@@ -206,6 +198,13 @@ async fn main() {
                 store::first_weeks(&pool, &within, 20)
                     .await
                     .expect("first weeks")
+            })
+            .await,
+        ),
+        (
+            "  store::rebuild (after a change of scope; 3 runs)",
+            timed(3, || async {
+                store::rebuild(&pool).await.expect("rebuild")
             })
             .await,
         ),

@@ -16,8 +16,10 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::flags::{FlagKey, Observation};
+use streamkeeper::pilot::ScopeKind;
 use streamkeeper::pilot::stats::human;
 use streamkeeper_doubles::registry;
+use streamkeeper_server::pilot::store;
 use support::TestApp;
 
 const V1: &str = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"amount","type":"double"}]}"#;
@@ -258,6 +260,10 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         "the rest keep their defaults"
     );
 
+    // The day tally taken over the pilot as set: from here on the records
+    // below reach it only through its triggers, in their own transactions.
+    store::fresh(&pool).await.expect("tally");
+
     // The scenario. Lag on billing, twice (two rules), and once on the
     // cluster outside the pilot; a FAILED connector; billing's owner
     // dismisses one lag flag as wrong.
@@ -459,6 +465,42 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     );
     assert_eq!(checked["baseline_ms"], 28_800_000);
     assert_eq!(row("lineage_answered")["now"]["note"], "no events");
+
+    // The tally the triggers kept is the one rebuilt from the records, and
+    // its durations are the events the CSV lists, one for one.
+    assert!(
+        sqlx::query_scalar::<_, bool>("SELECT fresh FROM pilot_tally_state")
+            .fetch_one(&pool)
+            .await
+            .expect("state"),
+        "nothing in the scenario changed the scope: the triggers kept the tally"
+    );
+    let scope = vec!["payments".to_string()];
+    let within = store::Within {
+        kind: ScopeKind::Domains,
+        scope: &scope,
+        from: started.and_time(chrono::NaiveTime::MIN).and_utc(),
+    };
+    let now = Utc::now();
+    let kept = store::tally(&pool, &within, now).await.expect("kept");
+    store::rebuild(&pool).await.expect("rebuild");
+    let rebuilt = store::tally(&pool, &within, now).await.expect("rebuilt");
+    let mut kept_sorted = kept.clone();
+    let mut rebuilt_sorted = rebuilt.clone();
+    for t in [&mut kept_sorted, &mut rebuilt_sorted] {
+        t.durations.values_mut().for_each(|v| v.sort_unstable());
+    }
+    assert_eq!(kept_sorted, rebuilt_sorted);
+    assert!(!kept.durations.is_empty() && !kept.counts.is_empty());
+    let mut from_events: std::collections::BTreeMap<_, Vec<i64>> = Default::default();
+    for e in store::timed(&pool, &within, now).await.expect("events") {
+        from_events
+            .entry((e.started_at.date_naive(), e.metric))
+            .or_default()
+            .push(e.ms());
+    }
+    from_events.values_mut().for_each(|v| v.sort_unstable());
+    assert_eq!(kept_sorted.durations, from_events);
     // The weeks: the pilot's second week holds them all.
     let weeks = report["weeks"].as_array().expect("weeks");
     assert_eq!(weeks.len(), 2, "{report}");
@@ -973,6 +1015,30 @@ async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
             let ms = flagged["now"]["p50_ms"].as_i64().expect("ms");
             assert!((9 * 60_000..10 * 60_000).contains(&ms), "{ms}");
         }
+    }
+
+    // The day tally follows what decides the scope, not only the pilot's
+    // settings: once billing stops reading orders, its flag is no longer
+    // the pilot's, and once it reads it again, it is.
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/pilot/settings",
+            &mt,
+            Some(input("local/orders")),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    for (topics, events) in [(vec!["payments"], 0), (vec!["orders"], 1)] {
+        sqlx::query("UPDATE consumer_groups SET topics = $2 WHERE cluster_id = $1")
+            .bind(local)
+            .bind(&topics)
+            .execute(&pool)
+            .await
+            .expect("topics");
+        let r = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+        let flagged = &r.json()["report"]["table"][0];
+        assert_eq!(flagged["now"]["events"], events, "{topics:?}: {flagged}");
     }
 }
 

@@ -22,6 +22,10 @@ pub enum PilotCommand {
     /// Print the day-30 table: each metric's baseline, p50 and p90 so far,
     /// the ratio to the baseline and the events it rests on.
     Show,
+    /// Rebuild the pilot's day tally from the records. The tally is kept
+    /// as records are written and rebuilt by itself after any change of
+    /// what the pilot covers; this is for after a restore of some tables.
+    Rebuild,
     /// Set the pilot up (replacing what was set).
     Set {
         /// `clusters`, `streams` (as cluster/topic) or `domains`.
@@ -75,6 +79,11 @@ fn baseline(text: &str) -> anyhow::Result<Baseline> {
 pub async fn run(pilot: &PilotService, args: PilotArgs) -> anyhow::Result<ExitCode> {
     let who = cli_principal();
     match args.command.unwrap_or(PilotCommand::Show) {
+        PilotCommand::Rebuild => {
+            pilot.rebuild_tally().await?;
+            println!("the pilot's day tally is rebuilt from the records");
+            Ok(ExitCode::SUCCESS)
+        }
         PilotCommand::Show => {
             let r = pilot.report(&who, SOURCE, Utc::now()).await?;
             let s = &r.settings;

@@ -18,7 +18,7 @@ use sqlx::PgPool;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::pilot::receipts::{Receipt, Would, would_restart};
-use streamkeeper::pilot::stats::{Tally, Timed, human, report};
+use streamkeeper::pilot::stats::{Timed, human, report};
 use streamkeeper::pilot::{
     PilotInput, PilotReport, PilotSettings, ScopeKind, baselines, checked_scope,
 };
@@ -87,6 +87,12 @@ impl PilotService {
                 updated_at: Some(r.updated_at),
             },
         })
+    }
+
+    /// Rebuilds the day tally from the records (`streamkeeper pilot
+    /// rebuild`, a command for whoever runs the server).
+    pub async fn rebuild_tally(&self) -> Result<(), AppError> {
+        Ok(store::rebuild(&self.pool).await?)
     }
 
     /// The settings of a pilot that is set up, or a 404 that says how to.
@@ -197,14 +203,13 @@ impl streamkeeper_app::port::Pilot for PilotService {
             scope: &settings.scope,
             from: start,
         };
-        // Four reads of one scope, each on its own connection at once.
-        let (durations, counts, dismissed, domains) = tokio::try_join!(
-            store::durations(&self.pool, &within, now),
-            store::counts(&self.pool, &within, now),
+        store::fresh(&self.pool).await?;
+        // Three reads of one scope, each on its own connection at once.
+        let (tally, dismissed, domains) = tokio::try_join!(
+            store::tally(&self.pool, &within, now),
             store::dismissed(&self.pool, &within, DISMISSALS),
             store::domains(&self.pool, &within),
         )?;
-        let tally = Tally { durations, counts };
         let report = report(start.date_naive(), now, &settings.baselines, tally, &[]);
         Ok(PilotReport {
             settings,
@@ -262,6 +267,7 @@ impl streamkeeper_app::port::Pilot for PilotService {
             scope: &settings.scope,
             from: start,
         };
+        store::fresh(&self.pool).await?;
         // Each source's first offset + limit rows hold the merged page.
         let (rows, total) =
             store::first_weeks(&self.pool, &within, page.offset() + page.limit()).await?;

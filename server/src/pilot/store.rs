@@ -5,8 +5,7 @@
 use crate::platform::errors::Db;
 use chrono::{DateTime, NaiveDate, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
-use std::collections::BTreeMap;
-use streamkeeper::pilot::stats::{Count, Timed};
+use streamkeeper::pilot::stats::{Count, Tally, Timed};
 use streamkeeper::pilot::{Baseline, Dismissal, DomainRecord, Metric, ScopeKind};
 
 #[derive(Debug, Clone, FromRow)]
@@ -165,7 +164,7 @@ struct TimedRow {
 }
 
 /// `timed`: every timed event of the pilot (`metric`, `reference`,
-/// `subject`, `started_at`, `ended_at`), after [`SCOPE`], [`FLAGS`] and
+/// `subject`, `domain`, `started_at`, `ended_at`), after [`SCOPE`], [`FLAGS`] and
 /// [`QUESTIONS`]:
 /// - lag flagged: a group's flag routed to a team, onset → the owner
 ///   notified (its webhook delivered, or the flag in the app list when the
@@ -179,26 +178,26 @@ struct TimedRow {
 fn timed_events() -> String {
     format!(
         "timed AS (
-         SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject,
+         SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject, f.domain,
                 f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
            FROM fl f
           WHERE f.subject_kind = 'group' AND f.team_id IS NOT NULL AND f.onset_at >= $3
             AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL)
          UNION ALL
-         SELECT 'change_checked', 'check:' || k.id, k.topic, k.submitted_at, k.decided_at
+         SELECT 'change_checked', 'check:' || k.id, k.topic, k.domain, k.submitted_at, k.decided_at
            FROM compatibility_checks k
           WHERE k.submitted_at >= $3 AND {checks}
          UNION ALL
-         SELECT 'change_reviewed', 'review-item:' || i.id, i.topic, i.created_at,
+         SELECT 'change_reviewed', 'review-item:' || i.id, i.topic, i.domain, i.created_at,
                 LEAST(i.approved_at, i.applied_at)
            FROM review_items i
           WHERE i.kind IN ('producer_change', 'schema_registration') AND i.created_at >= $3
             AND (i.approved_at IS NOT NULL OR i.applied_at IS NOT NULL) AND {items}
          UNION ALL
-         SELECT 'lineage_answered', 'lineage-question:' || q.id, q.topic, q.asked_at, q.answered_at
+         SELECT 'lineage_answered', 'lineage-question:' || q.id, q.topic, '', q.asked_at, q.answered_at
            FROM lq q WHERE {questions}
          UNION ALL
-         SELECT 'lineage_notified', 'lineage-question:' || q.id, q.topic, q.asked_at, q.notified_at
+         SELECT 'lineage_notified', 'lineage-question:' || q.id, q.topic, '', q.asked_at, q.notified_at
            FROM lq q WHERE q.notified_at IS NOT NULL AND {questions})",
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
@@ -254,70 +253,184 @@ pub async fn timed(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<
         .collect())
 }
 
-/// The durations of the timed events up to `now`, per metric and UTC day
-/// (what the figures need, without the strings the CSV carries). Each in
-/// whole milliseconds rounded down and never below 0, as [`Timed::ms`].
-pub async fn durations(
-    pool: &PgPool,
-    w: &Within<'_>,
-    now: DateTime<Utc>,
-) -> Result<BTreeMap<(NaiveDate, Metric), Vec<i64>>, Db> {
-    let rows: Vec<(String, NaiveDate, Vec<i64>)> = until(pool, w, now, &format!(
-        "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
-         SELECT metric, (started_at AT TIME ZONE 'UTC')::date,
-                array_agg(GREATEST(floor(extract(epoch FROM ended_at - started_at) * 1000), 0)::bigint)
-           FROM timed WHERE started_at <= $4 GROUP BY 1, 2",
-        timed = timed_events(),
-    ))
-    .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(m, day, ms)| Some(((day, m.parse::<Metric>().ok()?), ms)))
-        .collect())
-}
-
-/// How many counted events the pilot has up to `now`, per UTC day: flags
-/// raised, acknowledged and dismissed; checks that found a breaking
-/// change; items applied; connector restarts Streamkeeper made.
-pub async fn counts(
-    pool: &PgPool,
-    w: &Within<'_>,
-    now: DateTime<Utc>,
-) -> Result<BTreeMap<(NaiveDate, Count), u64>, Db> {
-    let rows: Vec<(String, NaiveDate, i64)> = until(pool, w, now, &format!(
-        "{SCOPE}, {FLAGS}, f AS (
-            SELECT raised_at, acknowledged_at, dismissed_at FROM fl
+/// `counted (what, domain, at)`: every counted event of the pilot's flags,
+/// checks and items since $3 (flags raised, acknowledged and dismissed;
+/// checks that found a breaking change; items applied), after [`SCOPE`]
+/// and [`FLAGS`]. Connector restarts are read from their records
+/// ([`tally`]).
+fn counted_events() -> String {
+    format!(
+        "f AS (
+            SELECT domain, raised_at, acknowledged_at, dismissed_at FROM fl
              WHERE raised_at >= $3 OR acknowledged_at >= $3 OR dismissed_at >= $3),
-         counted (what, at) AS (
-         SELECT 'flags_raised', raised_at FROM f WHERE raised_at >= $3
-         UNION ALL SELECT 'flags_acknowledged', acknowledged_at FROM f WHERE acknowledged_at >= $3
-         UNION ALL SELECT 'flags_dismissed', dismissed_at FROM f WHERE dismissed_at >= $3
+         counted (what, domain, at) AS (
+         SELECT 'flags_raised', domain, raised_at FROM f WHERE raised_at >= $3
+         UNION ALL SELECT 'flags_acknowledged', domain, acknowledged_at FROM f WHERE acknowledged_at >= $3
+         UNION ALL SELECT 'flags_dismissed', domain, dismissed_at FROM f WHERE dismissed_at >= $3
          UNION ALL
-         SELECT 'checks_breaking', k.decided_at FROM compatibility_checks k
+         SELECT 'checks_breaking', k.domain, k.decided_at FROM compatibility_checks k
           WHERE k.verdict = 'INCOMPATIBLE' AND k.decided_at >= $3 AND {checks}
          UNION ALL
-         SELECT 'changes_applied', i.applied_at FROM review_items i
-          WHERE i.applied_at >= $3 AND {items}
-         UNION ALL
-         SELECT 'connector_restarts', r.at FROM connector_restarts r
-           JOIN connectors cn ON cn.id = r.connector_id
-           JOIN connect_clusters cc ON cc.id = cn.connect_id
-          WHERE r.at >= $3
-            AND (cc.cluster_id IN (SELECT id FROM sc)
-                 OR EXISTS (SELECT 1 FROM subjects x WHERE x.cluster_id = cc.cluster_id
-                               AND x.kind = 'connector' AND x.subject = cc.name || '/' || cn.name)))
-         SELECT what, (at AT TIME ZONE 'UTC')::date, count(*) FROM counted WHERE at <= $4 GROUP BY 1, 2",
+         SELECT 'changes_applied', i.domain, i.applied_at FROM review_items i
+          WHERE i.applied_at >= $3 AND {items})",
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
-    ))
+    )
+}
+
+/// Makes the day tally (`pilot_tally`) and the scope it was taken over
+/// (`pilot_scope_*`) what the records say, when a change marked them stale
+/// (the migration's triggers keep them current otherwise, in the
+/// transaction of each record). Computed from the records with the same
+/// queries as the events CSV. The record tables are locked (shared) while
+/// it reads them, so no write falls between its read and its marking the
+/// tally fresh.
+pub async fn fresh(pool: &PgPool) -> Result<(), Db> {
+    let fresh: bool = sqlx::query_scalar("SELECT fresh FROM pilot_tally_state")
+        .fetch_one(pool)
+        .await?;
+    if fresh {
+        return Ok(());
+    }
+    let mut tx = pool.begin().await?;
+    sqlx::query("LOCK TABLE flags, compatibility_checks, review_items IN SHARE MODE")
+        .execute(&mut *tx)
+        .await?;
+    // Another request may have rebuilt it while this one waited.
+    let fresh: bool = sqlx::query_scalar("SELECT fresh FROM pilot_tally_state FOR UPDATE")
+        .fetch_one(&mut *tx)
+        .await?;
+    if fresh {
+        tx.commit().await?;
+        return Ok(());
+    }
+    for table in [
+        "pilot_tally",
+        "pilot_scope_clusters",
+        "pilot_scope_topics",
+        "pilot_scope_subjects",
+    ] {
+        sqlx::query(&format!("DELETE FROM {table}"))
+            .execute(&mut *tx)
+            .await?;
+    }
+    if let Some(p) = sqlx::query_as::<_, (String, Vec<String>, NaiveDate)>(
+        "SELECT scope_kind, scope, started_on FROM pilot WHERE id = 1",
+    )
+    .fetch_optional(&mut *tx)
+    .await?
+    {
+        let from = p.2.and_time(chrono::NaiveTime::MIN).and_utc();
+        let fill = [
+            format!("{SCOPE} INSERT INTO pilot_scope_clusters SELECT id FROM sc"),
+            format!(
+                "{SCOPE} INSERT INTO pilot_scope_topics SELECT DISTINCT cluster_id, topic FROM st"
+            ),
+            format!(
+                "{SCOPE} INSERT INTO pilot_scope_subjects SELECT cluster_id, kind, subject, domain
+                 FROM subjects"
+            ),
+            format!(
+                "{SCOPE}, {FLAGS}, {QUESTIONS}, {timed}
+                 INSERT INTO pilot_tally (what, day, domain, ms, n)
+                 SELECT metric, pilot_day(started_at), domain,
+                        array_agg(pilot_ms(started_at, ended_at)), count(*)
+                   FROM timed WHERE metric IN ('lag_flagged', 'change_checked', 'change_reviewed')
+                  GROUP BY 1, 2, 3",
+                timed = timed_events(),
+            ),
+            format!(
+                "{SCOPE}, {FLAGS}, {counted}
+                 INSERT INTO pilot_tally (what, day, domain, n)
+                 SELECT what, pilot_day(at), domain, count(*) FROM counted GROUP BY 1, 2, 3",
+                counted = counted_events(),
+            ),
+        ];
+        for sql in &fill {
+            sqlx::query(sql)
+                .bind(&p.0)
+                .bind(&p.1)
+                .bind(from)
+                .execute(&mut *tx)
+                .await?;
+        }
+    }
+    // The receipts' plans probe these by their statistics: a scope table
+    // just refilled and never analysed reads as empty, and the planner
+    // would hash a year of flags against it.
+    sqlx::query("ANALYZE pilot_scope_clusters, pilot_scope_topics, pilot_scope_subjects")
+        .execute(&mut *tx)
+        .await?;
+    sqlx::query("UPDATE pilot_tally_state SET fresh = true, rebuilt_at = now()")
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(())
+}
+
+/// Marks the tally stale and rebuilds it from the records (`streamkeeper
+/// pilot rebuild`; the triggers keep it without this).
+pub async fn rebuild(pool: &PgPool) -> Result<(), Db> {
+    sqlx::query("UPDATE pilot_tally_state SET fresh = false")
+        .execute(pool)
+        .await?;
+    fresh(pool).await
+}
+
+/// Whether a record of cluster `c` about topic `t` with domain `d` is in
+/// the scope the tally was taken over (as [`topic_in`], on its tables).
+fn topic_covered(c: &str, t: &str, d: &str) -> String {
+    format!(
+        "(EXISTS (SELECT 1 FROM pilot_scope_clusters s WHERE s.cluster_id = {c})
+          OR EXISTS (SELECT 1 FROM pilot_scope_topics s WHERE s.cluster_id = {c} AND s.topic = {t})
+          OR ($1 = 'domains' AND {d} = ANY ($2)))"
+    )
+}
+
+/// The pilot's figures' events up to `now`'s UTC day, per day: the day
+/// tally (call [`fresh`] first), and the lineage questions and connector
+/// restarts, summed from their records. The tally's grain is the day: an
+/// event later on `now`'s day than `now` counts (only a `now` in the past
+/// can see one).
+pub async fn tally(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<Tally, Db> {
+    let rows: Vec<(String, NaiveDate, Vec<i64>, i64)> = until(
+        pool,
+        w,
+        now,
+        &format!(
+            "WITH {QUESTIONS}
+         SELECT what, day, ms, n FROM pilot_tally WHERE day >= pilot_day($3) AND day <= pilot_day($4)
+         UNION ALL
+         SELECT metric, pilot_day(asked_at), array_agg(pilot_ms(asked_at, ended_at)), count(*)
+           FROM (SELECT 'lineage_answered' AS metric, q.asked_at, q.answered_at AS ended_at, q.cluster_id, q.topic
+                   FROM lq q
+                 UNION ALL
+                 SELECT 'lineage_notified', q.asked_at, q.notified_at, q.cluster_id, q.topic
+                   FROM lq q WHERE q.notified_at IS NOT NULL) q
+          WHERE q.asked_at <= $4 AND {questions}
+          GROUP BY 1, 2
+         UNION ALL
+         SELECT 'connector_restarts', pilot_day(r.at), '{{}}', count(*) FROM connector_restarts r
+           JOIN connectors cn ON cn.id = r.connector_id
+           JOIN connect_clusters cc ON cc.id = cn.connect_id
+          WHERE r.at >= $3 AND r.at <= $4
+            AND (EXISTS (SELECT 1 FROM pilot_scope_clusters s WHERE s.cluster_id = cc.cluster_id)
+                 OR EXISTS (SELECT 1 FROM pilot_scope_subjects x WHERE x.cluster_id = cc.cluster_id
+                               AND x.kind = 'connector' AND x.subject = cc.name || '/' || cn.name))
+          GROUP BY 2",
+            questions = topic_covered("q.cluster_id", "q.topic", "NULL::text"),
+        ),
+    )
     .await?;
-    Ok(rows
-        .into_iter()
-        .filter_map(|(c, day, n)| {
-            let count = Count::ALL.into_iter().find(|k| k.as_str() == c)?;
-            Some(((day, count), u64::try_from(n).unwrap_or(0)))
-        })
-        .collect())
+    let mut t = Tally::default();
+    for (what, day, ms, n) in rows {
+        if let Ok(metric) = what.parse::<Metric>() {
+            t.durations.entry((day, metric)).or_default().extend(ms);
+        } else if let Some(count) = Count::ALL.into_iter().find(|c| c.as_str() == what) {
+            *t.counts.entry((day, count)).or_default() += n.unsigned_abs();
+        }
+    }
+    Ok(t)
 }
 
 /// Each domain of the pilot's streams (and each the scope names), its
@@ -434,12 +547,18 @@ pub async fn first_weeks(
     w: &Within<'_>,
     limit: i64,
 ) -> Result<(Vec<ReceiptRow>, i64), Db> {
-    // A flag's domain is its subject's; one outside every stream has none.
-    let flags = "FROM fl f JOIN clusters c ON c.id = f.cluster_id
-         LEFT JOIN review_domains rd ON rd.domain = f.domain
-        WHERE f.raised_at >= $3 AND f.domain <> ''
+    // A flag's domain is its subject's; one outside every stream has none
+    // and so is in no domain's receipts. On the scope the tally was taken
+    // over (call [`fresh`] first): the flags newest first, each probed
+    // against the scope's subjects, stop at the page.
+    const FLAGS_IN: &str = "FROM flags f
+         JOIN pilot_scope_subjects x ON x.cluster_id = f.cluster_id
+              AND x.kind = f.subject_kind AND x.subject = f.subject
+         JOIN clusters c ON c.id = f.cluster_id
+         LEFT JOIN review_domains rd ON rd.domain = x.domain
+        WHERE f.raised_at >= $3 AND x.domain <> ''
           AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')";
-    const FLAG_ROW: &str = "f.id, f.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+    const FLAG_ROW: &str = "f.id, x.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
                 c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason AS what, f.evidence,
                 f.raised_at AS at";
     const RESTARTS: &str = "AND f.subject_kind = 'connector' AND f.kind = 'FAILED' AND NOT (f.evidence ? 'auto_restart')";
@@ -448,39 +567,47 @@ pub async fn first_weeks(
          LEFT JOIN review_domains rd ON rd.domain = k.domain
         WHERE k.decided_at >= $3 AND k.verdict = 'INCOMPATIBLE' AND COALESCE(k.domain, '') <> ''
           AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest') AND {}",
-        topic_in("k.cluster_id", "k.topic", "k.domain")
+        topic_covered("k.cluster_id", "k.topic", "k.domain")
     );
-    // Each source's first rows with how many it has in all (counted in
-    // the same pass), on their own connections at once.
-    let sources = [
-        format!(
-            "{SCOPE}, {FLAGS} SELECT 'flag' AS source, {FLAG_ROW}, count(*) OVER () AS total
-             {flags} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
-        ),
-        format!(
-            "{SCOPE}, {FLAGS} SELECT 'restart' AS source, {FLAG_ROW}, count(*) OVER () AS total
-             {flags} {RESTARTS} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
-        ),
-        format!(
-            "{SCOPE} SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
+    // The few restarts and breaking checks come with how many there are in
+    // all (counted in the same pass); the flags' count is the day tally's
+    // flags raised in those domains. Each on its own connection, at once.
+    let flags = format!(
+        "SELECT 'flag' AS source, {FLAG_ROW}, 0::bigint AS total {FLAGS_IN}
+          ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
+    );
+    let restarts = format!(
+        "SELECT 'restart' AS source, {FLAG_ROW}, count(*) OVER () AS total
+         {FLAGS_IN} {RESTARTS} ORDER BY f.raised_at DESC, f.id DESC LIMIT $4"
+    );
+    let breaking = format!(
+        "SELECT 'check' AS source, k.id, k.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
                 c.name AS cluster, 'topic' AS subject_kind, k.topic AS subject, k.verdict AS kind,
                 'check ' || k.id || ' of a ' || k.schema_type || ' schema by ' || k.submitted_by
                     || ' found it breaks a consumer' AS what,
                 k.report AS evidence, k.decided_at AS at, count(*) OVER () AS total
-             {checks} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
-        ),
-    ];
-    let [s0, s1, s2] = &sources;
-    let (p0, p1, p2) = tokio::try_join!(
-        receipt_rows(pool, w, limit, s0),
-        receipt_rows(pool, w, limit, s1),
-        receipt_rows(pool, w, limit, s2),
+         {checks} ORDER BY k.decided_at DESC, k.id DESC LIMIT $4"
+    );
+    let flag_total = sqlx::query_scalar::<_, i64>(
+        "SELECT COALESCE(sum(t.n), 0)::bigint FROM pilot_tally t
+           LEFT JOIN review_domains rd ON rd.domain = t.domain
+          WHERE t.what = 'flags_raised' AND t.day >= pilot_day($1) AND t.domain <> ''
+            AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')",
+    )
+    .bind(w.from)
+    .fetch_one(pool);
+    let (p0, p1, p2, flag_total) = tokio::try_join!(
+        receipt_rows(pool, w, limit, &flags),
+        receipt_rows(pool, w, limit, &restarts),
+        receipt_rows(pool, w, limit, &breaking),
+        flag_total,
     )?;
     // An empty page is a source with none: the count rides on each row.
-    let total = [&p0, &p1, &p2]
-        .iter()
-        .map(|p| p.first().map_or(0, |r| r.total))
-        .sum();
+    let total = flag_total
+        + [&p1, &p2]
+            .iter()
+            .map(|p| p.first().map_or(0, |r| r.total))
+            .sum::<i64>();
     let rows = [p0, p1, p2].into_iter().flatten().map(|r| r.row).collect();
     Ok((rows, total))
 }

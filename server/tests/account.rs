@@ -696,3 +696,93 @@ async fn admins_route_flags_in_settings_and_unrouted_trouble_is_warned_about(poo
         .await;
     assert!(page.body.contains("No webhook"), "{}", page.body);
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn each_reader_sees_times_in_the_zone_they_chose(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let ada_id = t.user("ada", &[Role::Admin]).await;
+    t.user("bob", &[Role::Admin]).await;
+    let ada = t.login("ada", PASSWORD).await.expect("ada signs in");
+    let bob = t.login("bob", PASSWORD).await.expect("bob signs in");
+
+    // UTC until chosen; the account page offers the zones, UTC selected.
+    let page = t.get("/account", Some(&ada)).await;
+    assert!(
+        page.body.contains("data-testid=\"time-zone\"")
+            && page.body.contains("<option value=\"UTC\" selected")
+            && page.body.contains("<option value=\"Asia/Kolkata\""),
+        "{}",
+        page.body
+    );
+
+    // An unknown zone is refused with a reason, and nothing changes.
+    let r = server_fn(&t, "set_time_zone", &ada, &[("time_zone", "Mars/Olympus")]).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(
+        r.body.contains("not a time zone this server knows"),
+        "{}",
+        r.body
+    );
+    let r = server_fn(&t, "set_time_zone", &ada, &[("time_zone", "Asia/Kolkata")]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = t.get("/account", Some(&ada)).await;
+    assert!(
+        page.body
+            .contains("<option value=\"Asia/Kolkata\" selected"),
+        "{}",
+        page.body
+    );
+
+    // The audit page shows ada's sign-in at Kolkata's time (UTC+5:30, no
+    // daylight saving) and bob, who chose nothing, at UTC.
+    let signed_in: chrono::DateTime<chrono::Utc> = sqlx::query_scalar(
+        "SELECT at FROM audit_log WHERE action = 'login.success' AND actor = 'ada' ORDER BY id DESC LIMIT 1",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("ada's sign-in");
+    let kolkata = (signed_in + chrono::Duration::minutes(330))
+        .format("%Y-%m-%d %H:%M:%S IST")
+        .to_string();
+    let utc = signed_in.format("%Y-%m-%d %H:%M:%S UTC").to_string();
+    let hers = t.get("/settings/audit", Some(&ada)).await;
+    assert!(hers.body.contains(&kolkata), "{kolkata} in {}", hers.body);
+    assert!(!hers.body.contains(&utc), "{}", hers.body);
+    let his = t.get("/settings/audit", Some(&bob)).await;
+    assert!(his.body.contains(&utc), "{utc} in {}", his.body);
+
+    // The API sets it too (a token acts for its owner); the change is
+    // audited with what it was and what it became.
+    let token = t.token(ada_id).await;
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/me/time-zone",
+            &token,
+            Some(json!({ "time_zone": "nowhere" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/me/time-zone",
+            &token,
+            Some(json!({ "time_zone": "europe/berlin" })),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let details: Vec<Value> = sqlx::query_scalar(
+        "SELECT detail::jsonb FROM audit_log WHERE action = 'account.time_zone' ORDER BY id",
+    )
+    .fetch_all(&t.pool)
+    .await
+    .expect("audit");
+    assert_eq!(
+        details,
+        vec![
+            json!({ "from": "UTC", "to": "Asia/Kolkata" }),
+            json!({ "from": "Asia/Kolkata", "to": "Europe/Berlin" }),
+        ]
+    );
+}

@@ -6,4 +6,5 @@ pub mod role;
 pub mod second_factor;
 pub mod signin;
 pub mod sso;
+pub mod time_zone;
 pub mod token;

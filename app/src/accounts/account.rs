@@ -5,7 +5,8 @@
 //! each render until the user confirms it.
 
 use crate::accounts::fns::{
-    ChangePassword, ConfirmSecondFactor, DisableSecondFactor, StartSecondFactor, account_status,
+    ChangePassword, ConfirmSecondFactor, DisableSecondFactor, SetTimeZone, StartSecondFactor,
+    account_status,
 };
 use crate::accounts::model::AccountView;
 use crate::ui::notes::{ActionNote, ErrorNote};
@@ -18,6 +19,7 @@ struct Forms {
     start: ServerAction<StartSecondFactor>,
     confirm: ServerAction<ConfirmSecondFactor>,
     disable: ServerAction<DisableSecondFactor>,
+    zone: ServerAction<SetTimeZone>,
 }
 
 #[component]
@@ -27,6 +29,7 @@ pub fn AccountPage() -> impl IntoView {
         start: ServerAction::<StartSecondFactor>::new(),
         confirm: ServerAction::<ConfirmSecondFactor>::new(),
         disable: ServerAction::<DisableSecondFactor>::new(),
+        zone: ServerAction::<SetTimeZone>::new(),
     };
     let account = Resource::new(
         move || {
@@ -35,6 +38,7 @@ pub fn AccountPage() -> impl IntoView {
                 forms.start.version().get(),
                 forms.confirm.version().get(),
                 forms.disable.version().get(),
+                forms.zone.version().get(),
             )
         },
         |_| account_status(),
@@ -63,6 +67,7 @@ fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
                 <h2>"Signed in through your identity provider"</h2>
                 <p>"Your password and second factor are kept at the provider; change them there. Your roles and teams here follow your groups at the provider, at every sign-in. Approvals ask you to confirm at the provider."</p>
             </section>
+            <TimeZone current=a.time_zone forms />
         }
         .into_any();
     }
@@ -95,9 +100,41 @@ fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
                 ok=|_: &()| "Your password is changed: your other sessions are ended and your API tokens revoked.".into()
             />
         </section>
-        {(!must_change).then(|| view! { <SecondFactor a forms /> })}
+        {(!must_change).then(|| {
+            let current = a.time_zone.clone();
+            view! {
+                <TimeZone current forms />
+                <SecondFactor a forms />
+            }
+        })}
     }
     .into_any()
+}
+
+/// The zone every page shows times in for this user: a choice among the
+/// IANA zones, the current one selected.
+#[component]
+fn TimeZone(current: String, forms: Forms) -> impl IntoView {
+    let options = streamkeeper::accounts::time_zone::names()
+        .map(|name| {
+            let selected = name == current;
+            view! { <option value=name selected=selected>{name}</option> }
+        })
+        .collect_view();
+    view! {
+        <section class="card">
+            <h2>"Time zone"</h2>
+            <p>"Pages show times in this zone, with how long ago beside them. The REST API and the CLI keep UTC."</p>
+            <ActionForm action=forms.zone attr:class="stack" attr:data-testid="time-zone">
+                <label>
+                    "Time zone"
+                    <select name="time_zone" autocomplete="off">{options}</select>
+                </label>
+                <button type="submit">"Save time zone"</button>
+            </ActionForm>
+            <ActionNote value=forms.zone.value() ok=|_: &()| "Saved: pages now show times in this zone.".into() />
+        </section>
+    }
 }
 
 #[component]

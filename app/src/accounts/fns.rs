@@ -47,6 +47,16 @@ pub async fn change_password(
     keeper.0.keep(epoch).await
 }
 
+#[server(prefix = "/fn", endpoint = "set_time_zone")]
+pub async fn set_time_zone(time_zone: String) -> Result<(), AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    backend()?
+        .accounts
+        .set_time_zone(&who, &client_addr().await, &time_zone)
+        .await
+}
+
 #[server(prefix = "/fn", endpoint = "start_second_factor")]
 pub async fn start_second_factor() -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};

@@ -120,6 +120,8 @@ pub struct AccountView {
     /// provider's own second factor.
     #[serde(default)]
     pub single_sign_on: bool,
+    /// The IANA zone the pages show times in for this user.
+    pub time_zone: String,
 }
 
 /// What a started enrolment shows once: the secret for the authenticator
@@ -138,6 +140,14 @@ pub struct PendingFactor {
 pub struct PasswordChange {
     pub current_password: String,
     pub new_password: String,
+}
+
+/// The zone a user reads times in on the pages.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TimeZoneChange {
+    /// An IANA name, such as `Europe/Berlin` or `UTC`.
+    pub time_zone: String,
 }
 
 /// The signed-in user and their teams, for the header and the home page.

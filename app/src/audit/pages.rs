@@ -52,7 +52,7 @@ pub fn AuditPage() -> impl IntoView {
                         let params = (actor.get_untracked(), action.get_untracked(), target.get_untracked());
                         view! {
                             <table class="list" data-testid="audit">
-                                <thead><tr><th>"#"</th><th>"When (UTC)"</th><th>"Actor"</th><th>"Action"</th><th>"Target"</th><th>"From"</th><th>"Details"</th></tr></thead>
+                                <thead><tr><th>"#"</th><th>"When"</th><th>"Actor"</th><th>"Action"</th><th>"Target"</th><th>"From"</th><th>"Details"</th></tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|r| view! {
                                         <tr>
@@ -93,16 +93,16 @@ pub fn AuditPage() -> impl IntoView {
                         let params = (actor.get_untracked(), action.get_untracked(), target.get_untracked());
                         view! {
                             <table class="list" data-testid="audit-refusals">
-                                <thead><tr><th>"Minute (UTC)"</th><th>"From"</th><th>"Action"</th><th>"Count"</th><th>"First"</th><th>"Last"</th><th>"Latest target"</th><th>"Latest details"</th></tr></thead>
+                                <thead><tr><th>"Minute"</th><th>"From"</th><th>"Action"</th><th>"Count"</th><th>"First"</th><th>"Last"</th><th>"Latest target"</th><th>"Latest details"</th></tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|r| view! {
                                         <tr>
-                                            <td>{r.minute.format("%Y-%m-%d %H:%M").to_string()}</td>
+                                            <td>{crate::ui::time::local(r.minute).format("%Y-%m-%d %H:%M %Z").to_string()}</td>
                                             <td>{r.source}</td>
                                             <td><code>{r.action}</code></td>
                                             <td>{r.count}</td>
-                                            <td>{r.first_at.format("%H:%M:%S").to_string()}</td>
-                                            <td>{r.last_at.format("%H:%M:%S").to_string()}</td>
+                                            <td>{crate::ui::time::local(r.first_at).format("%H:%M:%S").to_string()}</td>
+                                            <td>{crate::ui::time::local(r.last_at).format("%H:%M:%S").to_string()}</td>
                                             <td>{r.target}</td>
                                             <td><DetailLines detail=r.detail /></td>
                                         </tr>

@@ -26,7 +26,7 @@ pub fn RoutinesPage() -> impl IntoView {
     view! {
         <Title text="Routines" />
         <h1>"Routines"</h1>
-        <p class="note">"Every scheduled job, for each cluster it runs for. A schedule set here takes effect at each replica's next run; “Run now” runs a routine once, paused or not, on one replica. Times are UTC."</p>
+        <p class="note">"Every scheduled job, for each cluster it runs for. A schedule set here takes effect at each replica's next run; “Run now” runs a routine once, paused or not, on one replica. Times are in your time zone (your account page); cron expressions are UTC."</p>
         <ActionNote value=set.value() ok=|r: &Rescheduled| format!("{} now runs {}.", r.routine, r.schedule) />
         <ActionNote value=run.value() ok=|r: &RunRequested| format!(
             "{} will run once for {} target{} at the next check (within a second or two).",

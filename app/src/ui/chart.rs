@@ -5,7 +5,8 @@
 //! units people read; each point says its value on hover (a `<title>`).
 
 use crate::watch::model::LagPoint;
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, Offset, Utc};
+use chrono_tz::Tz;
 use leptos::prelude::*;
 
 const W: f64 = 720.0;
@@ -53,10 +54,12 @@ pub fn count_label(v: i64) -> String {
     }
 }
 
-/// Time ticks at round UTC times: the smallest step of 1, 5, 10, 15, 30
-/// minutes, 1, 2, 3, 6, 12 hours or 1, 2 days that leaves at most seven
-/// ticks; labelled with the time, or the date at midnight and for day steps.
-pub fn x_ticks(from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<(DateTime<Utc>, String)> {
+/// Time ticks at round times in the reader's zone: the smallest step of 1,
+/// 5, 10, 15, 30 minutes, 1, 2, 3, 6, 12 hours or 1, 2 days that leaves at
+/// most seven ticks; labelled with the time, or the date at midnight and
+/// for day steps. Rounding uses the zone's offset at the window's start (a
+/// daylight-saving change inside the window shifts later ticks by its hour).
+pub fn x_ticks(from: DateTime<Utc>, to: DateTime<Utc>, zone: Tz) -> Vec<(DateTime<Utc>, String)> {
     const MIN: i64 = 60_000;
     const STEPS: [i64; 13] = [
         MIN,
@@ -73,7 +76,12 @@ pub fn x_ticks(from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<(DateTime<Utc>, St
         2880 * MIN,
         10080 * MIN,
     ];
-    let (a, b) = (from.timestamp_millis(), to.timestamp_millis());
+    let offset = i64::from(from.with_timezone(&zone).offset().fix().local_minus_utc()) * 1000;
+    // Round in local milliseconds, then back to UTC.
+    let (a, b) = (
+        from.timestamp_millis() + offset,
+        to.timestamp_millis() + offset,
+    );
     let span = (b - a).max(1);
     let step = STEPS
         .into_iter()
@@ -83,15 +91,16 @@ pub fn x_ticks(from: DateTime<Utc>, to: DateTime<Utc>) -> Vec<(DateTime<Utc>, St
     (0..)
         .map(|i| first + i * step)
         .take_while(|t| *t <= b)
-        .filter_map(DateTime::from_timestamp_millis)
-        .map(|t| {
-            let midnight = t.timestamp_millis().rem_euclid(1440 * MIN) == 0;
+        .filter_map(|local| {
+            let t = DateTime::from_timestamp_millis(local - offset)?;
+            let midnight = local.rem_euclid(1440 * MIN) == 0;
+            let shown = t.with_timezone(&zone);
             let label = if step >= 1440 * MIN || midnight {
-                t.format("%m-%d").to_string()
+                shown.format("%m-%d").to_string()
             } else {
-                t.format("%H:%M").to_string()
+                shown.format("%H:%M").to_string()
             };
-            (t, label)
+            Some((t, label))
         })
         .collect()
 }
@@ -254,7 +263,7 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
     let highest = points.iter().filter_map(|p| p.lag).max().unwrap_or(0);
     let summary = format!(
         "Lag in messages over the last {range}, to {}; highest {highest}; {} gap{} without data.",
-        to.format("%Y-%m-%d %H:%M UTC"),
+        crate::ui::time::local(to).format("%Y-%m-%d %H:%M %Z"),
         p.gaps,
         if p.gaps == 1 { "" } else { "s" }
     );
@@ -277,7 +286,7 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
                     <line class="grid" x1=LEFT y1=format!("{:.1}", y(*v)) x2=W - RIGHT y2=format!("{:.1}", y(*v)) />
                     <text class="tick" x=LEFT - 6.0 y=format!("{:.1}", y(*v) + 4.0) text-anchor="end">{count_label(*v)}</text>
                 }).collect_view()}
-                {x_ticks(from, to).into_iter().map(|(at, label)| view! {
+                {x_ticks(from, to, crate::ui::time::zone()).into_iter().map(|(at, label)| view! {
                     <line class="axis" x1=format!("{:.1}", x(at)) y1=H - BOTTOM x2=format!("{:.1}", x(at)) y2=H - BOTTOM + 4.0 />
                     <text class="tick" x=format!("{:.1}", x(at)) y=H - 8.0 text-anchor="middle">{label}</text>
                 }).collect_view()}
@@ -392,12 +401,22 @@ mod tests {
         assert_eq!(count_label(1500), "1.5k");
         assert_eq!(count_label(12_000), "12k");
         assert_eq!(count_label(3_200_000), "3.2M");
-        let hour = x_ticks(at(3600 * 10 + 120), at(3600 * 11 + 120));
+        let hour = x_ticks(at(3600 * 10 + 120), at(3600 * 11 + 120), Tz::UTC);
         assert_eq!(hour.len(), 6, "{hour:?}");
         assert_eq!(hour[0].1, "10:10");
-        let day = x_ticks(at(0), at(86_400));
+        let day = x_ticks(at(0), at(86_400), Tz::UTC);
         assert!(day.len() >= 4 && day[0].1 == "01-01", "{day:?}");
-        let week = x_ticks(at(0), at(7 * 86_400));
+        // In Kolkata (UTC+5:30) the ticks fall on the reader's round hours
+        // and midnight, not UTC's.
+        let kolkata = x_ticks(at(0), at(86_400), Tz::Asia__Kolkata);
+        assert!(
+            kolkata
+                .iter()
+                .all(|(_, l)| l.ends_with(":00") || l.contains('-')),
+            "{kolkata:?}"
+        );
+        assert!(kolkata.iter().any(|(_, l)| l == "01-02"), "{kolkata:?}");
+        let week = x_ticks(at(0), at(7 * 86_400), Tz::UTC);
         assert!((4..=8).contains(&week.len()), "{week:?}");
     }
 }

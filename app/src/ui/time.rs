@@ -1,12 +1,39 @@
 //! One way to show a moment on every page: the absolute time with the year
-//! and the zone (UTC), and how long ago it was beside it.
+//! and the zone the reader chose (UTC until they choose one on their
+//! account page), and how long ago it was beside it.
 
 use chrono::{DateTime, Utc};
+use chrono_tz::Tz;
+use leptos::prelude::use_context;
 use streamkeeper::platform::durations::human;
 
-/// `2026-12-02 00:41:07 UTC`.
+/// The zone the signed-in reader chose. The server puts it into each
+/// page's context; where it is absent (signed out, an island drawing in
+/// the browser) times read in UTC.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReaderZone(pub Tz);
+
+/// The reader's zone, or UTC.
+pub fn zone() -> Tz {
+    use_context::<ReaderZone>().map_or(streamkeeper::accounts::time_zone::DEFAULT, |z| z.0)
+}
+
+/// A moment in the reader's zone, for the few places that format it their
+/// own way (chart ticks, day columns).
+pub fn local(at: DateTime<Utc>) -> DateTime<Tz> {
+    at.with_timezone(&zone())
+}
+
+/// `2026-12-02 00:41:07 UTC`, or `2026-12-02 01:41:07 CET` for a reader in
+/// Berlin.
 pub fn stamp(at: DateTime<Utc>) -> String {
-    at.format("%Y-%m-%d %H:%M:%S UTC").to_string()
+    stamp_in(at, zone())
+}
+
+fn stamp_in(at: DateTime<Utc>, zone: Tz) -> String {
+    at.with_timezone(&zone)
+        .format("%Y-%m-%d %H:%M:%S %Z")
+        .to_string()
 }
 
 /// How long before `now` it was, as people say it: `3 min ago`, `just
@@ -38,6 +65,13 @@ mod tests {
             .single()
             .unwrap_or_default();
         assert_eq!(stamp(at), "2026-12-02 00:41:07 UTC");
+        assert_eq!(stamp_in(at, Tz::Europe__Berlin), "2026-12-02 01:41:07 CET");
+        assert_eq!(stamp_in(at, Tz::Asia__Kolkata), "2026-12-02 06:11:07 IST");
+        // A zone without a letter abbreviation shows its offset.
+        assert_eq!(
+            stamp_in(at, Tz::America__Sao_Paulo),
+            "2026-12-01 21:41:07 -03"
+        );
         let later = |s| at + chrono::Duration::seconds(s);
         assert_eq!(ago(at, later(0)), "just now");
         assert_eq!(ago(at, later(200)), "3 min 20 s ago");

@@ -272,8 +272,10 @@ pub struct LagSeries {
 /// end move when the record was not read, or "unknown" since first seen.
 pub fn last_message_text(last: LastMessage, format: &str) -> String {
     let at = |ms: i64| {
-        DateTime::<Utc>::from_timestamp_millis(ms)
-            .map_or_else(|| "?".to_owned(), |a| a.format(format).to_string())
+        DateTime::<Utc>::from_timestamp_millis(ms).map_or_else(
+            || "?".to_owned(),
+            |a| crate::ui::time::local(a).format(format).to_string(),
+        )
     };
     match last {
         LastMessage::None => "none".into(),

@@ -8,8 +8,8 @@ use serde::Deserialize;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::accounts::model::{
-    Me, NewTeam, NewUser, PasswordChange, TeamDetail, TeamSummary, UserDetail, UserSummary,
-    UserUpdate,
+    Me, NewTeam, NewUser, PasswordChange, TeamDetail, TeamSummary, TimeZoneChange, UserDetail,
+    UserSummary, UserUpdate,
 };
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::{ClientAddr, SessionHandle};
@@ -122,6 +122,23 @@ pub async fn change_password(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Choose the zone the pages show you times in (an IANA name such as
+/// `Europe/Berlin`; UTC until you choose). The API and the CLI keep UTC.
+/// An unknown zone answers 422. Audited as `account.time_zone`.
+#[utoipa::path(put, path = "/me/time-zone", tag = "accounts", request_body = TimeZoneChange,
+    responses((status = 204), (status = 422, body = ErrorBody)))]
+pub async fn set_time_zone(
+    State(st): State<Backend>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(change): ApiJson<TimeZoneChange>,
+) -> Result<StatusCode, ApiError> {
+    st.accounts
+        .set_time_zone(&who, &from, &change.time_zone)
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// Remove a user's TOTP second factor and recovery codes, for a lost
 /// device (admin; audited). They sign in with their password alone until
 /// they set one up again.
@@ -224,6 +241,7 @@ where
     OpenApiRouter::new()
         .routes(routes!(me))
         .routes(routes!(change_password))
+        .routes(routes!(set_time_zone))
         .routes(routes!(reset_second_factor))
         .routes(routes!(list_users, create_user))
         .routes(routes!(get_user, update_user))

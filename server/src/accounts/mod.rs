@@ -621,6 +621,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             recovery_codes_left: left,
             pending: second_factor::pending(&u)?,
             single_sign_on: store::sso::is_single_sign_on(&self.pool, u.id).await?,
+            time_zone: u.time_zone.clone(),
         })
     }
 
@@ -854,6 +855,27 @@ impl streamkeeper_app::port::Accounts for AccountService {
 
     /// The team that receives flags nobody owns (admin).
     #[tracing::instrument(skip_all, fields(user = %who.username))]
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    async fn set_time_zone(&self, who: &Principal, from: &str, zone: &str) -> Result<(), AppError> {
+        // Any signed-in person chooses their own zone; a token may too (it
+        // changes only how pages show its owner's times).
+        let tz = streamkeeper::accounts::time_zone::parse(zone).map_err(invalid)?;
+        let mut tx = begin(&self.pool).await?;
+        let was = store::users::set_time_zone(&mut tx, who.user_id, tz.name())
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("User {}", who.user_id)))?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "account.time_zone",
+            format!("user:{}", who.username),
+            json!({ "from": was, "to": tz.name() }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+
     async fn set_platform_team(
         &self,
         who: &Principal,

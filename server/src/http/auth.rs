@@ -19,6 +19,7 @@ use streamkeeper::accounts::token::Refusal;
 use streamkeeper::platform::client_addr::client_ip;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::{ClientAddr, SessionHandle, SessionKeeper};
+use streamkeeper_app::ui::time::ReaderZone;
 use tower_sessions::Session;
 
 use super::AppState;
@@ -106,12 +107,16 @@ fn bearer(req: &Request) -> Option<String> {
         .map(|t| t.trim().to_string())
 }
 
-/// A session's principal, and whether its user must change their password
-/// first.
-async fn session_principal(
-    st: &AppState,
-    session: &Session,
-) -> Result<Option<(Principal, bool, SessionUser)>, AppError> {
+/// A signed-in session: who, whether they must change their password
+/// first, the session's record, and the zone their pages show times in.
+struct SignedIn {
+    principal: Principal,
+    must_change: bool,
+    user: SessionUser,
+    zone: ReaderZone,
+}
+
+async fn session_principal(st: &AppState, session: &Session) -> Result<Option<SignedIn>, AppError> {
     let stored: Option<SessionUser> = session.get(SESSION_KEY).await.map_err(|e| {
         tracing::error!(error = %e, "session store");
         AppError::Unavailable("sessions cannot be read right now".into())
@@ -125,11 +130,12 @@ async fn session_principal(
     match user {
         Some(u) if !u.disabled && u.session_epoch == su.epoch && (0..max).contains(&age) => {
             touch(session, st.config.session_idle).await;
-            Ok(Some((
-                principal_of(&u, Credential::Session),
-                u.must_change_password,
-                su,
-            )))
+            Ok(Some(SignedIn {
+                principal: principal_of(&u, Credential::Session),
+                must_change: u.must_change_password,
+                user: su,
+                zone: ReaderZone(streamkeeper::accounts::time_zone::stored(&u.time_zone)),
+            }))
         }
         _ => {
             // Disabled, demoted, password changed or past the absolute
@@ -222,7 +228,12 @@ pub async fn authenticate(
             Err(e) => return ApiError(e).into_response(),
         },
         None => match session_principal(&st, &session).await {
-            Ok(Some((p, must_change, user))) => {
+            Ok(Some(SignedIn {
+                principal: p,
+                must_change,
+                user,
+                zone,
+            })) => {
                 let path = req.uri().path().to_string();
                 match must_change_gate(must_change, &path) {
                     Gate::Pass => {}
@@ -232,6 +243,7 @@ pub async fn authenticate(
                         return password_change_required(&st, &p, &path, &from).await;
                     }
                 }
+                req.extensions_mut().insert(zone);
                 req.extensions_mut()
                     .insert(SessionHandle(Arc::new(KeepSession {
                         session: session.clone(),

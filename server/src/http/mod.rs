@@ -23,12 +23,13 @@ use axum::extract::{DefaultBodyLimit, FromRef};
 use axum::http::{HeaderValue, header};
 use axum::routing::{get, post};
 use axum::{Router, middleware};
-use leptos::prelude::{LeptosOptions, provide_context};
+use leptos::prelude::{LeptosOptions, provide_context, use_context};
 use leptos_axum::{AxumRouteListing, LeptosRoutes, generate_route_list};
 use sqlx::PgPool;
 use std::sync::{Arc, OnceLock};
 use streamkeeper_app::app::{App, shell};
 use streamkeeper_app::port::Backend;
+use streamkeeper_app::ui::time::ReaderZone;
 use tower::ServiceBuilder;
 use tower_http::set_header::SetResponseHeaderLayer;
 use tower_http::trace::TraceLayer;
@@ -194,7 +195,16 @@ fn route_list() -> &'static [AxumRouteListing] {
 pub fn router(state: AppState, store: PostgresStore) -> Router {
     let routes = route_list().to_vec();
     let backend = state.backend.clone();
-    let context = move || provide_context(backend.clone());
+    // Each page renders with the backend and the zone its reader chose
+    // (the auth layer put it on the request; UTC when signed out).
+    let context = move || {
+        provide_context(backend.clone());
+        if let Some(zone) = use_context::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<ReaderZone>().copied())
+        {
+            provide_context(zone);
+        }
+    };
     let leptos = state.leptos.clone();
     let not_found = {
         let leptos = leptos.clone();

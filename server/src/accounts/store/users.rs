@@ -31,6 +31,8 @@ pub struct UserRow {
     #[sqlx(default)]
     #[serde(default)]
     pub oidc_subject: Option<String>,
+    /// The IANA zone the user reads times in on the pages.
+    pub time_zone: String,
 }
 
 impl UserRow {
@@ -57,7 +59,7 @@ impl UserRow {
 
 pub(super) const COLUMNS: &str =
     "id, username, display_name, password_hash, roles, disabled, session_epoch,
-     created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed, oidc_subject";
+     created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed, oidc_subject, time_zone";
 
 pub fn role_strings(roles: &[Role]) -> Vec<String> {
     roles.iter().map(|r| r.as_str().to_string()).collect()
@@ -145,6 +147,23 @@ pub async fn update(
     .bind(end_sessions)
     .bind(u.must_change_password)
     .fetch_one(conn)
+    .await?)
+}
+
+/// Sets the zone the user reads times in; answers the zone it replaced.
+pub async fn set_time_zone(
+    conn: &mut PgConnection,
+    id: i64,
+    zone: &str,
+) -> Result<Option<String>, Db> {
+    Ok(sqlx::query_scalar(
+        "UPDATE users u SET time_zone = $2, updated_at = now()
+         FROM (SELECT time_zone FROM users WHERE id = $1 FOR UPDATE) old
+         WHERE u.id = $1 RETURNING old.time_zone",
+    )
+    .bind(id)
+    .bind(zone)
+    .fetch_optional(conn)
     .await?)
 }
 

@@ -507,7 +507,13 @@ impl LineageService {
                 r.known = read.nodes.get(node).map(|f| f.known).unwrap_or_default();
             }
             answer.attach_owners(|k| owner(&id(k)));
-            answer.attach_breaks(&self.pending_changes(who, &answer).await?);
+            // The answer's topics of registered clusters, from the same read.
+            let topics: Vec<(&NodeKey, i64)> = answer
+                .datasets()
+                .filter_map(|k| Some((k, read.nodes.get(&id(k))?.cluster?)))
+                .collect();
+            let pending = self.pending_changes(who, &topics).await?;
+            answer.attach_breaks(&pending);
             return Ok((answer, owner(&start)));
         }
         Err(internal(
@@ -516,24 +522,26 @@ impl LineageService {
         ))
     }
 
-    /// The pending producer changes on the topics of `answer`, with the
-    /// consumer groups their checks found cannot read them; what `who`
-    /// may not read of a change (its item and reasons) is left out.
+    /// The pending producer changes on `topics` (an answer's datasets that
+    /// are topics of a registered cluster, with its id), with the consumer
+    /// groups their checks found cannot read them; what `who` may not read
+    /// of a change (its item and reasons) is left out.
     async fn pending_changes(
         &self,
         who: &Principal,
-        answer: &Impact,
+        topics: &[(&NodeKey, i64)],
     ) -> Result<Vec<PendingChange>, AppError> {
-        let datasets: Vec<&NodeKey> = answer.datasets().collect();
-        let topics = store::registered_topics(&self.pool, &datasets).await?;
         if topics.is_empty() {
             return Ok(Vec::new());
         }
         let namespace: HashMap<(i64, &str), &str> = topics
             .iter()
-            .map(|(ns, name, cluster)| ((*cluster, name.as_str()), ns.as_str()))
+            .map(|(key, cluster)| ((*cluster, key.name()), key.namespace()))
             .collect();
-        let pairs: Vec<(i64, String)> = topics.iter().map(|(_, t, c)| (*c, t.clone())).collect();
+        let pairs: Vec<(i64, String)> = topics
+            .iter()
+            .map(|(key, cluster)| (*cluster, key.name().to_string()))
+            .collect();
         let reader = schemas::store::Reader {
             user_id: who.user_id,
             username: &who.username,

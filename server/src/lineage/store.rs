@@ -564,26 +564,6 @@ pub async fn node_by_key(pool: &PgPool, key: &NodeKey) -> Result<Option<i64>, Db
     .await?)
 }
 
-/// Of `datasets`, those that are topics of a registered cluster, with the
-/// cluster's id: (namespace, name, cluster id).
-pub async fn registered_topics(
-    pool: &PgPool,
-    datasets: &[&NodeKey],
-) -> Result<Vec<(String, String, i64)>, Db> {
-    let (namespaces, names): (Vec<&str>, Vec<&str>) =
-        datasets.iter().map(|k| (k.namespace(), k.name())).unzip();
-    Ok(sqlx::query_as(
-        "SELECT n.namespace, n.name, n.cluster::bigint FROM lineage_nodes n
-         JOIN unnest($1::text[], $2::text[]) AS k (namespace, name)
-             ON n.namespace = k.namespace AND n.name = k.name
-         WHERE n.kind = 'dataset' AND n.cluster ~ '^[0-9]{1,18}$'",
-    )
-    .bind(&namespaces)
-    .bind(&names)
-    .fetch_all(pool)
-    .await?)
-}
-
 /// The datasets an alias names (several: a conflict).
 pub async fn alias_targets(pool: &PgPool, alias: &DatasetKey) -> Result<Vec<i64>, Db> {
     Ok(sqlx::query_scalar(
@@ -693,6 +673,9 @@ pub struct NodeFacts {
     pub known: Known,
     pub catalog: Option<String>,
     pub ownership: Option<Value>,
+    /// The registered cluster of a Kafka dataset, whose pending producer
+    /// changes the answer shows.
+    pub cluster: Option<i64>,
 }
 
 /// An impact question's one read: what was added since the memory's last
@@ -715,6 +698,7 @@ struct ImpactRow {
     fact_derived_last: Vec<Option<DateTime<Utc>>>,
     fact_catalog: Vec<Option<String>>,
     fact_ownership: Vec<Option<Value>>,
+    fact_cluster: Vec<Option<i64>>,
     via_src: Vec<i64>,
     via_dst: Vec<i64>,
     via_observed_first: Vec<Option<DateTime<Utc>>>,
@@ -744,12 +728,15 @@ pub async fn impact_read(
                   COALESCE(array_agg(n.derived_first), '{{}}') AS fact_derived_first,
                   COALESCE(array_agg(n.derived_last), '{{}}') AS fact_derived_last,
                   COALESCE(array_agg(c.team), '{{}}') AS fact_catalog,
-                  COALESCE(array_agg(f.value), '{{}}') AS fact_ownership
+                  COALESCE(array_agg(f.value), '{{}}') AS fact_ownership,
+                  COALESCE(array_agg(r.cluster_id), '{{}}') AS fact_cluster
               FROM lineage_nodes n
+              CROSS JOIN LATERAL (
+                  SELECT CASE WHEN n.kind = 'dataset' AND n.cluster ~ '^[0-9]{{1,18}}$'
+                      THEN n.cluster::bigint END AS cluster_id) r
               LEFT JOIN LATERAL (
                   SELECT t.name AS team FROM streams st JOIN teams t ON t.id = st.owner_team_id
-                  WHERE n.kind = 'dataset' AND st.topic = n.name
-                    AND st.cluster_id = CASE WHEN n.cluster ~ '^[0-9]{{1,18}}$' THEN n.cluster::bigint END
+                  WHERE st.topic = n.name AND st.cluster_id = r.cluster_id
                   LIMIT 1) c ON true
               LEFT JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
               WHERE n.id = ANY($3)) nf,
@@ -782,6 +769,7 @@ pub async fn impact_read(
                 ),
                 catalog: r.fact_catalog[i].clone(),
                 ownership: r.fact_ownership[i].clone(),
+                cluster: r.fact_cluster[i],
             };
             (*id, facts)
         })

@@ -415,6 +415,42 @@ async fn four_eyes_refusals_are_refused_and_audited(pool: sqlx::PgPool) {
         "nothing written before approval"
     );
 
+    // The hygiene routine has read the registry: the subjects screen shows
+    // version 1, and no reading is due for five minutes.
+    let cluster_row = streamkeeper_server::watch::store::by_id(&w.t.pool, w.cluster)
+        .await
+        .expect("db")
+        .expect("cluster");
+    let hygiene = || async {
+        streamkeeper_server::schemas::routine::run(&w.t.pool, &support::outbound(), &cluster_row)
+            .await
+            .expect("hygiene");
+    };
+    let due = || async {
+        streamkeeper_server::schemas::store::due_registries(&w.t.pool, 300)
+            .await
+            .expect("due")
+    };
+    let shown_versions = || async {
+        let r =
+            w.t.api(
+                Method::GET,
+                &format!("/api/v1/clusters/{}/registry/subjects", w.cluster),
+                &w.admin,
+                None,
+            )
+            .await;
+        r.json()["subjects"]["items"]
+            .as_array()
+            .expect("subjects")
+            .iter()
+            .map(|s| s["versions"].clone())
+            .collect::<Vec<Value>>()
+    };
+    hygiene().await;
+    assert!(due().await.is_empty(), "read just now");
+    assert_eq!(shown_versions().await, vec![json!([1])]);
+
     // Two named approvers approve: approved, then applied to the registry.
     assert_eq!(w.approve(&w.ann, id, &h3).await.status, StatusCode::OK);
     let r = w.approve(&w.bob, id, &h3).await;
@@ -423,6 +459,12 @@ async fn four_eyes_refusals_are_refused_and_audited(pool: sqlx::PgPool) {
     assert_eq!(item["state"], "applied", "{item}");
     assert_eq!(item["applied_version"], 2);
     assert_eq!(w.registry_versions().await, vec![1, 2]);
+    // Writing to the registry makes it due a reading at the routine's next
+    // look (a 15 s tick), not in five minutes: the subjects screen then
+    // shows the version Streamkeeper registered.
+    assert_eq!(due().await, vec![w.cluster], "due right after the apply");
+    hygiene().await;
+    assert_eq!(shown_versions().await, vec![json!([1, 2])]);
     let current: Vec<&Value> = item["approvals"]
         .as_array()
         .expect("approvals")

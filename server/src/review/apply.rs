@@ -225,6 +225,7 @@ impl ReviewService {
                 let v32 = version.and_then(|v| i32::try_from(v).ok());
                 let id32 = i32::try_from(schema_id).unwrap_or(i32::MAX);
                 items::set_applied(&mut tx, id, v32, id32, &reason).await?;
+                crate::schemas::store::registry_written(&mut tx, item.cluster_id).await?;
                 if item.kind == Kind::ProducerChange.as_str()
                     && let Some(v) = v32
                 {

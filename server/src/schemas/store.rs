@@ -329,6 +329,20 @@ pub async fn declared_compatibility(
     )
 }
 
+/// Makes a cluster's registry due a reading at the hygiene routine's next
+/// look (within its 15 s tick), in the caller's transaction: Streamkeeper
+/// just wrote to it, so the subjects screen should not wait five minutes
+/// to show the new version. `updated_at` past `checked_at` is what makes
+/// a registry due (as a changed setting does); the last reading's time
+/// stays on the status until the new one lands.
+pub async fn registry_written(conn: &mut PgConnection, cluster_id: i64) -> Result<(), Db> {
+    sqlx::query("UPDATE schema_registries SET updated_at = now() WHERE cluster_id = $1")
+        .bind(cluster_id)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
 /// Clusters with a registry.
 /// Registries due a reading: never read, last read `every_s` seconds ago
 /// or more, or set anew since.

@@ -319,13 +319,15 @@ pub trait Watch: Send + Sync {
         topic: &str,
         spec: crate::watch::model::StreamSpec,
     ) -> Result<crate::watch::model::TopicView, AppError>;
-    /// Total lag per pass since `hours` ago, at most `points` points.
+    /// Total lag per pass since `hours` ago (or one partition's, when
+    /// given), at most `points` points.
     async fn lag_series(
         &self,
         who: &Principal,
         id: i64,
         group: &str,
         hours: i64,
+        partition: Option<&crate::watch::model::PartitionRef>,
     ) -> Result<Vec<crate::watch::model::LagPoint>, AppError>;
 }
 

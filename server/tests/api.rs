@@ -8,7 +8,7 @@ use serde_json::json;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::accounts::token::Scope;
 use streamkeeper_server::accounts::token_cache::TOKEN_CACHE_TTL;
-use support::TestApp;
+use support::{PASSWORD, TestApp};
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn tokens_authenticate_and_roles_authorize(pool: sqlx::PgPool) {
@@ -1823,4 +1823,103 @@ async fn readiness_goes_503_when_postgres_stops_and_200_when_it_is_back(pool: sq
     assert_eq!(ready.status, StatusCode::OK, "back: {}", ready.body);
     assert_eq!(ready.json()["database"], "ok");
     runner.shutdown(std::time::Duration::from_secs(5)).await;
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_groups_page_charts_each_partition_on_its_own(pool: sqlx::PgPool) {
+    use chrono::{Duration, Utc};
+    use streamkeeper_server::clients::kafka::reader::PartitionReading;
+    use streamkeeper_server::watch::judge::{self, PassResult};
+    use streamkeeper_server::watch::store::{self as clusters, samples};
+
+    let t = TestApp::new(pool.clone()).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let cookie = t.login("vic", PASSWORD).await.expect("vic signs in");
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('synthetic', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let row = clusters::by_id(&pool, id).await.expect("db").expect("row");
+    samples::ensure_partitions(&pool, Utc::now())
+        .await
+        .expect("partitions");
+
+    // "billing" reads t-billing's two partitions: 70 behind on 0, 30 on 1.
+    let now = Utc::now();
+    for pass in 0..3i64 {
+        let at = now - Duration::seconds(30 - 15 * pass);
+        let end = 200 + 10 * pass;
+        let mut r = reading(&["billing"], at, end - 70, end);
+        r.topics[0].partitions.push(PartitionReading {
+            partition: 1,
+            leader: Some(1),
+            replicas: vec![1],
+            isr: vec![1],
+            log_start: Some(0),
+            log_end: Some(end),
+        });
+        r.groups[0]
+            .offsets
+            .insert(("t-billing".into(), 1), Some(end - 30));
+        clusters::record_reading(&pool, id, &r)
+            .await
+            .expect("store");
+        judge::after_pass(&pool, &row, PassResult::Read(&r))
+            .await
+            .expect("judge");
+    }
+
+    let page = |query: &str| {
+        let path = format!("/clusters/{id}/group?name=billing{query}");
+        let (t, cookie) = (&t, &cookie);
+        async move { t.get(&path, Some(cookie)).await }
+    };
+    let total = page("").await;
+    assert_eq!(total.status, StatusCode::OK, "{}", total.body);
+    assert!(
+        total.body.contains("Total lag, all partitions") && total.body.contains("highest 100;"),
+        "{}",
+        total.body
+    );
+    assert!(
+        total
+            .body
+            .contains("name=billing&amp;topic=t-billing&amp;partition=1&amp;range=1h"),
+        "each partition links to its own chart: {}",
+        total.body
+    );
+
+    let one = page("&topic=t-billing&partition=1").await;
+    assert_eq!(one.status, StatusCode::OK, "{}", one.body);
+    assert!(
+        one.body.contains("Lag of t-billing partition 1")
+            && one.body.contains("highest 30;")
+            && one.body.contains("data-testid=\"chart-total\""),
+        "{}",
+        one.body
+    );
+    // Over a day the partition's largest lag per minute, from the samples.
+    let day = page("&topic=t-billing&partition=0&range=24h").await;
+    assert!(
+        day.body.contains("Lag of t-billing partition 0") && day.body.contains("highest 70;"),
+        "{}",
+        day.body
+    );
+    // A partition the group does not read draws no figures, never zeros.
+    let none = page("&topic=t-billing&partition=7").await;
+    assert!(
+        none.body.contains("; no figures; ") && !none.body.contains("highest 0"),
+        "{}",
+        none.body
+    );
+    let bad = page("&topic=t-billing&partition=x").await;
+    assert_eq!(bad.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", bad.body);
+    assert!(
+        bad.body.contains("is not a partition number"),
+        "{}",
+        bad.body
+    );
 }

@@ -230,6 +230,15 @@ pub fn range_hours() -> Memo<i64> {
     })
 }
 
+/// The `range` value that asks for `hours` (the inverse of [`range_hours`]).
+pub fn range_token(hours: i64) -> &'static str {
+    match hours {
+        24 => "24h",
+        168 => "7d",
+        _ => "1h",
+    }
+}
+
 /// Links to the same page over 1 h, 24 h and 7 d, the one shown marked;
 /// `href` builds the link for a `range` value.
 #[component]
@@ -254,15 +263,22 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
     let Some(p) = plot(&points, from, to) else {
         return view! { <p class="note">"No samples in this range yet."</p> }.into_any();
     };
+
     let range = match hours {
         1 => "hour".to_string(),
         24 => "24 hours".to_string(),
         h if h % 24 == 0 => format!("{} days", h / 24),
         h => format!("{h} hours"),
     };
-    let highest = points.iter().filter_map(|p| p.lag).max().unwrap_or(0);
+    // Passes without one figure among them (all failed, or none read
+    // this) have no highest value: never summarised as 0.
+    let highest = points
+        .iter()
+        .filter_map(|p| p.lag)
+        .max()
+        .map_or_else(|| "no figures".to_string(), |h| format!("highest {h}"));
     let summary = format!(
-        "Lag in messages over the last {range}, to {}; highest {highest}; {} gap{} without data.",
+        "Lag in messages over the last {range}, to {}; {highest}; {} gap{} without data.",
         crate::ui::time::local(to).format("%Y-%m-%d %H:%M %Z"),
         p.gaps,
         if p.gaps == 1 { "" } else { "s" }

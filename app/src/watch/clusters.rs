@@ -3,13 +3,13 @@
 
 use crate::connect::widgets::ConnectClusters;
 use crate::error::AppError;
-use crate::ui::chart::{LagChart, RangeLinks, range_hours};
+use crate::ui::chart::{LagChart, RangeLinks, range_hours, range_token};
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::time::stamp_ago;
 use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
-use crate::watch::model::last_message_text;
+use crate::watch::model::{PartitionRef, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
@@ -242,14 +242,39 @@ pub fn GroupPage() -> impl IntoView {
     let id = id_param();
     let name = query_param("name");
     let hours = range_hours();
+    // `topic` and `partition` draw one partition's lag instead of the total.
+    let topic = query_param("topic");
+    let partition = query_param("partition");
     let lag = Resource::new(
-        move || (id.get(), name.get(), hours.get()),
-        |(id, name, hours)| async move {
+        move || {
+            (
+                id.get(),
+                name.get(),
+                hours.get(),
+                topic.get(),
+                partition.get(),
+            )
+        },
+        |(id, name, hours, topic, partition)| async move {
             let (Some(id), Some(name)) = (id, name) else {
                 return Err(AppError::NotFound("That consumer group".into()));
             };
+            let drawn = match (topic, partition) {
+                (None, None) => None,
+                (Some(topic), Some(p)) => Some(PartitionRef {
+                    topic,
+                    partition: p.parse().map_err(|_| {
+                        AppError::Invalid(format!("{p:?} is not a partition number"))
+                    })?,
+                }),
+                _ => {
+                    return Err(AppError::Invalid(
+                        "A partition's chart needs both its topic and its number.".into(),
+                    ));
+                }
+            };
             let view = get_group_lag(id, name.clone()).await?;
-            let series = get_lag_series(id, name, hours).await?;
+            let series = get_lag_series(id, name, hours, drawn).await?;
             Ok((view, series))
         },
     );
@@ -261,7 +286,24 @@ pub fn GroupPage() -> impl IntoView {
                     Ok((g, series)) => {
                         let cid = id.get_untracked().unwrap_or_default();
                         let base = format!("/clusters/{cid}/group");
-                        let link = |r: &str| href_with(&base, &[("name", Some(g.group.clone())), ("range", Some(r.to_string()))]);
+                        let drawn = series.partition.clone();
+                        let link = |r: &str| href_with(&base, &[
+                            ("name", Some(g.group.clone())),
+                            ("topic", drawn.as_ref().map(|p| p.topic.clone())),
+                            ("partition", drawn.as_ref().map(|p| p.partition.to_string())),
+                            ("range", Some(r.to_string())),
+                        ]);
+                        let range = range_token(series.hours).to_string();
+                        let chart_of = |topic: &str, partition: i32| href_with(&base, &[
+                            ("name", Some(g.group.clone())),
+                            ("topic", Some(topic.to_string())),
+                            ("partition", Some(partition.to_string())),
+                            ("range", Some(range.clone())),
+                        ]);
+                        let total = href_with(&base, &[("name", Some(g.group.clone())), ("range", Some(range.clone()))]);
+                        let drawn_here = |topic: &str, partition: i32| {
+                            drawn.as_ref().is_some_and(|p| p.topic == topic && p.partition == partition)
+                        };
                         let as_of = g.as_of.map_or("no samples yet".to_string(), stamp_ago);
                         view! {
                             <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
@@ -274,15 +316,29 @@ pub fn GroupPage() -> impl IntoView {
                                     {format!("The cluster has not listed this group since {}: it was deleted, or its offsets expired. The figures below are from before.", stamp_ago(t))}
                                 </div>
                             })}
+                            <h2 data-testid="chart-of">
+                                {match &series.partition {
+                                    Some(p) => format!("Lag of {} partition {}", p.topic, p.partition),
+                                    None => "Total lag, all partitions".to_string(),
+                                }}
+                            </h2>
+                            {series.partition.is_some().then(|| view! {
+                                <p><a href=total data-testid="chart-total">"All partitions"</a></p>
+                            })}
                             <RangeLinks href=link hours=series.hours />
                             <LagChart points=series.points to=series.to hours=series.hours />
                             <table class="list" data-testid="partitions">
-                                <thead><tr><th>"Topic"</th><th>"Partition"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>
+                                <thead><tr><th>"Topic"</th><th>"Partition (its chart)"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>
                                 <tbody>
                                     {g.partitions.into_iter().map(|p| view! {
                                         <tr>
-                                            <td>{p.topic}</td>
-                                            <td>{p.partition}</td>
+                                            <td>{p.topic.clone()}</td>
+                                            <td>
+                                                <a href=chart_of(&p.topic, p.partition)
+                                                    aria-current=drawn_here(&p.topic, p.partition).then_some("page")>
+                                                    {p.partition}
+                                                </a>
+                                            </td>
                                             <td>{p.committed.map_or("no commit".to_string(), |c| c.to_string())}</td>
                                             <td>{p.log_end.map_or("?".to_string(), |e| e.to_string())}</td>
                                             <td>{p.lag.map_or("–".to_string(), |l| l.to_string())}</td>

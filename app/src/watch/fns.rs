@@ -9,7 +9,7 @@
 use crate::error::AppError;
 use crate::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagSeries,
-    StreamDetail, StreamSummary,
+    PartitionRef, StreamDetail, StreamSummary,
 };
 use leptos::prelude::*;
 use streamkeeper::platform::page::Page;
@@ -54,13 +54,26 @@ pub async fn get_group_lag(id: i64, group: String) -> Result<GroupLagView, AppEr
 }
 
 #[server(prefix = "/fn", endpoint = "get_lag_series")]
-pub async fn get_lag_series(id: i64, group: String, hours: i64) -> Result<LagSeries, AppError> {
+pub async fn get_lag_series(
+    id: i64,
+    group: String,
+    hours: i64,
+    partition: Option<PartitionRef>,
+) -> Result<LagSeries, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
     let hours = streamkeeper::watch::series::window_hours(hours);
     let to = chrono::Utc::now();
-    let points = backend()?.watch.lag_series(&who, id, &group, hours).await?;
-    Ok(LagSeries { to, hours, points })
+    let points = backend()?
+        .watch
+        .lag_series(&who, id, &group, hours, partition.as_ref())
+        .await?;
+    Ok(LagSeries {
+        to,
+        hours,
+        points,
+        partition,
+    })
 }
 
 #[server(prefix = "/fn", endpoint = "list_streams")]

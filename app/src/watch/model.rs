@@ -258,6 +258,13 @@ pub struct StreamConsumer {
     pub series: Vec<LagPoint>,
 }
 
+/// One partition of a group's topics, for the per-partition chart.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PartitionRef {
+    pub topic: String,
+    pub partition: i32,
+}
+
 /// A group's lag series with the window it was read over, so the chart
 /// draws the window asked for (the server's clock, the same on hydration).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -265,6 +272,8 @@ pub struct LagSeries {
     pub to: DateTime<Utc>,
     pub hours: i64,
     pub points: Vec<LagPoint>,
+    /// The partition drawn; `None` for the group's total lag.
+    pub partition: Option<PartitionRef>,
 }
 
 /// "Last message" as the pages word it, times in `format`: "none" for a

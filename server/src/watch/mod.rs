@@ -38,8 +38,8 @@ use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
-    LagPoint, NewCluster, PartitionLagView, StreamConsumer, StreamDetail, StreamFilter, StreamSpec,
-    StreamSummary, TopicView,
+    LagPoint, NewCluster, PartitionLagView, PartitionRef, StreamConsumer, StreamDetail,
+    StreamFilter, StreamSpec, StreamSummary, TopicView,
 };
 
 /// A cluster row from what an admin entered, blanks as absent, for
@@ -865,7 +865,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .map_or("INCOMPLETE", |s| s.as_str());
             let lags: Vec<u64> = mine.iter().filter_map(|p| p.lag).collect();
             let series =
-                streamkeeper_app::port::Watch::lag_series(self, who, id, &name, hours).await?;
+                streamkeeper_app::port::Watch::lag_series(self, who, id, &name, hours, None)
+                    .await?;
             consumers.push(StreamConsumer {
                 group: name,
                 owner,
@@ -1008,6 +1009,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         id: i64,
         group: &str,
         hours: i64,
+        partition: Option<&PartitionRef>,
     ) -> Result<Vec<LagPoint>, AppError> {
         self.get(who, id).await?;
         let hours = streamkeeper::watch::series::window_hours(hours);
@@ -1020,8 +1022,20 @@ impl streamkeeper_app::port::Watch for ClusterService {
             2..=24 => Some(store::samples::Rollup::Minute),
             _ => Some(store::samples::Rollup::Hour),
         };
-        let points: Vec<(i64, Option<i64>)> = match rollup {
-            None => store::samples::pass_series(&self.pool, id, group, since)
+        let points: Vec<(i64, Option<i64>)> = match (partition, rollup) {
+            (Some(p), rollup) => store::samples::partition_series(
+                &self.pool,
+                id,
+                group,
+                (&p.topic, p.partition),
+                since,
+                rollup,
+            )
+            .await?
+            .into_iter()
+            .map(|(at, lag)| (at.timestamp_millis(), lag))
+            .collect(),
+            (None, None) => store::samples::pass_series(&self.pool, id, group, since)
                 .await?
                 .into_iter()
                 // A pass that read nothing, or had nothing for this group, is a gap.
@@ -1032,7 +1046,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                     )
                 })
                 .collect(),
-            Some(r) => store::samples::rollup_series(&self.pool, id, group, since, r)
+            (None, Some(r)) => store::samples::rollup_series(&self.pool, id, group, since, r)
                 .await?
                 .into_iter()
                 .map(|(at, lag)| (at.timestamp_millis(), lag))

@@ -291,6 +291,61 @@ pub async fn pass_series(
     .await?)
 }
 
+/// One partition's lag since `since`: per pass (`None`), as
+/// [`pass_series`] for the whole group, or its largest lag per minute or
+/// hour bucket (every bucket listed, an empty one `None`), read from the
+/// samples themselves (the rollups keep only each group's total).
+pub async fn partition_series(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+    (topic, partition): (&str, i32),
+    since: DateTime<Utc>,
+    rollup: Option<Rollup>,
+) -> Result<Vec<(DateTime<Utc>, Option<i64>)>, Db> {
+    // The partition's lag in each sample of the window; a sample without
+    // a committed offset or an end is no figure (a gap), never a zero.
+    const LAGS: &str = "SELECT s.pass_id, s.at,
+                GREATEST(u.log_end - GREATEST(u.committed, u.log_start), 0)::bigint AS lag
+             FROM lag_samples s,
+                  unnest(s.partitions, s.committed, s.log_start, s.log_end)
+                      AS u(partition, committed, log_start, log_end)
+             WHERE s.cluster_id = $1 AND s.group_name = $2 AND s.topic = $3 AND s.at >= $5
+               AND u.partition = $4 AND u.committed IS NOT NULL AND u.log_end IS NOT NULL
+               AND u.log_start IS NOT NULL";
+    let sql = match rollup {
+        None => format!(
+            "SELECT p.finished_at, CASE WHEN p.outcome = 'UNREACHABLE' THEN NULL ELSE l.lag END
+             FROM cluster_passes p
+             LEFT JOIN ({LAGS}) l ON l.pass_id = p.id
+             WHERE p.cluster_id = $1 AND p.started_at >= $5
+             ORDER BY p.started_at"
+        ),
+        Some(r) => {
+            let unit = match r {
+                Rollup::Minute => "minute",
+                Rollup::Hour => "hour",
+            };
+            format!(
+                "SELECT b.bucket, l.lag
+                 FROM generate_series(date_trunc('{unit}', $5::timestamptz), date_trunc('{unit}', now()),
+                                      interval '1 {unit}') AS b(bucket)
+                 LEFT JOIN (SELECT date_trunc('{unit}', at) AS bucket, max(lag) AS lag
+                            FROM ({LAGS}) x GROUP BY 1) l ON l.bucket = b.bucket
+                 ORDER BY b.bucket"
+            )
+        }
+    };
+    Ok(sqlx::query_as(&sql)
+        .bind(cluster_id)
+        .bind(group)
+        .bind(topic)
+        .bind(partition)
+        .bind(since)
+        .fetch_all(pool)
+        .await?)
+}
+
 /// The resolution of a rollup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rollup {

@@ -166,15 +166,15 @@ async fn main() {
         (
             "trouble only",
             GroupFilter {
-                q: None,
                 status: Some("trouble".into()),
+                ..GroupFilter::default()
             },
         ),
         (
             "search 'group-09'",
             GroupFilter {
                 q: Some("group-09".into()),
-                status: None,
+                ..GroupFilter::default()
             },
         ),
     ] {

@@ -806,6 +806,53 @@ async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND);
 
+    // Sorted by a column on the server, either way; a bad column is a 400.
+    let first = |sort: &'static str| {
+        let (t, vt) = (&t, &vt);
+        async move {
+            let r = t
+                .api(
+                    Method::GET,
+                    &format!("/api/v1/clusters/{id}/groups?sort={sort}&per_page=2"),
+                    vt,
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+            r.json()["items"][0]["name"].clone()
+        }
+    };
+    assert_eq!(first("-lag").await, "stuck");
+    assert_eq!(first("name").await, "ok-00");
+    assert_eq!(first("-name").await, "stuck");
+    assert_eq!(first("lag").await, "ok-00", "equal lags by name");
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups?sort=colour"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(r.body.contains("unknown sort 'colour'"), "{}", r.body);
+    // The page's column headers sort, and say which way they do.
+    let cookie = t.login("vic", PASSWORD).await.expect("vic signs in");
+    let page = t
+        .get(&format!("/clusters/{id}?sort=-lag"), Some(&cookie))
+        .await;
+    assert!(
+        page.body.contains("aria-sort=\"descending\"")
+            && page.body.contains(&format!("/clusters/{id}?sort=lag"))
+            && page
+                .body
+                .find(">stuck<")
+                .zip(page.body.find(">ok-00<"))
+                .is_some_and(|(stuck, ok)| stuck < ok),
+        "{}",
+        page.body
+    );
+
     // A group the cluster stops listing is gone, not zero.
     let without: Vec<&str> = refs.iter().copied().filter(|n| *n != "ok-00").collect();
     let r = reading(&without, now + Duration::seconds(1), 130, 130);

@@ -13,7 +13,9 @@ use crate::watch::model::{PartitionRef, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
+use streamkeeper::platform::page::{Choice, choice};
 use streamkeeper::watch::cluster::ClusterState;
+use streamkeeper::watch::list::GroupOrder;
 
 fn state_class(s: ClusterState) -> &'static str {
     match s {
@@ -165,16 +167,18 @@ const GROUP_STATUSES: [(&str, &str); 10] = [
     ("gone", "no longer listed"),
 ];
 
-/// A cluster's consumer groups: searchable, filtered by status, paginated
-/// on the server, the most troubled first.
+/// A cluster's consumer groups: searchable, filtered by status, sorted by
+/// any column (on the server), paginated, the most troubled first unless
+/// a column header was chosen.
 #[component]
 fn GroupList(id: i64) -> impl IntoView {
     let q = query_param("q");
     let status = query_param("status");
+    let sort = query_param("sort");
     let page = page_param();
     let groups = Resource::new(
-        move || (q.get(), status.get(), page.get()),
-        move |(q, status, page)| list_groups(id, q, status, page),
+        move || (q.get(), status.get(), sort.get(), page.get()),
+        move |(q, status, sort, page)| list_groups(id, q, status, sort, page),
     );
     let path = format!("/clusters/{id}");
     view! {
@@ -189,6 +193,8 @@ fn GroupList(id: i64) -> impl IntoView {
                     }).collect_view()}
                 </select>
             </label>
+            // The filter keeps the order chosen by a column header.
+            {move || sort.get().map(|v| view! { <input type="hidden" name="sort" value=v /> })}
             <button type="submit">"Filter"</button>
         </form>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
@@ -197,10 +203,32 @@ fn GroupList(id: i64) -> impl IntoView {
                 Suspend::new(async move {
                     match groups.await {
                         Ok(list) => {
-                            let params = (q.get_untracked(), status.get_untracked());
+                            let params = (q.get_untracked(), status.get_untracked(), sort.get_untracked());
+                            // A bad `sort` was refused above, so what is shown parses.
+                            let shown = choice::<GroupOrder>(params.2.as_deref()).ok().flatten().unwrap_or_default();
+                            let header = |column: GroupOrder, label: &'static str| {
+                                let href = href_with(&path, &[
+                                    ("q", params.0.clone()),
+                                    ("status", params.1.clone()),
+                                    ("sort", Some(GroupOrder::toggled(column, shown).as_str().to_string())),
+                                ]);
+                                view! {
+                                    <th aria-sort=shown.aria_sort(column)>
+                                        <a href=href data-testid=format!("sort-{}", column.as_str())>{label}</a>
+                                    </th>
+                                }
+                            };
                             view! {
                                 <table class="list" data-testid="groups">
-                                    <thead><tr><th>"Group"</th><th>"Owner"</th><th>"Status"</th><th>"State"</th><th>"Members"</th><th>"Lag (msgs)"</th><th>"Time lag"</th></tr></thead>
+                                    <thead><tr>
+                                        {header(GroupOrder::Name, "Group")}
+                                        {header(GroupOrder::Owner, "Owner")}
+                                        <th><a href=href_with(&path, &[("q", params.0.clone()), ("status", params.1.clone())])>"Status"</a></th>
+                                        <th>"State"</th>
+                                        {header(GroupOrder::MembersDesc, "Members")}
+                                        {header(GroupOrder::LagDesc, "Lag (msgs)")}
+                                        {header(GroupOrder::TimeLagDesc, "Time lag")}
+                                    </tr></thead>
                                     <tbody>
                                         {list.items.clone().into_iter().map(|g| {
                                             let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
@@ -225,6 +253,7 @@ fn GroupList(id: i64) -> impl IntoView {
                                 <Pager page=list href=move |n| href_with(&path, &[
                                     ("q", params.0.clone()),
                                     ("status", params.1.clone()),
+                                    ("sort", params.2.clone()),
                                     ("page", Some(n.to_string())),
                                 ]) />
                             }.into_any()

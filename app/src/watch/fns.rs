@@ -33,13 +33,14 @@ pub async fn list_groups(
     id: i64,
     q: Option<String>,
     status: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<Page<GroupSummary>, AppError> {
     use crate::port::{backend, principal};
     use crate::watch::model::GroupFilter;
     use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
-    let filter = GroupFilter { q, status };
+    let filter = GroupFilter { q, status, sort };
     backend()?
         .watch
         .groups(&who, id, filter, PageRequest::new(Some(page), None))

@@ -119,6 +119,11 @@ pub struct GroupFilter {
     /// A status (`OK`, `WARN`, `STALL`, `STOP`, `REWIND`, `LOST`, …),
     /// `trouble` for any trouble, or `gone` for groups no longer listed.
     pub status: Option<String>,
+    /// The order: `trouble` (the default: most troubled first), or a
+    /// column (`name`, `owner`, `members`, `lag`, `time_lag`), descending
+    /// with a `-` before it.
+    #[serde(default)]
+    pub sort: Option<String>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

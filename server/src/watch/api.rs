@@ -95,12 +95,16 @@ pub struct GroupQuery {
     /// `INCOMPLETE`), `trouble` for any trouble, or `gone` for groups the
     /// cluster no longer lists.
     status: Option<String>,
+    /// `trouble` (the default: the most troubled first), or `name`,
+    /// `owner`, `members`, `lag`, `time_lag`; a `-` before it sorts
+    /// descending (`-lag`: the largest lag first).
+    sort: Option<String>,
     page: Option<u32>,
     per_page: Option<u32>,
 }
 
 /// A cluster's consumer groups with their last judgement, the most
-/// troubled first.
+/// troubled first unless `sort` says otherwise.
 #[utoipa::path(get, path = "/clusters/{id}/groups", tag = "watch",
     params(("id" = i64, Path), GroupQuery),
     responses((status = 200, body = Page<GroupSummary>), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
@@ -113,6 +117,7 @@ pub async fn groups(
     let filter = GroupFilter {
         q: q.q,
         status: q.status,
+        sort: q.sort,
     };
     let page = PageRequest::new(q.page, q.per_page);
     Ok(Json(st.groups(&who, id, filter, page).await?))

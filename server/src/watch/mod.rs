@@ -30,7 +30,7 @@ use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
-use streamkeeper::watch::list::{GroupStatus, StreamStatus};
+use streamkeeper::watch::list::{GroupOrder, GroupStatus, StreamStatus};
 use streamkeeper::watch::observe::standings;
 use streamkeeper::watch::reach::Unreachable;
 use streamkeeper::watch::topic_name::topic_issue;
@@ -554,9 +554,11 @@ impl streamkeeper_app::port::Watch for ClusterService {
     ) -> Result<Page<GroupSummary>, AppError> {
         self.get(who, id).await?;
         let status = choice::<GroupStatus>(filter.status.as_deref())?;
+        let order = choice::<GroupOrder>(filter.sort.as_deref())?.unwrap_or_default();
         let query = store::GroupQuery {
             q: filter.q.as_deref(),
             status: status.map(Choice::as_str),
+            order,
         };
         let p = store::group_list(&self.pool, id, &query, page).await?;
         let items = p

@@ -10,6 +10,7 @@ use crate::clients::kafka::reader::Reading;
 use crate::platform::errors::Db;
 use samples::SampleColumns;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::watch::list::GroupOrder;
 use streamkeeper::watch::observe::metadata_health;
 
 #[derive(Debug, Clone, FromRow)]
@@ -420,9 +421,34 @@ pub struct GroupQuery<'a> {
     pub q: Option<&'a str>,
     /// One status (`STOP`, …), `trouble` for any trouble, or `gone`.
     pub status: Option<&'a str>,
+    pub order: GroupOrder,
 }
 
-/// A page of a cluster's groups: the most troubled first, then by name.
+/// `ORDER BY` of a group list; rows without the figure (not judged yet)
+/// go last either way, and the name breaks ties so pages do not overlap.
+fn group_order(order: GroupOrder) -> &'static str {
+    use GroupOrder::*;
+    match order {
+        Trouble => {
+            "(g.gone_since IS NULL) DESC,
+             CASE g.status WHEN 'STOP' THEN 0 WHEN 'REWIND' THEN 1 WHEN 'LOST' THEN 2
+                           WHEN 'STALL' THEN 3 WHEN 'WARN' THEN 4 ELSE 5 END,
+             g.name"
+        }
+        Name => "g.name",
+        NameDesc => "g.name DESC",
+        Owner => "tm.name NULLS LAST, g.name",
+        OwnerDesc => "tm.name DESC NULLS LAST, g.name",
+        Members => "g.members, g.name",
+        MembersDesc => "g.members DESC, g.name",
+        Lag => "g.total_lag NULLS LAST, g.name",
+        LagDesc => "g.total_lag DESC NULLS LAST, g.name",
+        TimeLag => "g.max_time_lag_s NULLS LAST, g.name",
+        TimeLagDesc => "g.max_time_lag_s DESC NULLS LAST, g.name",
+    }
+}
+
+/// A page of a cluster's groups in `query.order`.
 pub async fn group_list(
     pool: &PgPool,
     cluster_id: i64,
@@ -453,11 +479,9 @@ pub async fn group_list(
     let items = sqlx::query_as(&format!(
         "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE {filter}
-         ORDER BY (g.gone_since IS NULL) DESC,
-                  CASE g.status WHEN 'STOP' THEN 0 WHEN 'REWIND' THEN 1 WHEN 'LOST' THEN 2
-                                WHEN 'STALL' THEN 3 WHEN 'WARN' THEN 4 ELSE 5 END,
-                  g.name
-         LIMIT $6 OFFSET $7"
+         ORDER BY {}
+         LIMIT $6 OFFSET $7",
+        group_order(query.order)
     ))
     .bind(cluster_id)
     .bind(&pattern)

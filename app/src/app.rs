@@ -3,7 +3,8 @@
 use crate::accounts::{account, login, teams, users};
 use crate::review::{inbox, item};
 use crate::schemas::{check, registry};
-use crate::ui::header::{InboxChanged, SignedInHeader};
+use crate::ui::flash::Flash;
+use crate::ui::header::SignedInHeader;
 use crate::watch::{clusters, streams};
 use crate::{audit, flags, home};
 use leptos::prelude::*;
@@ -12,17 +13,31 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 /// The HTML document around the app. On the server it also hands the
-/// request's CSP nonce to Leptos, so the hydration scripts carry it.
+/// request's CSP nonce to Leptos, so the island scripts carry it, and the
+/// options those scripts are made from: they are not in the head but beside
+/// the first island (`ui::island::IslandScripts`), so a page without an
+/// island loads no wasm.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
-    provide_csp_nonce();
+    {
+        provide_csp_nonce();
+        provide_context(options);
+        provide_context(crate::ui::island::IslandScriptsSent::default());
+        // Islands mode: outside an island nothing is hydrated, so the page
+        // carries no hydration markers (`HydrationScripts` would say so,
+        // but only pages with an island draw it).
+        if let Some(sc) = Owner::current_shared_context() {
+            sc.set_is_hydrating(false);
+        }
+    }
+    #[cfg(not(feature = "ssr"))]
+    let _ = options;
     view! {
         <!DOCTYPE html>
         <html lang="en">
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
-                <HydrationScripts options />
                 <MetaTags />
             </head>
             <body>
@@ -48,8 +63,6 @@ fn provide_csp_nonce() {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    provide_context(InboxChanged(RwSignal::new(0)));
-    mark_hydrated();
     view! {
         <Stylesheet id="streamkeeper" href="/pkg/streamkeeper.css" />
         <Title formatter=|page: String| {
@@ -59,6 +72,7 @@ pub fn App() -> impl IntoView {
             <a class="skip" href="#main">"Skip to content"</a>
             <SignedInHeader />
             <main class="page" id="main" tabindex="-1">
+                <Flash />
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=home::page::HomePage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=login::LoginPage ssr=SsrMode::Async />
@@ -98,21 +112,6 @@ pub fn App() -> impl IntoView {
             </main>
         </Router>
     }
-}
-
-/// Marks the body once the wasm has hydrated, so end-to-end tests wait on a
-/// fact instead of a fixed sleep.
-fn mark_hydrated() {
-    #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        if let Some(body) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.body())
-        {
-            // Failing to set a test marker must not break the page.
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
 }
 
 #[component]

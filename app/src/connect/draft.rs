@@ -3,7 +3,7 @@
 //! the rules and the worker say side by side, each suggested fix one
 //! button away. "Validate" is a submit that comes back here with the
 //! findings; "Propose" opens a review item when nothing is an error. Once
-//! the page is hydrated, the form is also checked as it is typed.
+//! its island is hydrated, the form is also checked as it is typed.
 //!
 //! The page's state is its address: the config as it may be kept (inline
 //! secrets masked, `${…}` references as written), so a reload, the back
@@ -15,6 +15,7 @@ use crate::connect::fns::check_connector_form;
 use crate::connect::fns::{DraftConnector, check_connector_draft, import_connector_draft};
 use crate::connect::model::DraftCheck;
 use crate::error::AppError;
+use crate::ui::island::{IslandScripts, mark_hydrated};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param, query_param};
 use leptos::prelude::*;
@@ -66,7 +67,7 @@ pub fn DraftPage() -> impl IntoView {
         )>"← Connectors of " {move || connect.get().unwrap_or_default()}</a></p>
         <h1>"Draft a connector on " {move || connect.get().unwrap_or_default()}</h1>
         <div data-testid="action-notes">
-            <ActionNote value=submit.value() ok=|to: &String| format!("Opening {to}…") />
+            <ActionNote value=submit.value() />
         </div>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -198,16 +199,14 @@ fn field_input(f: &Field, value: String) -> AnyView {
             .into_any()
         }
         _ if f.secret => view! {
-            <input type="password" name=name value=value.clone() prop:value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
+            <input type="password" name=name value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
         }
         .into_any(),
         FieldType::Number => view! {
-            <input name=name value=value.clone() prop:value=value inputmode="numeric" placeholder=placeholder />
+            <input name=name value=value inputmode="numeric" placeholder=placeholder />
         }
         .into_any(),
-        // `prop:value` too: hydrated, a fix redraws the form in place, and an
-        // input the user typed in keeps its typed value unless the property is set.
-        _ => view! { <input name=name value=value.clone() prop:value=value placeholder=placeholder required=f.required /> }.into_any(),
+        _ => view! { <input name=name value=value placeholder=placeholder required=f.required /> }.into_any(),
     }
 }
 
@@ -233,41 +232,10 @@ fn DraftForm(
         .as_ref()
         .map(|i| i.extra.to_json().to_string())
         .unwrap_or_default();
-    let live = Live::new();
-    // Stored, so the closures reading it are `Copy` and can share it.
-    let initial = StoredValue::new(check.clone());
-    let current = move || match live.result.get() {
-        Some(Ok(c)) => Some(c),
-        _ => initial.get_value(),
-    };
-    let first_blocked = check.as_ref().is_some_and(|c| !c.may_propose);
-    // A form that does not build a config (a number field holding words)
-    // cannot be proposed either.
-    let blocked = move || {
-        live.result.with(|r| match r {
-            Some(Ok(c)) => !c.may_propose,
-            Some(Err(_)) => true,
-            None => first_blocked,
-        })
-    };
     let others = href_with(
         &format!("/clusters/{id}/connect/draft"),
         &[("name", Some(connect.clone()))],
     );
-    // Each part type-erased: the whole form as one type overflows the
-    // compiler's depth limit in the wasm build.
-    let findings = move || match live.result.get() {
-        Some(Err(err)) => Some(
-            view! {
-                <section class="card" data-testid="draft-check">
-                    <h2>"Validation"</h2>
-                    <ErrorNote err />
-                </section>
-            }
-            .into_any(),
-        ),
-        _ => current().map(|c| view! { <Findings c /> }.into_any()),
-    };
     let form_connect = connect.clone();
     let fields = t
         .fields
@@ -286,9 +254,6 @@ fn DraftForm(
         })
         .collect_view()
         .into_any();
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    let form = NodeRef::<leptos::html::Form>::new();
     view! {
         <p class="note">
             {format!("{} ({}). ", plugin.label(), plugin.class())}
@@ -303,12 +268,66 @@ fn DraftForm(
         {refused.then(|| view! {
             <p class="error" role="alert" data-testid="propose-refused">"Not proposed: the draft has errors. Apply the suggested fixes (or change the fields) and propose it again."</p>
         })}
-        <ActionForm action=submit node_ref=form on:input=move |_| live.check(form) attr:class="stack wide" attr:data-testid="draft-form">
+        <IslandScripts />
+        // The fields are the island's children, drawn by the server; the
+        // island is the form around them, what it shows of the check and
+        // the config, which it draws again as the form is typed.
+        <LiveDraft check>
             <input type="hidden" name="cluster_id" value=id.to_string() />
             <input type="hidden" name="connect" value=form_connect />
             <input type="hidden" name="plugin" value=plugin.as_str() />
             <input type="hidden" name="extra" value=extra />
             {fields}
+        </LiveDraft>
+        <Paste id connect submit open=false />
+    }
+    .into_any()
+}
+
+/// The draft form, checked as it is typed once hydrated. A plain form
+/// either way: "Validate", "Propose" and each fix post it and come back
+/// with the page drawn anew.
+#[island]
+fn LiveDraft(check: Option<DraftCheck>, children: Children) -> impl IntoView {
+    let live = Live::new();
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    mark_hydrated();
+    // Stored, so the closures reading it are `Copy` and can share it.
+    let first_blocked = check.as_ref().is_some_and(|c| !c.may_propose);
+    let initial = StoredValue::new(check);
+    let current = move || match live.result.get() {
+        Some(Ok(c)) => Some(c),
+        _ => initial.get_value(),
+    };
+    // A form that does not build a config (a number field holding words)
+    // cannot be proposed either.
+    let blocked = move || {
+        live.result.with(|r| match r {
+            Some(Ok(c)) => !c.may_propose,
+            Some(Err(_)) => true,
+            None => first_blocked,
+        })
+    };
+    // Each part type-erased: the whole form as one type overflows the
+    // compiler's depth limit in the wasm build.
+    let findings = move || match live.result.get() {
+        Some(Err(err)) => Some(
+            view! {
+                <section class="card" data-testid="draft-check">
+                    <h2>"Validation"</h2>
+                    <ErrorNote err />
+                </section>
+            }
+            .into_any(),
+        ),
+        _ => current().map(|c| view! { <Findings c /> }.into_any()),
+    };
+    let form = NodeRef::<leptos::html::Form>::new();
+    let action = <DraftConnector as leptos::server_fn::ServerFn>::url();
+    view! {
+        <form method="post" action=action node_ref=form on:input=move |_| live.check(form) class="stack wide" data-testid="draft-form">
+            {children()}
             <div class="buttons">
                 <button type="submit" data-testid="validate">"Validate"</button>
                 <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
@@ -328,7 +347,7 @@ fn DraftForm(
                 "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
             }}</small>
             {findings}
-        </ActionForm>
+        </form>
         {move || current().map(|c| {
             let json = serde_json::to_string_pretty(&c.config).unwrap_or_default();
             view! {
@@ -339,9 +358,7 @@ fn DraftForm(
             }
             .into_any()
         })}
-        <Paste id connect submit open=false />
     }
-    .into_any()
 }
 
 /// The form checked as it is typed: the newest answer (`None` until the

@@ -8,6 +8,7 @@
 
 use crate::error::AppError;
 use crate::lineage::model::{GraphNode, GraphView};
+use crate::ui::island::{IslandScripts, mark_hydrated};
 use crate::ui::params::href_with;
 use leptos::prelude::*;
 use std::fmt::Write;
@@ -253,14 +254,27 @@ pub fn fit_zoom(width: f64, height: f64, box_w: f64, box_h: f64) -> f64 {
 }
 
 /// The graph drawing in its scrolling box. Without JavaScript the box
-/// scrolls and every node is a link; once hydrated, zoom buttons (in,
-/// out, fit, actual size) appear above it and the drawing pans by
-/// dragging its background. Zoom is CSS `zoom`, which the layout follows,
-/// so the box's scroll range is the zoomed drawing's.
+/// scrolls and every node is a link; once its island is hydrated, zoom
+/// buttons (in, out, fit, actual size) appear above it and the drawing pans
+/// by dragging its background. Zoom is CSS `zoom`, which the layout
+/// follows, so the box's scroll range is the zoomed drawing's.
 #[component]
 pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
+    view! {
+        <IslandScripts />
+        // The drawing is the island's children: drawn by the server only,
+        // so its SVG is not sent twice (once more as the island's props).
+        <ZoomPan width height>
+            <div inner_html=svg></div>
+        </ZoomPan>
+    }
+}
+
+#[island]
+fn ZoomPan(width: f64, height: f64, children: Children) -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
+    mark_hydrated();
     let zoom = RwSignal::new(1.0f64);
     let scroller = NodeRef::<leptos::html::Div>::new();
     let drag = StoredValue::new(None::<Drag>);
@@ -295,7 +309,7 @@ pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
             on:pointerup=move |_| drag.set_value(None)
             on:pointercancel=move |_| drag.set_value(None)>
             <div class="lineage-drawing" data-testid="lineage-drawing"
-                style:zoom=move || zoom.get().to_string() inner_html=svg></div>
+                style:zoom=move || zoom.get().to_string()>{children()}</div>
         </div>
     }
 }

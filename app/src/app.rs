@@ -13,31 +13,33 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 /// The HTML document around the app. On the server it also hands the
-/// request's CSP nonce to Leptos, so the island scripts carry it, and the
-/// options those scripts are made from: they are not in the head but beside
-/// the first island (`ui::island::IslandScripts`), so a page without an
-/// island loads no wasm.
+/// request's CSP nonce to Leptos, so the island scripts carry it. Only a
+/// page with an island gets those scripts (`ui::island::has_islands`): a
+/// page without one loads no wasm.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
-    {
+    let islands = {
         provide_csp_nonce();
-        provide_context(options);
-        provide_context(crate::ui::island::IslandScriptsSent::default());
-        // Islands mode: outside an island nothing is hydrated, so the page
-        // carries no hydration markers (`HydrationScripts` would say so,
-        // but only pages with an island draw it).
+        provide_context(crate::ui::flash::TakenFlash::default());
+        // Islands mode: outside an island nothing is hydrated, so no page
+        // carries what hydrating it would need (`HydrationScripts` says so
+        // too, on the pages that draw it).
         if let Some(sc) = Owner::current_shared_context() {
             sc.set_is_hydrating(false);
         }
-    }
+        use_context::<axum::http::request::Parts>()
+            .is_some_and(|parts| crate::ui::island::has_islands(parts.uri.path()))
+    };
+    // The shell is drawn by the server only.
     #[cfg(not(feature = "ssr"))]
-    let _ = options;
+    let islands = false;
     view! {
         <!DOCTYPE html>
         <html lang="en">
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
+                {islands.then(|| view! { <HydrationScripts options islands=true /> })}
                 <MetaTags />
             </head>
             <body>

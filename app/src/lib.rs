@@ -26,8 +26,9 @@ pub mod schemas;
 pub mod ui;
 pub mod watch;
 
-/// The wasm entry point: readies the islands runtime; the islands script
-/// (`ui::island::IslandScripts`) then hydrates each island on the page.
+/// The wasm entry point: readies the islands runtime; Leptos's islands
+/// script (on the pages `ui::island::has_islands` names) then hydrates each
+/// island on the page.
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {

@@ -17,7 +17,7 @@
 //   SK_APPROVER_USER / SK_APPROVER_PASSWORD  a user with the approver role.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { JS, MODE, hydrated, launch, post, signedInAs } from '../support.mjs';
+import { MODE, flash, hydrated, launch, post, signedInAs } from '../support.mjs';
 
 const AUTHOR = process.env.SK_OWNER_USER;
 const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
@@ -72,7 +72,7 @@ async function waitForState(page, want) {
 }
 
 test(`${MODE}: an author proposes a change, an approver approves it with their password, and it is applied`,
-  { skip: !(TOPIC && APPROVER) && 'no review fixture' }, async () => {
+  { skip: !(TOPIC && APPROVER) && 'no review fixture' }, async (t) => {
     const check = `/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`;
 
     // A, the author: paste the change and propose it for review.
@@ -87,6 +87,10 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     await hydrated(a);
     const id = new URL(a.url()).pathname.split('/').pop();
     assert.equal(await itemState(a), 'in review');
+    assert.equal(await flash(a), `Proposed (review item ${id}).`);
+    // The item page's weight (BENCHMARKS.md, "Hydrated wasm").
+    const html = await (await a.request.get(a.url())).body();
+    t.diagnostic(`/review/${id}: ${html.length} bytes of HTML`);
     const hash = (await a.textContent('[data-testid="content-hash"]')).trim();
     assert.match(hash, /^[0-9a-f]{64}$/, 'the full content hash is shown');
     assert.match(await a.textContent('[data-testid="diff"]'), /note/, 'the diff shows the new field');

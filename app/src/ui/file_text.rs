@@ -2,24 +2,15 @@
 //! the form still posts text: the same form works by pasting when
 //! JavaScript is off.
 
-use crate::ui::island::{IslandScripts, mark_hydrated};
+use crate::ui::island::mark_hydrated;
 use leptos::prelude::*;
 
 /// A file picker that fills the textarea named `target` in the same form
 /// with the chosen file's text (an island: the rest of the form is plain
-/// HTML).
-#[component]
-pub fn FileIntoTextarea(target: String) -> impl IntoView {
-    view! {
-        <IslandScripts />
-        <FilePicker target />
-    }
-}
-
-/// The picker appears only once the island is hydrated: before that,
-/// picking a file could do nothing.
+/// HTML). It appears only once hydrated: before that, picking a file could
+/// do nothing.
 #[island]
-fn FilePicker(target: String) -> impl IntoView {
+pub fn FileIntoTextarea(target: String) -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     mark_hydrated();

@@ -24,12 +24,31 @@ pub async fn noted<T>(
     result
 }
 
-/// The note kept for this page, if any, removed as it is read.
+/// The note this page took from the session, once per request (the
+/// shell provides it on the server): the layout may be made more than once
+/// while the page is drawn, and the session gives a note only once.
+#[derive(Clone, Debug, Default)]
+pub struct TakenFlash(std::sync::Arc<std::sync::Mutex<Option<Option<String>>>>);
+
+/// The note kept for this page, if any, removed from the session as it is
+/// read.
 async fn take() -> Option<String> {
     #[cfg(feature = "ssr")]
-    let note = match crate::port::session_handle().await {
-        Ok(session) => session.0.take_flash().await.ok().flatten(),
-        Err(_) => None,
+    let note = {
+        let taken = use_context::<TakenFlash>().unwrap_or_default();
+        if let Some(note) = taken.0.lock().ok().and_then(|t| t.clone()) {
+            return note;
+        }
+        let fresh = match crate::port::session_handle().await {
+            Ok(session) => session.0.take_flash().await.ok().flatten(),
+            Err(_) => None,
+        };
+        // Whichever take reached the session first keeps the note.
+        taken
+            .0
+            .lock()
+            .map(|mut t| t.get_or_insert(fresh).clone())
+            .unwrap_or_default()
     };
     // Drawn by the server only: the layout is no island.
     #[cfg(not(feature = "ssr"))]

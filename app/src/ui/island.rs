@@ -1,33 +1,24 @@
-//! What every island shares: the scripts that load the wasm and hydrate the
-//! page's islands, sent only with a page that has one, and the mark the
-//! end-to-end tests wait on.
+//! What every island shares: which pages carry one (only they load the
+//! wasm), and the mark the end-to-end tests wait on.
 
+#[cfg(feature = "hydrate")]
 use leptos::prelude::*;
 
-/// Per request: whether the island scripts are already on the page (the
-/// shell provides it on the server).
-#[derive(Clone, Debug, Default)]
-pub struct IslandScriptsSent(pub std::sync::Arc<std::sync::atomic::AtomicBool>);
-
-/// The scripts that load the wasm and hydrate the page's islands (Leptos's
-/// `HydrationScripts` in islands mode). Drawn beside every island, outside
-/// it; only the first on a page sends them, so a page with islands loads
-/// the wasm once and a page without any loads none.
-#[component]
-pub fn IslandScripts() -> impl IntoView {
-    #[cfg(feature = "ssr")]
-    let scripts = {
-        use std::sync::atomic::Ordering;
-        let first = use_context::<IslandScriptsSent>()
-            .is_some_and(|sent| !sent.0.swap(true, Ordering::Relaxed));
-        use_context::<LeptosOptions>()
-            .filter(|_| first)
-            .map(|options| view! { <HydrationScripts options islands=true /> })
-    };
-    // Never drawn in the browser: it stands outside every island.
-    #[cfg(not(feature = "ssr"))]
-    let scripts: Option<()> = None;
-    scripts
+/// Whether the page at `path` carries an island (`#[island]`): the
+/// stream page (its schema forms' file loader), the connector draft (its
+/// check as it is typed) and the lineage graph (zoom and pan). Only these
+/// pages get the scripts that load the wasm; every other page is plain
+/// HTML and forms.
+///
+/// Decided by the address, before the page is drawn: a `Suspense` may
+/// draw its content more than once on the server, so an island cannot
+/// reliably say "I am here" to the head, which is written first.
+pub fn has_islands(path: &str) -> bool {
+    let segments: Vec<&str> = path.trim_matches('/').split('/').collect();
+    matches!(
+        segments.as_slice(),
+        ["clusters", _, "stream"] | ["clusters", _, "connect", "draft"] | ["lineage", "graph"]
+    )
 }
 
 /// Marks the body once an island has hydrated, so end-to-end tests wait
@@ -43,4 +34,32 @@ pub fn mark_hydrated() {
             let _ = body.set_attribute("data-hydrated", "true");
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_islands;
+
+    #[test]
+    fn only_the_pages_with_an_island_load_the_wasm() {
+        for path in [
+            "/clusters/3/stream",
+            "/clusters/3/connect/draft",
+            "/lineage/graph",
+        ] {
+            assert!(has_islands(path), "{path}");
+        }
+        for path in [
+            "/",
+            "/review/7",
+            "/clusters/3",
+            "/clusters/3/stream/check",
+            "/clusters/3/connect",
+            "/lineage",
+            "/lineage/impact",
+            "/settings/users",
+        ] {
+            assert!(!has_islands(path), "{path}");
+        }
+    }
 }

@@ -27,6 +27,7 @@ pub async fn noted<T>(
 /// The note this page took from the session, once per request (the
 /// shell provides it on the server): the layout may be made more than once
 /// while the page is drawn, and the session gives a note only once.
+#[cfg(feature = "ssr")]
 #[derive(Clone, Debug, Default)]
 pub struct TakenFlash(std::sync::Arc<std::sync::Mutex<Option<Option<String>>>>);
 

@@ -1,7 +1,7 @@
 // What every end-to-end spec shares: the browser (the Chromium scripts/test
-// installs, headless, quiet), whether this run is hydrated (SK_JS), the wait
-// for hydration, and a person's own browser context signed in with a
-// password.
+// installs, headless, quiet), whether this run has JavaScript (SK_JS; on,
+// the pages' islands are hydrated), the wait for hydration, a form post,
+// and a person's own browser context signed in with a password.
 import { chromium } from 'playwright-core';
 
 export const BASE = process.env.SK_URL;
@@ -16,9 +16,38 @@ export function launch() {
   });
 }
 
-/** Waits until the page's wasm has hydrated it (at once with JavaScript off). */
+/**
+ * Waits until the page's islands are hydrated: at once with JavaScript off
+ * or on a page without an island (it loads no wasm).
+ */
 export async function hydrated(page) {
-  if (JS) await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+  if (JS && (await page.locator('leptos-island').count()) > 0) {
+    await page.waitForSelector('body[data-hydrated="true"]', { timeout: 15000 });
+  }
+}
+
+/**
+ * Posts a form by clicking `button`, and waits for the page it leads to.
+ * The same in both runs: islands hydrate no form, so every form is a
+ * plain post answered by a redirect.
+ */
+export async function post(page, button) {
+  await Promise.all([page.waitForNavigation(), page.click(button)]);
+  await hydrated(page);
+}
+
+/** The success note the page after a form post shows (ui::flash). */
+export async function flash(page) {
+  return (await page.textContent('[data-testid="flash"]')).trim();
+}
+
+/** Collects the `.wasm` files `page` requests from now on. */
+export function wasmRequests(page) {
+  const seen = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname.endsWith('.wasm')) seen.push(r.url());
+  });
+  return seen;
 }
 
 /**

@@ -213,10 +213,10 @@ start_broker() {
   echo "$pid"
 }
 
-# The hydrated wasm, its JS glue and the CSS, each with a gzip variant,
+# The islands' wasm, its JS glue and the CSS, each with a gzip variant,
 # into $SITE_DIR/pkg.
 build_wasm() {
-  log "building the wasm (hydrate)"
+  log "building the wasm (hydrate: the islands)"
   (cd "$SK_ROOT" && cargo build -q -p streamkeeper-app --lib --target wasm32-unknown-unknown \
     --features hydrate --profile wasm-release) >&2 || return 1
   local stage="$SITE_DIR/.build" f

@@ -3,7 +3,8 @@
 use crate::accounts::{account, login, teams, users};
 use crate::review::{inbox, item};
 use crate::schemas::{check, registry};
-use crate::ui::header::{InboxChanged, SignedInHeader};
+use crate::ui::flash::Flash;
+use crate::ui::header::SignedInHeader;
 use crate::watch::{clusters, streams};
 use crate::{audit, flags, home};
 use leptos::prelude::*;
@@ -12,17 +13,33 @@ use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{SsrMode, path};
 
 /// The HTML document around the app. On the server it also hands the
-/// request's CSP nonce to Leptos, so the hydration scripts carry it.
+/// request's CSP nonce to Leptos, so the island scripts carry it. Only a
+/// page with an island gets those scripts (`ui::island::has_islands`): a
+/// page without one loads no wasm.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
     #[cfg(feature = "ssr")]
-    provide_csp_nonce();
+    let islands = {
+        provide_csp_nonce();
+        provide_context(crate::ui::flash::TakenFlash::default());
+        // Islands mode: outside an island nothing is hydrated, so no page
+        // carries what hydrating it would need (`HydrationScripts` says so
+        // too, on the pages that draw it).
+        if let Some(sc) = Owner::current_shared_context() {
+            sc.set_is_hydrating(false);
+        }
+        use_context::<axum::http::request::Parts>()
+            .is_some_and(|parts| crate::ui::island::has_islands(parts.uri.path()))
+    };
+    // The shell is drawn by the server only.
+    #[cfg(not(feature = "ssr"))]
+    let islands = false;
     view! {
         <!DOCTYPE html>
         <html lang="en">
             <head>
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
-                <HydrationScripts options />
+                {islands.then(|| view! { <HydrationScripts options islands=true /> })}
                 <MetaTags />
             </head>
             <body>
@@ -48,8 +65,6 @@ fn provide_csp_nonce() {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    provide_context(InboxChanged(RwSignal::new(0)));
-    mark_hydrated();
     view! {
         <Stylesheet id="streamkeeper" href="/pkg/streamkeeper.css" />
         <Title formatter=|page: String| {
@@ -59,6 +74,7 @@ pub fn App() -> impl IntoView {
             <a class="skip" href="#main">"Skip to content"</a>
             <SignedInHeader />
             <main class="page" id="main" tabindex="-1">
+                <Flash />
                 <Routes fallback=NotFound>
                     <Route path=path!("/") view=home::page::HomePage ssr=SsrMode::Async />
                     <Route path=path!("/login") view=login::LoginPage ssr=SsrMode::Async />
@@ -98,21 +114,6 @@ pub fn App() -> impl IntoView {
             </main>
         </Router>
     }
-}
-
-/// Marks the body once the wasm has hydrated, so end-to-end tests wait on a
-/// fact instead of a fixed sleep.
-fn mark_hydrated() {
-    #[cfg(feature = "hydrate")]
-    Effect::new(move |_| {
-        if let Some(body) = web_sys::window()
-            .and_then(|w| w.document())
-            .and_then(|d| d.body())
-        {
-            // Failing to set a test marker must not break the page.
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
 }
 
 #[component]

@@ -1,6 +1,8 @@
-//! Streamkeeper's screens: the Leptos application, rendered on the server and
-//! hydrated in the browser, with thin server functions that authenticate and
-//! call the backend port the server implements.
+//! Streamkeeper's screens: the Leptos application, rendered on the server in
+//! islands mode (only the few components that need the browser are hydrated,
+//! `#[island]`; every other part is plain HTML and forms), with thin server
+//! functions that authenticate and call the backend port the server
+//! implements.
 //!
 //! One folder per capability, named as in the domain and server crates: its
 //! `model` (the shapes the screens and the REST API share), its `fns` (server
@@ -24,10 +26,12 @@ pub mod schemas;
 pub mod ui;
 pub mod watch;
 
-/// The wasm entry point: hydrates the server-rendered page.
+/// The wasm entry point: readies the islands runtime; Leptos's islands
+/// script (on the pages `ui::island::has_islands` names) then hydrates each
+/// island on the page.
 #[cfg(feature = "hydrate")]
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(app::App);
+    leptos::mount::hydrate_islands();
 }

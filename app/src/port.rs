@@ -129,13 +129,19 @@ pub trait Accounts: Send + Sync {
     ) -> Result<(), AppError>;
 }
 
-/// What keeps the session that changed its password signed in: the
-/// change bumps the user's session epoch (ending every session), and the
-/// server's handle writes the new epoch into the calling session. Set by
-/// the server on requests signed in with a session.
+/// The calling session, as the screens use it. Set by the server on
+/// requests signed in with a session.
 #[async_trait::async_trait]
 pub trait SessionKeeper: Send + Sync {
+    /// Keeps the session that changed its password signed in: the change
+    /// bumps the user's session epoch (ending every session), and this
+    /// writes the new epoch into the calling session.
     async fn keep(&self, epoch: i32) -> Result<(), AppError>;
+    /// Keeps a success note for the next page this session draws (a form
+    /// post is answered with a redirect, so the note cannot ride along).
+    async fn set_flash(&self, note: &str) -> Result<(), AppError>;
+    /// The note kept for this page, removed as it is read.
+    async fn take_flash(&self) -> Result<Option<String>, AppError>;
 }
 
 #[derive(Clone)]

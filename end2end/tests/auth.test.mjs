@@ -1,9 +1,10 @@
 // Sign-in, sign-out, redirects and roles in a real headless Chromium.
-// scripts/test runs this file twice: SK_JS=off (server-rendered forms only)
-// and SK_JS=on (hydrated; every step waits for the hydration marker).
+// scripts/test runs this file twice: SK_JS=off and SK_JS=on (islands: a
+// page with one waits for the hydration marker; forms are plain posts in
+// both runs).
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
+import { BASE, JS, MODE, flash, hydrated, launch, post, wasmRequests } from '../support.mjs';
 
 const ADMIN = process.env.SK_ADMIN_USER;
 const ADMIN_PW = process.env.SK_ADMIN_PASSWORD;
@@ -98,6 +99,7 @@ test(`${MODE}: signing out ends the session`, async () => {
 test(`${MODE}: an admin creates a user who signs in and sees only what a viewer may`, async () => {
   const username = `viewer-${MODE}-${Date.now() % 100000}`;
   const password = 'amber-kettle-violin-harbor';
+  const wasm = wasmRequests(page);
   await open('/login');
   await signIn(ADMIN, ADMIN_PW);
   await open('/settings/users');
@@ -105,13 +107,15 @@ test(`${MODE}: an admin creates a user who signs in and sees only what a viewer 
   await page.fill(`${form} input[name="username"]`, username);
   await page.fill(`${form} input[name="display_name"]`, 'Vera Viewer');
   await page.fill(`${form} input[name="password"]`, password);
-  if (JS) {
-    await page.click(`${form} button[type="submit"]`);
-    await page.waitForSelector(`text=Created user ${username}.`);
-  } else {
-    await Promise.all([page.waitForNavigation(), page.click(`${form} button[type="submit"]`)]);
-  }
+  await post(page, `${form} button[type="submit"]`);
+  // One success note, after the redirect, in both runs.
+  assert.equal(await flash(page), `Created user ${username}.`);
   await page.waitForSelector(`table.list >> text=${username}`);
+  // Read once: the next page has none.
+  await open('/settings/users');
+  assert.equal(await page.locator('[data-testid="flash"]').count(), 0);
+  // A page without an island loads no wasm, with JavaScript on too.
+  assert.deepEqual(wasm, [], 'no wasm on the users page');
 
   // A fresh browser for the new user.
   await context.close();
@@ -128,13 +132,9 @@ test(`${MODE}: an admin creates a user who signs in and sees only what a viewer 
   await page.fill(`${change} input[name="current_password"]`, password);
   await page.fill(`${change} input[name="new_password"]`, own);
   await page.fill(`${change} input[name="confirm_password"]`, own);
-  if (JS) {
-    await page.click(`${change} button[type="submit"]`);
-    await page.waitForSelector('text=Your password is changed');
-  } else {
-    await Promise.all([page.waitForNavigation(), page.click(`${change} button[type="submit"]`)]);
-    await page.waitForSelector('[data-testid="second-factor-off"]');
-  }
+  await post(page, `${change} button[type="submit"]`);
+  assert.match(await flash(page), /Your password is changed/);
+  await page.waitForSelector('[data-testid="second-factor-off"]');
   await open('/');
   assert.equal(path(), '/');
   assert.match(await page.textContent('h1'), /Welcome, Vera Viewer/);
@@ -183,14 +183,7 @@ test(`${MODE}: an admin adds a cluster, changes how often it is sampled, and rem
   await open('/login');
   await signIn(ADMIN, ADMIN_PW);
   await open('/settings/clusters');
-  const submit = async (form) => {
-    if (JS) {
-      await page.click(`${form} button[type="submit"]`);
-    } else {
-      await Promise.all([page.waitForNavigation(), page.click(`${form} button[type="submit"]`)]);
-      await hydrated(page);
-    }
-  };
+  const submit = (form) => post(page, `${form} button[type="submit"]`);
   const add = 'form[data-testid="add-cluster"]';
   await page.fill(`${add} input[name="name"]`, name);
   await page.fill(`${add} input[name="bootstrap"]`, '127.0.0.1:1');

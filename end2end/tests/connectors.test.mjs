@@ -16,7 +16,7 @@
 //   SK_OWNER_USER     an owner in payments (may propose).
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
+import { BASE, JS, MODE, hydrated, launch, post, signedInAs } from '../support.mjs';
 
 const AUTHOR = process.env.SK_OWNER_USER;
 const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
@@ -106,11 +106,7 @@ test(`${MODE}: an owner drafts a Debezium source, fixes it in one click, propose
     const { context: cb, page: b } = await signedIn(`/review/${id}`, APPROVER, APPROVER_PW);
     const approve = 'form[data-testid="approve-form"]';
     await b.fill(`${approve} input[name="password"]`, APPROVER_PW);
-    if (JS) {
-      await b.click(`${approve} button[type="submit"]`);
-    } else {
-      await Promise.all([b.waitForNavigation(), b.click(`${approve} button[type="submit"]`)]);
-    }
+    await post(b, `${approve} button[type="submit"]`);
     // Applied, then the next status pass (every 5 s) says it runs.
     let run = '';
     for (let i = 0; i < 60; i += 1) {
@@ -144,7 +140,7 @@ test(`${MODE}: an owner drafts a Debezium source, fixes it in one click, propose
 // Hydrated, the draft is checked as it is typed: no Validate, no new
 // address. With JavaScript off the Validate submit above is the way.
 test(`${MODE}: the draft form is checked as it is typed`,
-  { skip: (!JS && 'checked as typed only when hydrated') || (!CONNECT && 'no Connect fixture') }, async () => {
+  { skip: (!JS && 'checked as typed only with its island hydrated') || (!CONNECT && 'no Connect fixture') }, async () => {
     const draft = `/clusters/${CLUSTER}/connect/draft?name=${encodeURIComponent(CONNECT)}&plugin=debezium_postgres`;
     const { context, page: a } = await signedIn(draft, AUTHOR, AUTHOR_PW);
     await hydrated(a);

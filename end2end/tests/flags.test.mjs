@@ -4,7 +4,7 @@
 // flag is raised.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
+import { BASE, JS, MODE, flash, hydrated, launch, post } from '../support.mjs';
 
 const OWNER = process.env.SK_OWNER_USER;
 const PW = process.env.SK_OWNER_PASSWORD;
@@ -46,12 +46,8 @@ test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`
   assert.equal(await page.textContent('[data-testid="flag-state"]'), 'open');
 
   const ack = 'form[data-testid="acknowledge"] button[type="submit"]';
-  if (JS) {
-    await page.click(ack);
-    await page.waitForSelector('text=acknowledged.');
-  } else {
-    await Promise.all([page.waitForNavigation(), page.click(ack)]);
-  }
+  await post(page, ack);
+  assert.match(await flash(page), /acknowledged\./);
   await page.waitForFunction(
     () => document.querySelector('[data-testid="flag-state"]')?.textContent === 'acknowledged',
   );

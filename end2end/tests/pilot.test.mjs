@@ -11,7 +11,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFile } from 'node:fs/promises';
-import { BASE, JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
+import { BASE, JS, MODE, flash, hydrated, launch, post, signedInAs } from '../support.mjs';
 
 const RUN = process.env.SK_JS === 'off' ? 'off' : 'on';
 const MANAGER = `manager-${RUN}`;
@@ -66,13 +66,9 @@ test(`${MODE}: a manager sets a baseline, reads the day-30 table and downloads i
   await page.fill(`${form} input[name="lag_flagged_minutes"]`, minutes);
   await page.fill(`${form} input[name="lag_flagged_note"]`, note);
   const save = `${form} button[type="submit"]`;
-  if (JS) {
-    await page.click(save);
-    await page.waitForSelector('p.ok[role="status"]', { timeout: 15000 });
-  } else {
-    await Promise.all([page.waitForNavigation(), page.click(save)]);
-    assert.equal(new URL(page.url()).pathname, '/settings/pilot');
-  }
+  await post(page, save);
+  assert.equal(new URL(page.url()).pathname, '/settings/pilot');
+  assert.match(await flash(page), /Saved the pilot/);
   assert.equal(await page.inputValue(`${form} input[name="lag_flagged_minutes"]`), minutes);
   assert.match(await page.textContent('[data-testid="pilot-updated"]'), new RegExp(`by ${MANAGER}`));
 

@@ -17,7 +17,7 @@
 //   SK_APPROVER_USER / SK_APPROVER_PASSWORD  a user with the approver role.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
+import { MODE, hydrated, launch, post, signedInAs } from '../support.mjs';
 
 const AUTHOR = process.env.SK_OWNER_USER;
 const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
@@ -49,16 +49,9 @@ const problems = [];
 const signedIn = (path, username, password) =>
   signedInAs(browser, problems, path, username, password);
 
-// Submits a form of the item page. Without JavaScript that is a page load
-// (a redirect back to the item); hydrated, the caller waits for the result.
-async function submit(page, form) {
-  const button = `form[data-testid="${form}"] button[type="submit"]`;
-  if (JS) {
-    await page.click(button);
-  } else {
-    await Promise.all([page.waitForNavigation(), page.click(button)]);
-  }
-}
+// Submits a form of the item page: a page load (a redirect back to the
+// item) in both runs.
+const submit = (page, form) => post(page, `form[data-testid="${form}"] button[type="submit"]`);
 
 async function itemState(page) {
   return (await page.textContent('[data-testid="item-state"]')).trim();
@@ -79,7 +72,7 @@ async function waitForState(page, want) {
 }
 
 test(`${MODE}: an author proposes a change, an approver approves it with their password, and it is applied`,
-  { skip: !(TOPIC && APPROVER) && 'no review fixture' }, async () => {
+  { skip: !(TOPIC && APPROVER) && 'no review fixture' }, async (t) => {
     const check = `/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`;
 
     // A, the author: paste the change and propose it for review.
@@ -94,6 +87,9 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     await hydrated(a);
     const id = new URL(a.url()).pathname.split('/').pop();
     assert.equal(await itemState(a), 'in review');
+    // The item page's weight (BENCHMARKS.md, "Hydrated wasm").
+    const html = await (await a.request.get(a.url())).body();
+    t.diagnostic(`/review/${id}: ${html.length} bytes of HTML`);
     const hash = (await a.textContent('[data-testid="content-hash"]')).trim();
     assert.match(hash, /^[0-9a-f]{64}$/, 'the full content hash is shown');
     assert.match(await a.textContent('[data-testid="diff"]'), /note/, 'the diff shows the new field');
@@ -130,7 +126,6 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     await submit(b, 'approve-form');
     await b.waitForSelector('[data-testid="action-notes"] .error', { timeout: 15000 });
     assert.ok((await b.textContent('[data-testid="action-notes"] .error')).trim().length > 0);
-    if (JS) await b.waitForLoadState('networkidle'); // the item is fetched again after the action
     await b.waitForSelector(`${approve} input[name="password"]`);
     assert.equal(await itemState(b), 'in review');
     assert.match(await b.textContent('[data-testid="approvals"]'), /Nobody has approved it yet/);
@@ -138,7 +133,7 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     // The right password approves; at act_after_approval it is applied.
     await b.fill(`${approve} input[name="password"]`, APPROVER_PW);
     await submit(b, 'approve-form');
-    if (!JS) assert.equal(new URL(b.url()).pathname, `/review/${id}`);
+    assert.equal(new URL(b.url()).pathname, `/review/${id}`);
     await waitForState(b, 'applied');
     assert.match(await b.textContent('[data-testid="applied-version"]'), /^\d+$/);
     assert.equal(await b.locator(approve).count(), 0, 'an applied item takes no more approvals');

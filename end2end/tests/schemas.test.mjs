@@ -3,7 +3,7 @@
 // (SK_TOPIC in cluster SK_CLUSTER, read by SK_GROUP) before the run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
+import { BASE, JS, MODE, flash, hydrated, launch, post } from '../support.mjs';
 
 const OWNER = process.env.SK_OWNER_USER;
 const PW = process.env.SK_OWNER_PASSWORD;
@@ -71,7 +71,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   });
   const textarea2 = form2.locator('textarea[name="schema"]');
   if (JS) {
-    // Hydrated, a file fills the textarea, and the form posts it as text.
+    // With its island hydrated, a file fills the textarea, and the form posts it as text.
     await form2.locator('input[data-testid="schema-file"]').setInputFiles({
       name: 'reader.avsc', mimeType: 'application/json', buffer: Buffer.from(readerSchema),
     });
@@ -79,15 +79,14 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
       await page.waitForTimeout(100);
     }
     assert.equal(await textarea2.inputValue(), readerSchema, 'the file was read into the textarea');
-    await form2.locator('button[type="submit"]').click();
-    await page.waitForSelector('text=Recorded the');
   } else {
     // No file picker that could do nothing: the schema is pasted.
     assert.equal(await form2.locator('input[type="file"]').count(), 0);
     await textarea2.fill(readerSchema);
-    await Promise.all([page.waitForNavigation(), form2.locator('button[type="submit"]').click()]);
   }
-  // (Hydrated, the table is fetched again after the action; wait for it.)
+  await Promise.all([page.waitForNavigation(), form2.locator('button[type="submit"]').click()]);
+  await hydrated(page);
+  assert.match(await flash(page), new RegExp(`Recorded the ${GROUP} reader schema`));
   await page.locator('table[data-testid="readers"] tr', { hasText: GROUP })
     .filter({ hasText: 'declared' })
     .waitFor({ timeout: 15000 });
@@ -96,12 +95,7 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   await page.goto(`${BASE}/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`);
   await hydrated(page);
   await page.fill('form[data-testid="check-form"] textarea[name="schema"]', '{"type": "recrod"');
-  if (JS) {
-    await page.click('form[data-testid="check-form"] button[type="submit"]');
-    await page.waitForSelector('p.error');
-  } else {
-    await Promise.all([page.waitForNavigation(), page.click('form[data-testid="check-form"] button[type="submit"]')]);
-  }
+  await post(page, 'form[data-testid="check-form"] button[type="submit"]');
   assert.match(await page.textContent('p.error'), /does not parse/);
 
   // The stream's schema recorded with a reference: the Avro type `Money`
@@ -121,12 +115,9 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   await form3.locator('textarea[name="ref_texts[0]"]').fill(JSON.stringify({
     type: 'record', name: 'Money', fields: [{ name: 'amount', type: 'double' }],
   }));
-  if (JS) {
-    await form3.locator('button[type="submit"]').click();
-    await page.waitForSelector("text=Recorded the stream's schema.");
-  } else {
-    await Promise.all([page.waitForNavigation(), form3.locator('button[type="submit"]').click()]);
-  }
+  await Promise.all([page.waitForNavigation(), form3.locator('button[type="submit"]').click()]);
+  await hydrated(page);
+  assert.equal(await flash(page), "Recorded the stream's schema.");
   await card.filter({ hasText: '"Money"' }).waitFor({ timeout: 15000 });
   assert.deepEqual(problems, []);
   await context.close();

@@ -14,7 +14,7 @@
 // user who may propose a change to it.
 import { test, before, after, beforeEach, afterEach } from 'node:test';
 import assert from 'node:assert/strict';
-import { BASE, JS, MODE, hydrated, launch, signedInAs } from '../support.mjs';
+import { BASE, JS, MODE, hydrated, launch, post, signedInAs } from '../support.mjs';
 
 const ISSUER = process.env.SK_OIDC_ISSUER;
 if (!BASE || !ISSUER) {
@@ -217,11 +217,7 @@ test(`${MODE}: an approver who signs in at the provider approves only after sign
     assert.equal(new URL(page.url()).pathname, item);
     assert.ok(await page.isVisible('[data-testid="confirmed-at-provider"]'));
     assert.ok(!(await page.isDisabled(`${approve} button[type="submit"]`)));
-    if (JS) {
-      await page.click(`${approve} button[type="submit"]`);
-    } else {
-      await Promise.all([page.waitForNavigation(), page.click(`${approve} button[type="submit"]`)]);
-    }
+    await post(page, `${approve} button[type="submit"]`);
     for (let i = 0; i < 40 && await itemState() !== 'applied'; i += 1) {
       await page.waitForTimeout(500);
       if (i % 4 === 3) {

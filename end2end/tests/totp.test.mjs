@@ -6,7 +6,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
-import { BASE, JS, MODE, hydrated, launch } from '../support.mjs';
+import { BASE, JS, MODE, hydrated, launch, post } from '../support.mjs';
 
 const USER = process.env.SK_TOTP_USER;
 const PASSWORD = process.env.SK_TOTP_PASSWORD;
@@ -92,11 +92,7 @@ async function session() {
   // An ActionForm: hydrated, it stays on the page and `done` appears;
   // without JavaScript, the post redirects back and the page is rendered again.
   const act = async (form, done) => {
-    if (JS) {
-      await page.click(`${form} button[type="submit"]`);
-    } else {
-      await Promise.all([page.waitForNavigation(), page.click(`${form} button[type="submit"]`)]);
-    }
+    await post(page, `${form} button[type="submit"]`);
     await page.waitForSelector(done, { timeout: 15000 });
   };
   return { context, page, problems, open, path, submit, act };

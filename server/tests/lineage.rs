@@ -1864,6 +1864,24 @@ async fn the_graph_page_draws_the_neighbourhood_with_owners_and_flags_and_follow
         .await;
     assert_eq!(drawn_nodes(&deep.body).len(), 5, "{}", deep.body);
     assert_eq!(drawn_edges(&deep.body), 4);
+    // The drawing's zoom and pan are an island: the page loads the wasm,
+    // once, by a script carrying the response's nonce.
+    assert_eq!(deep.body.matches("<leptos-island").count(), 1);
+    assert_eq!(deep.body.matches("streamkeeper_bg.wasm").count(), 1);
+    let nonce = deep.headers[axum::http::header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .expect("csp")
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|s| s.split('\'').next())
+        .expect("nonce")
+        .to_string();
+    assert!(
+        deep.body
+            .contains(&format!("<script type=\"module\" nonce=\"{nonce}\">")),
+        "{}",
+        deep.body
+    );
     assert!(deep.body.contains(
         "kind-table\" data-node=\"dataset:postgres://127.0.0.1:5432:shop.public.orders\""
     ));

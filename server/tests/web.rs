@@ -225,17 +225,11 @@ async fn every_response_carries_security_headers(pool: sqlx::PgPool) {
             "no HSTS on http"
         );
     }
-    // The hydration script carries the response's nonce.
+    // A page without an island loads no wasm (the island scripts carry the
+    // nonce: tests/lineage.rs, the graph page).
     let r = t.get("/login", None).await;
-    let csp = r.headers[header::CONTENT_SECURITY_POLICY]
-        .to_str()
-        .expect("csp");
-    let nonce = csp
-        .split("'nonce-")
-        .nth(1)
-        .and_then(|s| s.split('\'').next())
-        .expect("nonce");
-    assert!(r.body.contains(&format!("nonce=\"{nonce}\"")), "{}", r.body);
+    assert!(!r.body.contains("type=\"module\""), "{}", r.body);
+    assert!(!r.body.contains(".wasm"), "{}", r.body);
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
@@ -414,8 +408,24 @@ async fn forms_work_without_javascript(pool: sqlx::PgPool) {
         r.location().trim_end_matches('?'),
         format!("{ORIGIN}/settings/teams")
     );
+    // The page after it says what was done, once (the session's flash).
     let page = t.get("/settings/teams", Some(&c)).await;
     assert!(page.body.contains("payments"), "{}", page.body);
+    assert!(
+        page.body.contains(
+            "<p role=\"status\" data-testid=\"flash\" class=\"ok\">Created team payments.</p>"
+        ),
+        "{}",
+        page.body
+    );
+    let again = t.get("/settings/teams", Some(&c)).await;
+    assert!(
+        !again.body.contains("data-testid=\"flash\""),
+        "{}",
+        again.body
+    );
+    // No island on it: no wasm.
+    assert!(!page.body.contains(".wasm"), "{}", page.body);
     // An error comes back in the URL and shows on the page.
     let r = t.send(send("name=payments&description=again")).await;
     let back = r

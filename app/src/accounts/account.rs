@@ -95,10 +95,7 @@ fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
                 </label>
                 <button type="submit">"Change password"</button>
             </ActionForm>
-            <ActionNote
-                value=forms.change.value()
-                ok=|_: &()| "Your password is changed: your other sessions are ended and your API tokens revoked.".into()
-            />
+            <ActionNote value=forms.change.value() />
         </section>
         {(!must_change).then(|| {
             let current = a.time_zone.clone();
@@ -132,7 +129,7 @@ fn TimeZone(current: String, forms: Forms) -> impl IntoView {
                 </label>
                 <button type="submit">"Save time zone"</button>
             </ActionForm>
-            <ActionNote value=forms.zone.value() ok=|_: &()| "Saved: pages now show times in this zone.".into() />
+            <ActionNote value=forms.zone.value() />
         </section>
     }
 }
@@ -182,9 +179,9 @@ fn SecondFactor(a: AccountView, forms: Forms) -> impl IntoView {
         <section class="card">
             <h2>"Second factor"</h2>
             {body}
-            <ActionNote value=forms.start.value() ok=|_: &()| String::new() />
-            <ActionNote value=forms.confirm.value() ok=|_: &()| "Done.".into() />
-            <ActionNote value=forms.disable.value() ok=|_: &()| "The second factor is off.".into() />
+            <ActionNote value=forms.start.value() />
+            <ActionNote value=forms.confirm.value() />
+            <ActionNote value=forms.disable.value() />
         </section>
     }
 }

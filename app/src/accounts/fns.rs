@@ -44,17 +44,25 @@ pub async fn change_password(
         .accounts
         .change_password(&who, &client_addr().await, &current_password, &new_password)
         .await?;
-    keeper.0.keep(epoch).await
+    crate::ui::flash::noted(keeper.0.keep(epoch).await, |_| {
+        "Your password is changed: your other sessions are ended and your API tokens revoked."
+            .to_string()
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "set_time_zone")]
 pub async fn set_time_zone(time_zone: String) -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .accounts
-        .set_time_zone(&who, &client_addr().await, &time_zone)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .set_time_zone(&who, &client_addr().await, &time_zone)
+            .await,
+        |_| "Saved: pages now show times in this zone.".into(),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "start_second_factor")]
@@ -71,20 +79,28 @@ pub async fn start_second_factor() -> Result<(), AppError> {
 pub async fn confirm_second_factor(code: String) -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .accounts
-        .confirm_second_factor(&who, &client_addr().await, &code)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .confirm_second_factor(&who, &client_addr().await, &code)
+            .await,
+        |_| "Done.".to_string(),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "disable_second_factor")]
 pub async fn disable_second_factor(password: String, code: String) -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .accounts
-        .disable_second_factor(&who, &client_addr().await, &password, &code)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .disable_second_factor(&who, &client_addr().await, &password, &code)
+            .await,
+        |_| "The second factor is off.".to_string(),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "list_users")]
@@ -126,10 +142,14 @@ pub async fn create_user(
         password,
         roles: roles_from_checks(viewer, owner, approver, manager, admin),
     };
-    backend()?
-        .accounts
-        .create_user(&who, &client_addr().await, new)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .create_user(&who, &client_addr().await, new)
+            .await,
+        |u| format!("Created user {}.", u.username),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "set_user_roles")]
@@ -149,10 +169,14 @@ pub async fn set_user_roles(
         roles: Some(roles_from_checks(viewer, owner, approver, manager, admin)),
         ..UserUpdate::default()
     };
-    backend()?
-        .accounts
-        .update_user(&who, &client_addr().await, user_id, update)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .update_user(&who, &client_addr().await, user_id, update)
+            .await,
+        |u| format!("Saved the roles of {}.", u.username),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "set_user_disabled")]
@@ -164,10 +188,20 @@ pub async fn set_user_disabled(user_id: i64, disabled: bool) -> Result<UserSumma
         disabled: Some(disabled),
         ..UserUpdate::default()
     };
-    backend()?
-        .accounts
-        .update_user(&who, &client_addr().await, user_id, update)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .update_user(&who, &client_addr().await, user_id, update)
+            .await,
+        |u| {
+            format!(
+                "{} is now {}.",
+                u.username,
+                if u.disabled { "disabled" } else { "active" }
+            )
+        },
+    )
+    .await
 }
 
 /// Sets a temporary password, which the user must change at their next
@@ -184,10 +218,19 @@ pub async fn set_temporary_password(
         password: Some(password),
         ..UserUpdate::default()
     };
-    backend()?
-        .accounts
-        .update_user(&who, &client_addr().await, user_id, update)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .update_user(&who, &client_addr().await, user_id, update)
+            .await,
+        |u| {
+            format!(
+                "{} must change this password at their next sign-in.",
+                u.username
+            )
+        },
+    )
+    .await
 }
 
 /// Removes a user's second factor, for a lost device.
@@ -195,10 +238,14 @@ pub async fn set_temporary_password(
 pub async fn reset_second_factor(user_id: i64) -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .accounts
-        .reset_second_factor(&who, &client_addr().await, user_id)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .reset_second_factor(&who, &client_addr().await, user_id)
+            .await,
+        |_| "Their second factor is removed.".to_string(),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "list_teams")]
@@ -224,10 +271,14 @@ pub async fn create_team(name: String, description: String) -> Result<TeamSummar
     use crate::accounts::model::NewTeam;
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .accounts
-        .create_team(&who, &client_addr().await, NewTeam { name, description })
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .create_team(&who, &client_addr().await, NewTeam { name, description })
+            .await,
+        |t| format!("Created team {}.", t.name),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "add_team_member")]
@@ -238,17 +289,21 @@ pub async fn add_team_member(team_id: i64, username: String) -> Result<String, A
         .accounts
         .add_member(&who, &client_addr().await, team_id, &username)
         .await?;
-    Ok(username)
+    crate::ui::flash::noted(Ok(username), |u| format!("Added {u}.")).await
 }
 
 #[server(prefix = "/fn", endpoint = "remove_team_member")]
 pub async fn remove_team_member(team_id: i64, user_id: i64) -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .accounts
-        .remove_member(&who, &client_addr().await, team_id, user_id)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .remove_member(&who, &client_addr().await, team_id, user_id)
+            .await,
+        |_| "Removed the member.".to_string(),
+    )
+    .await
 }
 
 /// Sets a team's flag webhook; an empty `url` removes it.
@@ -261,7 +316,14 @@ pub async fn set_team_webhook(team_id: i64, url: String) -> Result<bool, AppErro
         .accounts
         .set_webhook(&who, &client_addr().await, team_id, url)
         .await?;
-    Ok(url.is_some())
+    crate::ui::flash::noted(Ok(url.is_some()), |set| {
+        if *set {
+            "Saved the webhook.".to_string()
+        } else {
+            "Removed the webhook.".to_string()
+        }
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "set_platform_team")]
@@ -272,7 +334,7 @@ pub async fn set_platform_team(team: String) -> Result<String, AppError> {
         .accounts
         .set_platform_team(&who, &client_addr().await, &team)
         .await?;
-    Ok(team)
+    crate::ui::flash::noted(Ok(team), |t| format!("{t} now receives unowned flags.")).await
 }
 
 #[server(prefix = "/fn", endpoint = "get_routing")]

@@ -4,7 +4,7 @@ use crate::accounts::fns::{
     AddTeamMember, CreateTeam, RemoveTeamMember, SetPlatformTeam, SetTeamWebhook, get_team,
     list_teams,
 };
-use crate::accounts::model::{TeamDetail, TeamSummary};
+use crate::accounts::model::TeamDetail;
 use crate::error::AppError;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
@@ -55,7 +55,7 @@ pub fn TeamsPage() -> impl IntoView {
                                 <label>"Description" <input name="description" /></label>
                                 <button type="submit">"Create team"</button>
                             </ActionForm>
-                            <ActionNote value=create.value() ok=|t: &TeamSummary| format!("Created team {}.", t.name) />
+                            <ActionNote value=create.value() />
                         </section>
                     }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
@@ -144,7 +144,7 @@ fn TeamDetailView(
                     }).collect_view()}
                 </tbody>
             </table>
-            <ActionNote value=remove.value() ok=|_: &()| "Removed the member.".to_string() />
+            <ActionNote value=remove.value() />
         </section>
         <section class="card">
             <h2>"Add a member"</h2>
@@ -153,7 +153,7 @@ fn TeamDetailView(
                 <label>"Username " <input name="username" required /></label>
                 <button type="submit">"Add"</button>
             </ActionForm>
-            <ActionNote value=add.value() ok=|u: &String| format!("Added {u}.") />
+            <ActionNote value=add.value() />
         </section>
         <section class="card">
             <h2>"Flag webhook"</h2>
@@ -167,7 +167,7 @@ fn TeamDetailView(
                 <button type="submit">"Save"</button>
             </ActionForm>
             <small class="note">"Saved as given and never shown back (the URL is its own secret); leave it empty to remove the webhook."</small>
-            <ActionNote value=webhook.value() ok=|set: &bool| if *set { "Saved the webhook.".to_string() } else { "Removed the webhook.".to_string() } />
+            <ActionNote value=webhook.value() />
         </section>
         <section class="card">
             <h2>"Flags nobody owns"</h2>
@@ -182,7 +182,7 @@ fn TeamDetailView(
                     <small class="note">"The platform team receives the flags of streams, groups and connectors nobody owns."</small>
                 }.into_any()
             }}
-            <ActionNote value=platform.value() ok=|t: &String| format!("{t} now receives unowned flags.") />
+            <ActionNote value=platform.value() />
         </section>
     }
 }

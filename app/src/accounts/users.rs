@@ -60,7 +60,7 @@ pub fn UsersPage() -> impl IntoView {
                                     <RoleChecks checked=vec![streamkeeper::accounts::role::Role::Viewer] />
                                     <button type="submit">"Create user"</button>
                                 </ActionForm>
-                                <ActionNote value=create.value() ok=|u: &UserSummary| format!("Created user {}.", u.username) />
+                                <ActionNote value=create.value() />
                             </section>
                         }
                             .into_any()
@@ -195,7 +195,7 @@ fn UserDetailView(
                 <RoleChecks checked=u.roles.clone() />
                 <button type="submit">"Save roles"</button>
             </ActionForm>
-            <ActionNote value=roles.value() ok=|u: &UserSummary| format!("Saved the roles of {}.", u.username) />
+            <ActionNote value=roles.value() />
         </section>
         <section class="card">
             <h2>"Access"</h2>
@@ -206,9 +206,7 @@ fn UserDetailView(
                     {if disabled { "Enable this user" } else { "Disable this user and end their sessions" }}
                 </button>
             </ActionForm>
-            <ActionNote value=access.value() ok=|u: &UserSummary| {
-                format!("{} is now {}.", u.username, if u.disabled { "disabled" } else { "active" })
-            } />
+            <ActionNote value=access.value() />
         </section>
         <section class="card" hidden=sso>
             <h2>"Password and second factor"</h2>
@@ -224,16 +222,14 @@ fn UserDetailView(
                 </label>
                 <button type="submit">"Set a temporary password"</button>
             </ActionForm>
-            <ActionNote value=secrets.password.value() ok=|u: &UserSummary| {
-                format!("{} must change this password at their next sign-in.", u.username)
-            } />
+            <ActionNote value=secrets.password.value() />
             {second_factor.then(|| view! {
                 <ActionForm action=secrets.factor attr:data-testid="reset-second-factor">
                     <input type="hidden" name="user_id" value=id4 />
                     <button type="submit" class="danger">"Reset their second factor (lost device)"</button>
                 </ActionForm>
             })}
-            <ActionNote value=secrets.factor.value() ok=|_: &()| "Their second factor is removed.".into() />
+            <ActionNote value=secrets.factor.value() />
         </section>
     }
 }

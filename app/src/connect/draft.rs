@@ -3,7 +3,7 @@
 //! the rules and the worker say side by side, each suggested fix one
 //! button away. "Validate" is a submit that comes back here with the
 //! findings; "Propose" opens a review item when nothing is an error. Once
-//! the page is hydrated, the form is also checked as it is typed.
+//! its island is hydrated, the form is also checked as it is typed.
 //!
 //! The page's state is its address: the config as it may be kept (inline
 //! secrets masked, `${…}` references as written), so a reload, the back
@@ -13,15 +13,17 @@
 #[cfg(feature = "hydrate")]
 use crate::connect::fns::check_connector_form;
 use crate::connect::fns::{DraftConnector, check_connector_draft, import_connector_draft};
-use crate::connect::model::DraftCheck;
+use crate::connect::model::{DraftCheck, LiveCheck};
+use crate::connect::widgets::DraftChecked;
 use crate::error::AppError;
+use crate::ui::island::mark_hydrated;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param, query_param};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use serde_json::Value;
 use streamkeeper::connect::template::{Field, FieldType, template};
-use streamkeeper::connect::{Config, Fix, Plugin, Severity};
+use streamkeeper::connect::{Config, Plugin};
 
 /// `/clusters/:id/connect/draft?name=CONNECT`: the templates; with
 /// `plugin`, its form; with `config` (or `import=CONNECTOR`), that draft
@@ -66,7 +68,7 @@ pub fn DraftPage() -> impl IntoView {
         )>"← Connectors of " {move || connect.get().unwrap_or_default()}</a></p>
         <h1>"Draft a connector on " {move || connect.get().unwrap_or_default()}</h1>
         <div data-testid="action-notes">
-            <ActionNote value=submit.value() ok=|to: &String| format!("Opening {to}…") />
+            <ActionNote value=submit.value() />
         </div>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -145,33 +147,6 @@ fn text_of(v: &Value) -> String {
     }
 }
 
-/// What a fix does, in words (fixes carry no secret values).
-fn describe(fix: &Fix) -> String {
-    let set = fix.set.iter().map(|(k, v)| format!("set {k} to {v}"));
-    let remove = fix.remove.iter().map(|k| format!("remove {k}"));
-    let mut words: Vec<String> = set.chain(remove).collect();
-    if let Some(first) = words.first_mut() {
-        *first = format!("Fix: {first}");
-    }
-    words.join("; ")
-}
-
-fn severity_class(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "badge state-bad",
-        Severity::Warning => "badge state-warn",
-        Severity::Info => "badge",
-    }
-}
-
-fn severity_word(s: Severity) -> &'static str {
-    match s {
-        Severity::Error => "error",
-        Severity::Warning => "warning",
-        Severity::Info => "info",
-    }
-}
-
 /// One field's input: a choice as a `<select>` (with the value it holds
 /// when that is another class), a secret as a password input holding only
 /// a reference or a mask, never a secret.
@@ -198,16 +173,14 @@ fn field_input(f: &Field, value: String) -> AnyView {
             .into_any()
         }
         _ if f.secret => view! {
-            <input type="password" name=name value=value.clone() prop:value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
+            <input type="password" name=name value=value autocomplete="off" placeholder="${file:/path/secrets.properties:key}" />
         }
         .into_any(),
         FieldType::Number => view! {
-            <input name=name value=value.clone() prop:value=value inputmode="numeric" placeholder=placeholder />
+            <input name=name value=value inputmode="numeric" placeholder=placeholder />
         }
         .into_any(),
-        // `prop:value` too: hydrated, a fix redraws the form in place, and an
-        // input the user typed in keeps its typed value unless the property is set.
-        _ => view! { <input name=name value=value.clone() prop:value=value placeholder=placeholder required=f.required /> }.into_any(),
+        _ => view! { <input name=name value=value placeholder=placeholder required=f.required /> }.into_any(),
     }
 }
 
@@ -233,41 +206,11 @@ fn DraftForm(
         .as_ref()
         .map(|i| i.extra.to_json().to_string())
         .unwrap_or_default();
-    let live = Live::new();
-    // Stored, so the closures reading it are `Copy` and can share it.
-    let initial = StoredValue::new(check.clone());
-    let current = move || match live.result.get() {
-        Some(Ok(c)) => Some(c),
-        _ => initial.get_value(),
-    };
     let first_blocked = check.as_ref().is_some_and(|c| !c.may_propose);
-    // A form that does not build a config (a number field holding words)
-    // cannot be proposed either.
-    let blocked = move || {
-        live.result.with(|r| match r {
-            Some(Ok(c)) => !c.may_propose,
-            Some(Err(_)) => true,
-            None => first_blocked,
-        })
-    };
     let others = href_with(
         &format!("/clusters/{id}/connect/draft"),
         &[("name", Some(connect.clone()))],
     );
-    // Each part type-erased: the whole form as one type overflows the
-    // compiler's depth limit in the wasm build.
-    let findings = move || match live.result.get() {
-        Some(Err(err)) => Some(
-            view! {
-                <section class="card" data-testid="draft-check">
-                    <h2>"Validation"</h2>
-                    <ErrorNote err />
-                </section>
-            }
-            .into_any(),
-        ),
-        _ => current().map(|c| view! { <Findings c /> }.into_any()),
-    };
     let form_connect = connect.clone();
     let fields = t
         .fields
@@ -286,9 +229,6 @@ fn DraftForm(
         })
         .collect_view()
         .into_any();
-    let hydrated = RwSignal::new(false);
-    Effect::new(move |_| hydrated.set(true));
-    let form = NodeRef::<leptos::html::Form>::new();
     view! {
         <p class="note">
             {format!("{} ({}). ", plugin.label(), plugin.class())}
@@ -303,45 +243,113 @@ fn DraftForm(
         {refused.then(|| view! {
             <p class="error" role="alert" data-testid="propose-refused">"Not proposed: the draft has errors. Apply the suggested fixes (or change the fields) and propose it again."</p>
         })}
-        <ActionForm action=submit node_ref=form on:input=move |_| live.check(form) attr:class="stack wide" attr:data-testid="draft-form">
+        <ActionForm action=submit attr:class="stack wide" attr:data-testid="draft-form">
             <input type="hidden" name="cluster_id" value=id.to_string() />
             <input type="hidden" name="connect" value=form_connect />
             <input type="hidden" name="plugin" value=plugin.as_str() />
             <input type="hidden" name="extra" value=extra />
             {fields}
-            <div class="buttons">
-                <button type="submit" data-testid="validate">"Validate"</button>
-                <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
-            </div>
-            <small class="note" data-testid="live-check" aria-live="polite">{move || {
-                if live.checking.get() {
-                    "Checking…"
-                } else if hydrated.get() {
-                    "Checked as you type (the rules and the worker's validate)."
-                } else {
-                    ""
-                }
-            }}</small>
-            <small class="note">{move || if blocked() {
-                "A draft with errors cannot be proposed."
-            } else {
-                "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
-            }}</small>
-            {findings}
+            // The check the page was drawn with is the island's children,
+            // drawn by the server; typing replaces it with the newest.
+            <LiveDraft blocked=first_blocked>
+                {check.map(|c| view! { <DraftChecked c /> })}
+            </LiveDraft>
         </ActionForm>
-        {move || current().map(|c| {
-            let json = serde_json::to_string_pretty(&c.config).unwrap_or_default();
-            view! {
-                <details class="card" open>
-                    <summary>"The complete config (secrets masked)"</summary>
-                    <pre class="schema" data-testid="draft-json">{json}</pre>
-                </details>
-            }
-            .into_any()
-        })}
         <Paste id connect submit open=false />
     }
     .into_any()
+}
+
+/// The draft form's buttons and check, checked again as the form is typed
+/// once hydrated. The form stays a plain form: "Validate", "Propose" and
+/// each fix post it and come back with the page drawn anew. Each check as
+/// it is typed comes drawn by the server, so the wasm draws none of it.
+#[island]
+fn LiveDraft(blocked: bool, children: Children) -> impl IntoView {
+    let live = Live::new();
+    let hydrated = RwSignal::new(false);
+    Effect::new(move |_| hydrated.set(true));
+    mark_hydrated();
+    let buttons = NodeRef::<leptos::html::Div>::new();
+    // The fields are outside the island: it listens to its form.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        if let Some(el) = buttons.get() {
+            listen_to_form(&el, live);
+        }
+    });
+    // A form that does not build a config (a number field holding words)
+    // cannot be proposed either.
+    let blocked = move || {
+        live.result.with(|r| match r {
+            Some(Ok(c)) => !c.may_propose,
+            Some(Err(_)) => true,
+            None => blocked,
+        })
+    };
+    // The check the page was drawn with, until the first answer: children
+    // are drawn once, so it is taken on the first run and gone after.
+    let initial = std::sync::Mutex::new(Some(children));
+    let initial = move || {
+        if live.result.with(Option::is_some) {
+            return None;
+        }
+        initial.lock().ok().and_then(|mut c| c.take()).map(|c| c())
+    };
+    let newest = move || {
+        live.result.get().map(|r| match r {
+            Ok(c) => view! { <div inner_html=c.html></div> }.into_any(),
+            Err(err) => view! {
+                <section class="card" data-testid="draft-check">
+                    <h2>"Validation"</h2>
+                    <ErrorNote err />
+                </section>
+            }
+            .into_any(),
+        })
+    };
+    view! {
+        <div class="buttons" node_ref=buttons>
+            <button type="submit" data-testid="validate">"Validate"</button>
+            <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
+        </div>
+        <small class="note" data-testid="live-check" aria-live="polite">{move || {
+            if live.checking.get() {
+                "Checking…"
+            } else if hydrated.get() {
+                "Checked as you type (the rules and the worker's validate)."
+            } else {
+                ""
+            }
+        }}</small>
+        <small class="note">{move || if blocked() {
+            "A draft with errors cannot be proposed."
+        } else {
+            "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
+        }}</small>
+        {initial}
+        {newest}
+    }
+}
+
+/// Checks the form `anchor` sits in whenever it is typed in.
+#[cfg(feature = "hydrate")]
+fn listen_to_form(anchor: &web_sys::Element, live: Live) {
+    use wasm_bindgen::JsCast;
+    use wasm_bindgen::closure::Closure;
+    let Some(form) = anchor
+        .closest("form")
+        .ok()
+        .flatten()
+        .and_then(|f| f.dyn_into::<web_sys::HtmlFormElement>().ok())
+    else {
+        return;
+    };
+    let typed = form.clone();
+    let on_input = Closure::<dyn Fn()>::new(move || live.check(typed.clone()));
+    let _ = form.add_event_listener_with_callback("input", on_input.as_ref().unchecked_ref());
+    // The form lasts as long as the page, and so does its listener.
+    on_input.forget();
 }
 
 /// The form checked as it is typed: the newest answer (`None` until the
@@ -349,7 +357,7 @@ fn DraftForm(
 /// is on its way.
 #[derive(Clone, Copy)]
 struct Live {
-    result: RwSignal<Option<Result<DraftCheck, AppError>>>,
+    result: RwSignal<Option<Result<LiveCheck, AppError>>>,
     checking: RwSignal<bool>,
     /// The check waiting for typing to pause.
     #[cfg(feature = "hydrate")]
@@ -362,29 +370,20 @@ struct Live {
 
 impl Live {
     fn new() -> Live {
-        let live = Live {
+        Live {
             result: RwSignal::new(None),
             checking: RwSignal::new(false),
             #[cfg(feature = "hydrate")]
             pending: StoredValue::new(None),
             #[cfg(feature = "hydrate")]
             asked: StoredValue::new(0),
-        };
-        // A fix or a submit draws the form anew: the check still waiting
-        // for typing to pause belongs to the form that is gone.
-        #[cfg(feature = "hydrate")]
-        on_cleanup(move || {
-            if let Some(h) = live.pending.try_get_value().flatten() {
-                h.clear();
-            }
-        });
-        live
+        }
     }
 
     /// Checks the form once typing pauses (400 ms): every keystroke would
     /// ask the worker's validate for half-typed values.
     #[cfg(feature = "hydrate")]
-    fn check(self, form: NodeRef<leptos::html::Form>) {
+    fn check(self, form: web_sys::HtmlFormElement) {
         use std::collections::BTreeMap;
         use std::time::Duration;
         if let Some(h) = self.pending.try_get_value().flatten() {
@@ -392,11 +391,7 @@ impl Live {
         }
         let handle = set_timeout_with_handle(
             move || {
-                let Some(body) = form
-                    .try_get_untracked()
-                    .flatten()
-                    .and_then(|f| form_body(&f))
-                else {
+                let Some(body) = form_body(&form) else {
                     return;
                 };
                 // The form's own fields, as its submit would send them.
@@ -420,8 +415,8 @@ impl Live {
                 let (Some(cluster_id), Some(connect)) = (cluster_id, connect) else {
                     return;
                 };
-                // `try_`: the form may be gone (a fix drew it anew) by the
-                // time this runs or its answer comes; then nothing is shown.
+                // `try_`: should the island be gone by the time this runs
+                // or its answer comes, nothing is shown.
                 let Some(n) = self.asked.try_get_value().map(|n| n + 1) else {
                     return;
                 };
@@ -441,11 +436,6 @@ impl Live {
         .ok();
         self.pending.try_set_value(handle);
     }
-
-    /// Nothing is typed on the server; this keeps the handler the same in
-    /// both builds.
-    #[cfg(not(feature = "hydrate"))]
-    fn check(self, _: NodeRef<leptos::html::Form>) {}
 }
 
 /// The form's fields URL-encoded, as the browser would post them.
@@ -454,76 +444,4 @@ fn form_body(form: &web_sys::HtmlFormElement) -> Option<String> {
     let data = web_sys::FormData::new_with_form(form).ok()?;
     let params = web_sys::UrlSearchParams::new_with_str_sequence_sequence(&data).ok()?;
     Some(params.to_string().into())
-}
-
-/// The rules and the worker per property, side by side, each fix a submit
-/// of the form it sits in (so what was typed is kept).
-#[component]
-fn Findings(c: DraftCheck) -> impl IntoView {
-    let worker = match (&c.worker_error, c.worker_errors) {
-        (Some(e), _) => format!("The worker could not validate it: {e}"),
-        (None, Some(0)) => "The worker's validate found no error.".to_owned(),
-        (None, Some(n)) => format!("The worker's validate found {n} error(s)."),
-        (None, None) => "The worker was not asked.".to_owned(),
-    };
-    let rules = c
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
-    view! {
-        <section class="card" data-testid="draft-check">
-            <h2>"Validation"</h2>
-            <p data-testid="draft-verdict" class=if c.may_propose { "ok" } else { "error" }>
-                {if c.may_propose { "No errors: it may be proposed." } else { "It has errors." }}
-                {format!(" The rules found {rules} error(s). {worker}")}
-            </p>
-            {c.rows.is_empty().then(|| view! { <p class="note">"Nothing to remark on."</p> })}
-            <table class="list" data-testid="draft-findings">
-                <thead><tr><th>"Property"</th><th>"Streamkeeper's rules"</th><th>"The worker's validate"</th></tr></thead>
-                <tbody>
-                    {c.rows.into_iter().map(row).collect_view()}
-                </tbody>
-            </table>
-        </section>
-    }
-    .into_any()
-}
-
-/// One property's row: the rules' findings, each with its fix button, and
-/// the worker's errors.
-fn row(r: streamkeeper::connect::worker::Row) -> AnyView {
-    let rules = r.rules.into_iter().map(finding).collect_view().into_any();
-    let worker = r
-        .worker
-        .into_iter()
-        .map(|e| view! { <p data-testid="worker-error">{e}</p> })
-        .collect_view()
-        .into_any();
-    view! {
-        <tr data-property=r.property.clone()>
-            <td><code>{r.property.clone()}</code></td>
-            <td>{rules}</td>
-            <td>{worker}</td>
-        </tr>
-    }
-    .into_any()
-}
-
-fn finding(f: streamkeeper::connect::Finding) -> AnyView {
-    let fix = f.fix.as_ref().map(|x| {
-        let value = serde_json::to_string(x).unwrap_or_default();
-        let words = describe(x);
-        view! {
-            <button type="submit" name="fix" value=value class="secondary" data-testid="fix" data-rule=format!("{:?}", f.rule)>{words}</button>
-        }
-        .into_any()
-    });
-    view! {
-        <p data-testid="finding">
-            <span class=severity_class(f.severity)>{severity_word(f.severity)}</span>
-            " " {f.sentence.clone()} " " {fix}
-        </p>
-    }
-    .into_any()
 }

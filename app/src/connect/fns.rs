@@ -189,9 +189,10 @@ fn form_config(
         .map_err(|e| AppError::Invalid(e.to_string()))
 }
 
-/// The draft form checked as it is typed (a hydrated page): the config its
+/// The draft form checked as it is typed (its island): the config its
 /// submit would build, checked the same way (the rules and the worker's
-/// validate), kept nowhere. A secret typed inline comes back masked.
+/// validate), kept nowhere, and drawn as the form shows it. A secret typed
+/// inline comes back masked.
 #[server(prefix = "/fn", endpoint = "check_connector_form")]
 pub async fn check_connector_form(
     cluster_id: i64,
@@ -199,7 +200,7 @@ pub async fn check_connector_form(
     plugin: Option<String>,
     values: Option<BTreeMap<String, String>>,
     extra: Option<String>,
-) -> Result<DraftCheck, AppError> {
+) -> Result<crate::connect::model::LiveCheck, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
     let config = form_config(
@@ -207,8 +208,9 @@ pub async fn check_connector_form(
         &values.unwrap_or_default(),
         extra.as_deref(),
     )?;
-    backend()?
+    let check = backend()?
         .connect
         .check_draft(&who, cluster_id, &connect, config.to_json())
-        .await
+        .await?;
+    Ok(crate::connect::widgets::live_check(check))
 }

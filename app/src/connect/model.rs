@@ -113,6 +113,15 @@ pub struct DraftCheck {
     pub config: BTreeMap<String, String>,
 }
 
+/// The draft form checked as it is typed: whether it may be proposed, and
+/// its check (findings and the config as kept) as the form shows it, drawn
+/// by the server, so the draft's island draws none of it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct LiveCheck {
+    pub may_propose: bool,
+    pub html: String,
+}
+
 /// What a connector review item shows of the connector once applied: its
 /// state from the first status pass after the apply.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -1,11 +1,14 @@
-//! What other pages draw of Connect: a Kafka cluster's Connect clusters, and
-//! the badge of a connector's state.
+//! What other pages draw of Connect: a Kafka cluster's Connect clusters, the
+//! badge of a connector's state, and a draft's findings (the draft page, and
+//! its check as it is typed, drawn by the server).
 
 use crate::connect::fns::list_connect_clusters;
+use crate::connect::model::DraftCheck;
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::href_with;
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
+use streamkeeper::connect::{Fix, Severity};
 
 /// The Connect clusters of Kafka cluster `id`, each linking to its
 /// connectors; nothing at all when the cluster has none.
@@ -134,4 +137,127 @@ pub fn RunAfterApply(r: crate::connect::model::RunAfterApply) -> impl IntoView {
             {r.failure.clone().map(|f| view! { <br /><code class="detail" data-testid="connector-run-failure">{f}</code> })}
         </p>
     }
+}
+
+/// What a fix does, in words (fixes carry no secret values).
+fn describe(fix: &Fix) -> String {
+    let set = fix.set.iter().map(|(k, v)| format!("set {k} to {v}"));
+    let remove = fix.remove.iter().map(|k| format!("remove {k}"));
+    let mut words: Vec<String> = set.chain(remove).collect();
+    if let Some(first) = words.first_mut() {
+        *first = format!("Fix: {first}");
+    }
+    words.join("; ")
+}
+
+fn severity_class(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "badge state-bad",
+        Severity::Warning => "badge state-warn",
+        Severity::Info => "badge",
+    }
+}
+
+fn severity_word(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "info",
+    }
+}
+
+/// A draft's check as the draft form shows it: the findings, then the
+/// config as it would be kept.
+#[component]
+pub fn DraftChecked(c: DraftCheck) -> impl IntoView {
+    let json = serde_json::to_string_pretty(&c.config).unwrap_or_default();
+    view! {
+        <Findings c />
+        <details class="card" open>
+            <summary>"The complete config (secrets masked)"</summary>
+            <pre class="schema" data-testid="draft-json">{json}</pre>
+        </details>
+    }
+}
+
+/// The draft form checked as it is typed: whether it may be proposed, and
+/// the check drawn as the form shows it.
+#[cfg(feature = "ssr")]
+pub fn live_check(c: DraftCheck) -> crate::connect::model::LiveCheck {
+    crate::connect::model::LiveCheck {
+        may_propose: c.may_propose,
+        html: view! { <DraftChecked c /> }.to_html(),
+    }
+}
+
+/// The rules and the worker per property, side by side, each fix a submit
+/// of the form it sits in (so what was typed is kept).
+#[component]
+pub fn Findings(c: DraftCheck) -> impl IntoView {
+    let worker = match (&c.worker_error, c.worker_errors) {
+        (Some(e), _) => format!("The worker could not validate it: {e}"),
+        (None, Some(0)) => "The worker's validate found no error.".to_owned(),
+        (None, Some(n)) => format!("The worker's validate found {n} error(s)."),
+        (None, None) => "The worker was not asked.".to_owned(),
+    };
+    let rules = c
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    view! {
+        <section class="card" data-testid="draft-check">
+            <h2>"Validation"</h2>
+            <p data-testid="draft-verdict" class=if c.may_propose { "ok" } else { "error" }>
+                {if c.may_propose { "No errors: it may be proposed." } else { "It has errors." }}
+                {format!(" The rules found {rules} error(s). {worker}")}
+            </p>
+            {c.rows.is_empty().then(|| view! { <p class="note">"Nothing to remark on."</p> })}
+            <table class="list" data-testid="draft-findings">
+                <thead><tr><th>"Property"</th><th>"Streamkeeper's rules"</th><th>"The worker's validate"</th></tr></thead>
+                <tbody>
+                    {c.rows.into_iter().map(row).collect_view()}
+                </tbody>
+            </table>
+        </section>
+    }
+    .into_any()
+}
+
+/// One property's row: the rules' findings, each with its fix button, and
+/// the worker's errors.
+fn row(r: streamkeeper::connect::worker::Row) -> AnyView {
+    let rules = r.rules.into_iter().map(finding).collect_view().into_any();
+    let worker = r
+        .worker
+        .into_iter()
+        .map(|e| view! { <p data-testid="worker-error">{e}</p> })
+        .collect_view()
+        .into_any();
+    view! {
+        <tr data-property=r.property.clone()>
+            <td><code>{r.property.clone()}</code></td>
+            <td>{rules}</td>
+            <td>{worker}</td>
+        </tr>
+    }
+    .into_any()
+}
+
+fn finding(f: streamkeeper::connect::Finding) -> AnyView {
+    let fix = f.fix.as_ref().map(|x| {
+        let value = serde_json::to_string(x).unwrap_or_default();
+        let words = describe(x);
+        view! {
+            <button type="submit" name="fix" value=value class="secondary" data-testid="fix" data-rule=format!("{:?}", f.rule)>{words}</button>
+        }
+        .into_any()
+    });
+    view! {
+        <p data-testid="finding">
+            <span class=severity_class(f.severity)>{severity_word(f.severity)}</span>
+            " " {f.sentence.clone()} " " {fix}
+        </p>
+    }
+    .into_any()
 }

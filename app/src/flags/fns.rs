@@ -40,18 +40,26 @@ pub async fn get_flag(id: i64) -> Result<FlagView, AppError> {
 pub async fn acknowledge_flag(flag_id: i64) -> Result<FlagView, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .flags
-        .acknowledge(&who, &client_addr().await, flag_id)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .flags
+            .acknowledge(&who, &client_addr().await, flag_id)
+            .await,
+        |f| format!("Flag {} acknowledged.", f.id),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "dismiss_flag")]
 pub async fn dismiss_flag(flag_id: i64, reason: String) -> Result<FlagView, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
-    backend()?
-        .flags
-        .dismiss(&who, &client_addr().await, flag_id, &reason)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .flags
+            .dismiss(&who, &client_addr().await, flag_id, &reason)
+            .await,
+        |f| format!("Flag {} dismissed.", f.id),
+    )
+    .await
 }

@@ -201,8 +201,8 @@ fn FlagDetail(
                 </ActionForm>
             </section>
         })}
-        <ActionNote value=ack.value() ok=|f: &FlagView| format!("Flag {} acknowledged.", f.id) />
-        <ActionNote value=dismiss.value() ok=|f: &FlagView| format!("Flag {} dismissed.", f.id) />
+        <ActionNote value=ack.value() />
+        <ActionNote value=dismiss.value() />
         <section class="card" data-testid="receipts">
             <h2>"Receipts"</h2>
             <p>{format!("Rule: {rule}; {thresholds}.")}</p>

@@ -80,8 +80,35 @@ pub async fn notify_lineage_owners(
         depth,
         ..NodeAsk::default()
     };
-    backend()?
-        .lineage
-        .send_to_owners(&who, &client_addr().await, &ask)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .lineage
+            .send_to_owners(&who, &client_addr().await, &ask)
+            .await,
+        sent_note,
+    )
+    .await
+}
+
+#[cfg(feature = "ssr")]
+fn sent_note(n: &NoticeView) -> String {
+    if n.teams.is_empty() {
+        return "Recorded; no owner team in the catalog to tell.".to_string();
+    }
+    let teams: Vec<String> = n
+        .teams
+        .iter()
+        .map(|t| {
+            format!(
+                "{} ({} node{}, {} member{}{})",
+                t.team,
+                t.nodes,
+                if t.nodes == 1 { "" } else { "s" },
+                t.members,
+                if t.members == 1 { "" } else { "s" },
+                if t.webhook { ", webhook" } else { "" }
+            )
+        })
+        .collect();
+    format!("Sent to {}.", teams.join(", "))
 }

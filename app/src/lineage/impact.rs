@@ -7,35 +7,13 @@
 //! the impacts sent so far are listed.
 
 use crate::lineage::fns::{NotifyLineageOwners, lineage_impact, lineage_sent};
-use crate::lineage::model::{BreakView, ImpactNode, ImpactView, NoticeView, SentView};
+use crate::lineage::model::{BreakView, ImpactNode, ImpactView, SentView};
 use crate::lineage::widgets::{graph_href, impact_href, number};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
-
-fn sent_note(n: &NoticeView) -> String {
-    if n.teams.is_empty() {
-        return "Recorded; no owner team in the catalog to tell.".to_string();
-    }
-    let teams: Vec<String> = n
-        .teams
-        .iter()
-        .map(|t| {
-            format!(
-                "{} ({} node{}, {} member{}{})",
-                t.team,
-                t.nodes,
-                if t.nodes == 1 { "" } else { "s" },
-                t.members,
-                if t.members == 1 { "" } else { "s" },
-                if t.webhook { ", webhook" } else { "" }
-            )
-        })
-        .collect();
-    format!("Sent to {}.", teams.join(", "))
-}
 
 #[component]
 pub fn LineageImpactPage() -> impl IntoView {
@@ -68,7 +46,7 @@ pub fn LineageImpactPage() -> impl IntoView {
         <Title text="What breaks" />
         <p><a href="/lineage">"← Lineage"</a></p>
         <div data-testid="notify-notes">
-            <ActionNote value=notify.value() ok=sent_note />
+            <ActionNote value=notify.value() />
         </div>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {

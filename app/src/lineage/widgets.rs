@@ -1,13 +1,14 @@
 //! Lineage pieces other pages draw: links to a node's graph and impact,
 //! and the graph drawing itself.
 //!
-//! The drawing is SVG built as text and set as the inner HTML of its box:
-//! the same bytes on the server and after hydration, in the SVG namespace
-//! whichever way it is created (an `<a>` made by the client's DOM calls
-//! would be an HTML one, which SVG does not draw). Every name is escaped.
+//! The drawing is SVG built as text and set as the inner HTML of its box,
+//! by the server only (it is the zoom island's children), in the SVG
+//! namespace (an `<a>` made by DOM calls would be an HTML one, which SVG
+//! does not draw). Every name is escaped.
 
 use crate::error::AppError;
 use crate::lineage::model::{GraphNode, GraphView};
+use crate::ui::island::mark_hydrated;
 use crate::ui::params::href_with;
 use leptos::prelude::*;
 use std::fmt::Write;
@@ -253,14 +254,26 @@ pub fn fit_zoom(width: f64, height: f64, box_w: f64, box_h: f64) -> f64 {
 }
 
 /// The graph drawing in its scrolling box. Without JavaScript the box
-/// scrolls and every node is a link; once hydrated, zoom buttons (in,
-/// out, fit, actual size) appear above it and the drawing pans by
-/// dragging its background. Zoom is CSS `zoom`, which the layout follows,
-/// so the box's scroll range is the zoomed drawing's.
+/// scrolls and every node is a link; once its island is hydrated, zoom
+/// buttons (in, out, fit, actual size) appear above it and the drawing pans
+/// by dragging its background. Zoom is CSS `zoom`, which the layout
+/// follows, so the box's scroll range is the zoomed drawing's.
 #[component]
 pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
+    view! {
+        // The drawing is the island's children: drawn by the server only,
+        // so its SVG is not sent twice (once more as the island's props).
+        <ZoomPan width height>
+            <div inner_html=svg></div>
+        </ZoomPan>
+    }
+}
+
+#[island]
+fn ZoomPan(width: f64, height: f64, children: Children) -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
+    mark_hydrated();
     let zoom = RwSignal::new(1.0f64);
     let scroller = NodeRef::<leptos::html::Div>::new();
     let drag = StoredValue::new(None::<Drag>);
@@ -280,7 +293,7 @@ pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
                     <button type="button" class="link" data-testid="zoom-reset"
                         on:click=move |_| zoom.set(1.0)>"100%"</button>
                     <span class="note" data-testid="zoom-level">
-                        {move || format!("{:.0}%", zoom.get() * 100.0)}
+                        {move || percent(zoom.get())}
                     </span>
                     <span class="note">" · drag the background to pan"</span>
                 </p>
@@ -295,9 +308,16 @@ pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
             on:pointerup=move |_| drag.set_value(None)
             on:pointercancel=move |_| drag.set_value(None)>
             <div class="lineage-drawing" data-testid="lineage-drawing"
-                style:zoom=move || zoom.get().to_string() inner_html=svg></div>
+                style:zoom=move || percent(zoom.get())>{children()}</div>
         </div>
     }
+}
+
+/// A zoom level as whole percents ("140%"), for the label and the CSS:
+/// printing the float itself would bring the float printer into the wasm
+/// (about 17 KB).
+fn percent(zoom: f64) -> String {
+    format!("{}%", (zoom * 100.0).round() as i64)
 }
 
 /// Where a drag began: the pointer and the box's scroll position.
@@ -376,6 +396,13 @@ fn box_size(_: NodeRef<leptos::html::Div>) -> (f64, f64) {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn zoom_levels_read_as_whole_percents() {
+        assert_eq!(super::percent(1.0), "100%");
+        assert_eq!(super::percent(1.4), "140%");
+        assert_eq!(super::percent(0.35), "35%");
+    }
+
     #[test]
     fn zoom_steps_in_and_out_and_stays_at_the_ends() {
         assert_eq!(zoom_step(1.0, true), 1.4);

@@ -112,8 +112,17 @@ pub async fn set_pilot(
         started_on,
         baselines,
     };
-    backend()?
-        .pilot
-        .set(&who, &client_addr().await, input)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .pilot
+            .set(&who, &client_addr().await, input)
+            .await,
+        |s| {
+            format!(
+                "Saved the pilot (from {}).",
+                s.started_on.map(|d| d.to_string()).unwrap_or_default()
+            )
+        },
+    )
+    .await
 }

@@ -17,7 +17,7 @@ pub fn PilotSettingsPage() -> impl IntoView {
         <Title text="Pilot settings" />
         <h1>"Pilot settings"</h1>
         <p class="note">"What the pilot covers, its day 1, and how long each step took before it (the baseline its figures are compared with). The figures themselves come from Streamkeeper's own records. "<a href="/pilot">"The pilot's page"</a></p>
-        <ActionNote value=set.value() ok=|s: &PilotSettings| format!("Saved the pilot (from {}).", s.started_on.map(|d| d.to_string()).unwrap_or_default()) />
+        <ActionNote value=set.value() />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match settings.await {

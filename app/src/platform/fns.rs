@@ -57,7 +57,10 @@ pub async fn set_routine_schedule(
         .routines
         .set_schedule(&who, &client_addr().await, &routine, schedule)
         .await?;
-    Ok(Rescheduled { routine, schedule })
+    crate::ui::flash::noted(Ok(Rescheduled { routine, schedule }), |r| {
+        format!("{} now runs {}.", r.routine, r.schedule)
+    })
+    .await
 }
 
 /// Runs a routine once now, for one cluster or (`cluster` empty) every
@@ -67,8 +70,19 @@ pub async fn run_routine(routine: String, cluster: String) -> Result<RunRequeste
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
     let cluster = Some(cluster.trim()).filter(|c| !c.is_empty());
-    backend()?
-        .routines
-        .run_now(&who, &client_addr().await, &routine, cluster)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .routines
+            .run_now(&who, &client_addr().await, &routine, cluster)
+            .await,
+        |r| {
+            format!(
+                "{} will run once for {} target{} at the next check (within a second or two).",
+                r.routine,
+                r.targets,
+                if r.targets == 1 { "" } else { "s" }
+            )
+        },
+    )
+    .await
 }

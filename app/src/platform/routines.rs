@@ -4,7 +4,7 @@
 //! paused or not. The port refuses everyone else, and the page shows that.
 
 use crate::platform::fns::{RunRoutine, SetRoutineSchedule, list_routines};
-use crate::platform::model::{Rescheduled, RoutineStatus, RunRequested};
+use crate::platform::model::RoutineStatus;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param};
@@ -27,10 +27,8 @@ pub fn RoutinesPage() -> impl IntoView {
         <Title text="Routines" />
         <h1>"Routines"</h1>
         <p class="note">"Every scheduled job, for each cluster it runs for. A schedule set here takes effect at each replica's next run; “Run now” runs a routine once, paused or not, on one replica. Times are in your time zone (your account page); cron expressions are UTC."</p>
-        <ActionNote value=set.value() ok=|r: &Rescheduled| format!("{} now runs {}.", r.routine, r.schedule) />
-        <ActionNote value=run.value() ok=|r: &RunRequested| format!(
-            "{} will run once for {} target{} at the next check (within a second or two).",
-            r.routine, r.targets, if r.targets == 1 { "" } else { "s" }) />
+        <ActionNote value=set.value() />
+        <ActionNote value=run.value() />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match list.await {

@@ -89,7 +89,7 @@ pub async fn propose_review(
         .await?;
     let id = item.summary.id;
     leptos_axum::redirect(&format!("/review/{id}"));
-    Ok(id)
+    crate::ui::flash::noted(Ok(id), |id| format!("Proposed (review item {id}).")).await
 }
 
 /// Approves the revision whose content hash the page showed; the password
@@ -114,7 +114,7 @@ pub async fn approve_review(
         .approve(&who, &client_addr().await, item_id, approval)
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    Ok(item)
+    crate::ui::flash::noted(Ok(item), item_note).await
 }
 
 #[server(prefix = "/fn", endpoint = "reject_review")]
@@ -126,7 +126,7 @@ pub async fn reject_review(item_id: i64, reason: String) -> Result<ReviewItem, A
         .reject(&who, &client_addr().await, item_id, reason.trim())
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    Ok(item)
+    crate::ui::flash::noted(Ok(item), item_note).await
 }
 
 #[server(prefix = "/fn", endpoint = "withdraw_review")]
@@ -138,7 +138,7 @@ pub async fn withdraw_review(item_id: i64) -> Result<ReviewItem, AppError> {
         .withdraw(&who, &client_addr().await, item_id)
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    Ok(item)
+    crate::ui::flash::noted(Ok(item), item_note).await
 }
 
 #[server(prefix = "/fn", endpoint = "apply_review")]
@@ -150,7 +150,7 @@ pub async fn apply_review(item_id: i64) -> Result<ReviewItem, AppError> {
         .apply(&who, &client_addr().await, item_id)
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    Ok(item)
+    crate::ui::flash::noted(Ok(item), item_note).await
 }
 
 /// A new revision of the item, from the revision the editor loaded.
@@ -178,7 +178,7 @@ pub async fn edit_review(
         .edit(&who, &client_addr().await, item_id, edit)
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    Ok(item)
+    crate::ui::flash::noted(Ok(item), item_note).await
 }
 
 #[server(prefix = "/fn", endpoint = "comment_review")]
@@ -190,7 +190,7 @@ pub async fn comment_review(item_id: i64, body: String) -> Result<CommentView, A
         .comment(&who, &client_addr().await, item_id, body.trim())
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    Ok(comment)
+    crate::ui::flash::noted(Ok(comment), |_| "Comment added.".to_string()).await
 }
 
 #[server(prefix = "/fn", endpoint = "list_review_notifications")]
@@ -208,7 +208,10 @@ pub async fn list_review_notifications(page: u32) -> Result<Page<NotificationVie
 pub async fn mark_review_notifications_read() -> Result<(), AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
-    backend()?.reviews.mark_read(&who).await
+    crate::ui::flash::noted(backend()?.reviews.mark_read(&who).await, |_| {
+        "All notifications marked read.".to_string()
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "list_review_domains")]
@@ -263,8 +266,23 @@ pub async fn set_review_domain(
         approver_users: names(&approver_users),
         approver_teams: names(&approver_teams),
     };
-    backend()?
-        .reviews
-        .set_domain(&who, &client_addr().await, domain, spec)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .reviews
+            .set_domain(&who, &client_addr().await, domain, spec)
+            .await,
+        |d| format!("Saved the domain {} ({}).", d.domain, d.autonomy.label()),
+    )
+    .await
+}
+
+#[cfg(feature = "ssr")]
+fn item_note(i: &ReviewItem) -> String {
+    format!(
+        "Done. The item is {} (revision {}, {} of {} approvals).",
+        i.summary.state.describe(),
+        i.summary.revision,
+        i.summary.approval_count,
+        i.summary.required
+    )
 }

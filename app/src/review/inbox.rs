@@ -9,7 +9,6 @@
 use crate::review::fns::{MarkReviewNotificationsRead, list_review_notifications, list_reviews};
 use crate::review::model::{InboxScope, NotificationView, ReviewSummary};
 use crate::review::widgets::state_class;
-use crate::ui::header::refresh_badge_after;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
@@ -29,7 +28,6 @@ pub fn ReviewPage() -> impl IntoView {
     let domain = query_param("domain");
     let page = page_param();
     let mark = ServerAction::<MarkReviewNotificationsRead>::new();
-    refresh_badge_after(move || mark.version().get());
     // The tab to show as current; the list itself refuses an unknown scope.
     let current = Memo::new(move |_| {
         choice::<InboxScope>(scope.get().as_deref())
@@ -77,7 +75,7 @@ pub fn ReviewPage() -> impl IntoView {
                 }
             })}
         </Suspense>
-        <ActionNote value=mark.value() ok=|_: &()| "All notifications marked read.".to_string() />
+        <ActionNote value=mark.value() />
         <nav class="tabs" aria-label="Which items">
             {tab(InboxScope::Waiting, "Waiting for me")}
             {tab(InboxScope::Mine, "Mine")}

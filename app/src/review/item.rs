@@ -16,7 +16,6 @@ use crate::review::fns::{
 };
 use crate::review::model::{ApprovalView, CommentView, Confirmation, ReviewItem};
 use crate::review::widgets::{base_text, state_class};
-use crate::ui::header::refresh_badge_after;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param};
 use crate::ui::schema::{CheckFindings, DiffTable, TypeSelect, verdict_class};
@@ -59,23 +58,12 @@ impl ItemForms {
     }
 }
 
-fn item_note(i: &ReviewItem) -> String {
-    format!(
-        "Done. The item is {} (revision {}, {} of {} approvals).",
-        i.summary.state.describe(),
-        i.summary.revision,
-        i.summary.approval_count,
-        i.summary.required
-    )
-}
-
 /// `/review/:id`: one item, everything about it, and the forms the caller
 /// may use now.
 #[component]
 pub fn ReviewItemPage() -> impl IntoView {
     let id = id_param();
     let forms = ItemForms::new();
-    refresh_badge_after(move || forms.version());
     let item = Resource::new(
         move || (id.get(), forms.version()),
         |(id, _)| async move {
@@ -89,12 +77,12 @@ pub fn ReviewItemPage() -> impl IntoView {
         <Title text="Review item" />
         <p><a href="/review">"← Review inbox"</a></p>
         <div data-testid="action-notes">
-            <ActionNote value=forms.approve.value() ok=item_note />
-            <ActionNote value=forms.reject.value() ok=item_note />
-            <ActionNote value=forms.withdraw.value() ok=item_note />
-            <ActionNote value=forms.apply.value() ok=item_note />
-            <ActionNote value=forms.edit.value() ok=item_note />
-            <ActionNote value=forms.comment.value() ok=|_: &CommentView| "Comment added.".to_string() />
+            <ActionNote value=forms.approve.value() />
+            <ActionNote value=forms.reject.value() />
+            <ActionNote value=forms.withdraw.value() />
+            <ActionNote value=forms.apply.value() />
+            <ActionNote value=forms.edit.value() />
+            <ActionNote value=forms.comment.value() />
         </div>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {

@@ -29,7 +29,7 @@ pub fn ReviewSettingsPage() -> impl IntoView {
         <Title text="Review settings" />
         <h1>"Review: domains and approvers"</h1>
         <p class="note">"Each stream belongs to a domain. A domain's autonomy level says how far Streamkeeper may act on approved changes, and its named approvers (people, or teams' members holding the approver role) review them. Nobody approves their own change or one they edited."</p>
-        <ActionNote value=set.value() ok=|d: &DomainSettings| format!("Saved the domain {} ({}).", d.domain, d.autonomy.label()) />
+        <ActionNote value=set.value() />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match domains.await {

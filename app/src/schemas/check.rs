@@ -38,7 +38,7 @@ pub fn CheckPage() -> impl IntoView {
                         </div>
                         <small class="note">"Propose for review checks it the same way and opens a review item for the domain's approvers; once approved it is registered where the domain's autonomy level allows."</small>
                     </ActionForm>
-                    <ActionNote value=check.value() ok=|to: &String| format!("Opening {to}…") />
+                    <ActionNote value=check.value() />
                 }.into_any()
             }
             _ => view! { <ErrorNote err=AppError::NotFound("That stream".into()) /> }.into_any(),

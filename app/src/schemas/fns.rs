@@ -29,7 +29,7 @@ pub async fn record_schema(
 ) -> Result<crate::schemas::model::CatalogSchema, AppError> {
     use crate::schemas::model::NewCatalogSchema;
     let new = NewCatalogSchema::from_text_form(&schema_type, schema, ref_names, ref_texts)?;
-    record(cluster_id, topic, group, new).await
+    crate::ui::flash::noted(record(cluster_id, topic, group, new).await, recorded).await
 }
 
 /// Pins the stream's schema (`group` empty) or a group's reader schema to
@@ -44,7 +44,7 @@ pub async fn pin_schema(
 ) -> Result<crate::schemas::model::CatalogSchema, AppError> {
     use crate::schemas::model::NewCatalogSchema;
     let new = NewCatalogSchema::from_pin_form(&subject, &version)?;
-    record(cluster_id, topic, group, new).await
+    crate::ui::flash::noted(record(cluster_id, topic, group, new).await, recorded).await
 }
 
 #[cfg(feature = "ssr")]
@@ -166,4 +166,16 @@ pub async fn get_subject_diff(
         .schemas
         .subject_diff(&who, id, &subject, left, right)
         .await
+}
+
+#[cfg(feature = "ssr")]
+fn recorded(s: &crate::schemas::model::CatalogSchema) -> String {
+    let whose = s
+        .group
+        .as_deref()
+        .map_or("stream's".to_string(), |g| format!("{g} reader"));
+    match (&s.subject, s.version) {
+        (Some(subject), Some(v)) => format!("Pinned the {whose} schema to {subject} v{v}."),
+        _ => format!("Recorded the {whose} schema."),
+    }
 }

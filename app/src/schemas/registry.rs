@@ -123,7 +123,7 @@ fn ProposeRegistration(cluster_id: i64, propose: ServerAction<ProposeReview>) ->
                 <label>"Schema " <textarea name="schema" rows="10" required></textarea></label>
                 <button type="submit">"Propose for review"</button>
             </ActionForm>
-            <ActionNote value=propose.value() ok=|id: &i64| format!("Proposed (review item {id}).") />
+            <ActionNote value=propose.value() />
         </section>
     }
 }

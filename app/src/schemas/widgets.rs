@@ -36,7 +36,6 @@ fn RecordForms(
     label: &'static str,
     testid: &'static str,
 ) -> impl IntoView {
-    let area = NodeRef::<leptos::html::Textarea>::new();
     let subject = format!("{topic}-value");
     let hidden = move || {
         view! {
@@ -50,8 +49,8 @@ fn RecordForms(
         <ActionForm action=record attr:class="stack" attr:data-testid=testid>
             {hidden_too()}
             <TypeSelect />
-            <FileIntoTextarea target=area />
-            <label>{label} " " <textarea node_ref=area name="schema" rows="8" required></textarea></label>
+            <FileIntoTextarea target="schema".to_string() />
+            <label>{label} " " <textarea name="schema" rows="8" required></textarea></label>
             <details data-testid="references">
                 <summary>"References (other schemas this one uses)"</summary>
                 <p class="note">"Each under the name the schema uses for it: a Protobuf import path, a JSON Schema $ref, an Avro full name. Leave spare slots blank."</p>
@@ -69,17 +68,6 @@ fn RecordForms(
             <label>"Version " <input name="version" value="latest" size="6" /></label>
             <button type="submit">"Pin"</button>
         </ActionForm>
-    }
-}
-
-fn recorded(s: &crate::schemas::model::CatalogSchema) -> String {
-    let whose = s
-        .group
-        .as_deref()
-        .map_or("stream's".to_string(), |g| format!("{g} reader"));
-    match (&s.subject, s.version) {
-        (Some(subject), Some(v)) => format!("Pinned the {whose} schema to {subject} v{v}."),
-        _ => format!("Recorded the {whose} schema."),
     }
 }
 
@@ -145,8 +133,8 @@ fn SchemasView(
                 <summary>"Record the stream's schema"</summary>
                 <RecordForms cluster_id topic=topic.clone() group=String::new() record pin label="Schema" testid="record-stream-schema" />
             </details>
-            <ActionNote value=record.value() ok=recorded />
-            <ActionNote value=pin.value() ok=recorded />
+            <ActionNote value=record.value() />
+            <ActionNote value=pin.value() />
         </section>
         <h3>"Consumers' reader schemas"</h3>
         {if s.readers.is_empty() {

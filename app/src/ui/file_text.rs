@@ -2,22 +2,25 @@
 //! the form still posts text: the same form works by pasting when
 //! JavaScript is off.
 
-use leptos::html::Textarea;
+use crate::ui::island::mark_hydrated;
 use leptos::prelude::*;
 
-/// A file picker that fills `target` with the chosen file's text. It
-/// appears only once the page is hydrated: before that, picking a file
-/// could do nothing.
-#[component]
-pub fn FileIntoTextarea(target: NodeRef<Textarea>) -> impl IntoView {
+/// A file picker that fills the textarea named `target` in the same form
+/// with the chosen file's text (an island: the rest of the form is plain
+/// HTML). It appears only once hydrated: before that, picking a file could
+/// do nothing.
+#[island]
+pub fn FileIntoTextarea(target: String) -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
+    mark_hydrated();
     move || {
+        let target = target.clone();
         hydrated.get().then(|| {
             view! {
                 <label>
                     "Load a file (fills the text below) "
-                    <input type="file" data-testid="schema-file" on:change=move |ev| read_into(&ev, target) />
+                    <input type="file" data-testid="schema-file" on:change=move |ev| read_into(&ev, &target) />
                 </label>
             }
         })
@@ -25,23 +28,35 @@ pub fn FileIntoTextarea(target: NodeRef<Textarea>) -> impl IntoView {
 }
 
 #[cfg(feature = "hydrate")]
-fn read_into(ev: &leptos::ev::Event, target: NodeRef<Textarea>) {
+fn read_into(ev: &leptos::ev::Event, target: &str) {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
-    let file = ev
+    let Some(input) = ev
         .target()
         .and_then(|t| t.dyn_into::<web_sys::HtmlInputElement>().ok())
-        .and_then(|input| input.files())
-        .and_then(|files| files.get(0));
-    let (Some(file), Ok(reader)) = (file, web_sys::FileReader::new()) else {
+    else {
+        return;
+    };
+    // The textarea is the form's, outside the island: found by its name.
+    let area = input
+        .closest("form")
+        .ok()
+        .flatten()
+        .and_then(|form| {
+            form.query_selector(&format!("textarea[name=\"{target}\"]"))
+                .ok()
+                .flatten()
+        })
+        .and_then(|el| el.dyn_into::<web_sys::HtmlTextAreaElement>().ok());
+    let file = input.files().and_then(|files| files.get(0));
+    let (Some(area), Some(file), Ok(reader)) = (area, file, web_sys::FileReader::new()) else {
         return;
     };
     let done = reader.clone();
     // Called once, when the read ends; a file that cannot be read leaves
     // the textarea as it was.
     let onload = Closure::once_into_js(move || {
-        let text = done.result().ok().and_then(|r| r.as_string());
-        if let (Some(text), Some(area)) = (text, target.get_untracked()) {
+        if let Some(text) = done.result().ok().and_then(|r| r.as_string()) {
             area.set_value(&text);
         }
     });
@@ -49,7 +64,7 @@ fn read_into(ev: &leptos::ev::Event, target: NodeRef<Textarea>) {
     let _ = reader.read_as_text(&file);
 }
 
-/// The picker is never rendered on the server, so nothing calls this
-/// there; it only keeps the handler the same type in both builds.
+/// The picker is never drawn on the server, so nothing calls this there;
+/// it only keeps the handler the same type in both builds.
 #[cfg(not(feature = "hydrate"))]
-fn read_into(_: &leptos::ev::Event, _: NodeRef<Textarea>) {}
+fn read_into(_: &leptos::ev::Event, _: &str) {}

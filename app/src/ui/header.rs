@@ -18,7 +18,9 @@ use streamkeeper::accounts::role::Action;
 #[component]
 pub fn SignedInHeader() -> impl IntoView {
     let me = Resource::new(|| (), |_| current_user());
-    let counts = inbox_counts();
+    // Drawn by the server on each page: every form is a page load, so the
+    // badge is as fresh as the page.
+    let counts = Resource::new(|| (), |_| get_inbox_counts());
     // The navigation marks the page it is on (a section's own pages too).
     let pathname = leptos_router::hooks::use_location().pathname;
     let here = move |href: &'static str| {
@@ -32,10 +34,9 @@ pub fn SignedInHeader() -> impl IntoView {
     view! {
         <header class="top">
             <a class="brand" href="/">"Streamkeeper"</a>
-            // One Transition for both: the badge's numbers are awaited with
-            // the user, so the server's HTML and the hydrating client agree,
-            // and a refetch on navigation keeps the header in place.
-            <Transition fallback=|| ()>
+            // The badge's numbers are awaited with the user: one header,
+            // drawn whole.
+            <Suspense fallback=|| ()>
                 {move || Suspend::new(async move {
                     match me.await {
                         Ok(Some(me)) => {
@@ -94,15 +95,10 @@ pub fn SignedInHeader() -> impl IntoView {
                         _ => ().into_any(),
                     }
                 })}
-            </Transition>
+            </Suspense>
         </header>
     }
 }
-
-/// Bumped by pages whose actions may change the inbox counts (an approval,
-/// marking notifications read), so the header's badge fetches them again.
-#[derive(Clone, Copy, Debug)]
-pub struct InboxChanged(pub RwSignal<u32>);
 
 /// The signed-in user, or `None` when nobody is signed in (the login page
 /// renders the same header).
@@ -125,29 +121,6 @@ pub async fn get_inbox_counts() -> Result<Option<InboxCounts>, AppError> {
         Err(AppError::Unauthenticated) => Ok(None),
         Err(e) => Err(e),
     }
-}
-
-/// Tells the header's badge that the counts may have changed.
-pub fn refresh_badge_after(version: impl Fn() -> usize + 'static) {
-    if let Some(InboxChanged(tick)) = use_context::<InboxChanged>() {
-        Effect::watch(version, move |_, _, _| tick.update(|n| *n += 1), false);
-    }
-}
-
-/// The header badge's numbers, fetched again on every navigation and
-/// whenever a page says the inbox changed.
-pub fn inbox_counts() -> Resource<Result<Option<InboxCounts>, AppError>> {
-    let location = leptos_router::hooks::use_location();
-    let changed = use_context::<InboxChanged>();
-    Resource::new(
-        move || {
-            (
-                location.pathname.get(),
-                changed.map(|InboxChanged(t)| t.get()),
-            )
-        },
-        |_| get_inbox_counts(),
-    )
 }
 
 /// The header's "Review" link, with a badge of the items waiting for the

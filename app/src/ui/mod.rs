@@ -3,7 +3,9 @@
 
 pub mod chart;
 pub mod file_text;
+pub mod flash;
 pub mod header;
+pub mod island;
 pub mod notes;
 pub mod pager;
 pub mod params;

@@ -1,5 +1,5 @@
-//! Notes shown in place of content: an error that stopped it, or the outcome of
-//! a form's action.
+//! Notes shown in place of content: an error that stopped it, or a form's
+//! error.
 
 use crate::error::AppError;
 use leptos::prelude::*;
@@ -21,18 +21,17 @@ pub fn ErrorNote(err: AppError) -> impl IntoView {
     }
 }
 
-/// The result of the last submission of a form: an error, or a success note.
+/// The error of the last submission of a form, which the server function's
+/// redirect carries back in the address. Its success note is the page's
+/// flash (`ui::flash`): the redirect cannot carry a value.
 #[component]
 pub fn ActionNote<T: Clone + Send + Sync + 'static>(
     value: MappedSignal<Option<Result<T, AppError>>>,
-    ok: fn(&T) -> String,
 ) -> impl IntoView {
     move || match value.get() {
-        Some(Ok(v)) => view! { <p class="ok" role="status">{ok(&v)}</p> }.into_any(),
         Some(Err(e)) => {
-            view! { <p class="error" role="alert" data-code=e.code()>{e.to_string()}</p> }
-                .into_any()
+            Some(view! { <p class="error" role="alert" data-code=e.code()>{e.to_string()}</p> })
         }
-        None => ().into_any(),
+        _ => None,
     }
 }

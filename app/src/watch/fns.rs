@@ -151,10 +151,14 @@ pub async fn describe_stream(
         description: description.unwrap_or_default(),
         compatibility: level(compatibility)?,
     };
-    backend()?
-        .watch
-        .describe_stream(&who, &client_addr().await, cluster_id, &topic, spec)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .watch
+            .describe_stream(&who, &client_addr().await, cluster_id, &topic, spec)
+            .await,
+        |t| format!("Saved {}.", t.name),
+    )
+    .await
 }
 
 /// A cluster as the settings forms send it. The forms are for clusters
@@ -203,10 +207,14 @@ pub async fn add_cluster(
         password_ref,
         interval_s,
     );
-    backend()?
-        .watch
-        .create_cluster(&who, &client_addr().await, new)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .watch
+            .create_cluster(&who, &client_addr().await, new)
+            .await,
+        |c| format!("Watching {}; the first pass runs within seconds.", c.name),
+    )
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "test_cluster")]
@@ -258,10 +266,14 @@ pub async fn update_cluster(
         password_ref,
         interval_s,
     );
-    backend()?
-        .watch
-        .update_cluster(&who, &client_addr().await, id, new, keep)
-        .await
+    crate::ui::flash::noted(
+        backend()?
+            .watch
+            .update_cluster(&who, &client_addr().await, id, new, keep)
+            .await,
+        |c| format!("Saved {}; the next pass uses it.", c.name),
+    )
+    .await
 }
 
 /// Removes a cluster once its name is typed back, as a guard against the
@@ -278,5 +290,9 @@ pub async fn remove_cluster(id: i64, confirm: String) -> Result<String, AppError
         )));
     }
     watch.remove_cluster(&who, &client_addr().await, id).await?;
-    Ok(name)
+    crate::ui::flash::noted(
+        Ok(name),
+        |name| format!("Stopped watching {name}; what was recorded of it is gone (the audit log keeps what was done)."),
+    )
+    .await
 }

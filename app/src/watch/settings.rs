@@ -127,7 +127,7 @@ fn ClusterForms() -> impl IntoView {
                 <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value="15" /></label>
                 <button type="submit">"Watch this cluster"</button>
             </ActionForm>
-            <ActionNote value=add.value() ok=|c: &ClusterView| format!("Watching {}; the first pass runs within seconds.", c.name) />
+            <ActionNote value=add.value() />
         </section>
         <WatchedClusters added=add.version() />
     }
@@ -147,8 +147,8 @@ fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
     view! {
         <section class="card" data-testid="watched-clusters">
             <h2>"Watched clusters"</h2>
-            <ActionNote value=update.value() ok=|c: &ClusterView| format!("Saved {}; the next pass uses it.", c.name) />
-            <ActionNote value=remove.value() ok=|name: &String| format!("Stopped watching {name}; what was recorded of it is gone (the audit log keeps what was done).") />
+            <ActionNote value=update.value() />
+            <ActionNote value=remove.value() />
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match clusters.await {

@@ -263,7 +263,7 @@ fn CatalogForm(
                 {admin_fields}
                 <button type="submit">"Save"</button>
             </ActionForm>
-            <ActionNote value=describe.value() ok=|t: &crate::watch::model::TopicView| format!("Saved {}.", t.name) />
+            <ActionNote value=describe.value() />
         </details>
     }
 }

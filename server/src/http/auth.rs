@@ -53,6 +53,10 @@ struct PendingSignIn {
 /// its idle timeout back, so it is saved again once this is old enough.
 const SEEN_KEY: &str = "seen";
 
+/// The session's success note for the next page (`ui::flash`): kept on
+/// the server, so a page shows only what this server wrote for it.
+const FLASH_KEY: &str = "flash";
+
 /// Where the request comes from: the peer, or the client a trusted proxy
 /// names (`streamkeeper::platform::client_addr`). The same address is throttled and
 /// written to the audit log.
@@ -163,6 +167,20 @@ impl SessionKeeper for KeepSession {
         self.session.insert(SESSION_KEY, user).await.map_err(|e| {
             tracing::error!(error = %e, "could not keep a session");
             AppError::Unavailable("sessions cannot be stored right now".into())
+        })
+    }
+
+    async fn set_flash(&self, note: &str) -> Result<(), AppError> {
+        self.session.insert(FLASH_KEY, note).await.map_err(|e| {
+            tracing::error!(error = %e, "could not keep a success note");
+            AppError::Unavailable("sessions cannot be stored right now".into())
+        })
+    }
+
+    async fn take_flash(&self) -> Result<Option<String>, AppError> {
+        self.session.remove(FLASH_KEY).await.map_err(|e| {
+            tracing::error!(error = %e, "could not read a success note");
+            AppError::Unavailable("sessions cannot be read right now".into())
         })
     }
 }

@@ -185,8 +185,18 @@ test(`${MODE}: an admin adds a cluster, changes how often it is sampled, and rem
   await open('/settings/clusters');
   const submit = (form) => post(page, `${form} button[type="submit"]`);
   const add = 'form[data-testid="add-cluster"]';
-  await page.fill(`${add} input[name="name"]`, name);
-  await page.fill(`${add} input[name="bootstrap"]`, '127.0.0.1:1');
+  const fill = async () => {
+    await page.fill(`${add} input[name="name"]`, name);
+    await page.fill(`${add} input[name="bootstrap"]`, '127.0.0.1:1');
+  };
+  // Nothing listens there: the form tests first and adds nothing.
+  await fill();
+  await submit(add);
+  await page.waitForSelector('main [role="alert"] >> text=The connection test failed');
+  assert.doesNotMatch(await page.textContent('[data-testid="watched-clusters"]'), new RegExp(name));
+  // Asked to, it adds the cluster anyway.
+  await fill();
+  await page.check(`${add} input[name="add_anyway"]`);
   await submit(add);
   const row = `details[data-testid="cluster-edit"][data-cluster="${name}"]`;
   await page.waitForSelector(`${row} summary >> text=every 15 s`);

@@ -616,7 +616,25 @@ async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
     ];
     let r = t.post_form("/fn/add_cluster", Some(&viewer), &form).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    // Nothing listens there: adding tests first, and stops with the reason.
     let r = t.post_form("/fn/add_cluster", Some(&admin), &form).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(
+        r.body
+            .contains("The connection test failed, so prod-eu was not added")
+            && r.body.contains("Add it even though the test fails"),
+        "{}",
+        r.body
+    );
+    let none: i64 = sqlx::query_scalar("SELECT count(*) FROM clusters WHERE name = 'prod-eu'")
+        .fetch_one(&t.pool)
+        .await
+        .expect("count");
+    assert_eq!(none, 0, "not added");
+    // Asked to, it is added anyway, unreachable until it answers.
+    let mut anyway = form.to_vec();
+    anyway.push(("add_anyway", "yes"));
+    let r = t.post_form("/fn/add_cluster", Some(&admin), &anyway).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let list = t.get("/clusters", Some(&viewer)).await;
     assert!(
@@ -1140,6 +1158,7 @@ async fn settings_change_a_cluster_keeping_its_credentials_and_remove_it_by_name
                 ("username_ref", "env:STREAMKEEPER_CRED_CC_API_KEY"),
                 ("password_ref", "file:/run/secrets/cc-api-secret"),
                 ("interval_s", "15"),
+                ("add_anyway", "yes"),
             ],
         )
         .await;

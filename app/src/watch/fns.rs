@@ -195,6 +195,7 @@ pub async fn add_cluster(
     username_ref: Option<String>,
     password_ref: Option<String>,
     interval_s: i32,
+    add_anyway: Option<String>,
 ) -> Result<ClusterView, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
@@ -207,6 +208,23 @@ pub async fn add_cluster(
         password_ref,
         interval_s,
     );
+    // The form tests the connection first and adds a cluster it cannot
+    // reach only when asked to (a cluster still being set up, a firewall
+    // opened later); the REST API adds as told, for scripts.
+    if add_anyway.as_deref() != Some("yes") {
+        let report = backend()?.watch.test_connection(&who, new.clone()).await?;
+        if !report.reachable {
+            let why = report
+                .problems
+                .first()
+                .cloned()
+                .unwrap_or_else(|| "nothing answered".into());
+            return Err(AppError::Conflict(format!(
+                "The connection test failed, so {} was not added: {why}. Fix the settings, or tick “Add it even though the test fails” to watch it anyway (it shows as unreachable until it answers).",
+                new.name
+            )));
+        }
+    }
     crate::ui::flash::noted(
         backend()?
             .watch

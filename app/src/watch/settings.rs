@@ -125,6 +125,8 @@ fn ClusterForms() -> impl IntoView {
                 <ConnectionFields bootstrap=bootstrap.get_untracked() protocol=protocol.get_untracked()
                     mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() />
                 <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value="15" /></label>
+                <p class="note">"Adding tests the connection first (a few seconds) and stops if the cluster cannot be reached."</p>
+                <label><input type="checkbox" name="add_anyway" value="yes" />" Add it even though the test fails"</label>
                 <button type="submit">"Watch this cluster"</button>
             </ActionForm>
             <ActionNote value=add.value() />

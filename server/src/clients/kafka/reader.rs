@@ -15,6 +15,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 use streamkeeper::watch::consumer_protocol::assigned_partitions;
 use streamkeeper::watch::health::PartitionMeta;
 
@@ -81,6 +82,10 @@ pub struct Reading {
     pub groups_listed: bool,
     /// What could not be read, in words; empty on a clean pass.
     pub problems: Vec<String>,
+    /// How long each phase of the read took, in order (metadata, list
+    /// groups, committed offsets, log start, log end, last messages): where
+    /// a slow pass spends its time.
+    pub phases: Vec<(&'static str, Duration)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +112,13 @@ pub fn read(
     last_of: &BTreeMap<String, Option<i64>>,
 ) -> Result<Reading, ReadError> {
     let started = Utc::now();
+    let mut phases = Vec::new();
+    let mut mark = Instant::now();
+    let mut lap = |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
+        let now = Instant::now();
+        phases.push((name, now - mark));
+        mark = now;
+    };
     let config = settings.client_config()?;
     let client: BaseConsumer = config
         .create()
@@ -114,6 +126,7 @@ pub fn read(
     let metadata = client
         .fetch_metadata(None, settings.timeout)
         .map_err(|e| ReadError::Unreachable(describe(&e)))?;
+    lap("metadata", &mut phases);
     let mut problems = Vec::new();
     let mut topics: Vec<TopicReading> = metadata
         .topics()
@@ -181,9 +194,11 @@ pub fn read(
             Vec::new()
         }
     };
+    lap("list groups", &mut phases);
     // One client, one queue, every group's OffsetFetch in flight together.
     let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
     let mut fetched = group_offsets::list(&client, &names, settings.timeout);
+    lap("committed offsets", &mut phases);
     let mut readings = Vec::with_capacity(groups.len());
     for (name, state, members, assigned) in groups {
         let mut reading = GroupReading {
@@ -226,7 +241,7 @@ pub fn read(
     }
 
     // 2. Log-start and log-end offsets, batched per leader by librdkafka.
-    if let Err(e) = read_watermarks(&client, settings, &mut topics) {
+    if let Err(e) = read_watermarks(&client, settings, &mut topics, &mut lap, &mut phases) {
         problems.push(format!("log offsets could not be read: {e}"));
     }
 
@@ -234,6 +249,7 @@ pub fn read(
     if let Err(e) = read_last_messages(settings, &mut topics, last_of) {
         problems.push(format!("the newest records' times could not be read: {e}"));
     }
+    lap("last messages", &mut phases);
 
     Ok(Reading {
         started,
@@ -243,6 +259,7 @@ pub fn read(
         groups,
         groups_listed,
         problems,
+        phases,
     })
 }
 
@@ -250,6 +267,8 @@ fn read_watermarks(
     client: &BaseConsumer,
     settings: &ClusterSettings,
     topics: &mut [TopicReading],
+    lap: &mut impl FnMut(&'static str, &mut Vec<(&'static str, Duration)>),
+    phases: &mut Vec<(&'static str, Duration)>,
 ) -> Result<(), String> {
     // ListOffsets with the special timestamps -2 (earliest) and -1 (latest),
     // one batched request per leader for all partitions.
@@ -277,6 +296,7 @@ fn read_watermarks(
                 ends[i].insert((e.topic().to_string(), e.partition()), o);
             }
         }
+        lap(["log start", "log end"][i], phases);
     }
     let [starts, lasts] = ends;
     for t in topics.iter_mut() {

@@ -83,8 +83,8 @@ pub struct Reading {
     /// What could not be read, in words; empty on a clean pass.
     pub problems: Vec<String>,
     /// How long each phase of the read took, in order (metadata, list
-    /// groups, committed offsets, log start, log end, last messages): where
-    /// a slow pass spends its time.
+    /// groups, committed offsets with log start read alongside, log start
+    /// alone, log end, last messages): where a slow pass spends its time.
     pub phases: Vec<(&'static str, Duration)>,
 }
 
@@ -195,10 +195,30 @@ pub fn read(
         }
     };
     lap("list groups", &mut phases);
-    // One client, one queue, every group's OffsetFetch in flight together.
+    // One client, one queue, every group's OffsetFetch in flight together;
+    // meanwhile, on another thread, the log-start offsets: unlike log ends
+    // they may be read before or after the commits (lag counts from the
+    // larger of the two), and reading them alongside halves the wait.
     let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
-    let mut fetched = group_offsets::list(&client, &names, settings.timeout);
-    lap("committed offsets", &mut phases);
+    let (mut fetched, starts) = std::thread::scope(|scope| {
+        let starts = scope.spawn(|| {
+            let t = Instant::now();
+            (
+                offsets_at(&client, settings, &topics, Offset::Beginning),
+                t.elapsed(),
+            )
+        });
+        let fetched = group_offsets::list(&client, &names, settings.timeout);
+        (fetched, starts.join())
+    });
+    lap("committed offsets, log start alongside", &mut phases);
+    let starts = match starts {
+        Ok((starts, took)) => {
+            phases.push(("log start (alongside)", took));
+            starts
+        }
+        Err(_) => Err("the log-start reader panicked".into()),
+    };
     let mut readings = Vec::with_capacity(groups.len());
     for (name, state, members, assigned) in groups {
         let mut reading = GroupReading {
@@ -240,9 +260,21 @@ pub fn read(
         }
     }
 
-    // 2. Log-start and log-end offsets, batched per leader by librdkafka.
-    if let Err(e) = read_watermarks(&client, settings, &mut topics, &mut lap, &mut phases) {
-        problems.push(format!("log offsets could not be read: {e}"));
+    // 2. Log-end offsets (after the commits), batched per leader by
+    // librdkafka; a partition gets its offsets only when both were read.
+    let ends = offsets_at(&client, settings, &topics, Offset::End);
+    lap("log end", &mut phases);
+    match starts.and_then(|s| ends.map(|e| (s, e))) {
+        Ok((starts, ends)) => {
+            for t in topics.iter_mut() {
+                for p in &mut t.partitions {
+                    let key = (t.name.clone(), p.partition);
+                    p.log_start = starts.get(&key).copied();
+                    p.log_end = ends.get(&key).copied();
+                }
+            }
+        }
+        Err(e) => problems.push(format!("log offsets could not be read: {e}")),
     }
 
     // 3. The newest record's time of the topics that expect messages.
@@ -263,50 +295,37 @@ pub fn read(
     })
 }
 
-fn read_watermarks(
+/// Every partition's offset at `at` (the special timestamps: log start or
+/// log end), one batched ListOffsets per leader.
+fn offsets_at(
     client: &BaseConsumer,
     settings: &ClusterSettings,
-    topics: &mut [TopicReading],
-    lap: &mut impl FnMut(&'static str, &mut Vec<(&'static str, Duration)>),
-    phases: &mut Vec<(&'static str, Duration)>,
-) -> Result<(), String> {
-    // ListOffsets with the special timestamps -2 (earliest) and -1 (latest),
-    // one batched request per leader for all partitions.
-    let mut ends: [BTreeMap<(String, i32), i64>; 2] = [BTreeMap::new(), BTreeMap::new()];
-    // (rdkafka spells the special timestamps as the Beginning and End offsets.)
-    for (i, ts) in [Offset::Beginning, Offset::End].into_iter().enumerate() {
-        let mut tpl = TopicPartitionList::new();
-        for t in topics.iter() {
-            for p in &t.partitions {
-                tpl.add_partition_offset(&t.name, p.partition, ts)
-                    .map_err(|e| describe(&e))?;
-            }
-        }
-        if tpl.count() == 0 {
-            return Ok(());
-        }
-        let got = client
-            .offsets_for_times(tpl, settings.timeout)
-            .map_err(|e| describe(&e))?;
-        for e in got.elements() {
-            if e.error().is_ok()
-                && let Offset::Offset(o) = e.offset()
-                && o >= 0
-            {
-                ends[i].insert((e.topic().to_string(), e.partition()), o);
-            }
-        }
-        lap(["log start", "log end"][i], phases);
-    }
-    let [starts, lasts] = ends;
-    for t in topics.iter_mut() {
-        for p in &mut t.partitions {
-            let key = (t.name.clone(), p.partition);
-            p.log_start = starts.get(&key).copied();
-            p.log_end = lasts.get(&key).copied();
+    topics: &[TopicReading],
+    at: Offset,
+) -> Result<BTreeMap<(String, i32), i64>, String> {
+    let mut tpl = TopicPartitionList::new();
+    for t in topics {
+        for p in &t.partitions {
+            tpl.add_partition_offset(&t.name, p.partition, at)
+                .map_err(|e| describe(&e))?;
         }
     }
-    Ok(())
+    let mut out = BTreeMap::new();
+    if tpl.count() == 0 {
+        return Ok(out);
+    }
+    let got = client
+        .offsets_for_times(tpl, settings.timeout)
+        .map_err(|e| describe(&e))?;
+    for e in got.elements() {
+        if e.error().is_ok()
+            && let Offset::Offset(o) = e.offset()
+            && o >= 0
+        {
+            out.insert((e.topic().to_string(), e.partition()), o);
+        }
+    }
+    Ok(out)
 }
 
 /// Records read back from each partition's end: a few, because the last

@@ -86,9 +86,14 @@ fn scenario(n: i64, at: DateTime<Utc>) -> Reading {
     }
 }
 
+/// A flag as compared: subject kind, subject, kind, state, reason, evidence.
+type FlagRow = (String, String, String, String, String, serde_json::Value);
+/// A group's judgement: name, status, total lag, largest time lag.
+type GroupRow = (String, Option<String>, Option<i64>, Option<f64>);
+
 /// What a cluster's evaluation left: each group's judgement and each flag.
 async fn outcome(pool: &PgPool, cluster_id: i64) -> (Vec<String>, Vec<String>) {
-    let groups: Vec<(String, Option<String>, Option<i64>, Option<f64>)> = sqlx::query_as(
+    let groups: Vec<GroupRow> = sqlx::query_as(
         "SELECT name, status, total_lag, max_time_lag_s FROM consumer_groups
          WHERE cluster_id = $1 ORDER BY name",
     )
@@ -99,7 +104,7 @@ async fn outcome(pool: &PgPool, cluster_id: i64) -> (Vec<String>, Vec<String>) {
     // The onset of trouble the window cannot date is the evaluation's
     // clock, which differs between two evaluations: left out, as is the
     // cluster's name (the subject of its own flags).
-    let flags: Vec<(String, String, String, String, String, serde_json::Value)> = sqlx::query_as(
+    let flags: Vec<FlagRow> = sqlx::query_as(
         "SELECT subject_kind, CASE subject_kind WHEN 'cluster' THEN '' ELSE subject END,
                 kind, state, reason, evidence FROM flags
          WHERE cluster_id = $1 ORDER BY subject_kind, subject, rule",

@@ -106,6 +106,19 @@ ensure_openlineage() {
   export SK_OPENLINEAGE_PYTHON="$OPENLINEAGE_VENV/bin/python"
 }
 
+# The peer of the pass bench (server/benches/pass.rs): a plain
+# confluent-kafka script reading every group's lag, in a venv of its own.
+# The bench finds it through STREAMKEEPER_CONFLUENT_PYTHON.
+CONFLUENT_VENV="$HOME/.cache/streamkeeper/confluent-kafka-$CONFLUENT_KAFKA_VERSION"
+ensure_confluent_kafka() {
+  if ! "$CONFLUENT_VENV/bin/python" -c 'import confluent_kafka' 2>/dev/null; then
+    log "installing confluent-kafka $CONFLUENT_KAFKA_VERSION (pip, into $CONFLUENT_VENV)"
+    python3 -m venv "$CONFLUENT_VENV" >&2
+    "$CONFLUENT_VENV/bin/pip" install -q "confluent-kafka==$CONFLUENT_KAFKA_VERSION" >&2
+  fi
+  export STREAMKEEPER_CONFLUENT_PYTHON="$CONFLUENT_VENV/bin/python"
+}
+
 # A dbt run made honestly for the lineage tests: dbt-ol (openlineage-dbt)
 # with dbt-postgres against the test Postgres. dbt-core is held below 1.11,
 # whose experimental parser downloads a binary outside the registries at

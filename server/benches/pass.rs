@@ -5,7 +5,14 @@
 //! STREAMKEEPER_BENCH_BOOTSTRAP=127.0.0.1:9092 cargo bench -p streamkeeper-server --bench pass -- 100 1000
 //! ```
 //! Arguments: groups, partitions (in topics of 50 partitions). Each group
-//! commits offsets on one topic's partitions, then three passes are timed.
+//! commits offsets on one topic's partitions, then three rounds are timed,
+//! each our read (with its phases) then the peer's: a plain confluent-kafka
+//! script (`support/confluent_read.py`: list groups, 64
+//! list_consumer_group_offsets in flight, one list_offsets of the
+//! committed partitions) on the same broker, run by the Python that
+//! STREAMKEEPER_CONFLUENT_PYTHON names (`ensure_confluent_kafka` in
+//! scripts/lib.sh installs it and sets it; skipped when absent). Ends with
+//! both medians and their ratio.
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -78,8 +85,16 @@ async fn main() {
     );
 
     let settings = ClusterSettings::plaintext(&bootstrap).expect("settings");
+    let python = std::env::var("STREAMKEEPER_CONFLUENT_PYTHON")
+        .ok()
+        .filter(|p| std::path::Path::new(p).exists());
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/support/confluent_read.py"
+    );
     // Known topics per group, as the routine keeps them between passes.
     let mut known = BTreeMap::new();
+    let (mut ours, mut peers) = (Vec::new(), Vec::new());
     for round in 0..3 {
         let s = settings.clone();
         let k = std::mem::take(&mut known);
@@ -90,6 +105,7 @@ async fn main() {
                 .expect("join");
         let elapsed = start.elapsed().as_secs_f64();
         let r = r.expect("pass");
+        ours.push(elapsed);
         known = k;
         for g in &r.groups {
             known
@@ -99,11 +115,56 @@ async fn main() {
         }
         let offsets: usize = r.groups.iter().map(|g| g.offsets.len()).sum();
         let parts: usize = r.topics.iter().map(|t| t.partitions.len()).sum();
+        let phases: Vec<String> = r
+            .phases
+            .iter()
+            .map(|(name, took)| format!("{name} {:.3}", took.as_secs_f64()))
+            .collect();
         println!(
-            "pass {round}: {:.3} s — {} groups, {offsets} committed offsets, {parts} partitions, {} problems",
+            "pass {round}: {:.3} s — {} groups, {offsets} committed offsets, {parts} partitions, {} problems; phases (s): {}",
             elapsed,
             r.groups.len(),
-            r.problems.len()
+            r.problems.len(),
+            phases.join(", ")
+        );
+        if let Some(python) = &python {
+            let start = Instant::now();
+            let out = tokio::process::Command::new(python)
+                .args([script, &bootstrap])
+                .output()
+                .await
+                .expect("python");
+            let process = start.elapsed().as_secs_f64();
+            assert!(
+                out.status.success(),
+                "confluent_read.py: {}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+            let report: serde_json::Value =
+                serde_json::from_slice(&out.stdout).expect("the script's report");
+            // The script's own clock, from its client's creation: Python's
+            // start and imports are left out, in the peer's favour.
+            let elapsed = report["total_s"].as_f64().expect("total_s");
+            peers.push(elapsed);
+            println!(
+                "confluent-kafka {round}: {elapsed:.3} s ({process:.3} s with Python's start) — {report}"
+            );
+        }
+    }
+    let median = |v: &mut Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let ours = median(&mut ours);
+    if peers.is_empty() {
+        println!(
+            "ours: median {ours:.3} s (no confluent-kafka peer: set STREAMKEEPER_CONFLUENT_PYTHON)"
+        );
+    } else {
+        let peer = median(&mut peers);
+        println!(
+            "ours: median {ours:.3} s; confluent-kafka: median {peer:.3} s; ours is {:.2}× as fast",
+            peer / ours
         );
     }
 }

@@ -14,8 +14,11 @@
 //! memory, so only Postgres and the evaluation are timed):
 //! - ingest: one pass stored (samples through UNNEST into the day
 //!   partition, groups, topics, rollups) in one transaction, rows/s;
-//! - evaluate: the evaluation after a pass (every group's window in one
-//!   read, statuses, flags reconciled, judgements stored);
+//! - evaluate: the evaluation after a pass (statuses, flags reconciled,
+//!   judgements stored), twice over on two clusters fed the same passes:
+//!   every group's window read from Postgres (as a replica does when it
+//!   takes a cluster over), and kept in the sampler's memory (every other
+//!   pass); and the window step alone, both ways;
 //! - the groups page: page 1 of the cluster's groups, the troubled-only
 //!   filter and a name search, as the console's service returns them.
 
@@ -39,6 +42,7 @@ use streamkeeper_server::clients::kafka::reader::{
 };
 use streamkeeper_server::watch::ClusterService;
 use streamkeeper_server::watch::judge::{self, PassResult};
+use streamkeeper_server::watch::kept::{self, KeptWindow, Source};
 use streamkeeper_server::watch::store::{self as clusters, samples};
 
 const PER_TOPIC: usize = 50;
@@ -76,10 +80,24 @@ async fn main() {
         .await
         .expect("read cluster")
         .expect("cluster row");
+    // The same passes again, judged from the window in memory.
+    let kept_id: (i64,) = sqlx::query_as(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('bench-kept', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let kept_row = clusters::by_id(&pool, kept_id.0)
+        .await
+        .expect("read cluster")
+        .expect("cluster row");
+    let mut kept = KeptWindow::default();
 
     let names: Vec<String> = (0..topics).map(|i| format!("topic-{i}")).collect();
     let start = Utc::now() - Span::seconds(15 * PASSES as i64);
-    let (mut ingest, mut evaluate) = (Vec::new(), Vec::new());
+    let (mut ingest, mut evaluate, mut evaluate_kept) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut window_read, mut window_kept) = (Vec::new(), Vec::new());
     let mut rows = 0;
     for pass in 0..PASSES {
         let at = start + Span::seconds(15 * pass as i64);
@@ -87,13 +105,42 @@ async fn main() {
         let t = Instant::now();
         rows = clusters::record_reading(&pool, row.id, &reading)
             .await
-            .expect("store a pass");
+            .expect("store a pass")
+            .samples
+            .len();
         ingest.push(t.elapsed());
         let t = Instant::now();
-        judge::after_pass(&pool, &row, PassResult::Read(&reading))
+        let (_, source) = kept::windows(&pool, row.id, &mut KeptWindow::default())
+            .await
+            .expect("window");
+        window_read.push(t.elapsed());
+        assert_eq!(source, Source::Postgres);
+        let t = Instant::now();
+        judge::after_pass(
+            &pool,
+            &row,
+            PassResult::Read(&reading),
+            &mut KeptWindow::default(),
+        )
+        .await
+        .expect("evaluate");
+        evaluate.push(t.elapsed());
+
+        let stored = clusters::record_reading(&pool, kept_row.id, &reading)
+            .await
+            .expect("store a pass");
+        kept.push_read(stored.pass_id, reading.finished, &stored.samples);
+        let t = Instant::now();
+        let (_, source) = kept::windows(&pool, kept_row.id, &mut kept)
+            .await
+            .expect("window");
+        window_kept.push(t.elapsed());
+        assert_eq!(source, Source::Memory);
+        let t = Instant::now();
+        judge::after_pass(&pool, &kept_row, PassResult::Read(&reading), &mut kept)
             .await
             .expect("evaluate");
-        evaluate.push(t.elapsed());
+        evaluate_kept.push(t.elapsed());
     }
     let med_ingest = median(&mut ingest);
     println!(
@@ -104,9 +151,19 @@ async fn main() {
         ingest.iter().max().map_or(0.0, Duration::as_secs_f64),
     );
     println!(
-        "evaluate every group's window after a pass: median {:.3} s (max {:.3} s)",
+        "evaluate after a pass, every group's window read from Postgres: median {:.3} s (max {:.3} s); the window alone: median {:.3} s",
         median(&mut evaluate).as_secs_f64(),
         evaluate.iter().max().map_or(0.0, Duration::as_secs_f64),
+        median(&mut window_read).as_secs_f64(),
+    );
+    println!(
+        "evaluate after a pass, the window kept in memory: median {:.3} s (max {:.3} s); the window alone: median {:.3} s",
+        median(&mut evaluate_kept).as_secs_f64(),
+        evaluate_kept
+            .iter()
+            .max()
+            .map_or(0.0, Duration::as_secs_f64),
+        median(&mut window_kept).as_secs_f64(),
     );
 
     // The samples alone: COPY into the day partition (with its two
@@ -247,6 +304,7 @@ fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<U
             .collect(),
         groups_listed: true,
         problems: Vec::new(),
+        phases: Vec::new(),
     }
 }
 

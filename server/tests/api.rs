@@ -627,6 +627,7 @@ fn reading(
             .collect(),
         groups_listed: true,
         problems: vec![],
+        phases: Vec::new(),
     }
 }
 
@@ -637,6 +638,7 @@ fn reading(
 async fn a_stop_says_how_long_since_the_commit_moved_beyond_the_window(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};
     use streamkeeper_server::watch::judge::{self, PassResult};
+    use streamkeeper_server::watch::kept::KeptWindow;
     use streamkeeper_server::watch::store::{self as clusters, samples};
 
     let t = TestApp::new(pool.clone()).await;
@@ -656,13 +658,15 @@ async fn a_stop_says_how_long_since_the_commit_moved_beyond_the_window(pool: sql
     // Fifteen passes 15 s apart (the window holds ten): committed at 50
     // from the first while the log grows, so it has stood for 210 s.
     let now = Utc::now();
+    let mut kept = KeptWindow::default();
     for pass in 0..15i64 {
         let at = now - Duration::seconds(210 - 15 * pass);
         let r = reading(&["stuck"], at, 50, 60 + pass);
-        clusters::record_reading(&pool, id, &r)
+        let stored = clusters::record_reading(&pool, id, &r)
             .await
             .expect("store");
-        judge::after_pass(&pool, &row, PassResult::Read(&r))
+        kept.push_read(stored.pass_id, r.finished, &stored.samples);
+        judge::after_pass(&pool, &row, PassResult::Read(&r), &mut kept)
             .await
             .expect("judge");
     }
@@ -700,6 +704,7 @@ async fn a_stop_says_how_long_since_the_commit_moved_beyond_the_window(pool: sql
 async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};
     use streamkeeper_server::watch::judge::{self, PassResult};
+    use streamkeeper_server::watch::kept::KeptWindow;
     use streamkeeper_server::watch::store::{self as clusters, samples};
 
     let t = TestApp::new(pool.clone()).await;
@@ -723,6 +728,7 @@ async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
     names.push("stuck".into());
     let refs: Vec<&str> = names.iter().map(String::as_str).collect();
     let now = Utc::now();
+    let mut kept = KeptWindow::default();
     for pass in 0..3i64 {
         let at = now - Duration::seconds(30 - 15 * pass);
         let mut r = reading(&refs, at, 100 + 10 * pass, 100 + 10 * pass);
@@ -730,10 +736,11 @@ async fn groups_are_listed_judged_and_charted_from_rollups(pool: sqlx::PgPool) {
         if let Some(g) = r.groups.iter_mut().find(|g| g.name == "stuck") {
             g.offsets.insert(("t-stuck".into(), 0), Some(50));
         }
-        clusters::record_reading(&pool, id, &r)
+        let stored = clusters::record_reading(&pool, id, &r)
             .await
             .expect("store");
-        judge::after_pass(&pool, &row, PassResult::Read(&r))
+        kept.push_read(stored.pass_id, r.finished, &stored.samples);
+        judge::after_pass(&pool, &row, PassResult::Read(&r), &mut kept)
             .await
             .expect("judge");
     }
@@ -1877,6 +1884,7 @@ async fn a_groups_page_charts_each_partition_on_its_own(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};
     use streamkeeper_server::clients::kafka::reader::PartitionReading;
     use streamkeeper_server::watch::judge::{self, PassResult};
+    use streamkeeper_server::watch::kept::KeptWindow;
     use streamkeeper_server::watch::store::{self as clusters, samples};
 
     let t = TestApp::new(pool.clone()).await;
@@ -1896,6 +1904,7 @@ async fn a_groups_page_charts_each_partition_on_its_own(pool: sqlx::PgPool) {
 
     // "billing" reads t-billing's two partitions: 70 behind on 0, 30 on 1.
     let now = Utc::now();
+    let mut kept = KeptWindow::default();
     for pass in 0..3i64 {
         let at = now - Duration::seconds(30 - 15 * pass);
         let end = 200 + 10 * pass;
@@ -1911,10 +1920,11 @@ async fn a_groups_page_charts_each_partition_on_its_own(pool: sqlx::PgPool) {
         r.groups[0]
             .offsets
             .insert(("t-billing".into(), 1), Some(end - 30));
-        clusters::record_reading(&pool, id, &r)
+        let stored = clusters::record_reading(&pool, id, &r)
             .await
             .expect("store");
-        judge::after_pass(&pool, &row, PassResult::Read(&r))
+        kept.push_read(stored.pass_id, r.finished, &stored.samples);
+        judge::after_pass(&pool, &row, PassResult::Read(&r), &mut kept)
             .await
             .expect("judge");
     }

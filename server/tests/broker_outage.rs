@@ -44,14 +44,14 @@ async fn a_stopped_broker_is_unreachable_then_recovers(pool: sqlx::PgPool) {
     let port = free_port();
     let broker = Broker::start(port);
     let c = cluster(&pool, "flaky", port).await;
-    let mut pending = None;
+    let (mut pending, mut kept) = (None, Default::default());
     assert!(matches!(
-        watch::pass(&pool, &c, &Default::default(), &mut pending).await,
+        watch::pass(&pool, &c, &Default::default(), &mut pending, &mut kept).await,
         PassOutcome::Stored { .. }
     ));
 
     drop(broker);
-    let outcome = watch::pass(&pool, &c, &Default::default(), &mut pending).await;
+    let outcome = watch::pass(&pool, &c, &Default::default(), &mut pending, &mut kept).await;
     assert!(matches!(outcome, PassOutcome::Failed(_)), "{outcome:?}");
     let last = store::last_pass(&pool, c.id)
         .await
@@ -77,7 +77,7 @@ async fn a_stopped_broker_is_unreachable_then_recovers(pool: sqlx::PgPool) {
     assert_eq!(flag, "UNREACHABLE");
 
     let _broker = Broker::start(port);
-    let outcome = watch::pass(&pool, &c, &Default::default(), &mut pending).await;
+    let outcome = watch::pass(&pool, &c, &Default::default(), &mut pending, &mut kept).await;
     assert!(
         matches!(outcome, PassOutcome::Stored { .. }),
         "recovers: {outcome:?}"
@@ -108,14 +108,21 @@ async fn a_hung_cluster_does_not_delay_another(pool: sqlx::PgPool) {
     let pool_a = pool.clone();
     let slow = tokio::spawn(async move {
         let started = Instant::now();
-        let outcome = watch::pass(&pool_a, &a, &Default::default(), &mut None).await;
+        let outcome = watch::pass(
+            &pool_a,
+            &a,
+            &Default::default(),
+            &mut None,
+            &mut Default::default(),
+        )
+        .await;
         (outcome, started.elapsed())
     });
     // Meanwhile the healthy cluster gets three passes in.
     let started = Instant::now();
-    let mut pending = None;
+    let (mut pending, mut kept) = (None, Default::default());
     for _ in 0..3 {
-        let outcome = watch::pass(&pool, &b, &Default::default(), &mut pending).await;
+        let outcome = watch::pass(&pool, &b, &Default::default(), &mut pending, &mut kept).await;
         assert!(matches!(outcome, PassOutcome::Stored { .. }), "{outcome:?}");
     }
     let healthy_took = started.elapsed();

@@ -19,9 +19,16 @@ async fn passes(t: &TestApp, id: i64, n: usize) {
         .await
         .expect("db")
         .expect("cluster");
-    let mut pending = None;
+    let (mut pending, mut kept) = (None, Default::default());
     for _ in 0..n {
-        let outcome = watch::pass(&t.pool, &cluster, &Default::default(), &mut pending).await;
+        let outcome = watch::pass(
+            &t.pool,
+            &cluster,
+            &Default::default(),
+            &mut pending,
+            &mut kept,
+        )
+        .await;
         assert!(
             matches!(outcome, PassOutcome::Stored { problems: 0, .. }),
             "{outcome:?}"
@@ -151,7 +158,14 @@ async fn lag_statuses_and_gaps_through_the_api(pool: sqlx::PgPool) {
         .await
         .expect("db")
         .expect("cluster");
-    let outcome = watch::pass(&t.pool, &cluster, &Default::default(), &mut None).await;
+    let outcome = watch::pass(
+        &t.pool,
+        &cluster,
+        &Default::default(),
+        &mut None,
+        &mut Default::default(),
+    )
+    .await;
     assert!(matches!(outcome, PassOutcome::Failed(_)), "{outcome:?}");
     let v = t
         .api(Method::GET, &format!("/api/v1/clusters/{gone}"), &vt, None)
@@ -627,7 +641,14 @@ async fn metrics_say_what_the_api_says_and_nothing_for_a_cluster_that_did_not_an
         .await
         .expect("db")
         .expect("cluster");
-    let outcome = watch::pass(&t.pool, &cluster, &Default::default(), &mut None).await;
+    let outcome = watch::pass(
+        &t.pool,
+        &cluster,
+        &Default::default(),
+        &mut None,
+        &mut Default::default(),
+    )
+    .await;
     assert!(matches!(outcome, PassOutcome::Failed(_)), "{outcome:?}");
 
     // A read token does not scrape; the scraper's token reads nothing else.

@@ -5,6 +5,7 @@
 use crate::clients::kafka::reader::Reading;
 use crate::flags::store;
 use crate::platform::errors::Db;
+use crate::watch::kept::{self, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
 use chrono::Utc;
@@ -15,7 +16,6 @@ use streamkeeper::flags::{self, FlagKey, Observation, Step};
 use streamkeeper::watch::observe::{
     TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic, standings,
 };
-use streamkeeper::watch::window::{WINDOW_PASSES, by_group};
 
 /// How a pass went, as far as flags care.
 pub enum PassResult<'a> {
@@ -38,12 +38,16 @@ fn catalog_of(t: &TopicRow) -> TopicCatalog {
     }
 }
 
-/// Reconciles flags after a pass. Errors are logged by the caller; a failed
-/// reconciliation leaves the flags as they were.
+/// Reconciles flags after a pass. The groups' windows come from `kept`,
+/// the sampler's memory of the cluster's recent passes, when it matches
+/// the store (else from Postgres; see `watch::kept`): the pass itself must
+/// already be recorded, and kept. Errors are logged by the caller; a
+/// failed reconciliation leaves the flags as they were.
 pub async fn after_pass(
     pool: &PgPool,
     cluster: &ClusterRow,
     result: PassResult<'_>,
+    kept: &mut KeptWindow,
 ) -> Result<(), Db> {
     let mut observed = Vec::new();
     let mut evaluated: BTreeSet<FlagKey> = BTreeSet::new();
@@ -75,9 +79,8 @@ pub async fn after_pass(
                     &mut evaluated,
                 ));
             }
-            let window =
-                crate::watch::store::samples::cluster_window(pool, cluster.id, WINDOW_PASSES);
-            let mut windows = by_group(window.await?);
+            let (mut windows, source) = kept::windows(pool, cluster.id, kept).await?;
+            tracing::debug!(cluster = %cluster.name, ?source, "windows");
             // How long stuck partitions have stood, as their flags kept it.
             let kept = store::lag_evidence(pool, cluster.id, None).await?;
             let mut judgements = Vec::new();
@@ -117,13 +120,16 @@ pub async fn reconcile(
         .iter()
         .map(|(k, (_, kind))| (k.clone(), kind.clone()))
         .collect();
+    // Flags still there are updated together, after the others: an update
+    // sends nothing, and one statement for all of them saves a round trip
+    // a flag (a thousand of them at a thousand troubled groups).
+    let mut updates = Vec::new();
     for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
         match step {
             Step::Raise(o) => raise(pool, cluster, &o).await?,
             Step::Update { observation, .. } => {
                 if let Some((id, _)) = live.get(&observation.key) {
-                    let mut conn = pool.acquire().await?;
-                    store::update(&mut conn, *id, &observation).await?;
+                    updates.push((*id, observation));
                 }
             }
             Step::Resolve(key) => {
@@ -133,7 +139,8 @@ pub async fn reconcile(
             }
         }
     }
-    Ok(())
+    let updates: Vec<(i64, &Observation)> = updates.iter().map(|(id, o)| (*id, o)).collect();
+    store::update_many(pool, &updates).await
 }
 
 /// Groups go to their owner, topics to their stream's owner, the rest (and

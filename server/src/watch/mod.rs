@@ -5,6 +5,7 @@ pub mod api;
 pub mod cli;
 pub mod cluster_file;
 pub mod judge;
+pub mod kept;
 pub mod metrics;
 pub mod routine;
 pub mod store;

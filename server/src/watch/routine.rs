@@ -9,6 +9,7 @@ use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
 use crate::watch::judge::{self, PassResult};
+use crate::watch::kept::KeptWindow;
 use crate::watch::store::samples;
 use crate::watch::store::{self as store, ClusterRow};
 use async_trait::async_trait;
@@ -63,12 +64,14 @@ pub fn settings_of(c: &ClusterRow, policy: &CredentialPolicy) -> Result<ClusterS
 /// cancelled; we wait for them instead of starting another).
 type Pending = JoinHandle<Result<Reading, reader::ReadError>>;
 
-/// Runs one pass for a cluster and stores what it read, or the gap.
+/// Runs one pass for a cluster and stores what it read, or the gap; the
+/// pass goes into `kept`, the cluster's window in memory, too.
 pub async fn pass(
     pool: &PgPool,
     c: &ClusterRow,
     credentials: &CredentialPolicy,
     pending: &mut Option<Pending>,
+    kept: &mut KeptWindow,
 ) -> PassOutcome {
     let started = Utc::now();
     if pending.as_ref().is_some_and(|h| !h.is_finished()) {
@@ -77,12 +80,13 @@ pub async fn pass(
             c,
             started,
             "the previous pass is still running".into(),
+            kept,
         )
         .await;
     }
     let settings = match settings_of(c, credentials) {
         Ok(s) => s,
-        Err(e) => return fail(pool, c, started, format!("settings: {e}")).await,
+        Err(e) => return fail(pool, c, started, format!("settings: {e}"), kept).await,
     };
     let known = match store::known_topics(pool, c.id).await {
         Ok(k) => k,
@@ -108,21 +112,24 @@ pub async fn pass(
                 c,
                 started,
                 format!("the pass took longer than {} s", budget.as_secs()),
+                kept,
             )
             .await
         }
-        Some(Err(e)) => fail(pool, c, started, format!("the reader crashed: {e}")).await,
-        Some(Ok(Err(e))) => fail(pool, c, started, e.to_string()).await,
+        Some(Err(e)) => fail(pool, c, started, format!("the reader crashed: {e}"), kept).await,
+        Some(Ok(Err(e))) => fail(pool, c, started, e.to_string(), kept).await,
         Some(Ok(Ok(reading))) => match store::record_reading(pool, c.id, &reading).await {
-            Ok(samples) => {
-                if let Err(e) = judge::after_pass(pool, c, PassResult::Read(&reading)).await {
+            Ok(stored) => {
+                kept.push_read(stored.pass_id, reading.finished, &stored.samples);
+                if let Err(e) = judge::after_pass(pool, c, PassResult::Read(&reading), kept).await {
                     tracing::error!(cluster = %c.name, error = %e, "could not update flags");
                 }
                 PassOutcome::Stored {
-                    samples,
+                    samples: stored.samples.len(),
                     problems: reading.problems.len(),
                 }
             }
+            // Nothing was stored, so the memory still matches the store.
             Err(e) => PassOutcome::Failed(format!("storing the pass failed: {e}")),
         },
     }
@@ -133,11 +140,15 @@ async fn fail(
     c: &ClusterRow,
     started: chrono::DateTime<Utc>,
     why: String,
+    kept: &mut KeptWindow,
 ) -> PassOutcome {
-    if let Err(e) = store::record_failure(pool, c.id, started, &why).await {
-        tracing::error!(cluster = %c.name, error = %e, "could not record a failed pass");
+    match store::record_failure(pool, c.id, started, &why).await {
+        Ok(id) => kept.push_failed(id),
+        // Whether or not the row went in, the next evaluation compares the
+        // store's pass ids with the memory's and reads the window back.
+        Err(e) => tracing::error!(cluster = %c.name, error = %e, "could not record a failed pass"),
     }
-    if let Err(e) = judge::after_pass(pool, c, PassResult::Failed(&why)).await {
+    if let Err(e) = judge::after_pass(pool, c, PassResult::Failed(&why), kept).await {
         tracing::error!(cluster = %c.name, error = %e, "could not update flags");
     }
     PassOutcome::Failed(why)
@@ -150,6 +161,8 @@ pub struct Sampler {
     credentials: CredentialPolicy,
     /// Per cluster, a read still going on from an earlier pass.
     pending: Mutex<HashMap<i64, Pending>>,
+    /// Per cluster, its window of recent passes (see `watch::kept`).
+    kept: Mutex<HashMap<i64, KeptWindow>>,
 }
 
 impl Sampler {
@@ -158,12 +171,21 @@ impl Sampler {
             pool,
             credentials,
             pending: Mutex::new(HashMap::new()),
+            kept: Mutex::new(HashMap::new()),
         }
     }
 
     fn pending(&self) -> std::sync::MutexGuard<'_, HashMap<i64, Pending>> {
         // A poisoned map only holds join handles: still good to use.
         self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn kept(&self) -> std::sync::MutexGuard<'_, HashMap<i64, KeptWindow>> {
+        // A poisoned map holds windows checked against the store before
+        // each use: still good to use.
+        self.kept
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -200,18 +222,23 @@ impl Routine for Sampler {
             return Ok(Outcome::Idle);
         };
         let Some(cluster) = store::by_id(&self.pool, id).await? else {
+            self.kept().remove(&id);
             return Ok(Outcome::Idle); // removed
         };
         let mut pending = self.pending().remove(&id);
+        // Taken out for the pass and put back after it: a pass abandoned
+        // half-way drops it, and the next reads the window from Postgres.
+        let mut kept = self.kept().remove(&id).unwrap_or_default();
         // On shutdown the pass stops waiting: its read cannot be cancelled
         // and ends with the process.
         let outcome = tokio::select! {
-            o = pass(&self.pool, &cluster, &self.credentials, &mut pending) => o,
+            o = pass(&self.pool, &cluster, &self.credentials, &mut pending, &mut kept) => o,
             () = cancel.cancelled() => return Ok(Outcome::Abandoned),
         };
         if let Some(p) = pending {
             self.pending().insert(id, p);
         }
+        self.kept().insert(id, kept);
         match outcome {
             PassOutcome::Stored { samples, problems } => Ok(Outcome::Done(
                 json!({ "samples": samples, "problems": problems }),

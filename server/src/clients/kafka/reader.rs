@@ -15,6 +15,7 @@ use rdkafka::error::KafkaError;
 use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
+use std::time::{Duration, Instant};
 use streamkeeper::watch::consumer_protocol::assigned_partitions;
 use streamkeeper::watch::health::PartitionMeta;
 
@@ -81,6 +82,10 @@ pub struct Reading {
     pub groups_listed: bool,
     /// What could not be read, in words; empty on a clean pass.
     pub problems: Vec<String>,
+    /// How long each phase of the read took, in order (metadata, list
+    /// groups, committed offsets with log start read alongside, log start
+    /// alone, log end, last messages): where a slow pass spends its time.
+    pub phases: Vec<(&'static str, Duration)>,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -107,6 +112,13 @@ pub fn read(
     last_of: &BTreeMap<String, Option<i64>>,
 ) -> Result<Reading, ReadError> {
     let started = Utc::now();
+    let mut phases = Vec::new();
+    let mut mark = Instant::now();
+    let mut lap = |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
+        let now = Instant::now();
+        phases.push((name, now - mark));
+        mark = now;
+    };
     let config = settings.client_config()?;
     let client: BaseConsumer = config
         .create()
@@ -114,6 +126,7 @@ pub fn read(
     let metadata = client
         .fetch_metadata(None, settings.timeout)
         .map_err(|e| ReadError::Unreachable(describe(&e)))?;
+    lap("metadata", &mut phases);
     let mut problems = Vec::new();
     let mut topics: Vec<TopicReading> = metadata
         .topics()
@@ -181,9 +194,31 @@ pub fn read(
             Vec::new()
         }
     };
-    // One client, one queue, every group's OffsetFetch in flight together.
+    lap("list groups", &mut phases);
+    // One client, one queue, every group's OffsetFetch in flight together;
+    // meanwhile, on another thread, the log-start offsets: unlike log ends
+    // they may be read before or after the commits (lag counts from the
+    // larger of the two), and reading them alongside halves the wait.
     let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
-    let mut fetched = group_offsets::list(&client, &names, settings.timeout);
+    let (mut fetched, starts) = std::thread::scope(|scope| {
+        let starts = scope.spawn(|| {
+            let t = Instant::now();
+            (
+                offsets_at(&client, settings, &topics, Offset::Beginning),
+                t.elapsed(),
+            )
+        });
+        let fetched = group_offsets::list(&client, &names, settings.timeout);
+        (fetched, starts.join())
+    });
+    lap("committed offsets, log start alongside", &mut phases);
+    let starts = match starts {
+        Ok((starts, took)) => {
+            phases.push(("log start (alongside)", took));
+            starts
+        }
+        Err(_) => Err("the log-start reader panicked".into()),
+    };
     let mut readings = Vec::with_capacity(groups.len());
     for (name, state, members, assigned) in groups {
         let mut reading = GroupReading {
@@ -225,15 +260,28 @@ pub fn read(
         }
     }
 
-    // 2. Log-start and log-end offsets, batched per leader by librdkafka.
-    if let Err(e) = read_watermarks(&client, settings, &mut topics) {
-        problems.push(format!("log offsets could not be read: {e}"));
+    // 2. Log-end offsets (after the commits), batched per leader by
+    // librdkafka; a partition gets its offsets only when both were read.
+    let ends = offsets_at(&client, settings, &topics, Offset::End);
+    lap("log end", &mut phases);
+    match starts.and_then(|s| ends.map(|e| (s, e))) {
+        Ok((starts, ends)) => {
+            for t in topics.iter_mut() {
+                for p in &mut t.partitions {
+                    let key = (t.name.clone(), p.partition);
+                    p.log_start = starts.get(&key).copied();
+                    p.log_end = ends.get(&key).copied();
+                }
+            }
+        }
+        Err(e) => problems.push(format!("log offsets could not be read: {e}")),
     }
 
     // 3. The newest record's time of the topics that expect messages.
     if let Err(e) = read_last_messages(settings, &mut topics, last_of) {
         problems.push(format!("the newest records' times could not be read: {e}"));
     }
+    lap("last messages", &mut phases);
 
     Ok(Reading {
         started,
@@ -243,50 +291,41 @@ pub fn read(
         groups,
         groups_listed,
         problems,
+        phases,
     })
 }
 
-fn read_watermarks(
+/// Every partition's offset at `at` (the special timestamps: log start or
+/// log end), one batched ListOffsets per leader.
+fn offsets_at(
     client: &BaseConsumer,
     settings: &ClusterSettings,
-    topics: &mut [TopicReading],
-) -> Result<(), String> {
-    // ListOffsets with the special timestamps -2 (earliest) and -1 (latest),
-    // one batched request per leader for all partitions.
-    let mut ends: [BTreeMap<(String, i32), i64>; 2] = [BTreeMap::new(), BTreeMap::new()];
-    // (rdkafka spells the special timestamps as the Beginning and End offsets.)
-    for (i, ts) in [Offset::Beginning, Offset::End].into_iter().enumerate() {
-        let mut tpl = TopicPartitionList::new();
-        for t in topics.iter() {
-            for p in &t.partitions {
-                tpl.add_partition_offset(&t.name, p.partition, ts)
-                    .map_err(|e| describe(&e))?;
-            }
-        }
-        if tpl.count() == 0 {
-            return Ok(());
-        }
-        let got = client
-            .offsets_for_times(tpl, settings.timeout)
-            .map_err(|e| describe(&e))?;
-        for e in got.elements() {
-            if e.error().is_ok()
-                && let Offset::Offset(o) = e.offset()
-                && o >= 0
-            {
-                ends[i].insert((e.topic().to_string(), e.partition()), o);
-            }
+    topics: &[TopicReading],
+    at: Offset,
+) -> Result<BTreeMap<(String, i32), i64>, String> {
+    let mut tpl = TopicPartitionList::new();
+    for t in topics {
+        for p in &t.partitions {
+            tpl.add_partition_offset(&t.name, p.partition, at)
+                .map_err(|e| describe(&e))?;
         }
     }
-    let [starts, lasts] = ends;
-    for t in topics.iter_mut() {
-        for p in &mut t.partitions {
-            let key = (t.name.clone(), p.partition);
-            p.log_start = starts.get(&key).copied();
-            p.log_end = lasts.get(&key).copied();
+    let mut out = BTreeMap::new();
+    if tpl.count() == 0 {
+        return Ok(out);
+    }
+    let got = client
+        .offsets_for_times(tpl, settings.timeout)
+        .map_err(|e| describe(&e))?;
+    for e in got.elements() {
+        if e.error().is_ok()
+            && let Offset::Offset(o) = e.offset()
+            && o >= 0
+        {
+            out.insert((e.topic().to_string(), e.partition()), o);
         }
     }
-    Ok(())
+    Ok(out)
 }
 
 /// Records read back from each partition's end: a few, because the last

@@ -167,31 +167,81 @@ pub async fn last_message_targets(
     Ok(rows.into_iter().collect())
 }
 
-/// Records a pass that read nothing: a gap, with the reason.
+/// Records a pass that read nothing: a gap, with the reason. Returns the
+/// pass's id.
 pub async fn record_failure(
     pool: &PgPool,
     cluster_id: i64,
     started: DateTime<Utc>,
     error: &str,
-) -> Result<(), Db> {
-    Ok(sqlx::query(
+) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(
         "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome, problems)
-         VALUES ($1, $2, now(), 'UNREACHABLE', ARRAY[$3])",
+         VALUES ($1, $2, now(), 'UNREACHABLE', ARRAY[$3]) RETURNING id",
     )
     .bind(cluster_id)
     .bind(started)
     .bind(error)
-    .execute(pool)
-    .await
-    .map(drop)?)
+    .fetch_one(pool)
+    .await?)
+}
+
+/// The ids of a cluster's last `passes` passes, newest first: the passes
+/// its window is made of.
+pub async fn recent_pass_ids(pool: &PgPool, cluster_id: i64, passes: i64) -> Result<Vec<i64>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT id FROM cluster_passes WHERE cluster_id = $1 ORDER BY started_at DESC LIMIT $2",
+    )
+    .bind(cluster_id)
+    .bind(passes)
+    .fetch_all(pool)
+    .await?)
 }
 
 /// Log-start and log-end of a partition, when they could be read.
 type LogOffsets = (Option<i64>, Option<i64>);
 
+/// A pass as stored: its id and the samples written.
+#[derive(Debug)]
+pub struct Stored {
+    pub pass_id: i64,
+    pub samples: SampleColumns,
+}
+
+/// The samples a pass makes: one per group and partition it has an offset
+/// (or "no commit") for, with the partition's log offsets when read. A
+/// group whose offsets could not be read gets no samples: a gap.
+pub fn sample_columns(r: &Reading) -> SampleColumns {
+    let ends: BTreeMap<(&str, i32), LogOffsets> = r
+        .topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions
+                .iter()
+                .map(move |p| ((t.name.as_str(), p.partition), (p.log_start, p.log_end)))
+        })
+        .collect();
+    let mut rows = SampleColumns::default();
+    for g in r.groups.iter().filter(|g| g.error.is_none()) {
+        for ((topic, partition), c) in &g.offsets {
+            let (s, e) = ends
+                .get(&(topic.as_str(), *partition))
+                .copied()
+                .unwrap_or((None, None));
+            rows.groups.push(g.name.clone());
+            rows.topics.push(topic.clone());
+            rows.partitions.push(*partition);
+            rows.committed.push(*c);
+            rows.log_start.push(s);
+            rows.log_end.push(e);
+        }
+    }
+    rows
+}
+
 /// Stores a pass in one transaction: the pass, the groups, every sample and
-/// the rollups. Returns the samples written.
-pub async fn record_reading(pool: &PgPool, cluster_id: i64, r: &Reading) -> Result<usize, Db> {
+/// the rollups.
+pub async fn record_reading(pool: &PgPool, cluster_id: i64, r: &Reading) -> Result<Stored, Db> {
     let outcome = if r.problems.is_empty() {
         "UP"
     } else {
@@ -210,34 +260,7 @@ pub async fn record_reading(pool: &PgPool, cluster_id: i64, r: &Reading) -> Resu
     .fetch_one(&mut *tx)
     .await?;
 
-    let ends: BTreeMap<(&str, i32), LogOffsets> = r
-        .topics
-        .iter()
-        .flat_map(|t| {
-            t.partitions
-                .iter()
-                .map(move |p| ((t.name.as_str(), p.partition), (p.log_start, p.log_end)))
-        })
-        .collect();
-    let mut rows = SampleColumns::default();
-    for g in &r.groups {
-        // A group whose offsets could not be read gets no samples: a gap.
-        if g.error.is_some() {
-            continue;
-        }
-        for ((topic, partition), c) in &g.offsets {
-            let (s, e) = ends
-                .get(&(topic.as_str(), *partition))
-                .copied()
-                .unwrap_or((None, None));
-            rows.groups.push(g.name.clone());
-            rows.topics.push(topic.clone());
-            rows.partitions.push(*partition);
-            rows.committed.push(*c);
-            rows.log_start.push(s);
-            rows.log_end.push(e);
-        }
-    }
+    let rows = sample_columns(r);
     upsert_groups(&mut tx, cluster_id, r).await?;
     if r.groups_listed {
         let listed: Vec<&str> = r.groups.iter().map(|g| g.name.as_str()).collect();
@@ -254,7 +277,10 @@ pub async fn record_reading(pool: &PgPool, cluster_id: i64, r: &Reading) -> Resu
     upsert_topics(&mut tx, cluster_id, r).await?;
     samples::insert(&mut tx, cluster_id, pass_id, r.finished, &rows).await?;
     tx.commit().await?;
-    Ok(rows.len())
+    Ok(Stored {
+        pass_id,
+        samples: rows,
+    })
 }
 
 /// Joins a list for one UNNEST column: Postgres arrays of arrays must be

@@ -178,6 +178,7 @@ fn copy_escape(v: &str) -> std::borrow::Cow<'_, str> {
 
 #[derive(Debug, Clone, FromRow)]
 pub struct SampleRow {
+    pub pass_id: i64,
     pub at: DateTime<Utc>,
     pub group_name: String,
     pub topic: String,
@@ -220,7 +221,7 @@ pub async fn group_window(
     passes: i64,
 ) -> Result<Vec<SampleRow>, Db> {
     Ok(sqlx::query_as(
-        "SELECT s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
+        "SELECT s.pass_id, s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
          FROM lag_samples s,
               unnest(s.partitions, s.committed, s.log_start, s.log_end)
                   AS u(partition, committed, log_start, log_end)
@@ -246,7 +247,7 @@ pub async fn cluster_window(
     Ok(sqlx::query_as(
         "WITH recent AS (SELECT id, started_at FROM cluster_passes WHERE cluster_id = $1
                          ORDER BY started_at DESC LIMIT $2)
-         SELECT s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
+         SELECT s.pass_id, s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
          FROM lag_samples s,
               unnest(s.partitions, s.committed, s.log_start, s.log_end)
                   AS u(partition, committed, log_start, log_end)

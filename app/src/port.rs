@@ -142,6 +142,10 @@ pub trait SessionKeeper: Send + Sync {
     async fn set_flash(&self, note: &str) -> Result<(), AppError>;
     /// The note kept for this page, removed as it is read.
     async fn take_flash(&self) -> Result<Option<String>, AppError>;
+    /// Keeps what a failed form sent for the page it goes back to.
+    async fn set_kept_form(&self, form: &crate::ui::flash::KeptForm) -> Result<(), AppError>;
+    /// The failed form kept for this page, removed as it is read.
+    async fn take_kept_form(&self) -> Result<Option<crate::ui::flash::KeptForm>, AppError>;
 }
 
 #[derive(Clone)]
@@ -453,6 +457,16 @@ pub trait Reviews: Send + Sync {
         who: &Principal,
         from: &str,
         new: crate::review::model::NewReviewItem,
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
+    /// Puts in review the schema a recorded check was made of (the check's
+    /// reader only), so a checked change is proposed without pasting it
+    /// again. `title`: the item's, or the default one when blank.
+    async fn propose_check(
+        &self,
+        who: &Principal,
+        from: &str,
+        check_id: i64,
+        title: Option<String>,
     ) -> Result<crate::review::model::ReviewItem, AppError>;
     /// A new revision: checked again, every approval voided.
     async fn edit(

@@ -29,7 +29,7 @@ use streamkeeper_app::schemas::model::{
     CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, DiffLine, HistoryFinding,
     HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryFinding,
     RegistryOpinion, RegistrySpec, RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
-    SubjectSummary,
+    SubjectSeen, SubjectSummary,
 };
 
 use crate::accounts::{audited, record_refusal, require};
@@ -968,6 +968,59 @@ impl SchemaService {
             .map(|r| r.url))
     }
 
+    /// What a recorded check was made of, for a caller who may read it: its
+    /// stream, the subject it was checked under and the schema. Anyone else
+    /// is told "not found", so ids cannot be probed, and the attempt is
+    /// recorded, as for the report.
+    pub(crate) async fn checked_schema(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<CheckedSchema, AppError> {
+        require(who, Action::Read, "see schema checks")?;
+        let missing = || AppError::NotFound("That check".into());
+        let row = store::checked(&self.pool, id, reader(who))
+            .await?
+            .ok_or_else(missing)?;
+        if !row.readable {
+            let detail = json!({ "refused": "not the check's submitter, team or domain" });
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "schema.check.read.refused",
+                format!("check:{id}"),
+                detail,
+            )
+            .await;
+            return Err(missing());
+        }
+        let report = parsed_report(id, row.report)?;
+        Ok(CheckedSchema {
+            cluster_id: row.cluster_id,
+            subject: report.history.subject,
+            schema_type: schema_type(&row.schema_type),
+            schema: row.schema,
+            topic: row.topic,
+        })
+    }
+
+    /// The subject's latest version as the registry was last read, if it
+    /// has been read.
+    pub(crate) async fn subject_latest(
+        &self,
+        cluster_id: i64,
+        subject: &str,
+    ) -> Result<Option<SubjectSeen>, AppError> {
+        Ok(store::subject_latest(&self.pool, cluster_id, subject)
+            .await?
+            .map(|(read_at, latest)| SubjectSeen {
+                latest: latest.and_then(|v| u32::try_from(v).ok()),
+                read_at,
+            }))
+    }
+
     /// The check a review item was made of, for a caller already allowed to
     /// read the item (who may read an item may read its check).
     pub(crate) async fn item_check(
@@ -979,6 +1032,16 @@ impl SchemaService {
             None => Ok(None),
         }
     }
+}
+
+/// The schema a recorded check was made of, and where.
+pub(crate) struct CheckedSchema {
+    pub cluster_id: i64,
+    pub topic: String,
+    /// The subject it was checked under.
+    pub subject: String,
+    pub schema_type: SchemaType,
+    pub schema: String,
 }
 
 /// JSON schemas indented one key a line, so a diff shows what changed;

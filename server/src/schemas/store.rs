@@ -229,6 +229,33 @@ pub async fn check(
     .await?)
 }
 
+/// What a check was made of: its stream, format and schema text, and its
+/// report (for the subject it was checked under).
+#[derive(Debug, Clone, FromRow)]
+pub struct CheckedRow {
+    pub readable: bool,
+    pub cluster_id: i64,
+    pub topic: String,
+    pub schema_type: String,
+    pub schema: String,
+    pub report: serde_json::Value,
+}
+
+/// A check's content, with whether `reader` may read it (`None`: no such
+/// check).
+pub async fn checked(pool: &PgPool, id: i64, reader: Reader<'_>) -> Result<Option<CheckedRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT ($3 OR {CHECK_READABLE}) AS readable, cluster_id, topic, schema_type, schema, report
+         FROM compatibility_checks c WHERE c.id = $4"
+    ))
+    .bind(reader.user_id)
+    .bind(reader.username)
+    .bind(reader.admin)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
 /// A check's report, unconditionally: for a review item's reader, whom
 /// the item's read rule already admitted.
 pub async fn check_of_item(pool: &PgPool, id: i64) -> Result<Option<serde_json::Value>, Db> {
@@ -565,6 +592,28 @@ pub async fn subjects_reading(
         "SELECT url, subjects_read_at, global_level, last_error FROM schema_registries WHERE cluster_id = $1",
     )
     .bind(cluster_id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// A subject's latest live version and when the registry was read, from
+/// the last good reading of the cluster's registry; `None` before one.
+/// The inner `None`: the subject had no live versions then.
+pub async fn subject_latest(
+    pool: &PgPool,
+    cluster_id: i64,
+    subject: &str,
+) -> Result<Option<(DateTime<Utc>, Option<i32>)>, Db> {
+    Ok(sqlx::query_as(
+        // Versions are stored oldest first: the last one is the latest.
+        "SELECT r.subjects_read_at,
+                (SELECT s.versions[cardinality(s.versions)] FROM registry_subjects s
+                 WHERE s.cluster_id = r.cluster_id AND s.subject = $2)
+         FROM schema_registries r
+         WHERE r.cluster_id = $1 AND r.subjects_read_at IS NOT NULL",
+    )
+    .bind(cluster_id)
+    .bind(subject)
     .fetch_optional(pool)
     .await?)
 }

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod list;
+pub mod receipts;
 pub use list::{FlagScope, FlagState};
 
 /// What a flag is about, and its identity: one open flag per key, so the

@@ -9,8 +9,10 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::time::stamp_ago;
+use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::flags::receipts::REFRESH_EVALUATIONS;
 use streamkeeper::flags::{FlagScope, FlagState};
 use streamkeeper::platform::page::choice;
 
@@ -159,6 +161,17 @@ fn FlagDetail(
         ev["window_passes"], ev["min_samples"], ev["allowed_lag"], ev["group_members"]
     );
     let partitions = ev["partitions"].as_array().cloned().unwrap_or_default();
+    // Receipts are rewritten when the trouble changes, not every pass
+    // (`streamkeeper::flags::receipts`): say which pass they are of.
+    let as_of = partitions
+        .iter()
+        .flat_map(|p| p["samples"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| {
+            s["at"]
+                .as_str()
+                .and_then(|t| t.parse::<DateTime<Utc>>().ok())
+        })
+        .max();
     let group_link = (f.subject_kind == "group").then(|| {
         href_with(
             &format!("/clusters/{}/group", f.cluster_id),
@@ -206,6 +219,13 @@ fn FlagDetail(
         <section class="card" data-testid="receipts">
             <h2>"Receipts"</h2>
             <p>{format!("Rule: {rule}; {thresholds}.")}</p>
+            {as_of.map(|at| view! {
+                <p class="note" data-testid="receipts-as-of">{format!(
+                    "Receipts of the pass at {}: written again when the trouble changes (its kind, partitions, their statuses) and at least every {} passes. The group's page shows its lag now.",
+                    stamp_ago(at),
+                    REFRESH_EVALUATIONS
+                )}</p>
+            })}
             {partitions.into_iter().map(|p| {
                 let samples = p["samples"].as_array().cloned().unwrap_or_default();
                 view! {

@@ -86,21 +86,25 @@ pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result
     .map(drop)?)
 }
 
-/// Updates many flags in one statement (flag id, what was observed now):
+/// Updates many flags in one statement (flag id, what was observed now,
+/// whether its receipts are written too; else they stay as they were):
 /// after a pass of a large cluster most of its live flags are still there,
 /// and a statement each costs a round trip each (BENCHMARKS.md). The
 /// evidence travels as JSON text, cast to jsonb in the statement.
-pub async fn update_many(pool: &PgPool, flags: &[(i64, &Observation)]) -> Result<(), Db> {
+pub async fn update_many(pool: &PgPool, flags: &[(i64, &Observation, bool)]) -> Result<(), Db> {
     if flags.is_empty() {
         return Ok(());
     }
-    let ids: Vec<i64> = flags.iter().map(|(id, _)| *id).collect();
-    let kinds: Vec<&str> = flags.iter().map(|(_, o)| o.kind.as_str()).collect();
-    let reasons: Vec<&str> = flags.iter().map(|(_, o)| o.reason.as_str()).collect();
-    let evidence: Vec<String> = flags.iter().map(|(_, o)| o.evidence.to_string()).collect();
+    let ids: Vec<i64> = flags.iter().map(|(id, _, _)| *id).collect();
+    let kinds: Vec<&str> = flags.iter().map(|(_, o, _)| o.kind.as_str()).collect();
+    let reasons: Vec<&str> = flags.iter().map(|(_, o, _)| o.reason.as_str()).collect();
+    let evidence: Vec<Option<String>> = flags
+        .iter()
+        .map(|(_, o, write)| write.then(|| o.evidence.to_string()))
+        .collect();
     Ok(sqlx::query(
-        "UPDATE flags f SET kind = u.kind, reason = u.reason, evidence = u.evidence::jsonb,
-            updated_at = now()
+        "UPDATE flags f SET kind = u.kind, reason = u.reason,
+            evidence = COALESCE(u.evidence::jsonb, f.evidence), updated_at = now()
          FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, kind, reason, evidence)
          WHERE f.id = u.id",
     )

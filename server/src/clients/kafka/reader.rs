@@ -562,3 +562,61 @@ fn read_last_messages(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clients::kafka::settings::SecretRef;
+    use std::io::{Read, Write};
+    use streamkeeper::platform::credential::CredentialPolicy;
+
+    #[test]
+    fn tls_and_sasl_clusters_are_read_by_librdkafka() {
+        let p = CredentialPolicy::default();
+        let cred = || SecretRef::checked("env:STREAMKEEPER_CRED_X", &p).ok();
+        let sasl = ClusterSettings::new("k:9092", Protocol::SaslSsl, None, cred(), cred(), false)
+            .expect("settings");
+        let tls = ClusterSettings::new("k:9093", Protocol::Ssl, None, None, None, false)
+            .expect("settings");
+        for s in [&sasl, &tls] {
+            let why = Wired::try_new(s, &BTreeMap::from([(1, "k:9092".to_string())]))
+                .err()
+                .expect("librdkafka");
+            assert!(why.contains("read through librdkafka"), "{why}");
+        }
+        assert!(wire_allowed(&ClusterSettings::plaintext("k:9092").expect("settings")).is_ok());
+    }
+
+    /// A broker before KIP-699 (FindCoordinator v3 at most), on a real
+    /// socket: it answers ApiVersions and the pass falls back.
+    #[test]
+    fn a_broker_without_the_batching_versions_is_read_by_librdkafka() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        let broker = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut size = [0_u8; 4];
+            s.read_exact(&mut size).expect("size");
+            let mut request = vec![0_u8; usize::try_from(i32::from_be_bytes(size)).expect("size")];
+            s.read_exact(&mut request).expect("request");
+            // ApiVersions v0: correlation id, no error, three APIs.
+            let mut body = request[4..8].to_vec();
+            body.extend(0_i16.to_be_bytes());
+            body.extend(3_i32.to_be_bytes());
+            for (key, max) in [(10_i16, 3_i16), (9, 7), (2, 5)] {
+                body.extend(key.to_be_bytes());
+                body.extend(0_i16.to_be_bytes());
+                body.extend(max.to_be_bytes());
+            }
+            s.write_all(&i32::try_from(body.len()).expect("len").to_be_bytes())
+                .expect("write");
+            s.write_all(&body).expect("write");
+        });
+        let settings = ClusterSettings::plaintext(&addr).expect("settings");
+        let why = Wired::try_new(&settings, &BTreeMap::from([(1, addr.clone())]))
+            .err()
+            .expect("too old");
+        assert!(why.contains("FindCoordinator v4"), "{why}");
+        broker.join().expect("broker");
+    }
+}

@@ -736,13 +736,16 @@ mod tests {
         let bytes = versions_answer(1, &[(ApiKey::OffsetFetch as i16, 0, 9)]);
         let (client, mut broker) = tokio::io::duplex(8);
         let writer = tokio::spawn(async move {
-            // Byte by byte, the size included.
+            // The request first, as a broker reads it: its size, then the rest.
+            let mut size = [0_u8; 4];
+            broker.read_exact(&mut size).await.expect("size");
+            let mut request = vec![0_u8; usize::try_from(i32::from_be_bytes(size)).expect("size")];
+            broker.read_exact(&mut request).await.expect("request");
+            // Then the answer byte by byte, its size included.
             for b in bytes {
                 broker.write_all(&[b]).await.expect("write");
+                tokio::task::yield_now().await;
             }
-            // Drain the request so the client's write completes.
-            let mut sink = Vec::new();
-            let _ = broker.read_to_end(&mut sink).await;
         });
         let mut conn = Conn::new(client, "test");
         let got = conn

@@ -594,7 +594,7 @@ fn reading(
     log_end: i64,
 ) -> streamkeeper_server::clients::kafka::reader::Reading {
     use streamkeeper_server::clients::kafka::reader::{
-        GroupReading, PartitionReading, Reading, TopicReading,
+        GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
     };
     Reading {
         started: at,
@@ -628,6 +628,7 @@ fn reading(
         groups_listed: true,
         problems: vec![],
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("synthetic".into()),
     }
 }
 

@@ -7,15 +7,15 @@ use crate::ui::chart::{LagChart, RangeLinks, range_hours, range_token};
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
 use crate::watch::model::{PartitionRef, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
-use streamkeeper::platform::page::{Choice, choice};
 use streamkeeper::watch::cluster::ClusterState;
-use streamkeeper::watch::list::GroupOrder;
+use streamkeeper::watch::list::GroupColumn;
 
 fn state_class(s: ClusterState) -> &'static str {
     match s {
@@ -204,30 +204,22 @@ fn GroupList(id: i64) -> impl IntoView {
                     match groups.await {
                         Ok(list) => {
                             let params = (q.get_untracked(), status.get_untracked(), sort.get_untracked());
-                            // A bad `sort` was refused above, so what is shown parses.
-                            let shown = choice::<GroupOrder>(params.2.as_deref()).ok().flatten().unwrap_or_default();
-                            let header = |column: GroupOrder, label: &'static str| {
-                                let href = href_with(&path, &[
-                                    ("q", params.0.clone()),
-                                    ("status", params.1.clone()),
-                                    ("sort", Some(GroupOrder::toggled(column, shown).as_str().to_string())),
-                                ]);
-                                view! {
-                                    <th aria-sort=shown.aria_sort(column)>
-                                        <a href=href data-testid=format!("sort-{}", column.as_str())>{label}</a>
-                                    </th>
-                                }
-                            };
+                            let shown = shown::<GroupColumn>(params.2.as_deref());
+                            let header = |label, column| sort_header(label, column, shown, |sort| href_with(&path, &[
+                                ("q", params.0.clone()),
+                                ("status", params.1.clone()),
+                                ("sort", Some(sort)),
+                            ]));
                             view! {
                                 <table class="list" data-testid="groups">
                                     <thead><tr>
-                                        {header(GroupOrder::Name, "Group")}
-                                        {header(GroupOrder::Owner, "Owner")}
-                                        <th><a href=href_with(&path, &[("q", params.0.clone()), ("status", params.1.clone())])>"Status"</a></th>
+                                        {header("Group", GroupColumn::Name)}
+                                        {header("Owner", GroupColumn::Owner)}
+                                        {header("Status", GroupColumn::Status)}
                                         <th>"State"</th>
-                                        {header(GroupOrder::MembersDesc, "Members")}
-                                        {header(GroupOrder::LagDesc, "Lag (msgs)")}
-                                        {header(GroupOrder::TimeLagDesc, "Time lag")}
+                                        {header("Members", GroupColumn::Members)}
+                                        {header("Lag (msgs)", GroupColumn::Lag)}
+                                        {header("Time lag", GroupColumn::TimeLag)}
                                     </tr></thead>
                                     <tbody>
                                         {list.items.clone().into_iter().map(|g| {

@@ -82,13 +82,19 @@ pub async fn list_streams(
     q: Option<String>,
     owner: Option<String>,
     status: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<Page<StreamSummary>, AppError> {
     use crate::port::{backend, principal};
     use crate::watch::model::StreamFilter;
     use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
-    let filter = StreamFilter { q, owner, status };
+    let filter = StreamFilter {
+        q,
+        owner,
+        status,
+        sort,
+    };
     backend()?
         .watch
         .streams(&who, filter, PageRequest::new(Some(page), None))

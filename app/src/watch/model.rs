@@ -119,9 +119,9 @@ pub struct GroupFilter {
     /// A status (`OK`, `WARN`, `STALL`, `STOP`, `REWIND`, `LOST`, …),
     /// `trouble` for any trouble, or `gone` for groups no longer listed.
     pub status: Option<String>,
-    /// The order: `trouble` (the default: most troubled first), or a
-    /// column (`name`, `owner`, `members`, `lag`, `time_lag`), descending
-    /// with a `-` before it.
+    /// The order: a column (`name`, `owner`, `status`, `members`, `lag`,
+    /// `time_lag`), descending with a `-` before it; `-status` (the
+    /// default) is the most troubled first.
     #[serde(default)]
     pub sort: Option<String>,
 }
@@ -231,6 +231,11 @@ pub struct StreamFilter {
     pub owner: Option<String>,
     /// `trouble` or `ok`.
     pub status: Option<String>,
+    /// A column (`stream`, `cluster`, `owner`, `tier`, `partitions`,
+    /// `status`, `last_message`), descending with a `-` before it; by
+    /// cluster by default.
+    #[serde(default)]
+    pub sort: Option<String>,
 }
 
 /// A stream's page: its catalog entry and health, and its consumers.

@@ -27,11 +27,12 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::platform::page::{Choice, Page, PageRequest, choice};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
-use streamkeeper::watch::list::{GroupOrder, GroupStatus, StreamStatus};
+use streamkeeper::watch::list::{GroupColumn, GroupStatus, StreamColumn, StreamStatus};
 use streamkeeper::watch::observe::standings;
 use streamkeeper::watch::reach::Unreachable;
 use streamkeeper::watch::topic_name::topic_issue;
@@ -555,7 +556,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
     ) -> Result<Page<GroupSummary>, AppError> {
         self.get(who, id).await?;
         let status = choice::<GroupStatus>(filter.status.as_deref())?;
-        let order = choice::<GroupOrder>(filter.sort.as_deref())?.unwrap_or_default();
+        let order = Sorted::<GroupColumn>::parse(filter.sort.as_deref())?;
         let query = store::GroupQuery {
             q: filter.q.as_deref(),
             status: status.map(Choice::as_str),
@@ -807,7 +808,9 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .as_deref()
             .map(str::trim)
             .filter(|o| !o.is_empty());
-        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page).await?;
+        let order = Sorted::<StreamColumn>::parse(filter.sort.as_deref())?;
+        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, order, page)
+            .await?;
         let items = p
             .items
             .into_iter()

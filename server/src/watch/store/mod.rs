@@ -10,7 +10,8 @@ use crate::clients::kafka::reader::Reading;
 use crate::platform::errors::Db;
 use samples::SampleColumns;
 use streamkeeper::platform::page::{Page, PageRequest};
-use streamkeeper::watch::list::GroupOrder;
+use streamkeeper::platform::sort::Sorted;
+use streamkeeper::watch::list::{GroupColumn, StreamColumn};
 use streamkeeper::watch::observe::metadata_health;
 
 #[derive(Debug, Clone, FromRow)]
@@ -447,31 +448,25 @@ pub struct GroupQuery<'a> {
     pub q: Option<&'a str>,
     /// One status (`STOP`, …), `trouble` for any trouble, or `gone`.
     pub status: Option<&'a str>,
-    pub order: GroupOrder,
+    pub order: Sorted<GroupColumn>,
 }
 
-/// `ORDER BY` of a group list; rows without the figure (not judged yet)
-/// go last either way, and the name breaks ties so pages do not overlap.
-fn group_order(order: GroupOrder) -> &'static str {
-    use GroupOrder::*;
-    match order {
-        Trouble => {
-            "(g.gone_since IS NULL) DESC,
-             CASE g.status WHEN 'STOP' THEN 0 WHEN 'REWIND' THEN 1 WHEN 'LOST' THEN 2
-                           WHEN 'STALL' THEN 3 WHEN 'WARN' THEN 4 ELSE 5 END,
-             g.name"
-        }
-        Name => "g.name",
-        NameDesc => "g.name DESC",
-        Owner => "tm.name NULLS LAST, g.name",
-        OwnerDesc => "tm.name DESC NULLS LAST, g.name",
-        Members => "g.members, g.name",
-        MembersDesc => "g.members DESC, g.name",
-        Lag => "g.total_lag NULLS LAST, g.name",
-        LagDesc => "g.total_lag DESC NULLS LAST, g.name",
-        TimeLag => "g.max_time_lag_s NULLS LAST, g.name",
-        TimeLagDesc => "g.max_time_lag_s DESC NULLS LAST, g.name",
-    }
+/// `ORDER BY` of a group list: each column's keys, then the name (unique
+/// in a cluster). By status, the most troubled rank highest and a group
+/// the cluster no longer lists lowest; rows not judged yet go last.
+fn group_order(order: Sorted<GroupColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        GroupColumn::Name => &["g.name"],
+        GroupColumn::Owner => &["tm.name"],
+        GroupColumn::Status => &["CASE WHEN g.gone_since IS NOT NULL THEN 0
+                  WHEN g.status = 'STOP' THEN 6 WHEN g.status = 'REWIND' THEN 5
+                  WHEN g.status = 'LOST' THEN 4 WHEN g.status = 'STALL' THEN 3
+                  WHEN g.status = 'WARN' THEN 2 ELSE 1 END"],
+        GroupColumn::Members => &["g.members"],
+        GroupColumn::Lag => &["g.total_lag"],
+        GroupColumn::TimeLag => &["g.max_time_lag_s"],
+    };
+    crate::store::order_by(keys, order.descending, "g.name")
 }
 
 /// A page of a cluster's groups in `query.order`.
@@ -665,13 +660,31 @@ pub struct StreamListRow {
     pub last_message_at: Option<DateTime<Utc>>,
 }
 
-/// Streams of every cluster, by cluster and topic, filtered by a substring
-/// of the topic, the owner team (or `unowned`) and trouble.
+/// `ORDER BY` of the streams list: each column's keys, then the topic and
+/// its cluster (unique together).
+fn stream_order(order: Sorted<StreamColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        StreamColumn::Stream => &["t.name"],
+        StreamColumn::Cluster => &["c.name"],
+        StreamColumn::Owner => &["tm.name"],
+        StreamColumn::Tier => &["s.tier"],
+        StreamColumn::Partitions => &["t.partitions"],
+        StreamColumn::Status => &["(fl.kind IS NOT NULL)"],
+        // As the list says it: the newest record's own time, else the
+        // pass that saw the log end move.
+        StreamColumn::LastMessage => &["COALESCE(t.last_message_at, t.last_advanced_at)"],
+    };
+    crate::store::order_by(keys, order.descending, "t.name, t.cluster_id")
+}
+
+/// Streams of every cluster in `order`, filtered by a substring of the
+/// topic, the owner team (or `unowned`) and trouble.
 pub async fn stream_list(
     pool: &PgPool,
     q: Option<&str>,
     owner: Option<&str>,
     trouble: Option<bool>,
+    order: Sorted<StreamColumn>,
     page: PageRequest,
 ) -> Result<Page<StreamListRow>, Db> {
     let pattern = crate::store::contains_pattern(q);
@@ -700,7 +713,8 @@ pub async fn stream_list(
         "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, tm.name AS owner, s.tier,
                 t.partitions, fl.kind AS flag, t.log_end_total, t.first_seen, t.last_advanced_at,
                 t.last_message_at
-         {FROM} ORDER BY c.name, t.name LIMIT $4 OFFSET $5"
+         {FROM} ORDER BY {} LIMIT $4 OFFSET $5",
+        stream_order(order)
     ))
     .bind(&pattern)
     .bind(owner)

@@ -302,6 +302,15 @@ pub trait Watch: Send + Sync {
     ) -> Result<crate::watch::model::ClusterView, AppError>;
     /// Stops watching a cluster and forgets what was recorded of it (admin).
     async fn remove_cluster(&self, who: &Principal, from: &str, id: i64) -> Result<(), AppError>;
+    /// Pauses a cluster (`paused`) or resumes it (admin, audited when it
+    /// changes): a paused cluster's routines skip it.
+    async fn pause_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        paused: bool,
+    ) -> Result<crate::watch::model::ClusterView, AppError>;
     /// Reads the cluster once, read-only, and says what worked (admin).
     async fn test_connection(
         &self,

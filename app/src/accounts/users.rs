@@ -21,6 +21,7 @@ use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::accounts::list::UserColumn;
+use streamkeeper::accounts::role::Action;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
@@ -136,10 +137,16 @@ pub fn UserPage() -> impl IntoView {
             )
         },
         |(id, ..)| async move {
-            match id {
-                Some(id) => get_user(id).await,
-                None => Err(AppError::NotFound("That user".into())),
-            }
+            let Some(id) = id else {
+                return Err(AppError::NotFound("That user".into()));
+            };
+            // Anyone reads their own account here; only admins see the
+            // forms that change one.
+            let admin = matches!(
+                crate::ui::header::current_user().await,
+                Ok(Some(me)) if me.principal.may(Action::ManageUsers)
+            );
+            get_user(id).await.map(|d| (d, admin))
         },
     );
     view! {
@@ -148,7 +155,7 @@ pub fn UserPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok(d) => view! { <UserDetailView d roles access secrets /> }.into_any(),
+                    Ok((d, admin)) => view! { <UserDetailView d admin roles access secrets /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -159,6 +166,7 @@ pub fn UserPage() -> impl IntoView {
 #[component]
 fn UserDetailView(
     d: UserDetail,
+    admin: bool,
     roles: ServerAction<SetUserRoles>,
     access: ServerAction<SetUserDisabled>,
     secrets: Secrets,
@@ -205,6 +213,13 @@ fn UserDetailView(
                 </dd>
             </dl>
         </section>
+        {(!admin).then(|| view! {
+            <p class="note" data-testid="own-account">
+                "An admin changes roles and access. Your password, second factor and time zone are on "
+                <a href="/account">"your account page"</a>"."
+            </p>
+        })}
+        {admin.then(|| view! {
         <section class="card" hidden=sso>
             <h2>"Roles"</h2>
             <ActionForm action=roles attr:class="stack" attr:data-testid="set-roles">
@@ -248,6 +263,7 @@ fn UserDetailView(
             })}
             <ActionNote value=secrets.factor.value() />
         </section>
+        })}
     }
 }
 

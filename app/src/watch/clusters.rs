@@ -65,7 +65,10 @@ pub fn ClustersPage() -> impl IntoView {
                                 {list.into_iter().map(|c| view! {
                                     <tr>
                                         <td><a href=format!("/clusters/{}", c.id)>{c.name}</a></td>
-                                        <td><span class=state_class(c.state)>{c.state.as_str()}</span></td>
+                                        <td>{match &c.paused {
+                                            Some(p) => view! { <span class="badge" data-testid="paused">{p.text()}</span> }.into_any(),
+                                            None => view! { <span class=state_class(c.state)>{c.state.as_str()}</span> }.into_any(),
+                                        }}</td>
                                         <td><code>{c.bootstrap}</code></td>
                                         <td>{c.security_protocol}</td>
                                         <td>{format!("{} s", c.interval_s)}</td>
@@ -105,10 +108,22 @@ pub fn ClusterPage() -> impl IntoView {
                         let c = d.cluster;
                         let id = c.id;
                         view! {
-                            <h1>{c.name.clone()} " " <span class=state_class(c.state)>{c.state.as_str()}</span></h1>
-                            <p class="note" data-testid="data-age">
-                                {format!("Data {}; sampled every {} s from {}.", age(c.data_age_s), c.interval_s, c.bootstrap)}
-                            </p>
+                            {match &c.paused {
+                                // Nothing is read while paused: the figures
+                                // below are the last pass's, not current.
+                                Some(p) => view! {
+                                    <h1>{c.name.clone()} " " <span class="badge">"PAUSED"</span></h1>
+                                    <p class="error" role="status" data-testid="paused">
+                                        {format!("Not watched: {}. The figures below are from its last pass, {}, not current.", p.text(), age(c.data_age_s))}
+                                    </p>
+                                }.into_any(),
+                                None => view! {
+                                    <h1>{c.name.clone()} " " <span class=state_class(c.state)>{c.state.as_str()}</span></h1>
+                                    <p class="note" data-testid="data-age">
+                                        {format!("Data {}; sampled every {} s from {}.", age(c.data_age_s), c.interval_s, c.bootstrap)}
+                                    </p>
+                                }.into_any(),
+                            }}
                             {(!c.problems.is_empty()).then(|| view! {
                                 <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
                             })}
@@ -330,7 +345,10 @@ pub fn GroupPage() -> impl IntoView {
                             <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
                             <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
                             <p class="note" data-testid="data-age">
-                                {format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str())}
+                                {match &g.cluster_paused {
+                                    Some(p) => format!("{} · {} member(s) · data as of {as_of}, not current: the cluster is {}", g.state, g.members, p.text()),
+                                    None => format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str()),
+                                }}
                             </p>
                             {g.gone_since.map(|t| view! {
                                 <div class="error" role="alert" data-testid="group-gone">

@@ -300,6 +300,29 @@ pub async fn update_cluster(
     .await
 }
 
+/// Pauses a cluster (`paused` is `yes`) or resumes it.
+#[server(prefix = "/fn", endpoint = "pause_cluster")]
+pub async fn pause_cluster(id: i64, paused: String) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let pause = paused == "yes";
+    let said = backend()?
+        .watch
+        .pause_cluster(&who, &client_addr().await, id, pause)
+        .await
+        .map(|c| match c.paused {
+            Some(_) => format!(
+                "Paused {}: nothing is read from it until it is resumed.",
+                c.name
+            ),
+            None => format!(
+                "Resumed {}: its next pass is within about ten seconds.",
+                c.name
+            ),
+        });
+    crate::ui::flash::noted(said, String::clone).await
+}
+
 /// Removes a cluster once its name is typed back, as a guard against the
 /// wrong row: what was recorded of it goes too.
 #[server(prefix = "/fn", endpoint = "remove_cluster")]

@@ -168,7 +168,10 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
     view! {
         <p><a href="/streams">"← Streams"</a></p>
         <h1>{t.name.clone()}</h1>
-        <p class="note">{format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str())}</p>
+        <p class="note" data-testid="stream-cluster">{match &d.cluster_paused {
+            Some(p) => format!("Cluster {} {} · data {age}, not current", d.cluster, p.text()),
+            None => format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str()),
+        }}</p>
         <p><a href=crate::lineage::widgets::topic_graph_href(d.cluster_id, &t.name) data-testid="stream-lineage">"Lineage graph"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(d.cluster_id, &t.name) data-testid="stream-impact">"What breaks if it changes"</a></p>
         <section class="card">
             <dl>

@@ -27,9 +27,12 @@ pub struct ClusterRow {
     pub insecure_credentials: bool,
     pub interval_s: i32,
     pub created_at: DateTime<Utc>,
+    /// Since when its routines skip it, and who paused it.
+    pub paused_at: Option<DateTime<Utc>>,
+    pub paused_by: Option<String>,
 }
 
-const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at";
+const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at, paused_at, paused_by";
 
 pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, Db> {
     Ok(
@@ -87,6 +90,28 @@ pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<bool, Db> {
         .await?
         .rows_affected()
         == 1)
+}
+
+/// Pauses a cluster (`by` names who) or resumes it (`None`); false when it
+/// already was so.
+pub async fn set_paused(conn: &mut PgConnection, id: i64, by: Option<&str>) -> Result<bool, Db> {
+    let changed = match by {
+        Some(by) => sqlx::query(
+            "UPDATE clusters SET paused_at = now(), paused_by = $2
+             WHERE id = $1 AND paused_at IS NULL",
+        )
+        .bind(id)
+        .bind(by),
+        None => sqlx::query(
+            "UPDATE clusters SET paused_at = NULL, paused_by = NULL
+             WHERE id = $1 AND paused_at IS NOT NULL",
+        )
+        .bind(id),
+    }
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok(changed == 1)
 }
 
 /// Changes a cluster's connection settings and interval.

@@ -173,8 +173,8 @@ ensure_chromium() {
 
 ensure_node_modules() {
   command -v npm >/dev/null || apt_install nodejs npm
-  if [ ! -d "$SK_ROOT/end2end/node_modules/playwright-core" ]; then
-    log "installing playwright-core (npm)"
+  if [ ! -d "$SK_ROOT/end2end/node_modules/playwright-core" ] || [ ! -d "$SK_ROOT/end2end/node_modules/axe-core" ]; then
+    log "installing playwright-core and axe-core (npm)"
     (cd "$SK_ROOT/end2end" && npm ci --no-audit --no-fund --silent) >&2
   fi
 }

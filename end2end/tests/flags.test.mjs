@@ -43,6 +43,8 @@ test(`${MODE}: an owner sees their flag, opens its receipts and acknowledges it`
   const receipts = await page.textContent('[data-testid="receipts"]');
   assert.match(receipts, /Rule: windowed lag status/);
   assert.match(receipts, /Sampled at/);
+  // Receipts are rewritten when the trouble changes: the page says of when.
+  assert.match(await page.textContent('[data-testid="receipts-as-of"]'), /Receipts of the pass at .* at least every 20 passes/);
   assert.equal(await page.textContent('[data-testid="flag-state"]'), 'open');
 
   const ack = 'form[data-testid="acknowledge"] button[type="submit"]';

@@ -7,7 +7,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use streamkeeper::watch::window::by_group;
 use streamkeeper_server::clients::kafka::reader::{
-    GroupReading, PartitionReading, Reading, TopicReading,
+    GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
 };
 use streamkeeper_server::watch::judge::{self, PassResult};
 use streamkeeper_server::watch::kept::{self, KeptWindow, Source};
@@ -83,6 +83,7 @@ fn scenario(n: i64, at: DateTime<Utc>) -> Reading {
         groups_listed: true,
         problems: vec![],
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("synthetic".into()),
     }
 }
 
@@ -115,8 +116,27 @@ async fn outcome(pool: &PgPool, cluster_id: i64) -> (Vec<String>, Vec<String>) {
     .expect("flags");
     (
         groups.iter().map(|g| format!("{g:?}")).collect(),
-        flags.iter().map(|f| format!("{f:?}")).collect(),
+        flags
+            .into_iter()
+            .map(|(kind, subject, k, state, reason, evidence)| {
+                format!("{:?}", (kind, subject, k, state, reason, gist(evidence)))
+            })
+            .collect(),
     )
+}
+
+/// Receipts without each partition's samples and sentence: what a flag's
+/// receipts must say the same way however they were judged (the samples
+/// themselves are rewritten only now and then from memory; see
+/// `a_flags_receipts_are_rewritten_when_the_trouble_changes`).
+fn gist(mut evidence: serde_json::Value) -> serde_json::Value {
+    if let Some(parts) = evidence["partitions"].as_array_mut() {
+        for p in parts.iter_mut().filter_map(|p| p.as_object_mut()) {
+            p.remove("samples");
+            p.remove("reason");
+        }
+    }
+    evidence
 }
 
 /// Two clusters fed the same passes, one judged from a window kept in
@@ -291,4 +311,103 @@ async fn a_takeover_reads_the_window_back(pool: PgPool) {
         .expect("windows");
     assert_eq!(source, Source::Memory);
     assert_eq!(again, w);
+}
+
+/// The newest sample time in the receipts of group `group`'s lag flag.
+async fn receipts_of(pool: &PgPool, cluster_id: i64, group: &str) -> Option<DateTime<Utc>> {
+    let evidence: Option<serde_json::Value> = sqlx::query_scalar(
+        "SELECT evidence FROM flags WHERE cluster_id = $1 AND subject = $2 AND rule = 'lag'
+           AND state = 'open'",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .fetch_optional(pool)
+    .await
+    .expect("flag");
+    evidence?["partitions"]
+        .as_array()?
+        .iter()
+        .flat_map(|p| p["samples"].as_array().cloned().unwrap_or_default())
+        .filter_map(|s| s["at"].as_str()?.parse().ok())
+        .max()
+}
+
+/// A flag whose trouble stays the same keeps its receipts, rewritten at its
+/// turn once every `REFRESH_EVALUATIONS` passes, not every pass; a sampler
+/// that starts again (no memory) writes them at once.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_flags_receipts_are_rewritten_when_the_trouble_changes(pool: PgPool) {
+    use streamkeeper::flags::receipts::REFRESH_EVALUATIONS;
+    samples::ensure_partitions(&pool, Utc::now())
+        .await
+        .expect("partitions");
+    let c = cluster(&pool, "receipts").await;
+    let mut kept = KeptWindow::default();
+    let passes = 2 * i64::try_from(REFRESH_EVALUATIONS).expect("small") + 15;
+    let start = Utc::now() - Duration::seconds(15 * (passes + 2));
+    let mut rewritten = Vec::new();
+    let mut last_seen = None;
+    let mut last_pass = start;
+    for n in 0..passes {
+        let at = start + Duration::seconds(15 * n);
+        let r = scenario(n, at);
+        let stored = clusters::record_reading(&pool, c.id, &r)
+            .await
+            .expect("store");
+        kept.push_read(stored.pass_id, r.finished, &stored.samples);
+        judge::after_pass(&pool, &c, PassResult::Read(&r), &mut kept)
+            .await
+            .expect("judge");
+        // "stops" stopped at pass 4 with no members: once its window holds
+        // only the standing offset its trouble no longer changes.
+        if n >= 15 {
+            let of = receipts_of(&pool, c.id, "stops")
+                .await
+                .expect("a STOP flag");
+            assert!(
+                at - of
+                    <= Duration::seconds(15 * i64::try_from(REFRESH_EVALUATIONS).expect("small")),
+                "pass {n}: receipts of {of} are older than the refresh period"
+            );
+            if last_seen != Some(of) {
+                rewritten.push(n);
+                last_seen = Some(of);
+            }
+        }
+        last_pass = at;
+    }
+    let watched = usize::try_from(passes - 15).expect("positive");
+    assert!(
+        (2..=4).contains(&rewritten.len()),
+        "receipts written at passes {rewritten:?} of {watched}: at their turn, not every pass"
+    );
+    // The kept sentence follows every pass all the same.
+    let reason: String = sqlx::query_scalar(
+        "SELECT reason FROM flags WHERE cluster_id = $1 AND subject = 'stops' AND rule = 'lag'",
+    )
+    .bind(c.id)
+    .fetch_one(&pool)
+    .await
+    .expect("reason");
+    assert!(!reason.is_empty());
+
+    // A sampler with no memory (a restart) writes every open flag's receipts.
+    let mut fresh = KeptWindow::default();
+    let at = last_pass + Duration::seconds(15);
+    let r = scenario(passes, at);
+    let stored = clusters::record_reading(&pool, c.id, &r)
+        .await
+        .expect("store");
+    fresh.push_read(stored.pass_id, r.finished, &stored.samples);
+    judge::after_pass(&pool, &c, PassResult::Read(&r), &mut fresh)
+        .await
+        .expect("judge");
+    let of = receipts_of(&pool, c.id, "stops")
+        .await
+        .expect("a STOP flag");
+    assert_eq!(
+        of.timestamp(),
+        at.timestamp(),
+        "written at once after a restart"
+    );
 }

@@ -6,7 +6,8 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 
 mod list;
-pub use list::{FlagScope, FlagState};
+pub mod receipts;
+pub use list::{FlagColumn, FlagScope, FlagState};
 
 /// What a flag is about, and its identity: one open flag per key, so the
 /// same trouble is never raised twice.

@@ -195,6 +195,7 @@ pub async fn list_registries() -> Result<Vec<crate::schemas::model::RegistryStat
 pub async fn get_registry_subjects(
     id: i64,
     q: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<crate::schemas::model::RegistrySubjects, AppError> {
     use crate::port::{backend, principal};
@@ -202,7 +203,7 @@ pub async fn get_registry_subjects(
     let who = principal().await?;
     backend()?
         .schemas
-        .registry_subjects(&who, id, q, PageRequest::new(Some(page), None))
+        .registry_subjects(&who, id, q, sort, PageRequest::new(Some(page), None))
         .await
 }
 

@@ -18,9 +18,11 @@ use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::Verdict;
 use streamkeeper::schemas::check::{Direction, ParsedSchema, can_read, check, check_under};
 use streamkeeper::schemas::json::Policy;
+use streamkeeper::schemas::list::SubjectColumn;
 use streamkeeper::schemas::reader::{ReaderChoice, choose};
 use streamkeeper::schemas::report::{ConsumerAnswer, HistoryAnswer, summary};
 use streamkeeper::schemas::{Mode, ResolvedReference, SchemaText, SchemaType};
@@ -1322,9 +1324,11 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         who: &Principal,
         cluster_id: i64,
         search: Option<String>,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
         require(who, Action::Read, "see registries")?;
+        let order = Sorted::<SubjectColumn>::parse(sort.as_deref())?;
         let cluster = self.cluster_name(cluster_id).await?;
         let reading = store::subjects_reading(&self.pool, cluster_id)
             .await?
@@ -1333,7 +1337,7 @@ impl streamkeeper_app::port::Schemas for SchemaService {
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty());
         let (rows, total) =
-            store::subjects_page(&self.pool, cluster_id, search.as_deref(), page).await?;
+            store::subjects_page(&self.pool, cluster_id, search.as_deref(), order, page).await?;
         let number = |n: i32| u32::try_from(n).unwrap_or_default();
         let items = rows
             .into_iter()

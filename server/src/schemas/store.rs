@@ -6,6 +6,8 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
 use streamkeeper::platform::page::PageRequest;
+use streamkeeper::platform::sort::Sorted;
+use streamkeeper::schemas::list::SubjectColumn;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct RegistryRow {
@@ -618,12 +620,25 @@ pub async fn subject_latest(
     .await?)
 }
 
-/// A page of a registry's stored subjects by name, those containing
+/// `ORDER BY` of a registry's subjects: each column's keys, then the
+/// subject (unique in a registry).
+fn subject_order(order: Sorted<SubjectColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        SubjectColumn::Subject => &["subject"],
+        SubjectColumn::Versions => &["cardinality(versions)"],
+        SubjectColumn::Latest => &["latest_id"],
+        SubjectColumn::Level => &["level"],
+    };
+    crate::store::order_by(keys, order.descending, "subject")
+}
+
+/// A page of a registry's stored subjects in `order`, those containing
 /// `search` (any case) only when given, with the total.
 pub async fn subjects_page(
     pool: &PgPool,
     cluster_id: i64,
     search: Option<&str>,
+    order: Sorted<SubjectColumn>,
     page: PageRequest,
 ) -> Result<(Vec<SubjectRow>, u64), Db> {
     // `%` and `_` in the search are literal characters, not wildcards.
@@ -635,11 +650,12 @@ pub async fn subjects_page(
                 .replace('_', "\\_")
         )
     });
-    let rows = sqlx::query_as(
+    let rows = sqlx::query_as(&format!(
         "SELECT subject, versions, latest_id, schema_type, level FROM registry_subjects
          WHERE cluster_id = $1 AND ($2::text IS NULL OR subject ILIKE $2)
-         ORDER BY subject LIMIT $3 OFFSET $4",
-    )
+         ORDER BY {} LIMIT $3 OFFSET $4",
+        subject_order(order)
+    ))
     .bind(cluster_id)
     .bind(&pattern)
     .bind(page.limit())

@@ -5,17 +5,19 @@
 use crate::clients::kafka::reader::Reading;
 use crate::flags::store;
 use crate::platform::errors::Db;
-use crate::watch::kept::{self, KeptWindow};
+use crate::watch::kept::{self, KeptFlags, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
-use std::collections::{BTreeMap, BTreeSet, HashMap};
-use streamkeeper::flags::{self, FlagKey, Observation, Step};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use streamkeeper::flags::{self, FlagKey, Observation, Step, receipts};
 use streamkeeper::watch::observe::{
     TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic, standings,
+    with_samples,
 };
+use streamkeeper::watch::window::Windows;
 
 /// How a pass went, as far as flags care.
 pub enum PassResult<'a> {
@@ -41,8 +43,10 @@ fn catalog_of(t: &TopicRow) -> TopicCatalog {
 /// Reconciles flags after a pass. The groups' windows come from `kept`,
 /// the sampler's memory of the cluster's recent passes, when it matches
 /// the store (else from Postgres; see `watch::kept`): the pass itself must
-/// already be recorded, and kept. Errors are logged by the caller; a
-/// failed reconciliation leaves the flags as they were.
+/// already be recorded, and kept. So do the open lag flags' standings and
+/// what their receipts last said. Errors are logged by the caller; a
+/// failed reconciliation leaves the flags as they were, and the memory of
+/// them is dropped (read again next time).
 pub async fn after_pass(
     pool: &PgPool,
     cluster: &ClusterRow,
@@ -52,14 +56,18 @@ pub async fn after_pass(
     let mut observed = Vec::new();
     let mut evaluated: BTreeSet<FlagKey> = BTreeSet::new();
     evaluated.insert(cluster_key(&cluster.name));
-    match result {
-        PassResult::Failed(why) => observed.push(Observation {
-            key: cluster_key(&cluster.name),
-            kind: "UNREACHABLE".into(),
-            reason: format!("the last pass could not read the cluster: {why}"),
-            onset_ms: Utc::now().timestamp_millis(),
-            evidence: json!({ "rule": "a pass that reads nothing", "error": why }),
-        }),
+    let mut windows = BTreeMap::new();
+    let mut flags = match result {
+        PassResult::Failed(why) => {
+            observed.push(Observation {
+                key: cluster_key(&cluster.name),
+                kind: "UNREACHABLE".into(),
+                reason: format!("the last pass could not read the cluster: {why}"),
+                onset_ms: Utc::now().timestamp_millis(),
+                evidence: json!({ "rule": "a pass that reads nothing", "error": why }),
+            });
+            std::mem::take(&mut kept.flags)
+        }
         PassResult::Read(reading) => {
             let catalog: HashMap<String, TopicRow> = crate::watch::store::topics(pool, cluster.id)
                 .await?
@@ -79,18 +87,33 @@ pub async fn after_pass(
                     &mut evaluated,
                 ));
             }
-            let (mut windows, source) = kept::windows(pool, cluster.id, kept).await?;
+            let source;
+            (windows, source) = kept::windows(pool, cluster.id, kept).await?;
             tracing::debug!(cluster = %cluster.name, ?source, "windows");
-            // How long stuck partitions have stood, as their flags kept it.
-            let kept = store::lag_evidence(pool, cluster.id, None).await?;
+            let mut flags = std::mem::take(&mut kept.flags);
+            // How long stuck partitions have stood, as their flags keep it.
+            let mut known = match flags.standings.take() {
+                Some(known) => known,
+                None => store::lag_evidence(pool, cluster.id, None)
+                    .await?
+                    .iter()
+                    .map(|(group, evidence)| (group.clone(), standings(evidence)))
+                    .collect(),
+            };
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
-                evaluated.insert(group_key(&g.name));
+                let lag_key = group_key(&g.name);
+                evaluated.insert(lag_key.clone());
                 evaluated.insert(freshness_key(&g.name));
-                let w = windows.remove(&g.name).unwrap_or_default();
+                let none = Windows::new();
+                let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = Utc::now().timestamp_millis();
-                let known = kept.get(&g.name).map(standings).unwrap_or_default();
-                let (found, j) = observe_group(&g.name, w, g.members, &budgets, &known, now_ms);
+                let before = known.remove(&g.name).unwrap_or_default();
+                let (found, j) = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
+                // What the group's lag flag will keep, if it stays open.
+                if let Some(o) = found.iter().find(|o| o.key == lag_key) {
+                    known.insert(g.name.clone(), standings(&o.evidence));
+                }
                 observed.extend(found);
                 judgements.push(Judgement {
                     group: g.name.clone(),
@@ -101,9 +124,29 @@ pub async fn after_pass(
             }
             crate::watch::store::set_judgements(pool, cluster.id, reading.finished, &judgements)
                 .await?;
+            flags.standings = Some(known);
+            flags
         }
-    }
-    reconcile(pool, cluster, observed, &evaluated).await
+    };
+    // The receipts written get their samples (see `with_samples`).
+    let complete = |o: &mut Observation| {
+        if o.key == group_key(&o.key.subject)
+            && let Some(w) = windows.get(&o.key.subject)
+        {
+            with_samples(&mut o.evidence, w);
+        }
+    };
+    reconcile_kept(
+        pool,
+        cluster,
+        observed,
+        &evaluated,
+        Some(&mut flags),
+        &complete,
+    )
+    .await?;
+    kept.flags = flags;
+    Ok(())
 }
 
 /// Raises, updates and resolves a cluster's flags from what was observed.
@@ -115,32 +158,85 @@ pub async fn reconcile(
     observed: Vec<Observation>,
     evaluated: &BTreeSet<FlagKey>,
 ) -> Result<(), Db> {
+    reconcile_kept(pool, cluster, observed, evaluated, None, &|_| {}).await
+}
+
+/// [`reconcile`], writing the receipts of flags still open only when they
+/// say something new or it is their turn (`streamkeeper::flags::receipts`),
+/// as far as `kept` knows what was written; without it, every time.
+/// `complete` finishes the receipts of an observation that is written.
+async fn reconcile_kept(
+    pool: &PgPool,
+    cluster: &ClusterRow,
+    observed: Vec<Observation>,
+    evaluated: &BTreeSet<FlagKey>,
+    mut kept: Option<&mut KeptFlags>,
+    complete: &(dyn Fn(&mut Observation) + Sync),
+) -> Result<(), Db> {
     let live = store::live(pool, cluster.id).await?;
     let open: BTreeMap<FlagKey, String> = live
         .iter()
         .map(|(k, (_, kind))| (k.clone(), kind.clone()))
         .collect();
+    if let Some(k) = kept.as_deref_mut() {
+        // Flags closed elsewhere (dismissed, say) are forgotten.
+        let ids: HashSet<i64> = live.values().map(|(id, _)| *id).collect();
+        k.written.retain(|id, _| ids.contains(id));
+    }
+    let evaluation = kept.as_deref().map_or(0, |k| k.evaluations);
     // Flags still there are updated together, after the others: an update
     // sends nothing, and one statement for all of them saves a round trip
     // a flag (a thousand of them at a thousand troubled groups).
     let mut updates = Vec::new();
     for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
         match step {
-            Step::Raise(o) => raise(pool, cluster, &o).await?,
-            Step::Update { observation, .. } => {
+            Step::Raise(mut o) => {
+                complete(&mut o);
+                raise(pool, cluster, &o).await?;
+            }
+            Step::Update {
+                mut observation, ..
+            } => {
                 if let Some((id, _)) = live.get(&observation.key) {
-                    updates.push((*id, observation));
+                    let write = match kept.as_deref_mut() {
+                        Some(k) => {
+                            let gist = receipts::gist(&observation.evidence);
+                            let write = receipts::rewrite(
+                                k.written.get(id).copied(),
+                                gist,
+                                *id,
+                                evaluation,
+                            );
+                            if write {
+                                k.written.insert(*id, gist);
+                            }
+                            write
+                        }
+                        None => true,
+                    };
+                    if write {
+                        complete(&mut observation);
+                    }
+                    updates.push((*id, observation, write));
                 }
             }
             Step::Resolve(key) => {
                 if let Some((id, kind)) = live.get(&key) {
                     resolve(pool, cluster, *id, &key, kind).await?;
+                    if let Some(k) = kept.as_deref_mut() {
+                        k.written.remove(id);
+                    }
                 }
             }
         }
     }
-    let updates: Vec<(i64, &Observation)> = updates.iter().map(|(id, o)| (*id, o)).collect();
-    store::update_many(pool, &updates).await
+    let updates: Vec<(i64, &Observation, bool)> =
+        updates.iter().map(|(id, o, w)| (*id, o, *w)).collect();
+    store::update_many(pool, &updates).await?;
+    if let Some(k) = kept {
+        k.evaluations = k.evaluations.wrapping_add(1);
+    }
+    Ok(())
 }
 
 /// Groups go to their owner, topics to their stream's owner, the rest (and

@@ -15,6 +15,11 @@
 //! last [`WINDOW_PASSES`] pass ids in Postgres. The memory is trusted only
 //! when those are exactly the ids it holds, in order; otherwise the window
 //! is read from Postgres, as before, and the memory rebuilt from it.
+//!
+//! Beside the window it keeps what the last evaluation left in the
+//! cluster's open lag flags ([`KeptFlags`]), so the next one neither reads
+//! their receipts back nor rewrites receipts that say the same: it goes
+//! with the window, and is forgotten with it.
 
 use crate::platform::errors::Db;
 use crate::watch::store;
@@ -23,6 +28,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
+use streamkeeper::watch::observe::Standings;
 use streamkeeper::watch::window::{WINDOW_PASSES, WindowSample, Windows, by_group};
 
 /// One partition sample of a kept pass.
@@ -68,10 +74,29 @@ struct KeptPass {
     groups: HashMap<Arc<str>, Vec<KeptSample>>,
 }
 
-/// A cluster's last [`WINDOW_PASSES`] passes, oldest first.
+/// A cluster's last [`WINDOW_PASSES`] passes, oldest first, and what the
+/// evaluations of them left in the open flags.
 #[derive(Debug, Default)]
 pub struct KeptWindow {
     passes: VecDeque<KeptPass>,
+    pub flags: KeptFlags,
+}
+
+/// What this sampler's evaluations wrote to the cluster's open flags. Only
+/// the evaluation writes group flags' receipts, so while the window is
+/// trusted (no other replica recorded a pass) this is what the store holds.
+#[derive(Debug, Default)]
+pub struct KeptFlags {
+    /// Each group's standings as its open lag flag keeps them (see
+    /// `streamkeeper::watch::observe::standings`); `None` until read from
+    /// the store.
+    pub standings: Option<HashMap<String, Standings>>,
+    /// The gist of each open flag's receipts as last written
+    /// (`streamkeeper::flags::receipts`).
+    pub written: HashMap<i64, u64>,
+    /// Evaluations made with this memory: whose turn it is to have its
+    /// receipts refreshed.
+    pub evaluations: u64,
 }
 
 /// The window length as a count (a positive constant).

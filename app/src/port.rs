@@ -304,8 +304,27 @@ pub trait Watch: Send + Sync {
         new: crate::watch::model::NewCluster,
         keep_credentials: bool,
     ) -> Result<crate::watch::model::ClusterView, AppError>;
-    /// Stops watching a cluster and forgets what was recorded of it (admin).
-    async fn remove_cluster(&self, who: &Principal, from: &str, id: i64) -> Result<(), AppError>;
+    /// Stops watching a cluster (admin, audited): it is gone from every
+    /// list and page, its history kept until it is purged.
+    async fn remove_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<crate::watch::model::RemovedCluster, AppError>;
+    /// The removed clusters not purged yet (admin).
+    async fn removed_clusters(
+        &self,
+        who: &Principal,
+    ) -> Result<Vec<crate::watch::model::RemovedCluster>, AppError>;
+    /// Watches a removed cluster again (admin, audited); a conflict when a
+    /// watched cluster has its name now.
+    async fn restore_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<crate::watch::model::ClusterView, AppError>;
     /// Pauses a cluster (`paused`) or resumes it (admin, audited when it
     /// changes): a paused cluster's routines skip it.
     async fn pause_cluster(

@@ -37,6 +37,21 @@ pub fn state(last: Option<LastPass>, interval_s: i64, now: DateTime<Utc>) -> Clu
     }
 }
 
+/// How long a cluster's history is kept: the hourly lag rollups' retention,
+/// and how long a removed cluster waits, restorable, before it is purged
+/// with everything recorded of it.
+pub const HISTORY_DAYS: i64 = 90;
+
+/// When a cluster removed at `removed_at` is purged for good.
+pub fn purged_on(removed_at: DateTime<Utc>) -> DateTime<Utc> {
+    removed_at + chrono::Duration::days(HISTORY_DAYS)
+}
+
+/// Clusters removed before this time are past their kept period `now`.
+pub fn purge_cutoff(now: DateTime<Utc>) -> DateTime<Utc> {
+    now - chrono::Duration::days(HISTORY_DAYS)
+}
+
 impl ClusterState {
     pub fn as_str(self) -> &'static str {
         match self {
@@ -86,5 +101,17 @@ mod tests {
             ClusterState::parse(ClusterState::Degraded.as_str()),
             ClusterState::Degraded
         );
+    }
+
+    #[test]
+    fn a_removed_cluster_is_kept_for_the_history_period() {
+        let removed = DateTime::parse_from_rfc3339("2026-12-05T10:00:00Z")
+            .expect("a valid time")
+            .with_timezone(&Utc);
+        let purged = purged_on(removed);
+        assert_eq!(purged.to_rfc3339(), "2027-03-05T10:00:00+00:00");
+        // Due exactly when its period is over, not a second before.
+        assert!(purge_cutoff(purged - Duration::seconds(1)) < removed);
+        assert_eq!(purge_cutoff(purged), removed);
     }
 }

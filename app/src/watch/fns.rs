@@ -9,7 +9,7 @@
 use crate::error::AppError;
 use crate::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupLagView, GroupSummary, LagSeries,
-    PartitionRef, StreamDetail, StreamSummary,
+    PartitionRef, RemovedCluster, StreamDetail, StreamSummary,
 };
 use leptos::prelude::*;
 use streamkeeper::platform::page::Page;
@@ -324,7 +324,7 @@ pub async fn pause_cluster(id: i64, paused: String) -> Result<String, AppError> 
 }
 
 /// Removes a cluster once its name is typed back, as a guard against the
-/// wrong row: what was recorded of it goes too.
+/// wrong row: it stops being watched, its history kept until it is purged.
 #[server(prefix = "/fn", endpoint = "remove_cluster")]
 pub async fn remove_cluster(id: i64, confirm: String) -> Result<String, AppError> {
     use crate::port::{backend, client_addr, principal};
@@ -336,10 +336,41 @@ pub async fn remove_cluster(id: i64, confirm: String) -> Result<String, AppError
             "Type the cluster's name, {name}, to remove it."
         )));
     }
-    watch.remove_cluster(&who, &client_addr().await, id).await?;
-    crate::ui::flash::noted(
-        Ok(name),
-        |name| format!("Stopped watching {name}; what was recorded of it is gone (the audit log keeps what was done)."),
-    )
-    .await
+    let said = watch
+        .remove_cluster(&who, &client_addr().await, id)
+        .await
+        .map(|r| {
+            format!(
+                "Stopped watching {}. {}",
+                r.name,
+                crate::watch::model::kept_until(r.purged_on)
+            )
+        });
+    crate::ui::flash::noted(said, String::clone).await
+}
+
+/// The removed clusters whose history is still kept (admin).
+#[server(prefix = "/fn", endpoint = "list_removed_clusters")]
+pub async fn list_removed_clusters() -> Result<Vec<RemovedCluster>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.watch.removed_clusters(&who).await
+}
+
+/// Watches a removed cluster again, with its history.
+#[server(prefix = "/fn", endpoint = "restore_cluster")]
+pub async fn restore_cluster(id: i64) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let said = backend()?
+        .watch
+        .restore_cluster(&who, &client_addr().await, id)
+        .await
+        .map(|c| {
+            format!(
+                "Restored {} with its history: watched again from its next pass.",
+                c.name
+            )
+        });
+    crate::ui::flash::noted(said, String::clone).await
 }

@@ -49,6 +49,30 @@ impl Paused {
     }
 }
 
+/// A removed cluster: no longer watched, and gone from every list and
+/// page, its history kept until `purged_on`; an admin may restore it
+/// until then.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct RemovedCluster {
+    pub id: i64,
+    pub name: String,
+    pub bootstrap: String,
+    pub removed_at: DateTime<Utc>,
+    pub removed_by: String,
+    /// When housekeeping deletes it with everything recorded of it.
+    pub purged_on: DateTime<Utc>,
+}
+
+/// What removing a cluster does, said before and after: "Its history is
+/// kept until 2027-03-05, then deleted; you can restore it until then."
+pub fn kept_until(purged_on: DateTime<Utc>) -> String {
+    format!(
+        "Its history is kept until {}, then deleted; you can restore it until then.",
+        purged_on.format("%Y-%m-%d")
+    )
+}
+
 /// A cluster as an admin adds it. Credentials are references such as
 /// `env:STREAMKEEPER_CRED_KAFKA_API_SECRET` or `file:/run/secrets/kafka`.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

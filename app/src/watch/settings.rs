@@ -1,6 +1,7 @@
 //! Settings → Clusters: add a cluster to watch, and test a connection
 //! first; change a watched cluster's connection or interval, or stop
-//! watching it. The test is a GET form, so its report renders with or
+//! watching it (its history kept for the retention period, and restorable
+//! until then from the removed clusters' list). The test is a GET form, so its report renders with or
 //! without wasm; credentials are references (env:NAME, file:/path), never
 //! values.
 
@@ -8,9 +9,10 @@ use crate::error::AppError;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
 use crate::watch::fns::{
-    AddCluster, PauseCluster, RemoveCluster, UpdateCluster, list_clusters, test_cluster,
+    AddCluster, PauseCluster, RemoveCluster, RestoreCluster, UpdateCluster, list_clusters,
+    list_removed_clusters, test_cluster,
 };
-use crate::watch::model::{ClusterView, ConnectionReport};
+use crate::watch::model::{ClusterView, ConnectionReport, RemovedCluster, kept_until};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::watch::reach::{TEST_TIMEOUT_S, trace};
@@ -145,16 +147,31 @@ fn ClusterForms() -> impl IntoView {
 }
 
 /// Each watched cluster's connection and interval, to change, and the way
-/// to stop watching it (its name typed back).
+/// to stop watching it (its name typed back); then the removed ones, to
+/// restore.
 #[component]
 fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
     let update = ServerAction::<UpdateCluster>::new();
     let remove = ServerAction::<RemoveCluster>::new();
     let pause = ServerAction::<PauseCluster>::new();
+    let restore = ServerAction::<RestoreCluster>::new();
     let (updated, removed, paused) = (update.version(), remove.version(), pause.version());
+    let restored = restore.version();
     let clusters = Resource::new(
-        move || (added.get(), updated.get(), removed.get(), paused.get()),
+        move || {
+            (
+                added.get(),
+                updated.get(),
+                removed.get(),
+                paused.get(),
+                restored.get(),
+            )
+        },
         |_| list_clusters(),
+    );
+    let gone = Resource::new(
+        move || (removed.get(), restored.get()),
+        |_| list_removed_clusters(),
     );
     view! {
         <section class="card" data-testid="watched-clusters">
@@ -176,6 +193,51 @@ fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
                 })}
             </Suspense>
         </section>
+        <section class="card" data-testid="removed-clusters">
+            <h2>"Removed clusters"</h2>
+            <p class="note">"Not watched and gone from every page; their history is kept until the date shown, then deleted with them. Restoring one brings it back with its history."</p>
+            <ActionNote value=restore.value() />
+            <Suspense fallback=|| view! { <p>"Loading…"</p> }>
+                {move || Suspend::new(async move {
+                    match gone.await {
+                        Ok(list) if list.is_empty() => view! {
+                            <p class="note">"No removed cluster is kept."</p>
+                        }.into_any(),
+                        Ok(list) => view! { <RemovedTable list restore /> }.into_any(),
+                        Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    }
+                })}
+            </Suspense>
+        </section>
+    }
+}
+
+#[component]
+fn RemovedTable(list: Vec<RemovedCluster>, restore: ServerAction<RestoreCluster>) -> impl IntoView {
+    view! {
+        <table>
+            <thead><tr><th>"Name"</th><th>"Bootstrap"</th><th>"Removed"</th><th>"By"</th><th>"Purged on"</th><th></th></tr></thead>
+            <tbody>
+                {list.into_iter().map(|c| {
+                    let label = format!("Restore {}", c.name);
+                    view! {
+                        <tr data-testid="removed-cluster" data-cluster=c.name.clone()>
+                            <td>{c.name.clone()}</td>
+                            <td>{c.bootstrap}</td>
+                            <td>{crate::ui::time::stamp_ago(c.removed_at)}</td>
+                            <td>{c.removed_by}</td>
+                            <td>{c.purged_on.format("%Y-%m-%d").to_string()}</td>
+                            <td>
+                                <ActionForm action=restore attr:data-testid="restore-cluster">
+                                    <input type="hidden" name="id" value=c.id.to_string() />
+                                    <button type="submit">{label}</button>
+                                </ActionForm>
+                            </td>
+                        </tr>
+                    }
+                }).collect_view()}
+            </tbody>
+        </table>
     }
 }
 
@@ -202,8 +264,9 @@ fn ClusterEdit(
     };
     let save = format!("Save {}", c.name);
     let warn = format!(
-        "Stop watching: type {} to remove it with its lag history, flags, streams, schemas and review items",
-        c.name
+        "Stop watching: type {} to remove it. {}",
+        c.name,
+        kept_until(streamkeeper::watch::cluster::purged_on(chrono::Utc::now()))
     );
     let drop = format!("Remove {}", c.name);
     let (bootstrap, protocol, mechanism) = (c.bootstrap, c.security_protocol, c.sasl_mechanism);

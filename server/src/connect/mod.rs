@@ -211,7 +211,10 @@ impl ConnectService {
             .ok_or_else(|| AppError::NotFound("That cluster".into()))
     }
 
+    /// A Connect cluster of a watched Kafka cluster (a removed one's are gone
+    /// with it).
     async fn connect(&self, cluster_id: i64, name: &str) -> Result<ConnectRow, AppError> {
+        self.cluster(cluster_id).await?;
         store::by_name(&self.pool, cluster_id, name)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Connect cluster {name}")))

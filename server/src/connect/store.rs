@@ -477,12 +477,12 @@ pub async fn set_owner(
 /// A Kafka cluster by name: its id and whether credentials may go
 /// without TLS.
 pub async fn cluster_by_name(pool: &PgPool, name: &str) -> Result<Option<(i64, bool)>, Db> {
-    Ok(
-        sqlx::query_as("SELECT id, insecure_credentials FROM clusters WHERE name = $1")
-            .bind(name)
-            .fetch_optional(pool)
-            .await?,
+    Ok(sqlx::query_as(
+        "SELECT id, insecure_credentials FROM clusters WHERE name = $1 AND removed_at IS NULL",
     )
+    .bind(name)
+    .fetch_optional(pool)
+    .await?)
 }
 
 pub async fn team_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
@@ -584,7 +584,9 @@ pub async fn worker_metrics(pool: &PgPool) -> Result<Vec<WorkerMetricRow>, Db> {
         "SELECT name,
                 CASE WHEN read_at IS NULL AND last_error_at IS NULL THEN NULL
                      ELSE last_error_at IS NULL OR read_at > last_error_at END AS up
-         FROM connect_clusters ORDER BY name",
+         FROM connect_clusters cc
+         WHERE cc.cluster_id IN (SELECT id FROM clusters WHERE removed_at IS NULL)
+         ORDER BY name",
     )
     .fetch_all(pool)
     .await?)

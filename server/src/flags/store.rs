@@ -220,7 +220,8 @@ pub struct FlagRow {
 const SELECT: &str = "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.state,
         f.team_id, t.name AS team, f.reason, f.evidence, f.onset_at, f.raised_at, f.notified_at,
         f.acknowledged_at, f.acknowledged_by, f.dismissed_at, f.dismissed_by, f.dismissed_reason, f.resolved_at
-    FROM flags f JOIN clusters c ON c.id = f.cluster_id LEFT JOIN teams t ON t.id = f.team_id";
+    FROM flags f JOIN clusters c ON c.id = f.cluster_id AND c.removed_at IS NULL
+    LEFT JOIN teams t ON t.id = f.team_id";
 
 pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<FlagRow>, Db> {
     Ok(sqlx::query_as(&format!("{SELECT} WHERE f.id = $1"))
@@ -262,8 +263,11 @@ pub async fn list(
     order: Sorted<FlagColumn>,
     page: PageRequest,
 ) -> Result<Page<FlagRow>, Db> {
+    // A removed cluster's flags are kept (the pilot reads them) but listed
+    // only once it is restored.
     const WHERE: &str = "($1::bigint[] IS NULL OR f.team_id = ANY($1))
-        AND (NOT $2 OR f.state IN ('open', 'acknowledged'))";
+        AND (NOT $2 OR f.state IN ('open', 'acknowledged'))
+        AND f.cluster_id IN (SELECT id FROM clusters WHERE removed_at IS NULL)";
     let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM flags f WHERE {WHERE}"))
         .bind(teams)
         .bind(live_only)
@@ -379,7 +383,7 @@ pub struct FlagCountRow {
 pub async fn live_counts(pool: &PgPool) -> Result<Vec<FlagCountRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.name AS cluster, f.kind, f.state, f.team_id IS NOT NULL AS routed, count(*) AS n
-         FROM flags f JOIN clusters c ON c.id = f.cluster_id
+         FROM flags f JOIN clusters c ON c.id = f.cluster_id AND c.removed_at IS NULL
          WHERE f.state IN ('open', 'acknowledged')
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
     )

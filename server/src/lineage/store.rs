@@ -99,9 +99,10 @@ pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), Db> {
 
 /// The registered clusters with their bootstrap brokers, for naming.
 pub async fn clusters(pool: &PgPool) -> Result<Vec<RegisteredCluster>, Db> {
-    let rows: Vec<(i64, String)> = sqlx::query_as("SELECT id, bootstrap FROM clusters ORDER BY id")
-        .fetch_all(pool)
-        .await?;
+    let rows: Vec<(i64, String)> =
+        sqlx::query_as("SELECT id, bootstrap FROM clusters WHERE removed_at IS NULL ORDER BY id")
+            .fetch_all(pool)
+            .await?;
     Ok(rows
         .into_iter()
         .map(|(id, bootstrap)| RegisteredCluster {
@@ -596,7 +597,7 @@ pub async fn topic_nodes(
 
 pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
     Ok(
-        sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1")
+        sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1 AND removed_at IS NULL")
             .bind(name)
             .fetch_optional(pool)
             .await?,
@@ -972,13 +973,13 @@ pub async fn downstream_by_recursive_cte(
 
 /// The cluster's lineage topic, when its Kafka transport is on.
 pub async fn lineage_topic(pool: &PgPool, cluster_id: i64) -> Result<Option<String>, Db> {
-    Ok(
-        sqlx::query_scalar("SELECT lineage_topic FROM clusters WHERE id = $1")
-            .bind(cluster_id)
-            .fetch_optional(pool)
-            .await?
-            .flatten(),
+    Ok(sqlx::query_scalar(
+        "SELECT lineage_topic FROM clusters WHERE id = $1 AND removed_at IS NULL",
     )
+    .bind(cluster_id)
+    .fetch_optional(pool)
+    .await?
+    .flatten())
 }
 
 /// A record of the lineage topic that was skipped, and why.
@@ -1029,7 +1030,7 @@ pub struct SeenGroup {
 pub async fn seen_groups(pool: &PgPool) -> Result<Vec<SeenGroup>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.bootstrap, g.name, g.topics, g.last_seen
-         FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id
+         FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id AND c.removed_at IS NULL
          WHERE cardinality(g.topics) > 0 ORDER BY g.cluster_id, g.name",
     )
     .fetch_all(pool)
@@ -1052,7 +1053,7 @@ pub async fn seen_connectors(pool: &PgPool) -> Result<Vec<SeenConnector>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.bootstrap, cc.name AS connect, k.name, k.config, k.seen_at
          FROM connectors k JOIN connect_clusters cc ON cc.id = k.connect_id
-         JOIN clusters c ON c.id = cc.cluster_id
+         JOIN clusters c ON c.id = cc.cluster_id AND c.removed_at IS NULL
          WHERE k.gone_at IS NULL ORDER BY k.id",
     )
     .fetch_all(pool)

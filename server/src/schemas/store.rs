@@ -22,7 +22,8 @@ pub struct RegistryRow {
 pub async fn registry(pool: &PgPool, cluster_id: i64) -> Result<Option<RegistryRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT r.url, r.username_ref, r.password_ref, c.insecure_credentials
-         FROM schema_registries r JOIN clusters c ON c.id = r.cluster_id WHERE r.cluster_id = $1",
+         FROM schema_registries r JOIN clusters c ON c.id = r.cluster_id
+         WHERE r.cluster_id = $1 AND c.removed_at IS NULL",
     )
     .bind(cluster_id)
     .fetch_optional(pool)
@@ -387,12 +388,15 @@ pub async fn due_registries(pool: &PgPool, every_s: i64) -> Result<Vec<i64>, Db>
     .await?)
 }
 
+/// The watched clusters with a registry (a removed cluster's is not listed).
 pub async fn registries(pool: &PgPool) -> Result<Vec<i64>, Db> {
-    Ok(
-        sqlx::query_scalar("SELECT cluster_id FROM schema_registries ORDER BY cluster_id")
-            .fetch_all(pool)
-            .await?,
+    Ok(sqlx::query_scalar(
+        "SELECT r.cluster_id FROM schema_registries r
+         JOIN clusters c ON c.id = r.cluster_id AND c.removed_at IS NULL
+         ORDER BY r.cluster_id",
     )
+    .fetch_all(pool)
+    .await?)
 }
 
 /// Each stream's declared level, by topic.

@@ -4,13 +4,14 @@ use axum::Extension;
 use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::port::Watch as _;
 use streamkeeper_app::watch::model::{
-    ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, StreamSpec, TopicView,
+    ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, RemovedCluster, StreamSpec,
+    TopicView,
 };
 use utoipa::{IntoParams, ToSchema};
 
@@ -21,14 +22,36 @@ use std::sync::Arc;
 use utoipa_axum::router::OpenApiRouter;
 use utoipa_axum::routes;
 
-/// Watched clusters with their state and data age.
-#[utoipa::path(get, path = "/clusters", tag = "watch",
-    responses((status = 200, body = Vec<ClusterView>)))]
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct ClusterListQuery {
+    /// `true` lists the removed clusters not purged yet instead (admin).
+    #[serde(default)]
+    removed: bool,
+}
+
+/// The watched clusters, or with `removed=true` the removed ones.
+#[derive(Debug, Serialize, ToSchema)]
+#[serde(untagged)]
+pub enum ClusterList {
+    Watched(Vec<ClusterView>),
+    Removed(Vec<RemovedCluster>),
+}
+
+/// Watched clusters with their state and data age; with `removed=true`
+/// (admin), the removed clusters whose history is still kept, with who
+/// removed them, when, and when they are purged.
+#[utoipa::path(get, path = "/clusters", tag = "watch", params(ClusterListQuery),
+    responses((status = 200, body = ClusterList), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(st): State<Arc<ClusterService>>,
     Extension(who): Extension<Principal>,
-) -> Result<Json<Vec<ClusterView>>, ApiError> {
-    Ok(Json(st.clusters(&who).await?))
+    ApiQuery(q): ApiQuery<ClusterListQuery>,
+) -> Result<Json<ClusterList>, ApiError> {
+    Ok(Json(if q.removed {
+        ClusterList::Removed(st.removed_clusters(&who).await?)
+    } else {
+        ClusterList::Watched(st.clusters(&who).await?)
+    }))
 }
 
 /// Add a cluster to watch (admin). Credentials are references only.
@@ -71,10 +94,13 @@ pub async fn update(
     Ok(Json(st.update_cluster(&who, &from, id, new, false).await?))
 }
 
-/// Stop watching a cluster (admin): everything recorded of it goes with it
-/// (passes, lag history, flags, streams, schemas, review items, Connect
-/// clusters); the audit log keeps what was done. A clusters file that
-/// still names it adds it again at the next apply.
+/// Stop watching a cluster (admin): it is gone from every list and page
+/// (404 like an unknown cluster) and its name is free, but its history
+/// (lag samples, flags, streams, schemas, review items, Connect clusters)
+/// is kept for the retention period, then purged; until then
+/// `POST /clusters/{id}/restore` brings it back. Audited with the purge
+/// date. A clusters file that still names it adds a new one at the next
+/// apply.
 #[utoipa::path(delete, path = "/clusters/{id}", tag = "watch", params(("id" = i64, Path)),
     responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn remove(
@@ -85,6 +111,22 @@ pub async fn remove(
 ) -> Result<StatusCode, ApiError> {
     st.remove_cluster(&who, &from, id).await?;
     Ok(StatusCode::NO_CONTENT)
+}
+
+/// Restore a removed cluster (admin) with its history: watched again from
+/// the next pass, its lag windows starting there. 404 when no removed
+/// cluster has that id (purged, or never removed); 409 when a watched
+/// cluster has its name now. Audited as `cluster.restore`.
+#[utoipa::path(post, path = "/clusters/{id}/restore", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = ClusterView), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody)))]
+pub async fn restore(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ClusterView>, ApiError> {
+    Ok(Json(st.restore_cluster(&who, &from, id).await?))
 }
 
 /// Pause a cluster (admin): its routines skip it (no passes, no flags
@@ -251,6 +293,7 @@ where
         .routes(routes!(get, update, remove))
         .routes(routes!(pause))
         .routes(routes!(resume))
+        .routes(routes!(restore))
         .routes(routes!(groups))
         .routes(routes!(group))
         .routes(routes!(streams))

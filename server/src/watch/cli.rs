@@ -24,12 +24,23 @@ pub enum ClusterCommand {
         interval: i32,
     },
     /// List watched clusters with their state and data age.
-    List,
-    /// Stop watching a cluster; what was recorded of it goes too (the
-    /// audit log keeps `cluster.remove`).
+    List {
+        /// List the removed clusters instead: who removed them, when, and
+        /// when their history is purged (their ids are what `restore` takes).
+        #[arg(long)]
+        removed: bool,
+    },
+    /// Stop watching a cluster: it is gone from every list and page, its
+    /// history kept for the retention period (audited as `cluster.remove`).
     Remove {
         /// The cluster's name.
         name: String,
+    },
+    /// Watch a removed cluster again, with its history (before it is purged).
+    Restore {
+        /// The removed cluster's id (`cluster list --removed`): a new
+        /// cluster may have taken its name.
+        id: i64,
     },
     /// Pause a cluster: nothing is read from it until it is resumed.
     Pause {
@@ -315,8 +326,18 @@ pub async fn cluster(
         }
         ClusterCommand::Remove { name } => {
             let id = cluster_id(&service, &who, &name).await?;
-            service.remove_cluster(&who, SOURCE, id).await?;
-            println!("stopped watching {name}; what was recorded of it is gone");
+            let r = service.remove_cluster(&who, SOURCE, id).await?;
+            println!(
+                "stopped watching {name} (id {id}): its history is kept until {}, then deleted; `streamkeeper cluster restore {id}` until then",
+                r.purged_on.format("%Y-%m-%d %H:%M UTC")
+            );
+        }
+        ClusterCommand::Restore { id } => {
+            let c = service.restore_cluster(&who, SOURCE, id).await?;
+            println!(
+                "restored {} (id {}): watched again from its next pass",
+                c.name, c.id
+            );
         }
         ClusterCommand::Pause { name } => {
             let id = cluster_id(&service, &who, &name).await?;
@@ -344,7 +365,26 @@ pub async fn cluster(
                 println!("the lineage topic of {cluster} was already {now}");
             }
         }
-        ClusterCommand::List => {
+        ClusterCommand::List { removed: true } => {
+            println!(
+                "{:<6} {:<20} {:<22} {:<16} {:<22} bootstrap",
+                "id", "name", "removed", "by", "purged on"
+            );
+            for c in service.removed_clusters(&who).await? {
+                let at =
+                    |t: chrono::DateTime<chrono::Utc>| t.format("%Y-%m-%d %H:%M UTC").to_string();
+                println!(
+                    "{:<6} {:<20} {:<22} {:<16} {:<22} {}",
+                    c.id,
+                    c.name,
+                    at(c.removed_at),
+                    c.removed_by,
+                    at(c.purged_on),
+                    c.bootstrap
+                );
+            }
+        }
+        ClusterCommand::List { removed: false } => {
             println!(
                 "{:<6} {:<20} {:<12} {:<12} bootstrap",
                 "id", "name", "state", "data age"

@@ -40,8 +40,8 @@ use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
-    LagPoint, NewCluster, PartitionLagView, PartitionRef, Paused, StreamConsumer, StreamDetail,
-    StreamFilter, StreamSpec, StreamSummary, TopicView,
+    LagPoint, NewCluster, PartitionLagView, PartitionRef, Paused, RemovedCluster, StreamConsumer,
+    StreamDetail, StreamFilter, StreamSpec, StreamSummary, TopicView,
 };
 
 /// A cluster row from what an admin entered, blanks as absent, for
@@ -65,6 +65,17 @@ fn probe_row(new: &NewCluster) -> store::ClusterRow {
         created_at: Utc::now(),
         paused_at: None,
         paused_by: None,
+    }
+}
+
+fn removed_view(r: store::RemovedRow) -> RemovedCluster {
+    RemovedCluster {
+        purged_on: cluster::purged_on(r.removed_at),
+        id: r.id,
+        name: r.name,
+        bootstrap: r.bootstrap,
+        removed_at: r.removed_at,
+        removed_by: r.removed_by,
     }
 }
 
@@ -713,27 +724,110 @@ impl streamkeeper_app::port::Watch for ClusterService {
         self.view(row).await
     }
 
+    /// Soft: the cluster is no longer watched and is gone from every list
+    /// and page, but its history stays until housekeeping purges it
+    /// ([`cluster::HISTORY_DAYS`] on); the audit entry says when.
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    async fn remove_cluster(&self, who: &Principal, from: &str, id: i64) -> Result<(), AppError> {
+    async fn remove_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<RemovedCluster, AppError> {
         require(who, Action::ManageClusters, "remove clusters")?;
         let old = store::by_id(&self.pool, id)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
         let mut tx = begin(&self.pool).await?;
-        if !store::delete(&mut tx, id).await? {
-            return Err(AppError::NotFound(format!("Cluster {id}")));
-        }
+        // Removed meanwhile by someone else: gone, as for a second remove.
+        let removed_at = store::remove(&mut tx, id, &who.username)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
+        let purged_on = cluster::purged_on(removed_at);
         audited(
             &mut tx,
             who,
             from,
             "cluster.remove",
             format!("cluster:{}", old.name),
-            connection_of(&old),
+            {
+                let mut d = connection_of(&old);
+                d["id"] = json!(id);
+                d["history_kept_until"] = json!(purged_on);
+                d
+            },
         )
         .await?;
         commit(tx).await?;
-        Ok(())
+        Ok(RemovedCluster {
+            id,
+            name: old.name,
+            bootstrap: old.bootstrap,
+            removed_at,
+            removed_by: who.username.clone(),
+            purged_on,
+        })
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    async fn removed_clusters(&self, who: &Principal) -> Result<Vec<RemovedCluster>, AppError> {
+        require(who, Action::ManageClusters, "see removed clusters")?;
+        Ok(store::removed(&self.pool)
+            .await?
+            .into_iter()
+            .map(removed_view)
+            .collect())
+    }
+
+    /// Watched again from the routines' next look at the clusters; its lag
+    /// windows start with its next pass (`store::restore`).
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    async fn restore_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<ClusterView, AppError> {
+        require(who, Action::ManageClusters, "restore clusters")?;
+        let old = store::removed_by_id(&self.pool, id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Removed cluster {id}")))?;
+        let mut tx = begin(&self.pool).await?;
+        let restored = match store::restore(&mut tx, id).await {
+            Ok(r) => r,
+            Err(e) if is_unique_violation(&e) => {
+                drop(tx);
+                let e = AppError::Conflict(format!(
+                    "A watched cluster is named {} now: remove or rename it first.",
+                    old.name
+                ));
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.restore.refused",
+                    target_of(&old.name),
+                    json!({ "id": id, "refused": e.to_string() }),
+                )
+                .await;
+                return Err(e);
+            }
+            Err(e) => return Err(e.into()),
+        };
+        if !restored {
+            return Err(AppError::NotFound(format!("Removed cluster {id}")));
+        }
+        audited(
+            &mut tx,
+            who,
+            from,
+            "cluster.restore",
+            format!("cluster:{}", old.name),
+            json!({ "id": id, "removed_at": old.removed_at, "removed_by": old.removed_by }),
+        )
+        .await?;
+        commit(tx).await?;
+        self.get(who, id).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]

@@ -5,6 +5,7 @@
 
 use crate::clients::kafka::reader::{self, Reading};
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
+use crate::platform::db::{begin, commit};
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
@@ -20,6 +21,7 @@ use std::collections::HashMap;
 use std::sync::Mutex;
 use std::time::Duration;
 use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::watch::cluster::{HISTORY_DAYS, purge_cutoff};
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -249,9 +251,10 @@ impl Routine for Sampler {
 }
 
 /// Hourly: day partitions for the samples to come, and retention (see
-/// `store::samples` for how long each resolution is kept). A failure here
-/// never stops sampling, since the default partition takes rows no day
-/// partition does.
+/// `store::samples` for how long each resolution is kept), which purges
+/// the clusters removed longer ago than their history is kept. A failure
+/// here never stops sampling, since the default partition takes rows no
+/// day partition does.
 pub struct SampleHousekeeping {
     pool: PgPool,
 }
@@ -279,10 +282,44 @@ impl Routine for SampleHousekeeping {
         // Both halves run even when the first fails.
         let made = samples::ensure_partitions(&self.pool, now).await;
         let gone = samples::expire(&self.pool, now).await?;
+        let purged = purge_removed(&self.pool, now).await?;
         made?;
         Ok(Outcome::Done(json!({
             "partitions_dropped": gone.partitions,
             "rollup_rows_deleted": gone.rollup_rows,
+            "clusters_purged": purged,
         })))
     }
+}
+
+/// Deletes the clusters removed longer ago than their history is kept,
+/// with everything recorded of them, each purge audited in the same
+/// transaction. Returns their names.
+pub async fn purge_removed(
+    pool: &PgPool,
+    now: chrono::DateTime<Utc>,
+) -> Result<Vec<String>, crate::platform::errors::Db> {
+    let mut tx = begin(pool).await?;
+    let gone = store::purge_removed(&mut tx, purge_cutoff(now)).await?;
+    for c in &gone {
+        crate::audit::store::append(
+            &mut tx,
+            crate::audit::store::Event {
+                actor: "streamkeeper",
+                action: "cluster.purge",
+                target: format!("cluster:{}", c.name),
+                detail: json!({
+                    "id": c.id,
+                    "bootstrap": c.bootstrap,
+                    "removed_at": c.removed_at,
+                    "removed_by": c.removed_by,
+                    "kept_days": HISTORY_DAYS,
+                }),
+                source: "sample-housekeeping",
+            },
+        )
+        .await?;
+    }
+    commit(tx).await?;
+    Ok(gone.into_iter().map(|c| c.name).collect())
 }

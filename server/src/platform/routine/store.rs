@@ -80,9 +80,9 @@ pub async fn scope_of(pool: &PgPool, routine: &str) -> Result<Option<String>, sq
         .await
 }
 
-/// A cluster's id by its name.
+/// A watched cluster's id by its name (a removed one is gone).
 pub async fn cluster_id(pool: &PgPool, name: &str) -> Result<Option<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1")
+    sqlx::query_scalar("SELECT id FROM clusters WHERE name = $1 AND removed_at IS NULL")
         .bind(name)
         .fetch_optional(pool)
         .await
@@ -146,7 +146,7 @@ pub async fn request_run(
     let r = if all_clusters {
         sqlx::query(
             "INSERT INTO routine_run_requests (routine, cluster_id, requested_by)
-             SELECT $1, id, $2 FROM clusters",
+             SELECT $1, id, $2 FROM clusters WHERE removed_at IS NULL",
         )
         .bind(routine)
         .bind(by)
@@ -374,11 +374,14 @@ pub async fn expire_runs(pool: &PgPool, before: DateTime<Utc>) -> Result<u64, sq
         .map(|r| r.rows_affected())
 }
 
-/// The clusters a per-cluster routine runs for: every one not paused.
+/// The clusters a per-cluster routine runs for: every one neither paused
+/// nor removed.
 pub async fn cluster_ids(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM clusters WHERE paused_at IS NULL ORDER BY id")
-        .fetch_all(pool)
-        .await
+    sqlx::query_scalar(
+        "SELECT id FROM clusters WHERE paused_at IS NULL AND removed_at IS NULL ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await
 }
 
 #[derive(FromRow)]
@@ -417,7 +420,7 @@ pub async fn list(
              WHERE r.scope = 'global'
             UNION ALL
             SELECT r.name, c.id, r.lease, r.every_ms FROM routines r CROSS JOIN clusters c
-             WHERE r.scope = 'cluster')
+             WHERE r.scope = 'cluster' AND c.removed_at IS NULL)
          SELECT t.name AS routine, t.cluster_id, c.name AS cluster, t.lease,
                 COALESCE((EXTRACT(EPOCH FROM last.next_at - last.started_at) * 1000)::bigint, t.every_ms) AS every_ms,
                 last.started_at, last.finished_at, last.outcome, last.error, last.holder AS ran_by,
@@ -452,7 +455,8 @@ pub async fn list(
             sqlx::query_scalar(
                 "SELECT (SELECT count(*) FROM routines WHERE scope = 'global' AND ($1::text IS NULL OR name = $1))
                       + (SELECT count(*) FROM routines r CROSS JOIN clusters c
-                          WHERE r.scope = 'cluster' AND ($1::text IS NULL OR r.name = $1))",
+                          WHERE r.scope = 'cluster' AND c.removed_at IS NULL
+                            AND ($1::text IS NULL OR r.name = $1))",
             )
             .bind(routine)
             .fetch_one(pool)

@@ -34,21 +34,52 @@ pub struct ClusterRow {
 
 const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at, paused_at, paused_by";
 
+/// The watched clusters: every one not removed.
 pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM clusters WHERE removed_at IS NULL ORDER BY name"
+    ))
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A watched cluster; a removed one is gone, as an unknown id is.
+pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<ClusterRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {COLUMNS} FROM clusters WHERE id = $1 AND removed_at IS NULL"
+    ))
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// A removed cluster, kept until housekeeping purges it.
+#[derive(Debug, Clone, FromRow)]
+pub struct RemovedRow {
+    pub id: i64,
+    pub name: String,
+    pub bootstrap: String,
+    pub removed_at: DateTime<Utc>,
+    pub removed_by: String,
+}
+
+const REMOVED: &str = "SELECT id, name, bootstrap, removed_at, removed_by FROM clusters
+     WHERE removed_at IS NOT NULL";
+
+/// The removed clusters not purged yet, the most recently removed first.
+pub async fn removed(pool: &PgPool) -> Result<Vec<RemovedRow>, Db> {
     Ok(
-        sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters ORDER BY name"))
+        sqlx::query_as(&format!("{REMOVED} ORDER BY removed_at DESC, id"))
             .fetch_all(pool)
             .await?,
     )
 }
 
-pub async fn by_id(pool: &PgPool, id: i64) -> Result<Option<ClusterRow>, Db> {
-    Ok(
-        sqlx::query_as(&format!("SELECT {COLUMNS} FROM clusters WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(pool)
-            .await?,
-    )
+pub async fn removed_by_id(pool: &PgPool, id: i64) -> Result<Option<RemovedRow>, Db> {
+    Ok(sqlx::query_as(&format!("{REMOVED} AND id = $1"))
+        .bind(id)
+        .fetch_optional(pool)
+        .await?)
 }
 
 pub struct NewCluster<'a> {
@@ -79,17 +110,55 @@ pub async fn insert(conn: &mut PgConnection, c: &NewCluster<'_>) -> Result<Clust
     .await?)
 }
 
-/// Stops watching a cluster: its row and, by the foreign keys' cascade,
-/// everything recorded of it (passes, samples, groups, topics, flags,
-/// streams, schemas, review items, Connect clusters). The audit log keeps
-/// what was done. `false` when there was no such cluster.
-pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<bool, Db> {
-    Ok(sqlx::query("DELETE FROM clusters WHERE id = $1")
-        .bind(id)
-        .execute(conn)
-        .await?
-        .rows_affected()
+/// Stops watching a cluster (`by` names who) and keeps everything recorded
+/// of it until [`purge_removed`]; the removal time, or `None` when there
+/// was no such cluster or it was already removed.
+pub async fn remove(
+    conn: &mut PgConnection,
+    id: i64,
+    by: &str,
+) -> Result<Option<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
+        "UPDATE clusters SET removed_at = now(), removed_by = $2
+         WHERE id = $1 AND removed_at IS NULL RETURNING removed_at",
+    )
+    .bind(id)
+    .bind(by)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Watches a removed cluster again; its lag windows start now, so passes
+/// from before the removal are not judged as the recent past. `false`
+/// when it was not removed. A live cluster holding its name is a unique
+/// violation (`clusters_live_name`).
+pub async fn restore(conn: &mut PgConnection, id: i64) -> Result<bool, Db> {
+    Ok(sqlx::query(
+        "UPDATE clusters SET removed_at = NULL, removed_by = NULL, window_from = now()
+         WHERE id = $1 AND removed_at IS NOT NULL",
+    )
+    .bind(id)
+    .execute(conn)
+    .await?
+    .rows_affected()
         == 1)
+}
+
+/// Deletes the clusters removed before `cutoff` and, by the foreign keys'
+/// cascade, everything recorded of them (passes, samples, groups, topics,
+/// flags, streams, schemas, review items, Connect clusters). Returns what
+/// went, for the audit log.
+pub async fn purge_removed(
+    conn: &mut PgConnection,
+    cutoff: DateTime<Utc>,
+) -> Result<Vec<RemovedRow>, Db> {
+    Ok(sqlx::query_as(
+        "DELETE FROM clusters WHERE removed_at < $1
+         RETURNING id, name, bootstrap, removed_at, removed_by",
+    )
+    .bind(cutoff)
+    .fetch_all(conn)
+    .await?)
 }
 
 /// Pauses a cluster (`by` names who) or resumes it (`None`); false when it
@@ -140,7 +209,7 @@ pub async fn update(
 /// Each cluster's lineage topic (`None`: the Kafka transport is off), by name.
 pub async fn lineage_topics(pool: &PgPool) -> Result<BTreeMap<String, (i64, Option<String>)>, Db> {
     let rows: Vec<(String, i64, Option<String>)> =
-        sqlx::query_as("SELECT name, id, lineage_topic FROM clusters")
+        sqlx::query_as("SELECT name, id, lineage_topic FROM clusters WHERE removed_at IS NULL")
             .fetch_all(pool)
             .await?;
     Ok(rows.into_iter().map(|(n, id, t)| (n, (id, t))).collect())
@@ -216,7 +285,9 @@ pub async fn record_failure(
 /// its window is made of.
 pub async fn recent_pass_ids(pool: &PgPool, cluster_id: i64, passes: i64) -> Result<Vec<i64>, Db> {
     Ok(sqlx::query_scalar(
-        "SELECT id FROM cluster_passes WHERE cluster_id = $1 ORDER BY started_at DESC LIMIT $2",
+        "SELECT id FROM cluster_passes WHERE cluster_id = $1 AND started_at >= (
+             SELECT COALESCE(window_from, '-infinity') FROM clusters WHERE id = $1)
+         ORDER BY started_at DESC LIMIT $2",
     )
     .bind(cluster_id)
     .bind(passes)
@@ -714,7 +785,7 @@ pub async fn stream_list(
 ) -> Result<Page<StreamListRow>, Db> {
     let pattern = crate::store::contains_pattern(q);
     const FROM: &str = "FROM topics t
-        JOIN clusters c ON c.id = t.cluster_id
+        JOIN clusters c ON c.id = t.cluster_id AND c.removed_at IS NULL
         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
         LEFT JOIN teams tm ON tm.id = s.owner_team_id
         LEFT JOIN LATERAL (
@@ -846,6 +917,7 @@ pub async fn clusters_with_last_pass(pool: &PgPool) -> Result<Vec<ClusterPassRow
          FROM clusters c
          LEFT JOIN LATERAL (SELECT outcome, started_at, finished_at FROM cluster_passes
                             WHERE cluster_id = c.id ORDER BY started_at DESC LIMIT 1) p ON true
+         WHERE c.removed_at IS NULL
          ORDER BY c.name",
     )
     .fetch_all(pool)
@@ -878,6 +950,7 @@ pub async fn latest_samples(pool: &PgPool) -> Result<Vec<LatestSampleRow>, Db> {
               AND s.at BETWEEN p.started_at - interval '1 second' AND p.finished_at + interval '1 second'
          CROSS JOIN LATERAL unnest(s.partitions, s.committed, s.log_start, s.log_end)
               AS u(partition, committed, log_start, log_end)
+         WHERE c.removed_at IS NULL
          ORDER BY c.name, s.group_name, s.topic, u.partition",
     )
     .fetch_all(pool)
@@ -900,7 +973,7 @@ pub async fn group_metrics(pool: &PgPool) -> Result<Vec<GroupMetricRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.name AS cluster, g.name, g.state, g.members, g.status, g.max_time_lag_s,
                 tm.name AS owner
-         FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id
+         FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id AND c.removed_at IS NULL
          LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE g.gone_since IS NULL
          ORDER BY c.name, g.name",
@@ -925,7 +998,7 @@ pub async fn topic_metrics(pool: &PgPool) -> Result<Vec<TopicMetricRow>, Db> {
         "SELECT c.name AS cluster, t.name, t.partitions,
                 cardinality(t.under_replicated) AS under_replicated,
                 cardinality(t.offline) AS offline, tm.name AS owner
-         FROM topics t JOIN clusters c ON c.id = t.cluster_id
+         FROM topics t JOIN clusters c ON c.id = t.cluster_id AND c.removed_at IS NULL
          LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
          LEFT JOIN teams tm ON tm.id = s.owner_team_id
          ORDER BY c.name, t.name",

@@ -12,8 +12,9 @@ use streamkeeper::watch::window::WindowSample;
 pub const RAW_DAYS: i64 = 3;
 /// Minute rollups feed the 24-hour chart; kept for a week and a day.
 pub const MINUTE_DAYS: i64 = 8;
-/// Hour rollups feed the 7-day chart and longer looks back.
-pub const HOUR_DAYS: i64 = 90;
+/// Hour rollups feed the 7-day chart and longer looks back: kept as long
+/// as a cluster's history is (a removed cluster's too).
+pub const HOUR_DAYS: i64 = streamkeeper::watch::cluster::HISTORY_DAYS;
 /// Day partitions made ahead of time, so a pass never waits on DDL.
 const DAYS_AHEAD: i64 = 2;
 
@@ -227,6 +228,8 @@ pub async fn group_window(
                   AS u(partition, committed, log_start, log_end)
          WHERE s.cluster_id = $1 AND s.group_name = $2
            AND s.pass_id = ANY(ARRAY(SELECT id FROM cluster_passes WHERE cluster_id = $1
+                                       AND started_at >= (SELECT COALESCE(window_from, '-infinity')
+                                                          FROM clusters WHERE id = $1)
                                      ORDER BY started_at DESC LIMIT $3))
          ORDER BY s.topic, u.partition, s.at",
     )
@@ -246,6 +249,8 @@ pub async fn cluster_window(
 ) -> Result<Vec<SampleRow>, Db> {
     Ok(sqlx::query_as(
         "WITH recent AS (SELECT id, started_at FROM cluster_passes WHERE cluster_id = $1
+                           AND started_at >= (SELECT COALESCE(window_from, '-infinity')
+                                              FROM clusters WHERE id = $1)
                          ORDER BY started_at DESC LIMIT $2)
          SELECT s.pass_id, s.at, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
          FROM lag_samples s,

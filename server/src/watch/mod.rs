@@ -1053,6 +1053,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 "Budgets and intervals are positive numbers of seconds.".into(),
             ));
         }
+        // A removed cluster's streams are gone with it.
+        self.get(who, id).await?;
         let current = store::topics(&self.pool, id)
             .await?
             .into_iter()
@@ -1214,6 +1216,8 @@ impl ClusterService {
         team: Option<&str>,
     ) -> Result<(), AppError> {
         require(who, Action::Read, "claim groups")?;
+        // A removed cluster's groups are gone with it.
+        self.get(who, id).await?;
         let team_id = match team {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,

@@ -1599,7 +1599,7 @@ async fn readiness_names_the_check_that_fails(pool: sqlx::PgPool) {
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
-async fn an_admin_changes_a_cluster_and_removes_it_with_what_was_recorded(pool: sqlx::PgPool) {
+async fn an_admin_changes_a_cluster_and_removes_it(pool: sqlx::PgPool) {
     let t = TestApp::new(pool).await;
     let admin = t.token(t.user("ada", &[Role::Admin]).await).await;
     let viewer = t.token(t.user("vic", &[Role::Viewer]).await).await;
@@ -1690,7 +1690,7 @@ async fn an_admin_changes_a_cluster_and_removes_it_with_what_was_recorded(pool: 
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
 
-    // Removing it takes what was recorded of it along.
+    // Removing it stops watching it; what was recorded of it is kept.
     sqlx::query(
         "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())",
     )
@@ -1707,7 +1707,7 @@ async fn an_admin_changes_a_cluster_and_removes_it_with_what_was_recorded(pool: 
         .fetch_one(&t.pool)
         .await
         .expect("topics");
-    assert_eq!(topics, 0);
+    assert_eq!(topics, 1, "kept for the retention period");
     let removed = audit_details(&t, "cluster.remove").await;
     assert_eq!(removed.len(), 1);
     assert_eq!(removed[0]["bootstrap"], "pkc-2.example:9092");
@@ -2242,4 +2242,256 @@ async fn the_streams_page_sorts_by_its_columns_on_the_server(pool: sqlx::PgPool)
         "{}",
         page.body
     );
+}
+
+/// A flag on `cluster`'s group `billing`, open, as a pass leaves one.
+async fn open_flag(pool: &sqlx::PgPool, cluster: i64) -> i64 {
+    sqlx::query_scalar(
+        "INSERT INTO flags (cluster_id, subject_kind, subject, rule, kind, reason, evidence, onset_at)
+         VALUES ($1, 'group', 'billing', 'lag', 'STOP', 'stopped', '{}', now()) RETURNING id",
+    )
+    .bind(cluster)
+    .fetch_one(pool)
+    .await
+    .expect("a flag")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_removed_cluster_is_gone_but_kept_until_restored_or_purged(pool: sqlx::PgPool) {
+    use streamkeeper_server::platform::routine::{Outcome, Routine, Target};
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.token(t.user("ada", &[Role::Admin]).await).await;
+    let viewer = t.token(t.user("vic", &[Role::Viewer]).await).await;
+    let add = |name: &str| {
+        let t = &t;
+        let admin = admin.clone();
+        let c = json!({"name": name, "bootstrap": "127.0.0.1:1", "interval_s": 5});
+        async move {
+            let r = t
+                .api(Method::POST, "/api/v1/clusters", &admin, Some(c))
+                .await;
+            assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+            r.json()["id"].as_i64().expect("id")
+        }
+    };
+    let east = add("east").await;
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())",
+    )
+    .bind(east)
+    .execute(&pool)
+    .await
+    .expect("a topic");
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Empty', 0, ARRAY['orders'], now(), now())",
+    )
+    .bind(east)
+    .execute(&pool)
+    .await
+    .expect("a group");
+    let flag = open_flag(&pool, east).await;
+    // A pass from before the removal: history, not the window of a
+    // restored cluster.
+    sqlx::query(
+        "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome, problems)
+         VALUES ($1, now() - interval '1 hour', now() - interval '1 hour', 'UP', '{}')",
+    )
+    .bind(east)
+    .execute(&pool)
+    .await
+    .expect("a pass");
+    let passes = || async {
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM cluster_passes WHERE cluster_id = $1")
+            .bind(east)
+            .fetch_one(&pool)
+            .await
+            .expect("passes")
+    };
+
+    // Removed: a 204 as before, the purge date on the record.
+    let path = format!("/api/v1/clusters/{east}");
+    let r = t.api(Method::DELETE, &path, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let removed = audit_details(&t, "cluster.remove").await;
+    let until: chrono::DateTime<chrono::Utc> =
+        serde_json::from_value(removed[0]["history_kept_until"].clone()).expect("a purge date");
+    let days = (until - chrono::Utc::now()).num_hours() as f64 / 24.0;
+    assert!((89.9..=90.0).contains(&days), "{days} days");
+
+    // Gone from the lists, its pages and API 404 as an unknown cluster's.
+    let r = t.api(Method::GET, "/api/v1/clusters", &admin, None).await;
+    assert_eq!(r.json(), json!([]), "{}", r.body);
+    for p in [
+        path.clone(),
+        format!("{path}/groups"),
+        format!("{path}/groups/billing"),
+        format!("{path}/streams"),
+        format!("{path}/connect"),
+        format!("/api/v1/flags/{flag}"),
+    ] {
+        let r = t.api(Method::GET, &p, &admin, None).await;
+        assert_eq!(r.status, StatusCode::NOT_FOUND, "{p}: {}", r.body);
+    }
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/flags?scope=all&state=any",
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.json()["total"], 0, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("{path}/streams/orders"),
+            &admin,
+            Some(json!({"domain": "payments"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let ada = t.login("ada", PASSWORD).await.expect("ada signs in");
+    let r = t.get("/streams", Some(&ada)).await;
+    assert!(!r.body.contains("orders"), "{}", r.body);
+    let r = t.get(&format!("/clusters/{east}"), Some(&ada)).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND);
+
+    // No routine runs for it, and the sampler reads nothing of it.
+    let targets = streamkeeper_server::platform::routine::store::cluster_ids(&pool)
+        .await
+        .expect("targets");
+    assert!(!targets.contains(&east), "{targets:?}");
+    let sampler =
+        streamkeeper_server::watch::routine::Sampler::new(pool.clone(), Default::default());
+    let cancel = tokio_util::sync::CancellationToken::new();
+    let ran = sampler
+        .run(Target::Cluster(east), &cancel)
+        .await
+        .expect("a run");
+    assert_eq!(ran, Outcome::Idle);
+    assert_eq!(passes().await, 1, "no pass recorded");
+
+    // Its history stays in Postgres.
+    let kept: (i64, i64) = sqlx::query_as(
+        "SELECT (SELECT count(*) FROM flags WHERE cluster_id = $1),
+                (SELECT count(*) FROM topics WHERE cluster_id = $1)",
+    )
+    .bind(east)
+    .fetch_one(&pool)
+    .await
+    .expect("kept");
+    assert_eq!(kept, (1, 1));
+
+    // Admins list the removed clusters; a viewer may not.
+    let r = t
+        .api(Method::GET, "/api/v1/clusters?removed=true", &admin, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let list = r.json();
+    assert_eq!(list[0]["id"], east, "{list}");
+    assert_eq!(list[0]["removed_by"], "ada");
+    assert_eq!(list[0]["purged_on"], removed[0]["history_kept_until"]);
+    let r = t
+        .api(Method::GET, "/api/v1/clusters?removed=true", &viewer, None)
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    // Its name is free: a new east may take it, and the old one cannot
+    // come back while it does (refused, audited).
+    let new_east = add("east").await;
+    let restore = format!("{path}/restore");
+    let r = t.api(Method::POST, &restore, &admin, None).await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(r.body.contains("named east"), "{}", r.body);
+    assert_eq!(audit_details(&t, "cluster.restore.refused").await.len(), 1);
+
+    // A viewer's restore is refused and on the record.
+    let r = t.api(Method::POST, &restore, &viewer, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let refused: Vec<(String, String)> = sqlx::query_as(
+        "SELECT actor, target FROM audit_log WHERE action = 'request.refused' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert!(
+        refused.contains(&("vic".into(), format!("POST {restore}"))),
+        "{refused:?}"
+    );
+
+    // With the new east removed, the old one is restored with its history;
+    // its windows start now, not with the pass from before.
+    let r = t
+        .api(
+            Method::DELETE,
+            &format!("/api/v1/clusters/{new_east}"),
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let r = t.api(Method::POST, &restore, &admin, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["name"], "east");
+    assert_eq!(audit_details(&t, "cluster.restore").await.len(), 1);
+    let r = t
+        .api(Method::GET, &format!("/api/v1/flags/{flag}"), &admin, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let r = t
+        .api(Method::GET, &format!("{path}/groups/billing"), &admin, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let window = streamkeeper_server::watch::store::recent_pass_ids(&pool, east, 10)
+        .await
+        .expect("window");
+    assert!(
+        window.is_empty(),
+        "the old pass is not in its window: {window:?}"
+    );
+    let targets = streamkeeper_server::platform::routine::store::cluster_ids(&pool)
+        .await
+        .expect("targets");
+    assert!(targets.contains(&east), "watched again: {targets:?}");
+    let r = t.api(Method::POST, &restore, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "not removed: {}", r.body);
+
+    // Housekeeping purges a cluster removed longer ago than the period, with
+    // its history, and leaves one removed recently.
+    let r = t.api(Method::DELETE, &path, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    sqlx::query(
+        "UPDATE clusters SET removed_at = now() - interval '90 days 1 minute' WHERE id = $1",
+    )
+    .bind(east)
+    .execute(&pool)
+    .await
+    .expect("removed long ago");
+    let housekeeping = streamkeeper_server::watch::routine::SampleHousekeeping::new(pool.clone());
+    let ran = housekeeping
+        .run(Target::Global, &cancel)
+        .await
+        .expect("housekeeping");
+    let Outcome::Done(done) = ran else {
+        panic!("housekeeping did nothing: {ran:?}");
+    };
+    assert_eq!(done["clusters_purged"], json!(["east"]), "{done}");
+    let left: Vec<i64> = sqlx::query_scalar("SELECT id FROM clusters ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .expect("clusters");
+    assert_eq!(left, vec![new_east], "the recently removed one stays");
+    let flags: i64 = sqlx::query_scalar("SELECT count(*) FROM flags WHERE cluster_id = $1")
+        .bind(east)
+        .fetch_one(&pool)
+        .await
+        .expect("flags");
+    assert_eq!(flags, 0, "its history went with it");
+    let purged = audit_details(&t, "cluster.purge").await;
+    assert_eq!(purged.len(), 1);
+    assert_eq!(purged[0]["id"], east);
+    assert_eq!(purged[0]["removed_by"], "ada");
+    let r = t.api(Method::POST, &restore, &admin, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "purged: {}", r.body);
 }

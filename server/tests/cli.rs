@@ -279,7 +279,7 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("would create: cloud"), "{}", text(&o));
     let count = || async {
-        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM clusters")
+        sqlx::query_scalar::<_, i64>("SELECT count(*) FROM clusters WHERE removed_at IS NULL")
             .fetch_one(&pool)
             .await
             .expect("count")
@@ -294,12 +294,33 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
     let o = run(&pool, &["cluster", "apply", path], None);
     assert!(text(&o).contains("unchanged: cloud"), "{}", text(&o));
 
-    // `cluster remove` stops watching one, by name; an unknown name is an
-    // error, and the file's cluster stays.
+    // `cluster remove` stops watching one, by name, and says until when its
+    // history is kept; an unknown name is an error, and the file's cluster
+    // stays.
+    let manual: i64 = sqlx::query_scalar("SELECT id FROM clusters WHERE name = 'manual'")
+        .fetch_one(&pool)
+        .await
+        .expect("manual");
     let o = run(&pool, &["cluster", "remove", "manual"], None);
     assert!(o.status.success(), "{}", text(&o));
     assert!(text(&o).contains("stopped watching manual"), "{}", text(&o));
+    assert!(
+        text(&o).contains("its history is kept until")
+            && text(&o).contains(&format!("cluster restore {manual}")),
+        "{}",
+        text(&o)
+    );
     assert_eq!(count().await, 1);
+    let o = run(&pool, &["cluster", "list", "--removed"], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let line = text(&o)
+        .lines()
+        .find(|l| l.contains("manual"))
+        .map(str::to_owned)
+        .unwrap_or_else(|| panic!("manual is not listed: {}", text(&o)));
+    assert!(line.starts_with(&manual.to_string()), "{line}");
+    let o = run(&pool, &["cluster", "list"], None);
+    assert!(!text(&o).contains("manual"), "{}", text(&o));
     let o = run(&pool, &["cluster", "remove", "manual"], None);
     assert!(!o.status.success(), "{}", text(&o));
     assert!(
@@ -313,6 +334,10 @@ async fn clusters_follow_a_clusters_file(pool: PgPool) {
         None,
     );
     assert!(o.status.success(), "{}", text(&o));
+    // The new manual holds the name: the removed one cannot come back.
+    let o = run(&pool, &["cluster", "restore", &manual.to_string()], None);
+    assert!(!o.status.success(), "{}", text(&o));
+    assert!(text(&o).contains("named manual"), "{}", text(&o));
 
     // A change in the file updates the cluster and is audited.
     write(

@@ -880,6 +880,48 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         (3_600_000, "the on-call survey".to_string()),
         "the viewer changed nothing"
     );
+
+    // Removing the pilot's cluster keeps what the pilot reads: its flags,
+    // checks and review items stay, and the figures and exports are the same.
+    let figures = || async {
+        let report = t.api(Method::GET, "/api/v1/pilot", &mt, None).await;
+        assert_eq!(report.status, StatusCode::OK, "{}", report.body);
+        let table = t
+            .api(Method::GET, "/api/v1/pilot/table.csv", &mt, None)
+            .await;
+        let events = t
+            .api(Method::GET, "/api/v1/pilot/events.csv", &mt, None)
+            .await;
+        (report.json()["report"].clone(), table.body, events.body)
+    };
+    let kept = || async {
+        sqlx::query_as::<_, (i64, i64, i64)>(
+            "SELECT (SELECT count(*) FROM flags WHERE cluster_id = $1),
+                    (SELECT count(*) FROM review_items WHERE cluster_id = $1),
+                    (SELECT count(*) FROM compatibility_checks WHERE cluster_id = $1)",
+        )
+        .bind(local)
+        .fetch_one(&pool)
+        .await
+        .expect("counts")
+    };
+    let (before, had) = (figures().await, kept().await);
+    assert!(had.0 > 0 && had.1 > 0 && had.2 > 0, "{had:?}");
+    let r = t
+        .api(
+            Method::DELETE,
+            &format!("/api/v1/clusters/{local}"),
+            &at,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let r = t
+        .api(Method::GET, &format!("/api/v1/clusters/{local}"), &at, None)
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "removed: {}", r.body);
+    assert_eq!(kept().await, had, "its history is kept");
+    assert_eq!(figures().await, before, "the pilot's figures are unchanged");
 }
 
 /// The text of `html` from `start` to the first `end` after it.

@@ -1193,6 +1193,17 @@ async fn settings_change_a_cluster_keeping_its_credentials_and_remove_it_by_name
         "{}",
         page.body
     );
+    // The removal says what happens: the history kept until a date.
+    let until = (chrono::Utc::now() + chrono::Duration::days(90))
+        .format("%Y-%m-%d")
+        .to_string();
+    assert!(
+        page.body.contains(&format!(
+            "Its history is kept until {until}, then deleted; you can restore it until then."
+        )),
+        "{}",
+        page.body
+    );
 
     // Both references left blank: the credentials stay.
     // Dropping them, the cluster is reached over TLS alone.
@@ -1245,11 +1256,54 @@ async fn settings_change_a_cluster_keeping_its_credentials_and_remove_it_by_name
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let page = t.get("/settings/clusters", Some(&ada)).await;
-    assert!(!page.body.contains(r#"data-cluster="cc""#), "{}", page.body);
+    assert!(
+        !page
+            .body
+            .contains(r#"data-testid="cluster-edit" data-cluster="cc""#),
+        "{}",
+        page.body
+    );
     assert!(
         page.body.contains("No cluster is watched yet"),
         "{}",
         page.body
+    );
+    // It is listed as removed, with who removed it and when it is purged,
+    // and a restore form; restoring it brings it back.
+    let purged_on = (chrono::Utc::now() + chrono::Duration::days(90))
+        .format("%Y-%m-%d")
+        .to_string();
+    let row = page
+        .body
+        .split(r#"<tr data-testid="removed-cluster" data-cluster="cc">"#)
+        .nth(1)
+        .and_then(|r| r.split("</tr>").next())
+        .unwrap_or_else(|| panic!("cc is not listed as removed: {}", page.body));
+    assert!(row.contains("ada") && row.contains(&purged_on), "{row}");
+    assert!(
+        row.contains("restore-cluster") && row.contains("Restore cc"),
+        "{row}"
+    );
+    let r = t
+        .post_form("/fn/restore_cluster", Some(&ada), &[("id", id.as_str())])
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let page = t.get("/settings/clusters", Some(&ada)).await;
+    assert!(
+        page.body
+            .contains(r#"data-testid="cluster-edit" data-cluster="cc""#),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains("No removed cluster is kept."));
+    assert_eq!(
+        sqlx::query_scalar::<_, i64>(
+            "SELECT count(*) FROM audit_log WHERE action = 'cluster.restore'"
+        )
+        .fetch_one(&t.pool)
+        .await
+        .expect("audit"),
+        1
     );
 }
 

@@ -178,7 +178,7 @@ test(`${MODE}: at phone width the navigation folds behind Menu, tables scroll in
   assert.equal(await page.isVisible('header nav a[href="/settings/routines"]'), true);
 });
 
-test(`${MODE}: an admin adds a cluster, changes how often it is sampled, and removes it by name`, async () => {
+test(`${MODE}: an admin adds a cluster, changes how often it is sampled, removes it by name, restores it and removes it again`, async () => {
   const name = `e2e-spare-${MODE}`;
   await open('/login');
   await signIn(ADMIN, ADMIN_PW);
@@ -206,10 +206,24 @@ test(`${MODE}: an admin adds a cluster, changes how often it is sampled, and rem
   await submit(`${row} form[data-testid="update-cluster"]`);
   await page.waitForSelector(`${row} summary >> text=every 60 s`);
 
-  if (!(await page.isVisible(`${row} form[data-testid="remove-cluster"]`))) await page.click(`${row} summary`);
-  await page.fill(`${row} form[data-testid="remove-cluster"] input[name="confirm"]`, name);
-  await submit(`${row} form[data-testid="remove-cluster"]`);
-  await page.waitForSelector(row, { state: 'detached' });
+  const remove = async () => {
+    if (!(await page.isVisible(`${row} form[data-testid="remove-cluster"]`))) await page.click(`${row} summary`);
+    // The form says what happens before it is sent.
+    assert.match(await page.textContent(`${row} form[data-testid="remove-cluster"]`),
+      /Its history is kept until \d{4}-\d{2}-\d{2}, then deleted; you can restore it until then\./);
+    await page.fill(`${row} form[data-testid="remove-cluster"] input[name="confirm"]`, name);
+    await submit(`${row} form[data-testid="remove-cluster"]`);
+    await page.waitForSelector(row, { state: 'detached' });
+  };
+  await remove();
+  // Removed, it is listed to restore until it is purged; restored, it is back.
+  const gone = `tr[data-testid="removed-cluster"][data-cluster="${name}"]`;
+  await page.waitForSelector(gone);
+  assert.match(await page.textContent(gone), /\d{4}-\d{2}-\d{2}/);
+  await submit(`${gone} form[data-testid="restore-cluster"]`);
+  await page.waitForSelector(row);
+  await page.waitForSelector(gone, { state: 'detached' });
+  await remove();
   await open('/clusters');
   assert.doesNotMatch(await page.textContent('main'), new RegExp(name));
 });

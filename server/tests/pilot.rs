@@ -907,6 +907,9 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     };
     let (before, had) = (figures().await, kept().await);
     assert!(had.0 > 0 && had.1 > 0 && had.2 > 0, "{had:?}");
+    let item_path = format!("/api/v1/review-items/{}", item["id"]);
+    let r = t.api(Method::GET, &item_path, &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let r = t
         .api(
             Method::DELETE,
@@ -921,6 +924,13 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "removed: {}", r.body);
     assert_eq!(kept().await, had, "its history is kept");
+    // Its review items are gone from the inbox and their pages with it.
+    let r = t.api(Method::GET, &item_path, &at, None).await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    let r = t
+        .api(Method::GET, "/api/v1/review-items?scope=all", &at, None)
+        .await;
+    assert_eq!(r.json()["total"], 0, "{}", r.body);
     assert_eq!(figures().await, before, "the pilot's figures are unchanged");
 }
 

@@ -299,7 +299,12 @@ const ITEM: &str = "SELECT i.id, i.kind, i.cluster_id, c.name AS cluster, i.topi
         ARRAY(SELECT e.user_id FROM review_editors e WHERE e.item_id = i.id AND e.user_id <> i.author_id) AS editor_ids,
         ARRAY(SELECT a.approver_id FROM review_approvals a
               WHERE a.item_id = i.id AND a.revision = i.revision) AS approved_by
-    FROM review_items i JOIN clusters c ON c.id = i.cluster_id JOIN users u ON u.id = i.author_id";
+    FROM review_items i JOIN clusters c ON c.id = i.cluster_id AND c.removed_at IS NULL
+    JOIN users u ON u.id = i.author_id";
+
+/// Items of watched clusters: a removed cluster's are kept (the pilot and
+/// the audit trail read them) but gone from the inbox until it is restored.
+const LIVE: &str = "i.cluster_id IN (SELECT id FROM clusters WHERE removed_at IS NULL)";
 
 pub async fn item(pool: &PgPool, id: i64) -> Result<Option<ItemRow>, Db> {
     Ok(sqlx::query_as(&format!("{ITEM} WHERE i.id = $1"))
@@ -365,7 +370,7 @@ pub async fn list(
         InboxScope::All => format!("($2 OR {READABLE})"),
     };
     let filter = format!(
-        "{scope} AND ($3::text IS NULL OR i.state = $3) AND ($4::text IS NULL OR i.kind = $4)
+        "{scope} AND {LIVE} AND ($3::text IS NULL OR i.state = $3) AND ($4::text IS NULL OR i.kind = $4)
          AND ($5::text IS NULL OR i.domain = $5)"
     );
     let state = f.state.map(|s| s.as_str());
@@ -398,7 +403,7 @@ pub async fn list(
 
 pub async fn waiting_count(pool: &PgPool, user_id: i64) -> Result<i64, Db> {
     Ok(sqlx::query_scalar(&format!(
-        "SELECT count(*) FROM review_items i WHERE {WAITING}"
+        "SELECT count(*) FROM review_items i WHERE {WAITING} AND {LIVE}"
     ))
     .bind(user_id)
     .fetch_one(pool)

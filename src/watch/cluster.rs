@@ -47,7 +47,7 @@ pub fn purged_on(removed_at: DateTime<Utc>) -> DateTime<Utc> {
     removed_at + chrono::Duration::days(HISTORY_DAYS)
 }
 
-/// Clusters removed before this time are past their kept period `now`.
+/// Clusters removed at or before this time are past their kept period `now`.
 pub fn purge_cutoff(now: DateTime<Utc>) -> DateTime<Utc> {
     now - chrono::Duration::days(HISTORY_DAYS)
 }

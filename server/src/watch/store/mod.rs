@@ -144,7 +144,7 @@ pub async fn restore(conn: &mut PgConnection, id: i64) -> Result<bool, Db> {
         == 1)
 }
 
-/// Deletes the clusters removed before `cutoff` and, by the foreign keys'
+/// Deletes the clusters removed at or before `cutoff` and, by the foreign keys'
 /// cascade, everything recorded of them (passes, samples, groups, topics,
 /// flags, streams, schemas, review items, Connect clusters). Returns what
 /// went, for the audit log.
@@ -153,7 +153,7 @@ pub async fn purge_removed(
     cutoff: DateTime<Utc>,
 ) -> Result<Vec<RemovedRow>, Db> {
     Ok(sqlx::query_as(
-        "DELETE FROM clusters WHERE removed_at < $1
+        "DELETE FROM clusters WHERE removed_at <= $1
          RETURNING id, name, bootstrap, removed_at, removed_by",
     )
     .bind(cutoff)

@@ -66,6 +66,12 @@ pub enum HistoryError {
     NoAdmin(String),
     #[error("the webhook receiver: {0}")]
     Receiver(std::io::Error),
+    /// The player's own setting up failed (a client, a password hash).
+    #[error("setting up the player: {0}")]
+    Setup(String),
+    /// The records did not follow the script.
+    #[error("the history went off its script: {0}")]
+    OffScript(String),
     #[error("the Schema Registry at {0}: {1}")]
     Registry(String, String),
     #[error("{what}: the console answered {status}: {body}")]
@@ -194,7 +200,7 @@ impl Console {
         };
         let req = b
             .body(body)
-            .map_err(|e| refused(StatusCode::BAD_REQUEST, e.to_string()))?;
+            .map_err(|e| HistoryError::Setup(format!("{what}: {e}")))?;
         let res = match self.app.clone().oneshot(req).await {
             Ok(r) => r,
             Err(never) => match never {},
@@ -214,14 +220,10 @@ impl Console {
 /// The settings `serve` would have, for the in-process router: outbound
 /// requests to loopback (the registry double, the relay).
 fn config() -> Result<ServeConfig, HistoryError> {
-    let bad = |e: String| HistoryError::Refused {
-        what: "the player's settings".into(),
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        body: e,
-    };
+    let bad = |e: &dyn std::fmt::Display| HistoryError::Setup(e.to_string());
     Ok(ServeConfig {
-        bind: "127.0.0.1:0".parse().map_err(|e| bad(format!("{e}")))?,
-        public_url: url::Url::parse("http://127.0.0.1/").map_err(|e| bad(e.to_string()))?,
+        bind: "127.0.0.1:0".parse().map_err(|e| bad(&e))?,
+        public_url: url::Url::parse("http://127.0.0.1/").map_err(|e| bad(&e))?,
         site: crate::http::site::Site::Carried,
         session_idle: Duration::from_secs(1800),
         session_max: Duration::from_secs(12 * 3600),
@@ -295,11 +297,8 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
     pass(&pool, &cluster, &first, at(first.at), &mut kept).await?;
     set_stage(&console, &people, &cluster, stage, &relay).await?;
 
-    let webhooks = Webhooks::new(EgressPolicy::LOOPBACK).map_err(|e| HistoryError::Refused {
-        what: "the webhooks' client".into(),
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        body: e.to_string(),
-    })?;
+    let webhooks = Webhooks::new(EgressPolicy::LOOPBACK)
+        .map_err(|e| HistoryError::Setup(format!("the webhooks' client: {e}")))?;
     let steps = script.steps();
     let mut reviews: Vec<i64> = Vec::new();
     for (t, step) in &steps {
@@ -350,13 +349,21 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
                         Some(body),
                     )
                     .await?;
-                reviews.push(item["id"].as_i64().unwrap_or_default());
+                reviews.push(id_of(&item, "the proposal")?);
             }
             Step::Approve { n } => {
-                let id = reviews.get(*n).copied().unwrap_or_default();
+                let id = reviews.get(*n).copied().ok_or_else(|| {
+                    HistoryError::OffScript(format!("review {n} approved before it was proposed"))
+                })?;
                 let path = format!("/api/v1/review-items/{id}");
                 let item = console
-                    .call("reading an item", Method::GET, &path, &people.approver, None)
+                    .call(
+                        "reading an item",
+                        Method::GET,
+                        &path,
+                        &people.approver,
+                        None,
+                    )
                     .await?;
                 let body = json!({ "content_hash": item["content_hash"] });
                 console
@@ -415,11 +422,8 @@ async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
             return Err(HistoryError::Played(name.to_string()));
         }
         let password = tokens::generate();
-        let hash = crate::platform::password::hash(&password).map_err(|e| HistoryError::Refused {
-            what: "a password".into(),
-            status: StatusCode::INTERNAL_SERVER_ERROR,
-            body: e.to_string(),
-        })?;
+        let hash = crate::platform::password::hash(&password)
+            .map_err(|e| HistoryError::Setup(format!("a password: {e}")))?;
         let row = users::insert(&mut conn, name, display, &hash, &[role], false).await?;
         made.insert(name, row.id);
     }
@@ -436,19 +440,26 @@ async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
     })
 }
 
-/// A token for `user_id` with every scope, for the next hour.
+/// A token for `user_id` with every scope, for the next hour (revoked
+/// when the history is played; the hour is for a player that failed).
 async fn token_for(
     conn: &mut sqlx::PgConnection,
     user_id: i64,
 ) -> Result<(i64, String), HistoryError> {
     let token = tokens::generate();
-    let scopes = Scopes::new(Scope::ALL.to_vec()).map_err(|_| HistoryError::Refused {
-        what: "a token".into(),
-        status: StatusCode::INTERNAL_SERVER_ERROR,
-        body: "no scopes".into(),
-    })?;
-    let expires = clock::now() + chrono::Duration::hours(1);
-    let id = tokens::insert(conn, user_id, "pilot history", &token, &scopes, Some(expires)).await?;
+    let scopes = Scopes::new(Scope::ALL.to_vec())
+        .map_err(|_| HistoryError::Setup("a token without scopes".into()))?;
+    // Tokens live by the machine's time, not the history's.
+    let expires = Utc::now() + chrono::Duration::hours(1);
+    let id = tokens::insert(
+        conn,
+        user_id,
+        "pilot history",
+        &token,
+        &scopes,
+        Some(expires),
+    )
+    .await?;
     Ok((id, token))
 }
 
@@ -472,9 +483,8 @@ async fn set_stage(
             admin,
             Some(json!({"name": TEAM, "description": "card risk (the pilot's history)"})),
         )
-        .await?["id"]
-        .as_i64()
-        .unwrap_or_default();
+        .await?;
+    let team = id_of(&team, "the team")?;
     let put = Method::PUT;
     for (what, method, path, body) in [
         (
@@ -525,7 +535,10 @@ async fn set_stage(
         .call(
             "fraud-scoring's reader schema",
             put.clone(),
-            &format!("/api/v1/clusters/{c}/groups/{}/reader-schemas/{TOPIC}", GROUPS[0]),
+            &format!(
+                "/api/v1/clusters/{c}/groups/{}/reader-schemas/{TOPIC}",
+                GROUPS[0]
+            ),
             &people.owner,
             Some(json!({"schema_type": "AVRO", "schema": READER})),
         )
@@ -615,26 +628,39 @@ async fn pass(
     Ok(())
 }
 
+/// The `id` of what the console made.
+fn id_of(made: &Value, what: &str) -> Result<i64, HistoryError> {
+    made["id"]
+        .as_i64()
+        .ok_or_else(|| HistoryError::OffScript(format!("{what} came back without an id: {made}")))
+}
+
 async fn live_flag(pool: &PgPool, cluster: &ClusterRow, group: &str) -> Result<i64, HistoryError> {
     crate::flags::store::live(pool, cluster.id)
         .await?
         .into_iter()
         .find(|(k, _)| k.subject_kind == "group" && k.subject == group)
         .map(|(_, (id, _))| id)
-        .ok_or_else(|| HistoryError::Refused {
-            what: format!("{group}'s flag"),
-            status: StatusCode::NOT_FOUND,
-            body: "no live flag: the judge did not raise what the script says".into(),
+        .ok_or_else(|| {
+            HistoryError::OffScript(format!(
+                "{group} has no live flag: the judge did not raise what the script says"
+            ))
         })
 }
 
 /// The topic's first schema, registered before the history starts.
 async fn register_v1(registry: &str) -> Result<(), HistoryError> {
-    let url = format!("{}/subjects/{TOPIC}-value/versions", registry.trim_end_matches('/'));
+    let url = format!(
+        "{}/subjects/{TOPIC}-value/versions",
+        registry.trim_end_matches('/')
+    );
     let fail = |e: String| HistoryError::Registry(registry.to_string(), e);
     let res = reqwest::Client::new()
         .post(&url)
-        .header(header::CONTENT_TYPE, "application/vnd.schemaregistry.v1+json")
+        .header(
+            header::CONTENT_TYPE,
+            "application/vnd.schemaregistry.v1+json",
+        )
         .body(json!({ "schema": schema(&[]) }).to_string())
         .send()
         .await

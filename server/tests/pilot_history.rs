@@ -268,7 +268,9 @@ async fn the_played_history_is_what_the_pilot_page_shows(pool: PgPool) {
 
     // Event by event: each stop's flag dates from its onset (the samples'
     // own time) and reached its owner when the script says.
-    let r = t.api(Method::GET, "/api/v1/pilot/events.csv", &mt, None).await;
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/events.csv", &mt, None)
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let lag: Vec<(DateTime<Utc>, i64, String)> = csv_rows(&r.body)
         .into_iter()

@@ -118,7 +118,10 @@ impl Stop {
 
     /// When the owner was told: the webhook the relay took.
     pub fn notified(&self) -> i64 {
-        self.attempts().last().copied().unwrap_or_else(|| self.raised())
+        self.attempts()
+            .last()
+            .copied()
+            .unwrap_or_else(|| self.raised())
     }
 
     /// When the owner answers.
@@ -302,7 +305,12 @@ impl Script {
             let attempts = s.attempts();
             let last = attempts.len() - 1;
             for (k, t) in attempts.into_iter().enumerate() {
-                steps.push((t, Step::Deliver { relay_up: k == last }));
+                steps.push((
+                    t,
+                    Step::Deliver {
+                        relay_up: k == last,
+                    },
+                ));
             }
             let group = s.group;
             match s.answer {
@@ -415,7 +423,7 @@ mod tests {
         for (_, step) in script.steps() {
             let Step::Pass(p) = step else { continue };
             for (g, committed, members) in &p.groups {
-                let w = windows.entry(g).or_default();
+                let w = windows.entry(*g).or_default();
                 w.push(S {
                     at_ms: p.at * 1_000,
                     committed: *committed,

@@ -17,7 +17,6 @@ use tokio_util::sync::CancellationToken;
 
 pub const MAX_ATTEMPTS: i32 = 8;
 
-
 /// Sends what is due once; returns how many were attempted.
 pub async fn deliver_due(
     pool: &PgPool,

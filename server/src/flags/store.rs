@@ -127,13 +127,13 @@ pub async fn resolve(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
 
 /// Marks a flag notified (first notification only).
 pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
-    Ok(
-        sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, streamkeeper_now()) WHERE id = $1")
-            .bind(id)
-            .execute(conn)
-            .await
-            .map(drop)?,
+    Ok(sqlx::query(
+        "UPDATE flags SET notified_at = COALESCE(notified_at, streamkeeper_now()) WHERE id = $1",
     )
+    .bind(id)
+    .execute(conn)
+    .await
+    .map(drop)?)
 }
 
 pub async fn enqueue(

@@ -49,7 +49,10 @@ mod tests {
         let at = Utc::now() - Duration::days(10);
         set_to(at);
         let read = now();
-        assert!((read - at).num_milliseconds().abs() < 1_000, "{read} vs {at}");
+        assert!(
+            (read - at).num_milliseconds().abs() < 1_000,
+            "{read} vs {at}"
+        );
         reset();
         assert_eq!(offset_ms(), 0);
         assert!((now() - Utc::now()).num_milliseconds().abs() < 1_000);

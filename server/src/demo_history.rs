@@ -547,7 +547,12 @@ async fn set_stage(
         "eventTime": clock::now().to_rfc3339(), "eventType": "START",
         "inputs": [{"facets": {}, "inputFacets": {}, "name": TOPIC,
                     "namespace": format!("kafka://{}", cluster.bootstrap)}],
-        "job": {"facets": {}, "name": GROUPS[0], "namespace": "flink"},
+        // Owned by the team, so "notify owners" reaches it.
+        "job": {"facets": {"ownership": {
+                    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/flink",
+                    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/OwnershipJobFacet.json#/$defs/OwnershipJobFacet",
+                    "owners": [{"name": TEAM, "type": "team"}]}},
+                "name": GROUPS[0], "namespace": "flink"},
         "outputs": [{"facets": {}, "name": "fraud.alerts", "namespace": "postgres://fraud-db:5432",
                      "outputFacets": {}}],
         "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/flink",

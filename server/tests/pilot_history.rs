@@ -136,6 +136,17 @@ async fn the_played_history_is_what_the_pilot_page_shows(pool: PgPool) {
     assert_eq!(clock::offset_ms(), 0, "the clock is back");
     let script = history::script();
     assert_eq!(played.reviews.len(), script.reviews.len());
+    // The relay took each flag's webhook, each resolution's (a dismissed
+    // flag has none) and each "notify owners" sent to the team.
+    let dismissed = script
+        .stops
+        .iter()
+        .filter(|s| matches!(s.answer, Answer::Dismiss(_)))
+        .count();
+    assert_eq!(
+        played.delivered,
+        2 * script.stops.len() - dismissed + script.questions.len()
+    );
 
     // The manager reads the page.
     let mona = streamkeeper_server::accounts::store::users::by_username(&pool, MANAGER)

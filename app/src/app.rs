@@ -21,6 +21,7 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
     let islands = {
         provide_csp_nonce();
         provide_context(crate::ui::flash::TakenFlash::default());
+        provide_context(crate::ui::flash::TakenForm::default());
         // Islands mode: outside an island nothing is hydrated, so no page
         // carries what hydrating it would need (`HydrationScripts` says so
         // too, on the pages that draw it).

@@ -19,6 +19,13 @@ pub enum AppError {
     /// item's approval by its author, say).
     #[error("{0}")]
     Refused(String),
+    /// The password or second-factor code that confirms an action is
+    /// missing or not right: a refusal its form shows at that field.
+    #[error("{message}")]
+    NotConfirmed {
+        field: ConfirmField,
+        message: String,
+    },
     #[error("{0} was not found.")]
     NotFound(String),
     #[error("{0}")]
@@ -37,7 +44,23 @@ pub enum AppError {
     Request(String),
 }
 
+/// The field of a form that confirms an action with who is at the keyboard.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConfirmField {
+    Password,
+    Code,
+}
+
 impl AppError {
+    /// The message to show at `field`, when this error is about it.
+    pub fn at_field(&self, field: ConfirmField) -> Option<&str> {
+        match self {
+            AppError::NotConfirmed { field: f, message } if *f == field => Some(message),
+            _ => None,
+        }
+    }
+
     /// A stable code for the REST API and for tests.
     pub fn code(&self) -> &'static str {
         match self {
@@ -45,6 +68,7 @@ impl AppError {
             AppError::Forbidden(_) => "forbidden",
             AppError::PasswordChangeRequired => "password_change_required",
             AppError::Refused(_) => "refused",
+            AppError::NotConfirmed { .. } => "not_confirmed",
             AppError::NotFound(_) => "not_found",
             AppError::Invalid(_) => "invalid",
             AppError::Conflict(_) => "conflict",
@@ -59,7 +83,10 @@ impl AppError {
     pub fn status(&self) -> u16 {
         match self {
             AppError::Unauthenticated => 401,
-            AppError::Forbidden(_) | AppError::Refused(_) | AppError::PasswordChangeRequired => 403,
+            AppError::Forbidden(_)
+            | AppError::Refused(_)
+            | AppError::NotConfirmed { .. }
+            | AppError::PasswordChangeRequired => 403,
             AppError::NotFound(_) => 404,
             AppError::Invalid(_) => 422,
             AppError::Conflict(_) => 409,

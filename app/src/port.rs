@@ -24,10 +24,13 @@ pub struct ClientAddr(pub String);
 #[async_trait::async_trait]
 pub trait Accounts: Send + Sync {
     async fn me(&self, who: &Principal) -> Result<Me, AppError>;
+    /// Users whose username or name contains `query`, in the order `sort`
+    /// asks (a [`UserColumn`](streamkeeper::accounts::list::UserColumn)).
     async fn list_users(
         &self,
         who: &Principal,
         query: Option<String>,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<Page<UserSummary>, AppError>;
     async fn user(&self, who: &Principal, id: i64) -> Result<UserDetail, AppError>;
@@ -142,6 +145,10 @@ pub trait SessionKeeper: Send + Sync {
     async fn set_flash(&self, note: &str) -> Result<(), AppError>;
     /// The note kept for this page, removed as it is read.
     async fn take_flash(&self) -> Result<Option<String>, AppError>;
+    /// Keeps what a failed form sent for the page it goes back to.
+    async fn set_kept_form(&self, form: &crate::ui::flash::KeptForm) -> Result<(), AppError>;
+    /// The failed form kept for this page, removed as it is read.
+    async fn take_kept_form(&self) -> Result<Option<crate::ui::flash::KeptForm>, AppError>;
 }
 
 #[derive(Clone)]
@@ -162,6 +169,7 @@ pub trait Audit: Send + Sync {
         &self,
         who: &Principal,
         filter: AuditFilter,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<Page<AuditRow>, AppError>;
     /// Counted refusals by unauthenticated sources, latest first.
@@ -298,6 +306,15 @@ pub trait Watch: Send + Sync {
     ) -> Result<crate::watch::model::ClusterView, AppError>;
     /// Stops watching a cluster and forgets what was recorded of it (admin).
     async fn remove_cluster(&self, who: &Principal, from: &str, id: i64) -> Result<(), AppError>;
+    /// Pauses a cluster (`paused`) or resumes it (admin, audited when it
+    /// changes): a paused cluster's routines skip it.
+    async fn pause_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        paused: bool,
+    ) -> Result<crate::watch::model::ClusterView, AppError>;
     /// Reads the cluster once, read-only, and says what worked (admin).
     async fn test_connection(
         &self,
@@ -345,6 +362,7 @@ pub trait Flags: Send + Sync {
         who: &Principal,
         mine: bool,
         live_only: bool,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<Page<crate::flags::model::FlagView>, AppError>;
     async fn get(
@@ -403,6 +421,7 @@ pub trait Schemas: Send + Sync {
         who: &Principal,
         cluster_id: i64,
         search: Option<String>,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<crate::schemas::model::RegistrySubjects, AppError>;
     /// Two versions of a subject side by side (by default the latest and
@@ -453,6 +472,16 @@ pub trait Reviews: Send + Sync {
         who: &Principal,
         from: &str,
         new: crate::review::model::NewReviewItem,
+    ) -> Result<crate::review::model::ReviewItem, AppError>;
+    /// Puts in review the schema a recorded check was made of (the check's
+    /// reader only), so a checked change is proposed without pasting it
+    /// again. `title`: the item's, or the default one when blank.
+    async fn propose_check(
+        &self,
+        who: &Principal,
+        from: &str,
+        check_id: i64,
+        title: Option<String>,
     ) -> Result<crate::review::model::ReviewItem, AppError>;
     /// A new revision: checked again, every approval voided.
     async fn edit(

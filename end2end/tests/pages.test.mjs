@@ -11,9 +11,9 @@
 // data: with `scripts/demo` running, from end2end/,
 //   SK_URL=http://127.0.0.1:3000 SK_ADMIN_USER=admin SK_ADMIN_PASSWORD=… \
 //   SK_PAGES_OUT=/tmp/pages.json node --test tests/pages.test.mjs
-// The cluster, topic and group come from SK_CLUSTER, SK_TOPIC and SK_GROUP
-// when set (scripts/test sets them), else from the first ones the lists
-// link to.
+// The cluster, topic, group and Connect worker come from SK_CLUSTER,
+// SK_TOPIC, SK_GROUP and SK_CONNECT when set (scripts/test sets them), else
+// from the first ones the pages link to.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
@@ -74,9 +74,18 @@ async function pages(page) {
     ['settings: review', '/settings/review'],
     ['settings: routines', '/settings/routines'],
     ['settings: audit', '/settings/audit'],
-    ['connectors', `/clusters/${cluster}/connect`],
-    ['connector draft', `/clusters/${cluster}/connect/draft`],
   ];
+  let connect = process.env.SK_CONNECT;
+  if (!connect) {
+    const href = await firstLink(page, `/clusters/${cluster}`, `/clusters/${cluster}/connect?`);
+    connect = href && new URL(href, BASE).searchParams.get('name');
+  }
+  if (connect) {
+    list.push(
+      ['connectors', `/clusters/${cluster}/connect?${q({ name: connect })}`],
+      ['connector draft', `/clusters/${cluster}/connect/draft?${q({ name: connect })}`],
+    );
+  }
   if (topic) {
     list.push(
       ['stream', `/clusters/${cluster}/stream?${q({ name: topic })}`],

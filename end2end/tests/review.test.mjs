@@ -17,7 +17,7 @@
 //   SK_APPROVER_USER / SK_APPROVER_PASSWORD  a user with the approver role.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { MODE, hydrated, launch, post, signedInAs } from '../support.mjs';
+import { MODE, flash, hydrated, launch, post, signedInAs } from '../support.mjs';
 
 const AUTHOR = process.env.SK_OWNER_USER;
 const AUTHOR_PW = process.env.SK_OWNER_PASSWORD;
@@ -78,8 +78,11 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     // A, the author: paste the change and propose it for review.
     const { context: ca, page: a } = await signedIn(check, AUTHOR, AUTHOR_PW);
     assert.equal(new URL(a.url()).pathname, `/clusters/${CLUSTER}/stream/check`);
+    // The editor starts from the stream's current schema.
+    assert.match(await a.inputValue('form[data-testid="check-form"] textarea[name="schema"]'), /"amount"/);
     await a.selectOption('form[data-testid="check-form"] select[name="schema_type"]', 'AVRO');
     await a.fill('form[data-testid="check-form"] textarea[name="schema"]', PROPOSED);
+    await a.fill('form[data-testid="check-form"] input[name="title"]', `Orders get a note (${MODE})`);
     await Promise.all([
       a.waitForURL(/\/review\/\d+$/),
       a.click('form[data-testid="check-form"] button[data-testid="propose-review"]'),
@@ -87,6 +90,9 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     await hydrated(a);
     const id = new URL(a.url()).pathname.split('/').pop();
     assert.equal(await itemState(a), 'in review');
+    assert.match(await a.textContent('h1'), new RegExp(`Orders get a note \\(${MODE}\\)`), 'the title given');
+    assert.equal(await a.locator('[data-testid="flash"]').count(), 1, 'one success note');
+    assert.match(await flash(a), new RegExp(`Proposed for review as item ${id}`));
     // The item page's weight (BENCHMARKS.md, "Hydrated wasm").
     const html = await (await a.request.get(a.url())).body();
     t.diagnostic(`/review/${id}: ${html.length} bytes of HTML`);
@@ -121,12 +127,24 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     const approve = 'form[data-testid="approve-form"]';
     assert.equal(await b.getAttribute(`${approve} input[name="content_hash"]`, 'value'), hash);
 
-    // A wrong password is refused, and nothing is approved.
+    // The decision comes after the diff; approve and reject apart.
+    const after = await b.evaluate(() => {
+      const diff = document.querySelector('[data-testid="diff"]');
+      const decide = document.querySelector('[data-testid="decide"]');
+      return Boolean(diff.compareDocumentPosition(decide) & Node.DOCUMENT_POSITION_FOLLOWING);
+    });
+    assert.ok(after, 'the decision form is after the diff');
+    assert.equal(await b.locator('[data-testid="approve-box"] form[data-testid="reject-form"]').count(), 0);
+    assert.equal(await b.locator('[data-testid="reject-box"] form[data-testid="reject-form"]').count(), 1);
+
+    // A wrong password is refused at the field, and nothing is approved.
     await b.fill(`${approve} input[name="password"]`, 'certainly-not-the-password');
     await submit(b, 'approve-form');
-    await b.waitForSelector('[data-testid="action-notes"] .error', { timeout: 15000 });
-    assert.ok((await b.textContent('[data-testid="action-notes"] .error')).trim().length > 0);
-    await b.waitForSelector(`${approve} input[name="password"]`);
+    await b.waitForSelector(`${approve} [data-testid="password-error"]`, { timeout: 15000 });
+    assert.match(await b.textContent(`${approve} [data-testid="password-error"]`), /Confirm the approval with your password/);
+    assert.equal(await b.getAttribute(`${approve} input[name="password"]`, 'aria-invalid'), 'true');
+    assert.equal(await b.locator('[data-testid="action-notes"] .error').count(), 0, 'not repeated at the top');
+    assert.equal(await b.inputValue(`${approve} input[name="password"]`), '', 'a password is never sent back');
     assert.equal(await itemState(b), 'in review');
     assert.match(await b.textContent('[data-testid="approvals"]'), /Nobody has approved it yet/);
 
@@ -134,6 +152,9 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
     await b.fill(`${approve} input[name="password"]`, APPROVER_PW);
     await submit(b, 'approve-form');
     assert.equal(new URL(b.url()).pathname, `/review/${id}`);
+    assert.equal(await b.locator('[data-testid="flash"]').count(), 1, 'one success note');
+    assert.match(await flash(b), /You approved revision 1/);
+    assert.equal(await b.locator('[data-testid="password-error"]').count(), 0);
     await waitForState(b, 'applied');
     assert.match(await b.textContent('[data-testid="applied-version"]'), /^\d+$/);
     assert.equal(await b.locator(approve).count(), 0, 'an applied item takes no more approvals');
@@ -147,5 +168,33 @@ test(`${MODE}: an author proposes a change, an approver approves it with their p
 
     await ca.close();
     await cb.close();
+    assert.deepEqual(problems, []);
+  });
+
+test(`${MODE}: a checked schema is proposed from its report, with a title, without pasting it again`,
+  { skip: !(TOPIC && APPROVER) && 'no review fixture' }, async () => {
+    const check = `/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`;
+    const { context, page: a } = await signedIn(check, AUTHOR, AUTHOR_PW);
+    // Another optional field on top of whatever the stream holds now.
+    const current = JSON.parse(await a.inputValue('form[data-testid="check-form"] textarea[name="schema"]'));
+    current.fields.push({ name: 'channel', type: ['null', 'string'], default: null });
+    await a.fill('form[data-testid="check-form"] textarea[name="schema"]', JSON.stringify(current));
+    await Promise.all([
+      a.waitForURL(/\/schema-checks\/\d+$/),
+      a.click('form[data-testid="check-form"] button[type="submit"]:not([name])'),
+    ]);
+    await hydrated(a);
+    const form = 'form[data-testid="propose-checked-form"]';
+    await a.fill(`${form} input[name="title"]`, `Orders get a channel (${MODE})`);
+    await Promise.all([a.waitForURL(/\/review\/\d+$/), a.click(`${form} button[type="submit"]`)]);
+    await hydrated(a);
+    assert.equal(await itemState(a), 'in review');
+    assert.match(await a.textContent('h1'), new RegExp(`Orders get a channel \\(${MODE}\\)`));
+    assert.match(await a.textContent('[data-testid="proposed-schema"]'), /channel/, 'exactly the checked schema');
+    assert.equal(await a.locator('[data-testid="flash"]').count(), 1, 'one success note');
+    // Leave nothing waiting: the author withdraws it.
+    await submit(a, 'withdraw-form');
+    assert.equal(await itemState(a), 'withdrawn');
+    await context.close();
     assert.deepEqual(problems, []);
   });

@@ -42,6 +42,10 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
 
   await Promise.all([page.waitForNavigation(), page.click('a[data-testid="check-change"]')]);
   await hydrated(page);
+  // The editor starts from the stream's current schema, shown beside it.
+  assert.match(await page.inputValue('form[data-testid="check-form"] textarea[name="schema"]'), /"amount"/,
+    'the editor is prefilled with the current schema');
+  assert.match(await page.textContent('[data-testid="current-schema"]'), /"amount"/);
   await page.selectOption('form[data-testid="check-form"] select[name="schema_type"]', 'AVRO');
   await page.fill('form[data-testid="check-form"] textarea[name="schema"]', BREAKING);
   await Promise.all([
@@ -94,9 +98,15 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   // A schema that does not parse: a clear error on the form, no verdict.
   await page.goto(`${BASE}/clusters/${CLUSTER}/stream/check?name=${encodeURIComponent(TOPIC)}`);
   await hydrated(page);
-  await page.fill('form[data-testid="check-form"] textarea[name="schema"]', '{"type": "recrod"');
+  const broken = '{"type": "recrod", "name": "Kept <as> & typed"';
+  await page.fill('form[data-testid="check-form"] textarea[name="schema"]', broken);
   await post(page, 'form[data-testid="check-form"] button[type="submit"]');
   assert.match(await page.textContent('p.error'), /does not parse/);
+  // What was pasted is still there to fix (kept on the server for the
+  // page the post went back to; never in the address).
+  assert.equal(await page.inputValue('form[data-testid="check-form"] textarea[name="schema"]'), broken,
+    'the pasted text is kept after a parse error');
+  assert.ok(!page.url().includes('recrod'), 'the text is not in the address');
 
   // The stream's schema recorded with a reference: the Avro type `Money`
   // is given in the form's first reference slot.

@@ -138,7 +138,13 @@ async fn main() {
         for _ in 0..5 {
             let t = Instant::now();
             shown = service
-                .registry_subjects(&who, id, search.clone(), PageRequest::new(Some(page), None))
+                .registry_subjects(
+                    &who,
+                    id,
+                    search.clone(),
+                    None,
+                    PageRequest::new(Some(page), None),
+                )
                 .await
                 .expect("subjects")
                 .subjects

@@ -121,11 +121,12 @@ async fn main() {
             .map(|(name, took)| format!("{name} {:.3}", took.as_secs_f64()))
             .collect();
         println!(
-            "pass {round}: {:.3} s — {} groups, {offsets} committed offsets, {parts} partitions, {} problems; phases (s): {}",
+            "pass {round}: {:.3} s — {} groups, {offsets} committed offsets, {parts} partitions, {} problems; phases (s): {}; offsets read by {:?}",
             elapsed,
             r.groups.len(),
             r.problems.len(),
-            phases.join(", ")
+            phases.join(", "),
+            r.offsets_by
         );
         if let Some(python) = &python {
             let start = Instant::now();

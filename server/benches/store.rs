@@ -38,7 +38,7 @@ use streamkeeper::platform::page::PageRequest;
 use streamkeeper_app::port::Watch as _;
 use streamkeeper_app::watch::model::GroupFilter;
 use streamkeeper_server::clients::kafka::reader::{
-    GroupReading, PartitionReading, Reading, TopicReading,
+    GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
 };
 use streamkeeper_server::watch::ClusterService;
 use streamkeeper_server::watch::judge::{self, PassResult};
@@ -305,6 +305,7 @@ fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<U
         groups_listed: true,
         problems: Vec::new(),
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("synthetic".into()),
     }
 }
 

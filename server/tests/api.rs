@@ -594,7 +594,7 @@ fn reading(
     log_end: i64,
 ) -> streamkeeper_server::clients::kafka::reader::Reading {
     use streamkeeper_server::clients::kafka::reader::{
-        GroupReading, PartitionReading, Reading, TopicReading,
+        GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
     };
     Reading {
         started: at,
@@ -628,6 +628,7 @@ fn reading(
         groups_listed: true,
         problems: vec![],
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("synthetic".into()),
     }
 }
 
@@ -1978,5 +1979,267 @@ async fn a_groups_page_charts_each_partition_on_its_own(pool: sqlx::PgPool) {
         bad.body.contains("is not a partition number"),
         "{}",
         bad.body
+    );
+}
+
+/// The first item's `field` of a list, asked with `query` (and a 200).
+async fn first_of(t: &TestApp, token: &str, query: &str, field: &str) -> serde_json::Value {
+    let r = t.api(Method::GET, query, token, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{query}: {}", r.body);
+    r.json()["items"][0][field].clone()
+}
+
+/// Whether the page links to `href` (its `&` escaped as HTML writes it).
+fn links(body: &str, href: &str) -> bool {
+    body.contains(&format!("href=\"{}\"", href.replace('&', "&amp;")))
+        || body.contains(&format!("href=\"{href}\""))
+}
+
+/// A bad `sort` is a 400 that names it and the columns.
+async fn refuses_sort(t: &TestApp, token: &str, query: &str, columns: &str) {
+    let r = t.api(Method::GET, query, token, None).await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{query}: {}", r.body);
+    assert_eq!(r.json()["error"]["code"], "bad_request");
+    let said = message(&r);
+    assert!(
+        said.contains("unknown sort 'colour' (one of: ") && said.contains(columns),
+        "{query}: {said}"
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn users_audit_and_flags_sort_by_their_columns_on_the_server(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let at = t.token(admin).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let bob = t.user("bob", &[Role::Viewer]).await;
+    sqlx::query("UPDATE users SET display_name = 'zed', created_at = now() + interval '1 day' WHERE id = $1")
+        .bind(bob)
+        .execute(&t.pool)
+        .await
+        .expect("bob");
+
+    // Users: by username unless asked; each column either way.
+    let users = |sort: &str| format!("/api/v1/users?per_page=1&sort={sort}");
+    assert_eq!(first_of(&t, &at, "/api/v1/users", "username").await, "ada");
+    assert_eq!(
+        first_of(&t, &at, &users("username"), "username").await,
+        "ada"
+    );
+    assert_eq!(
+        first_of(&t, &at, &users("-username"), "username").await,
+        "vic"
+    );
+    assert_eq!(
+        first_of(&t, &at, &users("-name"), "username").await,
+        "bob",
+        "zed"
+    );
+    assert_eq!(
+        first_of(&t, &at, &users("-created"), "username").await,
+        "bob"
+    );
+    assert_eq!(
+        first_of(&t, &at, &users("created"), "username").await,
+        "ada"
+    );
+    refuses_sort(&t, &at, &users("colour"), "username, name, status, created").await;
+
+    // The audit log: newest first unless asked.
+    for name in ["b", "c", "a"] {
+        let r = t
+            .api(
+                Method::POST,
+                "/api/v1/teams",
+                &at,
+                Some(json!({"name": name})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    }
+    let audit = |sort: &str| format!("/api/v1/audit?action=team.create&sort={sort}");
+    assert_eq!(
+        first_of(&t, &at, "/api/v1/audit?action=team.create", "target").await,
+        "team:a",
+        "the newest first"
+    );
+    assert_eq!(first_of(&t, &at, &audit("id"), "target").await, "team:b");
+    assert_eq!(
+        first_of(&t, &at, &audit("target"), "target").await,
+        "team:a"
+    );
+    assert_eq!(
+        first_of(&t, &at, &audit("-target"), "target").await,
+        "team:c"
+    );
+    assert_eq!(first_of(&t, &at, &audit("-at"), "target").await, "team:a");
+    refuses_sort(
+        &t,
+        &at,
+        &audit("colour"),
+        "id, at, actor, action, target, source",
+    )
+    .await;
+
+    // Flags: the latest raised first unless asked.
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('east', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    for (subject, kind, onset_min, raised_min) in [
+        ("billing", "STALL", 30, 20),
+        ("audit", "WARN", 50, 10),
+        ("crm", "STOP", 40, 30),
+    ] {
+        sqlx::query(
+            "INSERT INTO flags (cluster_id, subject_kind, subject, rule, kind, reason, evidence, onset_at, raised_at)
+             VALUES ($1, 'group', $2, 'lag', $3, 'why', '{}',
+                     now() - make_interval(mins => $4), now() - make_interval(mins => $5))",
+        )
+        .bind(cluster)
+        .bind(subject)
+        .bind(kind)
+        .bind(onset_min)
+        .bind(raised_min)
+        .execute(&t.pool)
+        .await
+        .expect("flag");
+    }
+    let flags = |sort: &str| format!("/api/v1/flags?scope=all&state=any&sort={sort}");
+    assert_eq!(
+        first_of(&t, &at, "/api/v1/flags?scope=all&state=any", "subject").await,
+        "audit",
+        "the latest raised first"
+    );
+    assert_eq!(first_of(&t, &at, &flags("raised"), "subject").await, "crm");
+    assert_eq!(
+        first_of(&t, &at, &flags("kind"), "subject").await,
+        "billing",
+        "STALL"
+    );
+    assert_eq!(
+        first_of(&t, &at, &flags("-kind"), "subject").await,
+        "audit",
+        "WARN"
+    );
+    assert_eq!(
+        first_of(&t, &at, &flags("-since"), "subject").await,
+        "billing"
+    );
+    assert_eq!(first_of(&t, &at, &flags("since"), "subject").await, "audit");
+    assert_eq!(
+        first_of(&t, &at, &flags("subject"), "subject").await,
+        "audit"
+    );
+    refuses_sort(
+        &t,
+        &at,
+        &flags("colour"),
+        "kind, subject, cluster, team, state, since, raised",
+    )
+    .await;
+
+    // The pages' headers sort the same way and keep the other filters.
+    let cookie = t.login("ada", PASSWORD).await.expect("ada signs in");
+    let page = t
+        .get("/flags?scope=all&state=any&sort=-kind", Some(&cookie))
+        .await;
+    assert!(
+        page.body.contains("aria-sort=\"descending\"")
+            && links(&page.body, "/flags?scope=all&state=any&sort=kind")
+            && page
+                .body
+                .find(">group audit<")
+                .zip(page.body.find(">group crm<"))
+                .is_some_and(|(warn, stop)| warn < stop),
+        "{}",
+        page.body
+    );
+    let page = t.get("/settings/users?sort=-created", Some(&cookie)).await;
+    assert!(
+        page.body.contains("/settings/users?sort=created")
+            && page.body.contains("name=\"sort\" value=\"-created\""),
+        "{}",
+        page.body
+    );
+    let page = t
+        .get(
+            "/settings/audit?action=team.create&sort=target",
+            Some(&cookie),
+        )
+        .await;
+    assert!(
+        links(
+            &page.body,
+            "/settings/audit?action=team.create&sort=-target"
+        ) && page
+            .body
+            .find(">team:a<")
+            .zip(page.body.find(">team:c<"))
+            .is_some_and(|(a, c)| a < c),
+        "{}",
+        page.body
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_streams_page_sorts_by_its_columns_on_the_server(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("vic", &[Role::Viewer]).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('east', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen)
+         VALUES ($1, 'alpha', 3, now(), now()), ($1, 'beta', 1, now(), now()), ($1, 'gamma', 2, now(), now())",
+    )
+    .bind(cluster)
+    .execute(&t.pool)
+    .await
+    .expect("topics");
+    let cookie = t.login("vic", PASSWORD).await.expect("vic signs in");
+    // The order the page lists the three in.
+    let order = |body: &str| {
+        let mut at: Vec<(usize, &str)> = ["alpha", "beta", "gamma"]
+            .into_iter()
+            .filter_map(|n| body.find(&format!(">{n}<")).map(|i| (i, n)))
+            .collect();
+        at.sort();
+        at.into_iter().map(|(_, n)| n).collect::<Vec<_>>()
+    };
+    let page = t.get("/streams", Some(&cookie)).await;
+    assert_eq!(
+        order(&page.body),
+        ["alpha", "beta", "gamma"],
+        "by cluster, then topic"
+    );
+    let page = t.get("/streams?sort=-stream", Some(&cookie)).await;
+    assert_eq!(order(&page.body), ["gamma", "beta", "alpha"]);
+    let page = t
+        .get("/streams?status=ok&sort=-partitions", Some(&cookie))
+        .await;
+    assert_eq!(order(&page.body), ["alpha", "gamma", "beta"]);
+    assert!(
+        page.body.contains("aria-sort=\"descending\"")
+            && links(&page.body, "/streams?status=ok&sort=partitions")
+            && page.body.contains("name=\"sort\" value=\"-partitions\""),
+        "the header flips the order and the filter keeps it: {}",
+        page.body
+    );
+    let page = t.get("/streams?sort=partitions", Some(&cookie)).await;
+    assert_eq!(order(&page.body), ["beta", "gamma", "alpha"]);
+    let page = t.get("/streams?sort=colour", Some(&cookie)).await;
+    assert!(
+        page.body.contains("unknown sort") && page.body.contains("colour"),
+        "{}",
+        page.body
     );
 }

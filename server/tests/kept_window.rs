@@ -7,7 +7,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use streamkeeper::watch::window::by_group;
 use streamkeeper_server::clients::kafka::reader::{
-    GroupReading, PartitionReading, Reading, TopicReading,
+    GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
 };
 use streamkeeper_server::watch::judge::{self, PassResult};
 use streamkeeper_server::watch::kept::{self, KeptWindow, Source};
@@ -83,6 +83,7 @@ fn scenario(n: i64, at: DateTime<Utc>) -> Reading {
         groups_listed: true,
         problems: vec![],
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("synthetic".into()),
     }
 }
 

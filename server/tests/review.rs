@@ -1953,3 +1953,492 @@ async fn the_impact_of_a_topic_names_the_readers_a_pending_change_breaks(pool: s
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(billing(&w.ann).await["breaks"], json!([]));
 }
+
+/// A form post as a browser without JavaScript sends it from `page`: the
+/// server function answers with a redirect (back to `page` with the error
+/// on failure).
+fn browser_form(path: &str, cookie: &str, page: &str, form: &[(&str, &str)]) -> Request<Body> {
+    let body = form_urlencoded::Serializer::new(String::new())
+        .extend_pairs(form)
+        .finish();
+    Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+        .header(header::ACCEPT, "text/html")
+        .header(header::REFERER, format!("{}{page}", support::ORIGIN))
+        .header(header::ORIGIN, support::ORIGIN)
+        .header(header::COOKIE, cookie)
+        .body(Body::from(body))
+        .expect("request")
+}
+
+/// Where a redirect goes, without the origin.
+fn went(r: &support::Reply) -> String {
+    assert!(r.status.is_redirection(), "{} {}", r.status, r.body);
+    r.location()
+        .strip_prefix(support::ORIGIN)
+        .unwrap_or(r.location())
+        .to_owned()
+}
+
+fn unescape(html: &str) -> String {
+    html.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#x27;", "'")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&")
+}
+
+/// The text of the page's `<textarea name=NAME>`, unescaped.
+fn textarea(body: &str, name: &str) -> Option<String> {
+    let start = body.find(&format!("<textarea name=\"{name}\""))?;
+    let open = start + body[start..].find('>')? + 1;
+    let close = open + body[open..].find("</textarea>")?;
+    Some(unescape(&body[open..close]))
+}
+
+/// The value of the page's `<input name=NAME value=…>`, unescaped.
+fn input_value(body: &str, name: &str) -> Option<String> {
+    let start = body.find(&format!("name=\"{name}\""))?;
+    let tag = &body[start..start + body[start..].find('>')?];
+    let v = tag.find("value=\"")? + "value=\"".len();
+    Some(unescape(&tag[v..v + tag[v..].find('"')?]))
+}
+
+fn same_json(a: &str, b: &str) -> bool {
+    serde_json::from_str::<Value>(a).ok() == serde_json::from_str::<Value>(b).ok()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_check_page_starts_from_the_current_schema_and_keeps_a_failed_paste(
+    pool: sqlx::PgPool,
+) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let olga = w.t.login("olga", PASSWORD).await.expect("olga signs in");
+    let page = format!("/clusters/{}/stream/check?name=orders", w.cluster);
+
+    // The editor starts from the stream's current schema, shown beside it.
+    let r = w.t.get(&page, Some(&olga)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let editor = textarea(&r.body, "schema").expect("the editor");
+    assert!(same_json(&editor, V1), "prefilled with v1: {editor}");
+    assert!(
+        editor.contains("\n  \"name\": \"Order\""),
+        "laid out to edit, keys in order: {editor}"
+    );
+    assert!(r.body.contains("data-testid=\"current-schema\""));
+    assert!(r.body.contains("name=\"title\""), "a title for review");
+
+    // A schema that does not parse: refused, back to the page with the
+    // error, and what was pasted is in the editor again (kept on the
+    // server: the address carries the error only).
+    let pasted = r#"{"type": "record", "name": "Broken <b>&", "fields": ["#;
+    let check = |schema: &'static str, title: &'static str, propose: bool| {
+        let mut form = vec![
+            ("cluster_id", w.cluster.to_string()),
+            ("topic", "orders".to_string()),
+            ("schema_type", "AVRO".to_string()),
+            ("schema", schema.to_string()),
+            ("title", title.to_string()),
+        ];
+        if propose {
+            form.push(("propose", "on".to_string()));
+        }
+        let pairs: Vec<(&str, &str)> = form.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        browser_form("/fn/check_schema", &olga, &page, &pairs)
+    };
+    for propose in [false, true] {
+        let r = w.t.send(check(pasted, "Break it", propose)).await;
+        let back = went(&r);
+        assert!(
+            back.starts_with(&page) && back.contains("__err="),
+            "back to the page with the error: {back}"
+        );
+        assert!(
+            !back.contains("Broken") && !back.contains("Break"),
+            "the text is not in the address: {back}"
+        );
+        let shown = w.t.get(&back, Some(&olga)).await;
+        assert_eq!(shown.status, StatusCode::OK);
+        assert!(shown.body.contains("class=\"error\""), "the error shows");
+        assert_eq!(
+            textarea(&shown.body, "schema").as_deref(),
+            Some(pasted),
+            "the pasted text is kept exactly (propose: {propose})"
+        );
+        assert_eq!(
+            input_value(&shown.body, "title").as_deref(),
+            Some("Break it")
+        );
+        assert!(shown.body.contains("data-testid=\"kept-note\""));
+        // Taken once: the next visit starts from the current schema again.
+        let again = w.t.get(&page, Some(&olga)).await;
+        let editor = textarea(&again.body, "schema").expect("the editor");
+        assert!(same_json(&editor, V1), "{editor}");
+        assert!(!again.body.contains("data-testid=\"kept-note\""));
+    }
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM review_items")
+        .fetch_one(&w.t.pool)
+        .await
+        .expect("items");
+    assert_eq!(items, 0, "nothing was proposed");
+
+    // A proposal from the page takes its title, and says so once.
+    let r = w.t.send(check(ADDS_NOTE, "Orders get a note", true)).await;
+    let item_page = went(&r);
+    assert!(item_page.starts_with("/review/"), "{item_page}");
+    let id: i64 = item_page["/review/".len()..].parse().expect("item id");
+    assert_eq!(w.item(&w.olga, id).await["title"], "Orders get a note");
+    let shown = w.t.get(&item_page, Some(&olga)).await;
+    assert_eq!(
+        shown.body.matches("data-testid=\"flash\"").count(),
+        1,
+        "one success note"
+    );
+    assert!(
+        shown
+            .body
+            .contains(&format!("Proposed for review as item {id}."))
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_checked_schema_is_proposed_from_its_report(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let olga = w.t.login("olga", PASSWORD).await.expect("olga signs in");
+    let page = format!("/clusters/{}/stream/check?name=orders", w.cluster);
+    let r =
+        w.t.send(browser_form(
+            "/fn/check_schema",
+            &olga,
+            &page,
+            &[
+                ("cluster_id", &w.cluster.to_string()),
+                ("topic", "orders"),
+                ("schema_type", "AVRO"),
+                ("schema", ADDS_NOTE),
+            ],
+        ))
+        .await;
+    let report = went(&r);
+    assert!(report.starts_with("/schema-checks/"), "{report}");
+    let check_id = report["/schema-checks/".len()..].to_owned();
+    let shown = w.t.get(&report, Some(&olga)).await;
+    assert!(
+        shown.body.contains("/fn/propose_checked"),
+        "the report offers proposing it"
+    );
+
+    // Someone who may not read the check is told it does not exist.
+    let ivy = w.t.login("ivy", PASSWORD).await.expect("ivy signs in");
+    let r =
+        w.t.send(browser_form(
+            "/fn/propose_checked",
+            &ivy,
+            &report,
+            &[("check_id", &check_id), ("title", "Mine now")],
+        ))
+        .await;
+    assert!(went(&r).contains("__err="), "refused");
+    let refused_reads: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'schema.check.read.refused'",
+    )
+    .fetch_one(&w.t.pool)
+    .await
+    .expect("audit");
+    assert_eq!(refused_reads, 1, "the attempt is recorded");
+
+    // Too long a title is refused with the limit.
+    let long = "t".repeat(streamkeeper::review::MAX_TITLE_CHARS + 1);
+    let r =
+        w.t.send(browser_form(
+            "/fn/propose_checked",
+            &olga,
+            &report,
+            &[("check_id", &check_id), ("title", &long)],
+        ))
+        .await;
+    let back = went(&r);
+    assert!(back.contains("__err="), "{back}");
+    let shown = w.t.get(&back, Some(&olga)).await;
+    assert!(shown.body.contains("A title has at most 200 characters"));
+
+    // The author proposes it from the report: exactly the checked schema.
+    let r =
+        w.t.send(browser_form(
+            "/fn/propose_checked",
+            &olga,
+            &report,
+            &[("check_id", &check_id), ("title", "Orders get a note")],
+        ))
+        .await;
+    let item_page = went(&r);
+    assert!(item_page.starts_with("/review/"), "{item_page}");
+    let id: i64 = item_page["/review/".len()..].parse().expect("item id");
+    let item = w.item(&w.olga, id).await;
+    assert_eq!(item["title"], "Orders get a note");
+    assert_eq!(item["kind"], "producer_change");
+    assert_eq!(item["subject"], "orders-value");
+    assert!(
+        same_json(
+            item["content"]["schema"].as_str().unwrap_or_default(),
+            ADDS_NOTE
+        ),
+        "{item}"
+    );
+    assert_eq!(item["state"], "in_review");
+    let shown = w.t.get(&item_page, Some(&olga)).await;
+    assert_eq!(shown.body.matches("data-testid=\"flash\"").count(), 1);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_item_page_decides_after_the_diff_and_shows_a_wrong_password_at_its_field(
+    pool: sqlx::PgPool,
+) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let h = hash(&item);
+    let page = format!("/review/{id}");
+    let ann = w.t.login("ann", PASSWORD).await.expect("ann signs in");
+
+    let r = w.t.get(&page, Some(&ann)).await;
+    let at = |what: &str| {
+        r.body
+            .find(&format!("data-testid=\"{what}\""))
+            .unwrap_or_else(|| panic!("{what} on the page"))
+    };
+    assert!(
+        at("diff") < at("decide"),
+        "the decision comes after the diff"
+    );
+    assert!(at("item-check") < at("decide"), "and after the checks");
+    assert!(
+        at("approve-box") < at("reject-box"),
+        "approve and reject each in a box of its own"
+    );
+    assert!(!r.body.contains("data-testid=\"password-error\""));
+
+    let approve = |password: &str| {
+        browser_form(
+            "/fn/approve_review",
+            &ann,
+            &page,
+            &[
+                ("item_id", &id.to_string()),
+                ("content_hash", &h),
+                ("password", password),
+            ],
+        )
+    };
+    let back = went(&w.t.send(approve("not-my-password")).await);
+    assert!(back.starts_with(&page) && back.contains("__err="), "{back}");
+    let shown = w.t.get(&back, Some(&ann)).await;
+    let field = shown
+        .body
+        .find("data-testid=\"password-error\"")
+        .expect("the error at the password field");
+    let input = shown
+        .body
+        .find("name=\"password\"")
+        .expect("the password field");
+    assert!(input < field, "under its input");
+    let text = &shown.body[field..field + shown.body[field..].find("</span>").expect("end")];
+    assert!(
+        text.ends_with(">Confirm the approval with your password: the one given is not right."),
+        "{text}"
+    );
+    assert!(
+        shown
+            .body
+            .contains("aria-describedby=\"approve-password-error\"")
+    );
+    let notes_at = shown
+        .body
+        .find("data-testid=\"action-notes\"")
+        .expect("notes");
+    let notes =
+        &shown.body[notes_at..notes_at + shown.body[notes_at..].find("</div>").expect("end")];
+    assert!(
+        !notes.contains("Confirm the approval"),
+        "not repeated at the top: {notes}"
+    );
+    assert!(
+        !shown.body.contains("not-my-password"),
+        "a password is never sent back"
+    );
+
+    // The right one: approved and applied, with one success note.
+    let back = went(&w.t.send(approve(PASSWORD)).await);
+    assert_eq!(back, page);
+    let shown = w.t.get(&page, Some(&ann)).await;
+    assert_eq!(
+        shown.body.matches("data-testid=\"flash\"").count(),
+        1,
+        "one success note"
+    );
+    assert!(
+        shown
+            .body
+            .contains("You approved revision 1 (1 of 1 approvals)."),
+        "{}",
+        shown.body
+    );
+    assert!(!shown.body.contains("data-testid=\"password-error\""));
+    let again = w.t.get(&page, Some(&ann)).await;
+    assert_eq!(
+        again.body.matches("data-testid=\"flash\"").count(),
+        0,
+        "once"
+    );
+}
+
+/// The unread notifications of a user about an item.
+async fn unread_about(w: &World, username: &str, item: i64) -> i64 {
+    sqlx::query_scalar(
+        "SELECT count(*) FROM notifications n JOIN users u ON u.id = n.user_id
+         WHERE u.username = $1 AND n.item_id = $2 AND n.read_at IS NULL",
+    )
+    .bind(username)
+    .bind(item)
+    .fetch_one(&w.t.pool)
+    .await
+    .expect("notifications")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn acting_on_an_item_clears_the_actors_notifications_about_it(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    let first = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let second = w.propose(&w.olga, "orders", ADDS_TAG).await;
+    let (one, two) = (
+        first["id"].as_i64().expect("id"),
+        second["id"].as_i64().expect("id"),
+    );
+    let counts = |token: &str| {
+        let token = token.to_owned();
+        let w = &w;
+        async move {
+            w.call(Method::GET, "/api/v1/me/inbox", &token, None)
+                .await
+                .json()
+        }
+    };
+    assert_eq!(counts(&w.ann).await["waiting"], 2, "the badge counts both");
+    // The header's badge counts what waits for her, once each (her
+    // notifications about them are a dot, not added to the number).
+    let ann = w.t.login("ann", PASSWORD).await.expect("ann signs in");
+    let header = w.t.get("/review", Some(&ann)).await.body;
+    assert!(
+        header.contains("data-testid=\"inbox-badge\" class=\"badge count\">2</span>"),
+        "{header}"
+    );
+    assert!(header.contains("title=\"2 unread notification(s)\""));
+    assert_eq!(unread_about(&w, "ann", one).await, 1);
+    assert_eq!(unread_about(&w, "ann", two).await, 1);
+
+    // ann approves the first: her notification about it is read, the
+    // other one waits.
+    assert_eq!(
+        w.approve(&w.ann, one, &hash(&first)).await.status,
+        StatusCode::OK
+    );
+    assert_eq!(unread_about(&w, "ann", one).await, 0);
+    assert_eq!(unread_about(&w, "ann", two).await, 1);
+    assert_eq!(counts(&w.ann).await["waiting"], 1);
+    let header = w.t.get("/review", Some(&ann)).await.body;
+    assert!(header.contains("data-testid=\"inbox-badge\" class=\"badge count\">1</span>"));
+    assert!(header.contains("title=\"1 unread notification(s)\""));
+    // bob, told of both, did nothing: his stay unread.
+    assert_eq!(unread_about(&w, "bob", one).await, 1);
+
+    // bob rejects the second: his notification about it is read.
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{two}/rejections"),
+            &w.bob,
+            Some(json!({"reason": "not now"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(unread_about(&w, "bob", two).await, 0);
+    assert_eq!(unread_about(&w, "bob", one).await, 1);
+    assert!(unread_about(&w, "olga", two).await >= 1, "olga is told");
+
+    // olga withdraws the first: what she was told about it is read.
+    assert!(unread_about(&w, "olga", one).await >= 1, "ann's approval");
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{one}/withdraw"),
+            &w.olga,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(unread_about(&w, "olga", one).await, 0);
+    assert!(unread_about(&w, "olga", two).await >= 1, "the other stays");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_item_warns_when_its_subject_moved_past_its_base(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let cluster_row = streamkeeper_server::watch::store::by_id(&w.t.pool, w.cluster)
+        .await
+        .expect("db")
+        .expect("cluster");
+    let hygiene = || async {
+        streamkeeper_server::schemas::routine::run(&w.t.pool, &support::outbound(), &cluster_row)
+            .await
+            .expect("hygiene");
+    };
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    assert_eq!(item["base"]["version"], 1);
+    hygiene().await;
+    let item = w.item(&w.olga, id).await;
+    assert!(
+        item.get("base_moved").is_none(),
+        "still at its base: {item}"
+    );
+    let olga = w.t.login("olga", PASSWORD).await.expect("olga signs in");
+    let page = format!("/review/{id}");
+    assert!(
+        !w.t.get(&page, Some(&olga))
+            .await
+            .body
+            .contains("data-testid=\"base-moved\"")
+    );
+
+    // Someone registers another version by hand; the next reading sees it.
+    w.registry
+        .register("orders-value", &NewSchema::avro(ADDS_TAG), false)
+        .await
+        .expect("register v2 by hand");
+    hygiene().await;
+    let item = w.item(&w.olga, id).await;
+    assert_eq!(item["base_moved"]["latest"], 2, "{item}");
+    let shown = w.t.get(&page, Some(&olga)).await;
+    assert!(
+        shown.body.contains("data-testid=\"base-moved\""),
+        "the page warns"
+    );
+    assert!(
+        shown
+            .body
+            .contains("made against version 1, and the registry is at version 2")
+    );
+
+    // Once closed, nothing is left to warn about.
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/withdraw"),
+            &w.olga,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(w.item(&w.olga, id).await.get("base_moved").is_none());
+}

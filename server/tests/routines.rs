@@ -830,3 +830,112 @@ async fn run_now_runs_once_with_two_runners_on_one_database(pool: PgPool) {
     a.shutdown(Duration::from_secs(2)).await;
     b.shutdown(Duration::from_secs(2)).await;
 }
+
+/// Counts each cluster's passes, a pass every 100 ms.
+struct Passes {
+    seen: Arc<std::sync::Mutex<Vec<i64>>>,
+}
+
+#[async_trait]
+impl Routine for Passes {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: "passes",
+            scope: Scope::PerCluster,
+            lease: Lease::Everywhere,
+            record: Record::EveryRun,
+            every: Duration::from_millis(100),
+        }
+    }
+    async fn run(&self, t: Target, _: &CancellationToken) -> RunResult {
+        if let Target::Cluster(id) = t {
+            self.seen.lock().map(|mut s| s.push(id)).ok();
+        }
+        Ok(Outcome::Done(serde_json::json!({})))
+    }
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_paused_cluster_gets_no_passes_until_it_is_resumed(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let (at, vt) = (t.token(admin).await, t.token(viewer).await);
+    let mut ids = vec![];
+    for name in ["east", "west"] {
+        let id: i64 = sqlx::query_scalar(
+            "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ($1, '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+        )
+        .bind(name)
+        .fetch_one(&pool)
+        .await
+        .expect("cluster");
+        ids.push(id);
+    }
+    let (east, west) = (ids[0], ids[1]);
+    let pause = format!("/api/v1/clusters/{east}/pause");
+    let resume = format!("/api/v1/clusters/{east}/resume");
+
+    // Only admins pause, and a refusal is audited.
+    let r = t.api(Method::POST, &pause, &vt, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.api(Method::POST, &resume, &vt, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let refused: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'request.refused' AND actor = 'vic'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("refusals");
+    assert_eq!(refused, 2);
+    let r = t.api(Method::POST, &pause, &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["paused"]["by"], "ada");
+    assert!(r.json()["paused"]["at"].is_string());
+    // Pausing a paused cluster changes (and audits) nothing.
+    let r = t.api(Method::POST, &pause, &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+
+    let seen: Arc<std::sync::Mutex<Vec<i64>>> = Arc::default();
+    let passes = |id: i64| {
+        let seen = seen.clone();
+        move || {
+            seen.lock()
+                .map(|s| s.iter().filter(|&&c| c == id).count())
+                .unwrap_or(0)
+        }
+    };
+    let (east_passes, west_passes) = (passes(east), passes(west));
+    let mut runner = Runner::new(pool.clone());
+    runner.add(Arc::new(Passes { seen: seen.clone() }));
+    assert!(until(Duration::from_secs(5), || async { west_passes() >= 5 }).await);
+    assert_eq!(east_passes(), 0, "a paused cluster is not read");
+
+    // Resumed, its passes start again (the runner looks every 10 s).
+    let r = t.api(Method::POST, &resume, &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.json()["paused"].is_null(), "{}", r.body);
+    assert!(until(Duration::from_secs(15), || async { east_passes() >= 3 }).await);
+
+    // Paused while it runs, its passes stop (within the runner's look).
+    let r = t.api(Method::POST, &pause, &at, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    tokio::time::sleep(Duration::from_secs(11)).await;
+    let stopped = east_passes();
+    let west_then = west_passes();
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    assert_eq!(east_passes(), stopped, "no new passes once paused");
+    assert!(west_passes() > west_then, "the other cluster goes on");
+    runner.shutdown(Duration::from_secs(2)).await;
+
+    let actions: Vec<String> = sqlx::query_scalar(
+        "SELECT action FROM audit_log WHERE action LIKE 'cluster.%' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(
+        actions,
+        ["cluster.pause", "cluster.resume", "cluster.pause"]
+    );
+}

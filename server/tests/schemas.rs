@@ -1308,3 +1308,101 @@ async fn a_redirecting_registry_is_not_followed_and_its_answer_is_for_admins(poo
         "the redirect was never followed"
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_registrys_subjects_sort_by_their_columns_on_the_server(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let vt = t.token(viewer).await;
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('east', '127.0.0.1:1', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("cluster");
+    sqlx::query(
+        "INSERT INTO schema_registries (cluster_id, url) VALUES ($1, 'http://registry.invalid')",
+    )
+    .bind(id)
+    .execute(&t.pool)
+    .await
+    .expect("registry");
+    // As the hygiene pass stores them: b has the most versions, c the
+    // newest schema, a a level of its own.
+    sqlx::query(
+        "INSERT INTO registry_subjects (cluster_id, subject, versions, latest_id, schema_type, level)
+         VALUES ($1, 'a-value', '{1}', 5, 'AVRO', 'FULL'),
+                ($1, 'b-value', '{1,2,3}', 7, 'AVRO', NULL),
+                ($1, 'c-value', '{1,2}', 9, 'AVRO', 'BACKWARD')",
+    )
+    .bind(id)
+    .execute(&t.pool)
+    .await
+    .expect("subjects");
+    let names = |sort: &'static str| {
+        let (t, vt) = (&t, &vt);
+        async move {
+            let r = t
+                .api(
+                    Method::GET,
+                    &format!("/api/v1/clusters/{id}/registry/subjects?sort={sort}"),
+                    vt,
+                    None,
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{sort}: {}", r.body);
+            r.json()["subjects"]["items"]
+                .as_array()
+                .map(|a| {
+                    a.iter()
+                        .map(|s| s["name"].as_str().unwrap_or("").to_owned())
+                        .collect::<Vec<_>>()
+                })
+                .unwrap_or_default()
+        }
+    };
+    assert_eq!(
+        names("").await,
+        ["a-value", "b-value", "c-value"],
+        "by subject"
+    );
+    assert_eq!(names("-subject").await, ["c-value", "b-value", "a-value"]);
+    assert_eq!(names("-versions").await, ["b-value", "c-value", "a-value"]);
+    assert_eq!(names("versions").await, ["a-value", "c-value", "b-value"]);
+    assert_eq!(names("-latest").await, ["c-value", "b-value", "a-value"]);
+    // A subject following the global level has none of its own: last.
+    assert_eq!(names("level").await, ["c-value", "a-value", "b-value"]);
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/registry/subjects?sort=colour"),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    assert!(
+        r.body
+            .contains("unknown sort 'colour' (one of: subject, versions, latest, level"),
+        "{}",
+        r.body
+    );
+    // The page's headers sort the same way, and the search keeps the order.
+    let cookie = t
+        .login("vic", support::PASSWORD)
+        .await
+        .expect("vic signs in");
+    let page = t
+        .get(&format!("/schemas/{id}?sort=-versions"), Some(&cookie))
+        .await;
+    assert!(
+        page.body.contains("aria-sort=\"descending\"")
+            && page
+                .body
+                .contains(&format!("href=\"/schemas/{id}?sort=versions\""))
+            && page.body.contains("name=\"sort\" value=\"-versions\""),
+        "{}",
+        page.body
+    );
+}

@@ -556,6 +556,22 @@ async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
         "{}",
         page.body
     );
+    // The form says beforehand what it tries and for how long (the browser
+    // waits without JavaScript); the report, how far each step got.
+    assert!(
+        page.body.contains(
+            "Testing: resolving the host, connecting, TLS, signing in, reading metadata — up to 5 s"
+        ) && page.body.contains("Test connection (up to 5 s a step)"),
+        "{}",
+        page.body
+    );
+    for step in [
+        "Resolving the bootstrap host: passed",
+        "Connecting to its port: failed",
+        "Reading metadata: not tried",
+    ] {
+        assert!(page.body.contains(step), "{step}: {}", page.body);
+    }
     // The test tells the causes apart: a name that does not resolve, TLS
     // spoken to a listener that does not, a listener that never answers.
     let junk = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -577,24 +593,31 @@ async fn admins_test_and_add_clusters_in_settings(pool: sqlx::PgPool) {
             }
         }
     });
-    for (query, says) in [
+    for (query, says, step) in [
         (
             "bootstrap=nohost.invalid%3A9092&security_protocol=PLAINTEXT".to_string(),
             "does not resolve (DNS)",
+            "Resolving the bootstrap host: failed",
         ),
         (
             format!("bootstrap=127.0.0.1%3A{junk_port}&security_protocol=SSL"),
             "The TLS handshake failed",
+            "The TLS handshake: failed",
         ),
         (
             format!("bootstrap=127.0.0.1%3A{silent_port}&security_protocol=PLAINTEXT"),
             "Nothing answered in time (timeout)",
+            "Connecting to its port: no answer in time",
         ),
     ] {
         let page = t
             .get(&format!("/settings/clusters?{query}"), Some(&admin))
             .await;
-        assert!(page.body.contains(says), "{query}: {}", page.body);
+        assert!(
+            page.body.contains(says) && page.body.contains(step),
+            "{query}: {}",
+            page.body
+        );
     }
     let page = t
         .get("/settings/clusters?bootstrap=x.example%3A9092&security_protocol=SASL_SSL&username_ref=apikey&password_ref=env%3AX", Some(&admin))
@@ -1228,4 +1251,70 @@ async fn settings_change_a_cluster_keeping_its_credentials_and_remove_it_by_name
         "{}",
         page.body
     );
+}
+
+/// The posting forms of a page (`<form …>` tags), the header's sign-out
+/// left out.
+fn posting_forms(body: &str) -> Vec<String> {
+    body.match_indices("<form")
+        .filter_map(|(i, _)| {
+            body[i..]
+                .find('>')
+                .map(|end| body[i..i + end + 1].to_string())
+        })
+        .filter(|tag| tag.to_ascii_lowercase().contains("method=\"post\""))
+        .filter(|tag| !tag.contains("action=\"/logout\""))
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn no_settings_page_renders_an_admin_form_for_anyone_else(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user("ada", &[Role::Admin]).await;
+    let owner = t.user("olga", &[Role::Viewer, Role::Owner]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let team: i64 = sqlx::query_scalar(
+        "INSERT INTO teams (name, description) VALUES ('payments', '') RETURNING id",
+    )
+    .fetch_one(&t.pool)
+    .await
+    .expect("team");
+    sqlx::query("INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('east', '127.0.0.1:1', 'PLAINTEXT')")
+        .execute(&t.pool)
+        .await
+        .expect("cluster");
+    let pages = |own: i64| {
+        [
+            "/settings/users".to_string(),
+            format!("/settings/users/{own}"),
+            "/settings/teams".to_string(),
+            format!("/settings/teams/{team}"),
+            "/settings/clusters".to_string(),
+            "/settings/review".to_string(),
+            "/settings/routines".to_string(),
+            "/settings/pilot".to_string(),
+            "/settings/audit".to_string(),
+        ]
+    };
+    // The same pages as an admin do hold the forms, so the check can fail.
+    let admin = t.login("ada", PASSWORD).await.expect("ada signs in");
+    let mut with_forms = 0;
+    for path in pages(owner) {
+        let r = t.get(&path, Some(&admin)).await;
+        if !posting_forms(&r.body).is_empty() {
+            with_forms += 1;
+        }
+    }
+    assert!(
+        with_forms >= 6,
+        "an admin sees the forms on {with_forms} pages"
+    );
+    for (name, id) in [("olga", owner), ("vic", viewer)] {
+        let cookie = t.login(name, PASSWORD).await.expect("signs in");
+        for path in pages(id) {
+            let r = t.get(&path, Some(&cookie)).await;
+            let forms = posting_forms(&r.body);
+            assert!(forms.is_empty(), "{name} is shown {forms:?} on {path}");
+        }
+    }
 }

@@ -2,6 +2,7 @@
 //! (passwords, second factors, sessions) and what a machine token may do.
 
 pub mod account;
+pub mod list;
 pub mod role;
 pub mod second_factor;
 pub mod signin;

@@ -16,6 +16,8 @@
 //! key was set stay plain; once an entry is keyed, a plain one after it is
 //! a break, since that is what a rewrite without the key would leave.
 
+pub mod list;
+
 use chrono::{DateTime, SecondsFormat, Utc};
 use hmac::{Hmac, Mac};
 use serde::{Deserialize, Serialize};

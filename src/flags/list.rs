@@ -1,6 +1,8 @@
-//! What a list of flags is asked for: whose, and in which states.
+//! What a list of flags is asked for: whose, in which states, in which
+//! order.
 
 use crate::platform::page::Choice;
+use crate::platform::sort::{Column, Sorted};
 
 /// Whose flags.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -43,6 +45,46 @@ impl Choice for FlagState {
         match self {
             FlagState::Live => "live",
             FlagState::Any => "any",
+        }
+    }
+}
+
+/// The columns a list of flags sorts by; the latest raised first unless
+/// asked. `since` is when the trouble began (the onset).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FlagColumn {
+    Kind,
+    Subject,
+    Cluster,
+    Team,
+    State,
+    Since,
+    Raised,
+}
+
+impl Column for FlagColumn {
+    fn all() -> &'static [Self] {
+        use FlagColumn::*;
+        &[Kind, Subject, Cluster, Team, State, Since, Raised]
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            FlagColumn::Kind => "kind",
+            FlagColumn::Subject => "subject",
+            FlagColumn::Cluster => "cluster",
+            FlagColumn::Team => "team",
+            FlagColumn::State => "state",
+            FlagColumn::Since => "since",
+            FlagColumn::Raised => "raised",
+        }
+    }
+    fn descending_first(self) -> bool {
+        matches!(self, FlagColumn::Since | FlagColumn::Raised)
+    }
+    fn default_order() -> Sorted<Self> {
+        Sorted {
+            column: FlagColumn::Raised,
+            descending: true,
         }
     }
 }

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 
 mod list;
 pub mod receipts;
-pub use list::{FlagScope, FlagState};
+pub use list::{FlagColumn, FlagScope, FlagState};
 
 /// What a flag is about, and its identity: one open flag per key, so the
 /// same trouble is never raised twice.

@@ -1,6 +1,7 @@
 //! Rules every feature shares and none owns: pages and list choices, where
 //! outbound requests may go, input size caps, the client's address, and
-//! quoting for a shell, which secrets a cluster's settings may name, and
+//! quoting for a shell, which secrets a cluster's settings may name, how
+//! every table is sorted, and
 //! when a routine runs next, and how durations are worded.
 
 pub mod client_addr;
@@ -11,3 +12,4 @@ pub mod limit;
 pub mod page;
 pub mod schedule;
 pub mod shell;
+pub mod sort;

@@ -43,6 +43,15 @@ pub struct Base {
     pub schema_id: Option<u32>,
 }
 
+impl Base {
+    /// Whether the subject's latest version, as the registry was last
+    /// read (`None`: no versions), is no longer this base: apply would
+    /// find the subject moved and send the item back to review.
+    pub fn moved_to(&self, latest: Option<u32>) -> bool {
+        self.version != latest
+    }
+}
+
 /// The hex SHA-256 an approval is bound to: the kind, the canonical
 /// content and the base, each as JSON with fields in declaration order
 /// (serde_json writes structs in that order; the content holds no maps).
@@ -62,6 +71,22 @@ pub fn content_hash(kind: Kind, content: &Content, base: &Base) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_base_moves_when_the_latest_version_is_another_or_none() {
+        let base = |version| Base {
+            version,
+            schema_id: None,
+        };
+        assert!(!base(Some(3)).moved_to(Some(3)));
+        assert!(base(Some(3)).moved_to(Some(4)), "registered since");
+        assert!(base(Some(3)).moved_to(None), "the subject was deleted");
+        assert!(
+            base(None).moved_to(Some(1)),
+            "registered first by someone else"
+        );
+        assert!(!base(None).moved_to(None));
+    }
 
     fn content() -> Content {
         Content {

@@ -29,3 +29,7 @@ pub use subject::{SubjectError, proposal_subject};
 
 /// The most approvals a domain may require.
 pub const MAX_REQUIRED_APPROVALS: i16 = 10;
+
+/// The longest title an item may be given, in characters: it is a line in
+/// the inbox, every notification and every webhook message.
+pub const MAX_TITLE_CHARS: usize = 200;

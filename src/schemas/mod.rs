@@ -25,6 +25,7 @@ pub mod check;
 pub mod hygiene;
 #[cfg(feature = "schema")]
 pub mod json;
+pub mod list;
 #[cfg(feature = "schema")]
 pub mod protobuf;
 pub mod reader;

@@ -3,6 +3,7 @@
 
 use super::lag::status::Status;
 use crate::platform::page::Choice;
+use crate::platform::sort::{Column, Sorted};
 
 /// Streams in trouble, or those without.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -59,104 +60,93 @@ impl Choice for GroupStatus {
     }
 }
 
-/// The order of a cluster's groups: the most troubled first (the default),
-/// or by a column either way. A `-` before a column sorts it descending,
-/// as the column headers' links ask.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
-pub enum GroupOrder {
-    #[default]
-    Trouble,
+/// The columns a cluster's groups sort by. The default, `-status`, puts
+/// the most troubled first (STOP, REWIND, LOST, STALL, WARN, then the
+/// rest) and the groups no longer listed last.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum GroupColumn {
     Name,
-    NameDesc,
     Owner,
-    OwnerDesc,
+    Status,
     Members,
-    MembersDesc,
     Lag,
-    LagDesc,
     TimeLag,
-    TimeLagDesc,
 }
 
-impl Choice for GroupOrder {
-    const NAME: &'static str = "sort";
+impl Column for GroupColumn {
     fn all() -> &'static [Self] {
-        use GroupOrder::*;
+        use GroupColumn::*;
+        &[Name, Owner, Status, Members, Lag, TimeLag]
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            GroupColumn::Name => "name",
+            GroupColumn::Owner => "owner",
+            GroupColumn::Status => "status",
+            GroupColumn::Members => "members",
+            GroupColumn::Lag => "lag",
+            GroupColumn::TimeLag => "time_lag",
+        }
+    }
+    fn descending_first(self) -> bool {
+        !matches!(self, GroupColumn::Name | GroupColumn::Owner)
+    }
+    fn default_order() -> Sorted<Self> {
+        Sorted {
+            column: GroupColumn::Status,
+            descending: true,
+        }
+    }
+}
+
+/// The columns the streams list sorts by; by cluster, then topic, unless
+/// asked. `status` descending puts the streams in trouble first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamColumn {
+    Stream,
+    Cluster,
+    Owner,
+    Tier,
+    Partitions,
+    Status,
+    LastMessage,
+}
+
+impl Column for StreamColumn {
+    fn all() -> &'static [Self] {
+        use StreamColumn::*;
         &[
-            Trouble,
-            Name,
-            NameDesc,
+            Stream,
+            Cluster,
             Owner,
-            OwnerDesc,
-            Members,
-            MembersDesc,
-            Lag,
-            LagDesc,
-            TimeLag,
-            TimeLagDesc,
+            Tier,
+            Partitions,
+            Status,
+            LastMessage,
         ]
     }
     fn as_str(self) -> &'static str {
-        use GroupOrder::*;
         match self {
-            Trouble => "trouble",
-            Name => "name",
-            NameDesc => "-name",
-            Owner => "owner",
-            OwnerDesc => "-owner",
-            Members => "members",
-            MembersDesc => "-members",
-            Lag => "lag",
-            LagDesc => "-lag",
-            TimeLag => "time_lag",
-            TimeLagDesc => "-time_lag",
+            StreamColumn::Stream => "stream",
+            StreamColumn::Cluster => "cluster",
+            StreamColumn::Owner => "owner",
+            StreamColumn::Tier => "tier",
+            StreamColumn::Partitions => "partitions",
+            StreamColumn::Status => "status",
+            StreamColumn::LastMessage => "last_message",
         }
     }
-}
-
-impl GroupOrder {
-    /// What a column header links to: the column's first click (names up,
-    /// figures down, as people look for the largest), the other way once
-    /// it is the order shown.
-    pub fn toggled(column: GroupOrder, shown: GroupOrder) -> GroupOrder {
-        use GroupOrder::*;
-        let (up, down) = match column {
-            Name | NameDesc => (Name, NameDesc),
-            Owner | OwnerDesc => (Owner, OwnerDesc),
-            Members | MembersDesc => (Members, MembersDesc),
-            Lag | LagDesc => (Lag, LagDesc),
-            TimeLag | TimeLagDesc => (TimeLag, TimeLagDesc),
-            Trouble => return Trouble,
-        };
-        let first = if matches!(up, Name | Owner) { up } else { down };
-        match shown {
-            s if s == first => {
-                if first == up {
-                    down
-                } else {
-                    up
-                }
-            }
-            _ => first,
-        }
+    /// Tier 1 is the most critical, so tiers read like names: 1 first.
+    fn descending_first(self) -> bool {
+        matches!(
+            self,
+            StreamColumn::Partitions | StreamColumn::Status | StreamColumn::LastMessage
+        )
     }
-
-    /// Whether the list is sorted by `column` (either way), and which way:
-    /// `ascending` / `descending` as `aria-sort` says it.
-    pub fn aria_sort(self, column: GroupOrder) -> Option<&'static str> {
-        use GroupOrder::*;
-        match (column, self) {
-            (Name | NameDesc, Name)
-            | (Owner | OwnerDesc, Owner)
-            | (Members | MembersDesc, Members)
-            | (Lag | LagDesc, Lag)
-            | (TimeLag | TimeLagDesc, TimeLag) => Some("ascending"),
-            (Name | NameDesc, NameDesc)
-            | (Owner | OwnerDesc, OwnerDesc)
-            | (Members | MembersDesc, MembersDesc)
-            | (Lag | LagDesc, LagDesc)
-            | (TimeLag | TimeLagDesc, TimeLagDesc) => Some("descending"),
-            _ => None,
+    fn default_order() -> Sorted<Self> {
+        Sorted {
+            column: StreamColumn::Cluster,
+            descending: false,
         }
     }
 }
@@ -204,23 +194,32 @@ mod tests {
 
     #[test]
     fn group_orders_read_as_the_links_write_them_and_toggle() {
-        assert_eq!(
-            choice::<GroupOrder>(Some("-lag")),
-            Ok(Some(GroupOrder::LagDesc))
-        );
-        assert_eq!(
-            choice::<GroupOrder>(Some("Name")),
-            Ok(Some(GroupOrder::Name))
-        );
-        assert!(choice::<GroupOrder>(Some("colour")).is_err());
-        use GroupOrder::*;
+        use GroupColumn::*;
+        let s = |column, descending| Sorted { column, descending };
+        assert_eq!(Sorted::parse(Some("-lag")), Ok(s(Lag, true)));
+        assert_eq!(Sorted::parse(Some("Name")), Ok(s(Name, false)));
+        assert_eq!(Sorted::<GroupColumn>::parse(None), Ok(s(Status, true)));
+        assert!(Sorted::<GroupColumn>::parse(Some("colour")).is_err());
         // Figures first sort the largest on top, names A to Z.
-        assert_eq!(GroupOrder::toggled(Lag, Trouble), LagDesc);
-        assert_eq!(GroupOrder::toggled(Lag, LagDesc), Lag);
-        assert_eq!(GroupOrder::toggled(Lag, Lag), LagDesc);
-        assert_eq!(GroupOrder::toggled(Name, Trouble), Name);
-        assert_eq!(GroupOrder::toggled(Name, Name), NameDesc);
-        assert_eq!(LagDesc.aria_sort(Lag), Some("descending"));
-        assert_eq!(LagDesc.aria_sort(Name), None);
+        let shown = GroupColumn::default_order();
+        assert_eq!(shown.toggled(Lag), s(Lag, true));
+        assert_eq!(s(Lag, true).toggled(Lag), s(Lag, false));
+        assert_eq!(shown.toggled(Name), s(Name, false));
+        assert_eq!(shown.toggled(Status), s(Status, false));
+        assert_eq!(s(Lag, true).aria_sort(Lag), Some("descending"));
+        assert_eq!(s(Lag, true).aria_sort(Name), None);
+    }
+
+    #[test]
+    fn streams_sort_by_cluster_unless_asked_and_tiers_one_first() {
+        use StreamColumn::*;
+        let shown = StreamColumn::default_order();
+        assert_eq!(shown.param(), "cluster");
+        assert_eq!(shown.toggled(Tier).param(), "tier");
+        assert_eq!(shown.toggled(LastMessage).param(), "-last_message");
+        assert_eq!(
+            Sorted::<StreamColumn>::parse(Some("-partitions")).map(|s| s.column),
+            Ok(Partitions)
+        );
     }
 }

@@ -72,10 +72,14 @@ pub fn standings(evidence: &Value) -> Standings {
 /// the freshness budgets (seconds, by topic) of the streams it reads. Also
 /// its judgement for the lists. `known` is what the group's open flag knew
 /// of partitions standing still; `now_ms` dates trouble whose onset the
-/// window cannot tell.
+/// window cannot tell. The lag flag's receipts name each troubled
+/// partition without its samples: [`with_samples`] adds them to the
+/// receipts that are written (most passes write none; see
+/// `crate::flags::receipts`), since building them for every troubled
+/// group each pass was most of the evaluation at a thousand groups.
 pub fn observe_group<S: WindowSample>(
     group: &str,
-    windows: Windows<S>,
+    windows: &Windows<S>,
     members: usize,
     budgets: &HashMap<String, i32>,
     known: &Standings,
@@ -89,7 +93,8 @@ pub fn observe_group<S: WindowSample>(
     let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
     for ((topic, partition), samples) in windows {
-        let window = judgeable(&samples);
+        let (topic, partition) = (topic.clone(), *partition);
+        let window = judgeable(samples);
         if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
             let lag = i64::try_from(lag).unwrap_or(i64::MAX);
             total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
@@ -118,12 +123,6 @@ pub fn observe_group<S: WindowSample>(
                 "status": v.status.as_str(),
                 "reason": v.reason,
                 "standing": v.standing,
-                "samples": window.iter().map(|s| json!({
-                    "at": DateTime::from_timestamp_millis(s.at_ms),
-                    "committed": s.committed,
-                    "log_start": s.log_start,
-                    "log_end": s.log_end,
-                })).collect::<Vec<_>>(),
             }));
         }
         verdicts.push(v);
@@ -188,6 +187,38 @@ pub fn observe_group<S: WindowSample>(
         max_time_lag_s: max_time_lag,
     };
     (found, judgement)
+}
+
+/// Adds to a group lag flag's receipts each troubled partition's samples,
+/// from the window the flag was observed over: the receipts a reader sees.
+pub fn with_samples<S: WindowSample>(evidence: &mut Value, windows: &Windows<S>) {
+    let Some(parts) = evidence["partitions"].as_array_mut() else {
+        return;
+    };
+    for part in parts {
+        let key = match (part["topic"].as_str(), part["partition"].as_i64()) {
+            (Some(topic), Some(p)) => match i32::try_from(p) {
+                Ok(p) => (topic.to_owned(), p),
+                Err(_) => continue,
+            },
+            _ => continue,
+        };
+        let samples: Vec<Value> = windows
+            .get(&key)
+            .map(|series| judgeable(series))
+            .unwrap_or_default()
+            .iter()
+            .map(|s| {
+                json!({
+                    "at": DateTime::from_timestamp_millis(s.at_ms),
+                    "committed": s.committed,
+                    "log_start": s.log_start,
+                    "log_end": s.log_end,
+                })
+            })
+            .collect();
+        part["samples"] = Value::Array(samples);
+    }
 }
 
 /// Replication and leadership of a topic from its metadata alone. (Quiet
@@ -327,7 +358,7 @@ mod tests {
         rows.extend(stuck(1, 90, 5));
         let (found, judgement) = observe_group(
             "billing",
-            windows(rows),
+            &windows(rows),
             0,
             &HashMap::new(),
             &Standings::new(),
@@ -355,12 +386,41 @@ mod tests {
     }
 
     #[test]
+    fn receipts_get_each_troubled_partitions_samples_when_written() {
+        let mut rows = stuck(0, 40, 5);
+        rows.extend(stuck(1, 90, 5));
+        let w = windows(rows);
+        let (found, _) = observe_group("billing", &w, 0, &HashMap::new(), &Standings::new(), NOW);
+        let mut evidence = found[0].evidence.clone();
+        assert!(evidence["partitions"][0].get("samples").is_none());
+        with_samples(&mut evidence, &w);
+        for (i, committed) in [(0, 40), (1, 90)] {
+            let samples = evidence["partitions"][i]["samples"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(samples.len(), 5, "partition {i}");
+            assert_eq!(samples[4]["committed"], committed);
+            assert_eq!(samples[4]["log_end"], 100);
+            assert_eq!(
+                samples[4]["at"],
+                json!(DateTime::from_timestamp_millis(NOW - 15_000))
+            );
+        }
+        // The same receipts whatever the samples: what decides a rewrite.
+        assert_eq!(
+            crate::flags::receipts::gist(&evidence),
+            crate::flags::receipts::gist(&found[0].evidence)
+        );
+    }
+
+    #[test]
     fn a_stop_counts_its_standing_still_from_what_the_open_flag_kept() {
         // Pass after pass the window slides over the same commit: the flag
         // kept when the stand began, so the sentence grows with the time.
         let (first, _) = observe_group(
             "billing",
-            windows(stuck(0, 40, 5)),
+            &windows(stuck(0, 40, 5)),
             0,
             &HashMap::new(),
             &Standings::new(),
@@ -382,7 +442,7 @@ mod tests {
                 row("billing", "orders", 0, at, Some(40), Some((0, 100)))
             })
             .collect();
-        let (again, _) = observe_group("billing", windows(rows), 0, &HashMap::new(), &kept, later);
+        let (again, _) = observe_group("billing", &windows(rows), 0, &HashMap::new(), &kept, later);
         assert!(
             again[0]
                 .reason
@@ -405,7 +465,7 @@ mod tests {
             .collect();
         let (found, judgement) = observe_group(
             "billing",
-            windows(rows),
+            &windows(rows),
             2,
             &HashMap::new(),
             &Standings::new(),
@@ -420,7 +480,7 @@ mod tests {
     fn a_group_without_samples_is_incomplete_and_lagless() {
         let (found, judgement) = observe_group(
             "billing",
-            Windows::<Row>::new(),
+            &Windows::<Row>::new(),
             1,
             &HashMap::new(),
             &Standings::new(),
@@ -457,7 +517,7 @@ mod tests {
         let budgets = HashMap::from([("orders".to_string(), 10)]);
         let (found, judgement) = observe_group(
             "billing",
-            windows(rows.clone()),
+            &windows(rows.clone()),
             1,
             &budgets,
             &Standings::new(),
@@ -485,7 +545,7 @@ mod tests {
         assert!(
             observe_group(
                 "billing",
-                windows(rows.clone()),
+                &windows(rows.clone()),
                 1,
                 &loose,
                 &Standings::new(),
@@ -496,7 +556,7 @@ mod tests {
         );
         let other = HashMap::from([("payments".to_string(), 10)]);
         assert!(
-            observe_group("billing", windows(rows), 1, &other, &Standings::new(), NOW)
+            observe_group("billing", &windows(rows), 1, &other, &Standings::new(), NOW)
                 .0
                 .is_empty()
         );

@@ -84,6 +84,135 @@ impl Unreachable {
     }
 }
 
+/// How long the connection test waits for an answer, in seconds.
+pub const TEST_TIMEOUT_S: u64 = 5;
+
+/// A step of connecting, in the order librdkafka takes them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Step {
+    Resolve,
+    Connect,
+    Tls,
+    Authenticate,
+    Metadata,
+}
+
+impl Step {
+    pub fn label(self) -> &'static str {
+        match self {
+            Step::Resolve => "Resolving the bootstrap host",
+            Step::Connect => "Connecting to its port",
+            Step::Tls => "The TLS handshake",
+            Step::Authenticate => "Signing in (SASL)",
+            Step::Metadata => "Reading metadata",
+        }
+    }
+
+    /// The steps a connection with `protocol` takes: TLS only for the SSL
+    /// protocols, a sign-in only for the SASL ones.
+    pub fn for_protocol(protocol: &str) -> Vec<Step> {
+        let p = protocol.to_ascii_uppercase();
+        let mut steps = vec![Step::Resolve, Step::Connect];
+        if p.contains("SSL") {
+            steps.push(Step::Tls);
+        }
+        if p.starts_with("SASL") {
+            steps.push(Step::Authenticate);
+        }
+        steps.push(Step::Metadata);
+        steps
+    }
+}
+
+/// How a step of the test went, as far as the outcome tells.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StepOutcome {
+    Passed,
+    Failed,
+    /// Nothing answered in time: this step or a later one hung.
+    NoAnswer,
+    /// The reasons do not say whether it got this far.
+    Unknown,
+    NotTried,
+}
+
+impl StepOutcome {
+    pub fn word(self) -> &'static str {
+        match self {
+            StepOutcome::Passed => "passed",
+            StepOutcome::Failed => "failed",
+            StepOutcome::NoAnswer => "no answer in time",
+            StepOutcome::Unknown => "not known",
+            StepOutcome::NotTried => "not tried",
+        }
+    }
+}
+
+/// Each step of a test with `protocol` and how it went: all passed when
+/// the cluster was `reached`, else the cause (`failed`) decides which step
+/// failed; with no cause the first metadata request answered and reading
+/// the rest failed. A name that did not resolve would
+/// have said so, so a timeout got past resolving, but not necessarily
+/// further: the next step is the one that did not answer.
+pub fn trace(
+    protocol: &str,
+    reached: bool,
+    failed: Option<Unreachable>,
+) -> Vec<(Step, StepOutcome)> {
+    let steps = Step::for_protocol(protocol);
+    let failing = match failed.filter(|_| !reached) {
+        None if reached => None,
+        None => Some((Step::Metadata, StepOutcome::Failed)),
+        Some(Unreachable::Dns) => Some((Step::Resolve, StepOutcome::Failed)),
+        Some(Unreachable::Refused) => Some((Step::Connect, StepOutcome::Failed)),
+        Some(Unreachable::Tls) => Some((Step::Tls, StepOutcome::Failed)),
+        Some(Unreachable::Authentication) => Some((Step::Authenticate, StepOutcome::Failed)),
+        Some(Unreachable::Timeout) => Some((Step::Connect, StepOutcome::NoAnswer)),
+        Some(Unreachable::Other) => {
+            return steps
+                .into_iter()
+                .map(|s| (s, StepOutcome::Unknown))
+                .collect();
+        }
+    };
+    let Some((at, how)) = failing else {
+        return steps
+            .into_iter()
+            .map(|s| (s, StepOutcome::Passed))
+            .collect();
+    };
+    // A cause whose step this protocol does not take (TLS refused on a
+    // PLAINTEXT listener) fails at the step that met it: the first after
+    // connecting.
+    let at = if steps.contains(&at) {
+        at
+    } else {
+        steps
+            .iter()
+            .copied()
+            .find(|s| !matches!(s, Step::Resolve | Step::Connect))
+            .unwrap_or(Step::Metadata)
+    };
+    let mut seen = false;
+    steps
+        .into_iter()
+        .map(|s| {
+            let outcome = if s == at {
+                seen = true;
+                how
+            } else if seen && how == StepOutcome::NoAnswer {
+                // The silence may have been at any step from there on.
+                StepOutcome::Unknown
+            } else if seen {
+                StepOutcome::NotTried
+            } else {
+                StepOutcome::Passed
+            };
+            (s, outcome)
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +267,63 @@ mod tests {
         assert_eq!(
             of(&["Local: All broker connections are down"]),
             Unreachable::Other
+        );
+    }
+
+    #[test]
+    fn each_cause_fails_its_own_step_and_the_steps_before_passed() {
+        use Step::*;
+        use StepOutcome::*;
+        assert_eq!(
+            trace("SASL_SSL", true, None),
+            vec![
+                (Resolve, Passed),
+                (Connect, Passed),
+                (Tls, Passed),
+                (Authenticate, Passed),
+                (Metadata, Passed)
+            ]
+        );
+        assert_eq!(
+            trace("PLAINTEXT", false, Some(Unreachable::Dns)),
+            vec![(Resolve, Failed), (Connect, NotTried), (Metadata, NotTried)]
+        );
+        assert_eq!(
+            trace("SASL_SSL", false, Some(Unreachable::Authentication)),
+            vec![
+                (Resolve, Passed),
+                (Connect, Passed),
+                (Tls, Passed),
+                (Authenticate, Failed),
+                (Metadata, NotTried)
+            ]
+        );
+        assert_eq!(
+            trace("SSL", false, Some(Unreachable::Timeout)),
+            vec![
+                (Resolve, Passed),
+                (Connect, NoAnswer),
+                (Tls, Unknown),
+                (Metadata, Unknown)
+            ]
+        );
+        // TLS spoken at a PLAINTEXT listener fails past connecting.
+        assert_eq!(
+            trace("PLAINTEXT", false, Some(Unreachable::Tls)),
+            vec![(Resolve, Passed), (Connect, Passed), (Metadata, Failed)]
+        );
+        assert!(
+            trace("SSL", false, Some(Unreachable::Other))
+                .iter()
+                .all(|(_, o)| *o == Unknown)
+        );
+        assert_eq!(
+            trace("PLAINTEXT", false, None),
+            vec![(Resolve, Passed), (Connect, Passed), (Metadata, Failed)]
+        );
+        assert_eq!(
+            Step::for_protocol("sasl_plaintext"),
+            vec![Resolve, Connect, Authenticate, Metadata]
         );
     }
 }

@@ -104,13 +104,17 @@ pub async fn disable_second_factor(password: String, code: String) -> Result<(),
 }
 
 #[server(prefix = "/fn", endpoint = "list_users")]
-pub async fn list_users(q: Option<String>, page: u32) -> Result<Page<UserSummary>, AppError> {
+pub async fn list_users(
+    q: Option<String>,
+    sort: Option<String>,
+    page: u32,
+) -> Result<Page<UserSummary>, AppError> {
     use crate::port::{backend, principal};
     use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
     backend()?
         .accounts
-        .list_users(&who, q, PageRequest::new(Some(page), None))
+        .list_users(&who, q, sort, PageRequest::new(Some(page), None))
         .await
 }
 

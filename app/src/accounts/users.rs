@@ -16,18 +16,22 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::roles::{RoleBadges, RoleChecks};
+use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::accounts::list::UserColumn;
+use streamkeeper::accounts::role::Action;
 
 #[component]
 pub fn UsersPage() -> impl IntoView {
     let create = ServerAction::<CreateUser>::new();
     let q = query_param("q");
+    let sort = query_param("sort");
     let page = page_param();
     let users = Resource::new(
-        move || (q.get(), page.get(), create.version().get()),
-        |(q, page, _)| list_users(q, page),
+        move || (q.get(), sort.get(), page.get(), create.version().get()),
+        |(q, sort, page, _)| list_users(q, sort, page),
     );
     view! {
         <Title text="Users" />
@@ -37,16 +41,32 @@ pub fn UsersPage() -> impl IntoView {
                 "Search "
                 <input name="q" type="search" value=move || q.get().unwrap_or_default() placeholder="username or name" />
             </label>
+            // The search keeps the order chosen by a column header.
+            {move || sort.get().map(|v| view! { <input type="hidden" name="sort" value=v /> })}
             <button type="submit">"Search"</button>
         </form>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match users.await {
                     Ok(list) => {
-                        let q = q.get_untracked();
+                        let (q, sort) = (q.get_untracked(), sort.get_untracked());
+                        let link = move |sort: Option<String>, page: Option<String>| {
+                            href_with("/settings/users", &[("q", q.clone()), ("sort", sort), ("page", page)])
+                        };
+                        let shown = shown::<UserColumn>(sort.as_deref());
+                        let header = |label, column| sort_header(label, column, shown, |s| link(Some(s), None));
+                        let head = view! {
+                            <tr>
+                                {header("Username", UserColumn::Username)}
+                                {header("Name", UserColumn::Name)}
+                                <th>"Roles"</th>
+                                {header("Status", UserColumn::Status)}
+                                {header("Created", UserColumn::Created)}
+                            </tr>
+                        }.into_any();
                         view! {
-                            <UserTable users=list.items.clone() />
-                            <Pager page=list href=move |n| href_with("/settings/users", &[("q", q.clone()), ("page", Some(n.to_string()))]) />
+                            <UserTable head users=list.items.clone() />
+                            <Pager page=list href=move |n| link(sort.clone(), Some(n.to_string())) />
                             <section class="card">
                                 <h2>"Create a user"</h2>
                                 <ActionForm action=create attr:class="stack" attr:data-testid="create-user">
@@ -73,12 +93,10 @@ pub fn UsersPage() -> impl IntoView {
 }
 
 #[component]
-fn UserTable(users: Vec<UserSummary>) -> impl IntoView {
+fn UserTable(head: AnyView, users: Vec<UserSummary>) -> impl IntoView {
     view! {
-        <table class="list">
-            <thead>
-                <tr><th>"Username"</th><th>"Name"</th><th>"Roles"</th><th>"Status"</th><th>"Created"</th></tr>
-            </thead>
+        <table class="list" data-testid="users">
+            <thead>{head}</thead>
             <tbody>
                 {users
                     .into_iter()
@@ -119,10 +137,16 @@ pub fn UserPage() -> impl IntoView {
             )
         },
         |(id, ..)| async move {
-            match id {
-                Some(id) => get_user(id).await,
-                None => Err(AppError::NotFound("That user".into())),
-            }
+            let Some(id) = id else {
+                return Err(AppError::NotFound("That user".into()));
+            };
+            // Anyone reads their own account here; only admins see the
+            // forms that change one.
+            let admin = matches!(
+                crate::ui::header::current_user().await,
+                Ok(Some(me)) if me.principal.may(Action::ManageUsers)
+            );
+            get_user(id).await.map(|d| (d, admin))
         },
     );
     view! {
@@ -131,7 +155,7 @@ pub fn UserPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok(d) => view! { <UserDetailView d roles access secrets /> }.into_any(),
+                    Ok((d, admin)) => view! { <UserDetailView d admin roles access secrets /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -142,6 +166,7 @@ pub fn UserPage() -> impl IntoView {
 #[component]
 fn UserDetailView(
     d: UserDetail,
+    admin: bool,
     roles: ServerAction<SetUserRoles>,
     access: ServerAction<SetUserDisabled>,
     secrets: Secrets,
@@ -188,6 +213,13 @@ fn UserDetailView(
                 </dd>
             </dl>
         </section>
+        {(!admin).then(|| view! {
+            <p class="note" data-testid="own-account">
+                "An admin changes roles and access. Your password, second factor and time zone are on "
+                <a href="/account">"your account page"</a>"."
+            </p>
+        })}
+        {admin.then(|| view! {
         <section class="card" hidden=sso>
             <h2>"Roles"</h2>
             <ActionForm action=roles attr:class="stack" attr:data-testid="set-roles">
@@ -231,6 +263,7 @@ fn UserDetailView(
             })}
             <ActionNote value=secrets.factor.value() />
         </section>
+        })}
     }
 }
 

@@ -10,6 +10,7 @@ pub async fn list_audit(
     actor: Option<String>,
     action: Option<String>,
     target: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<Page<AuditRow>, AppError> {
     use crate::audit::model::AuditFilter;
@@ -23,7 +24,7 @@ pub async fn list_audit(
     };
     backend()?
         .audit
-        .entries(&who, filter, PageRequest::new(Some(page), None))
+        .entries(&who, filter, sort, PageRequest::new(Some(page), None))
         .await
 }
 

@@ -7,15 +7,18 @@ use crate::audit::widgets::DetailLines;
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
+use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::audit::list::AuditColumn;
 
 #[component]
 pub fn AuditPage() -> impl IntoView {
     let actor = query_param("actor");
     let action = query_param("action");
     let target = query_param("target");
+    let sort = query_param("sort");
     let page = page_param();
     let refusals_param = query_param("refusals_page");
     let refusals_page = Memo::new(move |_| {
@@ -25,8 +28,16 @@ pub fn AuditPage() -> impl IntoView {
             .unwrap_or(1)
     });
     let rows = Resource::new(
-        move || (actor.get(), action.get(), target.get(), page.get()),
-        |(actor, action, target, page)| list_audit(actor, action, target, page),
+        move || {
+            (
+                actor.get(),
+                action.get(),
+                target.get(),
+                sort.get(),
+                page.get(),
+            )
+        },
+        |(actor, action, target, sort, page)| list_audit(actor, action, target, sort, page),
     );
     let refusals = Resource::new(
         move || (actor.get(), action.get(), target.get(), refusals_page.get()),
@@ -43,16 +54,33 @@ pub fn AuditPage() -> impl IntoView {
             <label>"Actor " <input name="actor" value=move || actor.get().unwrap_or_default() /></label>
             <label>"Action " <input name="action" value=move || action.get().unwrap_or_default() placeholder="login.failure" /></label>
             <label>"Target " <input name="target" value=move || target.get().unwrap_or_default() placeholder="user:alice" /></label>
+            // The filter keeps the order chosen by a column header.
+            {move || sort.get().map(|v| view! { <input type="hidden" name="sort" value=v /> })}
             <button type="submit">"Filter"</button>
         </form>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match rows.await {
                     Ok(list) => {
-                        let params = (actor.get_untracked(), action.get_untracked(), target.get_untracked());
+                        let params = (actor.get_untracked(), action.get_untracked(), target.get_untracked(), sort.get_untracked());
+                        let shown = shown::<AuditColumn>(params.3.as_deref());
+                        let header = |label, column| sort_header(label, column, shown, |sort| href_with("/settings/audit", &[
+                            ("actor", params.0.clone()),
+                            ("action", params.1.clone()),
+                            ("target", params.2.clone()),
+                            ("sort", Some(sort)),
+                        ]));
                         view! {
                             <table class="list" data-testid="audit">
-                                <thead><tr><th>"#"</th><th>"When"</th><th>"Actor"</th><th>"Action"</th><th>"Target"</th><th>"From"</th><th>"Details"</th></tr></thead>
+                                <thead><tr>
+                                    {header("#", AuditColumn::Id)}
+                                    {header("When", AuditColumn::At)}
+                                    {header("Actor", AuditColumn::Actor)}
+                                    {header("Action", AuditColumn::Action)}
+                                    {header("Target", AuditColumn::Target)}
+                                    {header("From", AuditColumn::Source)}
+                                    <th>"Details"</th>
+                                </tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|r| view! {
                                         <tr>
@@ -71,6 +99,7 @@ pub fn AuditPage() -> impl IntoView {
                                 ("actor", params.0.clone()),
                                 ("action", params.1.clone()),
                                 ("target", params.2.clone()),
+                                ("sort", params.3.clone()),
                                 ("page", Some(n.to_string())),
                             ]) />
                         }

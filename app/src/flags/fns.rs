@@ -16,6 +16,7 @@ use streamkeeper::{
 pub async fn list_flags(
     scope: Option<String>,
     state: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<Page<FlagView>, AppError> {
     use crate::port::{backend, principal};
@@ -25,7 +26,7 @@ pub async fn list_flags(
     let live = choice::<FlagState>(state.as_deref())?.unwrap_or_default() == FlagState::Live;
     backend()?
         .flags
-        .list(&who, mine, live, PageRequest::new(Some(page), None))
+        .list(&who, mine, live, sort, PageRequest::new(Some(page), None))
         .await
 }
 

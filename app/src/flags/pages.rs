@@ -8,12 +8,13 @@ use crate::flags::model::FlagView;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::flags::receipts::REFRESH_EVALUATIONS;
-use streamkeeper::flags::{FlagScope, FlagState};
+use streamkeeper::flags::{FlagColumn, FlagScope, FlagState};
 use streamkeeper::platform::page::choice;
 
 fn kind_class(kind: &str) -> &'static str {
@@ -31,6 +32,7 @@ fn when(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
 pub fn FlagsPage() -> impl IntoView {
     let scope = query_param("scope");
     let state = query_param("state");
+    let sort = query_param("sort");
     let page = page_param();
     // For the pager's links; the list itself refuses an unknown value.
     let all =
@@ -38,15 +40,17 @@ pub fn FlagsPage() -> impl IntoView {
     let any =
         Memo::new(move |_| choice(state.get().as_deref()).ok().flatten() == Some(FlagState::Any));
     let flags = Resource::new(
-        move || (scope.get(), state.get(), page.get()),
-        |(scope, state, page)| list_flags(scope, state, page),
+        move || (scope.get(), state.get(), sort.get(), page.get()),
+        |(scope, state, sort, page)| list_flags(scope, state, sort, page),
     );
+    // Which flags, keeping the order chosen by a column header.
     let link = move |scope: &str, state: &str| {
         href_with(
             "/flags",
             &[
                 ("scope", Some(scope.to_string())),
                 ("state", Some(state.to_string())),
+                ("sort", sort.get()),
             ],
         )
     };
@@ -85,9 +89,26 @@ pub fn FlagsPage() -> impl IntoView {
                     }.into_any(),
                     Ok(list) => {
                         let (a, s) = (all.get_untracked(), any.get_untracked());
+                        let order = sort.get_untracked();
+                        let which = move |sort: Option<String>, page: Option<String>| href_with("/flags", &[
+                            ("scope", Some(if a { "all" } else { "mine" }.to_string())),
+                            ("state", Some(if s { "any" } else { "live" }.to_string())),
+                            ("sort", sort),
+                            ("page", page),
+                        ]);
+                        let shown = shown::<FlagColumn>(order.as_deref());
+                        let header = |label, column| sort_header(label, column, shown, |sort| which(Some(sort), None));
                         view! {
                             <table class="list" data-testid="flags">
-                                <thead><tr><th>"Flag"</th><th>"Subject"</th><th>"Cluster"</th><th>"Team"</th><th>"State"</th><th>"Since"</th><th>"Why"</th></tr></thead>
+                                <thead><tr>
+                                    {header("Flag", FlagColumn::Kind)}
+                                    {header("Subject", FlagColumn::Subject)}
+                                    {header("Cluster", FlagColumn::Cluster)}
+                                    {header("Team", FlagColumn::Team)}
+                                    {header("State", FlagColumn::State)}
+                                    {header("Since", FlagColumn::Since)}
+                                    <th>"Why"</th>
+                                </tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|f| view! {
                                         <tr class="row-link">
@@ -102,11 +123,7 @@ pub fn FlagsPage() -> impl IntoView {
                                     }).collect_view()}
                                 </tbody>
                             </table>
-                            <Pager page=list href=move |n| href_with("/flags", &[
-                                ("scope", Some(if a { "all" } else { "mine" }.to_string())),
-                                ("state", Some(if s { "any" } else { "live" }.to_string())),
-                                ("page", Some(n.to_string())),
-                            ]) />
+                            <Pager page=list href=move |n| which(order.clone(), Some(n.to_string())) />
                         }.into_any()
                     }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),

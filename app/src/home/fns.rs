@@ -22,7 +22,10 @@ pub async fn read_home() -> Result<Home, AppError> {
     let owner = if me.teams.is_empty() {
         None
     } else {
-        let flags = b.flags.list(&who, true, true, first(HOME_ROWS)).await?;
+        let flags = b
+            .flags
+            .list(&who, true, true, None, first(HOME_ROWS))
+            .await?;
         let mine = ReviewFilter {
             scope: InboxScope::Mine,
             state: Some(State::InReview),
@@ -34,6 +37,7 @@ pub async fn read_home() -> Result<Home, AppError> {
             q: None,
             owner: Some("unowned".into()),
             status: None,
+            sort: None,
         };
         let unowned_streams = b.watch.streams(&who, unowned, first(1)).await?.total;
         Some(OwnerHome {

@@ -114,7 +114,16 @@ pub async fn approve_review(
         .approve(&who, &client_addr().await, item_id, approval)
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    crate::ui::flash::noted(Ok(item), item_note).await
+    crate::ui::flash::noted(Ok(item), |i| {
+        format!(
+            "You approved revision {} ({} of {} approvals). {}",
+            i.summary.revision,
+            i.summary.approval_count,
+            i.summary.required,
+            item_note(i)
+        )
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "reject_review")]
@@ -126,7 +135,10 @@ pub async fn reject_review(item_id: i64, reason: String) -> Result<ReviewItem, A
         .reject(&who, &client_addr().await, item_id, reason.trim())
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    crate::ui::flash::noted(Ok(item), item_note).await
+    crate::ui::flash::noted(Ok(item), |_| {
+        "You rejected it; its author is told, with your reason.".to_string()
+    })
+    .await
 }
 
 #[server(prefix = "/fn", endpoint = "withdraw_review")]
@@ -138,7 +150,7 @@ pub async fn withdraw_review(item_id: i64) -> Result<ReviewItem, AppError> {
         .withdraw(&who, &client_addr().await, item_id)
         .await?;
     leptos_axum::redirect(&format!("/review/{item_id}"));
-    crate::ui::flash::noted(Ok(item), item_note).await
+    crate::ui::flash::noted(Ok(item), |_| "You withdrew the proposal.".to_string()).await
 }
 
 #[server(prefix = "/fn", endpoint = "apply_review")]
@@ -276,13 +288,19 @@ pub async fn set_review_domain(
     .await
 }
 
+/// Where the item stands after an action.
 #[cfg(feature = "ssr")]
 fn item_note(i: &ReviewItem) -> String {
-    format!(
-        "Done. The item is {} (revision {}, {} of {} approvals).",
-        i.summary.state.describe(),
-        i.summary.revision,
-        i.summary.approval_count,
-        i.summary.required
-    )
+    match (i.summary.state, i.applied_version) {
+        (streamkeeper::review::State::Applied, Some(v)) if !i.summary.kind.is_connector() => {
+            format!("It is applied: version {v} of {}.", i.summary.subject)
+        }
+        (state, _) => format!(
+            "The item is {} (revision {}, {} of {} approvals).",
+            state.describe(),
+            i.summary.revision,
+            i.summary.approval_count,
+            i.summary.required
+        ),
+    }
 }

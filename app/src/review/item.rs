@@ -10,19 +10,20 @@
 
 use crate::audit::widgets::DetailLines;
 use crate::connect::widgets::{ConnectorDiff, RunAfterApply};
-use crate::error::AppError;
+use crate::error::{AppError, ConfirmField};
 use crate::review::fns::{
     ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
 };
 use crate::review::model::{ApprovalView, CommentView, Confirmation, ReviewItem};
 use crate::review::widgets::{base_text, state_class};
+use crate::schemas::model::SubjectSeen;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param};
 use crate::ui::schema::{CheckFindings, DiffTable, TypeSelect, verdict_class};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::review::State;
+use streamkeeper::review::{Base, State};
 
 /// The actions of an item's page; its data is fetched again after each.
 #[derive(Clone, Copy)]
@@ -77,7 +78,7 @@ pub fn ReviewItemPage() -> impl IntoView {
         <Title text="Review item" />
         <p><a href="/review">"← Review inbox"</a></p>
         <div data-testid="action-notes">
-            <ActionNote value=forms.approve.value() />
+            <ActionNote value=forms.approve.value() at_fields=true />
             <ActionNote value=forms.reject.value() />
             <ActionNote value=forms.withdraw.value() />
             <ActionNote value=forms.apply.value() />
@@ -145,6 +146,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
         {(!i.state_reason.is_empty()).then(|| view! {
             <p class="lead" data-testid="state-reason">{i.state_reason.clone()}</p>
         })}
+        {i.base_moved.clone().map(|seen| view! { <BaseMoved base=i.base seen /> })}
         {applied}
         {i.connector_run.clone().map(|r| view! { <RunAfterApply r /> })}
         <section class="card">
@@ -167,7 +169,6 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             </dl>
         </section>
         {manual}
-        <Decide i=i.clone() forms />
         <h2>"Change"</h2>
         {match i.connector_diff.clone() {
             Some(d) => view! {
@@ -186,6 +187,9 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             }.into_any(),
         }}
         <CheckSection i=i.clone() />
+        // Decided after reading the change and its checks, as a pull
+        // request is reviewed after its files.
+        <Decide i=i.clone() forms />
         <ApprovalsSection i=i.clone() />
         {i.actions.edit.then(|| view! { <EditForm i=i.clone() edit=forms.edit /> })}
         <Comments id=s.id comments=i.comments.clone() comment=forms.comment />
@@ -207,8 +211,9 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
     }
 }
 
-/// The forms the caller may use now: apply, approve (or why not), reject,
-/// withdraw.
+/// The forms the caller may use now, after the change and its checks:
+/// apply; approve (or why not) and reject, each in a box of its own so one
+/// is never sent for the other; withdraw.
 #[component]
 fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
     let a = i.actions.clone();
@@ -217,43 +222,55 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
     let revision = i.summary.revision;
     let any = a.approve || a.reject || a.withdraw || a.apply || a.approve_refusal.is_some();
     let short: String = i.content_hash.chars().take(12).collect();
+    let failed = forms.approve.value().get_untracked().and_then(Result::err);
     any.then(|| {
         view! {
-            <section class="card" data-testid="decide">
+            <section data-testid="decide">
                 <h2>"Decide"</h2>
                 {a.apply.then(|| view! {
-                    <ActionForm action=forms.apply attr:class="stack" attr:data-testid="apply-form">
-                        <input type="hidden" name="item_id" value=id() />
-                        <p class="note">"Registers this revision in the cluster's Schema Registry, after checking that the subject's latest version is still the base."</p>
-                        <button type="submit">{format!("Apply revision {revision}")}</button>
-                    </ActionForm>
-                })}
-                {if a.approve {
-                    view! {
-                        <ActionForm action=forms.approve attr:class="stack" attr:data-testid="approve-form">
+                    <section class="card">
+                        <ActionForm action=forms.apply attr:class="stack" attr:data-testid="apply-form">
                             <input type="hidden" name="item_id" value=id() />
-                            <input type="hidden" name="content_hash" value=i.content_hash.clone() />
-                            <p class="note">{format!(
-                                "You approve exactly revision {revision} as shown on this page (content hash {short}…). If it changes before you submit, the approval is refused."
-                            )}</p>
-                            {confirm_fields(a.confirm, item_id)}
-                            <button type="submit" disabled=a.confirm == Confirmation::Provider>
-                                {format!("Approve revision {revision}")}
-                            </button>
+                            <p class="note">"Registers this revision in the cluster's Schema Registry, after checking that the subject's latest version is still the base."</p>
+                            <button type="submit">{format!("Apply revision {revision}")}</button>
                         </ActionForm>
-                    }.into_any()
-                } else {
-                    a.approve_refusal.clone().map(|why| view! {
-                        <p class="note" data-testid="approve-refusal">{why}</p>
-                    }).into_any()
-                }}
-                {a.reject.then(|| view! {
-                    <ActionForm action=forms.reject attr:class="stack" attr:data-testid="reject-form">
-                        <input type="hidden" name="item_id" value=id() />
-                        <label>"Reason for rejecting " <textarea name="reason" rows="3" required></textarea></label>
-                        <button type="submit" class="danger">"Reject"</button>
-                    </ActionForm>
+                    </section>
                 })}
+                <div class="decide">
+                    {if a.approve {
+                        view! {
+                            <section class="card" data-testid="approve-box">
+                                <h3>"Approve"</h3>
+                                <ActionForm action=forms.approve attr:class="stack" attr:data-testid="approve-form">
+                                    <input type="hidden" name="item_id" value=id() />
+                                    <input type="hidden" name="content_hash" value=i.content_hash.clone() />
+                                    <p class="note">{format!(
+                                        "You approve exactly revision {revision} as shown on this page (content hash {short}…). If it changes before you submit, the approval is refused."
+                                    )}</p>
+                                    {confirm_fields(a.confirm, item_id, failed.as_ref())}
+                                    <button type="submit" disabled=a.confirm == Confirmation::Provider>
+                                        {format!("Approve revision {revision}")}
+                                    </button>
+                                </ActionForm>
+                            </section>
+                        }.into_any()
+                    } else {
+                        a.approve_refusal.clone().map(|why| view! {
+                            <p class="note" data-testid="approve-refusal">{why}</p>
+                        }).into_any()
+                    }}
+                    {a.reject.then(|| view! {
+                        <section class="card" data-testid="reject-box">
+                            <h3>"Reject"</h3>
+                            <ActionForm action=forms.reject attr:class="stack" attr:data-testid="reject-form">
+                                <input type="hidden" name="item_id" value=id() />
+                                <label>"Reason for rejecting " <textarea name="reason" rows="3" required></textarea></label>
+                                <small class="note">"The author is told, with your reason; a rejected item is closed."</small>
+                                <button type="submit" class="danger">"Reject"</button>
+                            </ActionForm>
+                        </section>
+                    })}
+                </div>
                 {a.withdraw.then(|| view! {
                     <ActionForm action=forms.withdraw attr:data-testid="withdraw-form">
                         <input type="hidden" name="item_id" value=id() />
@@ -265,22 +282,71 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
     })
 }
 
+/// The subject moved past the item's base since it was proposed: say so
+/// before anyone approves a change that apply would send back to review.
+#[component]
+fn BaseMoved(base: Base, seen: SubjectSeen) -> impl IntoView {
+    let was = match base.version {
+        Some(v) => format!("version {v}"),
+        None => "no version".to_string(),
+    };
+    let now = match seen.latest {
+        Some(v) => format!("is at version {v}"),
+        None => "has no versions".to_string(),
+    };
+    view! {
+        <p class="warning" role="alert" data-testid="base-moved">
+            {format!(
+                "The subject has moved: this item was made against {was}, and the registry {now} (read {}). Applying it would send it back to review as a new revision; its author can edit it against the new version.",
+                stamp_ago(seen.read_at)
+            )}
+        </p>
+    }
+}
+
 /// What confirms an approval: the approver's password (and code), or a
 /// fresh sign-in at the identity provider for those who sign in there.
-fn confirm_fields(confirm: Confirmation, item_id: i64) -> AnyView {
+/// `failed` is the last approval's error: one about the password or the
+/// code is shown at its field.
+fn confirm_fields(confirm: Confirmation, item_id: i64, failed: Option<&AppError>) -> AnyView {
     let reauth = format!("/login/sso/reauth?next=/review/{item_id}");
     match confirm {
-        Confirmation::Password => view! {
-            <label>
-                "Confirm with your password"
-                <input type="password" name="password" required autocomplete="current-password" />
-            </label>
-            <label>
-                "Code from your authenticator app (if you set up a second factor)"
-                <input name="totp" inputmode="numeric" autocomplete="one-time-code" />
-            </label>
+        Confirmation::Password => {
+            let password = failed.and_then(|e| e.at_field(ConfirmField::Password)).map(str::to_owned);
+            let code = failed.and_then(|e| e.at_field(ConfirmField::Code)).map(str::to_owned);
+            view! {
+                <label>
+                    "Confirm with your password"
+                    <input
+                        type="password"
+                        name="password"
+                        required
+                        autocomplete="current-password"
+                        aria-invalid=password.is_some().then_some("true")
+                        aria-describedby=password.is_some().then_some("approve-password-error")
+                        autofocus=password.is_some()
+                    />
+                    {password.map(|m| view! {
+                        <span class="field-error" id="approve-password-error" role="alert" data-testid="password-error">{m}</span>
+                    })}
+                </label>
+                <label>
+                    "Code from your authenticator app (if you set up a second factor)"
+                    <input
+                        name="totp"
+                        inputmode="numeric"
+                        autocomplete="one-time-code"
+                        aria-invalid=code.is_some().then_some("true")
+                        aria-describedby=code.is_some().then_some("approve-code-error")
+                        autofocus=code.is_some()
+                    />
+                    {code.map(|m| view! {
+                        <span class="field-error" id="approve-code-error" role="alert" data-testid="code-error">{m}</span>
+                    })}
+                </label>
+            }
+            .into_any()
         }
-        .into_any(),
         Confirmation::Provider => view! {
             <p class="note" data-testid="confirm-at-provider">
                 "You sign in through your identity provider: confirm there first, then approve within five minutes. "

@@ -119,6 +119,11 @@ pub struct ReviewItem {
     pub applied_schema_id: Option<u32>,
     /// At *suggest*: the exact registry request to apply it by hand.
     pub manual_apply: Option<String>,
+    /// An open schema item whose subject the registry's last reading saw
+    /// at another version than its base: apply would send it back to
+    /// review.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub base_moved: Option<crate::schemas::model::SubjectSeen>,
     pub actions: ItemActions,
     /// A connector item: its config against the running one it was made
     /// on, secret values left out.

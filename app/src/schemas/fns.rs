@@ -70,17 +70,49 @@ async fn record(
         .await
 }
 
+/// The check page's form, as kept when its post fails.
+pub const CHECK_FORM: &str = "check_schema";
+
 /// Checks a proposed producer schema, then shows its report; or, when the
 /// form's "Propose for review" button sent `propose`, puts the change in
-/// review (checked there too) and shows the review item. Either way a
-/// redirect, so the form works without JavaScript too. Answers with where
-/// it went.
+/// review (checked there too, under `title`) and shows the review item.
+/// Either way a redirect, so the form works without JavaScript too.
+/// Answers with where it went. When it fails, what was pasted is kept for
+/// the page it goes back to (`ui::flash::kept_on_error`).
 #[server(prefix = "/fn", endpoint = "check_schema")]
 pub async fn check_schema(
     cluster_id: i64,
     topic: String,
     schema_type: String,
     schema: String,
+    #[server(default)] title: Option<String>,
+    propose: Option<String>,
+) -> Result<String, AppError> {
+    use crate::ui::flash::{KeptForm, kept_on_error};
+    let kept = KeptForm {
+        form: CHECK_FORM.to_string(),
+        fields: [
+            ("schema_type", schema_type.clone()),
+            ("schema", schema.clone()),
+            ("title", title.clone().unwrap_or_default()),
+        ]
+        .into_iter()
+        .map(|(k, v)| (k.to_string(), v))
+        .collect(),
+    };
+    let to = check_or_propose(cluster_id, topic, schema_type, schema, title, propose).await;
+    let to = kept_on_error(to, || kept).await?;
+    leptos_axum::redirect(&to);
+    Ok(to)
+}
+
+#[cfg(feature = "ssr")]
+async fn check_or_propose(
+    cluster_id: i64,
+    topic: String,
+    schema_type: String,
+    schema: String,
+    title: Option<String>,
     propose: Option<String>,
 ) -> Result<String, AppError> {
     use crate::port::{backend, client_addr, principal};
@@ -88,7 +120,7 @@ pub async fn check_schema(
     let who = principal().await?;
     let t = SchemaType::parse(&schema_type)
         .ok_or_else(|| AppError::Invalid(format!("Unknown schema type {schema_type:?}.")))?;
-    let to = if propose.is_some() {
+    if propose.is_some() {
         let new = crate::review::model::NewReviewItem {
             kind: streamkeeper::review::Kind::ProducerChange,
             cluster_id,
@@ -97,13 +129,17 @@ pub async fn check_schema(
             schema_type: t,
             schema,
             references: Vec::new(),
-            title: None,
+            title: title.filter(|t| !t.trim().is_empty()),
         };
         let item = backend()?
             .reviews
             .propose(&who, &client_addr().await, new)
             .await?;
-        format!("/review/{}", item.summary.id)
+        let id = item.summary.id;
+        crate::ui::flash::noted(Ok(format!("/review/{id}")), |_| {
+            format!("Proposed for review as item {id}.")
+        })
+        .await
     } else {
         let proposed = ProposedSchema {
             schema_type: t,
@@ -115,10 +151,27 @@ pub async fn check_schema(
             .schemas
             .check(&who, cluster_id, &topic, proposed)
             .await?;
-        format!("/schema-checks/{}", report.id)
-    };
-    leptos_axum::redirect(&to);
-    Ok(to)
+        Ok(format!("/schema-checks/{}", report.id))
+    }
+}
+
+/// Proposes for review the schema a recorded check was made of (the check
+/// report's form), then shows the new item.
+#[server(prefix = "/fn", endpoint = "propose_checked")]
+pub async fn propose_checked(
+    check_id: i64,
+    #[server(default)] title: Option<String>,
+) -> Result<i64, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let title = title.filter(|t| !t.trim().is_empty());
+    let item = backend()?
+        .reviews
+        .propose_check(&who, &client_addr().await, check_id, title)
+        .await?;
+    let id = item.summary.id;
+    leptos_axum::redirect(&format!("/review/{id}"));
+    crate::ui::flash::noted(Ok(id), |id| format!("Proposed for review as item {id}.")).await
 }
 
 #[server(prefix = "/fn", endpoint = "get_schema_check")]
@@ -142,6 +195,7 @@ pub async fn list_registries() -> Result<Vec<crate::schemas::model::RegistryStat
 pub async fn get_registry_subjects(
     id: i64,
     q: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<crate::schemas::model::RegistrySubjects, AppError> {
     use crate::port::{backend, principal};
@@ -149,7 +203,7 @@ pub async fn get_registry_subjects(
     let who = principal().await?;
     backend()?
         .schemas
-        .registry_subjects(&who, id, q, PageRequest::new(Some(page), None))
+        .registry_subjects(&who, id, q, sort, PageRequest::new(Some(page), None))
         .await
 }
 

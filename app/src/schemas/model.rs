@@ -417,3 +417,13 @@ mod tests {
         );
     }
 }
+
+/// A subject's latest version as the hygiene routine last read the
+/// cluster's registry.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SubjectSeen {
+    /// `None`: the subject had no live versions then.
+    pub latest: Option<u32>,
+    pub read_at: DateTime<Utc>,
+}

@@ -8,10 +8,12 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::schema::{DiffTable, TypeSelect};
+use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::Kind;
+use streamkeeper::schemas::list::SubjectColumn;
 
 /// `/schemas`: each cluster's Schema Registry and its hygiene findings.
 #[component]
@@ -66,20 +68,21 @@ pub fn SchemasPage() -> impl IntoView {
     }
 }
 
-/// `/schemas/:id?q=&page=`: a registry's subjects with their versions and
+/// `/schemas/:id?q=&sort=&page=`: a registry's subjects with their versions and
 /// levels, as the hygiene routine last read them, and a form to propose a
 /// schema registration for review.
 #[component]
 pub fn SubjectsPage() -> impl IntoView {
     let id = id_param();
     let q = query_param("q");
+    let sort = query_param("sort");
     let page = page_param();
     let propose = ServerAction::<ProposeReview>::new();
     let subjects = Resource::new(
-        move || (id.get(), q.get(), page.get()),
-        |(id, q, page)| async move {
+        move || (id.get(), q.get(), sort.get(), page.get()),
+        |(id, q, sort, page)| async move {
             match id {
-                Some(id) => get_registry_subjects(id, q, page).await,
+                Some(id) => get_registry_subjects(id, q, sort, page).await,
                 None => Err(AppError::NotFound("That registry".into())),
             }
         },
@@ -92,8 +95,9 @@ pub fn SubjectsPage() -> impl IntoView {
                 match subjects.await {
                     Ok(r) => {
                         let cluster_id = r.cluster_id;
+                        let sort = sort.get_untracked();
                         view! {
-                            <SubjectsView r />
+                            <SubjectsView r sort />
                             <ProposeRegistration cluster_id propose />
                         }
                         .into_any()
@@ -129,7 +133,7 @@ fn ProposeRegistration(cluster_id: i64, propose: ServerAction<ProposeReview>) ->
 }
 
 #[component]
-fn SubjectsView(r: crate::schemas::model::RegistrySubjects) -> impl IntoView {
+fn SubjectsView(r: crate::schemas::model::RegistrySubjects, sort: Option<String>) -> impl IntoView {
     let id = r.cluster_id;
     let base = format!("/schemas/{id}");
     let global = r.global.map_or("unknown", |m| m.as_str());
@@ -145,17 +149,37 @@ fn SubjectsView(r: crate::schemas::model::RegistrySubjects) -> impl IntoView {
         ),
     };
     let search = r.search.clone();
-    let pager_base = base.clone();
+    let link = {
+        let base = base.clone();
+        move |sort: Option<String>, page: Option<String>| {
+            href_with(
+                &base,
+                &[("q", search.clone()), ("sort", sort), ("page", page)],
+            )
+        }
+    };
+    let shown = shown::<SubjectColumn>(sort.as_deref());
+    let header = |label, column| sort_header(label, column, shown, |s| link(Some(s), None));
+    let head = view! {
+        <tr>
+            {header("Subject", SubjectColumn::Subject)}
+            {header("Versions", SubjectColumn::Versions)}
+            {header("Latest", SubjectColumn::Latest)}
+            {header("Level", SubjectColumn::Level)}
+        </tr>
+    };
     view! {
         <h1>{format!("{} · subjects", r.cluster)}</h1>
         <p class="note" data-testid="subjects-read">{read}</p>
         {r.last_error.map(|e| view! { <p class="error" role="alert">{format!("The last reading failed: {e}. The subjects below are from the last good one.")}</p> })}
         <form method="get" action=base class="filters" role="search">
             <label>"Search " <input name="q" type="search" value=r.search.unwrap_or_default() placeholder="subject" /></label>
+            // The search keeps the order chosen by a column header.
+            {sort.clone().map(|v| view! { <input type="hidden" name="sort" value=v /> })}
             <button type="submit">"Search"</button>
         </form>
         <table class="list" data-testid="subjects">
-            <thead><tr><th>"Subject"</th><th>"Versions"</th><th>"Latest"</th><th>"Level"</th></tr></thead>
+            <thead>{head}</thead>
             <tbody>
                 {r.subjects.items.clone().into_iter().map(|s| {
                     let href = href_with(&format!("/schemas/{id}/subject"), &[("name", Some(s.name.clone()))]);
@@ -170,7 +194,7 @@ fn SubjectsView(r: crate::schemas::model::RegistrySubjects) -> impl IntoView {
                 }).collect_view()}
             </tbody>
         </table>
-        <Pager page=r.subjects href=move |n| href_with(&pager_base, &[("q", search.clone()), ("page", Some(n.to_string()))]) />
+        <Pager page=r.subjects href=move |n| link(sort.clone(), Some(n.to_string())) />
     }
 }
 

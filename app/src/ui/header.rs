@@ -123,15 +123,23 @@ pub async fn get_inbox_counts() -> Result<Option<InboxCounts>, AppError> {
     }
 }
 
-/// The header's "Review" link, with a badge of the items waiting for the
-/// caller and their unread notifications.
+/// The header's "Review" link: a badge counts the items waiting for the
+/// caller's decision, and a dot says there are unread notifications (a
+/// decision or a comment on their own items), each with its number as
+/// its title. Counted apart: a waiting item is also a notification until
+/// it is acted on, and adding them would count it twice.
 #[component]
 pub fn InboxLink(counts: Option<InboxCounts>) -> impl IntoView {
-    let badge = counts.filter(|c| c.waiting + c.unread > 0).map(|c| {
-        let title = format!("{} waiting for you, {} unread", c.waiting, c.unread);
-        view! { <span class="badge count" title=title data-testid="inbox-badge">{c.waiting + c.unread}</span> }
+    let c = counts.unwrap_or_default();
+    let waiting = (c.waiting > 0).then(|| {
+        let title = format!("{} waiting for your decision", c.waiting);
+        view! { <span class="badge count" title=title data-testid="inbox-badge">{c.waiting}</span> }
+    });
+    let unread = (c.unread > 0).then(|| {
+        let title = format!("{} unread notification(s)", c.unread);
+        view! { <span class="badge dot" title=title.clone() aria-label=title data-testid="inbox-unread"></span> }
     });
     view! {
-        <a href="/review">"Review" {badge}</a>
+        <a href="/review">"Review" {waiting} {unread}</a>
     }
 }

@@ -11,4 +11,5 @@ pub mod pager;
 pub mod params;
 pub mod roles;
 pub mod schema;
+pub mod sort;
 pub mod time;

@@ -23,12 +23,16 @@ pub fn ErrorNote(err: AppError) -> impl IntoView {
 
 /// The error of the last submission of a form, which the server function's
 /// redirect carries back in the address. Its success note is the page's
-/// flash (`ui::flash`): the redirect cannot carry a value.
+/// flash (`ui::flash`): the redirect cannot carry a value. With
+/// `at_fields`, an error about a confirming password or code is left to
+/// the form, which shows it at that field.
 #[component]
 pub fn ActionNote<T: Clone + Send + Sync + 'static>(
     value: MappedSignal<Option<Result<T, AppError>>>,
+    #[prop(optional)] at_fields: bool,
 ) -> impl IntoView {
     move || match value.get() {
+        Some(Err(AppError::NotConfirmed { .. })) if at_fields => None,
         Some(Err(e)) => {
             Some(view! { <p class="error" role="alert" data-code=e.code()>{e.to_string()}</p> })
         }

@@ -21,6 +21,70 @@ pub fn reader_label(r: ReaderSource) -> &'static str {
     }
 }
 
+/// A schema's text to read or edit: a JSON document (Avro, JSON Schema)
+/// written on one line is indented one key a line, keys in their order;
+/// anything else (Protobuf, JSON already laid out) as it is.
+pub fn editable(text: &str) -> String {
+    if text.trim().contains('\n') || serde_json::from_str::<serde_json::Value>(text).is_err() {
+        return text.to_owned();
+    }
+    indent_json(text.trim())
+}
+
+/// Valid one-line JSON re-laid out two spaces a level, keeping its tokens
+/// and their order (a `Value` would sort an object's keys).
+fn indent_json(json: &str) -> String {
+    let mut out = String::with_capacity(json.len() * 2);
+    let mut depth = 0usize;
+    let (mut in_string, mut escaped) = (false, false);
+    let newline = |out: &mut String, depth: usize| {
+        out.push('\n');
+        out.push_str(&"  ".repeat(depth));
+    };
+    let mut chars = json.chars().peekable();
+    while let Some(c) = chars.next() {
+        if in_string {
+            out.push(c);
+            match (escaped, c) {
+                (true, _) => escaped = false,
+                (false, '\\') => escaped = true,
+                (false, '"') => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match c {
+            '"' => {
+                in_string = true;
+                out.push(c);
+            }
+            '{' | '[' => {
+                out.push(c);
+                // An empty object or array stays on its line.
+                if matches!(chars.peek(), Some('}' | ']')) {
+                    continue;
+                }
+                depth += 1;
+                newline(&mut out, depth);
+            }
+            '}' | ']' => {
+                if !matches!(out.chars().last(), Some('{' | '[')) {
+                    depth = depth.saturating_sub(1);
+                    newline(&mut out, depth);
+                }
+                out.push(c);
+            }
+            ',' => {
+                out.push(c);
+                newline(&mut out, depth);
+            }
+            ':' => out.push_str(": "),
+            c if c.is_whitespace() => {}
+            c => out.push(c),
+        }
+    }
+    out
+}
 /// The schema format as a `schema_type` select (AVRO first unless
 /// `selected` says otherwise).
 #[component]
@@ -132,5 +196,52 @@ pub fn DiffTable(
                 }).collect_view()}
             </tbody>
         </table>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::editable;
+
+    #[test]
+    fn one_line_json_is_laid_out_with_its_keys_in_order() {
+        let avro = r#"{"type":"record","name":"Order","fields":[{"name":"id","type":"string"},{"name":"note","type":["null","string"],"default":null,"doc":"a, \"b\": {c}"}],"x":{}}"#;
+        let laid = editable(avro);
+        assert_eq!(
+            laid,
+            r#"{
+  "type": "record",
+  "name": "Order",
+  "fields": [
+    {
+      "name": "id",
+      "type": "string"
+    },
+    {
+      "name": "note",
+      "type": [
+        "null",
+        "string"
+      ],
+      "default": null,
+      "doc": "a, \"b\": {c}"
+    }
+  ],
+  "x": {}
+}"#
+        );
+        let same: serde_json::Value = serde_json::from_str(&laid).expect("still JSON");
+        assert_eq!(
+            same,
+            serde_json::from_str::<serde_json::Value>(avro).expect("JSON")
+        );
+    }
+
+    #[test]
+    fn laid_out_json_and_protobuf_stay_as_they_are() {
+        let laid = "{\n    \"type\": \"string\"\n}";
+        assert_eq!(editable(laid), laid);
+        let proto = "syntax = \"proto3\"; message A { string id = 1; }";
+        assert_eq!(editable(proto), proto);
     }
 }

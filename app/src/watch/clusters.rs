@@ -7,15 +7,15 @@ use crate::ui::chart::{LagChart, RangeLinks, range_hours, range_token};
 use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
 use crate::watch::model::{PartitionRef, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
-use streamkeeper::platform::page::{Choice, choice};
 use streamkeeper::watch::cluster::ClusterState;
-use streamkeeper::watch::list::GroupOrder;
+use streamkeeper::watch::list::GroupColumn;
 
 fn state_class(s: ClusterState) -> &'static str {
     match s {
@@ -65,7 +65,10 @@ pub fn ClustersPage() -> impl IntoView {
                                 {list.into_iter().map(|c| view! {
                                     <tr>
                                         <td><a href=format!("/clusters/{}", c.id)>{c.name}</a></td>
-                                        <td><span class=state_class(c.state)>{c.state.as_str()}</span></td>
+                                        <td>{match &c.paused {
+                                            Some(p) => view! { <span class="badge" data-testid="paused">{p.text()}</span> }.into_any(),
+                                            None => view! { <span class=state_class(c.state)>{c.state.as_str()}</span> }.into_any(),
+                                        }}</td>
                                         <td><code>{c.bootstrap}</code></td>
                                         <td>{c.security_protocol}</td>
                                         <td>{format!("{} s", c.interval_s)}</td>
@@ -105,10 +108,22 @@ pub fn ClusterPage() -> impl IntoView {
                         let c = d.cluster;
                         let id = c.id;
                         view! {
-                            <h1>{c.name.clone()} " " <span class=state_class(c.state)>{c.state.as_str()}</span></h1>
-                            <p class="note" data-testid="data-age">
-                                {format!("Data {}; sampled every {} s from {}.", age(c.data_age_s), c.interval_s, c.bootstrap)}
-                            </p>
+                            {match &c.paused {
+                                // Nothing is read while paused: the figures
+                                // below are the last pass's, not current.
+                                Some(p) => view! {
+                                    <h1>{c.name.clone()} " " <span class="badge">"PAUSED"</span></h1>
+                                    <p class="error" role="status" data-testid="paused">
+                                        {format!("Not watched: {}. The figures below are from its last pass, {}, not current.", p.text(), age(c.data_age_s))}
+                                    </p>
+                                }.into_any(),
+                                None => view! {
+                                    <h1>{c.name.clone()} " " <span class=state_class(c.state)>{c.state.as_str()}</span></h1>
+                                    <p class="note" data-testid="data-age">
+                                        {format!("Data {}; sampled every {} s from {}.", age(c.data_age_s), c.interval_s, c.bootstrap)}
+                                    </p>
+                                }.into_any(),
+                            }}
                             {(!c.problems.is_empty()).then(|| view! {
                                 <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
                             })}
@@ -204,30 +219,22 @@ fn GroupList(id: i64) -> impl IntoView {
                     match groups.await {
                         Ok(list) => {
                             let params = (q.get_untracked(), status.get_untracked(), sort.get_untracked());
-                            // A bad `sort` was refused above, so what is shown parses.
-                            let shown = choice::<GroupOrder>(params.2.as_deref()).ok().flatten().unwrap_or_default();
-                            let header = |column: GroupOrder, label: &'static str| {
-                                let href = href_with(&path, &[
-                                    ("q", params.0.clone()),
-                                    ("status", params.1.clone()),
-                                    ("sort", Some(GroupOrder::toggled(column, shown).as_str().to_string())),
-                                ]);
-                                view! {
-                                    <th aria-sort=shown.aria_sort(column)>
-                                        <a href=href data-testid=format!("sort-{}", column.as_str())>{label}</a>
-                                    </th>
-                                }
-                            };
+                            let shown = shown::<GroupColumn>(params.2.as_deref());
+                            let header = |label, column| sort_header(label, column, shown, |sort| href_with(&path, &[
+                                ("q", params.0.clone()),
+                                ("status", params.1.clone()),
+                                ("sort", Some(sort)),
+                            ]));
                             view! {
                                 <table class="list" data-testid="groups">
                                     <thead><tr>
-                                        {header(GroupOrder::Name, "Group")}
-                                        {header(GroupOrder::Owner, "Owner")}
-                                        <th><a href=href_with(&path, &[("q", params.0.clone()), ("status", params.1.clone())])>"Status"</a></th>
+                                        {header("Group", GroupColumn::Name)}
+                                        {header("Owner", GroupColumn::Owner)}
+                                        {header("Status", GroupColumn::Status)}
                                         <th>"State"</th>
-                                        {header(GroupOrder::MembersDesc, "Members")}
-                                        {header(GroupOrder::LagDesc, "Lag (msgs)")}
-                                        {header(GroupOrder::TimeLagDesc, "Time lag")}
+                                        {header("Members", GroupColumn::Members)}
+                                        {header("Lag (msgs)", GroupColumn::Lag)}
+                                        {header("Time lag", GroupColumn::TimeLag)}
                                     </tr></thead>
                                     <tbody>
                                         {list.items.clone().into_iter().map(|g| {
@@ -338,7 +345,10 @@ pub fn GroupPage() -> impl IntoView {
                             <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
                             <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
                             <p class="note" data-testid="data-age">
-                                {format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str())}
+                                {match &g.cluster_paused {
+                                    Some(p) => format!("{} · {} member(s) · data as of {as_of}, not current: the cluster is {}", g.state, g.members, p.text()),
+                                    None => format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str()),
+                                }}
                             </p>
                             {g.gone_since.map(|t| view! {
                                 <div class="error" role="alert" data-testid="group-gone">

@@ -82,13 +82,19 @@ pub async fn list_streams(
     q: Option<String>,
     owner: Option<String>,
     status: Option<String>,
+    sort: Option<String>,
     page: u32,
 ) -> Result<Page<StreamSummary>, AppError> {
     use crate::port::{backend, principal};
     use crate::watch::model::StreamFilter;
     use streamkeeper::platform::page::PageRequest;
     let who = principal().await?;
-    let filter = StreamFilter { q, owner, status };
+    let filter = StreamFilter {
+        q,
+        owner,
+        status,
+        sort,
+    };
     backend()?
         .watch
         .streams(&who, filter, PageRequest::new(Some(page), None))
@@ -292,6 +298,29 @@ pub async fn update_cluster(
         |c| format!("Saved {}; the next pass uses it.", c.name),
     )
     .await
+}
+
+/// Pauses a cluster (`paused` is `yes`) or resumes it.
+#[server(prefix = "/fn", endpoint = "pause_cluster")]
+pub async fn pause_cluster(id: i64, paused: String) -> Result<String, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let pause = paused == "yes";
+    let said = backend()?
+        .watch
+        .pause_cluster(&who, &client_addr().await, id, pause)
+        .await
+        .map(|c| match c.paused {
+            Some(_) => format!(
+                "Paused {}: nothing is read from it until it is resumed.",
+                c.name
+            ),
+            None => format!(
+                "Resumed {}: its next pass is within about ten seconds.",
+                c.name
+            ),
+        });
+    crate::ui::flash::noted(said, String::clone).await
 }
 
 /// Removes a cluster once its name is typed back, as a guard against the

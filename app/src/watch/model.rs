@@ -24,6 +24,29 @@ pub struct ClusterView {
     pub data_age_s: Option<i64>,
     /// What the latest pass could not read.
     pub problems: Vec<String>,
+    /// Set while the cluster is paused: nothing is read, so its figures
+    /// are as of its last pass, not current.
+    #[serde(default)]
+    pub paused: Option<Paused>,
+}
+
+/// When a cluster was paused, and by whom.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Paused {
+    pub at: DateTime<Utc>,
+    pub by: String,
+}
+
+impl Paused {
+    /// "paused since 2026-12-05 07:50:00 UTC (3 min ago), by ada".
+    pub fn text(&self) -> String {
+        format!(
+            "paused since {}, by {}",
+            crate::ui::time::stamp_ago(self.at),
+            self.by
+        )
+    }
 }
 
 /// A cluster as an admin adds it. Credentials are references such as
@@ -84,6 +107,9 @@ pub struct GroupLagView {
     /// The time of the newest sample shown.
     pub as_of: Option<DateTime<Utc>>,
     pub cluster_state: streamkeeper::watch::cluster::ClusterState,
+    /// Set while the cluster is paused: the figures are not current.
+    #[serde(default)]
+    pub cluster_paused: Option<Paused>,
     /// When the cluster stopped listing the group (deleted, or expired
     /// with its offsets); `None` while it is listed.
     pub gone_since: Option<DateTime<Utc>>,
@@ -119,9 +145,9 @@ pub struct GroupFilter {
     /// A status (`OK`, `WARN`, `STALL`, `STOP`, `REWIND`, `LOST`, …),
     /// `trouble` for any trouble, or `gone` for groups no longer listed.
     pub status: Option<String>,
-    /// The order: `trouble` (the default: most troubled first), or a
-    /// column (`name`, `owner`, `members`, `lag`, `time_lag`), descending
-    /// with a `-` before it.
+    /// The order: a column (`name`, `owner`, `status`, `members`, `lag`,
+    /// `time_lag`), descending with a `-` before it; `-status` (the
+    /// default) is the most troubled first.
     #[serde(default)]
     pub sort: Option<String>,
 }
@@ -231,6 +257,11 @@ pub struct StreamFilter {
     pub owner: Option<String>,
     /// `trouble` or `ok`.
     pub status: Option<String>,
+    /// A column (`stream`, `cluster`, `owner`, `tier`, `partitions`,
+    /// `status`, `last_message`), descending with a `-` before it; by
+    /// cluster by default.
+    #[serde(default)]
+    pub sort: Option<String>,
 }
 
 /// A stream's page: its catalog entry and health, and its consumers.
@@ -240,6 +271,9 @@ pub struct StreamDetail {
     pub cluster_id: i64,
     pub cluster: String,
     pub cluster_state: streamkeeper::watch::cluster::ClusterState,
+    /// Set while the cluster is paused: the figures are not current.
+    #[serde(default)]
+    pub cluster_paused: Option<Paused>,
     pub data_age_s: Option<i64>,
     pub topic: TopicView,
     pub consumers: Vec<StreamConsumer>,

@@ -7,10 +7,13 @@
 use crate::error::AppError;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
-use crate::watch::fns::{AddCluster, RemoveCluster, UpdateCluster, list_clusters, test_cluster};
+use crate::watch::fns::{
+    AddCluster, PauseCluster, RemoveCluster, UpdateCluster, list_clusters, test_cluster,
+};
 use crate::watch::model::{ClusterView, ConnectionReport};
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::watch::reach::{TEST_TIMEOUT_S, trace};
 
 /// The connection fields, shared by the test and the add forms.
 #[component]
@@ -106,12 +109,18 @@ fn ClusterForms() -> impl IntoView {
             <form method="get" action="/settings/clusters" class="stack" data-testid="test-connection">
                 <ConnectionFields bootstrap=bootstrap.get_untracked() protocol=protocol.get_untracked()
                     mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() />
-                <button type="submit">"Test connection"</button>
+                // Without JavaScript the browser waits for the answer: say
+                // before it is sent what is tried, and for how long.
+                <p class="note" data-testid="test-steps">{testing()}</p>
+                <button type="submit">{format!("Test connection (up to {TEST_TIMEOUT_S} s a step)")}</button>
             </form>
-            <Suspense fallback=|| view! { <p>"Connecting…"</p> }>
+            <Suspense fallback=|| view! { <p role="status">{testing()}</p> }>
                 {move || Suspend::new(async move {
                     match report.await {
-                        Ok(Some(r)) => view! { <Report r /> }.into_any(),
+                        Ok(Some(r)) => {
+                            let protocol = protocol.get_untracked().unwrap_or_else(|| "PLAINTEXT".into());
+                            view! { <Report r protocol /> }.into_any()
+                        }
                         Ok(None) => ().into_any(),
                         Err(err) => view! { <ErrorNote err /> }.into_any(),
                     }
@@ -141,9 +150,10 @@ fn ClusterForms() -> impl IntoView {
 fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
     let update = ServerAction::<UpdateCluster>::new();
     let remove = ServerAction::<RemoveCluster>::new();
-    let (updated, removed) = (update.version(), remove.version());
+    let pause = ServerAction::<PauseCluster>::new();
+    let (updated, removed, paused) = (update.version(), remove.version(), pause.version());
     let clusters = Resource::new(
-        move || (added.get(), updated.get(), removed.get()),
+        move || (added.get(), updated.get(), removed.get(), paused.get()),
         |_| list_clusters(),
     );
     view! {
@@ -151,6 +161,7 @@ fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
             <h2>"Watched clusters"</h2>
             <ActionNote value=update.value() />
             <ActionNote value=remove.value() />
+            <ActionNote value=pause.value() />
             <Suspense fallback=|| view! { <p>"Loading…"</p> }>
                 {move || Suspend::new(async move {
                     match clusters.await {
@@ -158,7 +169,7 @@ fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
                             <p class="note">"No cluster is watched yet: add one above."</p>
                         }.into_any(),
                         Ok(list) => list.into_iter().map(|c| view! {
-                            <ClusterEdit c update remove />
+                            <ClusterEdit c update remove pause />
                         }).collect_view().into_any(),
                         Err(err) => view! { <ErrorNote err /> }.into_any(),
                     }
@@ -173,6 +184,7 @@ fn ClusterEdit(
     c: ClusterView,
     update: ServerAction<UpdateCluster>,
     remove: ServerAction<RemoveCluster>,
+    pause: ServerAction<PauseCluster>,
 ) -> impl IntoView {
     let id = c.id.to_string();
     let credentials = if c.credentials_set {
@@ -180,7 +192,14 @@ fn ClusterEdit(
     } else {
         "No credentials are set."
     };
-    let summary = format!("{} · {} · every {} s", c.name, c.bootstrap, c.interval_s);
+    let summary = match &c.paused {
+        Some(p) => format!("{} · {} · {}", c.name, c.bootstrap, p.text()),
+        None => format!("{} · {} · every {} s", c.name, c.bootstrap, c.interval_s),
+    };
+    let (toggle, toggle_label) = match c.paused {
+        Some(_) => ("no", format!("Resume {}", c.name)),
+        None => ("yes", format!("Pause {}", c.name)),
+    };
     let save = format!("Save {}", c.name);
     let warn = format!(
         "Stop watching: type {} to remove it with its lag history, flags, streams, schemas and review items",
@@ -190,6 +209,7 @@ fn ClusterEdit(
     let (bootstrap, protocol, mechanism) = (c.bootstrap, c.security_protocol, c.sasl_mechanism);
     let (interval, has_credentials) = (c.interval_s.to_string(), c.credentials_set);
     let edit_id = id.clone();
+    let pause_id = id.clone();
     view! {
         <details data-testid="cluster-edit" data-cluster=c.name>
             <summary>{summary}</summary>
@@ -204,6 +224,12 @@ fn ClusterEdit(
                 <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value=interval.clone() /></label>
                 <button type="submit">{save.clone()}</button>
             </ActionForm>
+            <ActionForm action=pause attr:class="stack" attr:data-testid="pause-cluster">
+                <input type="hidden" name="id" value=pause_id.clone() />
+                <input type="hidden" name="paused" value=toggle />
+                <p class="note">"A paused cluster is not read: no passes, no flags raised or resolved, until it is resumed."</p>
+                <button type="submit">{toggle_label}</button>
+            </ActionForm>
             <ActionForm action=remove attr:class="stack" attr:data-testid="remove-cluster">
                 <input type="hidden" name="id" value=id.clone() />
                 <label>
@@ -216,8 +242,16 @@ fn ClusterEdit(
     }
 }
 
+/// What the connection test tries, in order, and how long it waits.
+fn testing() -> String {
+    format!(
+        "Testing: resolving the host, connecting, TLS, signing in, reading metadata — up to {TEST_TIMEOUT_S} s for an answer at each."
+    )
+}
+
 #[component]
-fn Report(r: ConnectionReport) -> impl IntoView {
+fn Report(r: ConnectionReport, protocol: String) -> impl IntoView {
+    let steps = trace(&protocol, r.reachable, r.unreachable);
     let class = if !r.reachable {
         "error"
     } else if r.problems.is_empty() {
@@ -242,6 +276,11 @@ fn Report(r: ConnectionReport) -> impl IntoView {
     view! {
         <div class=class role="status" data-testid="connection-report">
             <p>{summary}</p>
+            <ol class="steps" data-testid="connection-steps">
+                {steps.into_iter().map(|(step, outcome)| view! {
+                    <li data-outcome=outcome.word()>{format!("{}: {}", step.label(), outcome.word())}</li>
+                }).collect_view()}
+            </ol>
             {(!r.problems.is_empty()).then(|| view! {
                 <ul>{r.problems.into_iter().map(|p| view! { <li>{p}</li> }).collect_view()}</ul>
             })}

@@ -13,11 +13,13 @@ use crate::ui::chart::{LagChart, RangeLinks, range_hours};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
+use crate::ui::sort::{shown, sort_header};
 use crate::watch::fns::{DescribeStream, get_stream, list_streams};
 use crate::watch::model::{StreamDetail, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
+use streamkeeper::watch::list::StreamColumn;
 
 fn status_class(s: &str) -> &'static str {
     match s {
@@ -33,10 +35,11 @@ pub fn StreamsPage() -> impl IntoView {
     let q = query_param("q");
     let owner = query_param("owner");
     let status = query_param("status");
+    let sort = query_param("sort");
     let page = page_param();
     let streams = Resource::new(
-        move || (q.get(), owner.get(), status.get(), page.get()),
-        |(q, owner, status, page)| list_streams(q, owner, status, page),
+        move || (q.get(), owner.get(), status.get(), sort.get(), page.get()),
+        |(q, owner, status, sort, page)| list_streams(q, owner, status, sort, page),
     );
     view! {
         <Title text="Streams" />
@@ -52,16 +55,33 @@ pub fn StreamsPage() -> impl IntoView {
                     <option value="ok" selected=move || status.get().as_deref() == Some("ok")>"OK"</option>
                 </select>
             </label>
+            // The filter keeps the order chosen by a column header.
+            {move || sort.get().map(|v| view! { <input type="hidden" name="sort" value=v /> })}
             <button type="submit">"Filter"</button>
         </form>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match streams.await {
                     Ok(list) => {
-                        let params = (q.get_untracked(), owner.get_untracked(), status.get_untracked());
+                        let params = (q.get_untracked(), owner.get_untracked(), status.get_untracked(), sort.get_untracked());
+                        let shown = shown::<StreamColumn>(params.3.as_deref());
+                        let header = |label, column| sort_header(label, column, shown, |sort| href_with("/streams", &[
+                            ("q", params.0.clone()),
+                            ("owner", params.1.clone()),
+                            ("status", params.2.clone()),
+                            ("sort", Some(sort)),
+                        ]));
                         view! {
                             <table class="list" data-testid="streams">
-                                <thead><tr><th>"Stream"</th><th>"Cluster"</th><th>"Owner"</th><th>"Tier"</th><th>"Partitions"</th><th>"Status"</th><th>"Last message"</th></tr></thead>
+                                <thead><tr>
+                                    {header("Stream", StreamColumn::Stream)}
+                                    {header("Cluster", StreamColumn::Cluster)}
+                                    {header("Owner", StreamColumn::Owner)}
+                                    {header("Tier", StreamColumn::Tier)}
+                                    {header("Partitions", StreamColumn::Partitions)}
+                                    {header("Status", StreamColumn::Status)}
+                                    {header("Last message", StreamColumn::LastMessage)}
+                                </tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|s| {
                                         let href = href_with(&format!("/clusters/{}/stream", s.cluster_id), &[("name", Some(s.topic.clone()))]);
@@ -83,6 +103,7 @@ pub fn StreamsPage() -> impl IntoView {
                                 ("q", params.0.clone()),
                                 ("owner", params.1.clone()),
                                 ("status", params.2.clone()),
+                                ("sort", params.3.clone()),
                                 ("page", Some(n.to_string())),
                             ]) />
                         }.into_any()
@@ -147,7 +168,10 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
     view! {
         <p><a href="/streams">"← Streams"</a></p>
         <h1>{t.name.clone()}</h1>
-        <p class="note">{format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str())}</p>
+        <p class="note" data-testid="stream-cluster">{match &d.cluster_paused {
+            Some(p) => format!("Cluster {} {} · data {age}, not current", d.cluster, p.text()),
+            None => format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str()),
+        }}</p>
         <p><a href=crate::lineage::widgets::topic_graph_href(d.cluster_id, &t.name) data-testid="stream-lineage">"Lineage graph"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(d.cluster_id, &t.name) data-testid="stream-impact">"What breaks if it changes"</a></p>
         <section class="card">
             <dl>

@@ -25,6 +25,10 @@ use utoipa_axum::routes;
 pub struct ListQuery {
     /// Substring of the username or display name.
     q: Option<String>,
+    /// `username` (the default), `name`, `status` (active first) or
+    /// `created`; a `-` before it sorts descending (`-created`: the newest
+    /// first). 400 for another.
+    sort: Option<String>,
     /// Page number, from 1.
     page: Option<u32>,
     /// Items per page (1–200, default 25).
@@ -41,16 +45,16 @@ pub async fn me(
     Ok(Json(st.accounts.me(&who).await?))
 }
 
-/// Users, by username (admin).
+/// Users, by username unless `sort` says otherwise (admin).
 #[utoipa::path(get, path = "/users", tag = "accounts", params(ListQuery),
-    responses((status = 200, body = Page<UserSummary>), (status = 403, body = ErrorBody)))]
+    responses((status = 200, body = Page<UserSummary>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list_users(
     State(st): State<Backend>,
     Extension(who): Extension<Principal>,
     ApiQuery(q): ApiQuery<ListQuery>,
 ) -> Result<Json<Page<UserSummary>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.accounts.list_users(&who, q.q, page).await?))
+    Ok(Json(st.accounts.list_users(&who, q.q, q.sort, page).await?))
 }
 
 /// Create a user (admin).

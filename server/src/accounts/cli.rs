@@ -208,7 +208,8 @@ pub async fn user(pool: &PgPool, cmd: UserCommand) -> anyhow::Result<ExitCode> {
                 "id", "username", "name", "status"
             );
             loop {
-                let p = crate::accounts::store::users::list(pool, None, page).await?;
+                let p = crate::accounts::store::users::list(pool, None, Default::default(), page)
+                    .await?;
                 for u in &p.items {
                     let roles: Vec<&str> = u.roles.iter().map(|r| r.as_str()).collect();
                     let status = if u.disabled { "disabled" } else { "active" };

@@ -20,10 +20,13 @@ use store::users::UserRow;
 use streamkeeper::accounts::account::{
     Credential, Principal, check_display_name, check_password, check_team_name, check_username,
 };
+use streamkeeper::accounts::list::UserColumn;
 use streamkeeper::accounts::role::{self, Action};
 use streamkeeper::accounts::token::{Dead, liveness};
+use streamkeeper::audit::list::AuditColumn;
 use streamkeeper::platform::egress::EgressPolicy;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper_app::accounts::model::{
     AccountView, Me, NewTeam, NewUser, TeamDetail, TeamSummary, UserDetail, UserSummary, UserUpdate,
 };
@@ -320,10 +323,12 @@ impl streamkeeper_app::port::Accounts for AccountService {
         &self,
         who: &Principal,
         query: Option<String>,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<Page<UserSummary>, AppError> {
         require(who, Action::ManageUsers, "list users")?;
-        Ok(store::users::list(&self.pool, query.as_deref(), page).await?)
+        let order = Sorted::<UserColumn>::parse(sort.as_deref())?;
+        Ok(store::users::list(&self.pool, query.as_deref(), order, page).await?)
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
@@ -1046,10 +1051,12 @@ impl streamkeeper_app::port::Audit for AuditService {
         &self,
         who: &Principal,
         filter: streamkeeper_app::audit::model::AuditFilter,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<Page<streamkeeper_app::audit::model::AuditRow>, AppError> {
         require(who, Action::ReadAudit, "read the audit log")?;
-        Ok(crate::audit::store::list(&self.pool, &filter, page).await?)
+        let order = Sorted::<AuditColumn>::parse(sort.as_deref())?;
+        Ok(crate::audit::store::list(&self.pool, &filter, order, page).await?)
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]

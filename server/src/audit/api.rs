@@ -27,13 +27,30 @@ pub struct AuditQuery {
     per_page: Option<u32>,
 }
 
-/// Audit entries, newest first (admin).
-#[utoipa::path(get, path = "/audit", tag = "audit", params(AuditQuery),
-    responses((status = 200, body = Page<AuditRow>), (status = 403, body = ErrorBody)))]
+/// The entries' filters, and their order.
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct EntryQuery {
+    /// Substring of the actor's name.
+    actor: Option<String>,
+    /// Substring of the action, e.g. `login.failure`.
+    action: Option<String>,
+    /// Substring of the target, e.g. `user:alice`.
+    target: Option<String>,
+    /// `id` (the chain's order; `-id`, the newest first, is the default),
+    /// `at`, `actor`, `action`, `target` or `source`; a `-` before it sorts
+    /// descending. 400 for another.
+    sort: Option<String>,
+    page: Option<u32>,
+    per_page: Option<u32>,
+}
+
+/// Audit entries, newest first unless `sort` says otherwise (admin).
+#[utoipa::path(get, path = "/audit", tag = "audit", params(EntryQuery),
+    responses((status = 200, body = Page<AuditRow>), (status = 400, body = ErrorBody), (status = 403, body = ErrorBody)))]
 pub async fn list(
     State(st): State<Backend>,
     Extension(who): Extension<Principal>,
-    ApiQuery(q): ApiQuery<AuditQuery>,
+    ApiQuery(q): ApiQuery<EntryQuery>,
 ) -> Result<Json<Page<AuditRow>>, ApiError> {
     let filter = AuditFilter {
         actor: q.actor,
@@ -41,7 +58,7 @@ pub async fn list(
         target: q.target,
     };
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.audit.entries(&who, filter, page).await?))
+    Ok(Json(st.audit.entries(&who, filter, q.sort, page).await?))
 }
 
 /// Refusals by unauthenticated sources (cross-site requests, failed

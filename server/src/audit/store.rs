@@ -5,11 +5,13 @@ use chrono::Utc;
 use sqlx::postgres::PgRow;
 use sqlx::{PgConnection, PgPool, Row};
 use std::sync::OnceLock;
+use streamkeeper::audit::list::AuditColumn;
 use streamkeeper::audit::{
     self, AuditKey, ChainBreak, ChainVerifier, EntryContent, GENESIS, Head, StoredEntry,
     clip_target,
 };
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper_app::audit::model::{AuditFilter, AuditRow, RefusalTally};
 
 /// Fixed key of the advisory lock that serialises appends, so each entry
@@ -231,8 +233,29 @@ pub async fn refusals(
     Ok(Page::new(items, page, total.unsigned_abs()))
 }
 
-/// Entries newest first, filtered by substrings of actor, action and target.
-pub async fn list(pool: &PgPool, f: &AuditFilter, page: PageRequest) -> Result<Page<AuditRow>, Db> {
+/// `ORDER BY` of the entries: each column's keys, then the id (the
+/// chain's order).
+fn entry_order(order: Sorted<AuditColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        AuditColumn::Id => &["id"],
+        // Entries of the same moment keep the chain's order, either way.
+        AuditColumn::At => &["at", "id"],
+        AuditColumn::Actor => &["actor"],
+        AuditColumn::Action => &["action"],
+        AuditColumn::Target => &["target"],
+        AuditColumn::Source => &["source"],
+    };
+    crate::store::order_by(keys, order.descending, "id")
+}
+
+/// Entries in `order` (newest first by default), filtered by substrings of
+/// actor, action and target.
+pub async fn list(
+    pool: &PgPool,
+    f: &AuditFilter,
+    order: Sorted<AuditColumn>,
+    page: PageRequest,
+) -> Result<Page<AuditRow>, Db> {
     let (actor, action, target) = patterns(f);
     let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) FROM audit_log WHERE {WHERE}"))
         .bind(&actor)
@@ -242,7 +265,8 @@ pub async fn list(pool: &PgPool, f: &AuditFilter, page: PageRequest) -> Result<P
         .await?;
     let rows = sqlx::query(&format!(
         "SELECT id, at, actor, action, target, detail, source FROM audit_log
-         WHERE {WHERE} ORDER BY id DESC LIMIT $4 OFFSET $5"
+         WHERE {WHERE} ORDER BY {} LIMIT $4 OFFSET $5",
+        entry_order(order)
     ))
     .bind(&actor)
     .bind(&action)

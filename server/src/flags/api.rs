@@ -27,11 +27,16 @@ pub struct FlagQuery {
     scope: Option<String>,
     /// `live` (open and acknowledged, the default) or `any`.
     state: Option<String>,
+    /// `raised` (when it was raised; `-raised`, the latest first, is the
+    /// default), `since` (when the trouble began), `kind`, `subject`,
+    /// `cluster`, `team` or `state`; a `-` before it sorts descending.
+    /// 400 for another.
+    sort: Option<String>,
     page: Option<u32>,
     per_page: Option<u32>,
 }
 
-/// Flags, newest first.
+/// Flags, the latest raised first unless `sort` says otherwise.
 #[utoipa::path(get, path = "/flags", tag = "watch", params(FlagQuery),
     responses((status = 200, body = Page<FlagView>), (status = 400, body = ErrorBody)))]
 pub async fn list(
@@ -42,7 +47,7 @@ pub async fn list(
     let mine = choice::<FlagScope>(q.scope.as_deref())?.unwrap_or_default() == FlagScope::Mine;
     let live = choice::<FlagState>(q.state.as_deref())?.unwrap_or_default() == FlagState::Live;
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.flags.list(&who, mine, live, page).await?))
+    Ok(Json(st.flags.list(&who, mine, live, q.sort, page).await?))
 }
 
 /// A flag with its receipts.

@@ -16,7 +16,9 @@ use store::FlagRow;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
+use streamkeeper::flags::FlagColumn;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::flags::model::FlagView;
 
@@ -122,12 +124,14 @@ impl streamkeeper_app::port::Flags for FlagService {
         who: &Principal,
         mine: bool,
         live_only: bool,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<Page<FlagView>, AppError> {
         require(who, Action::Read, "see flags")?;
+        let order = Sorted::<FlagColumn>::parse(sort.as_deref())?;
         let facts = Facts::load(&self.pool, who).await?;
         let teams = mine.then_some(facts.teams());
-        let p = store::list(&self.pool, teams, live_only, page).await?;
+        let p = store::list(&self.pool, teams, live_only, order, page).await?;
         let steward = facts.steward(who);
         let items = p
             .items

@@ -4,8 +4,10 @@ use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::{BTreeMap, HashMap};
+use streamkeeper::flags::FlagColumn;
 use streamkeeper::flags::{FlagKey, Observation};
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 
 /// Live (open or acknowledged) flags of a cluster: key → (id, kind).
 pub async fn live(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKey, (i64, String)>, Db> {
@@ -236,12 +238,28 @@ pub async fn lock(conn: &mut PgConnection, id: i64) -> Result<Option<(String, Op
     )
 }
 
-/// Flags of the given teams (all teams when `teams` is `None`), newest
-/// first; `live_only` keeps open and acknowledged ones.
+/// `ORDER BY` of a list of flags: each column's keys, then the id.
+fn flag_order(order: Sorted<FlagColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        FlagColumn::Kind => &["f.kind"],
+        FlagColumn::Subject => &["f.subject_kind", "f.subject"],
+        FlagColumn::Cluster => &["c.name"],
+        FlagColumn::Team => &["t.name"],
+        FlagColumn::State => &["f.state"],
+        FlagColumn::Since => &["f.onset_at"],
+        FlagColumn::Raised => &["f.raised_at", "f.id"],
+    };
+    crate::store::order_by(keys, order.descending, "f.id")
+}
+
+/// Flags of the given teams (all teams when `teams` is `None`) in `order`
+/// (the latest raised first by default); `live_only` keeps open and
+/// acknowledged ones.
 pub async fn list(
     pool: &PgPool,
     teams: Option<&[i64]>,
     live_only: bool,
+    order: Sorted<FlagColumn>,
     page: PageRequest,
 ) -> Result<Page<FlagRow>, Db> {
     const WHERE: &str = "($1::bigint[] IS NULL OR f.team_id = ANY($1))
@@ -252,7 +270,8 @@ pub async fn list(
         .fetch_one(pool)
         .await?;
     let rows: Vec<FlagRow> = sqlx::query_as(&format!(
-        "{SELECT} WHERE {WHERE} ORDER BY f.raised_at DESC, f.id DESC LIMIT $3 OFFSET $4"
+        "{SELECT} WHERE {WHERE} ORDER BY {} LIMIT $3 OFFSET $4",
+        flag_order(order)
     ))
     .bind(teams)
     .bind(live_only)

@@ -19,6 +19,7 @@ use streamkeeper::accounts::token::Refusal;
 use streamkeeper::platform::client_addr::client_ip;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::{ClientAddr, SessionHandle, SessionKeeper};
+use streamkeeper_app::ui::flash::KeptForm;
 use streamkeeper_app::ui::time::ReaderZone;
 use tower_sessions::Session;
 
@@ -56,6 +57,10 @@ const SEEN_KEY: &str = "seen";
 /// The session's success note for the next page (`ui::flash`): kept on
 /// the server, so a page shows only what this server wrote for it.
 const FLASH_KEY: &str = "flash";
+
+/// What a failed form sent, for the page it goes back to
+/// (`ui::flash::kept_on_error`): on the server, never in the address.
+const KEPT_FORM_KEY: &str = "kept_form";
 
 /// Where the request comes from: the peer, or the client a trusted proxy
 /// names (`streamkeeper::platform::client_addr`). The same address is throttled and
@@ -182,6 +187,34 @@ impl SessionKeeper for KeepSession {
             tracing::error!(error = %e, "could not read a success note");
             AppError::Unavailable("sessions cannot be read right now".into())
         })
+    }
+
+    async fn set_kept_form(&self, form: &KeptForm) -> Result<(), AppError> {
+        self.session.insert(KEPT_FORM_KEY, form).await.map_err(|e| {
+            tracing::error!(error = %e, "could not keep a failed form");
+            AppError::Unavailable("sessions cannot be stored right now".into())
+        })
+    }
+
+    async fn take_kept_form(&self) -> Result<Option<KeptForm>, AppError> {
+        let unreadable = |e: tower_sessions::session::Error| {
+            tracing::error!(error = %e, "could not read a failed form");
+            AppError::Unavailable("sessions cannot be read right now".into())
+        };
+        // Looked at first: a removal saves the session even when the key
+        // is absent, and most visits to the page follow no failed form.
+        let kept = self
+            .session
+            .get::<KeptForm>(KEPT_FORM_KEY)
+            .await
+            .map_err(unreadable)?;
+        if kept.is_some() {
+            self.session
+                .remove_value(KEPT_FORM_KEY)
+                .await
+                .map_err(unreadable)?;
+        }
+        Ok(kept)
     }
 }
 

@@ -30,10 +30,11 @@ use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::accounts::token::Scope;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::review::{
-    Approver, Autonomy, ItemFacts, Refusal, State, check_approval, check_reject, check_withdraw,
-    completes,
+    Approver, Autonomy, ItemFacts, Kind, Refusal, State, check_approval, check_reject,
+    check_withdraw, completes,
 };
-use streamkeeper_app::error::AppError;
+use streamkeeper::schemas::subject::value_subject;
+use streamkeeper_app::error::{AppError, ConfirmField};
 use streamkeeper_app::review::model::{
     Approval, CommentView, Confirmation, DomainSettings, DomainSpec, InboxCounts, NewReviewItem,
     NotificationView, ReviewEdit, ReviewFilter, ReviewItem, ReviewSummary,
@@ -264,9 +265,12 @@ impl ReviewService {
         let Some(code) = code.filter(|c| !c.trim().is_empty()) else {
             return Err((
                 "second-factor code missing",
-                AppError::Refused(
-                    "Confirm the approval with a code from your authenticator app as well.".into(),
-                ),
+                AppError::NotConfirmed {
+                    field: ConfirmField::Code,
+                    message:
+                        "Confirm the approval with a code from your authenticator app as well."
+                            .into(),
+                },
             ));
         };
         if let Some(wait) = self.limiter.wait(&who.username, from) {
@@ -284,7 +288,10 @@ impl ReviewService {
                 self.limiter.failed(&who.username, from);
                 Err((
                     "second-factor code not accepted",
-                    AppError::Refused(format!("Confirm the approval with a current code: {r}.")),
+                    AppError::NotConfirmed {
+                        field: ConfirmField::Code,
+                        message: format!("Confirm the approval with a current code: {r}."),
+                    },
                 ))
             }
             Err(e) => Err(("second factor unchecked", e)),
@@ -326,6 +333,7 @@ impl ReviewService {
         crate::accounts::audited(&mut tx, who, from, c.action, target(id), detail).await?;
         let message = format!("#{id} {}: {}", item.title, c.why);
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
+        items::mark_item_read(&mut tx, who.user_id, id).await?;
         commit(tx).await?;
         self.view(who, item_after(&self.pool, id).await?).await
     }
@@ -368,6 +376,34 @@ impl streamkeeper_app::port::Reviews for ReviewService {
         from: &str,
         new: NewReviewItem,
     ) -> Result<ReviewItem, AppError> {
+        self.put_in_review(who, from, new).await
+    }
+    #[tracing::instrument(skip_all, fields(user = %who.username, check = check_id))]
+    async fn propose_check(
+        &self,
+        who: &Principal,
+        from: &str,
+        check_id: i64,
+        title: Option<String>,
+    ) -> Result<ReviewItem, AppError> {
+        let checked = self.schemas.checked_schema(who, from, check_id).await?;
+        // A check under the topic's value subject was of a producer
+        // change; one under another subject, of a registration there.
+        let (kind, subject) = if checked.subject == value_subject(&checked.topic) {
+            (Kind::ProducerChange, None)
+        } else {
+            (Kind::SchemaRegistration, Some(checked.subject))
+        };
+        let new = NewReviewItem {
+            kind,
+            cluster_id: checked.cluster_id,
+            topic: checked.topic,
+            subject,
+            schema_type: checked.schema_type,
+            schema: checked.schema,
+            references: Vec::new(),
+            title,
+        };
         self.put_in_review(who, from, new).await
     }
     async fn edit(
@@ -421,7 +457,14 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             };
             self.refused(who, from, id, "review.approve.refused", reason)
                 .await;
-            return Err(AppError::Refused(message.into()));
+            return Err(if sso {
+                AppError::Refused(message.into())
+            } else {
+                AppError::NotConfirmed {
+                    field: ConfirmField::Password,
+                    message: message.into(),
+                }
+            });
         }
         if let Err((reason, e)) = self
             .second_factor(who, from, approval.totp.as_deref())
@@ -468,6 +511,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             )
         };
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
+        items::mark_item_read(&mut tx, who.user_id, id).await?;
         commit(tx).await?;
         if done && self.level(&item.domain).await?.applies() {
             // The outcome (applied, failed, back to review) is on the item;

@@ -12,7 +12,8 @@ use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::review::{
-    Base, Content, Kind, Refusal, check_edit, content_hash, is_routine, proposal_subject,
+    Base, Content, Kind, MAX_TITLE_CHARS, Refusal, check_edit, content_hash, is_routine,
+    proposal_subject,
 };
 use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
@@ -156,6 +157,15 @@ impl ReviewService {
         }
         let subject = proposal_subject(new.kind, &topic, new.subject.as_deref())
             .map_err(|e| AppError::Invalid(e.to_string()))?;
+        if new
+            .title
+            .as_deref()
+            .is_some_and(|t| t.trim().chars().count() > MAX_TITLE_CHARS)
+        {
+            return Err(AppError::Invalid(format!(
+                "A title has at most {MAX_TITLE_CHARS} characters."
+            )));
+        }
         if new.schema.trim().is_empty() {
             return Err(AppError::Invalid("The proposed schema is empty.".into()));
         }

@@ -654,6 +654,21 @@ pub async fn unread_count(pool: &PgPool, user_id: i64) -> Result<i64, Db> {
     .await?)
 }
 
+/// Marks one user's unread notifications about one item read, in the
+/// transaction of what they just did with it: acting on an item answers
+/// what they were told about it.
+pub async fn mark_item_read(conn: &mut PgConnection, user_id: i64, item_id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notifications SET read_at = now()
+         WHERE user_id = $1 AND item_id = $2 AND read_at IS NULL",
+    )
+    .bind(user_id)
+    .bind(item_id)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
 pub async fn mark_read(pool: &PgPool, user_id: i64) -> Result<(), Db> {
     Ok(sqlx::query(
         "UPDATE notifications SET read_at = now() WHERE user_id = $1 AND read_at IS NULL",

@@ -161,13 +161,25 @@ impl ReviewService {
             })
             .collect();
         let u32_of = |v: Option<i32>| v.and_then(|v| u32::try_from(v).ok());
+        let base = Base {
+            version: u32_of(item.base_version),
+            schema_id: u32_of(item.base_schema_id),
+        };
+        // Told while it can still be applied; a connector's base is its
+        // running config, which the status routine watches instead.
+        let base_moved = if connector || state_of(&item).is_closed() {
+            None
+        } else {
+            self.schemas
+                .subject_latest(item.cluster_id, &item.subject)
+                .await?
+                .filter(|seen| base.moved_to(seen.latest))
+        };
         Ok(ReviewItem {
             summary: summary(who, &item),
             content_hash: item.content_hash.clone(),
-            base: Base {
-                version: u32_of(item.base_version),
-                schema_id: u32_of(item.base_schema_id),
-            },
+            base,
+            base_moved,
             base_schema: item.base_schema.clone(),
             diff,
             check,

@@ -138,6 +138,10 @@ pub async fn registry_status(
 pub struct SubjectsQuery {
     /// Only subjects whose name contains this (any case).
     q: Option<String>,
+    /// `subject` (the default), `versions` (how many), `latest` (the
+    /// latest version's schema id) or `level`; a `-` before it sorts
+    /// descending. 400 for another.
+    sort: Option<String>,
     page: Option<u32>,
     per_page: Option<u32>,
 }
@@ -147,7 +151,7 @@ pub struct SubjectsQuery {
 /// null before the first reading; `last_error` when the last one failed).
 #[utoipa::path(get, path = "/clusters/{id}/registry/subjects", tag = "schemas",
     params(("id" = i64, Path), SubjectsQuery),
-    responses((status = 200, body = RegistrySubjects), (status = 404, body = ErrorBody)))]
+    responses((status = 200, body = RegistrySubjects), (status = 400, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub async fn registry_subjects(
     State(st): State<Arc<SchemaService>>,
     Extension(who): Extension<Principal>,
@@ -155,7 +159,9 @@ pub async fn registry_subjects(
     ApiQuery(q): ApiQuery<SubjectsQuery>,
 ) -> Result<Json<RegistrySubjects>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
-    Ok(Json(st.registry_subjects(&who, id, q.q, page).await?))
+    Ok(Json(
+        st.registry_subjects(&who, id, q.q, q.sort, page).await?,
+    ))
 }
 
 #[derive(Debug, Deserialize, IntoParams)]

@@ -17,9 +17,11 @@ use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::Verdict;
 use streamkeeper::schemas::check::{Direction, ParsedSchema, can_read, check, check_under};
 use streamkeeper::schemas::json::Policy;
+use streamkeeper::schemas::list::SubjectColumn;
 use streamkeeper::schemas::reader::{ReaderChoice, choose};
 use streamkeeper::schemas::report::{ConsumerAnswer, HistoryAnswer, summary};
 use streamkeeper::schemas::{Mode, ResolvedReference, SchemaText, SchemaType};
@@ -28,7 +30,7 @@ use streamkeeper_app::schemas::model::{
     CatalogSchema, CheckSummary, CompatibilityReport, ConsumerVerdict, DiffLine, HistoryFinding,
     HistoryVerdict, NewCatalogSchema, ProposedSchema, ReaderSource, ReaderView, RegistryFinding,
     RegistryOpinion, RegistrySpec, RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
-    SubjectSummary,
+    SubjectSeen, SubjectSummary,
 };
 
 use crate::accounts::{audited, record_refusal, require};
@@ -967,6 +969,59 @@ impl SchemaService {
             .map(|r| r.url))
     }
 
+    /// What a recorded check was made of, for a caller who may read it: its
+    /// stream, the subject it was checked under and the schema. Anyone else
+    /// is told "not found", so ids cannot be probed, and the attempt is
+    /// recorded, as for the report.
+    pub(crate) async fn checked_schema(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<CheckedSchema, AppError> {
+        require(who, Action::Read, "see schema checks")?;
+        let missing = || AppError::NotFound("That check".into());
+        let row = store::checked(&self.pool, id, reader(who))
+            .await?
+            .ok_or_else(missing)?;
+        if !row.readable {
+            let detail = json!({ "refused": "not the check's submitter, team or domain" });
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "schema.check.read.refused",
+                format!("check:{id}"),
+                detail,
+            )
+            .await;
+            return Err(missing());
+        }
+        let report = parsed_report(id, row.report)?;
+        Ok(CheckedSchema {
+            cluster_id: row.cluster_id,
+            subject: report.history.subject,
+            schema_type: schema_type(&row.schema_type),
+            schema: row.schema,
+            topic: row.topic,
+        })
+    }
+
+    /// The subject's latest version as the registry was last read, if it
+    /// has been read.
+    pub(crate) async fn subject_latest(
+        &self,
+        cluster_id: i64,
+        subject: &str,
+    ) -> Result<Option<SubjectSeen>, AppError> {
+        Ok(store::subject_latest(&self.pool, cluster_id, subject)
+            .await?
+            .map(|(read_at, latest)| SubjectSeen {
+                latest: latest.and_then(|v| u32::try_from(v).ok()),
+                read_at,
+            }))
+    }
+
     /// The check a review item was made of, for a caller already allowed to
     /// read the item (who may read an item may read its check).
     pub(crate) async fn item_check(
@@ -978,6 +1033,16 @@ impl SchemaService {
             None => Ok(None),
         }
     }
+}
+
+/// The schema a recorded check was made of, and where.
+pub(crate) struct CheckedSchema {
+    pub cluster_id: i64,
+    pub topic: String,
+    /// The subject it was checked under.
+    pub subject: String,
+    pub schema_type: SchemaType,
+    pub schema: String,
 }
 
 /// JSON schemas indented one key a line, so a diff shows what changed;
@@ -1258,9 +1323,11 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         who: &Principal,
         cluster_id: i64,
         search: Option<String>,
+        sort: Option<String>,
         page: PageRequest,
     ) -> Result<RegistrySubjects, AppError> {
         require(who, Action::Read, "see registries")?;
+        let order = Sorted::<SubjectColumn>::parse(sort.as_deref())?;
         let cluster = self.cluster_name(cluster_id).await?;
         let reading = store::subjects_reading(&self.pool, cluster_id)
             .await?
@@ -1269,7 +1336,7 @@ impl streamkeeper_app::port::Schemas for SchemaService {
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty());
         let (rows, total) =
-            store::subjects_page(&self.pool, cluster_id, search.as_deref(), page).await?;
+            store::subjects_page(&self.pool, cluster_id, search.as_deref(), order, page).await?;
         let number = |n: i32| u32::try_from(n).unwrap_or_default();
         let items = rows
             .into_iter()

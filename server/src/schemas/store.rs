@@ -6,6 +6,8 @@ use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
 use streamkeeper::platform::page::PageRequest;
+use streamkeeper::platform::sort::Sorted;
+use streamkeeper::schemas::list::SubjectColumn;
 
 #[derive(Debug, Clone, FromRow)]
 pub struct RegistryRow {
@@ -220,6 +222,33 @@ pub async fn check(
 ) -> Result<Option<(bool, serde_json::Value)>, Db> {
     Ok(sqlx::query_as(&format!(
         "SELECT ($3 OR {CHECK_READABLE}), report FROM compatibility_checks c WHERE c.id = $4"
+    ))
+    .bind(reader.user_id)
+    .bind(reader.username)
+    .bind(reader.admin)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// What a check was made of: its stream, format and schema text, and its
+/// report (for the subject it was checked under).
+#[derive(Debug, Clone, FromRow)]
+pub struct CheckedRow {
+    pub readable: bool,
+    pub cluster_id: i64,
+    pub topic: String,
+    pub schema_type: String,
+    pub schema: String,
+    pub report: serde_json::Value,
+}
+
+/// A check's content, with whether `reader` may read it (`None`: no such
+/// check).
+pub async fn checked(pool: &PgPool, id: i64, reader: Reader<'_>) -> Result<Option<CheckedRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT ($3 OR {CHECK_READABLE}) AS readable, cluster_id, topic, schema_type, schema, report
+         FROM compatibility_checks c WHERE c.id = $4"
     ))
     .bind(reader.user_id)
     .bind(reader.username)
@@ -569,12 +598,47 @@ pub async fn subjects_reading(
     .await?)
 }
 
-/// A page of a registry's stored subjects by name, those containing
+/// A subject's latest live version and when the registry was read, from
+/// the last good reading of the cluster's registry; `None` before one.
+/// The inner `None`: the subject had no live versions then.
+pub async fn subject_latest(
+    pool: &PgPool,
+    cluster_id: i64,
+    subject: &str,
+) -> Result<Option<(DateTime<Utc>, Option<i32>)>, Db> {
+    Ok(sqlx::query_as(
+        // Versions are stored oldest first: the last one is the latest.
+        "SELECT r.subjects_read_at,
+                (SELECT s.versions[cardinality(s.versions)] FROM registry_subjects s
+                 WHERE s.cluster_id = r.cluster_id AND s.subject = $2)
+         FROM schema_registries r
+         WHERE r.cluster_id = $1 AND r.subjects_read_at IS NOT NULL",
+    )
+    .bind(cluster_id)
+    .bind(subject)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// `ORDER BY` of a registry's subjects: each column's keys, then the
+/// subject (unique in a registry).
+fn subject_order(order: Sorted<SubjectColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        SubjectColumn::Subject => &["subject"],
+        SubjectColumn::Versions => &["cardinality(versions)"],
+        SubjectColumn::Latest => &["latest_id"],
+        SubjectColumn::Level => &["level"],
+    };
+    crate::store::order_by(keys, order.descending, "subject")
+}
+
+/// A page of a registry's stored subjects in `order`, those containing
 /// `search` (any case) only when given, with the total.
 pub async fn subjects_page(
     pool: &PgPool,
     cluster_id: i64,
     search: Option<&str>,
+    order: Sorted<SubjectColumn>,
     page: PageRequest,
 ) -> Result<(Vec<SubjectRow>, u64), Db> {
     // `%` and `_` in the search are literal characters, not wildcards.
@@ -586,11 +650,12 @@ pub async fn subjects_page(
                 .replace('_', "\\_")
         )
     });
-    let rows = sqlx::query_as(
+    let rows = sqlx::query_as(&format!(
         "SELECT subject, versions, latest_id, schema_type, level FROM registry_subjects
          WHERE cluster_id = $1 AND ($2::text IS NULL OR subject ILIKE $2)
-         ORDER BY subject LIMIT $3 OFFSET $4",
-    )
+         ORDER BY {} LIMIT $3 OFFSET $4",
+        subject_order(order)
+    ))
     .bind(cluster_id)
     .bind(&pattern)
     .bind(page.limit())

@@ -87,6 +87,33 @@ pub async fn remove(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// Pause a cluster (admin): its routines skip it (no passes, no flags
+/// raised or resolved) until it is resumed; its pages say since when and
+/// by whom. Audited as `cluster.pause` when it was not paused already.
+#[utoipa::path(post, path = "/clusters/{id}/pause", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = ClusterView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn pause(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ClusterView>, ApiError> {
+    Ok(Json(st.pause_cluster(&who, &from, id, true).await?))
+}
+
+/// Resume a paused cluster (admin): its routines take it up again within
+/// about ten seconds. Audited as `cluster.resume` when it was paused.
+#[utoipa::path(post, path = "/clusters/{id}/resume", tag = "watch", params(("id" = i64, Path)),
+    responses((status = 200, body = ClusterView), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn resume(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<Json<ClusterView>, ApiError> {
+    Ok(Json(st.pause_cluster(&who, &from, id, false).await?))
+}
+
 #[derive(Debug, Deserialize, IntoParams)]
 pub struct GroupQuery {
     /// A substring of the group's name.
@@ -222,6 +249,8 @@ where
         .routes(routes!(set_lineage_topic))
         .routes(routes!(list, create))
         .routes(routes!(get, update, remove))
+        .routes(routes!(pause))
+        .routes(routes!(resume))
         .routes(routes!(groups))
         .routes(routes!(group))
         .routes(routes!(streams))

@@ -31,6 +31,16 @@ pub enum ClusterCommand {
         /// The cluster's name.
         name: String,
     },
+    /// Pause a cluster: nothing is read from it until it is resumed.
+    Pause {
+        /// The cluster's name.
+        name: String,
+    },
+    /// Resume a paused cluster.
+    Resume {
+        /// The cluster's name.
+        name: String,
+    },
     /// Make the clusters a clusters file names match it (GitOps); clusters
     /// it does not name are left alone and listed.
     Apply {
@@ -307,6 +317,16 @@ pub async fn cluster(
             let id = cluster_id(&service, &who, &name).await?;
             service.remove_cluster(&who, SOURCE, id).await?;
             println!("stopped watching {name}; what was recorded of it is gone");
+        }
+        ClusterCommand::Pause { name } => {
+            let id = cluster_id(&service, &who, &name).await?;
+            service.pause_cluster(&who, SOURCE, id, true).await?;
+            println!("paused {name}: nothing is read from it until it is resumed");
+        }
+        ClusterCommand::Resume { name } => {
+            let id = cluster_id(&service, &who, &name).await?;
+            service.pause_cluster(&who, SOURCE, id, false).await?;
+            println!("resumed {name}: its routines take it up within about ten seconds");
         }
         ClusterCommand::LineageTopic {
             cluster,

@@ -14,7 +14,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use streamkeeper::flags::{self, FlagKey, Observation, Step, receipts};
 use streamkeeper::watch::observe::{
     TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic, standings,
+    with_samples,
 };
+use streamkeeper::watch::window::Windows;
 
 /// How a pass went, as far as flags care.
 pub enum PassResult<'a> {
@@ -53,6 +55,7 @@ pub async fn after_pass(
     let mut observed = Vec::new();
     let mut evaluated: BTreeSet<FlagKey> = BTreeSet::new();
     evaluated.insert(cluster_key(&cluster.name));
+    let mut windows = BTreeMap::new();
     let mut flags = match result {
         PassResult::Failed(why) => {
             observed.push(Observation {
@@ -83,7 +86,8 @@ pub async fn after_pass(
                     &mut evaluated,
                 ));
             }
-            let (mut windows, source) = kept::windows(pool, cluster.id, kept).await?;
+            let source;
+            (windows, source) = kept::windows(pool, cluster.id, kept).await?;
             tracing::debug!(cluster = %cluster.name, ?source, "windows");
             let mut flags = std::mem::take(&mut kept.flags);
             // How long stuck partitions have stood, as their flags keep it.
@@ -100,7 +104,8 @@ pub async fn after_pass(
                 let lag_key = group_key(&g.name);
                 evaluated.insert(lag_key.clone());
                 evaluated.insert(freshness_key(&g.name));
-                let w = windows.remove(&g.name).unwrap_or_default();
+                let none = Windows::new();
+                let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = crate::platform::clock::now().timestamp_millis();
                 let before = known.remove(&g.name).unwrap_or_default();
                 let (found, j) = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
@@ -122,7 +127,23 @@ pub async fn after_pass(
             flags
         }
     };
-    reconcile_kept(pool, cluster, observed, &evaluated, Some(&mut flags)).await?;
+    // The receipts written get their samples (see `with_samples`).
+    let complete = |o: &mut Observation| {
+        if o.key == group_key(&o.key.subject)
+            && let Some(w) = windows.get(&o.key.subject)
+        {
+            with_samples(&mut o.evidence, w);
+        }
+    };
+    reconcile_kept(
+        pool,
+        cluster,
+        observed,
+        &evaluated,
+        Some(&mut flags),
+        &complete,
+    )
+    .await?;
     kept.flags = flags;
     Ok(())
 }
@@ -136,18 +157,20 @@ pub async fn reconcile(
     observed: Vec<Observation>,
     evaluated: &BTreeSet<FlagKey>,
 ) -> Result<(), Db> {
-    reconcile_kept(pool, cluster, observed, evaluated, None).await
+    reconcile_kept(pool, cluster, observed, evaluated, None, &|_| {}).await
 }
 
 /// [`reconcile`], writing the receipts of flags still open only when they
 /// say something new or it is their turn (`streamkeeper::flags::receipts`),
 /// as far as `kept` knows what was written; without it, every time.
+/// `complete` finishes the receipts of an observation that is written.
 async fn reconcile_kept(
     pool: &PgPool,
     cluster: &ClusterRow,
     observed: Vec<Observation>,
     evaluated: &BTreeSet<FlagKey>,
     mut kept: Option<&mut KeptFlags>,
+    complete: &(dyn Fn(&mut Observation) + Sync),
 ) -> Result<(), Db> {
     let live = store::live(pool, cluster.id).await?;
     let open: BTreeMap<FlagKey, String> = live
@@ -166,8 +189,13 @@ async fn reconcile_kept(
     let mut updates = Vec::new();
     for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
         match step {
-            Step::Raise(o) => raise(pool, cluster, &o).await?,
-            Step::Update { observation, .. } => {
+            Step::Raise(mut o) => {
+                complete(&mut o);
+                raise(pool, cluster, &o).await?;
+            }
+            Step::Update {
+                mut observation, ..
+            } => {
                 if let Some((id, _)) = live.get(&observation.key) {
                     let write = match kept.as_deref_mut() {
                         Some(k) => {
@@ -185,6 +213,9 @@ async fn reconcile_kept(
                         }
                         None => true,
                     };
+                    if write {
+                        complete(&mut observation);
+                    }
                     updates.push((*id, observation, write));
                 }
             }

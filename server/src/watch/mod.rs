@@ -27,11 +27,12 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::platform::page::{Choice, Page, PageRequest, choice};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
-use streamkeeper::watch::list::{GroupOrder, GroupStatus, StreamStatus};
+use streamkeeper::watch::list::{GroupColumn, GroupStatus, StreamColumn, StreamStatus};
 use streamkeeper::watch::observe::standings;
 use streamkeeper::watch::reach::Unreachable;
 use streamkeeper::watch::topic_name::topic_issue;
@@ -39,7 +40,7 @@ use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
-    LagPoint, NewCluster, PartitionLagView, PartitionRef, StreamConsumer, StreamDetail,
+    LagPoint, NewCluster, PartitionLagView, PartitionRef, Paused, StreamConsumer, StreamDetail,
     StreamFilter, StreamSpec, StreamSummary, TopicView,
 };
 
@@ -62,6 +63,8 @@ fn probe_row(new: &NewCluster) -> store::ClusterRow {
         insecure_credentials: new.insecure_credentials,
         interval_s: new.interval_s,
         created_at: Utc::now(),
+        paused_at: None,
+        paused_by: None,
     }
 }
 
@@ -268,6 +271,10 @@ impl ClusterService {
             last_good_pass_at: good,
             data_age_s: good.map(|g| (now - g).num_seconds()),
             problems: last.map(|p| p.problems).unwrap_or_default(),
+            paused: c
+                .paused_at
+                .zip(c.paused_by)
+                .map(|(at, by)| Paused { at, by }),
         })
     }
 
@@ -513,6 +520,7 @@ impl ClusterService {
             status: group_status(&verdicts).as_str().into(),
             as_of,
             cluster_state: cluster.state,
+            cluster_paused: cluster.paused.clone(),
             gone_since: g.gone_since,
             partitions,
         })
@@ -555,7 +563,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
     ) -> Result<Page<GroupSummary>, AppError> {
         self.get(who, id).await?;
         let status = choice::<GroupStatus>(filter.status.as_deref())?;
-        let order = choice::<GroupOrder>(filter.sort.as_deref())?.unwrap_or_default();
+        let order = Sorted::<GroupColumn>::parse(filter.sort.as_deref())?;
         let query = store::GroupQuery {
             q: filter.q.as_deref(),
             status: status.map(Choice::as_str),
@@ -728,6 +736,37 @@ impl streamkeeper_app::port::Watch for ClusterService {
         Ok(())
     }
 
+    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
+    async fn pause_cluster(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        paused: bool,
+    ) -> Result<ClusterView, AppError> {
+        let verb = if paused { "pause" } else { "resume" };
+        require(who, Action::ManageClusters, &format!("{verb} clusters"))?;
+        let old = store::by_id(&self.pool, id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
+        let mut tx = begin(&self.pool).await?;
+        let by = paused.then_some(who.username.as_str());
+        // Asking for the state it is already in changes and audits nothing.
+        if store::set_paused(&mut tx, id, by).await? {
+            audited(
+                &mut tx,
+                who,
+                from,
+                &format!("cluster.{verb}"),
+                format!("cluster:{}", old.name),
+                serde_json::json!({}),
+            )
+            .await?;
+        }
+        commit(tx).await?;
+        self.get(who, id).await
+    }
+
     #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn test_connection(
         &self,
@@ -738,7 +777,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let row = probe_row(&new);
         let mut settings = crate::watch::routine::settings_of(&row, &self.credentials)
             .map_err(AppError::Invalid)?;
-        settings.timeout = std::time::Duration::from_secs(5);
+        settings.timeout =
+            std::time::Duration::from_secs(streamkeeper::watch::reach::TEST_TIMEOUT_S);
         let started = Utc::now();
         // One metadata request first: when it fails, librdkafka's reasons
         // on the way say why (the read's own error says only that it did).
@@ -807,7 +847,9 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .as_deref()
             .map(str::trim)
             .filter(|o| !o.is_empty());
-        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, page).await?;
+        let order = Sorted::<StreamColumn>::parse(filter.sort.as_deref())?;
+        let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, order, page)
+            .await?;
         let items = p
             .items
             .into_iter()
@@ -883,6 +925,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             cluster_id: id,
             cluster: cluster.name,
             cluster_state: cluster.state,
+            cluster_paused: cluster.paused.clone(),
             data_age_s: cluster.data_age_s,
             topic: t,
             consumers,

@@ -3,8 +3,10 @@
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
+use streamkeeper::accounts::list::UserColumn;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::platform::sort::Sorted;
 use streamkeeper_app::accounts::model::{TeamRef, UserSummary};
 
 /// A user row, with what only the server may see. Deserialize reads it
@@ -167,10 +169,22 @@ pub async fn set_time_zone(
     .await?)
 }
 
-/// Users whose username or display name contains `query`, by username.
+/// `ORDER BY` of the users list: each column's keys, then the id.
+fn user_order(order: Sorted<UserColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        UserColumn::Username => &["username"],
+        UserColumn::Name => &["display_name"],
+        UserColumn::Status => &["disabled"],
+        UserColumn::Created => &["created_at"],
+    };
+    crate::store::order_by(keys, order.descending, "id")
+}
+
+/// Users whose username or display name contains `query`, in `order`.
 pub async fn list(
     pool: &PgPool,
     query: Option<&str>,
+    order: Sorted<UserColumn>,
     page: PageRequest,
 ) -> Result<Page<UserSummary>, Db> {
     let pattern = crate::store::contains_pattern(query);
@@ -183,7 +197,8 @@ pub async fn list(
     let rows: Vec<UserRow> = sqlx::query_as(&format!(
         "SELECT {COLUMNS} FROM users
          WHERE $1::text IS NULL OR username ILIKE $1 OR display_name ILIKE $1
-         ORDER BY username LIMIT $2 OFFSET $3"
+         ORDER BY {} LIMIT $2 OFFSET $3",
+        user_order(order)
     ))
     .bind(&pattern)
     .bind(page.limit())

@@ -8,3 +8,4 @@ pub mod group_offsets;
 pub mod probe;
 pub mod reader;
 pub mod settings;
+pub mod wire;

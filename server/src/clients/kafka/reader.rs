@@ -4,10 +4,13 @@
 //! the end it is compared with (the negative-lag trap in the field notes).
 //! The reader never joins a group, commits, or produces.
 //!
-//! Committed offsets come from one OffsetFetch per group, all in flight
-//! together on one client (see group_offsets.rs); batching several groups
-//! into one request per coordinator (OffsetFetch v8, KIP-709) would cut the
-//! request count further and is not done yet.
+//! On a plaintext cluster whose brokers batch (FindCoordinator v4,
+//! OffsetFetch v8: Kafka 3.0 and later), committed, log-start and log-end
+//! offsets go through the read's own protocol client (wire.rs): many groups
+//! per request, one request per coordinator and chunk. Otherwise (TLS,
+//! SASL, an older broker) through librdkafka: one OffsetFetch per group,
+//! all in flight together on one client (group_offsets.rs). Metadata and
+//! the group list come from librdkafka either way.
 
 use chrono::{DateTime, Utc};
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -20,7 +23,8 @@ use streamkeeper::watch::consumer_protocol::assigned_partitions;
 use streamkeeper::watch::health::PartitionMeta;
 
 use super::group_offsets;
-use super::settings::{ClusterSettings, SettingsError};
+use super::settings::{ClusterSettings, Protocol, SettingsError};
+use super::wire;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct PartitionReading {
@@ -86,6 +90,17 @@ pub struct Reading {
     /// groups, committed offsets with log start read alongside, log start
     /// alone, log end, last messages): where a slow pass spends its time.
     pub phases: Vec<(&'static str, Duration)>,
+    /// Which client read the offsets.
+    pub offsets_by: OffsetsBy,
+}
+
+/// The client that read a pass's offsets.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum OffsetsBy {
+    /// The protocol client, batching groups (wire.rs).
+    Wire(wire::Versions),
+    /// librdkafka, one group a call; with the reason the wire client was not used.
+    Librdkafka(String),
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -195,30 +210,64 @@ pub fn read(
         }
     };
     lap("list groups", &mut phases);
-    // One client, one queue, every group's OffsetFetch in flight together;
-    // meanwhile, on another thread, the log-start offsets: unlike log ends
-    // they may be read before or after the commits (lag counts from the
-    // larger of the two), and reading them alongside halves the wait.
     let names: Vec<String> = groups.iter().map(|g| g.0.clone()).collect();
-    let (mut fetched, starts) = std::thread::scope(|scope| {
-        let starts = scope.spawn(|| {
-            let t = Instant::now();
-            (
-                offsets_at(&client, settings, &topics, Offset::Beginning),
-                t.elapsed(),
-            )
-        });
-        let fetched = group_offsets::list(&client, &names, settings.timeout);
-        (fetched, starts.join())
-    });
-    lap("committed offsets, log start alongside", &mut phases);
-    let starts = match starts {
-        Ok((starts, took)) => {
-            phases.push(("log start (alongside)", took));
-            starts
-        }
-        Err(_) => Err("the log-start reader panicked".into()),
+    let brokers: BTreeMap<i32, String> = metadata
+        .brokers()
+        .iter()
+        .map(|b| (b.id(), format!("{}:{}", b.host(), b.port())))
+        .collect();
+    let wired = Wired::try_new(settings, &brokers);
+    let offsets_by = match &wired {
+        Ok(w) => OffsetsBy::Wire(w.versions),
+        Err(why) => OffsetsBy::Librdkafka(why.clone()),
     };
+    let placed = placed(&topics, &brokers);
+    let (mut fetched, starts, starts_took) = match &wired {
+        // Committed offsets and log starts together, on their own
+        // connections: the broker answers each connection in turn.
+        Ok(w) => {
+            let (fetched, (starts, took)) = w.runtime.block_on(async {
+                tokio::join!(
+                    wire::committed(&w.bootstrap, w.versions, &names, settings.timeout),
+                    async {
+                        let t = Instant::now();
+                        let got =
+                            wire::offsets_at(&placed, w.versions, wire::EARLIEST, settings.timeout)
+                                .await;
+                        (got, t.elapsed())
+                    }
+                )
+            });
+            (
+                fetched,
+                Ok(partly(starts, "log-start", &mut problems)),
+                Some(took),
+            )
+        }
+        // One client, one queue, every group's OffsetFetch in flight
+        // together; meanwhile, on another thread, the log-start offsets.
+        Err(_) => std::thread::scope(|scope| {
+            let starts = scope.spawn(|| {
+                let t = Instant::now();
+                (
+                    offsets_at(&client, settings, &topics, Offset::Beginning),
+                    t.elapsed(),
+                )
+            });
+            let fetched = group_offsets::list(&client, &names, settings.timeout);
+            match starts.join() {
+                Ok((starts, took)) => (fetched, starts, Some(took)),
+                Err(_) => (fetched, Err("the log-start reader panicked".into()), None),
+            }
+        }),
+    };
+    // Unlike log ends, log starts may be read before or after the commits
+    // (lag counts from the larger of the two); reading them alongside
+    // halves the wait.
+    lap("committed offsets, log start alongside", &mut phases);
+    if let Some(took) = starts_took {
+        phases.push(("log start (alongside)", took));
+    }
     let mut readings = Vec::with_capacity(groups.len());
     for (name, state, members, assigned) in groups {
         let mut reading = GroupReading {
@@ -262,7 +311,19 @@ pub fn read(
 
     // 2. Log-end offsets (after the commits), batched per leader by
     // librdkafka; a partition gets its offsets only when both were read.
-    let ends = offsets_at(&client, settings, &topics, Offset::End);
+    let ends = match &wired {
+        Ok(w) => Ok(partly(
+            w.runtime.block_on(wire::offsets_at(
+                &placed,
+                w.versions,
+                wire::LATEST,
+                settings.timeout,
+            )),
+            "log-end",
+            &mut problems,
+        )),
+        Err(_) => offsets_at(&client, settings, &topics, Offset::End),
+    };
     lap("log end", &mut phases);
     match starts.and_then(|s| ends.map(|e| (s, e))) {
         Ok((starts, ends)) => {
@@ -292,7 +353,90 @@ pub fn read(
         groups_listed,
         problems,
         phases,
+        offsets_by,
     })
+}
+
+/// What the wire client needs for one pass: a runtime of its own (the read
+/// runs on a blocking thread), a broker to ask, and the versions it speaks.
+struct Wired {
+    runtime: tokio::runtime::Runtime,
+    bootstrap: String,
+    versions: wire::Versions,
+}
+
+impl Wired {
+    /// The wire client, if this cluster can be read with it; otherwise why
+    /// not, and librdkafka reads it.
+    fn try_new(
+        settings: &ClusterSettings,
+        brokers: &BTreeMap<i32, String>,
+    ) -> Result<Self, String> {
+        wire_allowed(settings)?;
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()
+            .map_err(|e| format!("no runtime for the protocol client: {e}"))?;
+        // Any broker answers FindCoordinator; the versions are the first
+        // answering one's (a cluster mid-upgrade falls back next pass, at
+        // worst, through a request error).
+        let mut why = String::from("no broker in the metadata");
+        for addr in brokers.values() {
+            let deadline = tokio::time::Instant::now() + settings.timeout;
+            match runtime.block_on(wire::versions(addr, deadline)) {
+                Ok(versions) => {
+                    return Ok(Wired {
+                        bootstrap: addr.clone(),
+                        versions,
+                        runtime,
+                    });
+                }
+                Err(e @ wire::WireError::Unsupported { .. }) => return Err(e.to_string()),
+                Err(e) => why = e.to_string(),
+            }
+        }
+        Err(why)
+    }
+}
+
+/// The wire client speaks plaintext only: TLS and SASL stay with
+/// librdkafka, which does both.
+fn wire_allowed(settings: &ClusterSettings) -> Result<(), String> {
+    match settings.protocol {
+        Protocol::Plaintext => Ok(()),
+        other => Err(format!("{} is read through librdkafka", other.as_str())),
+    }
+}
+
+/// Partitions with a leader the metadata names, with its address.
+fn placed(topics: &[TopicReading], brokers: &BTreeMap<i32, String>) -> Vec<wire::Placed> {
+    topics
+        .iter()
+        .flat_map(|t| {
+            t.partitions.iter().filter_map(|p| {
+                Some(wire::Placed {
+                    topic: t.name.clone(),
+                    partition: p.partition,
+                    leader: brokers.get(&p.leader?)?.clone(),
+                })
+            })
+        })
+        .collect()
+}
+
+/// The offsets read; the requests that failed become problems (their
+/// partitions stay unknown).
+fn partly(
+    (offsets, failed): (BTreeMap<(String, i32), i64>, Vec<String>),
+    what: &str,
+    problems: &mut Vec<String>,
+) -> BTreeMap<(String, i32), i64> {
+    problems.extend(
+        failed
+            .into_iter()
+            .map(|f| format!("some {what} offsets could not be read: {f}")),
+    );
+    offsets
 }
 
 /// Every partition's offset at `at` (the special timestamps: log start or
@@ -417,4 +561,62 @@ fn read_last_messages(
             .and_then(|ms| DateTime::from_timestamp_millis(*ms));
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::clients::kafka::settings::SecretRef;
+    use std::io::{Read, Write};
+    use streamkeeper::platform::credential::CredentialPolicy;
+
+    #[test]
+    fn tls_and_sasl_clusters_are_read_by_librdkafka() {
+        let p = CredentialPolicy::default();
+        let cred = || SecretRef::checked("env:STREAMKEEPER_CRED_X", &p).ok();
+        let sasl = ClusterSettings::new("k:9092", Protocol::SaslSsl, None, cred(), cred(), false)
+            .expect("settings");
+        let tls = ClusterSettings::new("k:9093", Protocol::Ssl, None, None, None, false)
+            .expect("settings");
+        for s in [&sasl, &tls] {
+            let why = Wired::try_new(s, &BTreeMap::from([(1, "k:9092".to_string())]))
+                .err()
+                .expect("librdkafka");
+            assert!(why.contains("read through librdkafka"), "{why}");
+        }
+        assert!(wire_allowed(&ClusterSettings::plaintext("k:9092").expect("settings")).is_ok());
+    }
+
+    /// A broker before KIP-699 (FindCoordinator v3 at most), on a real
+    /// socket: it answers ApiVersions and the pass falls back.
+    #[test]
+    fn a_broker_without_the_batching_versions_is_read_by_librdkafka() {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let addr = listener.local_addr().expect("addr").to_string();
+        let broker = std::thread::spawn(move || {
+            let (mut s, _) = listener.accept().expect("accept");
+            let mut size = [0_u8; 4];
+            s.read_exact(&mut size).expect("size");
+            let mut request = vec![0_u8; usize::try_from(i32::from_be_bytes(size)).expect("size")];
+            s.read_exact(&mut request).expect("request");
+            // ApiVersions v0: correlation id, no error, three APIs.
+            let mut body = request[4..8].to_vec();
+            body.extend(0_i16.to_be_bytes());
+            body.extend(3_i32.to_be_bytes());
+            for (key, max) in [(10_i16, 3_i16), (9, 7), (2, 5)] {
+                body.extend(key.to_be_bytes());
+                body.extend(0_i16.to_be_bytes());
+                body.extend(max.to_be_bytes());
+            }
+            s.write_all(&i32::try_from(body.len()).expect("len").to_be_bytes())
+                .expect("write");
+            s.write_all(&body).expect("write");
+        });
+        let settings = ClusterSettings::plaintext(&addr).expect("settings");
+        let why = Wired::try_new(&settings, &BTreeMap::from([(1, addr.clone())]))
+            .err()
+            .expect("too old");
+        assert!(why.contains("FindCoordinator v4"), "{why}");
+        broker.join().expect("broker");
+    }
 }

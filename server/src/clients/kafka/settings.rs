@@ -101,7 +101,7 @@ impl FromStr for Protocol {
 }
 
 impl Protocol {
-    fn as_str(self) -> &'static str {
+    pub fn as_str(self) -> &'static str {
         match self {
             Protocol::Plaintext => "PLAINTEXT",
             Protocol::Ssl => "SSL",

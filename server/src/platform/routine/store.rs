@@ -374,9 +374,9 @@ pub async fn expire_runs(pool: &PgPool, before: DateTime<Utc>) -> Result<u64, sq
         .map(|r| r.rows_affected())
 }
 
-/// The clusters a per-cluster routine runs for.
+/// The clusters a per-cluster routine runs for: every one not paused.
 pub async fn cluster_ids(pool: &PgPool) -> Result<Vec<i64>, sqlx::Error> {
-    sqlx::query_scalar("SELECT id FROM clusters ORDER BY id")
+    sqlx::query_scalar("SELECT id FROM clusters WHERE paused_at IS NULL ORDER BY id")
         .fetch_all(pool)
         .await
 }

@@ -10,7 +10,8 @@ use crate::clients::kafka::reader::Reading;
 use crate::platform::errors::Db;
 use samples::SampleColumns;
 use streamkeeper::platform::page::{Page, PageRequest};
-use streamkeeper::watch::list::GroupOrder;
+use streamkeeper::platform::sort::Sorted;
+use streamkeeper::watch::list::{GroupColumn, StreamColumn};
 use streamkeeper::watch::observe::metadata_health;
 
 #[derive(Debug, Clone, FromRow)]
@@ -26,9 +27,12 @@ pub struct ClusterRow {
     pub insecure_credentials: bool,
     pub interval_s: i32,
     pub created_at: DateTime<Utc>,
+    /// Since when its routines skip it, and who paused it.
+    pub paused_at: Option<DateTime<Utc>>,
+    pub paused_by: Option<String>,
 }
 
-const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at";
+const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, insecure_credentials, interval_s, created_at, paused_at, paused_by";
 
 pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, Db> {
     Ok(
@@ -86,6 +90,28 @@ pub async fn delete(conn: &mut PgConnection, id: i64) -> Result<bool, Db> {
         .await?
         .rows_affected()
         == 1)
+}
+
+/// Pauses a cluster (`by` names who) or resumes it (`None`); false when it
+/// already was so.
+pub async fn set_paused(conn: &mut PgConnection, id: i64, by: Option<&str>) -> Result<bool, Db> {
+    let changed = match by {
+        Some(by) => sqlx::query(
+            "UPDATE clusters SET paused_at = now(), paused_by = $2
+             WHERE id = $1 AND paused_at IS NULL",
+        )
+        .bind(id)
+        .bind(by),
+        None => sqlx::query(
+            "UPDATE clusters SET paused_at = NULL, paused_by = NULL
+             WHERE id = $1 AND paused_at IS NOT NULL",
+        )
+        .bind(id),
+    }
+    .execute(conn)
+    .await?
+    .rows_affected();
+    Ok(changed == 1)
 }
 
 /// Changes a cluster's connection settings and interval.
@@ -447,31 +473,25 @@ pub struct GroupQuery<'a> {
     pub q: Option<&'a str>,
     /// One status (`STOP`, …), `trouble` for any trouble, or `gone`.
     pub status: Option<&'a str>,
-    pub order: GroupOrder,
+    pub order: Sorted<GroupColumn>,
 }
 
-/// `ORDER BY` of a group list; rows without the figure (not judged yet)
-/// go last either way, and the name breaks ties so pages do not overlap.
-fn group_order(order: GroupOrder) -> &'static str {
-    use GroupOrder::*;
-    match order {
-        Trouble => {
-            "(g.gone_since IS NULL) DESC,
-             CASE g.status WHEN 'STOP' THEN 0 WHEN 'REWIND' THEN 1 WHEN 'LOST' THEN 2
-                           WHEN 'STALL' THEN 3 WHEN 'WARN' THEN 4 ELSE 5 END,
-             g.name"
-        }
-        Name => "g.name",
-        NameDesc => "g.name DESC",
-        Owner => "tm.name NULLS LAST, g.name",
-        OwnerDesc => "tm.name DESC NULLS LAST, g.name",
-        Members => "g.members, g.name",
-        MembersDesc => "g.members DESC, g.name",
-        Lag => "g.total_lag NULLS LAST, g.name",
-        LagDesc => "g.total_lag DESC NULLS LAST, g.name",
-        TimeLag => "g.max_time_lag_s NULLS LAST, g.name",
-        TimeLagDesc => "g.max_time_lag_s DESC NULLS LAST, g.name",
-    }
+/// `ORDER BY` of a group list: each column's keys, then the name (unique
+/// in a cluster). By status, the most troubled rank highest and a group
+/// the cluster no longer lists lowest; rows not judged yet go last.
+fn group_order(order: Sorted<GroupColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        GroupColumn::Name => &["g.name"],
+        GroupColumn::Owner => &["tm.name"],
+        GroupColumn::Status => &["CASE WHEN g.gone_since IS NOT NULL THEN 0
+                  WHEN g.status = 'STOP' THEN 6 WHEN g.status = 'REWIND' THEN 5
+                  WHEN g.status = 'LOST' THEN 4 WHEN g.status = 'STALL' THEN 3
+                  WHEN g.status = 'WARN' THEN 2 ELSE 1 END"],
+        GroupColumn::Members => &["g.members"],
+        GroupColumn::Lag => &["g.total_lag"],
+        GroupColumn::TimeLag => &["g.max_time_lag_s"],
+    };
+    crate::store::order_by(keys, order.descending, "g.name")
 }
 
 /// A page of a cluster's groups in `query.order`.
@@ -665,13 +685,31 @@ pub struct StreamListRow {
     pub last_message_at: Option<DateTime<Utc>>,
 }
 
-/// Streams of every cluster, by cluster and topic, filtered by a substring
-/// of the topic, the owner team (or `unowned`) and trouble.
+/// `ORDER BY` of the streams list: each column's keys, then the topic and
+/// its cluster (unique together).
+fn stream_order(order: Sorted<StreamColumn>) -> String {
+    let keys: &[&'static str] = match order.column {
+        StreamColumn::Stream => &["t.name"],
+        StreamColumn::Cluster => &["c.name"],
+        StreamColumn::Owner => &["tm.name"],
+        StreamColumn::Tier => &["s.tier"],
+        StreamColumn::Partitions => &["t.partitions"],
+        StreamColumn::Status => &["(fl.kind IS NOT NULL)"],
+        // As the list says it: the newest record's own time, else the
+        // pass that saw the log end move.
+        StreamColumn::LastMessage => &["COALESCE(t.last_message_at, t.last_advanced_at)"],
+    };
+    crate::store::order_by(keys, order.descending, "t.name, t.cluster_id")
+}
+
+/// Streams of every cluster in `order`, filtered by a substring of the
+/// topic, the owner team (or `unowned`) and trouble.
 pub async fn stream_list(
     pool: &PgPool,
     q: Option<&str>,
     owner: Option<&str>,
     trouble: Option<bool>,
+    order: Sorted<StreamColumn>,
     page: PageRequest,
 ) -> Result<Page<StreamListRow>, Db> {
     let pattern = crate::store::contains_pattern(q);
@@ -700,7 +738,8 @@ pub async fn stream_list(
         "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, tm.name AS owner, s.tier,
                 t.partitions, fl.kind AS flag, t.log_end_total, t.first_seen, t.last_advanced_at,
                 t.last_message_at
-         {FROM} ORDER BY c.name, t.name LIMIT $4 OFFSET $5"
+         {FROM} ORDER BY {} LIMIT $4 OFFSET $5",
+        stream_order(order)
     ))
     .bind(&pattern)
     .bind(owner)

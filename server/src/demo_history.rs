@@ -24,7 +24,9 @@
 
 use crate::accounts::store::{tokens, users};
 use crate::clients::egress::Outbound;
-use crate::clients::kafka::reader::{GroupReading, PartitionReading, Reading, TopicReading};
+use crate::clients::kafka::reader::{
+    GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
+};
 use crate::clients::webhook::Webhooks;
 use crate::config::ServeConfig;
 use crate::http::{AppState, router};
@@ -626,6 +628,7 @@ async fn pass(
         groups_listed: false,
         problems: Vec::new(),
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("a scripted pass of the demo's history, not read".into()),
     };
     let stored = crate::watch::store::record_reading(pool, cluster.id, &reading).await?;
     kept.push_read(stored.pass_id, reading.finished, &stored.samples);

@@ -17,7 +17,7 @@ use streamkeeper::pilot::history::{self, Answer, GROUPS, MANAGER, TOPIC};
 use streamkeeper::pilot::stats::{figure, week_of};
 use streamkeeper_doubles::registry;
 use streamkeeper_server::clients::kafka::reader::{
-    GroupReading, PartitionReading, Reading, TopicReading,
+    GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
 };
 use streamkeeper_server::demo_history::{Stage, play};
 use streamkeeper_server::platform::clock;
@@ -91,6 +91,7 @@ async fn real_pass(
         groups_listed: false,
         problems: Vec::new(),
         phases: Vec::new(),
+        offsets_by: OffsetsBy::Librdkafka("a pass the test makes up".into()),
     };
     let stored = streamkeeper_server::watch::store::record_reading(pool, cluster.id, &reading)
         .await

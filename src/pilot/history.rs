@@ -435,7 +435,7 @@ mod tests {
                 one.insert((TOPIC.to_string(), 0), w.clone());
                 let (found, _) = observe_group(
                     g,
-                    one,
+                    &one,
                     *members,
                     &HashMap::new(),
                     &Standings::new(),

@@ -51,6 +51,7 @@ test(`${MODE}: an owner opens a topic, sees its graph, asks what breaks and noti
     // The drawing's zoom is an island: its buttons appear once hydrated.
     await page.click('[data-testid="zoom-in"]');
     assert.equal((await page.textContent('[data-testid="zoom-level"]')).trim(), '140%');
+    assert.equal(await page.$eval('[data-testid="lineage-drawing"]', (d) => d.style.zoom), '140%');
     await page.click('[data-testid="zoom-reset"]');
     assert.equal((await page.textContent('[data-testid="zoom-level"]')).trim(), '100%');
   } else {

@@ -7,6 +7,7 @@ pub mod audit;
 pub mod clients;
 pub mod config;
 pub mod connect;
+pub mod demo_history;
 pub mod flags;
 pub mod http;
 pub mod lineage;

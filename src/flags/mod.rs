@@ -21,6 +21,14 @@ pub struct FlagKey {
     pub rule: String,
 }
 
+/// How long a failed webhook delivery waits before its next attempt, after
+/// `attempts` attempts: 2, 4, 8 … seconds, at most five minutes.
+pub fn backoff_s(attempts: i32) -> i64 {
+    2_i64
+        .saturating_pow(u32::try_from(attempts.clamp(0, 20)).unwrap_or(20) + 1)
+        .min(300)
+}
+
 /// Trouble seen by the latest evaluation.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Observation {
@@ -92,6 +100,14 @@ pub fn message(cluster: &str, o: &Observation, owner: Option<&str>) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn backoff_doubles_and_caps() {
+        assert_eq!(backoff_s(0), 2);
+        assert_eq!(backoff_s(1), 4);
+        assert_eq!(backoff_s(4), 32);
+        assert_eq!(backoff_s(10), 300);
+    }
 
     fn key(s: &str) -> FlagKey {
         FlagKey {

@@ -6,6 +6,7 @@
 //! [`receipts`] says what Streamkeeper would have done in a domain that only
 //! watches or suggests.
 
+pub mod history;
 pub mod receipts;
 pub mod stats;
 

@@ -138,7 +138,7 @@ pub fn AuditPage() -> impl IntoView {
                                     }).collect_view()}
                                 </tbody>
                             </table>
-                            <Pager page=list href=move |n| href_with("/settings/audit", &[
+                            <Pager label="Pages of refusals" page=list href=move |n| href_with("/settings/audit", &[
                                 ("actor", params.0.clone()),
                                 ("action", params.1.clone()),
                                 ("target", params.2.clone()),

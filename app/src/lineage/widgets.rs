@@ -197,7 +197,7 @@ pub fn graph_svg(g: &GraphView) -> String {
     let mut out = String::with_capacity(512 + g.nodes.len() * 600 + g.edges.len() * 160);
     let _ = write!(
         out,
-        r#"<svg xmlns="http://www.w3.org/2000/svg" class="lineage-graph" data-testid="graph-svg" viewBox="{:.1} {:.1} {w:.1} {h:.1}" width="{w:.0}" height="{h:.0}" role="img" aria-label="Lineage graph of {}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker></defs><g class="edges">"#,
+        r#"<svg xmlns="http://www.w3.org/2000/svg" class="lineage-graph" data-testid="graph-svg" viewBox="{:.1} {:.1} {w:.1} {h:.1}" width="{w:.0}" height="{h:.0}" role="group" aria-label="Lineage graph of {}"><defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M0,0 L10,5 L0,10 z"/></marker></defs><g class="edges">"#,
         -pad,
         -pad,
         esc(&g.center)
@@ -308,7 +308,9 @@ fn ZoomPan(width: f64, height: f64, children: Children) -> impl IntoView {
             on:pointerup=move |_| drag.set_value(None)
             on:pointercancel=move |_| drag.set_value(None)>
             <div class="lineage-drawing" data-testid="lineage-drawing"
-                style:zoom=move || percent(zoom.get())>{children()}</div>
+                // Only once hydrated, set through the CSSOM: a `style`
+                // attribute in the server's HTML is refused by the CSP.
+                style:zoom=move || hydrated.get().then(|| percent(zoom.get()))>{children()}</div>
         </div>
     }
 }

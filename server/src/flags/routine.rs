@@ -11,17 +11,11 @@ use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope
 use async_trait::async_trait;
 use sqlx::PgPool;
 use std::time::Duration;
+use streamkeeper::flags::backoff_s;
 use streamkeeper::platform::egress::EgressPolicy;
 use tokio_util::sync::CancellationToken;
 
 pub const MAX_ATTEMPTS: i32 = 8;
-
-/// 2, 4, 8 … seconds, at most five minutes.
-pub fn backoff_s(attempts: i32) -> i64 {
-    2_i64
-        .saturating_pow(u32::try_from(attempts.clamp(0, 20)).unwrap_or(20) + 1)
-        .min(300)
-}
 
 /// Sends what is due once; returns how many were attempted.
 pub async fn deliver_due(
@@ -77,18 +71,5 @@ impl Routine for Deliveries {
             0 => Ok(Outcome::Idle),
             n => Ok(Outcome::Done(serde_json::json!({ "attempted": n }))),
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::backoff_s;
-
-    #[test]
-    fn backoff_doubles_and_caps() {
-        assert_eq!(backoff_s(0), 2);
-        assert_eq!(backoff_s(1), 4);
-        assert_eq!(backoff_s(4), 32);
-        assert_eq!(backoff_s(10), 300);
     }
 }

@@ -70,14 +70,14 @@ pub async fn raise(
     .bind(team_id)
     .bind(&o.reason)
     .bind(&o.evidence)
-    .bind(DateTime::from_timestamp_millis(o.onset_ms).unwrap_or_else(Utc::now))
+    .bind(DateTime::from_timestamp_millis(o.onset_ms).unwrap_or_else(crate::platform::clock::now))
     .fetch_one(conn)
     .await?)
 }
 
 pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result<(), Db> {
     Ok(sqlx::query(
-        "UPDATE flags SET kind = $2, reason = $3, evidence = $4, updated_at = now() WHERE id = $1",
+        "UPDATE flags SET kind = $2, reason = $3, evidence = $4, updated_at = streamkeeper_now() WHERE id = $1",
     )
     .bind(id)
     .bind(&o.kind)
@@ -106,7 +106,7 @@ pub async fn update_many(pool: &PgPool, flags: &[(i64, &Observation, bool)]) -> 
         .collect();
     Ok(sqlx::query(
         "UPDATE flags f SET kind = u.kind, reason = u.reason,
-            evidence = COALESCE(u.evidence::jsonb, f.evidence), updated_at = now()
+            evidence = COALESCE(u.evidence::jsonb, f.evidence), updated_at = streamkeeper_now()
          FROM UNNEST($1::bigint[], $2::text[], $3::text[], $4::text[]) AS u(id, kind, reason, evidence)
          WHERE f.id = u.id",
     )
@@ -120,7 +120,7 @@ pub async fn update_many(pool: &PgPool, flags: &[(i64, &Observation, bool)]) -> 
 }
 
 pub async fn resolve(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
-    Ok(sqlx::query("UPDATE flags SET state = 'resolved', resolved_at = now(), updated_at = now() WHERE id = $1")
+    Ok(sqlx::query("UPDATE flags SET state = 'resolved', resolved_at = streamkeeper_now(), updated_at = streamkeeper_now() WHERE id = $1")
         .bind(id)
         .execute(conn)
         .await
@@ -129,13 +129,13 @@ pub async fn resolve(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
 
 /// Marks a flag notified (first notification only).
 pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
-    Ok(
-        sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, now()) WHERE id = $1")
-            .bind(id)
-            .execute(conn)
-            .await
-            .map(drop)?,
+    Ok(sqlx::query(
+        "UPDATE flags SET notified_at = COALESCE(notified_at, streamkeeper_now()) WHERE id = $1",
     )
+    .bind(id)
+    .execute(conn)
+    .await
+    .map(drop)?)
 }
 
 pub async fn enqueue(
@@ -288,7 +288,7 @@ pub async fn list(
 
 pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Db> {
     Ok(sqlx::query(
-        "UPDATE flags SET state = 'acknowledged', acknowledged_at = now(), acknowledged_by = $2, updated_at = now()
+        "UPDATE flags SET state = 'acknowledged', acknowledged_at = streamkeeper_now(), acknowledged_by = $2, updated_at = streamkeeper_now()
          WHERE id = $1",
     )
     .bind(id)
@@ -300,8 +300,8 @@ pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(
 
 pub async fn dismiss(conn: &mut PgConnection, id: i64, by: &str, reason: &str) -> Result<(), Db> {
     Ok(sqlx::query(
-        "UPDATE flags SET state = 'dismissed', dismissed_at = now(), dismissed_by = $2,
-             dismissed_reason = $3, updated_at = now()
+        "UPDATE flags SET state = 'dismissed', dismissed_at = streamkeeper_now(), dismissed_by = $2,
+             dismissed_reason = $3, updated_at = streamkeeper_now()
          WHERE id = $1",
     )
     .bind(id)
@@ -326,7 +326,7 @@ pub struct Delivery {
 pub async fn due(conn: &mut PgConnection, n: i64) -> Result<Vec<Delivery>, Db> {
     Ok(sqlx::query_as(
         "SELECT id, flag_id, url, body, attempts FROM deliveries
-         WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= now()
+         WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= streamkeeper_now()
          ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED",
     )
     .bind(n)
@@ -336,7 +336,7 @@ pub async fn due(conn: &mut PgConnection, n: i64) -> Result<Vec<Delivery>, Db> {
 
 pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), Db> {
     sqlx::query(
-        "UPDATE deliveries SET delivered_at = now(), attempts = attempts + 1 WHERE id = $1",
+        "UPDATE deliveries SET delivered_at = streamkeeper_now(), attempts = attempts + 1 WHERE id = $1",
     )
     .bind(d.id)
     .execute(&mut *conn)
@@ -357,8 +357,8 @@ pub async fn retry_later(
 ) -> Result<(), Db> {
     Ok(sqlx::query(
         "UPDATE deliveries SET attempts = attempts + 1, last_error = $2,
-             next_attempt_at = now() + make_interval(secs => $3),
-             failed_at = CASE WHEN attempts + 1 >= $4 THEN now() END
+             next_attempt_at = streamkeeper_now() + make_interval(secs => $3),
+             failed_at = CASE WHEN attempts + 1 >= $4 THEN streamkeeper_now() END
          WHERE id = $1",
     )
     .bind(d.id)

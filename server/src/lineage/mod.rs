@@ -588,9 +588,9 @@ impl LineageService {
         direction: Direction,
         limits: Limits,
     ) -> Result<NoticeView, AppError> {
-        let asked_at = chrono::Utc::now();
+        let asked_at = crate::platform::clock::now();
         let (answer, start_owner) = self.answer(who, key, direction, limits).await?;
-        let answered_at = chrono::Utc::now();
+        let answered_at = crate::platform::clock::now();
         let view = ImpactView::of(&answer);
         let owner_team = match &start_owner {
             Some(name) => store::team_named(&self.pool, name).await?,

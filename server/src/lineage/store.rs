@@ -1153,7 +1153,7 @@ pub async fn insert_question(
     Ok(sqlx::query_as(
         "INSERT INTO lineage_questions (node, direction, asked_by, asked_at, answered_at,
              notified_at, reached, partial, teams, answer)
-         VALUES ($1, $2, $3, $4, $5, now(), $6, $7, $8, $9) RETURNING id, notified_at",
+         VALUES ($1, $2, $3, $4, $5, streamkeeper_now(), $6, $7, $8, $9) RETURNING id, notified_at",
     )
     .bind(q.node)
     .bind(q.direction)

@@ -71,6 +71,18 @@ pub fn connect_options(url: &str) -> Result<PgConnectOptions, sqlx::Error> {
     Ok(url.parse::<PgConnectOptions>()?.options([("jit", "off")]))
 }
 
+/// Sets this connection's clock offset (`platform::clock`), which
+/// `streamkeeper_now()` adds to `now()`: only the demo's history player
+/// calls it, on its own connections.
+pub async fn set_clock_offset(conn: &mut sqlx::PgConnection, ms: i64) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT set_config($1, $2, false)")
+        .bind(crate::platform::clock::OFFSET_SETTING)
+        .bind(ms.to_string())
+        .execute(conn)
+        .await
+        .map(drop)
+}
+
 fn describe(e: &sqlx::Error) -> String {
     match e {
         sqlx::Error::Io(io) => format!("I/O: {}", io.kind()),

@@ -5,6 +5,7 @@
 
 pub mod authz;
 pub mod cli;
+pub mod clock;
 pub mod db;
 pub mod errors;
 pub mod limiter;

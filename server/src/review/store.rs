@@ -468,9 +468,9 @@ pub async fn set_state(
 ) -> Result<(), Db> {
     Ok(sqlx::query(
         // The first approval's time stays: the pilot measures proposed → approved.
-        "UPDATE review_items SET state = $2, state_reason = $3, updated_at = now(),
-             approved_at = CASE WHEN $2 = 'approved' THEN COALESCE(approved_at, now()) ELSE approved_at END,
-             applied_at = CASE WHEN $2 = 'applied' THEN now() ELSE applied_at END
+        "UPDATE review_items SET state = $2, state_reason = $3, updated_at = streamkeeper_now(),
+             approved_at = CASE WHEN $2 = 'approved' THEN COALESCE(approved_at, streamkeeper_now()) ELSE approved_at END,
+             applied_at = CASE WHEN $2 = 'applied' THEN streamkeeper_now() ELSE applied_at END
          WHERE id = $1",
     )
     .bind(id)
@@ -490,7 +490,7 @@ pub async fn set_applied(
 ) -> Result<(), Db> {
     Ok(sqlx::query(
         "UPDATE review_items SET state = 'applied', state_reason = $4, applied_version = $2,
-             applied_schema_id = $3, updated_at = now(), applied_at = now()
+             applied_schema_id = $3, updated_at = streamkeeper_now(), applied_at = streamkeeper_now()
          WHERE id = $1",
     )
     .bind(id)

@@ -9,7 +9,6 @@ pub mod cli;
 pub mod routine;
 pub mod store;
 
-use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::sync::Arc;
@@ -473,7 +472,7 @@ impl SchemaService {
     ) -> Result<CompatibilityReport, AppError> {
         require(who, Action::Read, "check schema changes")?;
         let of_values = subject == value_subject(topic);
-        let submitted_at = Utc::now();
+        let submitted_at = crate::platform::clock::now();
         let started = Instant::now();
         let cluster = self.cluster_name(cluster_id).await?;
         self.known_topic(cluster_id, topic).await?;
@@ -604,7 +603,7 @@ impl SchemaService {
             note: &history_verdict.note,
         };
         let (verdict, summary) = summary(&answers, &history, registry_refuses, of_values, topic);
-        let decided_at = Utc::now();
+        let decided_at = crate::platform::clock::now();
         let mut report = CompatibilityReport {
             id: 0,
             cluster_id,

@@ -8,7 +8,6 @@ use crate::platform::errors::Db;
 use crate::watch::kept::{self, KeptFlags, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
-use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
@@ -63,7 +62,7 @@ pub async fn after_pass(
                 key: cluster_key(&cluster.name),
                 kind: "UNREACHABLE".into(),
                 reason: format!("the last pass could not read the cluster: {why}"),
-                onset_ms: Utc::now().timestamp_millis(),
+                onset_ms: crate::platform::clock::now().timestamp_millis(),
                 evidence: json!({ "rule": "a pass that reads nothing", "error": why }),
             });
             std::mem::take(&mut kept.flags)
@@ -107,7 +106,7 @@ pub async fn after_pass(
                 evaluated.insert(freshness_key(&g.name));
                 let none = Windows::new();
                 let w = windows.get(&g.name).unwrap_or(&none);
-                let now_ms = Utc::now().timestamp_millis();
+                let now_ms = crate::platform::clock::now().timestamp_millis();
                 let before = known.remove(&g.name).unwrap_or_default();
                 let (found, j) = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
                 // What the group's lag flag will keep, if it stays open.

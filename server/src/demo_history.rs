@@ -309,6 +309,7 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
             Step::Pass(p) => pass(&pool, &cluster, p, at(p.at), &mut kept).await?,
             Step::Deliver { relay_up } => {
                 relay.up.store(*relay_up, Ordering::Relaxed);
+                wait_for_retries(&pool, at(*t)).await?;
                 crate::flags::routine::deliver_due(&pool, &webhooks).await?;
             }
             Step::Acknowledge { group } => {
@@ -404,6 +405,20 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
         delivered: relay.taken.load(Ordering::Relaxed),
         took: Duration::ZERO,
     })
+}
+
+/// Waits until the retries scripted for this second are due. The clock
+/// runs from each step's time, so a refused attempt was stamped a few ms
+/// into its step, and its retry is due those ms after the step that
+/// retries it starts: the deliveries routine, which runs every second,
+/// would send it then, so the player waits those ms rather than skip it.
+async fn wait_for_retries(pool: &PgPool, step: DateTime<Utc>) -> Result<(), HistoryError> {
+    let until = step + chrono::Duration::seconds(1);
+    let next = crate::flags::store::next_due_before(&mut *pool.acquire().await?, until).await?;
+    if let Some(wait) = next.and_then(|due| (due - clock::now()).to_std().ok()) {
+        tokio::time::sleep(wait).await;
+    }
+    Ok(())
 }
 
 /// The script's people (random passwords nobody is told: they sign in

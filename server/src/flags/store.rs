@@ -347,6 +347,21 @@ pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), Db> 
     }
 }
 
+/// When the earliest delivery not yet sent or given up is due, if before
+/// `until` (the history player waits for it: `demo_history`).
+pub async fn next_due_before(
+    conn: &mut PgConnection,
+    until: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT min(next_attempt_at) FROM deliveries
+         WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at < $1",
+    )
+    .bind(until)
+    .fetch_one(conn)
+    .await?)
+}
+
 /// Records a failed attempt; after `max` attempts the delivery is given up.
 pub async fn retry_later(
     conn: &mut PgConnection,

@@ -40,6 +40,39 @@ pub fn by_group<S: WindowSample>(rows: Vec<S>) -> BTreeMap<String, Windows<S>> {
     groups
 }
 
+/// Every group's window moved on by one pass, so a sampler that keeps the
+/// windows need not split its passes into them again each time: the
+/// samples `left` picks (the pass that left the window) go, with the
+/// partitions and groups they leave without samples; the samples that
+/// `came` are added, each after those of its series not later than it.
+/// Windows so moved are those [`by_group`] splits the kept passes' rows
+/// into (samples in time order, passes of the same time in the order they
+/// came).
+pub fn slide<S: WindowSample>(
+    windows: &mut BTreeMap<String, Windows<S>>,
+    left: impl Fn(&S) -> bool,
+    came: impl IntoIterator<Item = S>,
+) {
+    windows.retain(|_, series| {
+        series.retain(|_, samples| {
+            samples.retain(|s| !left(s));
+            !samples.is_empty()
+        });
+        !series.is_empty()
+    });
+    for s in came {
+        let group = match windows.get_mut(s.group()) {
+            Some(group) => group,
+            None => windows.entry(s.group().to_owned()).or_default(),
+        };
+        let samples = group
+            .entry((s.topic().to_owned(), s.partition()))
+            .or_default();
+        let at = samples.partition_point(|x| x.at_ms() <= s.at_ms());
+        samples.insert(at, s);
+    }
+}
+
 /// Samples that can be judged: those with log offsets (the others are gaps).
 pub fn judgeable<S: WindowSample>(samples: &[S]) -> Vec<Sample> {
     samples
@@ -132,6 +165,76 @@ pub(crate) mod tests {
             vec![rows[3].clone()]
         );
         assert!(by_group(Vec::<Row>::new()).is_empty());
+    }
+
+    /// The rows of passes (oldest first, `None` for a pass that read
+    /// nothing) as a store would return them for a window of `len` passes.
+    fn rows_of(passes: &[Option<Vec<Row>>], len: usize) -> Vec<Row> {
+        let mut rows: Vec<Row> = passes[passes.len().saturating_sub(len)..]
+            .iter()
+            .flatten()
+            .flatten()
+            .cloned()
+            .collect();
+        // Stable: samples of the same time stay in the order their passes came.
+        rows.sort_by(|a, b| {
+            (a.group, a.topic, a.partition, a.at_ms).cmp(&(b.group, b.topic, b.partition, b.at_ms))
+        });
+        rows
+    }
+
+    #[test]
+    fn a_window_slid_pass_by_pass_is_the_window_split_from_the_kept_passes() {
+        // Pass n's samples: "steady" reads orders[0..2] every pass; "late"
+        // appears at pass 3 and reads payments[0] until pass 6, then goes;
+        // "moves" reads orders[0] up to pass 8, then orders[1]; passes 5
+        // and 6 read nothing; pass 9's clock went back behind pass 8's.
+        let pass = |n: i64| -> Option<Vec<Row>> {
+            if n == 5 || n == 6 {
+                return None;
+            }
+            let at = if n == 9 { 8 * 15_000 - 1 } else { n * 15_000 };
+            let log = Some((0, 100 + n));
+            let mut rows = vec![
+                row("steady", "orders", 0, at, Some(n), log),
+                row("steady", "orders", 1, at, Some(2 * n), log),
+            ];
+            if (3..7).contains(&n) {
+                rows.push(row("late", "payments", 0, at, None, log));
+            }
+            rows.push(row("moves", "orders", i32::from(n > 8), at, Some(n), None));
+            Some(rows)
+        };
+        let len = 4;
+        let (mut kept, mut windows): (Vec<Option<Vec<Row>>>, _) = (Vec::new(), BTreeMap::new());
+        for n in 0..16 {
+            let came = pass(n);
+            kept.push(came.clone());
+            // Which pass left: rows carry their pass's time, unique here.
+            let left_at: Vec<i64> = if kept.len() > len {
+                kept.remove(0)
+                    .into_iter()
+                    .flatten()
+                    .map(|r| r.at_ms)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            slide(
+                &mut windows,
+                |s: &Row| left_at.contains(&s.at_ms),
+                came.into_iter().flatten(),
+            );
+            assert_eq!(windows, by_group(rows_of(&kept, len)), "after pass {n}");
+            if n == 7 {
+                assert!(windows.contains_key("late"), "still in the window");
+            }
+        }
+        assert!(!windows.contains_key("late"), "gone with its last pass");
+        assert!(!windows["moves"].contains_key(&("orders".into(), 0)));
+        // Everything leaving and nothing coming leaves nothing.
+        slide(&mut windows, |_| true, Vec::new());
+        assert!(windows.is_empty());
     }
 
     #[test]

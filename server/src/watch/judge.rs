@@ -11,6 +11,7 @@ use crate::watch::store::{ClusterRow, TopicRow};
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
+use std::time::{Duration, Instant};
 use streamkeeper::flags::{self, FlagKey, Observation, Step, receipts};
 use streamkeeper::watch::observe::{
     TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic, standings,
@@ -22,6 +23,30 @@ use streamkeeper::watch::window::Windows;
 pub enum PassResult<'a> {
     Read(&'a Reading),
     Failed(&'a str),
+}
+
+/// Where an evaluation's time went, phase by phase: logged at debug level
+/// (`RUST_LOG=streamkeeper_server::watch::judge=debug`), which is how
+/// BENCHMARKS.md breaks the evaluation down.
+struct Phases {
+    last: Instant,
+    spent: Vec<(&'static str, Duration)>,
+}
+
+impl Phases {
+    fn start() -> Self {
+        Phases {
+            last: Instant::now(),
+            spent: Vec::new(),
+        }
+    }
+
+    /// Ends phase `name`, started where the previous one ended.
+    fn mark(&mut self, name: &'static str) {
+        let now = Instant::now();
+        self.spent.push((name, now - self.last));
+        self.last = now;
+    }
 }
 
 /// The catalog's facts about a topic that decide whether it is quiet.
@@ -52,10 +77,12 @@ pub async fn after_pass(
     result: PassResult<'_>,
     kept: &mut KeptWindow,
 ) -> Result<(), Db> {
+    let mut phases = Phases::start();
     let mut observed = Vec::new();
     let mut evaluated: BTreeSet<FlagKey> = BTreeSet::new();
     evaluated.insert(cluster_key(&cluster.name));
-    let mut windows = BTreeMap::new();
+    let none = BTreeMap::new();
+    let mut windows = &none;
     let mut flags = match result {
         PassResult::Failed(why) => {
             observed.push(Observation {
@@ -86,10 +113,12 @@ pub async fn after_pass(
                     &mut evaluated,
                 ));
             }
-            let source;
-            (windows, source) = kept::windows(pool, cluster.id, kept).await?;
+            phases.mark("topics");
+            let source = kept::current(pool, cluster.id, kept).await?;
             tracing::debug!(cluster = %cluster.name, ?source, "windows");
+            phases.mark("windows");
             let mut flags = std::mem::take(&mut kept.flags);
+            windows = kept.windows();
             // How long stuck partitions have stood, as their flags keep it.
             let mut known = match flags.standings.take() {
                 Some(known) => known,
@@ -99,6 +128,7 @@ pub async fn after_pass(
                     .map(|(group, evidence)| (group.clone(), standings(evidence)))
                     .collect(),
             };
+            phases.mark("standings");
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 let lag_key = group_key(&g.name);
@@ -121,8 +151,10 @@ pub async fn after_pass(
                     max_time_lag_s: j.max_time_lag_s,
                 });
             }
+            phases.mark("observe groups");
             crate::watch::store::set_judgements(pool, cluster.id, reading.finished, &judgements)
                 .await?;
+            phases.mark("judgements stored");
             flags.standings = Some(known);
             flags
         }
@@ -142,9 +174,11 @@ pub async fn after_pass(
         &evaluated,
         Some(&mut flags),
         &complete,
+        &mut phases,
     )
     .await?;
     kept.flags = flags;
+    tracing::debug!(cluster = %cluster.name, phases = ?phases.spent, "evaluated");
     Ok(())
 }
 
@@ -157,7 +191,17 @@ pub async fn reconcile(
     observed: Vec<Observation>,
     evaluated: &BTreeSet<FlagKey>,
 ) -> Result<(), Db> {
-    reconcile_kept(pool, cluster, observed, evaluated, None, &|_| {}).await
+    let mut phases = Phases::start();
+    reconcile_kept(
+        pool,
+        cluster,
+        observed,
+        evaluated,
+        None,
+        &|_| {},
+        &mut phases,
+    )
+    .await
 }
 
 /// [`reconcile`], writing the receipts of flags still open only when they
@@ -171,8 +215,10 @@ async fn reconcile_kept(
     evaluated: &BTreeSet<FlagKey>,
     mut kept: Option<&mut KeptFlags>,
     complete: &(dyn Fn(&mut Observation) + Sync),
+    phases: &mut Phases,
 ) -> Result<(), Db> {
     let live = store::live(pool, cluster.id).await?;
+    phases.mark("live flags read");
     let open: BTreeMap<FlagKey, String> = live
         .iter()
         .map(|(k, (_, kind))| (k.clone(), kind.clone()))
@@ -229,9 +275,11 @@ async fn reconcile_kept(
             }
         }
     }
+    phases.mark("reconcile");
     let updates: Vec<(i64, &Observation, bool)> =
         updates.iter().map(|(id, o, w)| (*id, o, *w)).collect();
     store::update_many(pool, &updates).await?;
+    phases.mark("update_many");
     if let Some(k) = kept {
         k.evaluations = k.evaluations.wrapping_add(1);
     }

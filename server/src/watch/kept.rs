@@ -6,6 +6,11 @@
 //! The memory holds exactly what the store holds for the passes it saw: a
 //! pass's samples as `store::sample_columns` made them for the database, a
 //! failed pass as an empty slot (it takes a place in the window there too).
+//! It holds them in the shape the evaluation reads, every group's window,
+//! and moves that on by one pass as a pass comes (the pass that left goes,
+//! the new one is added) rather than splitting ten passes into windows
+//! again each time: at 50,000 partitions that rebuild was a third of the
+//! evaluation (BENCHMARKS.md).
 //!
 //! What invalidates it: anything that adds, removes or changes a pass this
 //! replica did not see or could not record — the first pass after a start,
@@ -29,11 +34,13 @@ use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
 use streamkeeper::watch::observe::Standings;
-use streamkeeper::watch::window::{WINDOW_PASSES, WindowSample, Windows, by_group};
+use streamkeeper::watch::window::{WINDOW_PASSES, WindowSample, Windows, slide};
 
 /// One partition sample of a kept pass.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeptSample {
+    /// The pass it was read in: it leaves the window with it.
+    pass_id: i64,
     group: Arc<str>,
     topic: Arc<str>,
     partition: i32,
@@ -67,18 +74,14 @@ impl WindowSample for KeptSample {
     }
 }
 
-/// A pass as kept: its id and its samples by group (none for a failed pass).
-#[derive(Debug)]
-struct KeptPass {
-    id: i64,
-    groups: HashMap<Arc<str>, Vec<KeptSample>>,
-}
-
-/// A cluster's last [`WINDOW_PASSES`] passes, oldest first, and what the
-/// evaluations of them left in the open flags.
+/// A cluster's last [`WINDOW_PASSES`] passes, and what the evaluations of
+/// them left in the open flags.
 #[derive(Debug, Default)]
 pub struct KeptWindow {
-    passes: VecDeque<KeptPass>,
+    /// The passes' ids, oldest first.
+    passes: VecDeque<i64>,
+    /// Every group's window over those passes.
+    windows: BTreeMap<String, Windows<KeptSample>>,
     pub flags: KeptFlags,
 }
 
@@ -117,74 +120,53 @@ fn intern<'a>(names: &mut HashMap<&'a str, Arc<str>>, name: &'a str) -> Arc<str>
 }
 
 impl KeptWindow {
-    fn push(&mut self, pass: KeptPass) {
-        self.passes.push_back(pass);
+    /// Adds pass `id` with its samples, and lets the oldest pass go when
+    /// the window is full.
+    fn push(&mut self, id: i64, samples: Vec<KeptSample>) {
+        self.passes.push_back(id);
+        let mut left = Vec::new();
         while self.passes.len() > window_len() {
-            self.passes.pop_front();
+            left.extend(self.passes.pop_front());
         }
+        slide(&mut self.windows, |s| left.contains(&s.pass_id), samples);
     }
 
     /// Adds a stored pass: `samples` as written for it, at `at`.
     pub fn push_read(&mut self, pass_id: i64, at: DateTime<Utc>, samples: &SampleColumns) {
         let at_ms = stored_ms(at);
-        let mut groups: HashMap<Arc<str>, Vec<KeptSample>> = HashMap::new();
         let mut names: HashMap<&str, Arc<str>> = HashMap::new();
-        for i in 0..samples.len() {
-            let group = intern(&mut names, &samples.groups[i]);
-            let sample = KeptSample {
-                group: group.clone(),
+        let kept = (0..samples.len())
+            .map(|i| KeptSample {
+                pass_id,
+                group: intern(&mut names, &samples.groups[i]),
                 topic: intern(&mut names, &samples.topics[i]),
                 partition: samples.partitions[i],
                 at_ms,
                 committed: samples.committed[i],
                 log_start: samples.log_start[i],
                 log_end: samples.log_end[i],
-            };
-            groups.entry(group).or_default().push(sample);
-        }
-        self.push(KeptPass {
-            id: pass_id,
-            groups,
-        });
+            })
+            .collect();
+        self.push(pass_id, kept);
     }
 
     /// Adds a pass that read nothing: an empty place in the window.
     pub fn push_failed(&mut self, pass_id: i64) {
-        self.push(KeptPass {
-            id: pass_id,
-            groups: HashMap::new(),
-        });
+        self.push(pass_id, Vec::new());
     }
 
     /// The pass ids held, newest first (as `store::recent_pass_ids`).
     pub fn ids(&self) -> Vec<i64> {
-        self.passes.iter().rev().map(|p| p.id).collect()
+        self.passes.iter().rev().copied().collect()
     }
 
     /// Every group's window, as `by_group` makes it from the store's rows:
-    /// per (topic, partition), samples in time order.
-    pub fn windows(&self) -> BTreeMap<String, Windows<KeptSample>> {
-        let mut out: BTreeMap<String, Windows<KeptSample>> = BTreeMap::new();
-        for pass in &self.passes {
-            for (group, samples) in &pass.groups {
-                let windows = out.entry(group.to_string()).or_default();
-                for s in samples {
-                    windows
-                        .entry((s.topic.to_string(), s.partition))
-                        .or_default()
-                        .push(s.clone());
-                }
-            }
-        }
-        // Passes are kept in the order they started, the store orders by
-        // the time a pass finished: the same order for passes that never
-        // overlap, sorted here so the two cannot differ.
-        for windows in out.values_mut() {
-            for series in windows.values_mut() {
-                series.sort_by_key(|s| s.at_ms);
-            }
-        }
-        out
+    /// per (topic, partition), samples in time order. (Passes are kept in
+    /// the order they started, the store orders by the time a pass
+    /// finished: the same order for passes that never overlap, and
+    /// `slide` keeps each series in time order so the two cannot differ.)
+    pub fn windows(&self) -> &BTreeMap<String, Windows<KeptSample>> {
+        &self.windows
     }
 
     /// The memory rebuilt from the store's rows of the passes `ids`
@@ -223,45 +205,18 @@ pub enum Source {
     Postgres,
 }
 
-/// Every group's window for the evaluation after a pass: from memory when
-/// it matches the store's last passes, else read from Postgres and kept.
-pub async fn windows(
-    pool: &PgPool,
-    cluster_id: i64,
-    kept: &mut KeptWindow,
-) -> Result<(BTreeMap<String, Windows<KeptSample>>, Source), Db> {
+/// Makes `kept` the window for the evaluation after a pass: kept as it is
+/// when it matches the store's last passes, else read from Postgres.
+/// [`KeptWindow::windows`] then gives every group's window.
+pub async fn current(pool: &PgPool, cluster_id: i64, kept: &mut KeptWindow) -> Result<Source, Db> {
     let ids = store::recent_pass_ids(pool, cluster_id, WINDOW_PASSES).await?;
     if ids == kept.ids() {
-        return Ok((kept.windows(), Source::Memory));
+        return Ok(Source::Memory);
     }
     let rows = samples::cluster_window(pool, cluster_id, WINDOW_PASSES).await?;
     // The ids were read a moment before the rows: a pass another replica
     // recorded in between makes them differ next time, and the window is
     // read again then.
     *kept = KeptWindow::from_rows(&ids, &rows);
-    let windows = by_group(rows)
-        .into_iter()
-        .map(|(group, windows)| {
-            let windows = windows
-                .into_iter()
-                .map(|(key, series)| (key, series.iter().map(KeptSample::from).collect()))
-                .collect();
-            (group, windows)
-        })
-        .collect();
-    Ok((windows, Source::Postgres))
-}
-
-impl From<&SampleRow> for KeptSample {
-    fn from(r: &SampleRow) -> Self {
-        KeptSample {
-            group: Arc::from(r.group_name.as_str()),
-            topic: Arc::from(r.topic.as_str()),
-            partition: r.partition,
-            at_ms: r.at.timestamp_millis(),
-            committed: r.committed,
-            log_start: r.log_start,
-            log_end: r.log_end,
-        }
-    }
+    Ok(Source::Postgres)
 }

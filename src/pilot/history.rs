@@ -433,7 +433,7 @@ mod tests {
                 w.drain(..keep);
                 let mut one: Windows<S> = BTreeMap::new();
                 one.insert((TOPIC.to_string(), 0), w.clone());
-                let (found, _) = observe_group(
+                let seen = observe_group(
                     g,
                     &one,
                     *members,
@@ -441,6 +441,8 @@ mod tests {
                     &Standings::new(),
                     p.at * 1_000,
                 );
+                let lag = seen.lag.map(|t| t.observation(g, t.evidence()));
+                let found: Vec<_> = seen.freshness.into_iter().chain(lag).collect();
                 if let Some(o) = found.iter().find(|o| o.kind == "STOP") {
                     raised.push((p.at, o.onset_ms / 1_000));
                 }

@@ -5,7 +5,8 @@
 
 use super::health::{LastMessage, PartitionMeta, TopicHealth, topic_health};
 use super::lag::status::{
-    Rules, Standing, Status, group_status, partition_status, trouble_onset_ms, window_time_lag_s,
+    Rules, Standing, Status, Verdict, group_status, partition_status, trouble_onset_ms,
+    window_time_lag_s,
 };
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
@@ -13,6 +14,7 @@ use crate::platform::durations::human;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
 use std::collections::{BTreeSet, HashMap};
+use std::hash::{DefaultHasher, Hash, Hasher};
 
 pub fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
     FlagKey {
@@ -68,15 +70,122 @@ pub fn standings(evidence: &Value) -> Standings {
         .collect()
 }
 
+/// A troubled partition, as its group's lag flag names it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TroubledPartition {
+    pub topic: String,
+    pub partition: i32,
+    pub verdict: Verdict,
+}
+
+/// A group's lag trouble, typed: its flag's receipts are made from it only
+/// when they are written ([`LagTrouble::evidence`], most passes write
+/// none; see `crate::flags::receipts`), while what decides whether they are
+/// ([`LagTrouble::gist`]) and what the flag keeps of partitions standing
+/// still ([`LagTrouble::standings`]) are read from it as it is. Building
+/// every troubled group's receipts as JSON each pass, to hash them, was a
+/// third of the evaluation at a thousand groups (BENCHMARKS.md).
+#[derive(Clone, Debug, PartialEq)]
+pub struct LagTrouble {
+    /// The group's status (a trouble), its flag's kind.
+    pub status: Status,
+    /// The worst partition's sentence, and how many more are in trouble.
+    pub reason: String,
+    pub onset_ms: i64,
+    pub members: usize,
+    pub rules: Rules,
+    /// In (topic, partition) order.
+    pub partitions: Vec<TroubledPartition>,
+}
+
+impl LagTrouble {
+    /// The group's lag flag as observed, with `evidence` for its receipts.
+    pub fn observation(&self, group: &str, evidence: Value) -> Observation {
+        Observation {
+            key: group_key(group),
+            kind: self.status.as_str().into(),
+            reason: self.reason.clone(),
+            onset_ms: self.onset_ms,
+            evidence,
+        }
+    }
+
+    /// The receipts: the rule and its thresholds, and each troubled
+    /// partition without its samples ([`with_samples`] adds them).
+    pub fn evidence(&self) -> Value {
+        let receipts: Vec<Value> = self
+            .partitions
+            .iter()
+            .map(|p| {
+                json!({
+                    "topic": p.topic,
+                    "partition": p.partition,
+                    "status": p.verdict.status.as_str(),
+                    "reason": p.verdict.reason,
+                    "standing": p.verdict.standing,
+                })
+            })
+            .collect();
+        json!({
+            "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
+            "window_passes": WINDOW_PASSES,
+            "min_samples": self.rules.min_samples,
+            "stop_samples": self.rules.stop_samples,
+            "allowed_lag": self.rules.allowed_lag,
+            "group_members": self.members,
+            "group_status": self.status.as_str(),
+            "partitions": receipts,
+        })
+    }
+
+    /// What makes the receipts different, as `crate::flags::receipts::gist`
+    /// of [`LagTrouble::evidence`] says it (everything but each
+    /// partition's sentence and samples): it changes exactly when that one
+    /// does. Comparable only within one process, and only with gists made
+    /// here.
+    pub fn gist(&self) -> u64 {
+        let mut hasher = DefaultHasher::new();
+        (
+            WINDOW_PASSES,
+            self.rules.min_samples,
+            self.rules.stop_samples,
+            self.rules.allowed_lag,
+            self.members,
+            self.status,
+            self.partitions.len(),
+        )
+            .hash(&mut hasher);
+        for p in &self.partitions {
+            (&p.topic, p.partition, p.verdict.status, p.verdict.standing).hash(&mut hasher);
+        }
+        hasher.finish()
+    }
+
+    /// What the flag keeps of its partitions standing still: [`standings`]
+    /// of its receipts.
+    pub fn standings(&self) -> Standings {
+        self.partitions
+            .iter()
+            .filter_map(|p| Some(((p.topic.clone(), p.partition), p.verdict.standing?)))
+            .collect()
+    }
+}
+
+/// A group as one pass saw it: its flags' troubles and its judgement.
+#[derive(Clone, Debug, PartialEq)]
+pub struct GroupObservation {
+    /// Time lag above the freshness budget of a stream it reads.
+    pub freshness: Option<Observation>,
+    /// Its windowed lag status, when that is a trouble.
+    pub lag: Option<LagTrouble>,
+    pub judgement: GroupJudgement,
+}
+
 /// A group's troubles: its windowed lag status, and its time lag against
 /// the freshness budgets (seconds, by topic) of the streams it reads. Also
 /// its judgement for the lists. `known` is what the group's open flag knew
 /// of partitions standing still; `now_ms` dates trouble whose onset the
-/// window cannot tell. The lag flag's receipts name each troubled
-/// partition without its samples: [`with_samples`] adds them to the
-/// receipts that are written (most passes write none; see
-/// `crate::flags::receipts`), since building them for every troubled
-/// group each pass was most of the evaluation at a thousand groups.
+/// window cannot tell.
 pub fn observe_group<S: WindowSample>(
     group: &str,
     windows: &Windows<S>,
@@ -84,16 +193,17 @@ pub fn observe_group<S: WindowSample>(
     budgets: &HashMap<String, i32>,
     known: &Standings,
     now_ms: i64,
-) -> (Vec<Observation>, GroupJudgement) {
+) -> GroupObservation {
     let rules = Rules::default();
     let mut total_lag: Option<i64> = None;
     let mut max_time_lag: Option<f64> = None;
+    // Verdicts of the partitions not in trouble, and those in trouble.
     let mut verdicts = Vec::new();
-    let mut receipts = Vec::new();
+    let mut troubled = Vec::new();
     let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
     for ((topic, partition), samples) in windows {
-        let (topic, partition) = (topic.clone(), *partition);
+        let partition = *partition;
         let window = judgeable(samples);
         if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
             let lag = i64::try_from(lag).unwrap_or(i64::MAX);
@@ -103,7 +213,7 @@ pub fn observe_group<S: WindowSample>(
         if let Some(t) = time_lag {
             max_time_lag = Some(max_time_lag.map_or(t, |m| m.max(t)));
         }
-        if let Some(budget) = budgets.get(&topic)
+        if let Some(budget) = budgets.get(topic)
             && let Some(secs) = time_lag.filter(|s| *s > f64::from(*budget))
         {
             stale.push(json!({
@@ -111,30 +221,34 @@ pub fn observe_group<S: WindowSample>(
                 "time_lag_s": secs.round(), "budget_s": budget,
             }));
         }
-        let standing = known.get(&(topic.clone(), partition)).copied();
+        // Most groups' flags keep no standing (only STOP and STALL do):
+        // no key to build for them.
+        let standing = if known.is_empty() {
+            None
+        } else {
+            known.get(&(topic.clone(), partition)).copied()
+        };
         let v = partition_status(&window, members > 0, &rules, standing);
         if v.status.is_trouble() {
             if let Some(o) = trouble_onset_ms(&window, v.status, rules.allowed_lag) {
                 onset = Some(onset.map_or(o, |x| x.min(o)));
             }
-            receipts.push(json!({
-                "topic": topic,
-                "partition": partition,
-                "status": v.status.as_str(),
-                "reason": v.reason,
-                "standing": v.standing,
-            }));
+            troubled.push(TroubledPartition {
+                topic: topic.clone(),
+                partition,
+                verdict: v,
+            });
+        } else {
+            verdicts.push(v);
         }
-        verdicts.push(v);
     }
-    let mut found = Vec::new();
-    if let Some(first) = stale.first() {
+    let freshness = stale.first().map(|first| {
         let more = match stale.len() {
             1 => String::new(),
             2 => " (and 1 more partition)".to_owned(),
             n => format!(" (and {} more partitions)", n - 1),
         };
-        found.push(Observation {
+        Observation {
             key: freshness_key(group),
             kind: "FRESHNESS".into(),
             reason: format!(
@@ -149,44 +263,39 @@ pub fn observe_group<S: WindowSample>(
                 "rule": "time lag (interpolated from the log-end history) above the stream's freshness budget",
                 "partitions": stale,
             }),
-        });
-    }
-    let status = group_status(&verdicts);
-    if status.is_trouble() {
-        let worst = verdicts
+        }
+    });
+    let status = group_status(verdicts.iter().chain(troubled.iter().map(|t| &t.verdict)));
+    let lag = status.is_trouble().then(|| {
+        // The group's status is its worst partition's: a troubled one.
+        let worst = troubled
             .iter()
-            .find(|v| v.status == status)
-            .map(|v| v.reason.clone())
+            .find(|t| t.verdict.status == status)
+            .map(|t| t.verdict.reason.clone())
             .unwrap_or_default();
-        let troubled = verdicts.iter().filter(|v| v.status.is_trouble()).count();
-        let reason = match troubled - 1 {
+        let reason = match troubled.len().saturating_sub(1) {
             0 => worst,
             1 => format!("{worst} (and 1 more partition in trouble)"),
             n => format!("{worst} (and {n} more partitions in trouble)"),
         };
-        found.push(Observation {
-            key: group_key(group),
-            kind: status.as_str().into(),
+        LagTrouble {
+            status,
             reason,
             onset_ms: onset.unwrap_or(now_ms),
-            evidence: json!({
-                "rule": "windowed lag status (Burrow-style, evaluated at the newest sample)",
-                "window_passes": WINDOW_PASSES,
-                "min_samples": rules.min_samples,
-                "stop_samples": rules.stop_samples,
-                "allowed_lag": rules.allowed_lag,
-                "group_members": members,
-                "group_status": status.as_str(),
-                "partitions": receipts,
-            }),
-        });
+            members,
+            rules,
+            partitions: troubled,
+        }
+    });
+    GroupObservation {
+        freshness,
+        lag,
+        judgement: GroupJudgement {
+            status,
+            total_lag,
+            max_time_lag_s: max_time_lag,
+        },
     }
-    let judgement = GroupJudgement {
-        status,
-        total_lag,
-        max_time_lag_s: max_time_lag,
-    };
-    (found, judgement)
 }
 
 /// Adds to a group lag flag's receipts each troubled partition's samples,
@@ -335,6 +444,24 @@ mod tests {
         by_group(rows).remove("billing").unwrap_or_default()
     }
 
+    /// [`observe_group`], with the flags it raises made in full (receipts
+    /// without samples), freshness first.
+    fn observe(
+        group: &str,
+        windows: &Windows<Row>,
+        members: usize,
+        budgets: &HashMap<String, i32>,
+        known: &Standings,
+        now_ms: i64,
+    ) -> (Vec<Observation>, GroupJudgement) {
+        let seen = observe_group(group, windows, members, budgets, known, now_ms);
+        let lag = seen.lag.map(|t| t.observation(group, t.evidence()));
+        (
+            seen.freshness.into_iter().chain(lag).collect(),
+            seen.judgement,
+        )
+    }
+
     /// A partition whose commit stays at `committed` while the log end is
     /// at 100, over `passes` passes 15 s apart.
     fn stuck(partition: i32, committed: i64, passes: i64) -> Vec<Row> {
@@ -356,7 +483,7 @@ mod tests {
     fn a_stopped_group_is_one_flag_dated_from_the_first_pass_that_did_not_move() {
         let mut rows = stuck(0, 40, 5);
         rows.extend(stuck(1, 90, 5));
-        let (found, judgement) = observe_group(
+        let (found, judgement) = observe(
             "billing",
             &windows(rows),
             0,
@@ -390,7 +517,7 @@ mod tests {
         let mut rows = stuck(0, 40, 5);
         rows.extend(stuck(1, 90, 5));
         let w = windows(rows);
-        let (found, _) = observe_group("billing", &w, 0, &HashMap::new(), &Standings::new(), NOW);
+        let (found, _) = observe("billing", &w, 0, &HashMap::new(), &Standings::new(), NOW);
         let mut evidence = found[0].evidence.clone();
         assert!(evidence["partitions"][0].get("samples").is_none());
         with_samples(&mut evidence, &w);
@@ -414,11 +541,79 @@ mod tests {
         );
     }
 
+    /// A group's lag trouble over `passes` passes ending at `now`: partition
+    /// 0 stopped at 40, partition 1 (when `both`) lagging more each pass,
+    /// with `members` members.
+    fn trouble(passes: i64, now: i64, members: usize, both: bool, known: &Standings) -> LagTrouble {
+        let mut rows: Vec<Row> = (0..passes)
+            .map(|i| {
+                let at = now - (passes - i) * 15_000;
+                row("billing", "orders", 0, at, Some(40), Some((0, 100)))
+            })
+            .collect();
+        if both {
+            rows.extend((0..passes).map(|i| {
+                let at = now - (passes - i) * 15_000;
+                row(
+                    "billing",
+                    "orders",
+                    1,
+                    at,
+                    Some(10 * i),
+                    Some((0, 20 * i + 5)),
+                )
+            }));
+        }
+        let seen = observe_group(
+            "billing",
+            &windows(rows),
+            members,
+            &HashMap::new(),
+            known,
+            now,
+        );
+        seen.lag
+            .unwrap_or_else(|| panic!("no trouble: {:?}", seen.judgement))
+    }
+
+    #[test]
+    fn the_typed_gist_and_standings_say_what_the_receipts_say() {
+        use crate::flags::receipts;
+        let first = trouble(5, NOW, 0, true, &Standings::new());
+        let kept = first.standings();
+        let troubles = [
+            first.clone(),
+            // A pass later: the sentences and samples moved, nothing else.
+            trouble(5, NOW + 15_000, 0, true, &kept),
+            // Standing still since earlier.
+            trouble(7, NOW + 15_000, 0, true, &Standings::new()),
+            // Members came back (STALL), a partition fewer, more members.
+            trouble(6, NOW + 15_000, 1, true, &kept),
+            trouble(6, NOW + 15_000, 2, true, &kept),
+            trouble(5, NOW, 0, false, &Standings::new()),
+        ];
+        for a in &troubles {
+            assert_eq!(a.standings(), standings(&a.evidence()));
+            for b in &troubles {
+                assert_eq!(
+                    a.gist() == b.gist(),
+                    receipts::gist(&a.evidence()) == receipts::gist(&b.evidence()),
+                    "{a:?}\n{b:?}"
+                );
+            }
+        }
+        // The cases differ where they should (else the above proves little).
+        let distinct: BTreeSet<u64> = troubles.iter().map(LagTrouble::gist).collect();
+        assert_eq!(distinct.len(), troubles.len() - 1, "all but the pass later");
+        assert_ne!(troubles[0].reason, troubles[1].reason);
+        assert_eq!(troubles[0].gist(), troubles[1].gist());
+    }
+
     #[test]
     fn a_stop_counts_its_standing_still_from_what_the_open_flag_kept() {
         // Pass after pass the window slides over the same commit: the flag
         // kept when the stand began, so the sentence grows with the time.
-        let (first, _) = observe_group(
+        let (first, _) = observe(
             "billing",
             &windows(stuck(0, 40, 5)),
             0,
@@ -442,7 +637,7 @@ mod tests {
                 row("billing", "orders", 0, at, Some(40), Some((0, 100)))
             })
             .collect();
-        let (again, _) = observe_group("billing", &windows(rows), 0, &HashMap::new(), &kept, later);
+        let (again, _) = observe("billing", &windows(rows), 0, &HashMap::new(), &kept, later);
         assert!(
             again[0]
                 .reason
@@ -463,7 +658,7 @@ mod tests {
                 row("billing", "orders", 0, at, Some(10 * i), Some((0, 10 * i)))
             })
             .collect();
-        let (found, judgement) = observe_group(
+        let (found, judgement) = observe(
             "billing",
             &windows(rows),
             2,
@@ -478,7 +673,7 @@ mod tests {
 
     #[test]
     fn a_group_without_samples_is_incomplete_and_lagless() {
-        let (found, judgement) = observe_group(
+        let (found, judgement) = observe(
             "billing",
             &Windows::<Row>::new(),
             1,
@@ -515,7 +710,7 @@ mod tests {
             })
             .collect::<Vec<_>>();
         let budgets = HashMap::from([("orders".to_string(), 10)]);
-        let (found, judgement) = observe_group(
+        let (found, judgement) = observe(
             "billing",
             &windows(rows.clone()),
             1,
@@ -543,7 +738,7 @@ mod tests {
         // Within a looser budget, or for a stream without one: no flag.
         let loose = HashMap::from([("orders".to_string(), 3600)]);
         assert!(
-            observe_group(
+            observe(
                 "billing",
                 &windows(rows.clone()),
                 1,
@@ -556,7 +751,7 @@ mod tests {
         );
         let other = HashMap::from([("payments".to_string(), 10)]);
         assert!(
-            observe_group("billing", &windows(rows), 1, &other, &Standings::new(), NOW)
+            observe("billing", &windows(rows), 1, &other, &Standings::new(), NOW)
                 .0
                 .is_empty()
         );

@@ -5,17 +5,17 @@
 use crate::clients::kafka::reader::Reading;
 use crate::flags::store;
 use crate::platform::errors::Db;
-use crate::watch::kept::{self, KeptFlags, KeptWindow};
+use crate::watch::kept::{self, KeptFlags, KeptSample, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
-use serde_json::json;
+use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 use streamkeeper::flags::{self, FlagKey, Observation, Step, receipts};
 use streamkeeper::watch::observe::{
-    TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic, standings,
-    with_samples,
+    LagTrouble, TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
+    standings, with_samples,
 };
 use streamkeeper::watch::window::Windows;
 
@@ -83,6 +83,7 @@ pub async fn after_pass(
     evaluated.insert(cluster_key(&cluster.name));
     let none = BTreeMap::new();
     let mut windows = &none;
+    let mut troubles = HashMap::new();
     let mut flags = match result {
         PassResult::Failed(why) => {
             observed.push(Observation {
@@ -131,19 +132,23 @@ pub async fn after_pass(
             phases.mark("standings");
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
-                let lag_key = group_key(&g.name);
-                evaluated.insert(lag_key.clone());
+                evaluated.insert(group_key(&g.name));
                 evaluated.insert(freshness_key(&g.name));
                 let none = Windows::new();
                 let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = crate::platform::clock::now().timestamp_millis();
                 let before = known.remove(&g.name).unwrap_or_default();
-                let (found, j) = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
-                // What the group's lag flag will keep, if it stays open.
-                if let Some(o) = found.iter().find(|o| o.key == lag_key) {
-                    known.insert(g.name.clone(), standings(&o.evidence));
+                let seen = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
+                observed.extend(seen.freshness);
+                if let Some(trouble) = seen.lag {
+                    // What the group's lag flag will keep, if it stays open.
+                    known.insert(g.name.clone(), trouble.standings());
+                    // Its receipts are made only if they are written
+                    // (`Receipts::complete`).
+                    observed.push(trouble.observation(&g.name, Value::Null));
+                    troubles.insert(g.name.clone(), trouble);
                 }
-                observed.extend(found);
+                let j = seen.judgement;
                 judgements.push(Judgement {
                     group: g.name.clone(),
                     status: j.status.as_str().to_owned(),
@@ -159,27 +164,50 @@ pub async fn after_pass(
             flags
         }
     };
-    // The receipts written get their samples (see `with_samples`).
-    let complete = |o: &mut Observation| {
-        if o.key == group_key(&o.key.subject)
-            && let Some(w) = windows.get(&o.key.subject)
-        {
-            with_samples(&mut o.evidence, w);
-        }
-    };
+    let lag_receipts = Receipts { troubles, windows };
     reconcile_kept(
         pool,
         cluster,
         observed,
         &evaluated,
         Some(&mut flags),
-        &complete,
+        Some(&lag_receipts),
         &mut phases,
     )
     .await?;
     kept.flags = flags;
     tracing::debug!(cluster = %cluster.name, phases = ?phases.spent, "evaluated");
     Ok(())
+}
+
+/// The groups' lag troubles of an evaluation and the windows they were
+/// observed over: what their flags' receipts are made from, for the flags
+/// raised and those whose receipts are written.
+struct Receipts<'a> {
+    troubles: HashMap<String, LagTrouble>,
+    windows: &'a BTreeMap<String, Windows<KeptSample>>,
+}
+
+impl Receipts<'_> {
+    /// The lag trouble behind `o`, when it is a group's lag flag.
+    fn trouble(&self, o: &Observation) -> Option<&LagTrouble> {
+        if o.key == group_key(&o.key.subject) {
+            self.troubles.get(&o.key.subject)
+        } else {
+            None
+        }
+    }
+
+    /// Makes a group lag flag's receipts, with each troubled partition's
+    /// samples (see `with_samples`).
+    fn complete(&self, o: &mut Observation) {
+        if let Some(trouble) = self.trouble(o) {
+            o.evidence = trouble.evidence();
+            if let Some(w) = self.windows.get(&o.key.subject) {
+                with_samples(&mut o.evidence, w);
+            }
+        }
+    }
 }
 
 /// Raises, updates and resolves a cluster's flags from what was observed.
@@ -192,29 +220,21 @@ pub async fn reconcile(
     evaluated: &BTreeSet<FlagKey>,
 ) -> Result<(), Db> {
     let mut phases = Phases::start();
-    reconcile_kept(
-        pool,
-        cluster,
-        observed,
-        evaluated,
-        None,
-        &|_| {},
-        &mut phases,
-    )
-    .await
+    reconcile_kept(pool, cluster, observed, evaluated, None, None, &mut phases).await
 }
 
 /// [`reconcile`], writing the receipts of flags still open only when they
 /// say something new or it is their turn (`streamkeeper::flags::receipts`),
 /// as far as `kept` knows what was written; without it, every time.
-/// `complete` finishes the receipts of an observation that is written.
+/// `lag_receipts` makes the receipts of the groups' lag flags that are
+/// raised or written.
 async fn reconcile_kept(
     pool: &PgPool,
     cluster: &ClusterRow,
     observed: Vec<Observation>,
     evaluated: &BTreeSet<FlagKey>,
     mut kept: Option<&mut KeptFlags>,
-    complete: &(dyn Fn(&mut Observation) + Sync),
+    lag_receipts: Option<&Receipts<'_>>,
     phases: &mut Phases,
 ) -> Result<(), Db> {
     let live = store::live(pool, cluster.id).await?;
@@ -236,7 +256,9 @@ async fn reconcile_kept(
     for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
         match step {
             Step::Raise(mut o) => {
-                complete(&mut o);
+                if let Some(r) = lag_receipts {
+                    r.complete(&mut o);
+                }
                 raise(pool, cluster, &o).await?;
             }
             Step::Update {
@@ -245,7 +267,10 @@ async fn reconcile_kept(
                 if let Some((id, _)) = live.get(&observation.key) {
                     let write = match kept.as_deref_mut() {
                         Some(k) => {
-                            let gist = receipts::gist(&observation.evidence);
+                            let gist = match lag_receipts.and_then(|r| r.trouble(&observation)) {
+                                Some(trouble) => trouble.gist(),
+                                None => receipts::gist(&observation.evidence),
+                            };
                             let write = receipts::rewrite(
                                 k.written.get(id).copied(),
                                 gist,
@@ -259,8 +284,8 @@ async fn reconcile_kept(
                         }
                         None => true,
                     };
-                    if write {
-                        complete(&mut observation);
+                    if write && let Some(r) = lag_receipts {
+                        r.complete(&mut observation);
                     }
                     updates.push((*id, observation, write));
                 }

@@ -115,7 +115,7 @@ impl Default for Rules {
 /// with a STOP or STALL flag, so the next pass can say how long a
 /// partition has not moved even once its whole window stands still (the
 /// window alone would say "for 45 s" for ever).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct Standing {
     pub committed: i64,
     pub since_ms: i64,

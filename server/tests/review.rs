@@ -2381,6 +2381,41 @@ async fn acting_on_an_item_clears_the_actors_notifications_about_it(pool: sqlx::
     assert!(unread_about(&w, "olga", two).await >= 1, "the other stays");
 }
 
+/// Applying an approved item by hand is acting on it too: what its
+/// applier was told about it is read; others' notifications stay.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn applying_an_item_clears_the_appliers_notifications_about_it(pool: sqlx::PgPool) {
+    let w = world(pool, "suggest", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let r = w.approve(&w.ann, id, &hash(&item)).await;
+    assert_eq!(r.json()["state"], "approved", "{}", r.body);
+    assert!(
+        unread_about(&w, "olga", id).await >= 1,
+        "told of the approval"
+    );
+    w.set_domain(
+        "payments",
+        "act_after_approval",
+        1,
+        &["eddie", "ann", "bob"],
+        &[],
+    )
+    .await;
+    let r = w
+        .call(
+            Method::POST,
+            &format!("/api/v1/review-items/{id}/apply"),
+            &w.olga,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["state"], "applied", "{}", r.body);
+    assert_eq!(unread_about(&w, "olga", id).await, 0);
+    assert_eq!(unread_about(&w, "bob", id).await, 1, "bob did nothing");
+}
+
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn an_item_warns_when_its_subject_moved_past_its_base(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;

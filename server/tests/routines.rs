@@ -873,6 +873,22 @@ async fn a_paused_cluster_gets_no_passes_until_it_is_resumed(pool: PgPool) {
         ids.push(id);
     }
     let (east, west) = (ids[0], ids[1]);
+    // A pass from before the pause: history, not the window of the
+    // resumed cluster (its lag is judged on what is read after).
+    sqlx::query(
+        "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome, problems)
+         VALUES ($1, now() - interval '1 minute', now() - interval '1 minute', 'UP', '{}')",
+    )
+    .bind(east)
+    .execute(&pool)
+    .await
+    .expect("a pass");
+    let window = || async {
+        streamkeeper_server::watch::store::recent_pass_ids(&pool, east, 10)
+            .await
+            .expect("window")
+    };
+    assert_eq!(window().await.len(), 1);
     let pause = format!("/api/v1/clusters/{east}/pause");
     let resume = format!("/api/v1/clusters/{east}/resume");
 
@@ -915,6 +931,7 @@ async fn a_paused_cluster_gets_no_passes_until_it_is_resumed(pool: PgPool) {
     let r = t.api(Method::POST, &resume, &at, None).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(r.json()["paused"].is_null(), "{}", r.body);
+    assert!(window().await.is_empty(), "the window starts at the resume");
     assert!(until(Duration::from_secs(15), || async { east_passes() >= 3 }).await);
 
     // Paused while it runs, its passes stop (within the runner's look).

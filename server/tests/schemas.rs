@@ -654,7 +654,151 @@ async fn schema_check_against_a_console_exits_by_verdict(pool: sqlx::PgPool) {
     let o = run("orders", &adds, "not-a-token").await;
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("401"), "{}", text(&o));
+
+    // `--propose TITLE`: the checked schema goes into review as well.
+    owned_in_a_domain(&t, id, &token).await;
+    let (server2, token2, adds2) = (server.clone(), token.clone(), adds.clone());
+    let o = tokio::task::spawn_blocking(move || {
+        bin()
+            .args([
+                "schema",
+                "check",
+                "--server",
+                &server2,
+                "--token",
+                &token2,
+                "--cluster",
+                "local",
+                "--topic",
+                "orders",
+                "--propose",
+                "Orders get a note",
+                "--schema",
+            ])
+            .arg(&adds2)
+            .output()
+            .expect("run")
+    })
+    .await
+    .expect("join");
+    assert_eq!(o.status.code(), Some(0), "{}", text(&o));
+    let stderr = String::from_utf8_lossy(&o.stderr).to_string();
+    let item: i64 =
+        sqlx::query_scalar("SELECT id FROM review_items WHERE title = 'Orders get a note'")
+            .fetch_one(&t.pool)
+            .await
+            .expect("the proposed item");
+    assert!(
+        stderr.contains(&format!(
+            "proposed for review as item {item}: {server}/review/{item}"
+        )),
+        "{stderr}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Gives `orders` an owner team and a domain (proposals need both).
+async fn owned_in_a_domain(t: &TestApp, cluster: i64, admin_token: &str) {
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/teams",
+            admin_token,
+            Some(json!({"name": "payments"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/streams/orders"),
+            admin_token,
+            Some(json!({"owner_team": "payments", "domain": "payments"})),
+        )
+        .await;
+    assert!(r.status.is_success(), "{}", r.body);
+}
+
+/// Proposing from a check carries the registered references it was
+/// checked with; a check with references pasted as text is refused with
+/// what to do, not proposed without them.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_check_is_proposed_with_its_references(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let (id, at, _base, _handle) = registry_with_references(&t).await;
+    owned_in_a_domain(&t, id, &at).await;
+    let url = format!("/api/v1/clusters/{id}/streams/orders/compatibility");
+    let report = t
+        .api(
+            Method::POST,
+            &url,
+            &at,
+            Some(json!({
+                "schema_type": "JSON",
+                "schema": ORDER_JSON_V2,
+                "subject_references": [{"name": "money.json", "subject": "money", "version": 1}],
+            })),
+        )
+        .await
+        .json();
+    let check = report["id"].as_i64().expect("check id");
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/schema-checks/{check}/proposals"),
+            &at,
+            Some(json!({"title": "Orders get a note"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json();
+    assert_eq!(item["title"], "Orders get a note");
+    assert_eq!(
+        item["content"]["references"],
+        json!([{"name": "money.json", "subject": "money", "version": 1}]),
+        "{item}"
+    );
+
+    // Pasted as text: refused (409), naming the reference; nothing proposed.
+    let report = t
+        .api(
+            Method::POST,
+            &url,
+            &at,
+            Some(json!({
+                "schema_type": "JSON",
+                "schema": ORDER_JSON_V2,
+                "references": {"money.json": MONEY},
+            })),
+        )
+        .await
+        .json();
+    let pasted = report["id"].as_i64().expect("check id");
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/schema-checks/{pasted}/proposals"),
+            &at,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CONFLICT, "{}", r.body);
+    assert!(r.body.contains("pasted as text (money.json)"), "{}", r.body);
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM review_items")
+        .fetch_one(&t.pool)
+        .await
+        .expect("items");
+    assert_eq!(items, 1);
+    // A check nobody made: 404.
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/schema-checks/99999/proposals",
+            &at,
+            Some(json!({})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]

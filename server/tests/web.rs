@@ -1065,6 +1065,49 @@ async fn the_home_page_shows_each_role_its_part(pool: sqlx::PgPool) {
         not_up.contains(">main<") && not_up.contains("UNKNOWN"),
         "{not_up}"
     );
+    // A cluster read well and then paused is listed too: it is not watched.
+    let edge: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('edge', '127.0.0.1:2', 'PLAINTEXT') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let now = chrono::Utc::now();
+    let good = streamkeeper_server::clients::kafka::reader::Reading {
+        started: now,
+        finished: now,
+        brokers: 1,
+        topics: Vec::new(),
+        groups: Vec::new(),
+        groups_listed: true,
+        problems: Vec::new(),
+        phases: Vec::new(),
+        offsets_by: streamkeeper_server::clients::kafka::reader::OffsetsBy::Librdkafka(
+            "a pass the test makes up".into(),
+        ),
+    };
+    streamkeeper_server::watch::store::record_reading(&pool, edge, &good)
+        .await
+        .expect("pass");
+    let a = home("ada").await;
+    assert!(!a.contains(">edge<"), "an UP cluster is not listed: {a}");
+    let mut conn = pool.acquire().await.expect("conn");
+    streamkeeper_server::watch::store::set_paused(&mut conn, edge, Some("ada"))
+        .await
+        .expect("paused");
+    let a = home("ada").await;
+    let not_up = a
+        .split(r#"data-testid="clusters-not-up""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{a}"));
+    assert!(
+        not_up.contains(">edge<")
+            && not_up.contains("PAUSED")
+            && not_up.contains("Not watched: paused since")
+            && not_up.contains("by ada"),
+        "{not_up}"
+    );
+    assert!(a.contains("Clusters not up or paused (2 of 2)"), "{a}");
     assert!(
         !a.contains("home-flags") && !a.contains("home-waiting"),
         "{a}"

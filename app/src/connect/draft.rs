@@ -10,8 +10,6 @@
 //! button and a page without JavaScript all show the same draft, and no
 //! secret is ever sent back in clear.
 
-#[cfg(feature = "hydrate")]
-use crate::connect::fns::check_connector_form;
 use crate::connect::fns::{DraftConnector, check_connector_draft, import_connector_draft};
 use crate::connect::model::{DraftCheck, LiveCheck};
 use crate::connect::widgets::DraftChecked;
@@ -249,9 +247,10 @@ fn DraftForm(
             <input type="hidden" name="plugin" value=plugin.as_str() />
             <input type="hidden" name="extra" value=extra />
             {fields}
+            <DraftButtons blocked=first_blocked />
             // The check the page was drawn with is the island's children,
             // drawn by the server; typing replaces it with the newest.
-            <LiveDraft blocked=first_blocked>
+            <LiveDraft>
                 {check.map(|c| view! { <DraftChecked c /> })}
             </LiveDraft>
         </ActionForm>
@@ -260,33 +259,63 @@ fn DraftForm(
     .into_any()
 }
 
-/// The draft form's buttons and check, checked again as the form is typed
-/// once hydrated. The form stays a plain form: "Validate", "Propose" and
-/// each fix post it and come back with the page drawn anew. Each check as
-/// it is typed comes drawn by the server, so the wasm draws none of it.
+/// The draft form's buttons: plain submits. Its island checks the form
+/// again as it is typed and opens or closes "Propose" by its answer.
+#[component]
+fn DraftButtons(blocked: bool) -> impl IntoView {
+    view! {
+        <div class="buttons">
+            <button type="submit" data-testid="validate">"Validate"</button>
+            <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
+        </div>
+        <small class="note" data-testid="propose-note">{propose_note(blocked)}</small>
+    }
+}
+
+fn propose_note(blocked: bool) -> &'static str {
+    if blocked {
+        "A draft with errors cannot be proposed."
+    } else {
+        "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
+    }
+}
+
+/// The draft's check, checked again as the form is typed once hydrated.
+/// The form stays a plain form: "Validate", "Propose" and each fix post it
+/// and come back with the page drawn anew. Each check as it is typed comes
+/// drawn by the server, so the wasm draws none of it.
+///
+/// An island without props, which finds its form and the form's "Propose"
+/// in the page: island props travel as JSON, and decoding them (like a
+/// server function's answer) would bring serde_json into the wasm, about a
+/// quarter of it (BENCHMARKS.md, "The wasm").
 #[island]
-fn LiveDraft(blocked: bool, children: Children) -> impl IntoView {
+fn LiveDraft(children: Children) -> impl IntoView {
     let live = Live::new();
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     mark_hydrated();
-    let buttons = NodeRef::<leptos::html::Div>::new();
-    // The fields are outside the island: it listens to its form.
+    let status = NodeRef::<leptos::html::Small>::new();
+    // The fields and buttons are outside the island: it listens to its form.
     #[cfg(feature = "hydrate")]
     Effect::new(move |_| {
-        if let Some(el) = buttons.get() {
-            listen_to_form(&el, live);
+        if let Some(form) = status.get().and_then(|el| form_of(&el)) {
+            listen_to_form(&form, live);
         }
     });
-    // A form that does not build a config (a number field holding words)
-    // cannot be proposed either.
-    let blocked = move || {
-        live.result.with(|r| match r {
-            Some(Ok(c)) => !c.may_propose,
-            Some(Err(_)) => true,
-            None => blocked,
-        })
-    };
+    // Each answer opens or closes "Propose"; a form that does not build a
+    // config (a number field holding words) cannot be proposed either.
+    #[cfg(feature = "hydrate")]
+    Effect::new(move |_| {
+        let blocked = live.result.with(|r| match r {
+            Some(Ok(c)) => Some(!c.may_propose),
+            Some(Err(_)) => Some(true),
+            None => None,
+        });
+        if let (Some(blocked), Some(form)) = (blocked, status.get().and_then(|el| form_of(&el))) {
+            show_blocked(&form, blocked);
+        }
+    });
     // The check the page was drawn with, until the first answer: children
     // are drawn once, so it is taken on the first run and gone after.
     let initial = std::sync::Mutex::new(Some(children));
@@ -309,11 +338,7 @@ fn LiveDraft(blocked: bool, children: Children) -> impl IntoView {
         })
     };
     view! {
-        <div class="buttons" node_ref=buttons>
-            <button type="submit" data-testid="validate">"Validate"</button>
-            <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
-        </div>
-        <small class="note" data-testid="live-check" aria-live="polite">{move || {
+        <small class="note" data-testid="live-check" aria-live="polite" node_ref=status>{move || {
             if live.checking.get() {
                 "Checking…"
             } else if hydrated.get() {
@@ -322,29 +347,36 @@ fn LiveDraft(blocked: bool, children: Children) -> impl IntoView {
                 ""
             }
         }}</small>
-        <small class="note">{move || if blocked() {
-            "A draft with errors cannot be proposed."
-        } else {
-            "Propose for review validates it again and opens a review item for the domain's approvers; it is applied only after their approval."
-        }}</small>
         {initial}
         {newest}
     }
 }
 
-/// Checks the form `anchor` sits in whenever it is typed in.
 #[cfg(feature = "hydrate")]
-fn listen_to_form(anchor: &web_sys::Element, live: Live) {
+fn form_of(el: &web_sys::Element) -> Option<web_sys::HtmlFormElement> {
+    use wasm_bindgen::JsCast;
+    el.closest("form").ok().flatten()?.dyn_into().ok()
+}
+
+/// Opens or closes the form's "Propose" and says why, as the server draws
+/// them (`DraftButtons`).
+#[cfg(feature = "hydrate")]
+fn show_blocked(form: &web_sys::HtmlFormElement, blocked: bool) {
+    if let Ok(Some(button)) = form.query_selector("[data-testid=\"propose\"]") {
+        // Failing to change a button must not break the page; the submit
+        // checks the draft again anyway.
+        let _ = button.toggle_attribute_with_force("disabled", blocked);
+    }
+    if let Ok(Some(note)) = form.query_selector("[data-testid=\"propose-note\"]") {
+        note.set_text_content(Some(propose_note(blocked)));
+    }
+}
+
+/// Checks `form` whenever it is typed in.
+#[cfg(feature = "hydrate")]
+fn listen_to_form(form: &web_sys::HtmlFormElement, live: Live) {
     use wasm_bindgen::JsCast;
     use wasm_bindgen::closure::Closure;
-    let Some(form) = anchor
-        .closest("form")
-        .ok()
-        .flatten()
-        .and_then(|f| f.dyn_into::<web_sys::HtmlFormElement>().ok())
-    else {
-        return;
-    };
     let typed = form.clone();
     let on_input = Closure::<dyn Fn()>::new(move || live.check(typed.clone()));
     let _ = form.add_event_listener_with_callback("input", on_input.as_ref().unchecked_ref());
@@ -384,37 +416,12 @@ impl Live {
     /// ask the worker's validate for half-typed values.
     #[cfg(feature = "hydrate")]
     fn check(self, form: web_sys::HtmlFormElement) {
-        use std::collections::BTreeMap;
         use std::time::Duration;
         if let Some(h) = self.pending.try_get_value().flatten() {
             h.clear();
         }
         let handle = set_timeout_with_handle(
             move || {
-                let Some(body) = form_body(&form) else {
-                    return;
-                };
-                // The form's own fields, as its submit would send them.
-                let (mut cluster_id, mut connect, mut plugin, mut extra) = (None, None, None, None);
-                let mut values = BTreeMap::new();
-                for (k, v) in form_urlencoded::parse(body.as_bytes()) {
-                    match k.as_ref() {
-                        "cluster_id" => cluster_id = v.parse::<i64>().ok(),
-                        "connect" => connect = Some(v.into_owned()),
-                        "plugin" => plugin = Some(v.into_owned()),
-                        "extra" => extra = Some(v.into_owned()),
-                        k => {
-                            if let Some(key) =
-                                k.strip_prefix("values[").and_then(|k| k.strip_suffix(']'))
-                            {
-                                values.insert(key.to_owned(), v.into_owned());
-                            }
-                        }
-                    }
-                }
-                let (Some(cluster_id), Some(connect)) = (cluster_id, connect) else {
-                    return;
-                };
                 // `try_`: should the island be gone by the time this runs
                 // or its answer comes, nothing is shown.
                 let Some(n) = self.asked.try_get_value().map(|n| n + 1) else {
@@ -423,8 +430,7 @@ impl Live {
                 self.asked.try_set_value(n);
                 self.checking.try_set(true);
                 leptos::task::spawn_local(async move {
-                    let r = check_connector_form(cluster_id, connect, plugin, Some(values), extra)
-                        .await;
+                    let r = ask(&form).await;
                     if self.asked.try_get_value() == Some(n) {
                         self.result.try_set(Some(r));
                         self.checking.try_set(false);
@@ -438,10 +444,57 @@ impl Live {
     }
 }
 
-/// The form's fields URL-encoded, as the browser would post them.
+/// Posts the form's fields, as its submit would send them, to the check's
+/// server function, and reads the answer with the browser's own JSON
+/// parser. Calling the server function from Rust would bring its client,
+/// serde_json and serde_qs into the wasm for two fields of an answer
+/// (BENCHMARKS.md, "The wasm"); its errors are drawn by the server into
+/// the answer, so only the request's own failures are said here.
 #[cfg(feature = "hydrate")]
-fn form_body(form: &web_sys::HtmlFormElement) -> Option<String> {
-    let data = web_sys::FormData::new_with_form(form).ok()?;
-    let params = web_sys::UrlSearchParams::new_with_str_sequence_sequence(&data).ok()?;
-    Some(params.to_string().into())
+async fn ask(form: &web_sys::HtmlFormElement) -> Result<LiveCheck, AppError> {
+    use leptos::server_fn::ServerFn;
+    use wasm_bindgen::{JsCast, JsValue};
+    use wasm_bindgen_futures::JsFuture;
+    let failed = |what: &str| AppError::Request(format!("the check could not be sent ({what})"));
+    let data = web_sys::FormData::new_with_form(form).map_err(|_| failed("the form"))?;
+    let body = web_sys::UrlSearchParams::new_with_str_sequence_sequence(&data)
+        .map_err(|_| failed("the form"))?;
+    let headers = web_sys::Headers::new().map_err(|_| failed("headers"))?;
+    // Asked for JSON: a server function asked for HTML answers a form
+    // post with a redirect.
+    headers
+        .set("Accept", "application/json")
+        .map_err(|_| failed("headers"))?;
+    let init = web_sys::RequestInit::new();
+    init.set_method("POST");
+    init.set_headers(&headers);
+    init.set_body(&body);
+    let window = web_sys::window().ok_or_else(|| failed("no window"))?;
+    let sent = window.fetch_with_str_and_init(
+        <crate::connect::fns::CheckConnectorForm as ServerFn>::PATH,
+        &init,
+    );
+    let res: web_sys::Response = JsFuture::from(sent)
+        .await
+        .ok()
+        .and_then(|r| r.dyn_into().ok())
+        .ok_or_else(|| failed("the network"))?;
+    match res.status() {
+        200..=299 => {}
+        401 => return Err(AppError::Unauthenticated),
+        status => return Err(failed(&format!("HTTP {status}"))),
+    }
+    let json = match res.json() {
+        Ok(p) => JsFuture::from(p).await.ok(),
+        Err(_) => None,
+    }
+    .ok_or_else(|| failed("an answer that is not JSON"))?;
+    let field = |name: &str| js_sys::Reflect::get(&json, &JsValue::from_str(name)).ok();
+    match (
+        field("may_propose").and_then(|v| v.as_bool()),
+        field("html").and_then(|v| v.as_string()),
+    ) {
+        (Some(may_propose), Some(html)) => Ok(LiveCheck { may_propose, html }),
+        _ => Err(failed("an answer without its check")),
+    }
 }

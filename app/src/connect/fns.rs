@@ -192,7 +192,9 @@ fn form_config(
 /// The draft form checked as it is typed (its island): the config its
 /// submit would build, checked the same way (the rules and the worker's
 /// validate), kept nowhere, and drawn as the form shows it. A secret typed
-/// inline comes back masked.
+/// inline comes back masked. What stops the check (a port in words, a
+/// worker that is down) is drawn in the check's place: the island shows
+/// what it is sent and decodes no error (see `connect::draft`).
 #[server(prefix = "/fn", endpoint = "check_connector_form")]
 pub async fn check_connector_form(
     cluster_id: i64,
@@ -201,16 +203,19 @@ pub async fn check_connector_form(
     values: Option<BTreeMap<String, String>>,
     extra: Option<String>,
 ) -> Result<crate::connect::model::LiveCheck, AppError> {
+    use crate::connect::widgets::{live_check, live_error};
     use crate::port::{backend, principal};
-    let who = principal().await?;
-    let config = form_config(
-        plugin.as_deref(),
-        &values.unwrap_or_default(),
-        extra.as_deref(),
-    )?;
-    let check = backend()?
-        .connect
-        .check_draft(&who, cluster_id, &connect, config.to_json())
-        .await?;
-    Ok(crate::connect::widgets::live_check(check))
+    let checked = async {
+        let who = principal().await?;
+        let config = form_config(
+            plugin.as_deref(),
+            &values.unwrap_or_default(),
+            extra.as_deref(),
+        )?;
+        backend()?
+            .connect
+            .check_draft(&who, cluster_id, &connect, config.to_json())
+            .await
+    };
+    Ok(checked.await.map_or_else(live_error, live_check))
 }

@@ -4,7 +4,11 @@
 
 use crate::connect::fns::list_connect_clusters;
 use crate::connect::model::DraftCheck;
+#[cfg(feature = "ssr")]
+use crate::error::AppError;
 use crate::ui::notes::ErrorNote;
+#[cfg(feature = "ssr")]
+use crate::ui::notes::ErrorText;
 use crate::ui::params::href_with;
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
@@ -187,6 +191,22 @@ pub fn live_check(c: DraftCheck) -> crate::connect::model::LiveCheck {
     crate::connect::model::LiveCheck {
         may_propose: c.may_propose,
         html: view! { <DraftChecked c /> }.to_html(),
+    }
+}
+
+/// What stopped a check as it is typed, drawn in the check's place; such
+/// a draft cannot be proposed.
+#[cfg(feature = "ssr")]
+pub fn live_error(err: AppError) -> crate::connect::model::LiveCheck {
+    crate::connect::model::LiveCheck {
+        may_propose: false,
+        html: view! {
+            <section class="card" data-testid="draft-check">
+                <h2>"Validation"</h2>
+                <ErrorText err />
+            </section>
+        }
+        .to_html(),
     }
 }
 

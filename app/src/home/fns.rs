@@ -62,7 +62,8 @@ pub async fn read_home() -> Result<Home, AppError> {
         let total = clusters.len();
         let clusters_not_up = clusters
             .into_iter()
-            .filter(|c| c.state != ClusterState::Up)
+            // A paused cluster is not watched, whatever its last pass said.
+            .filter(|c| c.state != ClusterState::Up || c.paused.is_some())
             .collect();
         let routines_failing = b
             .routines

@@ -36,7 +36,8 @@ pub struct OwnerHome {
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct AdminHome {
-    /// Clusters whose last pass was not UP (unknown, degraded, unreachable).
+    /// Clusters whose last pass was not UP (unknown, degraded, unreachable),
+    /// and paused ones (not watched).
     pub clusters_not_up: Vec<ClusterView>,
     pub clusters: usize,
     /// Routine targets whose last run failed.

@@ -100,13 +100,21 @@ fn AdminCard(a: AdminHome) -> impl IntoView {
                 <p>"No cluster is watched yet. " <a href="/settings/clusters">"Add a cluster"</a>" to start."</p>
             })}
             {(!a.clusters_not_up.is_empty()).then(|| view! {
-                <h3>{format!("Clusters not up ({} of {})", a.clusters_not_up.len(), a.clusters)}</h3>
+                <h3>{format!("Clusters not up or paused ({} of {})", a.clusters_not_up.len(), a.clusters)}</h3>
                 <ul data-testid="clusters-not-up">
                     {a.clusters_not_up.into_iter().map(|c| view! {
                         <li>
                             <a href=format!("/clusters/{}", c.id)>{c.name}</a>" "
-                            <span class="badge state-bad">{c.state.as_str()}</span>" "
-                            <small class="note">{c.problems.first().cloned().unwrap_or_default()}</small>
+                            {match &c.paused {
+                                Some(p) => view! {
+                                    <span class="badge" data-testid="paused">"PAUSED"</span>" "
+                                    <small class="note">{format!("Not watched: {}.", p.text())}</small>
+                                }.into_any(),
+                                None => view! {
+                                    <span class="badge state-bad">{c.state.as_str()}</span>" "
+                                    <small class="note">{c.problems.first().cloned().unwrap_or_default()}</small>
+                                }.into_any(),
+                            }}
                         </li>
                     }).collect_view()}
                 </ul>

@@ -111,7 +111,7 @@ fn Graph(g: GraphView) -> impl IntoView {
         </p>
         <p class="note" data-testid="graph-summary">{summary}</p>
         {partial}
-        <GraphCanvas svg width=g.width height=g.height />
+        <GraphCanvas svg />
         <p class="note lineage-legend">
             "Shapes: topic (pill), consumer group (hexagon), connector (slanted), table (ruled box), job (rounded box), dashboard (folded corner). Dashed edges are derived by Streamkeeper; solid ones were observed in events. ⚑ counts open flags."
         </p>

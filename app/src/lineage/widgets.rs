@@ -259,18 +259,20 @@ pub fn fit_zoom(width: f64, height: f64, box_w: f64, box_h: f64) -> f64 {
 /// by dragging its background. Zoom is CSS `zoom`, which the layout
 /// follows, so the box's scroll range is the zoomed drawing's.
 #[component]
-pub fn GraphCanvas(svg: String, width: f64, height: f64) -> impl IntoView {
+pub fn GraphCanvas(svg: String) -> impl IntoView {
     view! {
-        // The drawing is the island's children: drawn by the server only,
-        // so its SVG is not sent twice (once more as the island's props).
-        <ZoomPan width height>
+        // The drawing is the island's children: drawn by the server only.
+        <ZoomPan>
             <div inner_html=svg></div>
         </ZoomPan>
     }
 }
 
+/// Without props: "Fit" reads the drawing's size from its SVG. Island
+/// props travel as JSON, and decoding them would bring serde_json (and
+/// its float parser) into the wasm (BENCHMARKS.md, "The wasm").
 #[island]
-fn ZoomPan(width: f64, height: f64, children: Children) -> impl IntoView {
+fn ZoomPan(children: Children) -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     mark_hydrated();
@@ -280,6 +282,7 @@ fn ZoomPan(width: f64, height: f64, children: Children) -> impl IntoView {
     let controls = move || {
         hydrated.get().then(|| {
             let fit = move |_| {
+                let (width, height) = drawing_size(scroller);
                 let (w, h) = box_size(scroller);
                 zoom.set(fit_zoom(width, height, w, h));
             };
@@ -376,6 +379,23 @@ fn box_size(scroller: NodeRef<leptos::html::Div>) -> (f64, f64) {
     })
 }
 
+/// The drawing's own size: its SVG's `width` and `height`, whole pixels
+/// as `graph_svg` writes them (read as integers: a float parser would add
+/// to the wasm what the drawing does not need).
+#[cfg(feature = "hydrate")]
+fn drawing_size(scroller: NodeRef<leptos::html::Div>) -> (f64, f64) {
+    let svg = scroller
+        .get_untracked()
+        .and_then(|el| el.query_selector("svg").ok().flatten());
+    let side = |name: &str| {
+        svg.as_ref()
+            .and_then(|s| s.get_attribute(name))
+            .and_then(|v| v.parse::<u32>().ok())
+            .map_or(0.0, f64::from)
+    };
+    (side("width"), side("height"))
+}
+
 /// Pointer events and the box's size exist only in the browser; on the
 /// server these keep the handlers the same type and are never called.
 #[cfg(not(feature = "hydrate"))]
@@ -393,6 +413,11 @@ fn drag_move(
 
 #[cfg(not(feature = "hydrate"))]
 fn box_size(_: NodeRef<leptos::html::Div>) -> (f64, f64) {
+    (0.0, 0.0)
+}
+
+#[cfg(not(feature = "hydrate"))]
+fn drawing_size(_: NodeRef<leptos::html::Div>) -> (f64, f64) {
     (0.0, 0.0)
 }
 

@@ -49,7 +49,7 @@ fn RecordForms(
         <ActionForm action=record attr:class="stack" attr:data-testid=testid>
             {hidden_too()}
             <TypeSelect />
-            <FileIntoTextarea target="schema".to_string() />
+            <FileIntoTextarea />
             <label>{label} " " <textarea name="schema" rows="8" required></textarea></label>
             <details data-testid="references">
                 <summary>"References (other schemas this one uses)"</summary>

@@ -5,22 +5,26 @@
 use crate::ui::island::mark_hydrated;
 use leptos::prelude::*;
 
-/// A file picker that fills the textarea named `target` in the same form
+/// The textarea the picker fills: the schema forms' `schema`.
+const TARGET: &str = "schema";
+
+/// A file picker that fills the textarea named [`TARGET`] in the same form
 /// with the chosen file's text (an island: the rest of the form is plain
 /// HTML). It appears only once hydrated: before that, picking a file could
-/// do nothing.
+/// do nothing. The target is a constant, not a prop: island props travel
+/// as JSON, and decoding them would bring serde_json into the wasm
+/// (BENCHMARKS.md, "The wasm").
 #[island]
-pub fn FileIntoTextarea(target: String) -> impl IntoView {
+pub fn FileIntoTextarea() -> impl IntoView {
     let hydrated = RwSignal::new(false);
     Effect::new(move |_| hydrated.set(true));
     mark_hydrated();
     move || {
-        let target = target.clone();
         hydrated.get().then(|| {
             view! {
                 <label>
                     "Load a file (fills the text below) "
-                    <input type="file" data-testid="schema-file" on:change=move |ev| read_into(&ev, &target) />
+                    <input type="file" data-testid="schema-file" on:change=move |ev| read_into(&ev, TARGET) />
                 </label>
             }
         })

@@ -10,6 +10,14 @@ use leptos::prelude::*;
 pub fn ErrorNote(err: AppError) -> impl IntoView {
     #[cfg(feature = "ssr")]
     crate::port::set_status(&err);
+    view! { <ErrorText err /> }
+}
+
+/// An error's words, with a way to sign in when the session ended, and
+/// nothing else: drawn where the page's status is not this error's (a
+/// check drawn for an island, whose request itself went well).
+#[component]
+pub fn ErrorText(err: AppError) -> impl IntoView {
     let signin = matches!(err, AppError::Unauthenticated);
     view! {
         <div class="error" role="alert" data-code=err.code()>

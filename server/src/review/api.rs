@@ -75,6 +75,33 @@ pub async fn propose(
     Ok((StatusCode::CREATED, Json(item)))
 }
 
+/// The title of a change proposed from a check.
+#[derive(Debug, Default, Deserialize, ToSchema)]
+pub struct CheckProposal {
+    /// The item's title; blank or missing: the default one.
+    #[serde(default)]
+    title: Option<String>,
+}
+
+/// Propose the schema a recorded check was made of, with the registered
+/// references it was checked with (a check made with references pasted as
+/// text is refused, 409: a review item carries only registered ones). Its
+/// check's readers only; checked again as it is proposed.
+#[utoipa::path(post, path = "/schema-checks/{id}/proposals", tag = "review",
+    params(("id" = i64, Path)), request_body = CheckProposal,
+    responses((status = 201, body = ReviewItem), (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn propose_check(
+    State(st): State<Arc<ReviewService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+    ApiJson(p): ApiJson<CheckProposal>,
+) -> Result<(StatusCode, Json<ReviewItem>), ApiError> {
+    let title = p.title.filter(|t| !t.trim().is_empty());
+    let item = st.propose_check(&who, &from, id, title).await?;
+    Ok((StatusCode::CREATED, Json(item)))
+}
+
 /// An item with its content hash, base, diff, checks, approvals, comments
 /// and audit trail. Another domain's item answers 404.
 #[utoipa::path(get, path = "/review-items/{id}", tag = "review", params(("id" = i64, Path)),
@@ -322,6 +349,7 @@ where
 {
     OpenApiRouter::new()
         .routes(routes!(list, propose))
+        .routes(routes!(propose_check))
         .routes(routes!(propose_connector))
         .routes(routes!(propose_restart))
         .routes(routes!(connector_item, edit_connector))

@@ -89,6 +89,11 @@ impl ReviewService {
             ));
         }
         self.apply_now(who, &who.username, from, id).await?;
+        // Applying it answers what they were told about it (its approval,
+        // and the outcome the apply itself reported).
+        let mut tx = begin(&self.pool).await?;
+        items::mark_item_read(&mut tx, who.user_id, id).await?;
+        commit(tx).await?;
         self.view(who, item_after(&self.pool, id).await?).await
     }
 

@@ -387,6 +387,15 @@ impl streamkeeper_app::port::Reviews for ReviewService {
         title: Option<String>,
     ) -> Result<ReviewItem, AppError> {
         let checked = self.schemas.checked_schema(who, from, check_id).await?;
+        // A review item carries only registered references (the registry
+        // is where it is applied): one checked with pasted ones would lose
+        // them, so it is refused with what to do.
+        if !checked.pasted_references.is_empty() {
+            return Err(AppError::Conflict(format!(
+                "Check {check_id} used references pasted as text ({}); a review item carries only references registered in the Schema Registry. Register them first, then check and propose it with them as registered references.",
+                checked.pasted_references.join(", ")
+            )));
+        }
         // A check under the topic's value subject was of a producer
         // change; one under another subject, of a registration there.
         let (kind, subject) = if checked.subject == value_subject(&checked.topic) {
@@ -401,7 +410,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             subject,
             schema_type: checked.schema_type,
             schema: checked.schema,
-            references: Vec::new(),
+            references: checked.references,
             title,
         };
         self.put_in_review(who, from, new).await

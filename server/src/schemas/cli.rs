@@ -58,6 +58,11 @@ pub struct SchemaCheckArgs {
     /// Online: the proposed producer schema.
     #[arg(long)]
     pub schema: Option<std::path::PathBuf>,
+    /// Online: also propose the checked schema for review, under this
+    /// title (`--propose` alone: the default title). The check's JSON
+    /// stays on stdout; the item's address goes to stderr.
+    #[arg(long, num_args = 0..=1, default_missing_value = "")]
+    pub propose: Option<String>,
     /// The largest schema file (with its references) read, in bytes.
     #[arg(long, env = "STREAMKEEPER_MAX_SCHEMA_BYTES", default_value_t = crate::platform::limits::DEFAULT_MAX_SCHEMA_BYTES)]
     pub max_schema_bytes: usize,
@@ -235,6 +240,23 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
     )
     .await?;
     println!("{}", serde_json::to_string_pretty(&report)?);
+    if let Some(title) = &args.propose {
+        let item: serde_json::Value = answer(
+            http.post(format!(
+                "{server}/api/v1/schema-checks/{}/proposals",
+                report.id
+            ))
+            .bearer_auth(token)
+            .json(&serde_json::json!({ "title": title }))
+            .send()
+            .await,
+            server,
+        )
+        .await
+        .context("proposing the checked schema for review")?;
+        let id = item["id"].as_i64().unwrap_or_default();
+        eprintln!("proposed for review as item {id}: {server}/review/{id}");
+    }
     Ok(match report.verdict {
         Verdict::Compatible => ExitCode::SUCCESS,
         Verdict::Incompatible => ExitCode::from(1),

@@ -630,6 +630,9 @@ impl SchemaService {
                 schema: &proposed.schema,
                 verdict: verdict.as_str(),
                 report: stored,
+                subject_references: serde_json::to_value(&proposed.subject_references)
+                    .map_err(|e| errors::internal("a check's references", e))?,
+                pasted_references: proposed.references.keys().cloned().collect(),
                 submitted_by: &who.username,
                 submitted_at,
                 decided_at,
@@ -998,12 +1001,16 @@ impl SchemaService {
             return Err(missing());
         }
         let report = parsed_report(id, row.report)?;
+        let references = serde_json::from_value(row.subject_references)
+            .map_err(|e| errors::internal("a check's references", e))?;
         Ok(CheckedSchema {
             cluster_id: row.cluster_id,
             subject: report.history.subject,
             schema_type: schema_type(&row.schema_type),
             schema: row.schema,
             topic: row.topic,
+            references,
+            pasted_references: row.pasted_references,
         })
     }
 
@@ -1043,6 +1050,10 @@ pub(crate) struct CheckedSchema {
     pub subject: String,
     pub schema_type: SchemaType,
     pub schema: String,
+    /// The registered schemas it referenced.
+    pub references: Vec<streamkeeper::schemas::SubjectReference>,
+    /// The names of the references pasted as text with it.
+    pub pasted_references: Vec<String>,
 }
 
 /// JSON schemas indented one key a line, so a diff shows what changed;

@@ -165,6 +165,10 @@ pub struct NewCheck<'a> {
     pub schema: &'a str,
     pub verdict: &'a str,
     pub report: serde_json::Value,
+    /// Registered references (`SubjectReference`s, as JSON).
+    pub subject_references: serde_json::Value,
+    /// The names of references pasted as text.
+    pub pasted_references: Vec<String>,
     pub submitted_by: &'a str,
     pub submitted_at: DateTime<Utc>,
     pub decided_at: DateTime<Utc>,
@@ -175,8 +179,9 @@ pub async fn insert_check(pool: &PgPool, cluster_id: i64, c: &NewCheck<'_>) -> R
         // The stream's owner team and domain are frozen with the check:
         // they decide who reads it later (CHECK_READABLE).
         "INSERT INTO compatibility_checks (cluster_id, topic, schema_type, schema, verdict, report,
-                                           submitted_by, submitted_at, decided_at, owner_team_id, domain)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, s.owner_team_id, coalesce(s.domain, '')
+                                           submitted_by, submitted_at, decided_at, owner_team_id, domain,
+                                           subject_references, pasted_references)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8, $9, s.owner_team_id, coalesce(s.domain, ''), $10, $11
          FROM (SELECT 1) one LEFT JOIN streams s ON s.cluster_id = $1 AND s.topic = $2
          RETURNING id",
     )
@@ -189,6 +194,8 @@ pub async fn insert_check(pool: &PgPool, cluster_id: i64, c: &NewCheck<'_>) -> R
     .bind(c.submitted_by)
     .bind(c.submitted_at)
     .bind(c.decided_at)
+    .bind(&c.subject_references)
+    .bind(&c.pasted_references)
     .fetch_one(pool)
     .await?)
 }
@@ -242,13 +249,16 @@ pub struct CheckedRow {
     pub schema_type: String,
     pub schema: String,
     pub report: serde_json::Value,
+    pub subject_references: serde_json::Value,
+    pub pasted_references: Vec<String>,
 }
 
 /// A check's content, with whether `reader` may read it (`None`: no such
 /// check).
 pub async fn checked(pool: &PgPool, id: i64, reader: Reader<'_>) -> Result<Option<CheckedRow>, Db> {
     Ok(sqlx::query_as(&format!(
-        "SELECT ($3 OR {CHECK_READABLE}) AS readable, cluster_id, topic, schema_type, schema, report
+        "SELECT ($3 OR {CHECK_READABLE}) AS readable, cluster_id, topic, schema_type, schema, report,
+                subject_references, pasted_references
          FROM compatibility_checks c WHERE c.id = $4"
     ))
     .bind(reader.user_id)

@@ -162,7 +162,9 @@ pub async fn purge_removed(
 }
 
 /// Pauses a cluster (`by` names who) or resumes it (`None`); false when it
-/// already was so.
+/// already was so. A resumed cluster's lag windows start at the resume:
+/// the passes from before the pause are history, not the recent past (a
+/// group that moved on while nobody read it is not judged on them).
 pub async fn set_paused(conn: &mut PgConnection, id: i64, by: Option<&str>) -> Result<bool, Db> {
     let changed = match by {
         Some(by) => sqlx::query(
@@ -172,7 +174,7 @@ pub async fn set_paused(conn: &mut PgConnection, id: i64, by: Option<&str>) -> R
         .bind(id)
         .bind(by),
         None => sqlx::query(
-            "UPDATE clusters SET paused_at = NULL, paused_by = NULL
+            "UPDATE clusters SET paused_at = NULL, paused_by = NULL, window_from = now()
              WHERE id = $1 AND paused_at IS NOT NULL",
         )
         .bind(id),

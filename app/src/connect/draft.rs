@@ -268,7 +268,7 @@ fn DraftButtons(blocked: bool) -> impl IntoView {
             <button type="submit" data-testid="validate">"Validate"</button>
             <button type="submit" name="propose" value="on" class="secondary" disabled=blocked data-testid="propose">"Propose for review"</button>
         </div>
-        <small class="note" data-testid="propose-note">{propose_note(blocked)}</small>
+        <small class="note propose-note" data-testid="propose-note">{propose_note(blocked)}</small>
     }
 }
 
@@ -362,12 +362,12 @@ fn form_of(el: &web_sys::Element) -> Option<web_sys::HtmlFormElement> {
 /// them (`DraftButtons`).
 #[cfg(feature = "hydrate")]
 fn show_blocked(form: &web_sys::HtmlFormElement, blocked: bool) {
-    if let Ok(Some(button)) = form.query_selector("[data-testid=\"propose\"]") {
+    if let Ok(Some(button)) = form.query_selector("button[name=\"propose\"]") {
         // Failing to change a button must not break the page; the submit
         // checks the draft again anyway.
         let _ = button.toggle_attribute_with_force("disabled", blocked);
     }
-    if let Ok(Some(note)) = form.query_selector("[data-testid=\"propose-note\"]") {
+    if let Ok(Some(note)) = form.query_selector(".propose-note") {
         note.set_text_content(Some(propose_note(blocked)));
     }
 }

@@ -153,7 +153,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
         {d.trace.clone().map(|t| view! {
             <div class="error" role="alert">
                 <p>{s.failure.clone().unwrap_or_default()}</p>
-                <details><summary>"Whole trace"</summary><pre>{t}</pre></details>
+                <details><summary>"Whole trace"</summary><pre tabindex="0">{t}</pre></details>
             </div>
         })}
         <h2>"Tasks"</h2>
@@ -167,7 +167,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
                         <td>{t.worker_id.unwrap_or_default()}</td>
                         <td>{t.trace.map(|tr| {
                             let first = tr.lines().next().unwrap_or_default().to_string();
-                            view! { <details><summary>{first}</summary><pre>{tr}</pre></details> }
+                            view! { <details><summary>{first}</summary><pre tabindex="0">{tr}</pre></details> }
                         })}</td>
                     </tr>
                 }).collect_view()}

@@ -179,7 +179,7 @@ pub fn DraftChecked(c: DraftCheck) -> impl IntoView {
         <Findings c />
         <details class="card" open>
             <summary>"The complete config (secrets masked)"</summary>
-            <pre class="schema" data-testid="draft-json">{json}</pre>
+            <pre class="schema" tabindex="0" data-testid="draft-json">{json}</pre>
         </details>
     }
 }

@@ -152,7 +152,7 @@ fn Report(v: PilotView) -> impl IntoView {
                             <td>{format!("{} ({})", x.domain, level_words(&x.autonomy))}</td>
                             <td>{format!("{}/{}", x.cluster, x.subject)}</td>
                             <td>{x.what.clone()}</td>
-                            <td><details><summary>{x.reference.clone()}</summary><pre>{serde_json::to_string_pretty(&x.evidence).unwrap_or_default()}</pre></details></td>
+                            <td><details><summary>{x.reference.clone()}</summary><pre tabindex="0">{serde_json::to_string_pretty(&x.evidence).unwrap_or_default()}</pre></details></td>
                         </tr>
                     }).collect_view()}
                 </tbody>

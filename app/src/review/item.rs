@@ -134,7 +134,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             <section class="card" data-testid="manual-apply">
                 <h2>"Apply by hand"</h2>
                 <p>"This domain is at suggest: Streamkeeper does not write to the registry. Once the item is approved, run this request by hand against the cluster's Schema Registry:"</p>
-                <pre class="schema">{text}</pre>
+                <pre class="schema" tabindex="0">{text}</pre>
             </section>
         }
     });
@@ -175,14 +175,14 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                 <ConnectorDiff d />
                 <details>
                     <summary>"The config exactly as it will be sent (secrets masked)"</summary>
-                    <pre class="schema" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
+                    <pre class="schema" tabindex="0" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
                 </details>
             }.into_any(),
             None => view! {
                 <DiffTable left right lines=i.diff.clone() />
                 <details>
                     <summary>"The schema exactly as it will be registered"</summary>
-                    <pre class="schema" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
+                    <pre class="schema" tabindex="0" data-testid="proposed-schema">{i.content.schema.clone()}</pre>
                 </details>
             }.into_any(),
         }}

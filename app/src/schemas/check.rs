@@ -103,7 +103,7 @@ fn CheckForm(
                 <section data-testid="current-schema">
                     <h2>{format!("Current schema ({})", c.schema_type.as_str())}</h2>
                     <p class="note">{when}</p>
-                    <pre class="schema">{editable(&c.schema)}</pre>
+                    <pre class="schema" tabindex="0">{editable(&c.schema)}</pre>
                 </section>
             }
             .into_any()

@@ -125,7 +125,7 @@ fn SchemasView(
                         c.subject.as_ref().map(|s| format!(" · pinned to {s} v{}", c.version.unwrap_or_default())).unwrap_or_default(),
                         if older > 0 { format!(" · {older} earlier version(s)") } else { String::new() },
                     )}</p>
-                    <pre class="schema">{pretty(&c.schema)}</pre>
+                    <pre class="schema" tabindex="0">{pretty(&c.schema)}</pre>
                 }.into_any(),
                 None => view! { <p class="note">"No schema recorded for this stream yet."</p> }.into_any(),
             }}

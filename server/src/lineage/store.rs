@@ -179,23 +179,6 @@ fn node_kind(k: &NodeKey) -> &'static str {
     }
 }
 
-#[derive(Serialize)]
-struct NodeWrite<'a> {
-    kind: &'static str,
-    namespace: &'a str,
-    name: &'a str,
-    observed_first: Option<DateTime<Utc>>,
-    observed_last: Option<DateTime<Utc>>,
-    derived_first: Option<DateTime<Utc>>,
-    derived_last: Option<DateTime<Utc>>,
-    cluster: Option<&'a str>,
-    raw_namespaces: Vec<&'a str>,
-    issues: Value,
-    job_kind: Option<&'static str>,
-    job_kind_at: Option<DateTime<Utc>>,
-    integration: Option<&'a str>,
-}
-
 fn seen_cols(k: &Known) -> [Option<DateTime<Utc>>; 4] {
     [
         k.observed.map(|s| s.first),
@@ -205,21 +188,36 @@ fn seen_cols(k: &Known) -> [Option<DateTime<Utc>>; 4] {
     ]
 }
 
-fn key_cols(k: &NodeKey) -> Value {
-    json!([node_kind(k), k.namespace(), k.name()])
+/// A column per time of [`seen_cols`], for `UNNEST`.
+#[derive(Default)]
+struct SeenColumns([Vec<Option<DateTime<Utc>>>; 4]);
+
+impl SeenColumns {
+    fn push(&mut self, k: &Known) {
+        for (col, v) in self.0.iter_mut().zip(seen_cols(k)) {
+            col.push(v);
+        }
+    }
+}
+
+/// A deleted facet is SQL NULL, whichever way the JSON said it.
+fn facet_value(v: &Option<Value>) -> Option<Value> {
+    v.clone().filter(|v| !v.is_null())
 }
 
 /// Appends `events` (the ones not stored yet) and writes the graph folded
 /// from them, merging with what is stored by the fold's rules (see the
 /// migration), in ONE statement: a data-modifying CTE per table, the rows
-/// of each as one parameter, nodes referred to by key and joined to the
-/// ids the node upsert returns. One round trip a batch (on a busy machine
-/// each round trip waits for the scheduler), atomic by itself. Every
-/// table's rows go in its key's order, and every batch runs the same plan,
-/// so two writers lock rows in one order and cannot deadlock. Folding an
-/// event already stored changes nothing (every merge is idempotent), so
-/// the fold does not wait for the append to say which are new. Returns
-/// the hashes appended.
+/// of each as typed arrays (one per column, `UNNEST`ed: decoding JSON
+/// record sets cost more than the upserts they fed). Nodes are numbered
+/// in the batch and the other tables name them by that number, mapped to
+/// the ids the node upsert returns. One round trip a batch (on a busy
+/// machine each round trip waits for the scheduler), atomic by itself.
+/// Every table's rows go in its key's order, and every batch runs the same
+/// plan, so two writers lock rows in one order and cannot deadlock.
+/// Folding an event already stored changes nothing (every merge is
+/// idempotent), so the fold does not wait for the append to say which are
+/// new. Returns the hashes appended.
 pub async fn write(
     conn: &mut PgConnection,
     events: &[NewEvent<'_>],
@@ -239,88 +237,110 @@ pub async fn write(
     let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
     let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
 
-    let nodes: Vec<NodeWrite> = graph
-        .nodes()
-        .map(|n| {
-            let [of, ol, df, dl] = seen_cols(&n.known);
-            let mut w = NodeWrite {
-                kind: node_kind(&n.key),
-                namespace: n.key.namespace(),
-                name: n.key.name(),
-                observed_first: of,
-                observed_last: ol,
-                derived_first: df,
-                derived_last: dl,
-                cluster: None,
-                raw_namespaces: Vec::new(),
-                issues: json!([]),
-                job_kind: None,
-                job_kind_at: None,
-                integration: None,
-            };
-            match &n.detail {
-                Detail::Dataset(d) => {
-                    w.cluster = d.cluster.as_deref();
-                    w.raw_namespaces = d.raw_namespaces.iter().map(String::as_str).collect();
-                    w.issues = serde_json::to_value(&d.issues).unwrap_or_else(|_| json!([]));
-                }
-                Detail::Job(j) => {
-                    if let Some((at, kind)) = j.said() {
-                        w.job_kind = Some(kind_str(kind));
-                        w.job_kind_at = Some(at);
-                        w.integration = j.integration.as_deref();
-                    }
+    // Nodes: numbered from 1 in the order sent (UNNEST's ordinality).
+    let mut ord: HashMap<&NodeKey, i64> = HashMap::new();
+    let (mut n_kind, mut n_ns, mut n_name) = (Vec::new(), Vec::new(), Vec::new());
+    let mut n_seen = SeenColumns::default();
+    let (mut n_cluster, mut n_raw, mut n_issues) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut n_job_kind, mut n_job_kind_at, mut n_integration) =
+        (Vec::new(), Vec::new(), Vec::new());
+    for n in graph.nodes() {
+        ord.insert(&n.key, ord.len() as i64 + 1);
+        n_kind.push(node_kind(&n.key));
+        n_ns.push(n.key.namespace());
+        n_name.push(n.key.name());
+        n_seen.push(&n.known);
+        let (mut cluster, mut raw, mut issues) = (None, json!([]), json!([]));
+        let (mut job_kind, mut job_kind_at, mut integration) = (None, None, None);
+        match &n.detail {
+            Detail::Dataset(d) => {
+                cluster = d.cluster.as_deref();
+                raw = json!(d.raw_namespaces);
+                issues = serde_json::to_value(&d.issues).unwrap_or_else(|_| json!([]));
+            }
+            Detail::Job(j) => {
+                if let Some((at, kind)) = j.said() {
+                    job_kind = Some(kind_str(kind));
+                    job_kind_at = Some(at);
+                    integration = j.integration.as_deref();
                 }
             }
-            w
-        })
-        .collect();
-    let facets: Vec<Value> = graph
-        .nodes()
-        .flat_map(|n| {
-            n.facets.iter().map(move |(key, slot)| {
-                json!({"node": key_cols(&n.key), "key": key, "at": slot.at, "value": slot.value})
-            })
-        })
-        .collect();
-    let edges: Vec<Value> = graph
-        .edges()
-        .map(|(a, b, k)| {
-            let [of, ol, df, dl] = seen_cols(k);
-            json!({"src": key_cols(a), "dst": key_cols(b), "observed_first": of,
-                "observed_last": ol, "derived_first": df, "derived_last": dl})
-        })
-        .collect();
-    let runs: Vec<Value> = graph
-        .runs()
-        .map(|(run_id, r)| {
-            let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
-            json!({"run_id": run_id, "job": key_cols(&NodeKey::Job(r.job.clone())),
-                "state": state.as_str(), "state_at": state_at, "first_seen": r.first_seen,
-                "last_seen": r.last_seen,
-                "parent_run_id": r.parent.as_ref().map(|p| &p.run_id),
-                "parent_job_namespace": r.parent.as_ref().map(|p| &p.job.namespace),
-                "parent_job_name": r.parent.as_ref().map(|p| &p.job.name)})
-        })
-        .collect();
-    let run_facets: Vec<Value> = extras
-        .run_facets
-        .iter()
-        .map(|((run_id, key), (at, value))| {
-            json!({"run_id": run_id, "key": key, "at": at, "value": value})
-        })
-        .collect();
-    let aliases: Vec<Value> = graph
-        .alias_claims()
-        .filter_map(|(alias, dataset, source)| {
-            let seen = extras.alias_seen.get(&(alias.clone(), dataset.clone()))?;
-            Some(
-                json!({"alias_namespace": alias.namespace, "alias_name": alias.name,
-                "dataset": key_cols(&NodeKey::Dataset(dataset.clone())),
-                "source": source, "first_seen": seen.first, "last_seen": seen.last}),
-            )
-        })
-        .collect();
+        }
+        n_cluster.push(cluster);
+        n_raw.push(raw);
+        n_issues.push(issues);
+        n_job_kind.push(job_kind);
+        n_job_kind_at.push(job_kind_at);
+        n_integration.push(integration);
+    }
+
+    let (mut f_node, mut f_key, mut f_at, mut f_value) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for n in graph.nodes() {
+        for (key, slot) in &n.facets {
+            f_node.push(ord[&n.key]);
+            f_key.push(key.as_str());
+            f_at.push(slot.at);
+            f_value.push(facet_value(&slot.value));
+        }
+    }
+
+    let (mut e_src, mut e_dst, mut e_seen) = (Vec::new(), Vec::new(), SeenColumns::default());
+    for (a, b, k) in graph.edges() {
+        e_src.push(ord[a]);
+        e_dst.push(ord[b]);
+        e_seen.push(k);
+    }
+
+    let mut r_id = Vec::new();
+    let (mut r_job, mut r_state, mut r_state_at) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut r_first, mut r_last) = (Vec::new(), Vec::new());
+    let (mut r_parent, mut r_parent_ns, mut r_parent_name) = (Vec::new(), Vec::new(), Vec::new());
+    for (run_id, r) in graph.runs() {
+        // A run's job is a node of the same fold.
+        let Some(&job) = ord.get(&NodeKey::Job(r.job.clone())) else {
+            continue;
+        };
+        let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
+        r_id.push(run_id);
+        r_job.push(job);
+        r_state.push(state.as_str());
+        r_state_at.push(state_at);
+        r_first.push(r.first_seen);
+        r_last.push(r.last_seen);
+        r_parent.push(r.parent.as_ref().map(|p| p.run_id.as_str()));
+        r_parent_ns.push(r.parent.as_ref().map(|p| p.job.namespace.as_str()));
+        r_parent_name.push(r.parent.as_ref().map(|p| p.job.name.as_str()));
+    }
+
+    let (mut rf_run, mut rf_key, mut rf_at, mut rf_value) =
+        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    for ((run_id, key), (at, value)) in &extras.run_facets {
+        rf_run.push(run_id.as_str());
+        rf_key.push(key.as_str());
+        rf_at.push(*at);
+        rf_value.push(facet_value(value));
+    }
+
+    let (mut a_ns, mut a_name, mut a_dataset) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut a_source, mut a_first, mut a_last) = (Vec::new(), Vec::new(), Vec::new());
+    for (alias, dataset, source) in graph.alias_claims() {
+        let Some(seen) = extras.alias_seen.get(&(alias.clone(), dataset.clone())) else {
+            continue;
+        };
+        let Some(&d) = ord.get(&NodeKey::Dataset(dataset.clone())) else {
+            continue;
+        };
+        a_ns.push(alias.namespace.as_str());
+        a_name.push(alias.name.as_str());
+        a_dataset.push(d);
+        a_source.push(json!(source));
+        a_first.push(seen.first);
+        a_last.push(seen.last);
+    }
+
+    let [n_of, n_ol, n_df, n_dl] = n_seen.0;
+    let [e_of, e_ol, e_df, e_dl] = e_seen.0;
     Ok(sqlx::query_scalar(
         "WITH appended AS (
              INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
@@ -334,16 +354,21 @@ pub async fn write(
              -- queued together or not at all.
              INSERT INTO lineage_forward (event_id)
              SELECT id FROM appended WHERE provenance = 'derived' ORDER BY id
+         ), sent AS (
+             SELECT * FROM UNNEST($8::text[], $9::text[], $10::text[], $11::timestamptz[],
+                 $12::timestamptz[], $13::timestamptz[], $14::timestamptz[], $15::text[],
+                 $16::jsonb[], $17::jsonb[], $18::text[], $19::timestamptz[], $20::text[])
+                 WITH ORDINALITY AS r(kind, namespace, name, observed_first, observed_last,
+                     derived_first, derived_last, cluster, raw_namespaces, issues, job_kind,
+                     job_kind_at, integration, ord)
          ), nodes AS (
              INSERT INTO lineage_nodes AS n (kind, namespace, name, observed_first, observed_last,
                  derived_first, derived_last, cluster, raw_namespaces, issues, job_kind, job_kind_at,
                  integration)
              SELECT kind, namespace, name, observed_first, observed_last, derived_first, derived_last,
-                    cluster, raw_namespaces, issues, job_kind, job_kind_at, integration
-             FROM jsonb_to_recordset($8) AS r(kind text, namespace text, name text,
-                 observed_first timestamptz, observed_last timestamptz, derived_first timestamptz,
-                 derived_last timestamptz, cluster text, raw_namespaces text[], issues jsonb,
-                 job_kind text, job_kind_at timestamptz, integration text)
+                    cluster, ARRAY(SELECT jsonb_array_elements_text(raw_namespaces)), issues,
+                    job_kind, job_kind_at, integration
+             FROM sent
              ORDER BY kind, namespace, name
              ON CONFLICT (kind, namespace, name) DO UPDATE SET
                  observed_first = LEAST(n.observed_first, EXCLUDED.observed_first),
@@ -366,22 +391,29 @@ pub async fn write(
                          AND (n.job_kind_at IS NULL OR n.job_kind_at <= EXCLUDED.job_kind_at)
                      THEN EXCLUDED.integration ELSE n.integration END,
                  job_kind_at = GREATEST(n.job_kind_at, EXCLUDED.job_kind_at)
-             RETURNING id, jsonb_build_array(kind, namespace, name) AS key
+             RETURNING id, kind, namespace, name
+         ), ids AS (
+             -- Node n of the batch is id[n]: one array, subscripted, as
+             -- joining each table to a relation of (n, id) planned as
+             -- nested loops (the batch's size is unknown to the plan).
+             SELECT array_agg(n.id ORDER BY s.ord) AS id
+             FROM nodes n JOIN sent s USING (kind, namespace, name)
          ), facets AS (
              INSERT INTO lineage_facets AS f (node_id, key, at, value)
-             SELECT nd.id, r.key, r.at, r.value
-             FROM jsonb_to_recordset($9) AS r(node jsonb, key text, at timestamptz, value jsonb)
-             JOIN nodes nd ON nd.key = r.node
-             ORDER BY nd.id, r.key
+             SELECT ids.id[r.node], r.key, r.at, r.value
+             FROM UNNEST($21::int8[], $22::text[], $23::timestamptz[], $24::jsonb[])
+                 AS r(node, key, at, value), ids
+             ORDER BY 1, r.key
              ON CONFLICT (node_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
              WHERE f.at <= EXCLUDED.at
          ), edges AS (
              INSERT INTO lineage_edges AS e (src, dst, observed_first, observed_last, derived_first, derived_last)
-             SELECT a.id, b.id, r.observed_first, r.observed_last, r.derived_first, r.derived_last
-             FROM jsonb_to_recordset($10) AS r(src jsonb, dst jsonb, observed_first timestamptz,
-                 observed_last timestamptz, derived_first timestamptz, derived_last timestamptz)
-             JOIN nodes a ON a.key = r.src JOIN nodes b ON b.key = r.dst
-             ORDER BY a.id, b.id
+             SELECT ids.id[r.src], ids.id[r.dst], r.observed_first, r.observed_last,
+                    r.derived_first, r.derived_last
+             FROM UNNEST($25::int8[], $26::int8[], $27::timestamptz[], $28::timestamptz[],
+                 $29::timestamptz[], $30::timestamptz[])
+                 AS r(src, dst, observed_first, observed_last, derived_first, derived_last), ids
+             ORDER BY 1, 2
              ON CONFLICT (src, dst) DO UPDATE SET
                  observed_first = LEAST(e.observed_first, EXCLUDED.observed_first),
                  observed_last = GREATEST(e.observed_last, EXCLUDED.observed_last),
@@ -390,12 +422,12 @@ pub async fn write(
          ), runs AS (
              INSERT INTO lineage_runs AS u (run_id, job_id, state, state_at, first_seen, last_seen,
                  parent_run_id, parent_job_namespace, parent_job_name)
-             SELECT r.run_id, j.id, r.state, r.state_at, r.first_seen, r.last_seen, r.parent_run_id,
+             SELECT r.run_id, ids.id[r.job], r.state, r.state_at, r.first_seen, r.last_seen, r.parent_run_id,
                     r.parent_job_namespace, r.parent_job_name
-             FROM jsonb_to_recordset($11) AS r(run_id text, job jsonb, state text,
-                 state_at timestamptz, first_seen timestamptz, last_seen timestamptz,
-                 parent_run_id text, parent_job_namespace text, parent_job_name text)
-             JOIN nodes j ON j.key = r.job
+             FROM UNNEST($31::text[], $32::int8[], $33::text[], $34::timestamptz[],
+                 $35::timestamptz[], $36::timestamptz[], $37::text[], $38::text[], $39::text[])
+                 AS r(run_id, job, state, state_at, first_seen, last_seen, parent_run_id,
+                     parent_job_namespace, parent_job_name), ids
              ORDER BY r.run_id
              ON CONFLICT (run_id) DO UPDATE SET
                  state = CASE WHEN u.state_at <= EXCLUDED.state_at THEN EXCLUDED.state ELSE u.state END,
@@ -410,18 +442,20 @@ pub async fn write(
              -- After its run (the foreign key): joined to the runs just written.
              INSERT INTO lineage_run_facets AS f (run_id, key, at, value)
              SELECT r.run_id, r.key, r.at, r.value
-             FROM jsonb_to_recordset($12) AS r(run_id text, key text, at timestamptz, value jsonb)
+             FROM UNNEST($40::text[], $41::text[], $42::timestamptz[], $43::jsonb[])
+                 AS r(run_id, key, at, value)
              JOIN runs USING (run_id)
              ORDER BY r.run_id, r.key
              ON CONFLICT (run_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
              WHERE f.at <= EXCLUDED.at
          ), aliases AS (
              INSERT INTO lineage_aliases AS a (alias_namespace, alias_name, dataset_id, source, first_seen, last_seen)
-             SELECT r.alias_namespace, r.alias_name, d.id, r.source, r.first_seen, r.last_seen
-             FROM jsonb_to_recordset($13) AS r(alias_namespace text, alias_name text,
-                 dataset jsonb, source jsonb, first_seen timestamptz, last_seen timestamptz)
-             JOIN nodes d ON d.key = r.dataset
-             ORDER BY r.alias_namespace, r.alias_name, d.id
+             SELECT r.alias_namespace, r.alias_name, ids.id[r.dataset], r.source, r.first_seen,
+                    r.last_seen
+             FROM UNNEST($44::text[], $45::text[], $46::int8[], $47::jsonb[],
+                 $48::timestamptz[], $49::timestamptz[])
+                 AS r(alias_namespace, alias_name, dataset, source, first_seen, last_seen), ids
+             ORDER BY r.alias_namespace, r.alias_name, 3
              ON CONFLICT (alias_namespace, alias_name, dataset_id) DO UPDATE SET
                  first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
                  last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
@@ -435,12 +469,48 @@ pub async fn write(
     .bind(times)
     .bind(senders)
     .bind(sources)
-    .bind(serde_json::to_value(&nodes).unwrap_or_else(|_| json!([])))
-    .bind(Value::Array(facets))
-    .bind(Value::Array(edges))
-    .bind(Value::Array(runs))
-    .bind(Value::Array(run_facets))
-    .bind(Value::Array(aliases))
+    .bind(n_kind)
+    .bind(n_ns)
+    .bind(n_name)
+    .bind(n_of)
+    .bind(n_ol)
+    .bind(n_df)
+    .bind(n_dl)
+    .bind(n_cluster)
+    .bind(n_raw)
+    .bind(n_issues)
+    .bind(n_job_kind)
+    .bind(n_job_kind_at)
+    .bind(n_integration)
+    .bind(f_node)
+    .bind(f_key)
+    .bind(f_at)
+    .bind(f_value)
+    .bind(e_src)
+    .bind(e_dst)
+    .bind(e_of)
+    .bind(e_ol)
+    .bind(e_df)
+    .bind(e_dl)
+    .bind(r_id)
+    .bind(r_job)
+    .bind(r_state)
+    .bind(r_state_at)
+    .bind(r_first)
+    .bind(r_last)
+    .bind(r_parent)
+    .bind(r_parent_ns)
+    .bind(r_parent_name)
+    .bind(rf_run)
+    .bind(rf_key)
+    .bind(rf_at)
+    .bind(rf_value)
+    .bind(a_ns)
+    .bind(a_name)
+    .bind(a_dataset)
+    .bind(a_source)
+    .bind(a_first)
+    .bind(a_last)
     .fetch_all(conn)
     .await?)
 }

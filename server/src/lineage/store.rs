@@ -208,10 +208,10 @@ fn facet_value(v: &Option<Value>) -> Option<Value> {
 /// Appends `events` (the ones not stored yet) and writes the graph folded
 /// from them, merging with what is stored by the fold's rules (see the
 /// migration), in ONE statement: a data-modifying CTE per table, the rows
-/// of each as typed arrays (one per column, `UNNEST`ed: decoding JSON
-/// record sets cost more than the upserts they fed). Nodes are numbered
-/// in the batch and the other tables name them by that number, mapped to
-/// the ids the node upsert returns. One round trip a batch (on a busy
+/// of each as typed arrays (one per column, `UNNEST`ed: decoding a JSON
+/// record set per table took a fifth of a large batch's time, BENCHMARKS
+/// "sixth pass"). Nodes are numbered in the batch and the other tables
+/// name them by that number, mapped to the ids the node upsert returns. One round trip a batch (on a busy
 /// machine each round trip waits for the scheduler), atomic by itself.
 /// Every table's rows go in its key's order, and every batch runs the same
 /// plan, so two writers lock rows in one order and cannot deadlock.

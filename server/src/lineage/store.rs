@@ -211,8 +211,9 @@ fn facet_value(v: &Option<Value>) -> Option<Value> {
 /// of each as typed arrays (one per column, `UNNEST`ed: decoding a JSON
 /// record set per table took a fifth of a large batch's time, BENCHMARKS
 /// "sixth pass"). Nodes are numbered in the batch and the other tables
-/// name them by that number, mapped to the ids the node upsert returns. One round trip a batch (on a busy
-/// machine each round trip waits for the scheduler), atomic by itself.
+/// name them by that number, mapped to the ids the node upsert returns.
+/// One round trip a batch (on a busy machine each round trip waits for
+/// the scheduler), atomic by itself.
 /// Every table's rows go in its key's order, and every batch runs the same
 /// plan, so two writers lock rows in one order and cannot deadlock.
 /// Folding an event already stored changes nothing (every merge is

@@ -93,8 +93,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     let bind = config.bind;
     let public = config.public_url.to_string();
     let mut runner = Runner::new(pool.clone());
-    let mut state = AppState::new(pool.clone(), config);
-    state.runner = Some(runner.health());
+    let state = AppState::with_runner(pool.clone(), config, Some(runner.health()));
     for r in routines(&pool, &state.config, &store, &state.limiter, &state.lineage) {
         runner.add(r);
     }

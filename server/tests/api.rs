@@ -1549,8 +1549,7 @@ async fn readiness_names_the_check_that_fails(pool: sqlx::PgPool) {
     // With a runner running a routine: ready.
     let mut runner = Runner::new(pool.clone());
     runner.add(std::sync::Arc::new(RunRetention::new(pool.clone())));
-    let mut state = AppState::new(pool.clone(), support::config());
-    state.runner = Some(runner.health());
+    let state = AppState::with_runner(pool.clone(), support::config(), Some(runner.health()));
     let t = TestApp::with_state(pool.clone(), state).await;
     let r = t.get("/readyz", None).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -1583,8 +1582,7 @@ async fn readiness_names_the_check_that_fails(pool: sqlx::PgPool) {
         .acquire_timeout(std::time::Duration::from_millis(500))
         .connect_lazy(&format!("postgres://postgres@127.0.0.1:{port}/none"))
         .expect("lazy pool");
-    let mut state = AppState::new(gone, support::config());
-    state.runner = Some(runner.health());
+    let state = AppState::with_runner(gone, support::config(), Some(runner.health()));
     let t2 = TestApp::with_state(pool.clone(), state).await;
     let r = t2.get("/readyz", None).await;
     assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
@@ -1849,8 +1847,7 @@ async fn readiness_goes_503_when_postgres_stops_and_200_when_it_is_back(pool: sq
         .expect("migrated");
     let mut runner = Runner::new(own.clone());
     runner.add(std::sync::Arc::new(RunRetention::new(own.clone())));
-    let mut state = AppState::new(own.clone(), support::config());
-    state.runner = Some(runner.health());
+    let state = AppState::with_runner(own.clone(), support::config(), Some(runner.health()));
     // Sessions live in the test's database: only readiness asks this one.
     let t = TestApp::with_state(pool, state).await;
     let r = t.get("/readyz", None).await;

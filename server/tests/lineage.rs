@@ -618,7 +618,8 @@ async fn the_marquez_read_api_answers_in_its_shape(pool: PgPool) {
 /// The router with ingest limits of the test's own.
 fn app_with(pool: &PgPool, limits: IngestLimits) -> axum::Router {
     let mut state = AppState::new(pool.clone(), support::config());
-    state.lineage = Arc::new(LineageService::new(pool.clone(), limits));
+    state.unshared().expect("not shared yet").lineage =
+        Arc::new(LineageService::new(pool.clone(), limits));
     router(state, PostgresStore::new(pool.clone()))
 }
 
@@ -2101,4 +2102,81 @@ async fn the_impact_page_lists_owners_and_notify_records_the_question_and_refusa
         "{}",
         r.body
     );
+}
+
+/// A writer names datasets by the registered clusters as it last read
+/// them, and its statement checks they still stand: a batch named by a
+/// list that changed writes nothing, so the writer reads the list again
+/// and folds once more. A cluster registered between two events names the
+/// second one's topic.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_batch_named_by_clusters_that_changed_is_named_again(pool: PgPool) {
+    use streamkeeper_server::lineage::store;
+    let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(1 << 20));
+    let ev = |n: u32, input: &str| {
+        accepted(&start_event(
+            &format!("0194b3a2-7c1e-7000-8000-{n:012}"),
+            &format!("job-{n}"),
+            input,
+            "table",
+        ))
+    };
+    let cluster_of = |topic: &'static str| {
+        let pool = pool.clone();
+        async move {
+            sqlx::query_scalar::<_, Option<String>>(
+                "SELECT cluster FROM lineage_nodes WHERE kind = 'dataset' AND name = $1",
+            )
+            .bind(topic)
+            .fetch_one(&pool)
+            .await
+            .expect("the topic's node")
+        }
+    };
+    // No cluster yet: every writer that takes a batch reads an empty list.
+    for n in 0..4 {
+        let stored = svc.ingest(vec![ev(n, "before")]).await;
+        assert!(stored.iter().all(Result::is_ok), "{stored:?}");
+    }
+    assert_eq!(cluster_of("before").await, None);
+
+    let id: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap) VALUES ('local', '127.0.0.1:9092') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    for n in 10..14 {
+        let stored = svc.ingest(vec![ev(n, "after")]).await;
+        assert!(stored.iter().all(Result::is_ok), "{stored:?}");
+    }
+    assert_eq!(cluster_of("after").await, Some(id.to_string()));
+
+    // The statement itself refuses a stale list: nothing is appended.
+    let hash = [7u8; 32];
+    let stale = store::write(
+        &mut pool.acquire().await.expect("conn"),
+        &[store::NewEvent {
+            hash: &hash,
+            body: "{}",
+            provenance: streamkeeper::lineage::graph::Provenance::Observed,
+            kind: "run",
+            event_time: chrono::Utc::now(),
+            sender: "test",
+            source: "test",
+        }],
+        &streamkeeper::lineage::graph::Graph::new(),
+        &store::Extras::default(),
+        &store::ClusterRows::default(),
+    )
+    .await
+    .expect("statement");
+    assert_eq!(stale, None);
+    let fresh = store::cluster_rows(&pool).await.expect("clusters");
+    assert_eq!(fresh.registered().len(), 1);
+    let events: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_events")
+        .fetch_one(&pool)
+        .await
+        .expect("count");
+    assert_eq!(events, 8, "the stale batch appended nothing");
 }

@@ -77,6 +77,19 @@ pub const MAX_BATCH: usize = 1_000;
 /// enough to keep Postgres busy; more would only make the batches smaller.
 pub const WRITERS: usize = 3;
 
+/// Tries of a rebuild that the registered clusters keep changing under.
+const REBUILD_TRIES: usize = 3;
+
+/// Why a rebuild did not happen (its transaction rolled back: the graph
+/// stands as it was).
+#[derive(Debug, thiserror::Error)]
+pub enum RebuildError {
+    #[error(transparent)]
+    Db(#[from] Db),
+    #[error("the registered clusters changed during each of {0} tries; run the rebuild again")]
+    ClustersMoving(usize),
+}
+
 /// How much ingest may queue, and how far a gzip body may inflate.
 #[derive(Clone, Copy, Debug)]
 pub struct IngestLimits {
@@ -242,8 +255,20 @@ impl LineageService {
     /// Empties the graph and folds every stored event again, in one
     /// transaction (readers see the old graph until it commits; writers
     /// wait). Returns (events replayed, events that no longer parse).
-    pub async fn rebuild(&self) -> Result<(usize, usize), Db> {
-        let clusters = Clusters::new(&store::clusters(&self.pool).await?);
+    pub async fn rebuild(&self) -> Result<(usize, usize), RebuildError> {
+        for _ in 0..REBUILD_TRIES {
+            let named_by = store::cluster_rows(&self.pool).await?;
+            if let Some(counts) = self.replay(&named_by).await? {
+                return Ok(counts);
+            }
+        }
+        Err(RebuildError::ClustersMoving(REBUILD_TRIES))
+    }
+
+    /// One try of [`Self::rebuild`], naming by `named_by`; `None` (rolled
+    /// back) when the registered clusters changed meanwhile.
+    async fn replay(&self, named_by: &store::ClusterRows) -> Result<Option<(usize, usize)>, Db> {
+        let clusters = Clusters::new(&named_by.registered());
         let mut tx = self.pool.begin().await?;
         store::clear_graph(&mut tx).await?;
         let (mut after, mut replayed, mut unreadable) = (0i64, 0usize, 0usize);
@@ -273,10 +298,13 @@ impl LineageService {
                     }
                 }
             }
-            store::write(&mut tx, &[], &graph, &extras).await?;
+            let written = store::write(&mut tx, &[], &graph, &extras, named_by).await?;
+            if written.is_none() {
+                return Ok(None);
+            }
         }
         tx.commit().await?;
-        Ok((replayed, unreadable))
+        Ok(Some((replayed, unreadable)))
     }
 
     async fn clusters(&self) -> Result<Clusters, AppError> {
@@ -1073,15 +1101,18 @@ async fn next_batch(
 /// ever picks one of them as a deadlock's victim its batch is stored event
 /// by event like any failed batch.
 async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Pending>>>) {
+    // The clusters this writer last named by: its statement checks they
+    // still stand, so they are read again only when they changed.
+    let mut named_by = None;
     while let Some(batch) = next_batch(&rx).await {
         let events: Vec<&Accepted> = batch.iter().flat_map(|p| &p.events).collect();
-        let mut results = match write(&pool, &events).await {
+        let mut results = match write(&pool, &events, &mut named_by).await {
             Ok(stored) => stored.into_iter().map(Ok).collect::<Vec<_>>(),
             Err(e) => {
                 tracing::warn!(error = %e, events = events.len(), "a lineage batch failed; storing its events one by one");
                 let mut one_by_one = Vec::with_capacity(events.len());
                 for ev in &events {
-                    one_by_one.push(match write(&pool, &[*ev]).await {
+                    one_by_one.push(match write(&pool, &[*ev], &mut named_by).await {
                         Ok(s) => Ok(s.into_iter().next().unwrap_or(Stored::Duplicate)),
                         Err(e) => Err(Refused::Store(e.into())),
                     });
@@ -1108,9 +1139,15 @@ async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedRece
 
 /// Appends `events` and folds them, in one statement (so no transaction
 /// to open and commit: one round trip). An event already stored is folded
-/// again, which changes nothing, and answered as a duplicate.
-async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
-    let clusters = Clusters::new(&store::clusters(pool).await?);
+/// again, which changes nothing, and answered as a duplicate. `named_by`
+/// is the registered clusters as this writer last read them (`None`
+/// before its first batch); a batch named by a list that changed writes
+/// nothing and is folded again by the list read afresh.
+async fn write(
+    pool: &PgPool,
+    events: &[&Accepted],
+    named_by: &mut Option<store::ClusterRows>,
+) -> Result<Vec<Stored>, Db> {
     let rows: Vec<store::NewEvent> = events
         .iter()
         .map(|e| store::NewEvent {
@@ -1123,37 +1160,53 @@ async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, Db> {
             source: &e.source,
         })
         .collect();
+    let mut conn = pool.acquire().await?;
+    loop {
+        let names = match named_by {
+            Some(names) => names,
+            None => named_by.insert(store::cluster_rows(&mut *conn).await?),
+        };
+        let (graph, extras) = fold_batch(events, &Clusters::new(&names.registered()));
+        let written = store::write(&mut conn, &rows, &graph, &extras, names).await?;
+        let Some(appended) = written else {
+            *named_by = None;
+            continue;
+        };
+        let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
+        // The first of equal events in the batch is the new one.
+        return Ok(events
+            .iter()
+            .map(|e| {
+                if new.remove(e.received.hash.as_slice()) {
+                    Stored::New
+                } else {
+                    Stored::Duplicate
+                }
+            })
+            .collect());
+    }
+}
+
+/// The graph `events` fold into, named by `clusters`; equal events in the
+/// batch are folded once.
+fn fold_batch(events: &[&Accepted], clusters: &Clusters) -> (Graph, store::Extras) {
     let mut graph = Graph::new();
     let mut extras = store::Extras::default();
     let mut seen: HashSet<&[u8]> = HashSet::new();
     for e in events {
-        // Equal events in the batch are folded once.
         if seen.insert(e.received.hash.as_slice()) {
             let up = fold(
                 &e.received.event,
                 &FoldContext {
                     provenance: e.provenance,
-                    clusters: &clusters,
+                    clusters,
                 },
             );
             extras.note(&up);
             graph.apply(&up);
         }
     }
-    let mut conn = pool.acquire().await?;
-    let appended = store::write(&mut conn, &rows, &graph, &extras).await?;
-    let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
-    // The first of equal events in the batch is the new one.
-    Ok(events
-        .iter()
-        .map(|e| {
-            if new.remove(e.received.hash.as_slice()) {
-                Stored::New
-            } else {
-                Stored::Duplicate
-            }
-        })
-        .collect())
+    (graph, extras)
 }
 
 #[cfg(test)]

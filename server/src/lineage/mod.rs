@@ -77,8 +77,10 @@ pub const MAX_BATCH: usize = 1_000;
 /// enough to keep Postgres busy; more would only make the batches smaller.
 pub const WRITERS: usize = 3;
 
-/// Tries of a rebuild that the registered clusters keep changing under.
-const REBUILD_TRIES: usize = 3;
+/// Tries of a batch, and of a rebuild, that the registered clusters keep
+/// changing under (each change is an admin's act: a second in a row is
+/// already unlikely).
+const NAMING_TRIES: usize = 3;
 
 /// Why a rebuild did not happen (its transaction rolled back: the graph
 /// stands as it was).
@@ -256,13 +258,13 @@ impl LineageService {
     /// transaction (readers see the old graph until it commits; writers
     /// wait). Returns (events replayed, events that no longer parse).
     pub async fn rebuild(&self) -> Result<(usize, usize), RebuildError> {
-        for _ in 0..REBUILD_TRIES {
+        for _ in 0..NAMING_TRIES {
             let named_by = store::cluster_rows(&self.pool).await?;
             if let Some(counts) = self.replay(&named_by).await? {
                 return Ok(counts);
             }
         }
-        Err(RebuildError::ClustersMoving(REBUILD_TRIES))
+        Err(RebuildError::ClustersMoving(NAMING_TRIES))
     }
 
     /// One try of [`Self::rebuild`], naming by `named_by`; `None` (rolled
@@ -1147,7 +1149,7 @@ async fn write(
     pool: &PgPool,
     events: &[&Accepted],
     named_by: &mut Option<store::ClusterRows>,
-) -> Result<Vec<Stored>, Db> {
+) -> Result<Vec<Stored>, AppError> {
     let rows: Vec<store::NewEvent> = events
         .iter()
         .map(|e| store::NewEvent {
@@ -1160,8 +1162,8 @@ async fn write(
             source: &e.source,
         })
         .collect();
-    let mut conn = pool.acquire().await?;
-    loop {
+    let mut conn = pool.acquire().await.map_err(Db)?;
+    for _ in 0..NAMING_TRIES {
         let names = match named_by {
             Some(names) => names,
             None => named_by.insert(store::cluster_rows(&mut *conn).await?),
@@ -1169,6 +1171,7 @@ async fn write(
         let (graph, extras) = fold_batch(events, &Clusters::new(&names.registered()));
         let written = store::write(&mut conn, &rows, &graph, &extras, names).await?;
         let Some(appended) = written else {
+            // Registered or removed since this writer read them.
             *named_by = None;
             continue;
         };
@@ -1185,6 +1188,10 @@ async fn write(
             })
             .collect());
     }
+    Err(internal(
+        "lineage writer",
+        "the registered clusters changed under each try of one batch",
+    ))
 }
 
 /// The graph `events` fold into, named by `clusters`; equal events in the

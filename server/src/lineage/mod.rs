@@ -1116,7 +1116,7 @@ async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedRece
                 for ev in &events {
                     one_by_one.push(match write(&pool, &[*ev], &mut named_by).await {
                         Ok(s) => Ok(s.into_iter().next().unwrap_or(Stored::Duplicate)),
-                        Err(e) => Err(Refused::Store(e.into())),
+                        Err(e) => Err(Refused::Store(e)),
                     });
                 }
                 one_by_one

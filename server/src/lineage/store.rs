@@ -457,6 +457,13 @@ pub async fn write(
                  observed_last = GREATEST(e.observed_last, EXCLUDED.observed_last),
                  derived_first = LEAST(e.derived_first, EXCLUDED.derived_first),
                  derived_last = GREATEST(e.derived_last, EXCLUDED.derived_last)
+             -- An edge seen again within its times is left as it is: no
+             -- new row version for a fact already stored.
+             WHERE (LEAST(e.observed_first, EXCLUDED.observed_first),
+                    GREATEST(e.observed_last, EXCLUDED.observed_last),
+                    LEAST(e.derived_first, EXCLUDED.derived_first),
+                    GREATEST(e.derived_last, EXCLUDED.derived_last))
+                 IS DISTINCT FROM (e.observed_first, e.observed_last, e.derived_first, e.derived_last)
          ), runs AS (
              INSERT INTO lineage_runs AS u (run_id, job_id, state, state_at, first_seen, last_seen,
                  parent_run_id, parent_job_namespace, parent_job_name)
@@ -478,7 +485,8 @@ pub async fn write(
                  parent_job_name = COALESCE(EXCLUDED.parent_job_name, u.parent_job_name)
              RETURNING run_id
          ), run_facets AS (
-             -- After its run (the foreign key): joined to the runs just written.
+             -- Joined to the runs just written: a run's facets go only
+             -- with their run (one whose job is not in the fold is not).
              INSERT INTO lineage_run_facets AS f (run_id, key, at, value)
              SELECT r.run_id, r.key, r.at, r.value
              FROM UNNEST($40::text[], $41::text[], $42::timestamptz[], $43::jsonb[])
@@ -499,6 +507,7 @@ pub async fn write(
              ON CONFLICT (alias_namespace, alias_name, dataset_id) DO UPDATE SET
                  first_seen = LEAST(a.first_seen, EXCLUDED.first_seen),
                  last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
+             WHERE EXCLUDED.first_seen < a.first_seen OR EXCLUDED.last_seen > a.last_seen
          )
          SELECT (SELECT same FROM named), ARRAY(SELECT hash FROM appended)",
     )

@@ -29,6 +29,10 @@
 //!    `senders` tasks each POSTing one event at a time to
 //!    `/api/v1/lineage` (as the Python client does), honouring 429 +
 //!    Retry-After; then every 201 is checked to be stored.
+//!    3b. The same with wrk as the sender (`support/lineage_wrk.lua`;
+//!    Debian's `wrk`, or STREAMKEEPER_WRK), a process of its own on one
+//!    thread, so that the sender's share of the two cores is told apart
+//!    from the server's; skipped when wrk is not installed.
 //! 4. The same with the real openlineage-python 1.54 client (its HTTP
 //!    transport), when scripts/lib.sh's `ensure_openlineage` installed it.
 //! 5. (Run before 3.) The graph page of topic-0 with a 200-node
@@ -72,8 +76,8 @@ impl Lcg {
 }
 
 /// A RunEvent of job `j` reading `fan` topics and writing `fan`, in the
-/// 1.54 client's shape.
-fn event(j: usize, fan: usize, rng: &mut Lcg) -> String {
+/// 1.54 client's shape, at time `at`.
+fn event(j: usize, fan: usize, at: &str, rng: &mut Lcg) -> String {
     let per_tier = TOPICS / 100;
     let tier = ((j % JOBS) * 100) / JOBS;
     let topic = |t: usize, rng: &mut Lcg| {
@@ -86,8 +90,7 @@ fn event(j: usize, fan: usize, rng: &mut Lcg) -> String {
     let inputs: Vec<String> = (0..fan).map(|_| topic(tier, rng)).collect();
     let outputs: Vec<String> = (0..fan).map(|_| topic(tier + 1, rng)).collect();
     format!(
-        r#"{{"eventTime": "2026-01-01T00:{:02}:00Z", "eventType": "RUNNING", "inputs": [{}], "job": {{"facets": {{"jobType": {{"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "_schemaURL": "https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet", "integration": "FLINK", "jobType": "JOB", "processingType": "STREAMING"}}}}, "name": "job-{}", "namespace": "bench"}}, "outputs": [{}], "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "run": {{"facets": {{}}, "runId": "0194b3a2-7c1e-7000-8000-{j:012}"}}, "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}}"#,
-        j % 60,
+        r#"{{"eventTime": "{at}", "eventType": "RUNNING", "inputs": [{}], "job": {{"facets": {{"jobType": {{"_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "_schemaURL": "https://openlineage.io/spec/facets/2-0-4/JobTypeJobFacet.json#/$defs/JobTypeJobFacet", "integration": "FLINK", "jobType": "JOB", "processingType": "STREAMING"}}}}, "name": "job-{}", "namespace": "bench"}}, "outputs": [{}], "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/client/python", "run": {{"facets": {{}}, "runId": "0194b3a2-7c1e-7000-8000-{j:012}"}}, "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"}}"#,
         inputs.join(", "),
         j % JOBS,
         outputs.join(", ")
@@ -189,6 +192,84 @@ async fn graph_page(
     );
 }
 
+/// Step 3b: HTTP ingest with wrk as the sender (`support/lineage_wrk.lua`),
+/// `senders` connections on one wrk thread, each event distinct, counted
+/// from `first`; then every 201 is checked to be stored. An event in
+/// flight when wrk stops may be stored without having been counted.
+async fn wrk_ingest(
+    svc: &LineageService,
+    addr: &std::net::SocketAddr,
+    token: &str,
+    seconds: u64,
+    senders: usize,
+    first: usize,
+) {
+    if seconds == 0 {
+        return;
+    }
+    let wrk = std::env::var("STREAMKEEPER_WRK").unwrap_or_else(|_| "wrk".into());
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/support/lineage_wrk.lua"
+    );
+    let before = svc.counts().await.expect("counts").events;
+    let started = Instant::now();
+    let out = tokio::process::Command::new(&wrk)
+        .args([
+            "-t1",
+            &format!("-c{senders}"),
+            &format!("-d{seconds}s"),
+            "--timeout",
+            "10s",
+            "-s",
+            script,
+            &format!("http://{addr}/api/v1/lineage"),
+            "--",
+            token,
+            &first.to_string(),
+            &JOBS.to_string(),
+            &TOPICS.to_string(),
+        ])
+        .output()
+        .await;
+    let out = match out {
+        Ok(o) if o.status.success() => o,
+        Ok(o) => panic!("wrk: {}", String::from_utf8_lossy(&o.stderr)),
+        Err(e) => {
+            println!("wrk ingest: skipped ({wrk}: {e}; apt-get install wrk)");
+            return;
+        }
+    };
+    let elapsed = started.elapsed();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let field = |name: &str| -> u64 {
+        stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("streamkeeper-wrk "))
+            .and_then(|l| {
+                l.split(' ')
+                    .find_map(|kv| kv.strip_prefix(name)?.strip_prefix('='))
+            })
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| panic!("wrk printed no {name}: {stdout}"))
+    };
+    let created = field("created") as i64;
+    let stored = svc.counts().await.expect("counts").events - before;
+    println!(
+        "http ingest, wrk sender: {senders} connections for {:.0} s: {created} events answered 201 ({:.0} events/s), stored {stored} (lost {}, {} in flight when wrk stopped), other answers {}, errors {}, 429s {}; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
+        elapsed.as_secs_f64(),
+        created as f64 / elapsed.as_secs_f64(),
+        (created - stored).max(0),
+        (stored - created).max(0),
+        field("other"),
+        field("errors"),
+        field("throttled"),
+        field("p50_us") as f64 / 1e3,
+        field("p99_us") as f64 / 1e3,
+        field("max_us") as f64 / 1e3,
+    );
+}
+
 fn ms(d: Duration) -> f64 {
     d.as_secs_f64() * 1e3
 }
@@ -235,7 +316,16 @@ async fn main() {
     // 1. The graph, through the writer.
     let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(8 << 20));
     let mut rng = Lcg(7);
-    let texts: Vec<String> = (0..JOBS).map(|j| event(j, FAN, &mut rng)).collect();
+    let texts: Vec<String> = (0..JOBS)
+        .map(|j| {
+            event(
+                j,
+                FAN,
+                &format!("2026-01-01T00:{:02}:00Z", j % 60),
+                &mut rng,
+            )
+        })
+        .collect();
     let start = Instant::now();
     for chunk in texts.chunks(1_000) {
         let events = chunk
@@ -414,8 +504,12 @@ async fn main() {
                 let mut latencies = Vec::new();
                 let mut failed = 0usize;
                 while Instant::now() < deadline {
-                    // A producer's usual event: one input, one output, ~1 KB.
-                    let body = event(next.fetch_add(1, Ordering::Relaxed), 1, &mut rng);
+                    // A producer's usual event: one input, one output, ~1 KB,
+                    // timed when it is sent, as a live stream's are (so
+                    // each one moves its nodes' and edges' last-seen times).
+                    let at =
+                        chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Micros, true);
+                    let body = event(next.fetch_add(1, Ordering::Relaxed), 1, &at, &mut rng);
                     loop {
                         let t = Instant::now();
                         let r = client
@@ -473,6 +567,17 @@ async fn main() {
         ms(pct(0.99)),
         ms(latencies.last().copied().unwrap_or_default()),
     );
+
+    // 3b. The same with wrk as the sender, in a process of its own.
+    wrk_ingest(
+        &svc,
+        &addr,
+        &token,
+        seconds,
+        senders,
+        next.load(Ordering::Relaxed),
+    )
+    .await;
 
     // 4. The real openlineage-python client, `python_clients` processes.
     let python = std::env::var("STREAMKEEPER_OPENLINEAGE_PYTHON").unwrap_or_else(|_| {

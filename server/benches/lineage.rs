@@ -194,8 +194,10 @@ async fn graph_page(
 
 /// Step 3b: HTTP ingest with wrk as the sender (`support/lineage_wrk.lua`),
 /// `senders` connections on one wrk thread, each event distinct, counted
-/// from `first`; then every 201 is checked to be stored. An event in
-/// flight when wrk stops may be stored without having been counted.
+/// from `first`; then the 201s are checked against the events stored, by
+/// count (wrk does not say which request a response answers). Up to one
+/// event per connection in flight when wrk stops is stored uncounted, so
+/// a loss of as many could hide behind them.
 async fn wrk_ingest(
     svc: &LineageService,
     addr: &std::net::SocketAddr,

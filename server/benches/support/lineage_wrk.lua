@@ -9,7 +9,8 @@
 --   wrk -t1 -c32 -d60s -s lineage_wrk.lua http://ADDR/api/v1/lineage -- TOKEN FIRST JOBS TOPICS
 --
 -- Prints one line the bench parses: "streamkeeper-wrk created=… other=…
--- throttled=… p50_us=… p99_us=… max_us=…".
+-- throttled=… errors=… p50_us=… p99_us=… max_us=…". A response does not
+-- say which request it answers, so the bench checks 201s by count.
 
 local ffi = require("ffi")
 ffi.cdef[[

@@ -17,7 +17,8 @@
 //!    as RunEvents in the openlineage-python 1.54 shape with
 //!    `kafka://SASL_SSL://broker-N:9093` namespaces resolved to the one
 //!    registered cluster; every topic owned by a team in the catalog. Sent
-//!    through the service's writer 1,000 at a time (the batch path).
+//!    through the service's writer 1,000 at a time (the batch path), then
+//!    folded by the first read (timed together).
 //! 2. Impact downstream of a topic (walked in the in-memory adjacency
 //!    and keys, then one statement for times and owners), at depth 6 and
 //!    20 (Marquez's default), against two recursive CTEs: the reach with
@@ -28,7 +29,10 @@
 //! 3. HTTP ingest: the real router on 127.0.0.1, a lineage:write token,
 //!    `senders` tasks each POSTing one event at a time to
 //!    `/api/v1/lineage` (as the Python client does), honouring 429 +
-//!    Retry-After; then every 201 is checked to be stored.
+//!    Retry-After; then every 201 is checked to be stored. The
+//!    `lineage-fold` routine runs beside the server as `serve` runs it;
+//!    the events waiting for it are counted every 250 ms, and how long it
+//!    takes to catch up once the senders stop is reported.
 //!    3b. The same with wrk as the sender (`support/lineage_wrk.lua`;
 //!    Debian's `wrk`, or STREAMKEEPER_WRK), a process of its own on one
 //!    thread, so that the sender's share of the two cores is told apart
@@ -200,6 +204,7 @@ async fn graph_page(
 /// a loss of as many could hide behind them.
 async fn wrk_ingest(
     svc: &LineageService,
+    fold: &FoldWatch,
     addr: &std::net::SocketAddr,
     token: &str,
     seconds: u64,
@@ -215,6 +220,7 @@ async fn wrk_ingest(
         "/benches/support/lineage_wrk.lua"
     );
     let before = svc.counts().await.expect("counts").events;
+    fold.reset();
     let started = Instant::now();
     let out = tokio::process::Command::new(&wrk)
         .args([
@@ -256,6 +262,7 @@ async fn wrk_ingest(
             .unwrap_or_else(|| panic!("wrk printed no {name}: {stdout}"))
     };
     let created = field("created") as i64;
+    let behind = fold.report(svc).await;
     let stored = svc.counts().await.expect("counts").events - before;
     println!(
         "http ingest, wrk sender: {senders} connections for {:.0} s: {created} events answered 201 ({:.0} events/s), stored {stored} (lost {}, {} in flight when wrk stopped), other answers {}, errors {}, 429s {}; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
@@ -270,6 +277,68 @@ async fn wrk_ingest(
         field("p99_us") as f64 / 1e3,
         field("max_us") as f64 / 1e3,
     );
+    println!("  {behind}");
+}
+
+/// The fold behind HTTP ingest: the `lineage-fold` routine run back to
+/// back beside the server, as `serve`'s runner runs it, and the events
+/// waiting for it, counted every 250 ms.
+struct FoldWatch {
+    pool: sqlx::PgPool,
+    most: Arc<std::sync::atomic::AtomicI64>,
+}
+
+impl FoldWatch {
+    fn start(pool: &sqlx::PgPool, lineage: Arc<LineageService>) -> Self {
+        use streamkeeper_server::platform::routine::{Routine, Target};
+        let routine = streamkeeper_server::lineage::routine::Fold::new(lineage);
+        tokio::spawn(async move {
+            let cancel = tokio_util::sync::CancellationToken::new();
+            loop {
+                routine
+                    .run(Target::Global, &cancel)
+                    .await
+                    .expect("fold run");
+            }
+        });
+        let most = Arc::new(std::sync::atomic::AtomicI64::new(0));
+        let (p, m) = (pool.clone(), most.clone());
+        tokio::spawn(async move {
+            loop {
+                m.fetch_max(waiting(&p).await, Ordering::Relaxed);
+                tokio::time::sleep(Duration::from_millis(250)).await;
+            }
+        });
+        FoldWatch {
+            pool: pool.clone(),
+            most,
+        }
+    }
+
+    /// Starts a phase: forgets the backlog seen so far.
+    fn reset(&self) {
+        self.most.store(0, Ordering::Relaxed);
+    }
+
+    /// Ends a phase: the most events seen waiting, those waiting now, and
+    /// how long the fold then takes to reach them (a read's catch-up).
+    async fn report(&self, svc: &LineageService) -> String {
+        let left = waiting(&self.pool).await;
+        let t = Instant::now();
+        svc.fold().catch_up().await.expect("fold");
+        format!(
+            "fold behind it: at most {} events waiting, {left} when the senders stopped, caught up {:.0} ms later",
+            self.most.load(Ordering::Relaxed).max(left),
+            ms(t.elapsed())
+        )
+    }
+}
+
+async fn waiting(pool: &sqlx::PgPool) -> i64 {
+    sqlx::query_scalar("SELECT count(*) FROM lineage_unfolded")
+        .fetch_one(pool)
+        .await
+        .expect("waiting")
 }
 
 fn ms(d: Duration) -> f64 {
@@ -343,10 +412,11 @@ async fn main() {
             r.expect("stored");
         }
     }
-    let load = start.elapsed();
+    // Stored, then folded by the first read (no fold routine runs yet).
     let counts = svc.counts().await.expect("counts");
+    let load = start.elapsed();
     println!(
-        "graph: {} nodes, {} edges from {} events, stored and folded through the writer in {:.1} s ({:.0} events/s, 10 edges each)",
+        "graph: {} nodes, {} edges from {} events, stored through the writer and folded in {:.1} s ({:.0} events/s, 10 edges each)",
         counts.nodes,
         counts.edges,
         counts.events,
@@ -465,10 +535,9 @@ async fn main() {
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");
-    let app = streamkeeper_server::http::router(
-        streamkeeper_server::http::AppState::new(pool.clone(), cfg),
-        store,
-    );
+    let state = streamkeeper_server::http::AppState::new(pool.clone(), cfg);
+    let fold = FoldWatch::start(&pool, state.lineage.clone());
+    let app = streamkeeper_server::http::router(state, store);
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
         .await
         .expect("bind");
@@ -483,6 +552,7 @@ async fn main() {
     graph_page(&pool, &svc, &addr, user, &topic).await;
 
     let before = svc.counts().await.expect("counts").events;
+    fold.reset();
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(senders)
         .build()
@@ -556,6 +626,7 @@ async fn main() {
             .copied()
             .unwrap_or_default()
     };
+    let behind = fold.report(&svc).await;
     let stored = svc.counts().await.expect("counts").events - before;
     println!(
         "http ingest: {} senders for {:.0} s: {} events answered 201 ({:.0} events/s), stored {stored} (lost {}), failed {failed}, 429s {}; latency p50 {:.1} ms, p99 {:.1} ms, max {:.1} ms",
@@ -569,10 +640,12 @@ async fn main() {
         ms(pct(0.99)),
         ms(latencies.last().copied().unwrap_or_default()),
     );
+    println!("  {behind}");
 
     // 3b. The same with wrk as the sender, in a process of its own.
     wrk_ingest(
         &svc,
+        &fold,
         &addr,
         &token,
         seconds,

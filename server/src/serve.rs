@@ -64,6 +64,7 @@ fn routines(
             outbound.credentials.clone(),
         )),
         Arc::new(crate::lineage::routine::Derive::new(lineage.clone())),
+        Arc::new(crate::lineage::routine::Fold::new(lineage.clone())),
         Arc::new(ExpiredSessions(sessions.clone())),
         Arc::new(LimiterShrink(limiter.clone())),
         Arc::new(AuditHead(pool.clone())),

@@ -300,7 +300,16 @@ async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPo
             .expect("rejected");
     assert_eq!(rejected.len(), 2, "{rejected:?}");
     assert!(rejected[0].1.contains("not valid JSON"), "{rejected:?}");
-    // Folded like HTTP ingest: the topic feeds the streaming jobs.
+    // Folded like HTTP ingest: the topic feeds the streaming jobs (once
+    // the fold has caught up, as every read waits for).
+    streamkeeper_server::lineage::LineageService::new(
+        pool.clone(),
+        streamkeeper_server::lineage::IngestLimits::for_body_limit(0),
+    )
+    .fold()
+    .catch_up()
+    .await
+    .expect("fold");
     let readers: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM lineage_edges e
          JOIN lineage_nodes a ON a.id = e.src JOIN lineage_nodes b ON b.id = e.dst

@@ -5,20 +5,25 @@
 //!
 //! **Ingest.** A request's events are parsed, redacted and hashed where
 //! they arrive, then handed to [`WRITERS`] writer tasks; each takes
-//! whatever is queued (up to [`MAX_BATCH`] events), appends the raw events
-//! (a hash already stored is a duplicate, stored nothing twice) and folds
-//! only the new ones into the graph, in one transaction; each request is
-//! answered after that commit, so a 201 means stored. Queued events are
-//! bounded ([`IngestLimits::max_pending`]): beyond it a request is
-//! answered 429 with `Retry-After` at once, before anything waits. Every
-//! statement takes its rows in key order, so two writers never lock the
-//! same rows in different orders (no deadlocks), and batching is what
-//! makes thousands of events a second cheap: one statement per table per
-//! batch, not per event.
+//! whatever is queued (up to [`MAX_BATCH`] events) and appends the raw
+//! events (a hash already stored is a duplicate, stored nothing twice),
+//! queueing the new ones for the fold, in one statement; each request is
+//! answered after that commit, so a 201 means stored. The graph is folded
+//! from stored events behind it, in batches of hundreds ([`fold`]), and
+//! every read first folds what was stored before it began, so a 201 is in
+//! the next answer. Queued events are bounded
+//! ([`IngestLimits::max_pending`]), and so is the fold's backlog
+//! ([`IngestLimits::max_unfolded`]): beyond either a request is answered
+//! 429 with `Retry-After` at once, before anything waits. Every statement
+//! takes its rows in key order, so two writers never lock the same rows
+//! in different orders (no deadlocks), and batching is what makes
+//! thousands of events a second cheap: one statement per table per batch,
+//! not per event.
 //!
 //! **A bad event never costs a good one.** Parsing is per event; a batch
 //! whose transaction fails is retried event by event, so only the event
-//! the database refuses is lost, and it is answered as such.
+//! the database refuses is lost, and it is answered as such. The fold
+//! does the same, and records the event it cannot write for admins.
 //!
 //! **Reads** find the part of the graph a question needs in an in-memory
 //! adjacency of node ids ([`adjacency`]: a visited set, the depth cap and
@@ -35,6 +40,7 @@
 pub mod adjacency;
 pub mod api;
 pub mod cli;
+pub mod fold;
 pub mod routine;
 pub mod store;
 
@@ -53,6 +59,7 @@ use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
 use crate::schemas;
 use adjacency::Caught;
+use fold::{Fold, FoldError, NAMING_TRIES};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::{Arc, OnceLock};
@@ -60,7 +67,7 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::lineage::breaks::{BrokenReader, ItemRef, PendingChange};
 use streamkeeper::lineage::event::{Event, EventError, Kind};
-use streamkeeper::lineage::graph::{FoldContext, Graph, Known, Node, NodeKey, Provenance, fold};
+use streamkeeper::lineage::graph::{Graph, Known, Node, NodeKey, Provenance};
 use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper::lineage::naming::{self, Clusters};
@@ -77,37 +84,27 @@ pub const MAX_BATCH: usize = 1_000;
 /// enough to keep Postgres busy; more would only make the batches smaller.
 pub const WRITERS: usize = 3;
 
-/// Tries of a batch, and of a rebuild, that the registered clusters keep
-/// changing under (each change is an admin's act: a second in a row is
-/// already unlikely).
-const NAMING_TRIES: usize = 3;
-
-/// Why a rebuild did not happen (its transaction rolled back: the graph
-/// stands as it was).
-#[derive(Debug, thiserror::Error)]
-pub enum RebuildError {
-    #[error(transparent)]
-    Db(#[from] Db),
-    #[error("the registered clusters changed during each of {0} tries; run the rebuild again")]
-    ClustersMoving(usize),
-}
-
 /// How much ingest may queue, and how far a gzip body may inflate.
 #[derive(Clone, Copy, Debug)]
 pub struct IngestLimits {
     /// Events accepted but not yet stored; more is a 429.
     pub max_pending: usize,
+    /// Events stored but not yet folded (about); more is a 429, so reads,
+    /// which fold what is waiting first, stay quick.
+    pub max_unfolded: i64,
     /// The largest body after inflating a gzip one.
     pub max_inflated: usize,
 }
 
 impl IngestLimits {
-    /// 20,000 events queued (a few seconds of the writer's pace), and
-    /// bodies inflated to twice the request body limit: events reach
-    /// hundreds of KB uncompressed (Trino's are about 200 KB).
+    /// 20,000 events queued (a few seconds of the writer's pace), 50,000
+    /// waiting for the fold (about ten seconds of its pace), and bodies
+    /// inflated to twice the request body limit: events reach hundreds of
+    /// KB uncompressed (Trino's are about 200 KB).
     pub fn for_body_limit(body_limit: usize) -> Self {
         IngestLimits {
             max_pending: 20_000,
+            max_unfolded: 50_000,
             max_inflated: body_limit.saturating_mul(2).max(16 << 20),
         }
     }
@@ -190,12 +187,14 @@ pub struct LineageService {
     limits: IngestLimits,
     pending: Arc<Semaphore>,
     writer: OnceLock<mpsc::UnboundedSender<Pending>>,
+    fold: Arc<Fold>,
     adjacency: adjacency::Adjacency,
 }
 
 impl LineageService {
     pub fn new(pool: PgPool, limits: IngestLimits) -> Self {
         LineageService {
+            fold: Arc::new(Fold::new(pool.clone())),
             pool,
             pending: Arc::new(Semaphore::new(limits.max_pending)),
             limits,
@@ -208,6 +207,11 @@ impl LineageService {
         self.limits
     }
 
+    /// The fold of stored events into the graph.
+    pub fn fold(&self) -> &Fold {
+        &self.fold
+    }
+
     /// May `who` send lineage? Refused is a 403 (audited by the web layer).
     pub fn may_send(&self, who: &Principal) -> Result<(), AppError> {
         require(who, Action::SendLineage, "send lineage events")
@@ -218,7 +222,7 @@ impl LineageService {
             let (tx, rx) = mpsc::unbounded_channel();
             let rx = Arc::new(tokio::sync::Mutex::new(rx));
             for _ in 0..WRITERS {
-                tokio::spawn(write_loop(self.pool.clone(), rx.clone()));
+                tokio::spawn(write_loop(self.pool.clone(), self.fold.clone(), rx.clone()));
             }
             tx
         })
@@ -232,8 +236,9 @@ impl LineageService {
             return Vec::new();
         }
         let permits = u32::try_from(n.min(self.limits.max_pending)).unwrap_or(u32::MAX);
-        let Ok(permit) = self.pending.clone().try_acquire_many_owned(permits) else {
-            return (0..n).map(|_| Err(Refused::Saturated)).collect();
+        let permit = match self.pending.clone().try_acquire_many_owned(permits) {
+            Ok(permit) if self.fold.backlog() <= self.limits.max_unfolded => permit,
+            _ => return (0..n).map(|_| Err(Refused::Saturated)).collect(),
         };
         let (done, answer) = oneshot::channel();
         let sent = self.writer().send(Pending {
@@ -257,14 +262,14 @@ impl LineageService {
     /// Empties the graph and folds every stored event again, in one
     /// transaction (readers see the old graph until it commits; writers
     /// wait). Returns (events replayed, events that no longer parse).
-    pub async fn rebuild(&self) -> Result<(usize, usize), RebuildError> {
+    pub async fn rebuild(&self) -> Result<(usize, usize), FoldError> {
         for _ in 0..NAMING_TRIES {
             let named_by = store::cluster_rows(&self.pool).await?;
             if let Some(counts) = self.replay(&named_by).await? {
                 return Ok(counts);
             }
         }
-        Err(RebuildError::ClustersMoving(NAMING_TRIES))
+        Err(FoldError::ClustersMoving(NAMING_TRIES))
     }
 
     /// One try of [`Self::rebuild`], naming by `named_by`; `None` (rolled
@@ -278,32 +283,16 @@ impl LineageService {
             let page = store::events_after(&mut tx, after, 2_000).await?;
             let Some(last) = page.last() else { break };
             after = last.id;
-            let mut graph = Graph::new();
-            let mut extras = store::Extras::default();
-            for e in &page {
-                match receive(e.body.as_bytes()) {
-                    Ok(r) => {
-                        let up = fold(
-                            &r.event,
-                            &FoldContext {
-                                provenance: e.provenance(),
-                                clusters: &clusters,
-                            },
-                        );
-                        extras.note(&up);
-                        graph.apply(&up);
-                        replayed += 1;
-                    }
-                    Err(err) => {
-                        tracing::warn!(event = e.id, error = %err, "a stored lineage event no longer parses");
-                        unreadable += 1;
-                    }
-                }
-            }
-            let written = store::write(&mut tx, &[], &graph, &extras, named_by).await?;
-            if written.is_none() {
+            let (graph, extras, failed) = fold::fold_stored(&page, &clusters);
+            if !store::write(&mut tx, &graph, &extras, named_by).await? {
                 return Ok(None);
             }
+            for (id, why) in &failed {
+                tracing::warn!(event = id, error = %why, "a stored lineage event no longer parses");
+                store::fold_failed(&mut tx, *id, why).await?;
+            }
+            replayed += page.len() - failed.len();
+            unreadable += failed.len();
         }
         tx.commit().await?;
         Ok(Some((replayed, unreadable)))
@@ -363,6 +352,7 @@ impl LineageService {
     /// The topic's dataset on the cluster of that id, or the one Kafka
     /// dataset of that name.
     async fn topic_in(&self, cluster_id: Option<i64>, topic: &str) -> Result<NodeKey, AppError> {
+        self.fold.catch_up().await?;
         let found = store::topic_nodes(&self.pool, topic, cluster_id).await?;
         match found.as_slice() {
             [] => Err(AppError::NotFound(format!(
@@ -456,6 +446,7 @@ impl LineageService {
         limits: Limits,
     ) -> Result<(Impact, Option<String>), AppError> {
         require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
         let (walk, _) = limits.clamped();
         let mut grown = false;
         // A rebuild between the walk and its read changes every id; two in
@@ -733,6 +724,7 @@ impl LineageService {
         depth: Option<u32>,
     ) -> Result<LineageAnswer, AppError> {
         require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
         let readings = NodeId::readings(node_id).map_err(|e| AppError::Invalid(e.to_string()))?;
         // The text is ambiguous; the first reading that names a node wins.
         let mut found = None;
@@ -771,6 +763,7 @@ impl LineageService {
     /// Marquez's namespaces: every namespace a dataset or job is in.
     pub async fn namespaces(&self, who: &Principal) -> Result<Vec<store::NamespaceRow>, AppError> {
         require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
         Ok(store::namespaces(&self.pool).await?)
     }
 
@@ -785,6 +778,7 @@ impl LineageService {
         offset: i64,
     ) -> Result<(i64, Vec<serde_json::Value>), AppError> {
         require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
         let kind = if jobs { "job" } else { "dataset" };
         let (total, rows) = store::list(&self.pool, kind, namespace, limit, offset).await?;
         let ids: Vec<i64> = rows.iter().map(|r| r.id).collect();
@@ -851,6 +845,7 @@ impl LineageService {
     /// node's kind, owner team and live flags.
     async fn graph_view(&self, who: &Principal, ask: &NodeAsk) -> Result<GraphView, AppError> {
         require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
         let (key, _, asked) = self.question(ask, GRAPH_DEFAULTS).await?;
         let limits = Limits {
             depth: asked.depth.min(GRAPH_MAX.depth),
@@ -950,6 +945,7 @@ impl LineageService {
         if q.is_empty() {
             return Ok(Vec::new());
         }
+        self.fold.catch_up().await?;
         let rows = store::search(&self.pool, q, SEARCH_LIMIT).await?;
         Ok(rows
             .iter()
@@ -969,9 +965,11 @@ impl LineageService {
         self.adjacency.refresh(&self.pool).await
     }
 
-    /// Stored counts (events, nodes, edges), for tests and the CLI.
-    pub async fn counts(&self) -> Result<store::Counts, Db> {
-        store::counts(&self.pool).await
+    /// Stored counts (events, nodes, edges), for tests and the CLI, once
+    /// the fold has caught up with what was stored before.
+    pub async fn counts(&self) -> Result<store::Counts, AppError> {
+        self.fold.catch_up().await?;
+        Ok(store::counts(&self.pool).await?)
     }
 
     pub fn pool(&self) -> &PgPool {
@@ -1102,19 +1100,20 @@ async fn next_batch(
 /// ([`store::write`]), so they do not deadlock, and if Postgres
 /// ever picks one of them as a deadlock's victim its batch is stored event
 /// by event like any failed batch.
-async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Pending>>>) {
-    // The clusters this writer last named by: its statement checks they
-    // still stand, so they are read again only when they changed.
-    let mut named_by = None;
+async fn write_loop(
+    pool: PgPool,
+    fold: Arc<Fold>,
+    rx: Arc<tokio::sync::Mutex<mpsc::UnboundedReceiver<Pending>>>,
+) {
     while let Some(batch) = next_batch(&rx).await {
         let events: Vec<&Accepted> = batch.iter().flat_map(|p| &p.events).collect();
-        let mut results = match write(&pool, &events, &mut named_by).await {
+        let mut results = match write(&pool, &events).await {
             Ok(stored) => stored.into_iter().map(Ok).collect::<Vec<_>>(),
             Err(e) => {
                 tracing::warn!(error = %e, events = events.len(), "a lineage batch failed; storing its events one by one");
                 let mut one_by_one = Vec::with_capacity(events.len());
                 for ev in &events {
-                    one_by_one.push(match write(&pool, &[*ev], &mut named_by).await {
+                    one_by_one.push(match write(&pool, &[*ev]).await {
                         Ok(s) => Ok(s.into_iter().next().unwrap_or(Stored::Duplicate)),
                         Err(e) => Err(Refused::Store(e)),
                     });
@@ -1123,6 +1122,13 @@ async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedRece
             }
         }
         .into_iter();
+        if results
+            .as_slice()
+            .iter()
+            .any(|r| matches!(r, Ok(Stored::New)))
+        {
+            fold.wake();
+        }
         for Pending {
             events,
             _permit,
@@ -1139,17 +1145,9 @@ async fn write_loop(pool: PgPool, rx: Arc<tokio::sync::Mutex<mpsc::UnboundedRece
     }
 }
 
-/// Appends `events` and folds them, in one statement (so no transaction
-/// to open and commit: one round trip). An event already stored is folded
-/// again, which changes nothing, and answered as a duplicate. `named_by`
-/// is the registered clusters as this writer last read them (`None`
-/// before its first batch); a batch named by a list that changed writes
-/// nothing and is folded again by the list read afresh.
-async fn write(
-    pool: &PgPool,
-    events: &[&Accepted],
-    named_by: &mut Option<store::ClusterRows>,
-) -> Result<Vec<Stored>, AppError> {
+/// Appends `events` (one statement: no transaction to open and commit,
+/// one round trip); an event already stored is answered as a duplicate.
+async fn write(pool: &PgPool, events: &[&Accepted]) -> Result<Vec<Stored>, AppError> {
     let rows: Vec<store::NewEvent> = events
         .iter()
         .map(|e| store::NewEvent {
@@ -1163,57 +1161,19 @@ async fn write(
         })
         .collect();
     let mut conn = pool.acquire().await.map_err(Db)?;
-    for _ in 0..NAMING_TRIES {
-        let names = match named_by {
-            Some(names) => names,
-            None => named_by.insert(store::cluster_rows(&mut *conn).await?),
-        };
-        let (graph, extras) = fold_batch(events, &Clusters::new(&names.registered()));
-        let written = store::write(&mut conn, &rows, &graph, &extras, names).await?;
-        let Some(appended) = written else {
-            // Registered or removed since this writer read them.
-            *named_by = None;
-            continue;
-        };
-        let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
-        // The first of equal events in the batch is the new one.
-        return Ok(events
-            .iter()
-            .map(|e| {
-                if new.remove(e.received.hash.as_slice()) {
-                    Stored::New
-                } else {
-                    Stored::Duplicate
-                }
-            })
-            .collect());
-    }
-    Err(internal(
-        "lineage writer",
-        "the registered clusters changed under each try of one batch",
-    ))
-}
-
-/// The graph `events` fold into, named by `clusters`; equal events in the
-/// batch are folded once.
-fn fold_batch(events: &[&Accepted], clusters: &Clusters) -> (Graph, store::Extras) {
-    let mut graph = Graph::new();
-    let mut extras = store::Extras::default();
-    let mut seen: HashSet<&[u8]> = HashSet::new();
-    for e in events {
-        if seen.insert(e.received.hash.as_slice()) {
-            let up = fold(
-                &e.received.event,
-                &FoldContext {
-                    provenance: e.provenance,
-                    clusters,
-                },
-            );
-            extras.note(&up);
-            graph.apply(&up);
-        }
-    }
-    (graph, extras)
+    let appended = store::append(&mut conn, &rows).await?;
+    let mut new: HashSet<Vec<u8>> = appended.into_iter().collect();
+    // The first of equal events in the batch is the new one.
+    Ok(events
+        .iter()
+        .map(|e| {
+            if new.remove(e.received.hash.as_slice()) {
+                Stored::New
+            } else {
+                Stored::Duplicate
+            }
+        })
+        .collect())
 }
 
 #[cfg(test)]

@@ -431,3 +431,78 @@ impl Routine for Forward {
         Ok(Outcome::Done(json!({ "sent": sent, "failed": failed })))
     }
 }
+
+/// The fold routine's name.
+pub const FOLD: &str = "lineage-fold";
+
+/// How long one run folds before it lets the runner record it and look
+/// again (a row a run, not one per batch; the next run starts at once,
+/// its interval being shorter).
+const FOLD_FOR: Duration = Duration::from_secs(5);
+
+/// How long a run with nothing to fold waits before it looks again, when
+/// no append here woke it (another replica's appends, a restart's
+/// leftovers).
+const FOLD_LOOK: Duration = Duration::from_millis(100);
+
+/// Folds stored events into the graph behind ingest ([`super::fold`]),
+/// on every replica: each takes batches the others do not hold. A run
+/// folds for up to [`FOLD_FOR`], woken by each append, and records how
+/// many it folded and which events it could not.
+pub struct Fold {
+    lineage: Arc<LineageService>,
+}
+
+impl Fold {
+    pub fn new(lineage: Arc<LineageService>) -> Self {
+        Fold { lineage }
+    }
+}
+
+#[async_trait]
+impl Routine for Fold {
+    fn spec(&self) -> Spec {
+        Spec {
+            name: FOLD,
+            scope: Scope::Global,
+            lease: Lease::Everywhere,
+            record: Record::WhenWorked,
+            every: Duration::from_secs(1),
+        }
+    }
+
+    async fn run(&self, _target: Target, cancel: &CancellationToken) -> RunResult {
+        let fold = self.lineage.fold();
+        let started = tokio::time::Instant::now();
+        let (mut folded, mut failed) = (0usize, Vec::new());
+        while !cancel.is_cancelled() {
+            let round = fold.round(0..=i64::MAX, false).await.map_err(|e| match e {
+                super::fold::FoldError::Db(e) => RunError::from(e),
+                other => RunError::Failed(other.to_string()),
+            })?;
+            folded += round.taken - round.failed.len();
+            failed.extend(round.failed);
+            fold.measure().await?;
+            if started.elapsed() >= FOLD_FOR {
+                break;
+            }
+            if round.taken == 0 {
+                tokio::select! {
+                    () = fold.woken() => {}
+                    () = tokio::time::sleep(FOLD_LOOK) => {}
+                    () = cancel.cancelled() => {}
+                }
+            }
+        }
+        if folded == 0 && failed.is_empty() {
+            return Ok(Outcome::Idle);
+        }
+        // The events' ids, for an admin to look up; the reasons are in
+        // `lineage_fold_failures` (and the log).
+        Ok(Outcome::Done(json!({
+            "folded": folded,
+            "failed": failed.len(),
+            "failedEvents": failed.iter().take(20).collect::<Vec<_>>(),
+        })))
+    }
+}

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
 use std::collections::HashMap;
+use std::ops::RangeInclusive;
 use streamkeeper::lineage::event::EventType;
 use streamkeeper::lineage::graph::{
     DatasetInfo, DatasetKey, Detail, FacetSlot, Graph, JobInfo, JobKind, Known, Node, NodeKey,
@@ -85,9 +86,11 @@ pub async fn event_count(pool: &PgPool) -> Result<i64, Db> {
 }
 
 /// Empties the graph (not the events) for a rebuild, in the caller's
-/// transaction: writers wait on the lock until it commits.
+/// transaction: folds wait on the lock until it commits. The fold's
+/// failures go too: the rebuild tries every event again. Events still
+/// waiting for the fold stay queued (folding one twice changes nothing).
 pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), Db> {
-    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes")
+    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes, lineage_fold_failures")
         .execute(&mut *conn)
         .await?;
     // Node ids change: every in-memory adjacency must read the edges again.
@@ -227,29 +230,11 @@ fn facet_value(v: &Option<Value>) -> Option<Value> {
     v.clone().filter(|v| !v.is_null())
 }
 
-/// Appends `events` (the ones not stored yet) and writes the graph folded
-/// from them, merging with what is stored by the fold's rules (see the
-/// migration), in ONE statement: a data-modifying CTE per table, the rows
-/// of each as typed arrays (one per column, `UNNEST`ed: decoding a JSON
-/// record set per table took a fifth of a large batch's time, BENCHMARKS
-/// "sixth pass"). Nodes are numbered in the batch and the other tables
-/// name them by that number, mapped to the ids the node upsert returns.
-/// One round trip a batch (on a busy machine each round trip waits for
-/// the scheduler), atomic by itself.
-/// Every table's rows go in its key's order, and every batch runs the same
-/// plan, so two writers lock rows in one order and cannot deadlock.
-/// Folding an event already stored changes nothing (every merge is
-/// idempotent), so the fold does not wait for the append to say which are
-/// new. Returns the hashes appended, or `None` (nothing written) when
-/// the registered clusters are no longer `named_by`, those the batch's
-/// datasets were named by: fold again with [`cluster_rows`].
-pub async fn write(
-    conn: &mut PgConnection,
-    events: &[NewEvent<'_>],
-    graph: &Graph,
-    extras: &Extras,
-    named_by: &ClusterRows,
-) -> Result<Option<Vec<Vec<u8>>>, Db> {
+/// Appends `events` (those not stored yet) and queues the new ones for
+/// the fold, and the new derived ones for forwarding, in one statement:
+/// what a 201 means. Rows go in hash order, so two writers lock in one
+/// order. Returns the hashes appended (an event already stored is not).
+pub async fn append(conn: &mut PgConnection, events: &[NewEvent<'_>]) -> Result<Vec<Vec<u8>>, Db> {
     let mut events: Vec<&NewEvent> = events.iter().collect();
     events.sort_by_key(|e| e.hash);
     let hashes: Vec<Vec<u8>> = events.iter().map(|e| e.hash.to_vec()).collect();
@@ -262,7 +247,146 @@ pub async fn write(
     let times: Vec<DateTime<Utc>> = events.iter().map(|e| e.event_time).collect();
     let senders: Vec<&str> = events.iter().map(|e| e.sender).collect();
     let sources: Vec<&str> = events.iter().map(|e| e.source).collect();
+    Ok(sqlx::query_scalar(
+        "WITH appended AS (
+             INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
+             SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
+                                  $5::timestamptz[], $6::text[], $7::text[])
+             ORDER BY 1
+             ON CONFLICT (hash) DO NOTHING
+             RETURNING id, hash, provenance
+         ), unfolded AS (
+             INSERT INTO lineage_unfolded (event_id) SELECT id FROM appended ORDER BY id
+         ), queued AS (
+             -- A new derived event also waits to be forwarded: stored and
+             -- queued together or not at all.
+             INSERT INTO lineage_forward (event_id)
+             SELECT id FROM appended WHERE provenance = 'derived' ORDER BY id
+         )
+         SELECT hash FROM appended",
+    )
+    .bind(hashes)
+    .bind(bodies)
+    .bind(provenance)
+    .bind(kinds)
+    .bind(times)
+    .bind(senders)
+    .bind(sources)
+    .fetch_all(conn)
+    .await?)
+}
 
+/// Stored events waiting for the fold whose ids are in `ids`, oldest
+/// first, at most `limit`, each locked until the caller's transaction
+/// ends. `wait`: wait for events another fold holds (a read that must see
+/// them; they are gone once that fold commits) rather than skip them (the
+/// routine, which leaves them to their holder).
+pub async fn unfolded(
+    conn: &mut PgConnection,
+    ids: RangeInclusive<i64>,
+    limit: i64,
+    wait: bool,
+) -> Result<Vec<StoredEvent>, Db> {
+    let sql = if wait {
+        "SELECT e.id, e.body, e.provenance
+         FROM lineage_unfolded u JOIN lineage_events e ON e.id = u.event_id
+         WHERE u.event_id BETWEEN $1 AND $2
+         ORDER BY u.event_id LIMIT $3 FOR UPDATE OF u"
+    } else {
+        "SELECT e.id, e.body, e.provenance
+         FROM lineage_unfolded u JOIN lineage_events e ON e.id = u.event_id
+         WHERE u.event_id BETWEEN $1 AND $2
+         ORDER BY u.event_id LIMIT $3 FOR UPDATE OF u SKIP LOCKED"
+    };
+    Ok(sqlx::query_as(sql)
+        .bind(ids.start())
+        .bind(ids.end())
+        .bind(limit)
+        .fetch_all(conn)
+        .await?)
+}
+
+/// The newest event waiting for the fold, if any.
+pub async fn last_unfolded(pool: &PgPool) -> Result<Option<i64>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT max(event_id) FROM lineage_unfolded")
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
+/// About how many events wait for the fold: the span of their ids (two
+/// index look-ups, where a count would read them all; gaps left by
+/// duplicates only make it larger).
+pub async fn unfolded_span(pool: &PgPool) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT COALESCE(max(event_id) - min(event_id) + 1, 0) FROM lineage_unfolded",
+    )
+    .fetch_one(pool)
+    .await?)
+}
+
+/// `events` are in the graph, or recorded as failed: no longer waiting.
+pub async fn folded(conn: &mut PgConnection, events: &[i64]) -> Result<(), Db> {
+    sqlx::query("DELETE FROM lineage_unfolded WHERE event_id = ANY($1)")
+        .bind(events)
+        .execute(conn)
+        .await?;
+    Ok(())
+}
+
+/// Records that the fold could not write `event` (why, in words that hold
+/// no event content) and stops it waiting.
+pub async fn fold_failed(conn: &mut PgConnection, event: i64, error: &str) -> Result<(), Db> {
+    sqlx::query(
+        "INSERT INTO lineage_fold_failures (event_id, error) VALUES ($1, $2)
+         ON CONFLICT (event_id) DO UPDATE SET error = EXCLUDED.error, failed_at = now()",
+    )
+    .bind(event)
+    .bind(error)
+    .execute(&mut *conn)
+    .await?;
+    folded(conn, &[event]).await
+}
+
+/// A stored event the fold could not write.
+#[derive(Clone, Debug, FromRow, Serialize)]
+pub struct FoldFailure {
+    pub event_id: i64,
+    pub error: String,
+    pub failed_at: DateTime<Utc>,
+}
+
+/// The fold's failures, newest first.
+pub async fn fold_failures(pool: &PgPool, limit: i64) -> Result<Vec<FoldFailure>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT event_id, error, failed_at FROM lineage_fold_failures
+         ORDER BY failed_at DESC, event_id DESC LIMIT $1",
+    )
+    .bind(limit)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Writes the graph folded from a batch of stored events, merging with
+/// what is stored by the fold's rules (see the migration), in ONE
+/// statement: a data-modifying CTE per table, the rows of each as typed
+/// arrays (one per column, `UNNEST`ed: decoding a JSON record set per
+/// table took a fifth of a large batch's time, BENCHMARKS "sixth pass").
+/// Nodes are numbered in the batch and the other tables name them by that
+/// number, mapped to the ids the node upsert returns.
+/// Every table's rows go in its key's order, and every batch runs the same
+/// plan, so two folds lock rows in one order and cannot deadlock.
+/// Folding an event twice changes nothing (every merge is idempotent).
+/// Returns `false` (nothing written) when the registered clusters are no
+/// longer `named_by`, those the batch's datasets were named by: fold
+/// again with [`cluster_rows`].
+pub async fn write(
+    conn: &mut PgConnection,
+    graph: &Graph,
+    extras: &Extras,
+    named_by: &ClusterRows,
+) -> Result<bool, Db> {
     // Nodes: numbered from 1 in the order sent (UNNEST's ordinality).
     let mut ord: HashMap<&NodeKey, i64> = HashMap::new();
     let (mut n_kind, mut n_ns, mut n_name) = (Vec::new(), Vec::new(), Vec::new());
@@ -367,32 +491,19 @@ pub async fn write(
 
     let [n_of, n_ol, n_df, n_dl] = n_seen.0;
     let [e_of, e_ol, e_df, e_dl] = e_seen.0;
-    let (same, appended): (bool, Vec<Vec<u8>>) = sqlx::query_as(
+    let same: bool = sqlx::query_scalar(
         "WITH named AS (
              -- The registered clusters the batch was named by are still
              -- the registered ones (in this statement's snapshot); else it
              -- writes nothing and the caller folds again, so no batch is
              -- named by a stale list and no round trip reads it first.
-             SELECT COALESCE(array_agg(id ORDER BY id), '{}') = $50::int8[]
-                    AND COALESCE(array_agg(bootstrap ORDER BY id), '{}') = $51::text[] AS same
+             SELECT COALESCE(array_agg(id ORDER BY id), '{}') = $43::int8[]
+                    AND COALESCE(array_agg(bootstrap ORDER BY id), '{}') = $44::text[] AS same
              FROM clusters WHERE removed_at IS NULL
-         ), appended AS (
-             INSERT INTO lineage_events (hash, body, provenance, kind, event_time, sender, source)
-             SELECT * FROM UNNEST($1::bytea[], $2::text[], $3::text[], $4::text[],
-                                  $5::timestamptz[], $6::text[], $7::text[])
-             WHERE (SELECT same FROM named)
-             ORDER BY 1
-             ON CONFLICT (hash) DO NOTHING
-             RETURNING id, hash, provenance
-         ), queued AS (
-             -- A new derived event also waits to be forwarded: stored and
-             -- queued together or not at all.
-             INSERT INTO lineage_forward (event_id)
-             SELECT id FROM appended WHERE provenance = 'derived' ORDER BY id
          ), sent AS (
-             SELECT * FROM UNNEST($8::text[], $9::text[], $10::text[], $11::timestamptz[],
-                 $12::timestamptz[], $13::timestamptz[], $14::timestamptz[], $15::text[],
-                 $16::jsonb[], $17::jsonb[], $18::text[], $19::timestamptz[], $20::text[])
+             SELECT * FROM UNNEST($1::text[], $2::text[], $3::text[], $4::timestamptz[],
+                 $5::timestamptz[], $6::timestamptz[], $7::timestamptz[], $8::text[],
+                 $9::jsonb[], $10::jsonb[], $11::text[], $12::timestamptz[], $13::text[])
                  WITH ORDINALITY AS r(kind, namespace, name, observed_first, observed_last,
                      derived_first, derived_last, cluster, raw_namespaces, issues, job_kind,
                      job_kind_at, integration, ord)
@@ -437,7 +548,7 @@ pub async fn write(
          ), facets AS (
              INSERT INTO lineage_facets AS f (node_id, key, at, value)
              SELECT ids.id[r.node], r.key, r.at, r.value
-             FROM UNNEST($21::int8[], $22::text[], $23::timestamptz[], $24::jsonb[])
+             FROM UNNEST($14::int8[], $15::text[], $16::timestamptz[], $17::jsonb[])
                  AS r(node, key, at, value), ids
              WHERE (SELECT same FROM named)
              ORDER BY 1, r.key
@@ -447,8 +558,8 @@ pub async fn write(
              INSERT INTO lineage_edges AS e (src, dst, observed_first, observed_last, derived_first, derived_last)
              SELECT ids.id[r.src], ids.id[r.dst], r.observed_first, r.observed_last,
                     r.derived_first, r.derived_last
-             FROM UNNEST($25::int8[], $26::int8[], $27::timestamptz[], $28::timestamptz[],
-                 $29::timestamptz[], $30::timestamptz[])
+             FROM UNNEST($18::int8[], $19::int8[], $20::timestamptz[], $21::timestamptz[],
+                 $22::timestamptz[], $23::timestamptz[])
                  AS r(src, dst, observed_first, observed_last, derived_first, derived_last), ids
              WHERE (SELECT same FROM named)
              ORDER BY 1, 2
@@ -469,8 +580,8 @@ pub async fn write(
                  parent_run_id, parent_job_namespace, parent_job_name)
              SELECT r.run_id, ids.id[r.job], r.state, r.state_at, r.first_seen, r.last_seen, r.parent_run_id,
                     r.parent_job_namespace, r.parent_job_name
-             FROM UNNEST($31::text[], $32::int8[], $33::text[], $34::timestamptz[],
-                 $35::timestamptz[], $36::timestamptz[], $37::text[], $38::text[], $39::text[])
+             FROM UNNEST($24::text[], $25::int8[], $26::text[], $27::timestamptz[],
+                 $28::timestamptz[], $29::timestamptz[], $30::text[], $31::text[], $32::text[])
                  AS r(run_id, job, state, state_at, first_seen, last_seen, parent_run_id,
                      parent_job_namespace, parent_job_name), ids
              WHERE (SELECT same FROM named)
@@ -489,7 +600,7 @@ pub async fn write(
              -- with their run (one whose job is not in the fold is not).
              INSERT INTO lineage_run_facets AS f (run_id, key, at, value)
              SELECT r.run_id, r.key, r.at, r.value
-             FROM UNNEST($40::text[], $41::text[], $42::timestamptz[], $43::jsonb[])
+             FROM UNNEST($33::text[], $34::text[], $35::timestamptz[], $36::jsonb[])
                  AS r(run_id, key, at, value)
              JOIN runs USING (run_id)
              ORDER BY r.run_id, r.key
@@ -499,8 +610,8 @@ pub async fn write(
              INSERT INTO lineage_aliases AS a (alias_namespace, alias_name, dataset_id, source, first_seen, last_seen)
              SELECT r.alias_namespace, r.alias_name, ids.id[r.dataset], r.source, r.first_seen,
                     r.last_seen
-             FROM UNNEST($44::text[], $45::text[], $46::int8[], $47::jsonb[],
-                 $48::timestamptz[], $49::timestamptz[])
+             FROM UNNEST($37::text[], $38::text[], $39::int8[], $40::jsonb[],
+                 $41::timestamptz[], $42::timestamptz[])
                  AS r(alias_namespace, alias_name, dataset, source, first_seen, last_seen), ids
              WHERE (SELECT same FROM named)
              ORDER BY r.alias_namespace, r.alias_name, 3
@@ -509,15 +620,8 @@ pub async fn write(
                  last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
              WHERE EXCLUDED.first_seen < a.first_seen OR EXCLUDED.last_seen > a.last_seen
          )
-         SELECT (SELECT same FROM named), ARRAY(SELECT hash FROM appended)",
+         SELECT same FROM named",
     )
-    .bind(hashes)
-    .bind(bodies)
-    .bind(provenance)
-    .bind(kinds)
-    .bind(times)
-    .bind(senders)
-    .bind(sources)
     .bind(n_kind)
     .bind(n_ns)
     .bind(n_name)
@@ -564,7 +668,7 @@ pub async fn write(
     .bind(&named_by.bootstraps)
     .fetch_one(conn)
     .await?;
-    Ok(same.then_some(appended))
+    Ok(same)
 }
 
 // ---- reads -------------------------------------------------------------
@@ -1053,6 +1157,10 @@ pub struct Counts {
     pub edges: i64,
     pub runs: i64,
     pub aliases: i64,
+    /// Stored events the fold has not reached yet.
+    pub unfolded: i64,
+    /// Stored events the fold could not write ([`fold_failures`]).
+    pub fold_failures: i64,
 }
 
 pub async fn counts(pool: &PgPool) -> Result<Counts, Db> {
@@ -1061,7 +1169,9 @@ pub async fn counts(pool: &PgPool) -> Result<Counts, Db> {
                 (SELECT count(*) FROM lineage_nodes) AS nodes,
                 (SELECT count(*) FROM lineage_edges) AS edges,
                 (SELECT count(*) FROM lineage_runs) AS runs,
-                (SELECT count(*) FROM lineage_aliases) AS aliases",
+                (SELECT count(*) FROM lineage_aliases) AS aliases,
+                (SELECT count(*) FROM lineage_unfolded) AS unfolded,
+                (SELECT count(*) FROM lineage_fold_failures) AS fold_failures",
     )
     .fetch_one(pool)
     .await?)

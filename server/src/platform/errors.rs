@@ -20,17 +20,22 @@ impl From<Db> for AppError {
 }
 
 pub fn db(e: sqlx::Error) -> AppError {
-    match e {
-        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed => {
-            tracing::error!(error = %e, "database unavailable");
-            AppError::Unavailable("the database does not answer; try again shortly".into())
-        }
-        other => {
-            let reference = reference();
-            tracing::error!(%reference, error = %other, "database error");
-            AppError::Internal(reference)
-        }
+    if unreachable(&e) {
+        tracing::error!(error = %e, "database unavailable");
+        AppError::Unavailable("the database does not answer; try again shortly".into())
+    } else {
+        let reference = reference();
+        tracing::error!(%reference, error = %e, "database error");
+        AppError::Internal(reference)
     }
+}
+
+/// The database did not answer (rather than refused what it was asked).
+pub fn unreachable(e: &sqlx::Error) -> bool {
+    matches!(
+        e,
+        sqlx::Error::PoolTimedOut | sqlx::Error::Io(_) | sqlx::Error::PoolClosed
+    )
 }
 
 /// A failure that is not the client's (a stored row that no longer

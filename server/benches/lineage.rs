@@ -294,18 +294,14 @@ impl FoldWatch {
         let routine = streamkeeper_server::lineage::routine::Fold::new(lineage);
         tokio::spawn(async move {
             let cancel = tokio_util::sync::CancellationToken::new();
-            loop {
-                routine
-                    .run(Target::Global, &cancel)
-                    .await
-                    .expect("fold run");
-            }
+            // Until the bench drops its database.
+            while routine.run(Target::Global, &cancel).await.is_ok() {}
         });
         let most = Arc::new(std::sync::atomic::AtomicI64::new(0));
         let (p, m) = (pool.clone(), most.clone());
         tokio::spawn(async move {
-            loop {
-                m.fetch_max(waiting(&p).await, Ordering::Relaxed);
+            while let Ok(n) = count_waiting(&p).await {
+                m.fetch_max(n, Ordering::Relaxed);
                 tokio::time::sleep(Duration::from_millis(250)).await;
             }
         });
@@ -335,10 +331,13 @@ impl FoldWatch {
 }
 
 async fn waiting(pool: &sqlx::PgPool) -> i64 {
+    count_waiting(pool).await.expect("waiting")
+}
+
+async fn count_waiting(pool: &sqlx::PgPool) -> Result<i64, sqlx::Error> {
     sqlx::query_scalar("SELECT count(*) FROM lineage_unfolded")
         .fetch_one(pool)
         .await
-        .expect("waiting")
 }
 
 fn ms(d: Duration) -> f64 {

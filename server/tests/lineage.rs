@@ -2255,7 +2255,7 @@ async fn an_event_stored_but_not_folded_is_folded_after_a_restart(pool: PgPool) 
 }
 
 /// A read waits for a fold in progress (here, a transaction holding the
-/// waiting event as a fold does) and answers with what it folded.
+/// fold's turn as a fold does) and answers with what it folded.
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_read_waits_for_the_fold_holding_what_was_stored_before_it(pool: PgPool) {
     let svc = Arc::new(LineageService::new(
@@ -2268,10 +2268,10 @@ async fn a_read_waits_for_the_fold_holding_what_was_stored_before_it(pool: PgPoo
         .await;
     assert!(stored[0].is_ok(), "{stored:?}");
     let mut holder = pool.begin().await.expect("tx");
-    sqlx::query("SELECT event_id FROM lineage_unfolded FOR UPDATE")
-        .execute(&mut *holder)
+    let turn = streamkeeper_server::lineage::store::fold_turn(&mut holder, false)
         .await
-        .expect("hold");
+        .expect("turn");
+    assert!(turn);
     let read = {
         let svc = svc.clone();
         tokio::spawn(async move { svc.counts().await })

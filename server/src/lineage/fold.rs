@@ -7,16 +7,15 @@
 //! request brings (BENCHMARKS, "ninth pass"). Two kinds of fold run:
 //!
 //! - **The `lineage-fold` routine** ([`super::routine::Fold`]) takes what
-//!   is waiting, skipping events another fold holds, on every replica.
-//! - **A read** ([`Fold::catch_up`]) first folds (or waits for the fold
-//!   holding) every event stored before it began, so an answer asked
+//!   is waiting, on every replica, when no other fold has the turn.
+//! - **A read** ([`Fold::catch_up`]) first folds every event stored before
+//!   it began (waiting for the turn if a fold has it), so an answer asked
 //!   right after a 201 holds that event, whichever replica or CLI asks.
 //!
-//! Each takes its events' `lineage_unfolded` rows with `FOR UPDATE`, and
-//! deletes them in the transaction that writes their graph: an event is
-//! folded by one fold, and a crash before the commit leaves it waiting.
-//! Folding an event twice changes nothing, so a rebuild need not stop
-//! them. An event the fold cannot write (it no longer parses; the
+//! One fold at a time holds the turn ([`store::fold_turn`]), and deletes
+//! the `lineage_unfolded` rows of what it folded in the transaction that
+//! writes their graph: an event is folded once, and a crash before the
+//! commit leaves it waiting. A rebuild takes the turn too. An event the fold cannot write (it no longer parses; the
 //! database refuses it on its own) is recorded in `lineage_fold_failures`
 //! and no longer waits: its sender already had a 201, so it is shown
 //! rather than retried for ever.
@@ -29,7 +28,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
 use streamkeeper::lineage::graph::{FoldContext, Graph, fold};
 use streamkeeper::lineage::naming::Clusters;
-use streamkeeper::lineage::receive::receive;
+use streamkeeper::lineage::receive::reread;
 use streamkeeper_app::error::AppError;
 use tokio::sync::Notify;
 
@@ -70,12 +69,10 @@ pub fn fold_stored(
     let mut extras = store::Extras::default();
     let mut unreadable = Vec::new();
     for e in events {
-        // `receive` again rather than the event alone: redaction rules
-        // added since it was stored apply to the graph's facets too.
-        match receive(e.body.as_bytes()) {
-            Ok(r) => {
+        match reread(e.body.as_bytes()) {
+            Ok(event) => {
                 let up = fold(
-                    &r.event,
+                    &event,
                     &FoldContext {
                         provenance: e.provenance(),
                         clusters,
@@ -143,14 +140,17 @@ impl Fold {
         Ok(())
     }
 
-    /// Folds one batch of the waiting events whose ids are in `ids`:
-    /// waiting for those another fold holds (`wait`) or skipping them.
-    /// A batch the database refuses is folded event by event, so only
-    /// the event it refuses on its own is recorded as failed; one it
+    /// Folds one batch of the waiting events whose ids are in `ids`,
+    /// waiting for the turn (`wait`) or, when another fold has it, doing
+    /// nothing. A batch the database refuses is folded event by event, so
+    /// only the event it refuses on its own is recorded as failed; one it
     /// cannot reach is left waiting (the error is returned).
     pub async fn round(&self, ids: RangeInclusive<i64>, wait: bool) -> Result<Round, FoldError> {
         let mut tx = self.pool.begin().await.map_err(Db)?;
-        let page = store::unfolded(&mut tx, ids, BATCH, wait).await?;
+        if !store::fold_turn(&mut tx, wait).await? {
+            return Ok(Round::default());
+        }
+        let page = store::unfolded(&mut tx, ids, BATCH).await?;
         if page.is_empty() {
             return Ok(Round::default());
         }
@@ -180,11 +180,12 @@ impl Fold {
         Ok(round)
     }
 
-    /// Folds event `id` alone (if it still waits and no other fold holds
-    /// it); `Some(id)` when the database refused it and it was recorded.
+    /// Folds event `id` alone (if it still waits); `Some(id)` when the
+    /// database refused it and it was recorded.
     async fn one(&self, id: i64) -> Result<Option<i64>, FoldError> {
         let mut tx = self.pool.begin().await.map_err(Db)?;
-        let page = store::unfolded(&mut tx, id..=id, 1, false).await?;
+        store::fold_turn(&mut tx, true).await?;
+        let page = store::unfolded(&mut tx, id..=id, 1).await?;
         if page.is_empty() {
             return Ok(None);
         }

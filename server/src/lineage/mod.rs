@@ -277,6 +277,9 @@ impl LineageService {
     async fn replay(&self, named_by: &store::ClusterRows) -> Result<Option<(usize, usize)>, Db> {
         let clusters = Clusters::new(&named_by.registered());
         let mut tx = self.pool.begin().await?;
+        // Folds wait until it commits: it folds every stored event, so
+        // their work meanwhile would be done twice.
+        store::fold_turn(&mut tx, true).await?;
         store::clear_graph(&mut tx).await?;
         let (mut after, mut replayed, mut unreadable) = (0i64, 0usize, 0usize);
         loop {

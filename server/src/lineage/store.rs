@@ -276,34 +276,46 @@ pub async fn append(conn: &mut PgConnection, events: &[NewEvent<'_>]) -> Result<
     .await?)
 }
 
+/// Takes the fold's turn for the caller's transaction: one fold at a time
+/// on every replica (a rebuild takes it too). `wait`: until the fold
+/// holding it commits (a read, which must see what that fold writes);
+/// else `false` at once when another holds it (the routine, which looks
+/// again later). A lock for the batch, not a row lock for each event:
+/// locking a thousand rows writes each of them.
+pub async fn fold_turn(conn: &mut PgConnection, wait: bool) -> Result<bool, Db> {
+    if wait {
+        sqlx::query("SELECT pg_advisory_xact_lock(hashtext('streamkeeper.lineage.fold'))")
+            .execute(conn)
+            .await?;
+        Ok(true)
+    } else {
+        Ok(sqlx::query_scalar(
+            "SELECT pg_try_advisory_xact_lock(hashtext('streamkeeper.lineage.fold'))",
+        )
+        .fetch_one(conn)
+        .await?)
+    }
+}
+
 /// Stored events waiting for the fold whose ids are in `ids`, oldest
-/// first, at most `limit`, each locked until the caller's transaction
-/// ends. `wait`: wait for events another fold holds (a read that must see
-/// them; they are gone once that fold commits) rather than skip them (the
-/// routine, which leaves them to their holder).
+/// first, at most `limit`; the caller holds the fold's turn
+/// ([`fold_turn`]).
 pub async fn unfolded(
     conn: &mut PgConnection,
     ids: RangeInclusive<i64>,
     limit: i64,
-    wait: bool,
 ) -> Result<Vec<StoredEvent>, Db> {
-    let sql = if wait {
+    Ok(sqlx::query_as(
         "SELECT e.id, e.body, e.provenance
          FROM lineage_unfolded u JOIN lineage_events e ON e.id = u.event_id
          WHERE u.event_id BETWEEN $1 AND $2
-         ORDER BY u.event_id LIMIT $3 FOR UPDATE OF u"
-    } else {
-        "SELECT e.id, e.body, e.provenance
-         FROM lineage_unfolded u JOIN lineage_events e ON e.id = u.event_id
-         WHERE u.event_id BETWEEN $1 AND $2
-         ORDER BY u.event_id LIMIT $3 FOR UPDATE OF u SKIP LOCKED"
-    };
-    Ok(sqlx::query_as(sql)
-        .bind(ids.start())
-        .bind(ids.end())
-        .bind(limit)
-        .fetch_all(conn)
-        .await?)
+         ORDER BY u.event_id LIMIT $3",
+    )
+    .bind(ids.start())
+    .bind(ids.end())
+    .bind(limit)
+    .fetch_all(conn)
+    .await?)
 }
 
 /// The newest event waiting for the fold, if any.

@@ -282,19 +282,21 @@ pub async fn append(conn: &mut PgConnection, events: &[NewEvent<'_>]) -> Result<
 /// else `false` at once when another holds it (the routine, which looks
 /// again later). A lock for the batch, not a row lock for each event:
 /// locking a thousand rows writes each of them.
+///
+/// The transaction commits without waiting for its WAL to reach the disk:
+/// a fold lost in a crash loses its deletions from `lineage_unfolded`
+/// with it, so its events are folded again (the events themselves were
+/// committed durably when they were appended).
 pub async fn fold_turn(conn: &mut PgConnection, wait: bool) -> Result<bool, Db> {
-    if wait {
-        sqlx::query("SELECT pg_advisory_xact_lock(hashtext('streamkeeper.lineage.fold'))")
-            .execute(conn)
-            .await?;
-        Ok(true)
+    let sql = if wait {
+        "SELECT set_config('synchronous_commit', 'off', true) IS NOT NULL,
+                pg_advisory_xact_lock(hashtext('streamkeeper.lineage.fold')) IS NULL"
     } else {
-        Ok(sqlx::query_scalar(
-            "SELECT pg_try_advisory_xact_lock(hashtext('streamkeeper.lineage.fold'))",
-        )
-        .fetch_one(conn)
-        .await?)
-    }
+        "SELECT set_config('synchronous_commit', 'off', true) IS NOT NULL,
+                pg_try_advisory_xact_lock(hashtext('streamkeeper.lineage.fold'))"
+    };
+    let (_, turn): (bool, bool) = sqlx::query_as(sql).fetch_one(conn).await?;
+    Ok(turn)
 }
 
 /// Stored events waiting for the fold whose ids are in `ids`, oldest

@@ -289,14 +289,15 @@ pub async fn append(conn: &mut PgConnection, events: &[NewEvent<'_>]) -> Result<
 /// committed durably when they were appended).
 pub async fn fold_turn(conn: &mut PgConnection, wait: bool) -> Result<bool, Db> {
     let sql = if wait {
+        // The waiting lock returns void: its column says nothing.
         "SELECT set_config('synchronous_commit', 'off', true) IS NOT NULL,
                 pg_advisory_xact_lock(hashtext('streamkeeper.lineage.fold')) IS NULL"
     } else {
         "SELECT set_config('synchronous_commit', 'off', true) IS NOT NULL,
                 pg_try_advisory_xact_lock(hashtext('streamkeeper.lineage.fold'))"
     };
-    let (_, turn): (bool, bool) = sqlx::query_as(sql).fetch_one(conn).await?;
-    Ok(turn)
+    let (_, taken): (bool, bool) = sqlx::query_as(sql).fetch_one(conn).await?;
+    Ok(wait || taken)
 }
 
 /// Stored events waiting for the fold whose ids are in `ids`, oldest

@@ -2290,6 +2290,7 @@ async fn a_read_waits_for_the_fold_holding_what_was_stored_before_it(pool: PgPoo
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_stored_event_the_fold_cannot_read_is_recorded_and_the_rest_fold(pool: PgPool) {
     use streamkeeper_server::lineage::store;
+    let t = TestApp::new(pool.clone()).await;
     let svc = LineageService::new(pool.clone(), IngestLimits::for_body_limit(1 << 20));
     // As a stored event from an older version might read: an object
     // without the fields this version needs.
@@ -2324,6 +2325,25 @@ async fn a_stored_event_the_fold_cannot_read_is_recorded_and_the_rest_fold(pool:
         failures[0].error.contains("no longer parses"),
         "{failures:?}"
     );
+    // Admins see it over REST; others are refused.
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let admin = t.token_with(admin, &[Scope::Read]).await;
+    let r = t.api(Method::GET, "/api/v1/lineage/fold", &admin, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let state: Value = serde_json::from_str(&r.body).expect("json");
+    assert_eq!(state["waiting"], 0);
+    assert_eq!(state["failed"], 1);
+    assert_eq!(state["failures"][0]["event_id"], bad);
+    assert!(
+        state["failures"][0]["error"]
+            .as_str()
+            .is_some_and(|e| e.contains("no longer parses")),
+        "{state}"
+    );
+    let owner = t.user("olga", &[Role::Owner]).await;
+    let owner = t.token_with(owner, &[Scope::Read]).await;
+    let r = t.api(Method::GET, "/api/v1/lineage/fold", &owner, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN);
 
     let (replayed, unreadable) = svc.rebuild().await.expect("rebuild");
     assert_eq!((replayed, unreadable), (1, 1));

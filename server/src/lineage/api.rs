@@ -415,6 +415,20 @@ pub async fn notify(
     Ok(Json(svc.send_to_owners(&who, &from, &q.ask()).await?))
 }
 
+/// The fold behind ingest (admins): how many stored events wait to be
+/// folded into the graph, and each stored event it could not write (its
+/// sender had a 201), newest 100 first, with why; a `lineage rebuild`
+/// tries them again.
+#[utoipa::path(get, path = "/lineage/fold", tag = "lineage",
+    responses((status = 200, body = Object, description = "{waiting, failed, failures: [{event_id, error, failed_at}]}"),
+        (status = 403, body = ErrorBody)))]
+pub async fn fold(
+    State(svc): State<Arc<LineageService>>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<super::FoldState>, ApiError> {
+    Ok(Json(svc.fold_state(&who).await?))
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to
 /// `/api/v1` (the router nests and merges them).
 pub fn routes<S>() -> OpenApiRouter<S>
@@ -427,6 +441,7 @@ where
         .routes(routes!(ingest_batch))
         .routes(routes!(impact))
         .routes(routes!(notify))
+        .routes(routes!(fold))
         .routes(routes!(namespaces))
         .routes(routes!(datasets))
         .routes(routes!(jobs))

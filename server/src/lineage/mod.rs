@@ -968,6 +968,19 @@ impl LineageService {
         self.adjacency.refresh(&self.pool).await
     }
 
+    /// The fold, for admins: how many stored events wait for it, and the
+    /// ones it could not write (the newest 100; `failed` counts them all).
+    pub async fn fold_state(&self, who: &Principal) -> Result<FoldState, AppError> {
+        require(who, Action::SeeRoutines, "see the lineage fold")?;
+        let waiting = store::waiting(&self.pool).await?;
+        let (failed, failures) = store::fold_failures_counted(&self.pool, 100).await?;
+        Ok(FoldState {
+            waiting,
+            failed,
+            failures,
+        })
+    }
+
     /// Stored counts (events, nodes, edges), for tests and the CLI, once
     /// the fold has caught up with what was stored before.
     pub async fn counts(&self) -> Result<store::Counts, AppError> {
@@ -978,6 +991,16 @@ impl LineageService {
     pub fn pool(&self) -> &PgPool {
         &self.pool
     }
+}
+
+/// What [`LineageService::fold_state`] answers.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct FoldState {
+    /// Stored events not in the graph yet.
+    pub waiting: i64,
+    /// Stored events the fold could not write.
+    pub failed: i64,
+    pub failures: Vec<store::FoldFailure>,
 }
 
 /// The graph view's depth and node budget when the question gives none:

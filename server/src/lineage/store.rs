@@ -372,6 +372,25 @@ pub struct FoldFailure {
     pub failed_at: DateTime<Utc>,
 }
 
+/// Events waiting for the fold (a queue kept short by the 429 beyond
+/// `IngestLimits::max_unfolded`, so counting it is cheap).
+pub async fn waiting(pool: &PgPool) -> Result<i64, Db> {
+    Ok(sqlx::query_scalar("SELECT count(*) FROM lineage_unfolded")
+        .fetch_one(pool)
+        .await?)
+}
+
+/// The fold's failures, newest first, and how many there are.
+pub async fn fold_failures_counted(
+    pool: &PgPool,
+    limit: i64,
+) -> Result<(i64, Vec<FoldFailure>), Db> {
+    let total = sqlx::query_scalar("SELECT count(*) FROM lineage_fold_failures")
+        .fetch_one(pool)
+        .await?;
+    Ok((total, fold_failures(pool, limit).await?))
+}
+
 /// The fold's failures, newest first.
 pub async fn fold_failures(pool: &PgPool, limit: i64) -> Result<Vec<FoldFailure>, Db> {
     Ok(sqlx::query_as(

@@ -2328,7 +2328,9 @@ async fn a_stored_event_the_fold_cannot_read_is_recorded_and_the_rest_fold(pool:
     // Admins see it over REST; others are refused.
     let admin = t.user("ada", &[Role::Admin]).await;
     let admin = t.token_with(admin, &[Scope::Read]).await;
-    let r = t.api(Method::GET, "/api/v1/lineage/fold", &admin, None).await;
+    let r = t
+        .api(Method::GET, "/api/v1/lineage/fold", &admin, None)
+        .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let state: Value = serde_json::from_str(&r.body).expect("json");
     assert_eq!(state["waiting"], 0);
@@ -2342,7 +2344,9 @@ async fn a_stored_event_the_fold_cannot_read_is_recorded_and_the_rest_fold(pool:
     );
     let owner = t.user("olga", &[Role::Owner]).await;
     let owner = t.token_with(owner, &[Scope::Read]).await;
-    let r = t.api(Method::GET, "/api/v1/lineage/fold", &owner, None).await;
+    let r = t
+        .api(Method::GET, "/api/v1/lineage/fold", &owner, None)
+        .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 
     let (replayed, unreadable) = svc.rebuild().await.expect("rebuild");

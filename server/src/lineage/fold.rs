@@ -15,10 +15,10 @@
 //! One fold at a time holds the turn ([`store::fold_turn`]), and deletes
 //! the `lineage_unfolded` rows of what it folded in the transaction that
 //! writes their graph: an event is folded once, and a crash before the
-//! commit leaves it waiting. A rebuild takes the turn too. An event the fold cannot write (it no longer parses; the
-//! database refuses it on its own) is recorded in `lineage_fold_failures`
-//! and no longer waits: its sender already had a 201, so it is shown
-//! rather than retried for ever.
+//! commit leaves it waiting. A rebuild takes the turn too. An event the
+//! fold cannot write (it no longer parses; the database refuses it on its
+//! own) is recorded in `lineage_fold_failures` and no longer waits: its
+//! sender already had a 201, so it is shown rather than retried for ever.
 
 use super::store::{self, StoredEvent};
 use crate::platform::errors::{Db, db, unreachable};
@@ -130,13 +130,17 @@ impl Fold {
         Ok(span)
     }
 
-    /// Folds (or waits for the folds holding) every event stored before
-    /// this call: what a read does first.
+    /// Folds every event stored before this call (waiting for the turn
+    /// while another fold has it): what a read does first. The backlog is
+    /// measured again after, so ingest refused for it while the routine
+    /// is paused takes events again once a read has folded them.
     pub async fn catch_up(&self) -> Result<(), AppError> {
         let Some(last) = store::last_unfolded(&self.pool).await? else {
+            self.backlog.store(0, Ordering::Relaxed);
             return Ok(());
         };
         while self.round(0..=last, true).await.map_err(into_app)?.taken > 0 {}
+        self.measure().await?;
         Ok(())
     }
 

@@ -446,9 +446,10 @@ const FOLD_FOR: Duration = Duration::from_secs(5);
 const FOLD_LOOK: Duration = Duration::from_millis(100);
 
 /// Folds stored events into the graph behind ingest ([`super::fold`]),
-/// on every replica: each takes batches the others do not hold. A run
-/// folds for up to [`FOLD_FOR`], woken by each append, and records how
-/// many it folded and which events it could not.
+/// on every replica, one at a time: a replica that finds another holding
+/// the fold's turn looks again later. A run folds for up to [`FOLD_FOR`],
+/// woken by each append here, and records how many it folded and which
+/// events it could not.
 pub struct Fold {
     lineage: Arc<LineageService>,
 }

@@ -2326,11 +2326,13 @@ async fn a_stored_event_the_fold_cannot_read_is_recorded_and_the_rest_fold(pool:
         "{failures:?}"
     );
     // Admins see it over REST; others are refused.
-    let admin = t.user("ada", &[Role::Admin]).await;
-    let admin = t.token_with(admin, &[Scope::Read]).await;
-    let r = t
-        .api(Method::GET, "/api/v1/lineage/fold", &admin, None)
-        .await;
+    let fold_as = async |name: &str, role: Role| {
+        let id = t.user(name, &[role]).await;
+        let token = t.token_with(id, &[Scope::Read]).await;
+        t.api(Method::GET, "/api/v1/lineage/fold", &token, None)
+            .await
+    };
+    let r = fold_as("ada", Role::Admin).await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let state: Value = serde_json::from_str(&r.body).expect("json");
     assert_eq!(state["waiting"], 0);
@@ -2342,11 +2344,7 @@ async fn a_stored_event_the_fold_cannot_read_is_recorded_and_the_rest_fold(pool:
             .is_some_and(|e| e.contains("no longer parses")),
         "{state}"
     );
-    let owner = t.user("olga", &[Role::Owner]).await;
-    let owner = t.token_with(owner, &[Scope::Read]).await;
-    let r = t
-        .api(Method::GET, "/api/v1/lineage/fold", &owner, None)
-        .await;
+    let r = fold_as("olga", Role::Owner).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 
     let (replayed, unreadable) = svc.rebuild().await.expect("rebuild");

@@ -385,11 +385,10 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     let item = r.json();
     let r = t
-        .api(
-            Method::POST,
+        .in_person(
             &format!("/api/v1/review-items/{}/approvals", item["id"]),
             &apt,
-            Some(json!({"content_hash": item["content_hash"]})),
+            json!({"content_hash": item["content_hash"]}),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);

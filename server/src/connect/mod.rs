@@ -9,6 +9,7 @@
 pub mod api;
 pub mod cli;
 pub mod metrics;
+mod password_keys;
 pub mod routine;
 pub mod store;
 
@@ -187,6 +188,17 @@ fn summary(r: &ConnectorRow) -> ConnectorSummary {
         seen_at: r.seen_at,
         gone_at: r.gone_at,
     }
+}
+
+/// A config someone sent (to validate, propose or edit): its shape, then
+/// its size, before any rule reads it or the worker is asked. A value over
+/// 100 KiB or a config over 1 MiB is a 422 naming the key and the limit.
+pub fn sent_config(v: &serde_json::Value) -> Result<Config, AppError> {
+    let config = Config::from_value(v).map_err(|e| AppError::Invalid(e.to_string()))?;
+    config
+        .within_limits()
+        .map_err(|e| AppError::Invalid(crate::platform::limits::sentence(&e.to_string())))?;
+    Ok(config)
 }
 
 /// A stored (masked) config back as a config.
@@ -577,8 +589,7 @@ impl ConnectService {
         admin: bool,
         req: ValidateRequest,
     ) -> Result<ValidateReport, AppError> {
-        let config =
-            Config::from_value(&req.config).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let config = sent_config(&req.config)?;
         let plugin = config
             .plugin()
             .map_err(|e| AppError::Invalid(e.to_string()))?;

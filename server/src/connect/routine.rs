@@ -1,6 +1,8 @@
 //! The status routine: for each Kafka cluster, every Connect cluster whose
 //! interval is up (default 30 s) is read with one request
-//! (`GET /connectors?expand=status&expand=info`), read-only. Each
+//! (`GET /connectors?expand=status&expand=info`), read-only (and, once a
+//! day per plugin class, the plugin's validate, which changes nothing, to
+//! learn which keys it types PASSWORD: `password_keys`). Each
 //! connector's and task's state is stored, with a history row when it
 //! changed; a FAILED connector or task raises a flag to the connector's
 //! owner with the trace as its receipt, resolved when it runs again; one
@@ -177,6 +179,8 @@ pub async fn pass(
         .iter()
         .map(|t| ((t.connector_id, t.task), t))
         .collect();
+    let marked_by_class =
+        super::password_keys::marked_by_class(pool, &client, connect.id, &listing).await?;
     let none = BTreeSet::new();
     let mut rows = Vec::with_capacity(listing.len());
     let mut seen = Vec::with_capacity(listing.len());
@@ -186,7 +190,11 @@ pub async fn pass(
             continue;
         };
         let plain: Config = info.config.0.iter().collect();
-        let scrub = |t: &Option<String>| t.as_deref().map(|t| scrub_trace(t, &plain, &none));
+        let marked = plain
+            .get(streamkeeper::connect::config::CLASS)
+            .and_then(|c| marked_by_class.get(c))
+            .unwrap_or(&none);
+        let scrub = |t: &Option<String>| t.as_deref().map(|t| scrub_trace(t, &plain, marked));
         let prev = by_name.get(name.as_str()).copied();
         let state = status.connector.state.as_str().to_owned();
         let trace = scrub(&status.connector.trace);
@@ -236,8 +244,8 @@ pub async fn pass(
             state,
             worker_id: status.connector.worker_id.clone(),
             trace,
-            config: secret::mask(&plain, &none).to_json(),
-            config_hash: config_hash(&plain, &none),
+            config: secret::mask(&plain, marked).to_json(),
+            config_hash: config_hash(&plain, marked),
             topics: topics_of(&plain, &cluster.bootstrap),
             unassigned_passes: i32::try_from(passes).unwrap_or(i32::MAX),
             tasks,

@@ -591,3 +591,68 @@ pub async fn worker_metrics(pool: &PgPool) -> Result<Vec<WorkerMetricRow>, Db> {
     .fetch_all(pool)
     .await?)
 }
+
+/// The PASSWORD-typed keys learned from a Connect cluster's validate
+/// answers, by class, with when each was learned.
+pub async fn password_keys(
+    pool: &PgPool,
+    connect_id: i64,
+) -> Result<Vec<(String, Vec<String>, DateTime<Utc>)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT class, keys, learned_at FROM connect_password_keys WHERE connect_id = $1",
+    )
+    .bind(connect_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Records what the worker's validate answer typed PASSWORD for `class`.
+pub async fn learn_password_keys(
+    conn: &mut PgConnection,
+    connect_id: i64,
+    class: &str,
+    keys: &[String],
+) -> Result<(), Db> {
+    sqlx::query(
+        "INSERT INTO connect_password_keys (connect_id, class, keys) VALUES ($1, $2, $3)
+         ON CONFLICT (connect_id, class) DO UPDATE SET keys = EXCLUDED.keys, learned_at = now()",
+    )
+    .bind(connect_id)
+    .bind(class)
+    .bind(keys)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Every stored config of a class on a Connect cluster, gone connectors'
+/// too: what is masked again once the class's PASSWORD keys are learned.
+pub async fn configs_of_class(
+    conn: &mut PgConnection,
+    connect_id: i64,
+    class: &str,
+) -> Result<Vec<(i64, Value)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT id, config FROM connectors WHERE connect_id = $1 AND class = $2 FOR UPDATE",
+    )
+    .bind(connect_id)
+    .bind(class)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Replaces a stored config (masked again) and its hash.
+pub async fn set_config(
+    conn: &mut PgConnection,
+    id: i64,
+    config: &Value,
+    hash: &str,
+) -> Result<(), Db> {
+    sqlx::query("UPDATE connectors SET config = $2, config_hash = $3 WHERE id = $1")
+        .bind(id)
+        .bind(config)
+        .bind(hash)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}

@@ -1,5 +1,6 @@
 //! Leaves every feature may use and that import no feature: the database
-//! pool and migrations, errors a person can act on, password hashing, the
+//! pool and migrations, errors a person can act on, password hashing,
+//! sealing secrets the server reads back, the
 //! sign-in limiter, schema limits, the routine runner, and the caller's
 //! authorization facts.
 
@@ -14,3 +15,4 @@ pub mod metrics;
 pub mod password;
 pub mod rest;
 pub mod routine;
+pub mod seal;

@@ -416,8 +416,7 @@ impl ReviewService {
         from: &str,
         new: NewConnectorDraft,
     ) -> Result<ConnectorItem, AppError> {
-        let config =
-            Config::from_value(&new.config).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let config = crate::connect::sent_config(&new.config)?;
         config
             .plugin()
             .map_err(|e| AppError::Invalid(e.to_string()))?;
@@ -491,8 +490,7 @@ impl ReviewService {
             return Err(refusal(&r));
         }
         let was = content_of(&item)?;
-        let mut config =
-            Config::from_value(&edit.config).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let mut config = crate::connect::sent_config(&edit.config)?;
         match config.name() {
             Some(n) if n.trim() != was.name => {
                 return Err(AppError::Invalid(format!(

@@ -1565,7 +1565,8 @@ async fn with_second_factor(w: &World, name: &str) -> impl Fn(u64) -> String {
     const SECRET: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
     let id = user_id(w, name).await;
     let mut conn = w.t.pool.acquire().await.expect("conn");
-    streamkeeper_server::accounts::store::users::enable_totp(&mut conn, id, SECRET, 0)
+    let secret = streamkeeper_server::accounts::store::users::StoredSecret::Plain(SECRET.into());
+    streamkeeper_server::accounts::store::users::enable_totp(&mut conn, id, &secret, 0)
         .await
         .expect("enrol");
     |step| {

@@ -481,6 +481,9 @@ impl ConnectService {
         let target = format!("connector:{}/{connector}", connect.name);
         let team_id = match self.claim(who, connect.id, connector, team).await {
             Ok(t) => t,
+            // A 403 the web layer audits with its reason; a claim on a
+            // connector or team that does not exist is recorded here.
+            Err(e @ AppError::Forbidden(_)) => return Err(e),
             Err(e) => {
                 let detail =
                     json!({ "cluster_id": cluster_id, "team": team, "refused": e.to_string() });

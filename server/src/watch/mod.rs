@@ -22,9 +22,7 @@ use sqlx::PgPool;
 use std::collections::BTreeMap;
 use store::samples::SampleRow;
 use streamkeeper::access::ownership as rule;
-use streamkeeper::access::stewardship::{
-    DescribeRefusal, Stewardship, StreamEntry, may_claim, may_describe, may_steward,
-};
+use streamkeeper::access::stewardship::{DescribeRefusal, StreamEntry, may_claim, may_describe};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::credential::CredentialPolicy;
@@ -1226,6 +1224,9 @@ impl ClusterService {
         let claimed = self.claim_group(who, id, group, team).await;
         let team_id = match claimed {
             Ok(t) => t,
+            // A 403 the web layer audits with its reason; a claim on a
+            // group or team that does not exist is recorded here.
+            Err(e @ AppError::Forbidden(_)) => return Err(e),
             Err(e) => {
                 let target = format!("group:{group}");
                 let detail = json!({ "cluster_id": id, "team": team, "refused": e.to_string() });

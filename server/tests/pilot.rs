@@ -699,6 +699,12 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         );
     }
     assert!(lag_row.contains(&human(lag_ms[0])), "{lag_row}");
+    // Before → now as people say it, not a bare ratio.
+    let said = streamkeeper::pilot::ratio::said(5_400_000, Some(lag_ms[0]));
+    assert!(
+        said.contains("× faster") && lag_row.contains(&said),
+        "{said}: {lag_row}"
+    );
     assert!(lag_row.contains("rests on 2 events (fewer than 5)"));
     assert!(lag_row.contains("median of the Q3 on-call tickets"));
     let reviewed_row = between(&html, r#"<tr data-metric="change_reviewed">"#, "</tr>");

@@ -3,7 +3,7 @@
 //! may go, input size caps, the client's address, and
 //! quoting for a shell, which secrets a cluster's settings may name, how
 //! every table is sorted, and
-//! when a routine runs next, and how durations are worded.
+//! when a routine runs next, and how durations and counts are worded.
 
 pub mod client_addr;
 pub mod credential;
@@ -15,3 +15,4 @@ pub mod page;
 pub mod schedule;
 pub mod shell;
 pub mod sort;
+pub mod words;

@@ -249,7 +249,7 @@ async fn connect_clusters_are_set_by_admins_tested_and_every_refusal_audited(poo
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(
         r.json(),
-        json!({"version": "3.9.0", "plugins": 10, "connectors": 1})
+        json!({"version": "3.9.0", "plugins": 11, "connectors": 1})
     );
     assert_eq!(
         c.t.api(Method::POST, &test, &owner, None).await.status,

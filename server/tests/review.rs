@@ -2260,7 +2260,7 @@ async fn the_item_page_decides_after_the_diff_and_shows_a_wrong_password_at_its_
     assert!(
         shown
             .body
-            .contains("You approved revision 1 (1 of 1 approvals)."),
+            .contains("You approved revision 1 (1 of 1 approval)."),
         "{}",
         shown.body
     );

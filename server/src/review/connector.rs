@@ -205,7 +205,8 @@ pub fn manual_request(base: &str, kind: Kind, c: &DraftContent) -> Option<String
 impl ReviewService {
     /// The domain whose approvers decide a change to connector `name`, the
     /// stream it comes from and the owner team who may propose it: the
-    /// connector's claimed team, else that stream's.
+    /// connector's owner by the ownership rule (its claim, else a stream
+    /// the draft or the running connector reads or writes).
     async fn connector_domain(
         &self,
         cluster_id: i64,
@@ -221,19 +222,19 @@ impl ReviewService {
             topics.extend(k.topics.iter().cloned());
         }
         let mut streams = Vec::new();
-        let mut owners = BTreeMap::new();
-        for t in topics {
-            if let Some((domain, owner)) = items::stream_domain(&self.pool, cluster_id, &t).await? {
-                owners.insert(t.clone(), owner);
-                streams.push((t, domain));
+        for t in &topics {
+            if let Some((domain, _)) = items::stream_domain(&self.pool, cluster_id, t).await? {
+                streams.push((t.clone(), domain));
             }
         }
         let (topic, domain) =
             governing_domain(name, &streams).map_err(|e| AppError::Invalid(e.to_string()))?;
-        let owner = known
-            .and_then(|k| k.owner_team_id)
-            .or_else(|| owners.get(&topic).copied().flatten());
-        Ok((domain, topic, owner))
+        let topics: Vec<String> = topics.into_iter().collect();
+        let owner = crate::platform::ownership::connector_with(
+            &self.pool, cluster_id, connect_id, name, &topics,
+        )
+        .await?;
+        Ok((domain, topic, owner.map(|o| o.team_id())))
     }
 
     /// A revision of a connector item: the validation (a draft with errors

@@ -418,52 +418,44 @@ fn apply_note(kind: Kind) -> &'static str {
     }
 }
 
+/// The revision's checks: a schema item's compatibility check, a
+/// connector draft's validation (a restart changes no config).
 #[component]
 fn CheckSection(i: ReviewItem) -> impl IntoView {
-    // A connector item's check is its validation.
-    match (i.summary.kind, i.connector_check) {
-        (_, Some(c)) => {
-            return view! { <h2>"Checks"</h2> <Validated c /> }.into_any();
+    let body = match (i.summary.kind, i.connector_check, i.check) {
+        (_, Some(c), _) => view! { <Validated c /> }.into_any(),
+        (Kind::ConnectorRestart, None, _) => view! {
+            <p class="note">"A restart changes no config: there is nothing to validate."</p>
         }
-        (Kind::ConnectorRestart, None) => {
-            return view! {
-                <h2>"Checks"</h2>
-                <p class="note">"A restart changes no config: there is nothing to validate."</p>
+        .into_any(),
+        (Kind::ConnectorDraft, None, _) => {
+            view! { <p class="note">"This revision has not been validated."</p> }.into_any()
+        }
+        (_, None, Some(r)) => {
+            let link = format!("/schema-checks/{}", r.id);
+            view! {
+                <section class="card" data-testid="item-check">
+                    <p>
+                        <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
+                        " " <span data-testid="summary">{r.summary.clone()}</span>
+                    </p>
+                    <p class="note">
+                        {format!("Checked {} in {} ms · ", stamp_ago(r.submitted_at), r.elapsed_ms)}
+                        <a href=link>"The full report →"</a>
+                    </p>
+                    <CheckFindings r nested=true />
+                </section>
             }
-            .into_any();
+            .into_any()
         }
-        (Kind::ConnectorDraft, None) => {
-            return view! {
-                <h2>"Checks"</h2>
-                <p class="note">"This revision has not been validated."</p>
-            }
-            .into_any();
+        (_, None, None) => {
+            view! { <p class="note">"This revision has not been checked yet."</p> }.into_any()
         }
-        _ => {}
-    }
+    };
     view! {
         <h2>"Checks"</h2>
-        {match i.check {
-            Some(r) => {
-                let link = format!("/schema-checks/{}", r.id);
-                view! {
-                    <section class="card" data-testid="item-check">
-                        <p>
-                            <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
-                            " " <span data-testid="summary">{r.summary.clone()}</span>
-                        </p>
-                        <p class="note">
-                            {format!("Checked {} in {} ms · ", stamp_ago(r.submitted_at), r.elapsed_ms)}
-                            <a href=link>"The full report →"</a>
-                        </p>
-                        <CheckFindings r nested=true />
-                    </section>
-                }.into_any()
-            }
-            None => view! { <p class="note">"This revision has not been checked yet."</p> }.into_any(),
-        }}
+        {body}
     }
-    .into_any()
 }
 
 #[component]

@@ -8,6 +8,7 @@ use crate::watch::model::LagPoint;
 use chrono::{DateTime, Offset, Utc};
 use chrono_tz::Tz;
 use leptos::prelude::*;
+use streamkeeper::platform::words::counted;
 
 const W: f64 = 720.0;
 const H: f64 = 220.0;
@@ -278,10 +279,9 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
         .max()
         .map_or_else(|| "no figures".to_string(), |h| format!("highest {h}"));
     let summary = format!(
-        "Lag in messages over the last {range}, to {}; {highest}; {} gap{} without data.",
+        "Lag in messages over the last {range}, to {}; {highest}; {} without data.",
         crate::ui::time::local(to).format("%Y-%m-%d %H:%M %Z"),
-        p.gaps,
-        if p.gaps == 1 { "" } else { "s" }
+        counted(p.gaps, "gap")
     );
     let unwatched = p.bands.iter().any(|b| b.2 == UNWATCHED);
     let gaps = p.gaps > 0;

@@ -44,6 +44,7 @@ pub mod fold;
 pub mod routine;
 pub mod store;
 
+use streamkeeper::access::ownership::Owner;
 use streamkeeper::lineage::kinds::{NodeKind, kind_of};
 use streamkeeper::lineage::layout::{LayoutOptions, layout};
 use streamkeeper::lineage::neighbourhood::neighbourhood;
@@ -72,7 +73,7 @@ use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper::lineage::naming::{self, Clusters};
 use streamkeeper::lineage::notify;
-use streamkeeper::lineage::receive::{Received, receive};
+use streamkeeper::lineage::receive::{Received, receive, timely};
 use streamkeeper_app::error::AppError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
@@ -150,9 +151,11 @@ pub fn accept_one(body: &[u8]) -> Result<Received, Refused> {
     Ok(r)
 }
 
-/// A parsed event the store can keep: no NUL anywhere (the canonical
-/// bytes spell it `\u0000`; an escaped backslash before it is not one).
+/// A parsed event the store can keep: dated no more than a day ahead
+/// (`receive::timely`), and no NUL anywhere (the canonical bytes spell it
+/// `\u0000`; an escaped backslash before it is not one).
 pub fn storable(r: &Received) -> Result<(), Refused> {
+    timely(&r.event, crate::platform::clock::now())?;
     let c = &r.canonical;
     let nul = c.windows(6).enumerate().any(|(i, w)| {
         w == b"\\u0000" && c[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0
@@ -405,7 +408,7 @@ impl LineageService {
         let (nodes, facets, catalog) = tokio::try_join!(
             store::nodes(&self.pool, &ids),
             store::facets(&self.pool, &ids, facets),
-            store::catalog_owners(&self.pool, &ids),
+            crate::platform::ownership::lineage_nodes(&self.pool, &ids),
         )?;
         let start_key = nodes
             .iter()
@@ -521,11 +524,8 @@ impl LineageService {
                 Caught::Grown => {}
                 Caught::Rebuilt => continue,
             }
-            let owner = |id: &i64| {
-                read.nodes
-                    .get(id)
-                    .and_then(|f| owner_of(f.catalog.as_deref(), f.ownership.as_ref()))
-            };
+            let owners = crate::platform::ownership::lineage_nodes(&self.pool, &asked).await?;
+            let owner = |id: &i64| owners.get(id).map(|o| o.team.name.clone());
             for ((r, node), pair) in answer.nodes.iter_mut().zip(&shown).zip(&pairs) {
                 r.via = read.edges.get(pair).copied().unwrap_or_default();
                 r.known = read.nodes.get(node).map(|f| f.known).unwrap_or_default();
@@ -700,22 +700,20 @@ impl LineageService {
         })
     }
 
-    /// Owner teams: a topic's is its stream's (the catalog the watch and
-    /// schema screens keep: `catalog`, by node id, as [`Self::load`] read
-    /// it); a dataset or job may also name owners in its `ownership`
-    /// facet, used when the catalog says nothing.
+    /// Owner teams, by the ownership rule (`platform::ownership`, as
+    /// [`Self::load`] read them into `owners`, by node id).
     fn owners<'a>(
         graph: &Graph,
         keys: impl Iterator<Item = &'a NodeKey>,
         ids: &HashMap<NodeKey, i64>,
-        catalog: &HashMap<i64, String>,
+        owners: &HashMap<i64, Owner>,
     ) -> HashMap<NodeKey, String> {
-        keys.filter_map(|k| {
-            let n = graph.node(k)?;
-            let team = ids.get(k).and_then(|id| catalog.get(id));
-            owner_of(team.map(String::as_str), n.facet("ownership")).map(|owner| (k.clone(), owner))
-        })
-        .collect()
+        keys.filter(|k| graph.node(k).is_some())
+            .filter_map(|k| {
+                let owner = owners.get(ids.get(k)?)?;
+                Some((k.clone(), owner.team.name.clone()))
+            })
+            .collect()
     }
 
     /// Marquez's `GET /api/v1/lineage`: the node's neighbourhood in its
@@ -1071,25 +1069,10 @@ fn reason_messages(reasons: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A node's owner team: its topic's stream's in the catalog (`catalog`),
-/// else the first owner its live `ownership` facet names.
-fn owner_of(catalog: Option<&str>, ownership: Option<&serde_json::Value>) -> Option<String> {
-    catalog
-        .or_else(|| {
-            ownership?
-                .get("owners")?
-                .as_array()?
-                .first()?
-                .get("name")?
-                .as_str()
-        })
-        .map(str::to_string)
-}
-
 /// The part of the graph a question needs, as loaded from the store.
 struct Loaded {
-    /// The catalog's owner team of each loaded topic, by node id.
-    catalog: HashMap<i64, String>,
+    /// Each loaded node's owner (absent: unowned), by node id.
+    catalog: HashMap<i64, Owner>,
     /// Each loaded node's id.
     ids: HashMap<NodeKey, i64>,
     graph: Graph,

@@ -405,9 +405,10 @@ impl LineageService {
                 .collect()
         };
         // Three independent reads at once: one round trip's wait, not three.
-        let (nodes, facets, catalog) = tokio::try_join!(
+        let (nodes, facets, catalog, ruled) = tokio::try_join!(
             store::nodes(&self.pool, &ids),
             store::facets(&self.pool, &ids, facets),
+            store::catalog_owners(&self.pool, &ids),
             crate::platform::ownership::lineage_nodes(&self.pool, &ids),
         )?;
         let start_key = nodes
@@ -417,6 +418,7 @@ impl LineageService {
             .ok_or(Db(sqlx::Error::RowNotFound))?;
         Ok(Loaded {
             catalog,
+            ruled,
             ids: nodes.iter().map(|n| (n.key(), n.id)).collect(),
             graph: store::graph_of(&nodes, facets, &edges),
             start: start_key,
@@ -524,8 +526,13 @@ impl LineageService {
                 Caught::Grown => {}
                 Caught::Rebuilt => continue,
             }
-            let owners = crate::platform::ownership::lineage_nodes(&self.pool, &asked).await?;
-            let owner = |id: &i64| owners.get(id).map(|o| o.team.name.clone());
+            let ruled = crate::platform::ownership::lineage_nodes(&self.pool, &asked).await?;
+            let owner = |id: &i64| {
+                ruled.get(id).map(|o| o.team.name.clone()).or_else(|| {
+                    let f = read.nodes.get(id)?;
+                    owner_of(f.catalog.as_deref(), f.ownership.as_ref())
+                })
+            };
             for ((r, node), pair) in answer.nodes.iter_mut().zip(&shown).zip(&pairs) {
                 r.via = read.edges.get(pair).copied().unwrap_or_default();
                 r.known = read.nodes.get(node).map(|f| f.known).unwrap_or_default();
@@ -700,20 +707,26 @@ impl LineageService {
         })
     }
 
-    /// Owner teams, by the ownership rule (`platform::ownership`, as
-    /// [`Self::load`] read them into `owners`, by node id).
+    /// Owner teams: the ownership rule's (`ruled`, by node id, as
+    /// [`Self::load`] read it: a topic's stream's, a derived group job's
+    /// group's), else [`owner_of`] the catalog or the `ownership` facet.
     fn owners<'a>(
         graph: &Graph,
         keys: impl Iterator<Item = &'a NodeKey>,
         ids: &HashMap<NodeKey, i64>,
-        owners: &HashMap<i64, Owner>,
+        catalog: &HashMap<i64, String>,
+        ruled: &HashMap<i64, Owner>,
     ) -> HashMap<NodeKey, String> {
-        keys.filter(|k| graph.node(k).is_some())
-            .filter_map(|k| {
-                let owner = owners.get(ids.get(k)?)?;
-                Some((k.clone(), owner.team.name.clone()))
-            })
-            .collect()
+        keys.filter_map(|k| {
+            let n = graph.node(k)?;
+            let id = ids.get(k);
+            if let Some(o) = id.and_then(|id| ruled.get(id)) {
+                return Some((k.clone(), o.team.name.clone()));
+            }
+            let team = id.and_then(|id| catalog.get(id));
+            owner_of(team.map(String::as_str), n.facet("ownership")).map(|owner| (k.clone(), owner))
+        })
+        .collect()
     }
 
     /// Marquez's `GET /api/v1/lineage`: the node's neighbourhood in its
@@ -870,6 +883,7 @@ impl LineageService {
             hood.nodes.iter(),
             &loaded.ids,
             &loaded.catalog,
+            &loaded.ruled,
         );
         let ids: Vec<i64> = hood
             .nodes
@@ -1069,10 +1083,30 @@ fn reason_messages(reasons: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
+/// A node's owner team when the ownership rule names none: its topic's
+/// stream's in the catalog (`catalog`), else the first owner its live
+/// `ownership` facet names. Kept until the fold records who sent each
+/// facet (`lineage_facets.sender`): until then no facet's sender can be
+/// checked, and the rule would leave every facet-owned node unowned.
+fn owner_of(catalog: Option<&str>, ownership: Option<&serde_json::Value>) -> Option<String> {
+    catalog
+        .or_else(|| {
+            ownership?
+                .get("owners")?
+                .as_array()?
+                .first()?
+                .get("name")?
+                .as_str()
+        })
+        .map(str::to_string)
+}
+
 /// The part of the graph a question needs, as loaded from the store.
 struct Loaded {
-    /// Each loaded node's owner (absent: unowned), by node id.
-    catalog: HashMap<i64, Owner>,
+    /// The catalog's owner team of each loaded topic, by node id.
+    catalog: HashMap<i64, String>,
+    /// Each loaded node's owner by the ownership rule, by node id.
+    ruled: HashMap<i64, Owner>,
     /// Each loaded node's id.
     ids: HashMap<NodeKey, i64>,
     graph: Graph,

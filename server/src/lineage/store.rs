@@ -928,10 +928,12 @@ pub async fn added_since(pool: &PgPool, xmax: i64, xip: &[i64]) -> Result<Delta,
     )
 }
 
-/// What an impact answer shows of a node that changes: how it is known
-/// (its owner is `platform::ownership`'s).
+/// What an impact answer shows of a node that changes: how it is known,
+/// its topic's owner team in the catalog, and its live `ownership` facet.
 pub struct NodeFacts {
     pub known: Known,
+    pub catalog: Option<String>,
+    pub ownership: Option<Value>,
     /// The registered cluster of a Kafka dataset, whose pending producer
     /// changes the answer shows.
     pub cluster: Option<i64>,
@@ -955,6 +957,8 @@ struct ImpactRow {
     fact_observed_last: Vec<Option<DateTime<Utc>>>,
     fact_derived_first: Vec<Option<DateTime<Utc>>>,
     fact_derived_last: Vec<Option<DateTime<Utc>>>,
+    fact_catalog: Vec<Option<String>>,
+    fact_ownership: Vec<Option<Value>>,
     fact_cluster: Vec<Option<i64>>,
     via_src: Vec<i64>,
     via_dst: Vec<i64>,
@@ -966,7 +970,8 @@ struct ImpactRow {
 
 /// ONE statement, one snapshot, for an impact question walked in memory:
 /// the [`Delta`] since `xmax`/`xip` (which says whether the walk still
-/// stands), and for `ids` their times and registered cluster, and the times
+/// stands), and for `ids` their times, catalog owner team (a topic's
+/// stream's, as [`catalog_owners`]) and `ownership` facet, and the times
 /// of the edges `pairs` (`(src, dst)`, one index lookup each).
 pub async fn impact_read(
     pool: &PgPool,
@@ -983,11 +988,22 @@ pub async fn impact_read(
                   COALESCE(array_agg(n.observed_last), '{{}}') AS fact_observed_last,
                   COALESCE(array_agg(n.derived_first), '{{}}') AS fact_derived_first,
                   COALESCE(array_agg(n.derived_last), '{{}}') AS fact_derived_last,
+                  COALESCE(array_agg(c.team), '{{}}') AS fact_catalog,
+                  COALESCE(array_agg(f.value), '{{}}') AS fact_ownership,
                   COALESCE(array_agg(r.cluster_id), '{{}}') AS fact_cluster
               FROM lineage_nodes n
               CROSS JOIN LATERAL (
                   SELECT CASE WHEN n.kind = 'dataset' AND n.cluster ~ '^[0-9]{{1,18}}$'
                       THEN n.cluster::bigint END AS cluster_id) r
+              LEFT JOIN LATERAL (
+                  SELECT t.name AS team FROM streams st JOIN teams t ON t.id = st.owner_team_id
+                  WHERE st.topic = n.name AND st.cluster_id = r.cluster_id
+                  LIMIT 1) c ON true
+              -- A lookup by key per node: a plain join was planned as a
+              -- filter over every ownership facet for each node.
+              LEFT JOIN LATERAL (
+                  SELECT value FROM lineage_facets
+                  WHERE node_id = n.id AND key = 'ownership') f ON true
               WHERE n.id = ANY($3)) nf,
           LATERAL (SELECT COALESCE(array_agg(e.src), '{{}}') AS via_src,
                   COALESCE(array_agg(e.dst), '{{}}') AS via_dst,
@@ -1016,6 +1032,8 @@ pub async fn impact_read(
                     [r.fact_observed_first[i], r.fact_observed_last[i]],
                     [r.fact_derived_first[i], r.fact_derived_last[i]],
                 ),
+                catalog: r.fact_catalog[i].clone(),
+                ownership: r.fact_ownership[i].clone(),
                 cluster: r.fact_cluster[i],
             };
             (*id, facts)
@@ -1101,6 +1119,22 @@ pub fn graph_of(
         }
     }
     g
+}
+
+/// The catalog's owner team of each of `ids` that is a topic of a
+/// registered cluster (its stream's), by node id.
+pub async fn catalog_owners(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, String>, Db> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "SELECT n.id, t.name FROM lineage_nodes n
+         JOIN streams s ON s.topic = n.name
+             AND s.cluster_id = CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END
+         JOIN teams t ON t.id = s.owner_team_id
+         WHERE n.id = ANY($1) AND n.kind = 'dataset'",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
 }
 
 /// A namespace as Marquez lists it.

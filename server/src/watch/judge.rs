@@ -142,9 +142,12 @@ pub async fn after_pass(
                 let before = known.remove(&g.name).unwrap_or_default();
                 let seen = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
                 observed.extend(seen.freshness);
+                // What its lag flag will keep if it stays open, or what a
+                // return from a stop is remembered by until it commits.
+                if !seen.standings.is_empty() {
+                    known.insert(g.name.clone(), seen.standings);
+                }
                 if let Some(trouble) = seen.lag {
-                    // What the group's lag flag will keep, if it stays open.
-                    known.insert(g.name.clone(), trouble.standings());
                     // Its receipts are made only if they are written
                     // (`Receipts::complete`).
                     observed.push(trouble.observation(&g.name, Value::Null));

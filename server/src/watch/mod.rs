@@ -1194,7 +1194,11 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .map(|(at, lag)| (at.timestamp_millis(), lag))
                 .collect(),
         };
-        Ok(streamkeeper::watch::series::downsample(&points, 400)
+        let first_seen = store::samples::group_first_seen(&self.pool, id, group)
+            .await?
+            .map(|at| at.timestamp_millis());
+        let points = streamkeeper::watch::series::since_first_seen(&points, first_seen);
+        Ok(streamkeeper::watch::series::downsample(points, 400)
             .into_iter()
             .filter_map(|(ms, lag)| {
                 chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })

@@ -8,6 +8,7 @@ use axum::http::{Method, StatusCode};
 use serde_json::json;
 use sqlx::PgPool;
 use streamkeeper::accounts::role::Role;
+use streamkeeper::accounts::token::Scope;
 use streamkeeper_server::platform::ownership;
 use support::TestApp;
 
@@ -237,4 +238,34 @@ async fn a_check_of_an_unowned_stream_is_not_found_for_others_not_a_500(pool: Pg
         r.status,
         r.body
     );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_event_from_the_future_is_refused_and_pins_nothing(pool: PgPool) {
+    let t = TestApp::new(pool).await;
+    demo(&t.pool).await;
+    let id = t.user("mallory", &[Role::Owner]).await;
+    let mallory = t.token_with(id, &[Scope::LineageWrite]).await;
+    let event = |at: &str| {
+        json!({"eventTime": at, "producer": "p",
+            "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/DatasetEvent",
+            "dataset": {"namespace": "postgres://db:5432", "name": "shop.orders", "facets": {
+                "ownership": {"_producer": "p", "_schemaURL": "s",
+                    "owners": [{"name": "payments", "type": "TEAM"}]}}}})
+    };
+    let r = t
+        .api(
+            Method::POST,
+            "/api/v1/lineage",
+            &mallory,
+            Some(event("2099-01-01T00:00:00Z")),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("more than a day ahead"), "{}", r.body);
+    let stored: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_events")
+        .fetch_one(&t.pool)
+        .await
+        .expect("count");
+    assert_eq!(stored, 0, "nothing stored");
 }

@@ -9,7 +9,9 @@ mod store;
 
 use sqlx::PgPool;
 use std::collections::HashMap;
-use streamkeeper::access::ownership::{self as rule, Claim, Owner, StreamFact, Team};
+use streamkeeper::access::ownership::{
+    self as rule, Claim, FacetFact, NodeFacts, Owner, Sender, StreamFact, Team,
+};
 
 use crate::platform::errors::Db;
 
@@ -124,4 +126,59 @@ pub async fn connector(
     Ok(connectors(pool, connect_id, &[name.to_string()])
         .await?
         .remove(name))
+}
+
+/// The owners of lineage nodes `ids` (by node id; absent: unowned): a
+/// Kafka dataset's stream's, a derived consumer-group job's group's, else
+/// an `ownership` facet's team when its sender may speak for it.
+pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, Owner>, Db> {
+    let rows = store::lineage_nodes(pool, ids).await?;
+    let mut groups_of: HashMap<i64, Vec<String>> = HashMap::new();
+    for r in &rows {
+        if let Some(c) = r.group_cluster {
+            groups_of.entry(c).or_default().push(r.name.clone());
+        }
+    }
+    let mut group_owners = HashMap::new();
+    for (cluster, names) in groups_of {
+        group_owners.insert(cluster, groups(pool, cluster, &names).await?);
+    }
+    let mut out = HashMap::new();
+    for r in rows {
+        let facts = if r.dataset_cluster.is_some() {
+            NodeFacts::KafkaDataset {
+                stream: StreamFact {
+                    owner: team(r.stream_team_id, r.stream_team),
+                    topic: r.name,
+                },
+            }
+        } else if let Some(c) = r.group_cluster {
+            let owner = group_owners
+                .get(&c)
+                .and_then(|g| g.get(&r.name))
+                .cloned()
+                .flatten();
+            NodeFacts::Derived {
+                name: r.name,
+                owner,
+            }
+        } else {
+            let sender = r.facet_sender.map(|username| Sender {
+                username,
+                admin: r.sender_admin.unwrap_or(false),
+                teams: r.sender_teams,
+            });
+            NodeFacts::Other {
+                set: None,
+                facet: Some(FacetFact {
+                    team: team(r.facet_team_id, r.facet_team),
+                    sender,
+                }),
+            }
+        };
+        if let Some(owner) = rule::of_node(facts) {
+            out.insert(r.id, owner);
+        }
+    }
+    Ok(out)
 }

@@ -84,3 +84,55 @@ pub async fn connectors(
     .fetch_all(pool)
     .await?)
 }
+
+/// A lineage node with what its owner depends on: a Kafka dataset's
+/// cluster and stream owner, a derived consumer-group job's cluster, and
+/// its live `ownership` facet's first named team, sender and the sender's
+/// standing.
+#[derive(Debug, FromRow)]
+pub struct NodeRow {
+    pub id: i64,
+    pub name: String,
+    /// Set for a topic of a registered cluster.
+    pub dataset_cluster: Option<i64>,
+    pub stream_team_id: Option<i64>,
+    pub stream_team: Option<String>,
+    /// Set for a job Streamkeeper derived from a consumer group.
+    pub group_cluster: Option<i64>,
+    pub facet_team_id: Option<i64>,
+    pub facet_team: Option<String>,
+    pub facet_sender: Option<String>,
+    pub sender_admin: Option<bool>,
+    pub sender_teams: Vec<i64>,
+}
+
+pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT n.id, n.name, r.dataset_cluster, st.id AS stream_team_id, st.name AS stream_team,
+                g.cluster_id AS group_cluster, ft.id AS facet_team_id, ft.name AS facet_team,
+                f.sender AS facet_sender, u.roles @> ARRAY['admin'] AS sender_admin,
+                COALESCE((SELECT array_agg(m.team_id) FROM memberships m WHERE m.user_id = u.id),
+                         '{}') AS sender_teams
+         FROM lineage_nodes n
+         CROSS JOIN LATERAL (
+             SELECT CASE WHEN n.kind = 'dataset' AND n.cluster ~ '^[0-9]{1,18}$'
+                 THEN n.cluster::bigint END AS dataset_cluster) r
+         LEFT JOIN streams s ON s.cluster_id = r.dataset_cluster AND s.topic = n.name
+         LEFT JOIN teams st ON st.id = s.owner_team_id
+         -- A derived group's job shares its namespace with its cluster's topics.
+         LEFT JOIN LATERAL (
+             SELECT d.cluster::bigint AS cluster_id FROM lineage_nodes d
+             WHERE n.kind = 'job' AND d.kind = 'dataset' AND d.namespace = n.namespace
+               AND d.cluster ~ '^[0-9]{1,18}$'
+               AND EXISTS (SELECT 1 FROM lineage_facets j WHERE j.node_id = n.id
+                           AND j.key = 'jobType' AND j.value->>'jobType' = 'CONSUMER_GROUP')
+             LIMIT 1) g ON true
+         LEFT JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
+         LEFT JOIN teams ft ON ft.name = f.value->'owners'->0->>'name'
+         LEFT JOIN users u ON u.username = f.sender
+         WHERE n.id = ANY($1)",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?)
+}

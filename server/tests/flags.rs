@@ -101,10 +101,12 @@ async fn team(pool: &PgPool, name: &str, webhook: &str) -> Route {
 }
 
 /// A watcher of the tests' own: everything is looked at each pass, lag
-/// statuses worsen WARN → STALL → STOP, and everything goes to `route`.
+/// statuses worsen WARN → STALL → STOP, and everything goes to `route`
+/// unless `routes` names the subject's team.
 struct Watcher {
     cluster: i64,
     route: Route,
+    routes: Vec<(String, Route)>,
 }
 
 #[async_trait::async_trait]
@@ -119,8 +121,9 @@ impl FlagSource for Watcher {
         let rank = |k: &str| ["WARN", "STALL", "STOP"].iter().position(|x| *x == k);
         rank(now) > rank(before)
     }
-    async fn route(&self, _: &PgPool, _: &FlagKey) -> Result<Option<Route>, Db> {
-        Ok(Some(self.route.clone()))
+    async fn route(&self, _: &PgPool, key: &FlagKey) -> Result<Option<Route>, Db> {
+        let named = self.routes.iter().find(|(s, _)| *s == key.subject);
+        Ok(Some(named.map_or(&self.route, |(_, r)| r).clone()))
     }
     fn receipts(&self, o: &mut Observation) {
         o.evidence["drawn"] = json!(true);
@@ -168,6 +171,7 @@ async fn a_dismissed_flag_stays_quiet_while_its_trouble_lasts(pool: PgPool) {
     let mut w = Watcher {
         cluster: cluster(&pool).await,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: Vec::new(),
     };
     pass(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     deliver_due(&pool, &webhooks()).await.expect("deliver");
@@ -218,6 +222,7 @@ async fn a_snoozed_flag_returns_when_its_snooze_ends_with_the_trouble_there(pool
     let mut w = Watcher {
         cluster: cluster(&pool).await,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: Vec::new(),
     };
     pass(&pool, &mut w, vec![trouble("billing", "STALL")]).await;
     let id = flags_of(&pool, "billing").await[0].0;
@@ -256,6 +261,7 @@ async fn a_flag_that_worsens_reaches_its_owner(pool: PgPool) {
     let mut w = Watcher {
         cluster: cluster(&pool).await,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: Vec::new(),
     };
     pass(&pool, &mut w, vec![trouble("billing", "WARN")]).await;
     pass(&pool, &mut w, vec![trouble("billing", "WARN")]).await;
@@ -290,6 +296,7 @@ async fn a_delivery_racing_a_sampler_update_of_its_flag_is_delivered_once(pool: 
     let mut w = Watcher {
         cluster: cluster(&pool).await,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: Vec::new(),
     };
     pass(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     let id = flags_of(&pool, "billing").await[0].0;
@@ -335,6 +342,7 @@ async fn two_replicas_deliver_each_flag_once(pool: PgPool) {
     let mut w = Watcher {
         cluster: cluster(&pool).await,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: Vec::new(),
     };
     let observed = (0..120)
         .map(|i| trouble(&format!("g{i}"), "STOP"))
@@ -367,21 +375,21 @@ async fn two_replicas_deliver_each_flag_once(pool: PgPool) {
 async fn a_failing_receiver_delays_only_its_own_delivery_retried_with_the_same_key(pool: PgPool) {
     let (url, got) = receiver().await;
     let c = cluster(&pool).await;
-    let mut ok = Watcher {
+    let mut w = Watcher {
         cluster: c,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: vec![
+            (
+                "scoring".into(),
+                team(&pool, "fraud", &format!("{url}/fail")).await,
+            ),
+            ("clicks".into(), team(&pool, "ads", &format!("{url}/hang")).await),
+        ],
     };
-    let mut failing = Watcher {
-        cluster: c,
-        route: team(&pool, "fraud", &format!("{url}/fail")).await,
-    };
-    let mut hanging = Watcher {
-        cluster: c,
-        route: team(&pool, "ads", &format!("{url}/hang")).await,
-    };
-    pass(&pool, &mut failing, vec![trouble("scoring", "STOP")]).await;
-    pass(&pool, &mut hanging, vec![trouble("clicks", "STOP")]).await;
-    pass(&pool, &mut ok, vec![trouble("billing", "STOP")]).await;
+    let observed = ["scoring", "clicks", "billing"]
+        .map(|g| trouble(g, "STOP"))
+        .to_vec();
+    pass(&pool, &mut w, observed).await;
     let started = std::time::Instant::now();
     assert_eq!(deliver_due(&pool, &webhooks()).await.expect("deliver"), 3);
     // Side by side: the hanging one costs its timeout once, not per flag.
@@ -435,6 +443,7 @@ async fn dismissals_of_flags_missing_or_of_others_are_refused_audited_and_change
     let mut w = Watcher {
         cluster: cluster(&pool).await,
         route: team(&pool, "payments", &format!("{url}/ok")).await,
+        routes: Vec::new(),
     };
     pass(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     let id = flags_of(&pool, "billing").await[0].0;

@@ -3,4 +3,4 @@
 pub mod fns;
 pub mod model;
 pub mod pages;
-pub mod receipts;
+pub mod widgets;

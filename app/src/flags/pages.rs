@@ -5,7 +5,7 @@ use crate::accounts::fns::get_routing;
 use crate::error::AppError;
 use crate::flags::fns::{AcknowledgeFlag, DismissFlag, get_flag, list_flags};
 use crate::flags::model::FlagView;
-use crate::flags::receipts::Receipts;
+use crate::flags::widgets::Receipts;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};

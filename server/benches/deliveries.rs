@@ -125,7 +125,10 @@ async fn main() {
     }
     let took = started.elapsed();
     let delivered = got.load(Ordering::Relaxed);
-    println!("raised {n} flags in one pass: {:.2} s", raised.as_secs_f64());
+    println!(
+        "raised {n} flags in one pass: {:.2} s",
+        raised.as_secs_f64()
+    );
     println!(
         "delivered {delivered} in {:.2} s over {passes} routine passes: {:.0} deliveries/s (target: 1,000 within 10 s)",
         took.as_secs_f64(),

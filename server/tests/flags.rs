@@ -89,14 +89,13 @@ async fn cluster(pool: &PgPool) -> i64 {
 }
 
 async fn team(pool: &PgPool, name: &str, webhook: &str) -> Route {
-    let id = sqlx::query_scalar(
-        "INSERT INTO teams (name, webhook_url) VALUES ($1, $2) RETURNING id",
-    )
-    .bind(name)
-    .bind(webhook)
-    .fetch_one(pool)
-    .await
-    .expect("team");
+    let id =
+        sqlx::query_scalar("INSERT INTO teams (name, webhook_url) VALUES ($1, $2) RETURNING id")
+            .bind(name)
+            .bind(webhook)
+            .fetch_one(pool)
+            .await
+            .expect("team");
     (id, name.to_owned(), Some(webhook.to_owned()))
 }
 
@@ -194,7 +193,10 @@ async fn a_dismissed_flag_stays_quiet_while_its_trouble_lasts(pool: PgPool) {
         pass(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
         deliver_due(&pool, &webhooks()).await.expect("deliver");
     }
-    assert_eq!(flags_of(&pool, "billing").await, vec![(id, "dismissed".into())]);
+    assert_eq!(
+        flags_of(&pool, "billing").await,
+        vec![(id, "dismissed".into())]
+    );
     assert_eq!(count(&got), 1, "nobody paged again");
 
     // It clears: the dismissal lets go; it comes back: raised again.
@@ -275,7 +277,10 @@ async fn a_flag_that_worsens_reaches_its_owner(pool: PgPool) {
         .map(|(_, b)| b["transition"].as_str().unwrap_or("").to_owned())
         .collect();
     assert_eq!(got.len(), 2, "the raise and the worsening only: {got:?}");
-    assert_eq!(transitions, BTreeSet::from(["raise".into(), "worsen".into()]));
+    assert_eq!(
+        transitions,
+        BTreeSet::from(["raise".into(), "worsen".into()])
+    );
     let worse = got
         .iter()
         .find(|(_, b)| b["transition"] == "worsen")
@@ -364,10 +369,11 @@ async fn two_replicas_deliver_each_flag_once(pool: PgPool) {
     assert_eq!(got.len(), 120);
     let keys: BTreeSet<&str> = got.iter().map(|(k, _)| k.as_str()).collect();
     assert_eq!(keys.len(), 120, "one key per flag, each sent once");
-    let unnotified: i64 = sqlx::query_scalar("SELECT count(*) FROM flags WHERE notified_at IS NULL")
-        .fetch_one(&pool)
-        .await
-        .expect("count");
+    let unnotified: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM flags WHERE notified_at IS NULL")
+            .fetch_one(&pool)
+            .await
+            .expect("count");
     assert_eq!(unnotified, 0);
 }
 
@@ -383,7 +389,10 @@ async fn a_failing_receiver_delays_only_its_own_delivery_retried_with_the_same_k
                 "scoring".into(),
                 team(&pool, "fraud", &format!("{url}/fail")).await,
             ),
-            ("clicks".into(), team(&pool, "ads", &format!("{url}/hang")).await),
+            (
+                "clicks".into(),
+                team(&pool, "ads", &format!("{url}/hang")).await,
+            ),
         ],
     };
     let observed = ["scoring", "clicks", "billing"]
@@ -393,7 +402,11 @@ async fn a_failing_receiver_delays_only_its_own_delivery_retried_with_the_same_k
     let started = std::time::Instant::now();
     assert_eq!(deliver_due(&pool, &webhooks()).await.expect("deliver"), 3);
     // Side by side: the hanging one costs its timeout once, not per flag.
-    assert!(started.elapsed() < Duration::from_secs(9), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(9),
+        "{:?}",
+        started.elapsed()
+    );
     let states: Vec<(String, bool, i32)> = sqlx::query_as(
         "SELECT f.subject, d.delivered_at IS NOT NULL, d.attempts FROM deliveries d
          JOIN flags f ON f.id = d.flag_id ORDER BY f.subject",
@@ -450,15 +463,31 @@ async fn dismissals_of_flags_missing_or_of_others_are_refused_audited_and_change
     let body = json!({"reason": "noise", "dismissal": "wrong"});
 
     let r = t
-        .api(Method::POST, "/api/v1/flags/999999/dismiss", &token, Some(body.clone()))
+        .api(
+            Method::POST,
+            "/api/v1/flags/999999/dismiss",
+            &token,
+            Some(body.clone()),
+        )
         .await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
     let path = format!("/api/v1/flags/{id}/dismiss");
     let r = t.api(Method::POST, &path, &token, Some(body.clone())).await;
-    assert_eq!(r.status, StatusCode::FORBIDDEN, "olga is not in payments: {}", r.body);
+    assert_eq!(
+        r.status,
+        StatusCode::FORBIDDEN,
+        "olga is not in payments: {}",
+        r.body
+    );
     let actions = t.audit_actions().await;
-    assert!(actions.iter().any(|a| a == "flag.act.refused"), "{actions:?}");
-    assert!(actions.iter().any(|a| a == "request.refused"), "{actions:?}");
+    assert!(
+        actions.iter().any(|a| a == "flag.act.refused"),
+        "{actions:?}"
+    );
+    assert!(
+        actions.iter().any(|a| a == "request.refused"),
+        "{actions:?}"
+    );
 
     // Her team's now; bad values are 422 and change nothing either.
     sqlx::query("INSERT INTO memberships (team_id, user_id) VALUES ($1, $2)")
@@ -477,7 +506,12 @@ async fn dismissals_of_flags_missing_or_of_others_are_refused_audited_and_change
         json!({"reason": "noise", "dismissal": "wrong", "snooze_until": far}),
     ] {
         let r = t.api(Method::POST, &path, &token, Some(bad.clone())).await;
-        assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{bad}: {}", r.body);
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{bad}: {}",
+            r.body
+        );
     }
     assert_eq!(flags_of(&pool, "billing").await, vec![(id, "open".into())]);
     let r = t.api(Method::POST, &path, &token, Some(body)).await;
@@ -489,10 +523,7 @@ async fn a_connector_flags_page_shows_its_trace_restart_and_link(pool: PgPool) {
     use streamkeeper::connect::status::{ConnectorSeen, InstanceSeen, observe};
     let t = TestApp::new(pool.clone()).await;
     t.user("ada", &[Role::Admin]).await;
-    let cookie = t
-        .login("ada", support::PASSWORD)
-        .await
-        .expect("signed in");
+    let cookie = t.login("ada", support::PASSWORD).await.expect("signed in");
     let c = cluster(&pool).await;
     let trace = "org.apache.kafka.connect.errors.ConnectException: disk full\n\tat S3SinkTask.put(S3SinkTask.java:225)";
     let instance = |task, state: &str, trace: Option<&str>| InstanceSeen {
@@ -507,7 +538,8 @@ async fn a_connector_flags_page_shows_its_trace_restart_and_link(pool: PgPool) {
         connector: instance(None, "RUNNING", None),
         tasks: vec![instance(Some(0), "FAILED", Some(trace))],
     };
-    let restart = "http://connect:8083/connectors/s3-orders/restart?includeTasks=true&onlyFailed=true";
+    let restart =
+        "http://connect:8083/connectors/s3-orders/restart?includeTasks=true&onlyFailed=true";
     let o = observe(&seen, chrono::Utc::now().timestamp_millis(), restart).expect("trouble");
     let id = lifecycle::raise(&pool, c, "local", &o, None)
         .await
@@ -519,11 +551,22 @@ async fn a_connector_flags_page_shows_its_trace_restart_and_link(pool: PgPool) {
         .split(r#"data-testid="receipts""#)
         .nth(1)
         .unwrap_or_else(|| panic!("{}", page.body));
-    assert!(receipts.contains("ConnectException: disk full"), "{receipts}");
-    assert!(receipts.contains("S3SinkTask.java:225"), "the whole trace: {receipts}");
-    assert!(receipts.contains("POST http://connect:8083/connectors/s3-orders/restart"), "{receipts}");
     assert!(
-        receipts.contains(&format!("/clusters/{c}/connector?connect=main&amp;name=s3-orders")),
+        receipts.contains("ConnectException: disk full"),
+        "{receipts}"
+    );
+    assert!(
+        receipts.contains("S3SinkTask.java:225"),
+        "the whole trace: {receipts}"
+    );
+    assert!(
+        receipts.contains("POST http://connect:8083/connectors/s3-orders/restart"),
+        "{receipts}"
+    );
+    assert!(
+        receipts.contains(&format!(
+            "/clusters/{c}/connector?connect=main&amp;name=s3-orders"
+        )),
         "{receipts}"
     );
     assert!(!receipts.contains("window of null"), "{receipts}");

@@ -176,7 +176,9 @@ mod tests {
     #[test]
     fn raised_once_then_updated_then_resolved() {
         let mut s = BTreeMap::new();
-        assert!(matches!(&run(&s, vec![obs("a", "WARN")])[..], [Step::Raise(o)] if o.kind == "WARN"));
+        assert!(
+            matches!(&run(&s, vec![obs("a", "WARN")])[..], [Step::Raise(o)] if o.kind == "WARN")
+        );
         s.insert(key("a"), live("WARN"));
         assert!(matches!(
             &run(&s, vec![obs("a", "WARN")])[..],
@@ -214,7 +216,10 @@ mod tests {
             },
         )]);
         for _ in 0..3 {
-            assert!(run(&s, vec![obs("a", "STOP")]).is_empty(), "no flag, no page");
+            assert!(
+                run(&s, vec![obs("a", "STOP")]).is_empty(),
+                "no flag, no page"
+            );
         }
     }
 
@@ -231,7 +236,10 @@ mod tests {
             vec![Step::Release(key("a"), Release::Cleared)]
         );
         s.remove(&key("a"));
-        assert!(matches!(&run(&s, vec![obs("a", "WARN")])[..], [Step::Raise(_)]));
+        assert!(matches!(
+            &run(&s, vec![obs("a", "WARN")])[..],
+            [Step::Raise(_)]
+        ));
     }
 
     #[test]

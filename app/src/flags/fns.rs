@@ -64,16 +64,18 @@ pub async fn dismiss_flag(
     let who = principal().await?;
     let hours = match snooze_hours.as_deref().map(str::trim) {
         None | Some("") => None,
-        Some(h) => Some(h.parse::<i64>().map_err(|_| {
-            AppError::Invalid("A snooze is a whole number of hours.".into())
-        })?),
+        Some(h) => Some(
+            h.parse::<i64>()
+                .map_err(|_| AppError::Invalid("A snooze is a whole number of hours.".into()))?,
+        ),
     };
     let d = crate::flags::model::Dismissal {
         reason,
         dismissal,
         // Beyond a year is refused as too long anyway; clamped so the sum
         // cannot overflow.
-        snooze_until: hours.map(|h| chrono::Utc::now() + chrono::Duration::hours(h.clamp(-1, 24 * 366))),
+        snooze_until: hours
+            .map(|h| chrono::Utc::now() + chrono::Duration::hours(h.clamp(-1, 24 * 366))),
     };
     crate::ui::flash::noted(
         backend()?

@@ -17,12 +17,12 @@
 
 use super::store::{self, ConnectRow, SeenConnector, SeenTask};
 use crate::clients::egress::Outbound;
+use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::Db;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
-use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::watch::store::ClusterRow;
 use async_trait::async_trait;
 use serde_json::json;

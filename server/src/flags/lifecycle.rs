@@ -70,13 +70,7 @@ async fn read_standing(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKe
                 subject: r.subject,
                 rule: r.rule,
             };
-            (
-                key,
-                Stands {
-                    id: r.id,
-                    standing,
-                },
-            )
+            (key, Stands { id: r.id, standing })
         })
         .collect())
 }

@@ -88,8 +88,15 @@ impl FlagService {
             // here, so probing for flags leaves a trace too.
             let e = AppError::NotFound(format!("Flag {id}"));
             let detail = json!({ "refused": e.to_string() });
-            record_refusal(&self.pool, who, from, "flag.act.refused", format!("flag:{id}"), detail)
-                .await;
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "flag.act.refused",
+                format!("flag:{id}"),
+                detail,
+            )
+            .await;
             return Err(e);
         };
         if !self.may_act(who, team).await? {
@@ -142,11 +149,11 @@ fn checked_dismissal(
     let kind = choice::<DismissalKind>(Some(&d.dismissal))
         .map_err(|e| AppError::Invalid(e.to_string()))?
         .ok_or_else(|| {
-        AppError::Invalid(
+            AppError::Invalid(
             "Say whether the flag was wrong or the trouble expected (dismissal: wrong or expected)."
                 .into(),
         )
-    })?;
+        })?;
     let now = crate::platform::clock::now();
     let until = d
         .snooze_until

@@ -248,7 +248,8 @@ pub struct FlagRow {
     pub resolved_at: Option<DateTime<Utc>>,
 }
 
-const SELECT: &str = "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.state,
+const SELECT: &str =
+    "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.state,
         f.team_id, t.name AS team, f.reason, f.evidence, f.onset_at, f.raised_at, f.notified_at,
         f.acknowledged_at, f.acknowledged_by, f.dismissed_at, f.dismissed_by, f.dismissed_reason,
         f.dismissal, f.snoozed_until, f.released_at, f.resolved_at

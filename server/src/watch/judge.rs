@@ -314,7 +314,8 @@ impl FlagSource for WatchFlags<'_> {
                     Some(trouble) => trouble.gist(),
                     None => receipts::gist(&o.evidence),
                 };
-                let write = receipts::rewrite(k.written.get(&id).copied(), gist, id, self.evaluation);
+                let write =
+                    receipts::rewrite(k.written.get(&id).copied(), gist, id, self.evaluation);
                 if write {
                     k.written.insert(id, gist);
                 }

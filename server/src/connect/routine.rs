@@ -20,6 +20,7 @@ use crate::clients::egress::Outbound;
 use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
@@ -466,7 +467,7 @@ impl FlagSource for ConnectFlags<'_> {
 
     async fn route(&self, pool: &PgPool, key: &FlagKey) -> Result<Option<Route>, Db> {
         match self.name(key) {
-            Some(name) => store::route(pool, self.connect.id, name).await,
+            Some(name) => route(pool, self.connect.id, name).await,
             None => Ok(None),
         }
     }
@@ -480,4 +481,14 @@ impl FlagSource for ConnectFlags<'_> {
             .and_then(|n| self.restarts.get(n))
             .is_some_and(|r| r.restarted)
     }
+}
+
+/// The team a connector's flags go to: its owner (`platform::ownership`:
+/// its claim, else a stream it reads or writes), else the platform team;
+/// with the team's webhook.
+async fn route(pool: &PgPool, connect_id: i64, name: &str) -> Result<Option<Route>, Db> {
+    let owner = ownership::connector(pool, connect_id, name)
+        .await?
+        .flatten();
+    crate::flags::route_owner(pool, owner.as_ref().map(|o| o.team_id())).await
 }

@@ -248,16 +248,6 @@ pub async fn live_group_flag(
         .map(|(_, (id, _))| id))
 }
 
-/// The team a group's flags go to (with its webhook): the one place that
-/// decides a group's owner for flags.
-pub async fn route_group(
-    pool: &PgPool,
-    cluster_id: i64,
-    group: &str,
-) -> Result<Option<lifecycle::Route>, crate::platform::errors::Db> {
-    store::route_group(pool, cluster_id, group).await
-}
-
 /// The given owner team, else the platform team, with its webhook.
 pub async fn route_owner(
     pool: &PgPool,

@@ -6,6 +6,7 @@
 use crate::clients::kafka::reader::Reading;
 use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use crate::watch::kept::{self, KeptFlags, KeptSample, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
@@ -14,6 +15,7 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
+use streamkeeper::access::ownership::team_id;
 use streamkeeper::flags::{FlagKey, Observation, receipts};
 use streamkeeper::watch::lag::status::Status;
 use streamkeeper::watch::observe::{
@@ -143,9 +145,12 @@ pub async fn after_pass(
                 let before = known.remove(&g.name).unwrap_or_default();
                 let seen = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
                 observed.extend(seen.freshness);
+                // What its lag flag will keep if it stays open, or what a
+                // return from a stop is remembered by until it commits.
+                if !seen.standings.is_empty() {
+                    known.insert(g.name.clone(), seen.standings);
+                }
                 if let Some(trouble) = seen.lag {
-                    // What the group's lag flag will keep, if it stays open.
-                    known.insert(g.name.clone(), trouble.standings());
                     // Its receipts are made only if they are written
                     // (`Receipts::complete`).
                     observed.push(trouble.observation(&g.name, Value::Null));
@@ -287,15 +292,18 @@ impl FlagSource for WatchFlags<'_> {
         }
     }
 
-    /// Groups go to their owner, topics to their stream's owner, the rest
-    /// (and anything unowned) to the platform team.
+    /// Groups and topics go to their owner (`platform::ownership`: a
+    /// group's claim, else a stream it reads), the rest (and anything
+    /// unowned) to the platform team.
     async fn route(&self, pool: &PgPool, key: &FlagKey) -> Result<Option<Route>, Db> {
         match key.subject_kind.as_str() {
-            "group" => crate::flags::route_group(pool, self.cluster.id, &key.subject).await,
+            "group" => {
+                let owner = ownership::group(pool, self.cluster.id, &key.subject).await?;
+                crate::flags::route_owner(pool, team_id(owner.flatten().as_ref())).await
+            }
             "topic" => {
-                let owner =
-                    crate::watch::store::stream_owner(pool, self.cluster.id, &key.subject).await?;
-                crate::flags::route_owner(pool, owner).await
+                let owner = ownership::stream(pool, self.cluster.id, &key.subject).await?;
+                crate::flags::route_owner(pool, team_id(owner.as_ref())).await
             }
             _ => crate::flags::route_owner(pool, None).await,
         }

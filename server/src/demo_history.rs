@@ -385,7 +385,8 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
             Step::Dismiss { group, reason } => {
                 let id = live_flag(&pool, &cluster, group).await?;
                 let path = format!("/api/v1/flags/{id}/dismiss");
-                let body = json!({ "reason": reason });
+                // The script's dismissals say the flag was wrong: the pilot counts them.
+                let body = json!({ "reason": reason, "dismissal": "wrong" });
                 console
                     .call("dismissing", Method::POST, &path, &people.owner, Some(body))
                     .await?;
@@ -474,7 +475,7 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
 /// would send it then, so the player waits those ms rather than skip it.
 async fn wait_for_retries(pool: &PgPool, step: DateTime<Utc>) -> Result<(), HistoryError> {
     let until = step + chrono::Duration::seconds(1);
-    let next = crate::flags::store::next_due_before(&mut *pool.acquire().await?, until).await?;
+    let next = crate::flags::next_delivery_before(pool, until).await?;
     if let Some(wait) = next.and_then(|due| (due - clock::now()).to_std().ok()) {
         tokio::time::sleep(wait).await;
     }
@@ -725,11 +726,8 @@ fn id_of(made: &Value, what: &str) -> Result<i64, HistoryError> {
 }
 
 async fn live_flag(pool: &PgPool, cluster: &ClusterRow, group: &str) -> Result<i64, HistoryError> {
-    crate::flags::store::live(pool, cluster.id)
+    crate::flags::live_group_flag(pool, cluster.id, group)
         .await?
-        .into_iter()
-        .find(|(k, _)| k.subject_kind == "group" && k.subject == group)
-        .map(|(_, (id, _))| id)
         .ok_or_else(|| {
             HistoryError::OffScript(format!(
                 "{group} has no live flag: the judge did not raise what the script says"

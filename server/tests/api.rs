@@ -1255,7 +1255,7 @@ async fn refused_writes_are_audited(pool: sqlx::PgPool) {
 
     let create = json!({"username": "mallory", "password": "correct-horse-battery-staple", "roles": ["admin"]});
     let owner = json!({"team": "payments"});
-    let dismiss = json!({"reason": "noise"});
+    let dismiss = json!({"reason": "noise", "dismissal": "wrong"});
     let attempts = [
         (
             Method::POST,

@@ -2312,3 +2312,35 @@ async fn an_oversized_config_value_is_refused_before_the_worker_is_asked(pool: P
         .expect("items");
     assert_eq!(items, 0, "nothing proposed");
 }
+
+/// Connect says RUNNING for a connector whose only task failed: its work
+/// has stopped, so every list says FAILED (never a green RUNNING).
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_connector_whose_only_task_failed_is_failed_in_every_list(pool: PgPool) {
+    let c = setup(pool).await;
+    let mut one = s3("orders");
+    for (k, v) in one.iter_mut() {
+        if *k == "tasks.max" {
+            *v = "1".into();
+        }
+    }
+    put(&c.double, "s3-orders", &one);
+    c.add_connect("main", &c.url).await;
+    c.pass("main").await.expect("pass");
+    assert_eq!(c.connectors("").await["items"][0]["state"], "RUNNING");
+
+    c.double.fail_task("s3-orders", 0, TRACE);
+    c.pass("main").await.expect("pass");
+    let list = c.connectors("").await;
+    assert_eq!(list["items"][0]["state"], "FAILED", "{list}");
+    assert_eq!(list["items"][0]["trouble"], true);
+    let d = c.connector("s3-orders").await.json();
+    assert_eq!(d["state"], "FAILED", "{d}");
+    let page =
+        c.t.get(
+            &format!("/clusters/{}/connect?name=main", c.cluster),
+            Some(&c.t.login("ada", support::PASSWORD).await.expect("ada")),
+        )
+        .await;
+    assert!(!page.body.contains(">RUNNING<"), "{}", page.body);
+}

@@ -1,5 +1,5 @@
 //! The pilot against a real Postgres, from a scripted scenario through the
-//! product's own paths: flags raised by the judge's `raise_to` (lag on a
+//! product's own paths: flags raised by the flags' lifecycle `raise` (lag on a
 //! group, a FAILED connector), one dismissed by its owner through the API,
 //! producer changes checked through the REST API the CLI uses in CI, one
 //! proposed for review and approved (the registry double as registry). The
@@ -117,9 +117,10 @@ async fn raise(
         onset_ms: (Utc::now() - ago).timestamp_millis(),
         evidence,
     };
-    streamkeeper_server::watch::judge::raise_to(
+    streamkeeper_server::flags::lifecycle::raise(
         pool,
-        &row,
+        row.id,
+        &row.name,
         &o,
         Some((team, "payments".into(), None)),
     )
@@ -320,7 +321,7 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
             Method::POST,
             &format!("/api/v1/flags/{dismissed}/dismiss"),
             &ot,
-            Some(json!({"reason": "expected during the migration"})),
+            Some(json!({"reason": "expected during the migration", "dismissal": "wrong"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);

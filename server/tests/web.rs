@@ -1161,9 +1161,10 @@ async fn the_home_page_shows_each_role_its_part(pool: sqlx::PgPool) {
         onset_ms: chrono::Utc::now().timestamp_millis() - 60_000,
         evidence: serde_json::json!({}),
     };
-    streamkeeper_server::watch::judge::raise_to(
+    streamkeeper_server::flags::lifecycle::raise(
         &pool,
-        &row,
+        row.id,
+        &row.name,
         &flag,
         Some((team, "payments".into(), None)),
     )

@@ -179,7 +179,7 @@ fn summary(r: &ConnectorRow) -> ConnectorSummary {
         name: r.name.clone(),
         class: r.class.clone(),
         kind: r.kind.clone(),
-        state: r.state.clone(),
+        state: r.shown_state(),
         tasks_total: r.tasks,
         tasks_failed: r.tasks_failed,
         tasks_running: r.tasks_running,

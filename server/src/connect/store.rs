@@ -153,6 +153,15 @@ pub struct ConnectorRow {
     pub failed_trace: Option<String>,
 }
 
+impl ConnectorRow {
+    /// The state lists show (`streamkeeper::connect::status::shown_state`):
+    /// FAILED when all its tasks failed, though Connect says RUNNING.
+    pub fn shown_state(&self) -> String {
+        streamkeeper::connect::status::shown_state(&self.state, self.tasks, self.tasks_failed)
+            .to_owned()
+    }
+}
+
 /// 0 failed, 1 unassigned or restarting, 2 paused or stopped, 3 running;
 /// 4 gone from the worker.
 const CONNECTOR: &str = "SELECT c.id, c.name, c.class, c.kind, c.state, c.worker_id, c.trace, c.config,

@@ -695,7 +695,7 @@ impl ReviewService {
                 .and_then(|r| r.failed_trace.as_deref())
                 .map(|t| streamkeeper::connect::status::first_line(t).to_owned()),
             tasks_failed: row.as_ref().map_or(0, |r| r.tasks_failed),
-            state: row.map(|r| r.state),
+            state: row.map(|r| r.shown_state()),
             read_at: read,
             interval_s: connect.interval_s,
         })

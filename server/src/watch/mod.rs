@@ -493,7 +493,7 @@ impl ClusterService {
         let (id, group) = (cluster.id, g.name.as_str());
         let by_partition = windows(&self.pool, id, group).await?;
         // The stand its open flag kept, so the page says what the flag says.
-        let known = crate::flags::store::lag_evidence(&self.pool, id, Some(group))
+        let known = crate::flags::lifecycle::lag_evidence(&self.pool, id, Some(group))
             .await?
             .get(group)
             .map(standings)

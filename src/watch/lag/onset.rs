@@ -142,8 +142,14 @@ mod tests {
             since_ms: -600_000,
             members_since_ms: Some(-600_000),
         };
-        assert_eq!(onset(&w, false, Some(known)), (Status::Stop, Some(-600_000)));
-        assert_eq!(onset(&w, true, Some(known)), (Status::Stall, Some(-600_000)));
+        assert_eq!(
+            onset(&w, false, Some(known)),
+            (Status::Stop, Some(-600_000))
+        );
+        assert_eq!(
+            onset(&w, true, Some(known)),
+            (Status::Stall, Some(-600_000))
+        );
     }
 
     #[test]

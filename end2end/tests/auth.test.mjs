@@ -12,6 +12,23 @@ if (!BASE || !ADMIN || !ADMIN_PW) {
   throw new Error('SK_URL, SK_ADMIN_USER and SK_ADMIN_PASSWORD must be set (scripts/test sets them)');
 }
 
+// `next` values that resolve to another host only once dot segments and
+// percent-encoding are resolved, and what browsers strip (issue 39): the
+// browser must stay on the console, at its home page.
+const REDIRECT_CORPUS = [
+  '/..//evil.example',
+  '/a/..//evil.example',
+  '/%2e%2e//evil.example',
+  '/.//evil.example',
+  '//evil.example',
+  '/\\evil.example',
+  '/%2f/evil.example',
+  '/%5cevil.example',
+  '/%09/evil.example',
+  '/\t/evil.example',
+  '/%0d%0a/evil.example',
+];
+
 let browser;
 let context;
 let page;
@@ -83,6 +100,16 @@ test(`${MODE}: a page visited without a session redirects to sign-in and back`, 
   await signIn(ADMIN, ADMIN_PW);
   assert.equal(path(), '/settings/teams?page=1');
   assert.equal(await page.textContent('h1'), 'Teams');
+});
+
+test(`${MODE}: a next that resolves to another host lands home`, async () => {
+  for (const next of REDIRECT_CORPUS) {
+    await context.clearCookies();
+    await open(`/login?next=${encodeURIComponent(next)}`);
+    await signIn(ADMIN, ADMIN_PW);
+    assert.equal(new URL(page.url()).origin, new URL(BASE).origin, next);
+    assert.equal(path(), '/', next);
+  }
 });
 
 test(`${MODE}: signing out ends the session`, async () => {

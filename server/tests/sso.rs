@@ -265,6 +265,37 @@ async fn signing_in_at_the_provider_gives_the_groups_roles_and_teams_at_every_si
     );
 }
 
+/// The same `next` rule as the password sign-in: a destination that
+/// resolves to another host (dot segments, encodings) lands on `/`.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn next_after_single_sign_on_never_leaves_the_console(pool: sqlx::PgPool) {
+    let p = Provider::start().await;
+    let t = TestApp::with_config(pool, oidc::config(&p)).await;
+    p.set_user("u-1", person("alice", &["team-payments"])).await;
+    let cases = [
+        ("/..//evil.example", "/"),
+        ("/a/..//evil.example", "/"),
+        ("/%2e%2e//evil.example", "/"),
+        ("/.//evil.example", "/"),
+        ("/%2E%2E/%2F/evil.example", "/"),
+        ("/%252e%252e//evil.example", "/"),
+        ("/../%5Cevil.example", "/"),
+        ("/%09/evil.example", "/"),
+        ("//evil.example", "/"),
+        ("/streams/a/../b?page=2", "/streams/b?page=2"),
+    ];
+    for (given, lands) in cases {
+        let mut q = url::form_urlencoded::Serializer::new(String::new());
+        q.append_pair("next", given);
+        let start = t.get(&format!("/login/sso?{}", q.finish()), None).await;
+        assert_eq!(start.status, StatusCode::SEE_OTHER, "{given:?}");
+        let browser = oidc::browser_cookie(&start);
+        let back = p.sign_in_at(start.location(), "u-1").await;
+        let r = t.get(&oidc::local(&back), Some(&browser)).await;
+        signed_in(&r, lands);
+    }
+}
+
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_replayed_state_another_browser_and_a_refusal_at_the_provider_are_turned_away(
     pool: sqlx::PgPool,

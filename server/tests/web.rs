@@ -895,6 +895,15 @@ async fn next_never_leaves_the_console(pool: sqlx::PgPool) {
         "//example.org",
         "/\\example.org",
         "https://example.org/",
+        // Dot segments that resolve to `//host` (issue 39).
+        "/..//evil.example",
+        "/a/..//evil.example",
+        "/%2e%2e//evil.example",
+        "/.//evil.example",
+        "/%2E%2E/%2F/evil.example",
+        "/..%2f%2fevil.example",
+        "/%252e%252e//evil.example",
+        "/../\\evil.example",
     ] {
         let r = t
             .post_form(
@@ -918,6 +927,19 @@ async fn next_never_leaves_the_console(pool: sqlx::PgPool) {
         )
         .await;
     assert_eq!(r.location(), "/streams?page=2");
+    // Look-alike slashes are not slashes to a browser: a path here.
+    let r = t
+        .post_form(
+            "/login",
+            None,
+            &[
+                ("username", "alice"),
+                ("password", PASSWORD),
+                ("next", "/\u{ff0f}\u{ff0f}evil.example"),
+            ],
+        )
+        .await;
+    assert_eq!(r.location(), "/%EF%BC%8F%EF%BC%8Fevil.example");
     // A failed sign-in does not carry a bad `next` along either.
     let r = t
         .post_form(

@@ -3,10 +3,11 @@
 //! baseline came from, and the metrics themselves, computed from the
 //! product's own records (flags, checks, review items), never typed in.
 //! [`stats`] turns those records into weekly p50/p90 against the baseline;
-//! [`receipts`] says what Streamkeeper would have done in a domain that only
-//! watches or suggests.
+//! [`ratio`] words a figure against its baseline; [`receipts`] says what
+//! Streamkeeper would have done in a domain that only watches or suggests.
 
 pub mod history;
+pub mod ratio;
 pub mod receipts;
 pub mod stats;
 

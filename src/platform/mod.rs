@@ -1,11 +1,13 @@
-//! Rules every feature shares and none owns: pages and list choices, where
-//! outbound requests may go, input size caps, the client's address, and
+//! Rules every feature shares and none owns: pages and list choices, how
+//! CSV cells are kept from being read as formulas, where outbound requests
+//! may go, input size caps, the client's address, and
 //! quoting for a shell, which secrets a cluster's settings may name, how
 //! every table is sorted, and
-//! when a routine runs next, and how durations are worded.
+//! when a routine runs next, and how durations and counts are worded.
 
 pub mod client_addr;
 pub mod credential;
+pub mod csv_cell;
 pub mod durations;
 pub mod egress;
 pub mod limit;
@@ -13,3 +15,4 @@ pub mod page;
 pub mod schedule;
 pub mod shell;
 pub mod sort;
+pub mod words;

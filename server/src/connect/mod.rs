@@ -12,11 +12,13 @@ pub mod metrics;
 pub mod routine;
 pub mod store;
 
+use crate::platform::ownership;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet};
-use streamkeeper::access::stewardship::{Stewardship, may_steward};
+use streamkeeper::access::ownership as rule;
+use streamkeeper::access::stewardship::may_claim;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::connect::finding::Finding;
@@ -461,7 +463,10 @@ impl ConnectService {
     }
 
     /// Sets or clears a connector's owner: admins anything; an owner may
-    /// claim an unowned connector for a team they belong to.
+    /// claim a connector for a team they belong to when it is unowned or
+    /// their team's through a stream it reads or writes (`may_claim`). A
+    /// claim refused, or on a connector or team that does not exist, is
+    /// audited and changes nothing.
     pub async fn set_owner(
         &self,
         who: &Principal,
@@ -473,6 +478,53 @@ impl ConnectService {
     ) -> Result<(), AppError> {
         require(who, Action::Read, "claim connectors")?;
         let connect = self.connect(cluster_id, name).await?;
+        let target = format!("connector:{}/{connector}", connect.name);
+        let team_id = match self.claim(who, connect.id, connector, team).await {
+            Ok(t) => t,
+            // A 403 the web layer audits with its reason; a claim on a
+            // connector or team that does not exist is recorded here.
+            Err(e @ AppError::Forbidden(_)) => return Err(e),
+            Err(e) => {
+                let detail =
+                    json!({ "cluster_id": cluster_id, "team": team, "refused": e.to_string() });
+                crate::accounts::record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "connector.owner.refused",
+                    target,
+                    detail,
+                )
+                .await;
+                return Err(e);
+            }
+        };
+        let mut tx = begin(&self.pool).await?;
+        let at = crate::platform::clock::now();
+        store::set_owner(&mut tx, connect.id, connector, team_id, at).await?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "connector.owner",
+            target,
+            json!({ "cluster_id": cluster_id, "team": team }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+
+    /// The team `who` may give the connector to, or why not.
+    async fn claim(
+        &self,
+        who: &Principal,
+        connect_id: i64,
+        connector: &str,
+        team: Option<&str>,
+    ) -> Result<Option<i64>, AppError> {
+        let current = ownership::connector(&self.pool, connect_id, connector)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Connector {connector}")))?;
         let team_id = match team {
             Some(t) => Some(
                 store::team_id(&self.pool, t)
@@ -481,28 +533,14 @@ impl ConnectService {
             ),
             None => None,
         };
-        let row = store::connector(&self.pool, connect.id, connector)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Connector {connector}")))?;
         let mine = Facts::load(&self.pool, who).await?;
-        let claim = Stewardship::Claim { for_team: team_id };
-        if !may_steward(mine.steward(who), row.owner_team_id, claim) {
-            return Err(AppError::Forbidden(
-                "change this connector's owner (owners may claim unowned connectors for their own team)".into(),
-            ));
+        if !may_claim(mine.steward(who), current.as_ref(), team_id) {
+            return Err(AppError::Forbidden(format!(
+                "change this connector's owner: it is {} (owners may claim unowned connectors, or their own team's, for their own team)",
+                rule::describe(current.as_ref())
+            )));
         }
-        let mut tx = begin(&self.pool).await?;
-        store::set_owner(&mut tx, connect.id, connector, team_id).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "connector.owner",
-            format!("connector:{}/{connector}", connect.name),
-            json!({ "cluster_id": cluster_id, "team": team }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
+        Ok(team_id)
     }
 
     /// The rules on a draft, and with a Connect cluster named, the worker's

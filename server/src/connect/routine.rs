@@ -19,6 +19,7 @@ use super::store::{self, ConnectRow, SeenConnector, SeenTask};
 use crate::clients::egress::Outbound;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
@@ -435,7 +436,7 @@ async fn reconcile(
         match step {
             Step::Raise(o) => {
                 let name = &o.key.subject[prefix.len()..];
-                let route = store::route(pool, connect.id, name).await?;
+                let route = route(pool, connect.id, name).await?;
                 raise_to(pool, cluster, &o, route).await?;
             }
             Step::Update { observation, .. } => {
@@ -445,8 +446,7 @@ async fn reconcile(
                     crate::flags::store::update(&mut tx, *id, &observation).await?;
                     // A restart on an open flag is news for the owner too.
                     if restarts.get(name).is_some_and(|r| r.restarted)
-                        && let Some((_, team, Some(url))) =
-                            store::route(pool, connect.id, name).await?
+                        && let Some((_, team, Some(url))) = route(pool, connect.id, name).await?
                     {
                         let body = json!({
                             "text": format!("[{}] connector {}: {}", cluster.name, observation.key.subject, observation.reason),
@@ -463,12 +463,25 @@ async fn reconcile(
             }
             Step::Resolve(key) => {
                 if let Some((id, kind)) = mine.get(&key) {
-                    let route =
-                        store::route(pool, connect.id, &key.subject[prefix.len()..]).await?;
+                    let route = route(pool, connect.id, &key.subject[prefix.len()..]).await?;
                     resolve_to(pool, cluster, *id, &key, kind, route).await?;
                 }
             }
         }
     }
     Ok(flagged)
+}
+
+/// The team a connector's flags go to: its owner (`platform::ownership`:
+/// its claim, else a stream it reads or writes), else the platform team;
+/// with the team's webhook.
+async fn route(
+    pool: &PgPool,
+    connect_id: i64,
+    name: &str,
+) -> Result<Option<(i64, String, Option<String>)>, Db> {
+    let owner = ownership::connector(pool, connect_id, name)
+        .await?
+        .flatten();
+    crate::flags::store::route_owner(pool, owner.as_ref().map(|o| o.team_id())).await
 }

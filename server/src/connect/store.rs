@@ -432,46 +432,26 @@ pub async fn write_pass(
     Ok(ids)
 }
 
-/// The team a connector's flags go to: its claimed owner, else the owner
-/// of a stream it reads or writes, else the platform team; with the
-/// team's webhook.
-pub async fn route(
-    pool: &PgPool,
-    connect_id: i64,
-    name: &str,
-) -> Result<Option<(i64, String, Option<String>)>, Db> {
-    Ok(sqlx::query_as(
-        "SELECT t.id, t.name, t.webhook_url FROM teams t
-         WHERE t.id = COALESCE(
-            (SELECT owner_team_id FROM connectors WHERE connect_id = $1 AND name = $2),
-            (SELECT s.owner_team_id FROM connectors c
-                JOIN connect_clusters cc ON cc.id = c.connect_id
-                JOIN streams s ON s.cluster_id = cc.cluster_id AND s.topic = ANY(c.topics)
-             WHERE c.connect_id = $1 AND c.name = $2 AND s.owner_team_id IS NOT NULL
-             ORDER BY s.topic LIMIT 1),
-            (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'))",
-    )
-    .bind(connect_id)
-    .bind(name)
-    .fetch_optional(pool)
-    .await?)
-}
-
+/// Gives the connector to `team_id` (claimed `at`), or leaves it unowned.
 pub async fn set_owner(
     conn: &mut PgConnection,
     connect_id: i64,
     name: &str,
     team_id: Option<i64>,
+    at: DateTime<Utc>,
 ) -> Result<bool, Db> {
-    Ok(
-        sqlx::query("UPDATE connectors SET owner_team_id = $3 WHERE connect_id = $1 AND name = $2")
-            .bind(connect_id)
-            .bind(name)
-            .bind(team_id)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected() > 0)?,
+    Ok(sqlx::query(
+        "UPDATE connectors SET owner_team_id = $3,
+                owner_claimed_at = CASE WHEN $3::bigint IS NULL THEN NULL ELSE $4 END
+         WHERE connect_id = $1 AND name = $2",
     )
+    .bind(connect_id)
+    .bind(name)
+    .bind(team_id)
+    .bind(at)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected() > 0)?)
 }
 
 /// A Kafka cluster by name: its id and whether credentials may go

@@ -155,30 +155,6 @@ pub async fn enqueue(
     )
 }
 
-/// The team a group's flags go to: its owner, else the owner of a stream
-/// it reads (the stream's owner is who the staleness hurts), else the
-/// platform team. With the team's webhook, if it has one.
-pub async fn route_group(
-    pool: &PgPool,
-    cluster_id: i64,
-    group: &str,
-) -> Result<Option<(i64, String, Option<String>)>, Db> {
-    Ok(sqlx::query_as(
-        "SELECT t.id, t.name, t.webhook_url FROM teams t
-         WHERE t.id = COALESCE(
-            (SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2),
-            (SELECT s.owner_team_id FROM streams s JOIN consumer_groups g
-                ON g.cluster_id = s.cluster_id AND s.topic = ANY(g.topics)
-             WHERE g.cluster_id = $1 AND g.name = $2 AND s.owner_team_id IS NOT NULL
-             ORDER BY s.topic LIMIT 1),
-            (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'))",
-    )
-    .bind(cluster_id)
-    .bind(group)
-    .fetch_optional(pool)
-    .await?)
-}
-
 /// The given owner team, else the platform team, with its webhook.
 pub async fn route_owner(
     pool: &PgPool,

@@ -11,6 +11,7 @@ pub mod errors;
 pub mod limiter;
 pub mod limits;
 pub mod metrics;
+pub mod ownership;
 pub mod password;
 pub mod rest;
 pub mod routine;

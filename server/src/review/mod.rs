@@ -155,8 +155,9 @@ impl ReviewService {
     /// unowned stream's, any owner; admins, as such, not).
     async fn owns_stream(&self, who: &Principal, item: &ItemRow) -> Result<bool, AppError> {
         let owner =
-            crate::watch::store::stream_owner(&self.pool, item.cluster_id, &item.topic).await?;
+            crate::platform::ownership::stream(&self.pool, item.cluster_id, &item.topic).await?;
         let mine = self.my_teams(who).await?;
+        let owner = owner.map(|o| o.team_id());
         Ok(may_steward(mine.steward(who), owner, Stewardship::Own))
     }
 

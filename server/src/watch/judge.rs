@@ -5,6 +5,7 @@
 use crate::clients::kafka::reader::Reading;
 use crate::flags::store;
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use crate::watch::kept::{self, KeptFlags, KeptSample, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
@@ -12,6 +13,7 @@ use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
+use streamkeeper::access::ownership::team_id;
 use streamkeeper::flags::{self, FlagKey, Observation, Step, receipts};
 use streamkeeper::watch::observe::{
     LagTrouble, TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
@@ -314,18 +316,22 @@ async fn reconcile_kept(
     Ok(())
 }
 
-/// Groups go to their owner, topics to their stream's owner, the rest (and
-/// anything unowned) to the platform team.
+/// Groups and topics go to their owner (`platform::ownership`: a group's
+/// claim, else a stream it reads), the rest (and anything unowned) to the
+/// platform team.
 async fn route(
     pool: &PgPool,
     cluster: &ClusterRow,
     key: &FlagKey,
 ) -> Result<Option<(i64, String, Option<String>)>, Db> {
     match key.subject_kind.as_str() {
-        "group" => store::route_group(pool, cluster.id, &key.subject).await,
+        "group" => {
+            let owner = ownership::group(pool, cluster.id, &key.subject).await?;
+            store::route_owner(pool, team_id(owner.flatten().as_ref())).await
+        }
         "topic" => {
-            let owner = crate::watch::store::stream_owner(pool, cluster.id, &key.subject).await?;
-            store::route_owner(pool, owner).await
+            let owner = ownership::stream(pool, cluster.id, &key.subject).await?;
+            store::route_owner(pool, team_id(owner.as_ref())).await
         }
         _ => store::route_owner(pool, None).await,
     }

@@ -144,7 +144,10 @@ pub struct Baseline {
     pub metric: Metric,
     pub ms: i64,
     /// Where the figure came from ("median of Q3 incident tickets"); the
-    /// defaults say they are the defaults.
+    /// defaults say they are the defaults. Read as empty when left out, so
+    /// a baseline without one is refused by [`baselines`] (422), as one
+    /// with an empty note is, not by the JSON decoder (400).
+    #[serde(default)]
     pub note: String,
 }
 

@@ -179,6 +179,8 @@ impl streamkeeper_app::port::Flags for FlagService {
         let facts = Facts::load(&self.pool, who).await?;
         let teams = mine.then_some(facts.teams());
         let p = store::list(&self.pool, teams, live_only, order, page).await?;
+        let ids: Vec<i64> = p.items.iter().map(|f| f.id).collect();
+        store::mark_seen(&self.pool, &ids, facts.teams()).await?;
         let steward = facts.steward(who);
         let items = p
             .items

@@ -295,6 +295,25 @@ pub async fn list(
     Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
+/// Records that a member of their team saw these flags in the app (the
+/// first time only): for a team without a webhook that is when its owner
+/// had the flag (the pilot's "lag flagged" ends there). `teams` are the
+/// viewer's teams; flags of other teams are left as they are.
+pub async fn mark_seen(pool: &PgPool, ids: &[i64], teams: &[i64]) -> Result<(), Db> {
+    if ids.is_empty() || teams.is_empty() {
+        return Ok(());
+    }
+    Ok(sqlx::query(
+        "UPDATE flags SET seen_at = streamkeeper_now()
+         WHERE id = ANY($1) AND team_id = ANY($2) AND seen_at IS NULL",
+    )
+    .bind(ids)
+    .bind(teams)
+    .execute(pool)
+    .await
+    .map(drop)?)
+}
+
 pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Db> {
     Ok(sqlx::query(
         "UPDATE flags SET state = 'acknowledged', acknowledged_at = streamkeeper_now(), acknowledged_by = $2, updated_at = streamkeeper_now()

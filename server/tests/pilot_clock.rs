@@ -118,9 +118,10 @@ async fn raise(
         evidence: json!({}),
     };
     let (id, name, url) = route;
-    streamkeeper_server::watch::judge::raise_to(
+    streamkeeper_server::flags::lifecycle::raise(
         pool,
-        &row,
+        row.id,
+        &row.name,
         &o,
         Some((id, name.into(), url.map(str::to_owned))),
     )

@@ -383,7 +383,7 @@ async fn a_flag_dismissed_and_raised_again_for_the_same_trouble_counts_once(pool
             Method::POST,
             &format!("/api/v1/flags/{first}/dismiss"),
             &ot,
-            Some(json!({"reason": "not ours"})),
+            Some(json!({"reason": "not ours", "dismissal": "wrong"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -408,7 +408,7 @@ async fn a_flag_dismissed_and_raised_again_for_the_same_trouble_counts_once(pool
             Method::POST,
             &format!("/api/v1/flags/{again}/dismiss"),
             &ot,
-            Some(json!({"reason": "still not ours"})),
+            Some(json!({"reason": "still not ours", "dismissal": "wrong"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);

@@ -54,7 +54,8 @@ use streamkeeper_app::lineage::model::{
 pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
 use streamkeeper_app::port::Lineage;
 
-use crate::accounts::{audited, require};
+use crate::accounts::require;
+use crate::audit::audited;
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};

@@ -1621,7 +1621,10 @@ async fn the_home_page_lists_open_trouble_and_names_each_flag(pool: sqlx::PgPool
         "{admin_part}"
     );
     // Nothing has run in this test: every scheduled routine is listed.
-    assert!(section("routines-never-ran").contains("<code>"), "{admin_part}");
+    assert!(
+        section("routines-never-ran").contains("<code>"),
+        "{admin_part}"
+    );
 
     // The owner reads which group each flag is about, and which ones a
     // teammate already acknowledged.
@@ -1646,4 +1649,88 @@ async fn the_home_page_lists_open_trouble_and_names_each_flag(pool: sqlx::PgPool
         flags.contains(r#"data-testid="acknowledged""#) && flags.contains("acknowledged by olivia"),
         "{flags}"
     );
+}
+
+/// One time format everywhere: the audit log's refusals, an entry's
+/// details and a flag's receipts read their times as every page does
+/// (`2026-12-02 00:41:07 UTC`), never as RFC 3339 text nor a bare clock;
+/// the audit tables are the ones whose every cell may wrap.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn times_read_alike_on_the_audit_log_and_in_receipts(pool: sqlx::PgPool) {
+    use streamkeeper::flags::{FlagKey, Observation};
+    let t = TestApp::new(pool.clone()).await;
+    t.user("ada", &[Role::Admin]).await;
+    assert!(t.login("ada", "not the password").await.is_none());
+    let c = t.login("ada", PASSWORD).await.expect("signs in");
+    // `2026-12-02 00:41:07 UTC`: digits where the pattern has `9`.
+    let stamp = |cell: &str| {
+        let shape = "9999-99-99 99:99:99 UTC";
+        cell.len() >= shape.len()
+            && cell.bytes().zip(shape.bytes()).all(|(c, s)| match s {
+                b'9' => c.is_ascii_digit(),
+                _ => c == s,
+            })
+    };
+
+    let audit = t.get("/settings/audit", Some(&c)).await.body;
+    assert!(
+        audit.contains(r#"<table class="list audit" data-testid="audit">"#)
+            && audit.contains(r#"<table class="list audit" data-testid="audit-refusals">"#),
+        "{audit}"
+    );
+    let refusals = audit
+        .split(r#"data-testid="audit-refusals""#)
+        .nth(1)
+        .and_then(|s| s.split("</table>").next())
+        .unwrap_or_else(|| panic!("{audit}"));
+    let row = refusals
+        .split("<tbody>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{refusals}"));
+    let cells: Vec<&str> = row
+        .split("<td>")
+        .skip(1)
+        .filter_map(|c| c.split("</td>").next())
+        .collect();
+    // Minute, first and last: each a full moment, not `08:41:07`.
+    for i in [0, 4, 5] {
+        let cell = cells.get(i).copied().unwrap_or_default();
+        assert!(stamp(cell), "cell {i}: {cell:?} of {cells:?}");
+    }
+
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('main', '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let quiet = Observation {
+        key: FlagKey {
+            subject_kind: "topic".into(),
+            subject: "orders".into(),
+            rule: "freshness".into(),
+        },
+        kind: "STALE".into(),
+        reason: "no message on orders for 2 h".into(),
+        onset_ms: chrono::Utc::now().timestamp_millis() - 60_000,
+        evidence: serde_json::json!({
+            "rule": "freshness",
+            "last_message_at": "2026-12-02T00:41:07.250Z",
+            "expected_interval_s": 60,
+            "log_end_total": 12,
+        }),
+    };
+    let flag = streamkeeper_server::flags::lifecycle::raise(&pool, cluster, "main", &quiet, None)
+        .await
+        .expect("raise");
+    let page = t.get(&format!("/flags/{flag}"), Some(&c)).await.body;
+    let receipts = page
+        .split(r#"data-testid="receipts""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(
+        receipts.contains(r#"data-testid="receipts-last-message">2026-12-02 00:41:07 UTC<"#),
+        "{receipts}"
+    );
+    assert!(!receipts.contains("T00:41:07"), "{receipts}");
 }

@@ -156,7 +156,8 @@ mod tests {
     #[test]
     fn a_json_schema_revision_names_the_properties_it_leaves_out() {
         let base = r#"{"type":"object","properties":{"id":{"type":"string"},"tag":{"type":"string"},"ship":{"type":"object","properties":{"city":{"type":"string"}}}}}"#;
-        let new = r#"{"type":"object","properties":{"id":{"type":"string"},"ship":{"type":"object"}}}"#;
+        let new =
+            r#"{"type":"object","properties":{"id":{"type":"string"},"ship":{"type":"object"}}}"#;
         assert_eq!(
             dropped_fields(SchemaType::Json, base, new),
             vec!["ship.city".to_owned(), "tag".to_owned()]
@@ -166,7 +167,8 @@ mod tests {
     #[cfg(feature = "schema")]
     #[test]
     fn a_protobuf_revision_names_the_fields_it_leaves_out() {
-        let base = "syntax = \"proto3\";\nmessage Order {\n  string id = 1;\n  string tag = 2;\n}\n";
+        let base =
+            "syntax = \"proto3\";\nmessage Order {\n  string id = 1;\n  string tag = 2;\n}\n";
         let new = "syntax = \"proto3\";\nmessage Order {\n  string id = 1;\n}\n";
         assert_eq!(
             dropped_fields(SchemaType::Protobuf, base, new),

@@ -5,11 +5,11 @@ use crate::home::fns::read_home;
 use crate::home::model::{AdminHome, FailedConnector, Home, KindCount, OwnerHome};
 use crate::platform::model::RoutineStatus;
 use crate::review::model::ReviewSummary;
-use crate::watch::model::ClusterView;
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::href_with;
 use crate::ui::roles::RoleBadges;
 use crate::ui::time::stamp;
+use crate::watch::model::ClusterView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::accounts::role::Action;
@@ -162,36 +162,40 @@ fn kind_class(kind: &str) -> &'static str {
 /// Live flags of every team by kind, each kind a link to the list.
 #[component]
 fn OpenFlags(kinds: Vec<KindCount>, total: u64) -> impl IntoView {
-    (total > 0).then(|| view! {
-        <h3>{format!("Open flags ({total})")}</h3>
-        <ul class="inline" data-testid="open-flags">
-            {kinds.into_iter().map(|k| view! {
-                <li><span class=kind_class(&k.kind)>{k.kind.clone()}</span>" "{k.count}</li>
-            }).collect_view()}
-        </ul>
-        <p><a href="/flags?scope=all">"All open flags"</a></p>
+    (total > 0).then(|| {
+        view! {
+            <h3>{format!("Open flags ({total})")}</h3>
+            <ul class="inline" data-testid="open-flags">
+                {kinds.into_iter().map(|k| view! {
+                    <li><span class=kind_class(&k.kind)>{k.kind.clone()}</span>" "{k.count}</li>
+                }).collect_view()}
+            </ul>
+            <p><a href="/flags?scope=all">"All open flags"</a></p>
+        }
     })
 }
 
 #[component]
 fn FailedConnectors(connectors: Vec<FailedConnector>) -> impl IntoView {
-    (!connectors.is_empty()).then(|| view! {
-        <h3>{format!("Failed connectors ({})", connectors.len())}</h3>
-        <ul data-testid="failed-connectors">
-            {connectors.into_iter().map(|c| {
-                let href = href_with(&format!("/clusters/{}/connector", c.cluster_id), &[
-                    ("connect", Some(c.connect.clone())),
-                    ("name", Some(c.name.clone())),
-                ]);
-                view! {
-                    <li>
-                        <a href=href>{c.name}</a>" on "{c.connect}" "
-                        <span class="badge state-bad">"FAILED"</span>" "
-                        <small class="note">{c.failure.unwrap_or_default()}</small>
-                    </li>
-                }
-            }).collect_view()}
-        </ul>
+    (!connectors.is_empty()).then(|| {
+        view! {
+            <h3>{format!("Failed connectors ({})", connectors.len())}</h3>
+            <ul data-testid="failed-connectors">
+                {connectors.into_iter().map(|c| {
+                    let href = href_with(&format!("/clusters/{}/connector", c.cluster_id), &[
+                        ("connect", Some(c.connect.clone())),
+                        ("name", Some(c.name.clone())),
+                    ]);
+                    view! {
+                        <li>
+                            <a href=href>{c.name}</a>" on "{c.connect}" "
+                            <span class="badge state-bad">"FAILED"</span>" "
+                            <small class="note">{c.failure.unwrap_or_default()}</small>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        }
     })
 }
 

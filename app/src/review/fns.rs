@@ -53,7 +53,10 @@ pub async fn get_review(id: i64) -> Result<ItemPage, AppError> {
     // Only an item apply sent back to review was rebased; the schemas are
     // parsed here, on the server (the browser has no Protobuf parser).
     let rebased = item.trail.iter().any(|a| a.action == "review.stale");
-    let rebase_drops = match (&item.base_schema, rebased && !item.summary.kind.is_connector()) {
+    let rebase_drops = match (
+        &item.base_schema,
+        rebased && !item.summary.kind.is_connector(),
+    ) {
         (Some(base), true) => streamkeeper::review::dropped_fields(
             item.content.schema_type,
             base,

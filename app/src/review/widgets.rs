@@ -5,8 +5,8 @@
 // carry an allow of its own.
 #![allow(clippy::too_many_arguments)]
 
-use leptos::prelude::*;
 use crate::schemas::model::CompatibilityReport;
+use leptos::prelude::*;
 use streamkeeper::platform::words::counted;
 use streamkeeper::review::{Autonomy, Base, State};
 use streamkeeper::schemas::Verdict;

@@ -892,6 +892,7 @@ impl LineageService {
             .filter_map(|k| loaded.ids.get(k).copied())
             .collect();
         let flags = store::live_flags(&self.pool, &ids).await?;
+        let absent = store::not_in_cluster(&self.pool, &ids).await?;
         let opts = LayoutOptions::default();
         let pairs: Vec<(usize, usize)> = hood.edges.iter().map(|&(a, b, _)| (a, b)).collect();
         let drawn =
@@ -917,6 +918,7 @@ impl LineageService {
                         .unwrap_or(0),
                     known_as: node.map_or("observed", |n| known_as(&n.known)).to_string(),
                     last_seen: node.and_then(|n| n.known.last_seen()),
+                    not_in_cluster: loaded.ids.get(k).is_some_and(|i| absent.contains(i)),
                     x: p.x,
                     y: p.y,
                 }

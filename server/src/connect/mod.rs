@@ -174,7 +174,8 @@ fn view(r: ConnectRow) -> ConnectClusterView {
     }
 }
 
-fn summary(r: &ConnectorRow) -> ConnectorSummary {
+/// A connector as lists show it, with its owner by the ownership rule.
+fn summary(r: &ConnectorRow, owner: Option<&rule::Owner>) -> ConnectorSummary {
     ConnectorSummary {
         name: r.name.clone(),
         class: r.class.clone(),
@@ -183,8 +184,9 @@ fn summary(r: &ConnectorRow) -> ConnectorSummary {
         tasks_total: r.tasks,
         tasks_failed: r.tasks_failed,
         tasks_running: r.tasks_running,
-        owner: r.owner.clone(),
-        owner_source: r.owner_source.clone(),
+        owner: owner.map(|o| o.team.name.clone()),
+        owner_source: owner.map(|o| if o.is_claimed() { "claimed" } else { "stream" }.to_string()),
+        owner_reason: owner.map(|o| o.reason.to_string()),
         trouble: r.trouble <= 1,
         failure: r.failed_trace.as_deref().map(|t| first_line(t).to_owned()),
         seen_at: r.seen_at,
@@ -759,8 +761,12 @@ impl streamkeeper_app::port::Connect for ConnectService {
             page.offset(),
         )
         .await?;
+        let names: Vec<String> = rows.iter().map(|r| r.name.clone()).collect();
+        let owners = ownership::connectors(&self.pool, connect.id, &names).await?;
         Ok(Page::new(
-            rows.iter().map(summary).collect(),
+            rows.iter()
+                .map(|r| summary(r, owners.get(&r.name).and_then(Option::as_ref)))
+                .collect(),
             page,
             u64::try_from(total).unwrap_or(0),
         ))
@@ -781,9 +787,12 @@ impl streamkeeper_app::port::Connect for ConnectService {
         let tasks = store::tasks(&self.pool, &[row.id]).await?;
         let history = store::history(&self.pool, row.id, HISTORY).await?;
         let config = stored_config(&row.config);
+        let owner = ownership::connector(&self.pool, connect.id, connector)
+            .await?
+            .flatten();
         Ok(ConnectorDetail {
             connect: connect.name,
-            summary: summary(&row),
+            summary: summary(&row, owner.as_ref()),
             worker_id: row.worker_id.clone(),
             trace: row.trace.clone(),
             config: config

@@ -2421,3 +2421,78 @@ async fn a_fold_backlog_over_the_limit_answers_429(pool: PgPool) {
     assert_eq!(svc.fold().measure().await.expect("measure"), 0);
     assert!(svc.ingest(vec![ev(2)]).await[0].is_ok());
 }
+
+/// A topic a job or connector names but the watched cluster's last full
+/// pass did not list is drawn apart and said to be "not in the cluster";
+/// one the pass listed is drawn as it is; before any full pass nothing is
+/// said either way.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_graph_marks_a_topic_the_cluster_does_not_have(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let cluster = flagged_chain(&t).await;
+    let viewer = t
+        .login("viewer", support::PASSWORD)
+        .await
+        .expect("signs in");
+    let page = || {
+        let t = &t;
+        let viewer = &viewer;
+        async move {
+            let r = t
+                .get(
+                    &format!("/lineage/graph?topic=orders&cluster_id={cluster}"),
+                    Some(viewer),
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+            r.body
+        }
+    };
+    let before = page().await;
+    assert!(!before.contains("not-in-cluster"), "{before}");
+    assert!(!before.contains(" absent\""), "{before}");
+
+    // A full pass lists `orders` only.
+    sqlx::query(
+        "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome) VALUES ($1, now(), now(), 'UP')",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("pass");
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())
+         ON CONFLICT (cluster_id, name) DO UPDATE SET last_seen = now()",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("topic");
+    let body = page().await;
+    let enriched = "dataset:kafka://127.0.0.1:9092:orders-enriched";
+    assert!(
+        body.contains(&format!(
+            "class=\"node kind-topic absent\" data-node=\"{enriched}\""
+        )),
+        "{body}"
+    );
+    assert!(body.contains(">not in the cluster<"), "{body}");
+    let rows = body
+        .split("data-testid=\"graph-nodes\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(
+        rows.matches("data-testid=\"not-in-cluster\"").count(),
+        1,
+        "{rows}"
+    );
+    assert!(
+        rows.contains("named in lineage events, not in the cluster"),
+        "{rows}"
+    );
+    // `orders` is there: drawn as it is.
+    assert!(
+        body.contains("class=\"node kind-topic center trouble\" data-node=\"dataset:kafka://127.0.0.1:9092:orders\""),
+        "{body}"
+    );
+}

@@ -55,7 +55,8 @@ use streamkeeper_app::lineage::model::{
 pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
 use streamkeeper_app::port::Lineage;
 
-use crate::accounts::{audited, require};
+use crate::accounts::require;
+use crate::audit::audited;
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
@@ -869,6 +870,7 @@ impl LineageService {
             .filter_map(|k| loaded.ids.get(k).copied())
             .collect();
         let flags = store::live_flags(&self.pool, &ids).await?;
+        let absent = store::not_in_cluster(&self.pool, &ids).await?;
         let opts = LayoutOptions::default();
         let pairs: Vec<(usize, usize)> = hood.edges.iter().map(|&(a, b, _)| (a, b)).collect();
         let drawn =
@@ -894,6 +896,7 @@ impl LineageService {
                         .unwrap_or(0),
                     known_as: node.map_or("observed", |n| known_as(&n.known)).to_string(),
                     last_seen: node.and_then(|n| n.known.last_seen()),
+                    not_in_cluster: loaded.ids.get(k).is_some_and(|i| absent.contains(i)),
                     x: p.x,
                     y: p.y,
                 }

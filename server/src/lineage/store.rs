@@ -1617,6 +1617,27 @@ pub async fn live_flags(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, i64>,
     Ok(rows.into_iter().collect())
 }
 
+/// Of these nodes, the topics whose watched cluster's latest UP pass did
+/// not list them: named by a connector or an event, not in the cluster. A
+/// cluster never read fully says nothing either way.
+pub async fn not_in_cluster(pool: &PgPool, ids: &[i64]) -> Result<HashSet<i64>, Db> {
+    let rows: Vec<i64> = sqlx::query_scalar(
+        "WITH n AS (
+             SELECT id, name, CASE WHEN cluster ~ '^[0-9]{1,18}$' THEN cluster::bigint END AS cluster_id
+             FROM lineage_nodes WHERE id = ANY($1) AND kind = 'dataset')
+         SELECT n.id FROM n
+         JOIN LATERAL (SELECT p.finished_at FROM cluster_passes p
+                       WHERE p.cluster_id = n.cluster_id AND p.outcome = 'UP'
+                       ORDER BY p.started_at DESC LIMIT 1) p ON true
+         WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.cluster_id = n.cluster_id
+                           AND t.name = n.name AND t.last_seen >= p.finished_at)",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
 #[derive(FromRow)]
 struct SentRow {
     id: i64,

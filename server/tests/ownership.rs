@@ -469,8 +469,9 @@ async fn demo_shape(pool: &PgPool) -> (i64, i64, i64) {
     .expect("stream");
     for group in ["billing", "analytics", "fraud-scoring"] {
         sqlx::query(
-            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
-             VALUES ($1, $2, 'Stable', 1, '{orders}', now(), now())",
+            "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen,
+                                          status)
+             VALUES ($1, $2, 'Stable', 1, '{orders}', now(), now(), 'OK')",
         )
         .bind(cluster)
         .bind(group)
@@ -558,6 +559,85 @@ async fn what_breaks_if_orders_changes_reaches_payments_on_the_demos_data(pool: 
     };
     assert_eq!(shown("orders-cdc"), "payments (by stream orders)");
     assert_eq!(shown("payments-archive"), "payments (by stream payments)");
+
+    // Every list and /metrics shows them, from the same rule.
+    let list = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{cluster}/groups"),
+            &olivia,
+            None,
+        )
+        .await
+        .json();
+    let items = list["items"].as_array().cloned().expect("groups");
+    assert_eq!(items.len(), 3, "{list}");
+    for g in &items {
+        assert_eq!(
+            (&g["owner"], &g["owner_reason"]),
+            (&json!("payments"), &json!("by stream orders")),
+            "{g}"
+        );
+    }
+    let list = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{cluster}/connect/demo/connectors"),
+            &olivia,
+            None,
+        )
+        .await
+        .json();
+    let reasons: Vec<(String, String, String)> = list["items"]
+        .as_array()
+        .expect("connectors")
+        .iter()
+        .map(|c| {
+            let s = |k: &str| c[k].as_str().unwrap_or_default().to_string();
+            (s("name"), s("owner"), s("owner_reason"))
+        })
+        .collect();
+    assert_eq!(
+        reasons,
+        [
+            (
+                "orders-cdc".to_string(),
+                "payments".to_string(),
+                "by stream orders".to_string()
+            ),
+            (
+                "payments-archive".to_string(),
+                "payments".to_string(),
+                "by stream payments".to_string()
+            ),
+        ]
+    );
+    let root = t.user("root", &[Role::Admin]).await;
+    let scraper = t.token_with(root, &[Scope::Metrics]).await;
+    let r = t.api(Method::GET, "/metrics", &scraper, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    for (metric, name) in [
+        ("streamkeeper_consumergroup_status{", "group=\"billing\""),
+        (
+            "streamkeeper_consumergroup_status{",
+            "group=\"fraud-scoring\"",
+        ),
+        (
+            "kafka_connect_connector_status{",
+            "connector=\"orders-cdc\"",
+        ),
+        (
+            "kafka_connect_connector_status{",
+            "connector=\"payments-archive\"",
+        ),
+    ] {
+        let line = r
+            .body
+            .lines()
+            .find(|l| l.starts_with(metric) && l.contains(name))
+            .unwrap_or_else(|| panic!("{metric} {name} in {}", r.body));
+        assert!(line.contains("owner=\"payments\""), "{line}");
+    }
 
     // The derive routine turns the groups and connectors into lineage.
     let lineage = Arc::new(LineageService::new(

@@ -10,10 +10,12 @@
 //! - A **lineage node**: a Kafka dataset of a watched cluster is its
 //!   stream, and a job Streamkeeper derived from a consumer group or a
 //!   connector is that group or connector; anything else by the team an
-//!   admin or that team set, else by its latest `ownership` facet from a
-//!   sender allowed to speak for the team it names ([`may_speak_for`]).
-//!   Facets from anyone else are kept raw but own nothing: otherwise one
-//!   event from another team re-routes the owner's notices to itself.
+//!   admin or that team set ([`may_set_node_owner`]), else by its
+//!   `ownership` facet from a sender allowed to speak for the team it
+//!   names ([`may_speak_for`]). A newer facet replaces an owning one only
+//!   from someone who may speak for both teams ([`facet_replaces`]):
+//!   otherwise one event from another team re-routes the owner's notices
+//!   to itself, or leaves them with nobody.
 //!
 //! The server gathers the facts (one place, `platform::ownership`) and
 //! calls these; nothing else decides an owner.

@@ -86,6 +86,13 @@ async fn admin_home(
     let clusters = b.watch.clusters(who).await?;
     let total = clusters.len();
     let failed_connectors = failed_connectors(b, who, &clusters).await?;
+    // A paused cluster's routines do not run: it is listed as paused, not
+    // its routines as never run.
+    let paused: Vec<i64> = clusters
+        .iter()
+        .filter(|c| c.paused.is_some())
+        .map(|c| c.id)
+        .collect();
     let clusters_not_up = clusters
         .into_iter()
         // A paused cluster is not watched, whatever its last pass said.
@@ -101,7 +108,10 @@ async fn admin_home(
         .into_iter()
         .filter(|r| {
             r.last_outcome.as_deref() == Some("failed")
-                || (r.last_started_at.is_none() && !r.running && r.schedule != Schedule::Paused)
+                || (r.last_started_at.is_none()
+                    && !r.running
+                    && r.schedule != Schedule::Paused
+                    && !r.cluster_id.is_some_and(|id| paused.contains(&id)))
         })
         .partition(|r| r.last_outcome.as_deref() == Some("failed"));
     let platform_team = b.accounts.routing(who).await?.platform_team;

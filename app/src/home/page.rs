@@ -162,9 +162,14 @@ fn kind_class(kind: &str) -> &'static str {
 /// Live flags of every team by kind, each kind a link to the list.
 #[component]
 fn OpenFlags(kinds: Vec<KindCount>, total: u64) -> impl IntoView {
+    // Counted over the newest page of them when there are more.
+    let counted_over: u64 = kinds.iter().map(|k| k.count).sum();
     (total > 0).then(|| {
         view! {
             <h3>{format!("Open flags ({total})")}</h3>
+            {(counted_over < total).then(|| view! {
+                <p class="note">{format!("By kind, the newest {counted_over}:")}</p>
+            })}
             <ul class="inline" data-testid="open-flags">
                 {kinds.into_iter().map(|k| view! {
                     <li><span class=kind_class(&k.kind)>{k.kind.clone()}</span>" "{k.count}</li>

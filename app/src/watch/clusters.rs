@@ -5,6 +5,7 @@ use crate::connect::widgets::ConnectClusters;
 use crate::error::AppError;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours, range_token};
 use crate::ui::notes::ErrorNote;
+use crate::ui::owner::owned;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
@@ -248,7 +249,7 @@ fn GroupList(id: i64) -> impl IntoView {
                                             view! {
                                                 <tr>
                                                     <td><a href=href>{g.name}</a></td>
-                                                    <td>{g.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                    <td>{owned(g.owner.as_deref(), g.owner_reason.as_deref(), "unowned")}</td>
                                                     <td><span class=status_class(&g.status)>{g.status.clone()}</span></td>
                                                     <td>{state}</td>
                                                     <td>{g.members}</td>

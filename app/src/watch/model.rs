@@ -146,6 +146,10 @@ pub struct GroupLagView {
 pub struct GroupSummary {
     pub name: String,
     pub owner: Option<String>,
+    /// Why the owner owns it, as the ownership rule says ("by stream
+    /// orders", "claimed on 2026-12-01"); `None` when unowned.
+    #[serde(default)]
+    pub owner_reason: Option<String>,
     pub state: String,
     pub members: i32,
     /// The status of the last evaluation; `PENDING` before the first.
@@ -315,6 +319,10 @@ pub struct StreamDetail {
 pub struct StreamConsumer {
     pub group: String,
     pub owner: Option<String>,
+    /// Why the owner owns it, as the ownership rule says ("by stream
+    /// orders", "claimed on 2026-12-01"); `None` when unowned.
+    #[serde(default)]
+    pub owner_reason: Option<String>,
     pub status: String,
     pub lag: Option<u64>,
     pub max_time_lag_s: Option<f64>,

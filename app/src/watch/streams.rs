@@ -11,6 +11,7 @@ use crate::error::AppError;
 use crate::schemas::widgets::StreamSchemasSection;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours};
 use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::owner::owned;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
@@ -205,7 +206,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                         </h3>
                         <p class="note">{format!(
                             "owner {} · lag {} · time lag {}",
-                            c.owner.clone().unwrap_or_else(|| "none".into()),
+                            owned(c.owner.as_deref(), c.owner_reason.as_deref(), "none"),
                             c.lag.map_or("–".to_string(), |l| counted(l, "message")),
                             c.max_time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64)),
                         )}</p>

@@ -191,6 +191,72 @@ fn teams_set_here(user: &UserRow) -> Result<(), AppError> {
     Ok(())
 }
 
+/// `before` with an admin's `update` applied, and what changed (never a
+/// password, only that it was reset). An SSO user's roles and password are
+/// the provider's; an admin keeps their own admin role and account.
+async fn edited(
+    who: &Principal,
+    before: &UserRow,
+    update: UserUpdate,
+) -> Result<(UserRow, serde_json::Map<String, serde_json::Value>), AppError> {
+    let mut after = before.clone();
+    let mut changes = serde_json::Map::new();
+    // The provider's groups set an SSO user's roles at every sign-in,
+    // and they have no password here: an edit would be undone, or
+    // unusable.
+    if before.oidc_subject.is_some() && (update.roles.is_some() || update.password.is_some()) {
+        return Err(AppError::Invalid(format!(
+            "{} signs in through the identity provider: their roles follow their groups there (see the group mapping), and their password is kept there.",
+            before.username
+        )));
+    }
+    if let Some(name) = update.display_name {
+        after.display_name = check_display_name(&name, &before.username).map_err(invalid)?;
+        if after.display_name != before.display_name {
+            changes.insert("display_name".into(), json!(after.display_name));
+        }
+    }
+    if let Some(roles) = update.roles {
+        let roles = role::normalize(roles);
+        if roles.is_empty() {
+            return Err(AppError::Invalid("Give the user at least one role.".into()));
+        }
+        // An admin cannot take away their own admin role: it would leave
+        // them unable to undo it, and possibly no admin at all.
+        if who.user_id == before.id && !roles.contains(&role::Role::Admin) {
+            return Err(AppError::Invalid(
+                "You cannot remove your own admin role; ask another admin.".into(),
+            ));
+        }
+        after.roles = store::users::role_strings(&roles);
+        if after.roles() != before.roles() {
+            changes.insert(
+                "roles".into(),
+                json!({ "from": before.roles, "to": after.roles }),
+            );
+        }
+    }
+    if let Some(disabled) = update.disabled {
+        if disabled && who.user_id == before.id {
+            return Err(AppError::Invalid(
+                "You cannot disable your own account.".into(),
+            ));
+        }
+        after.disabled = disabled;
+        if disabled != before.disabled {
+            changes.insert("disabled".into(), json!(disabled));
+        }
+    }
+    if let Some(pw) = update.password {
+        check_password(&pw, &[&before.username, &before.display_name]).map_err(invalid)?;
+        after.password_hash = password::hash_async(pw).await?;
+        after.must_change_password = true;
+        // Never the password: only that it was reset.
+        changes.insert("password".into(), json!("reset, to be changed at sign-in"));
+    }
+    Ok((after, changes))
+}
+
 fn invalid(e: impl std::fmt::Display) -> AppError {
     AppError::Invalid(e.to_string())
 }
@@ -290,61 +356,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let before = store::users::lock(&mut tx, id)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("User {id}")))?;
-        let mut after = before.clone();
-        let mut changes = serde_json::Map::new();
-        // The provider's groups set an SSO user's roles at every sign-in,
-        // and they have no password here: an edit would be undone, or
-        // unusable.
-        if before.oidc_subject.is_some() && (update.roles.is_some() || update.password.is_some()) {
-            return Err(AppError::Invalid(format!(
-                "{} signs in through the identity provider: their roles follow their groups there (see the group mapping), and their password is kept there.",
-                before.username
-            )));
-        }
-        if let Some(name) = update.display_name {
-            after.display_name = check_display_name(&name, &before.username).map_err(invalid)?;
-            if after.display_name != before.display_name {
-                changes.insert("display_name".into(), json!(after.display_name));
-            }
-        }
-        if let Some(roles) = update.roles {
-            let roles = role::normalize(roles);
-            if roles.is_empty() {
-                return Err(AppError::Invalid("Give the user at least one role.".into()));
-            }
-            // An admin cannot take away their own admin role: it would leave
-            // them unable to undo it, and possibly no admin at all.
-            if who.user_id == id && !roles.contains(&role::Role::Admin) {
-                return Err(AppError::Invalid(
-                    "You cannot remove your own admin role; ask another admin.".into(),
-                ));
-            }
-            after.roles = store::users::role_strings(&roles);
-            if after.roles() != before.roles() {
-                changes.insert(
-                    "roles".into(),
-                    json!({ "from": before.roles, "to": after.roles }),
-                );
-            }
-        }
-        if let Some(disabled) = update.disabled {
-            if disabled && who.user_id == id {
-                return Err(AppError::Invalid(
-                    "You cannot disable your own account.".into(),
-                ));
-            }
-            after.disabled = disabled;
-            if disabled != before.disabled {
-                changes.insert("disabled".into(), json!(disabled));
-            }
-        }
-        if let Some(pw) = update.password {
-            check_password(&pw, &[&before.username, &before.display_name]).map_err(invalid)?;
-            after.password_hash = password::hash_async(pw).await?;
-            after.must_change_password = true;
-            // Never the password: only that it was reset.
-            changes.insert("password".into(), json!("reset, to be changed at sign-in"));
-        }
+        let disabling = update.disabled;
+        let (after, changes) = edited(who, &before, update).await?;
         if changes.is_empty() {
             return Ok(before.summary());
         }
@@ -355,7 +368,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let end_sessions =
             after.disabled || changes.contains_key("roles") || changes.contains_key("password");
         let row = store::users::update(&mut tx, &after, end_sessions).await?;
-        let action = match update.disabled {
+        let action = match disabling {
             Some(true) if changes.contains_key("disabled") => "user.disable",
             Some(false) if changes.contains_key("disabled") => "user.enable",
             _ => "user.update",

@@ -1014,6 +1014,19 @@ const SENT_LIMIT: i64 = 10;
 
 #[async_trait::async_trait]
 impl Lineage for LineageService {
+    async fn set_node_owner(
+        &self,
+        who: &Principal,
+        from: &str,
+        node: &str,
+        team: Option<&str>,
+    ) -> Result<Option<String>, AppError> {
+        Ok(self
+            .give_node(who, from, node, team)
+            .await?
+            .map(|o| o.to_string()))
+    }
+
     async fn graph(&self, who: &Principal, ask: &NodeAsk) -> Result<GraphView, AppError> {
         self.graph_view(who, ask).await
     }

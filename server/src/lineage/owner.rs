@@ -24,7 +24,7 @@ impl LineageService {
     /// refusal (403), an unknown node (404) or team, a topic or derived job
     /// (422) is audited and changes nothing.
     #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn set_node_owner(
+    pub async fn give_node(
         &self,
         who: &Principal,
         from: &str,

@@ -16,6 +16,7 @@ pub use registry::client;
 
 use serde_json::json;
 use sqlx::PgPool;
+use std::collections::BTreeMap;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
@@ -40,6 +41,15 @@ use crate::platform::errors;
 use crate::platform::limits::SchemaLimits;
 use check::reader_of;
 use store::{NewSchemaRow, SchemaRow};
+
+/// A schema pinned from the registry: type, text, references by name,
+/// and the subject and version it came from.
+type Pinned = (
+    SchemaType,
+    String,
+    BTreeMap<String, String>,
+    Option<(String, i32)>,
+);
 
 /// Checks shown on a stream's page.
 const RECENT_CHECKS: i64 = 10;
@@ -141,6 +151,48 @@ impl SchemaService {
                 "Topic {topic} (the cluster's last pass did not list it)"
             )))
         }
+    }
+
+    /// A registry version to pin in the catalog: its type, text and
+    /// references' text (copied, so the catalog keeps them if the registry
+    /// loses them), and the subject and version it was.
+    async fn pinned(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject: String,
+        version: Option<i32>,
+    ) -> Result<Pinned, AppError> {
+        let r = store::registry(&self.pool, cluster_id)
+            .await?
+            .ok_or_else(|| {
+                AppError::Invalid(
+                    "This cluster has no Schema Registry to pin a version from.".into(),
+                )
+            })?;
+        let wanted = match version {
+            Some(n) => VersionRef::Number(
+                u32::try_from(n)
+                    .map_err(|_| AppError::Invalid("Registry versions start at 1.".into()))?,
+            ),
+            None => VersionRef::Latest,
+        };
+        let registry = client(&r, &self.outbound).map_err(AppError::Invalid)?;
+        let v = registry
+            .version(&subject, wanted, false)
+            .await
+            .map_err(|e| errors::registry(who, &e))?;
+        let refs = registry
+            .resolve_references(&v.references)
+            .await
+            .map_err(|e| errors::registry(who, &e))?
+            .into_iter()
+            .map(|r| (r.name, r.text))
+            .collect();
+        let number = i32::try_from(v.version).map_err(|_| {
+            AppError::Invalid(format!("{subject} version {} is out of range.", v.version))
+        })?;
+        Ok((v.schema_type, v.schema, refs, Some((subject, number))))
     }
 
     /// Who may record a schema: admins; owners for an unowned stream or
@@ -290,36 +342,7 @@ impl streamkeeper_app::port::Schemas for SchemaService {
                 (ty, text, new.references, None)
             }
             (None, Some(subject), version) => {
-                let r = store::registry(&self.pool, cluster_id)
-                    .await?
-                    .ok_or_else(|| {
-                        AppError::Invalid(
-                            "This cluster has no Schema Registry to pin a version from.".into(),
-                        )
-                    })?;
-                let wanted =
-                    match version {
-                        Some(n) => VersionRef::Number(u32::try_from(n).map_err(|_| {
-                            AppError::Invalid("Registry versions start at 1.".into())
-                        })?),
-                        None => VersionRef::Latest,
-                    };
-                let registry = client(&r, &self.outbound).map_err(AppError::Invalid)?;
-                let v = registry
-                    .version(&subject, wanted, false)
-                    .await
-                    .map_err(|e| errors::registry(who, &e))?;
-                let refs = registry
-                    .resolve_references(&v.references)
-                    .await
-                    .map_err(|e| errors::registry(who, &e))?
-                    .into_iter()
-                    .map(|r| (r.name, r.text))
-                    .collect();
-                let number = i32::try_from(v.version).map_err(|_| {
-                    AppError::Invalid(format!("{subject} version {} is out of range.", v.version))
-                })?;
-                (v.schema_type, v.schema, refs, Some((subject, number)))
+                self.pinned(who, cluster_id, subject, version).await?
             }
             _ => {
                 return Err(AppError::Invalid(

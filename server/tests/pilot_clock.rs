@@ -327,7 +327,11 @@ async fn lineage_notified_ends_at_the_last_owner_teams_delivery(pool: PgPool) {
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         asked.push(r.json()["question"].as_i64().expect("question"));
         if cluster == "local" {
-            assert_eq!(r.json()["notified_at"], Value::Null, "not before its webhook");
+            assert_eq!(
+                r.json()["notified_at"],
+                Value::Null,
+                "not before its webhook"
+            );
         }
     }
     let question_notified = || async {
@@ -357,7 +361,11 @@ async fn lineage_notified_ends_at_the_last_owner_teams_delivery(pool: PgPool) {
         let p = page(&t, &mt).await;
         assert_eq!(notified(&p), Some(json!(0)), "{p}");
         assert_eq!(p["report"]["counts"]["questions_reached_no_owner"], 1);
-        assert_eq!(question_notified().await, None, "a refused try is not notified");
+        assert_eq!(
+            question_notified().await,
+            None,
+            "a refused try is not notified"
+        );
     }
     deliver(&pool).await;
     let at_receiver = answered.lock().expect("lock").first().copied();
@@ -566,15 +574,12 @@ async fn every_listed_dismissal_says_whether_it_was_wrong_or_expected(pool: PgPo
     // The pilot's page and the flags list say which, with the note.
     let cookie = |name: &'static str| {
         let t = &t;
-        async move {
-            t.login(name, support::PASSWORD)
-                .await
-                .expect("signed in")
-        }
+        async move { t.login(name, support::PASSWORD).await.expect("signed in") }
     };
     let html = t.get("/pilot", Some(&cookie("meg").await)).await.body;
     assert_eq!(
-        html.matches("dismissed as wrong: \u{201c}no trouble at all\u{201d}").count(),
+        html.matches("dismissed as wrong: \u{201c}no trouble at all\u{201d}")
+            .count(),
         1,
         "{html}"
     );

@@ -89,7 +89,11 @@ async fn a_group_the_cluster_stops_listing_reads_not_listed_everywhere(pool: PgP
     let mut kept = KeptWindow::default();
     for pass in 0..4i64 {
         let at = now - Duration::seconds(45 - 15 * pass);
-        let listed: &[&str] = if pass < 3 { &["kept", "gone"] } else { &["kept"] };
+        let listed: &[&str] = if pass < 3 {
+            &["kept", "gone"]
+        } else {
+            &["kept"]
+        };
         let r = reading(listed, at, 100 + 10 * pass);
         let stored = clusters::record_reading(&pool, id, &r)
             .await
@@ -106,7 +110,12 @@ async fn a_group_the_cluster_stops_listing_reads_not_listed_everywhere(pool: PgP
 
     // The API: the cluster's groups and the group.
     let r = t
-        .api(Method::GET, &format!("/api/v1/clusters/{id}/groups"), &vt, None)
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups"),
+            &vt,
+            None,
+        )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let items = r.json()["items"].as_array().cloned().unwrap_or_default();
@@ -121,10 +130,19 @@ async fn a_group_the_cluster_stops_listing_reads_not_listed_everywhere(pool: PgP
     assert_eq!(gone["status"], "NOT_LISTED", "{gone}");
     assert_eq!(gone["total_lag"], Value::Null, "{gone}");
     assert!(not_listed(&gone["state"]), "{gone}");
-    assert_eq!(of("kept")["status"], "OK", "a listed group is judged as before");
+    assert_eq!(
+        of("kept")["status"],
+        "OK",
+        "a listed group is judged as before"
+    );
     assert_eq!(of("kept")["total_lag"], 0);
     let r = t
-        .api(Method::GET, &format!("/api/v1/clusters/{id}/groups/gone"), &vt, None)
+        .api(
+            Method::GET,
+            &format!("/api/v1/clusters/{id}/groups/gone"),
+            &vt,
+            None,
+        )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let g = r.json();
@@ -142,7 +160,10 @@ async fn a_group_the_cluster_stops_listing_reads_not_listed_everywhere(pool: PgP
     assert_eq!(page.status, StatusCode::OK);
     let gone_row = row_of(&page.body, "gone");
     assert!(gone_row.contains("not listed since"), "{gone_row}");
-    assert!(!gone_row.contains(">OK<") && !gone_row.contains(">0<"), "{gone_row}");
+    assert!(
+        !gone_row.contains(">OK<") && !gone_row.contains(">0<"),
+        "{gone_row}"
+    );
     assert!(row_of(&page.body, "kept").contains(">OK<"));
 
     let page = t

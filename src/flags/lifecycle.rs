@@ -180,9 +180,15 @@ mod tests {
             dismissal_words(Some("wrong"), Some("no trouble")),
             "dismissed as wrong: \u{201c}no trouble\u{201d}"
         );
-        assert_eq!(dismissal_words(Some("wrong"), Some("  ")), "dismissed as wrong");
+        assert_eq!(
+            dismissal_words(Some("wrong"), Some("  ")),
+            "dismissed as wrong"
+        );
         assert_eq!(dismissal_words(None, None), "dismissed");
-        assert_eq!(DismissalKind::parse("expected"), Some(DismissalKind::Expected));
+        assert_eq!(
+            DismissalKind::parse("expected"),
+            Some(DismissalKind::Expected)
+        );
         assert_eq!(DismissalKind::parse("Wrong"), None);
     }
 

@@ -74,7 +74,10 @@ mod tests {
             gone.words(|t| t.to_rfc3339()).as_deref(),
             Some("not listed since 2026-12-07T08:00:00+00:00")
         );
-        assert_eq!(gone.state("Empty", |_| "then".into()), "not listed since then");
+        assert_eq!(
+            gone.state("Empty", |_| "then".into()),
+            "not listed since then"
+        );
     }
 
     #[test]

@@ -197,4 +197,3 @@ pub async fn delivery_counts(pool: &PgPool) -> Result<Vec<DeliveryCountRow>, Db>
     .fetch_all(pool)
     .await?)
 }
-

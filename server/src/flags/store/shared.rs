@@ -76,4 +76,3 @@ pub async fn hold_for_tally(tx: &mut PgConnection) -> Result<(), Db> {
         .await?;
     Ok(())
 }
-

@@ -254,6 +254,10 @@ pub struct GraphNode {
     /// observed, derived or observed+derived.
     pub known_as: String,
     pub last_seen: Option<DateTime<Utc>>,
+    /// A topic whose watched cluster's last full pass did not list it: a
+    /// connector or an event names it, but it does not exist there.
+    #[serde(default)]
+    pub not_in_cluster: bool,
     /// The centre of its box.
     pub x: f64,
     pub y: f64,

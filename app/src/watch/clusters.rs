@@ -156,7 +156,7 @@ pub fn ClusterPage() -> impl IntoView {
                                                 <td>{t.partitions}</td>
                                                 <td><span class=class>{health}</span></td>
                                                 <td>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</td>
-                                                <td>{last_message_text(t.last_message, "%m-%d %H:%M:%S %Z")}</td>
+                                                <td>{last_message_text(t.last_message)}</td>
                                             </tr>
                                         }
                                     }).collect_view()}

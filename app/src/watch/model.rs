@@ -348,15 +348,13 @@ pub struct LagSeries {
     pub partition: Option<PartitionRef>,
 }
 
-/// "Last message" as the pages word it, times in `format`: "none" for a
+/// "Last message" as the pages word it, times as every page shows them: "none" for a
 /// topic never written, the record's time, "by" the pass that saw the log
 /// end move when the record was not read, or "unknown" since first seen.
-pub fn last_message_text(last: LastMessage, format: &str) -> String {
+pub fn last_message_text(last: LastMessage) -> String {
     let at = |ms: i64| {
-        DateTime::<Utc>::from_timestamp_millis(ms).map_or_else(
-            || "?".to_owned(),
-            |a| crate::ui::time::local(a).format(format).to_string(),
-        )
+        DateTime::<Utc>::from_timestamp_millis(ms)
+            .map_or_else(|| "?".to_owned(), crate::ui::time::stamp)
     };
     match last {
         LastMessage::None => "none".into(),

@@ -97,7 +97,7 @@ pub fn StreamsPage() -> impl IntoView {
                                                 <td>{s.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
                                                 <td>{s.partitions}</td>
                                                 <td><span class=status_class(&s.status)>{s.status.clone()}</span></td>
-                                                <td>{last_message_text(s.last_message, "%m-%d %H:%M:%S %Z")}</td>
+                                                <td>{last_message_text(s.last_message)}</td>
                                             </tr>
                                         }
                                     }).collect_view()}
@@ -186,7 +186,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                 <dt>"Expected interval"</dt><dd>{t.expected_interval_s.map_or("–".to_string(), |b| format!("a message every {b} s"))}</dd>
                 <dt>"Health"</dt><dd>{format!("{}; {health}", counted(t.partitions, "partition"))}</dd>
                 <dt>"Messages"</dt><dd>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</dd>
-                <dt>"Last message"</dt><dd>{last_message_text(t.last_message, "%Y-%m-%d %H:%M:%S %Z")}</dd>
+                <dt>"Last message"</dt><dd>{last_message_text(t.last_message)}</dd>
                 <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
             </dl>
         </section>

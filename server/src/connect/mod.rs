@@ -34,7 +34,8 @@ use streamkeeper_app::connect::model::{
 use streamkeeper_app::error::AppError;
 use utoipa::ToSchema;
 
-use crate::accounts::{audited, record_refusal, require};
+use crate::accounts::require;
+use crate::audit::{audited, record_refusal};
 use crate::clients::connect::{Auth, ConnectClient, ConnectError, ConnectSettings, Secret};
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::settings::SecretRef;
@@ -499,7 +500,7 @@ impl ConnectService {
             Err(e) => {
                 let detail =
                     json!({ "cluster_id": cluster_id, "team": team, "refused": e.to_string() });
-                crate::accounts::record_refusal(
+                crate::audit::record_refusal(
                     &self.pool,
                     who,
                     from,

@@ -417,7 +417,7 @@ impl ReviewService {
             },
         )
         .await?;
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,

@@ -136,7 +136,7 @@ impl ReviewService {
     /// transaction was rolled back, its trace must not be.
     async fn refused(&self, who: &Principal, from: &str, id: i64, action: &str, why: &str) {
         let detail = json!({ "refused": why });
-        crate::accounts::record_refusal(&self.pool, who, from, action, target(id), detail).await;
+        crate::audit::record_refusal(&self.pool, who, from, action, target(id), detail).await;
     }
 
     /// A domain's level: configured, else the default (suggest).
@@ -340,7 +340,7 @@ impl ReviewService {
         items::set_state(&mut tx, id, c.to.as_str(), &c.why).await?;
         let mut detail = c.detail;
         detail["revision"] = json!(item.revision);
-        crate::accounts::audited(&mut tx, who, from, c.action, target(id), detail).await?;
+        crate::audit::audited(&mut tx, who, from, c.action, target(id), detail).await?;
         let message = format!("#{id} {}: {}", item.title, c.why);
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
         items::mark_item_read(&mut tx, who.user_id, id).await?;
@@ -510,7 +510,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
         if done {
             items::set_state(&mut tx, id, State::Approved.as_str(), "").await?;
         }
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,
@@ -604,7 +604,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
         }
         let mut tx = begin(&self.pool).await?;
         let c = items::insert_comment(&mut tx, id, who.user_id, body).await?;
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,
@@ -708,7 +708,7 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             &who.username,
         )
         .await?;
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,

@@ -10,7 +10,8 @@ pub mod metrics;
 pub mod routine;
 pub mod store;
 
-use crate::accounts::{audited, record_refusal, require, team_id};
+use crate::accounts::{require, team_id};
+use crate::audit::{audited, record_refusal};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};

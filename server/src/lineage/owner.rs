@@ -12,7 +12,8 @@ use streamkeeper::lineage::marquez::NodeId;
 use streamkeeper_app::error::AppError;
 
 use super::{LineageService, store};
-use crate::accounts::{audited, record_refusal, require};
+use crate::accounts::require;
+use crate::audit::{audited, record_refusal};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::ownership;

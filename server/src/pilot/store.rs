@@ -287,7 +287,7 @@ pub async fn fresh(pool: &PgPool) -> Result<(), Db> {
         return Ok(());
     }
     let mut tx = pool.begin().await?;
-    crate::flags::store::hold_for_tally(&mut *tx).await?;
+    crate::flags::store::hold_for_tally(&mut tx).await?;
     sqlx::query("LOCK TABLE compatibility_checks, review_items IN SHARE MODE")
         .execute(&mut *tx)
         .await?;

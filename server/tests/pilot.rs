@@ -789,7 +789,7 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         .collect();
     assert_eq!(
         cells,
-        ["payments", "act after approval", "1", "0", "1"],
+        ["payments", "act after approval", "1", "0", "1", "0"],
         "{domain}"
     );
     assert!(html.contains("expected during the migration"));

@@ -326,7 +326,23 @@ async fn lineage_notified_ends_at_the_last_owner_teams_delivery(pool: PgPool) {
             .await;
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         asked.push(r.json()["question"].as_i64().expect("question"));
+        if cluster == "local" {
+            assert_eq!(
+                r.json()["notified_at"],
+                Value::Null,
+                "not before its webhook"
+            );
+        }
     }
+    let question_notified = || async {
+        sqlx::query_scalar::<_, Option<DateTime<Utc>>>(
+            "SELECT notified_at FROM lineage_questions WHERE id = $1",
+        )
+        .bind(asked[0])
+        .fetch_one(&pool)
+        .await
+        .expect("notified_at")
+    };
     let asked_at: DateTime<Utc> =
         sqlx::query_scalar("SELECT asked_at FROM lineage_questions WHERE id = $1")
             .bind(asked[0])
@@ -345,10 +361,22 @@ async fn lineage_notified_ends_at_the_last_owner_teams_delivery(pool: PgPool) {
         let p = page(&t, &mt).await;
         assert_eq!(notified(&p), Some(json!(0)), "{p}");
         assert_eq!(p["report"]["counts"]["questions_reached_no_owner"], 1);
+        assert_eq!(
+            question_notified().await,
+            None,
+            "a refused try is not notified"
+        );
     }
     deliver(&pool).await;
     let at_receiver = answered.lock().expect("lock").first().copied();
     let at_receiver = at_receiver.expect("delivered on the third try");
+    // The product's own record of when: the accepted try, by the
+    // receiver's clock (not the question's transaction, nor a refused try).
+    let stamped = question_notified().await.expect("notified at the 2xx");
+    assert!(
+        (stamped - at_receiver).num_milliseconds().abs() < 1_000,
+        "notified at {stamped}, received at {at_receiver}"
+    );
     let got = events(&t, &mt, "lineage_notified").await;
     assert_eq!(
         got.iter().map(|(r, _)| r.clone()).collect::<Vec<_>>(),
@@ -495,4 +523,82 @@ async fn a_domains_decisions_are_the_pilots_scope_at_the_time_they_were_made(poo
         .unwrap_or_else(|| panic!("{p}"));
     assert_eq!(payments["approvals"], 1, "{payments}");
     assert_eq!(payments["rejections"], 1, "{payments}");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn every_listed_dismissal_says_whether_it_was_wrong_or_expected(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let local = cluster(&pool, "local").await;
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let olga = t.user("olga", &[Role::Owner]).await;
+    let (mt, ot) = (t.token(manager).await, t.token(olga).await);
+    let payments = team(&pool, "payments", olga, None).await;
+    sqlx::query(
+        "INSERT INTO streams (cluster_id, topic, owner_team_id, domain) VALUES ($1, 'orders', $2, 'payments')",
+    )
+    .bind(local)
+    .bind(payments)
+    .execute(&pool)
+    .await
+    .expect("stream");
+    pilot(&t, &mt, "clusters", &["local"]).await;
+    let route = (payments, "payments", None);
+    let onset = Utc::now() - Duration::minutes(5);
+    let backfill = raise(&pool, local, "backfill", onset, route).await;
+    let billing = raise(&pool, local, "billing", onset, route).await;
+    for (flag, dismissal, reason) in [
+        (backfill, "expected", "nightly backfill"),
+        (billing, "wrong", "no trouble at all"),
+    ] {
+        let r = t
+            .api(
+                Method::POST,
+                &format!("/api/v1/flags/{flag}/dismiss"),
+                &ot,
+                Some(json!({"reason": reason, "dismissal": dismissal})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    }
+    // The pilot's answer: each dismissal with its kind.
+    let p = page(&t, &mt).await;
+    let listed = p["dismissed"].as_array().expect("dismissed");
+    let of = |id: i64| {
+        listed
+            .iter()
+            .find(|d| d["flag_id"] == id)
+            .unwrap_or_else(|| panic!("{p}"))
+    };
+    assert_eq!(of(backfill)["dismissal"], "expected", "{p}");
+    assert_eq!(of(billing)["dismissal"], "wrong", "{p}");
+    // The pilot's page and the flags list say which, with the note.
+    let cookie = |name: &'static str| {
+        let t = &t;
+        async move { t.login(name, support::PASSWORD).await.expect("signed in") }
+    };
+    let html = t.get("/pilot", Some(&cookie("meg").await)).await.body;
+    assert_eq!(
+        html.matches("dismissed as wrong: \u{201c}no trouble at all\u{201d}")
+            .count(),
+        1,
+        "{html}"
+    );
+    assert!(
+        html.contains("dismissed as expected trouble: \u{201c}nightly backfill\u{201d}"),
+        "{html}"
+    );
+    let flags = t
+        .get("/flags?scope=all&state=any", Some(&cookie("olga").await))
+        .await
+        .body;
+    assert!(flags.contains("dismissed as expected trouble"), "{flags}");
+    assert!(flags.contains("dismissed as wrong"), "{flags}");
+    let one = t
+        .get(&format!("/flags/{backfill}"), Some(&cookie("olga").await))
+        .await
+        .body;
+    assert!(
+        one.contains("dismissed as expected trouble: \u{201c}nightly backfill\u{201d}"),
+        "{one}"
+    );
 }

@@ -112,6 +112,36 @@ impl Choice for DismissalKind {
     }
 }
 
+impl DismissalKind {
+    /// The kind a stored `dismissal` names; `None` for a flag not dismissed.
+    pub fn parse(stored: &str) -> Option<Self> {
+        Self::all().iter().copied().find(|k| k.as_str() == stored)
+    }
+
+    /// How the dismissal reads wherever one is listed (flag lists, the
+    /// flag's page, the pilot's page and API): the two mean opposite
+    /// things to the pilot, so never one word for both.
+    pub fn words(self) -> &'static str {
+        match self {
+            DismissalKind::Wrong => "dismissed as wrong",
+            DismissalKind::Expected => "dismissed as expected trouble",
+        }
+    }
+}
+
+/// A dismissal as listed: which kind, with its note when there is one
+/// (`dismissed as expected trouble: "nightly backfill"`). A dismissal
+/// recorded without a kind reads as a plain "dismissed".
+pub fn dismissal_words(stored: Option<&str>, note: Option<&str>) -> String {
+    let words = stored
+        .and_then(DismissalKind::parse)
+        .map_or("dismissed", DismissalKind::words);
+    match note.map(str::trim).filter(|n| !n.is_empty()) {
+        Some(n) => format!("{words}: \u{201c}{n}\u{201d}"),
+        None => words.to_string(),
+    }
+}
+
 /// The longest snooze: a longer quiet is a dismissal without one.
 pub const MAX_SNOOZE_DAYS: i64 = 90;
 
@@ -139,6 +169,28 @@ pub fn check_snooze(until_ms: i64, now_ms: i64) -> Result<i64, SnoozeError> {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_dismissal_reads_as_its_kind_with_its_note() {
+        assert_eq!(
+            dismissal_words(Some("expected"), Some(" nightly backfill ")),
+            "dismissed as expected trouble: \u{201c}nightly backfill\u{201d}"
+        );
+        assert_eq!(
+            dismissal_words(Some("wrong"), Some("no trouble")),
+            "dismissed as wrong: \u{201c}no trouble\u{201d}"
+        );
+        assert_eq!(
+            dismissal_words(Some("wrong"), Some("  ")),
+            "dismissed as wrong"
+        );
+        assert_eq!(dismissal_words(None, None), "dismissed");
+        assert_eq!(
+            DismissalKind::parse("expected"),
+            Some(DismissalKind::Expected)
+        );
+        assert_eq!(DismissalKind::parse("Wrong"), None);
+    }
 
     fn key(s: &str) -> FlagKey {
         FlagKey {

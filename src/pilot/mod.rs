@@ -190,7 +190,8 @@ pub struct PilotInput {
     pub baselines: Vec<Baseline>,
 }
 
-/// A flag dismissed as wrong, with its reason, for the review.
+/// A dismissed flag, with which kind of dismissal and its reason, for the
+/// review.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct Dismissal {
@@ -198,6 +199,9 @@ pub struct Dismissal {
     pub cluster: String,
     pub subject: String,
     pub kind: String,
+    /// `wrong` (there was no trouble) or `expected` (the trouble was
+    /// real and expected): see `flags::lifecycle::dismissal_words`.
+    pub dismissal: Option<String>,
     pub reason: String,
     pub by: String,
     pub at: chrono::DateTime<chrono::Utc>,
@@ -205,7 +209,8 @@ pub struct Dismissal {
 
 /// A domain of the pilot: its autonomy level now, and its review record
 /// since the pilot's start (the approvals given, the items rejected, the
-/// flags its owners dismissed as wrong).
+/// flags its owners dismissed as wrong, and those dismissed as expected
+/// trouble, apart).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[cfg_attr(feature = "openapi", derive(utoipa::ToSchema))]
 pub struct DomainRecord {
@@ -215,7 +220,11 @@ pub struct DomainRecord {
     pub autonomy: String,
     pub approvals: i64,
     pub rejections: i64,
+    /// Flags dismissed as wrong.
     pub dismissed: i64,
+    /// Flags dismissed as expected trouble (not wrong).
+    #[serde(default)]
+    pub dismissed_expected: i64,
 }
 
 /// The pilot's page: its settings, figures and counts, the dismissals,

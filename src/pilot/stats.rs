@@ -40,7 +40,8 @@ impl Timed {
 pub enum Count {
     FlagsRaised,
     FlagsAcknowledged,
-    /// Dismissed as wrong, each with its reason (listed beside the counts).
+    /// Dismissed, as wrong or as expected trouble, each listed with which
+    /// and its reason beside the counts.
     FlagsDismissed,
     /// Checks whose verdict was INCOMPATIBLE: a breaking change found before it shipped.
     ChecksBreaking,

@@ -8,6 +8,7 @@ pub mod consumer_protocol;
 pub mod health;
 pub mod lag;
 pub mod list;
+pub mod listing;
 pub mod observe;
 pub mod reach;
 pub mod series;

@@ -13,6 +13,7 @@ use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::flags::lifecycle::dismissal_words;
 use streamkeeper::flags::{FlagColumn, FlagScope, FlagState};
 use streamkeeper::platform::page::choice;
 
@@ -23,11 +24,12 @@ fn kind_class(kind: &str) -> &'static str {
     }
 }
 
-fn dismissal(kind: Option<&str>) -> &'static str {
-    match kind {
-        Some("wrong") => "as wrong",
-        Some("expected") => "as expected trouble",
-        _ => "",
+/// A flag's state as listed: a dismissal says which kind it was.
+fn state_words(f: &crate::flags::model::FlagView) -> String {
+    if f.state == "dismissed" {
+        dismissal_words(f.dismissal.as_deref(), None)
+    } else {
+        f.state.clone()
     }
 }
 
@@ -117,17 +119,17 @@ pub fn FlagsPage() -> impl IntoView {
                                     <th>"Why"</th>
                                 </tr></thead>
                                 <tbody>
-                                    {list.items.clone().into_iter().map(|f| view! {
-                                        <tr class="row-link">
+                                    {list.items.clone().into_iter().map(|f| { let state = state_words(&f); view! {
+                                        <tr class="row-link" data-state=f.state.clone()>
                                             <td><a href=format!("/flags/{}", f.id)><span class=kind_class(&f.kind)>{f.kind.clone()}</span></a></td>
                                             <td>{format!("{} {}", f.subject_kind, f.subject)}</td>
                                             <td>{f.cluster}</td>
                                             <td>{f.team.unwrap_or_else(|| "unrouted".into())}</td>
-                                            <td>{f.state}</td>
+                                            <td>{state}</td>
                                             <td>{when(Some(f.onset_at))}</td>
                                             <td>{f.reason}</td>
                                         </tr>
-                                    }).collect_view()}
+                                    }}).collect_view()}
                                 </tbody>
                             </table>
                             <Pager page=list href=move |n| which(order.clone(), Some(n.to_string())) />
@@ -199,7 +201,7 @@ fn FlagDetail(
                 <dt>"Raised"</dt><dd>{when(Some(f.raised_at))}</dd>
                 <dt>"Owner notified"</dt><dd>{when(f.notified_at)}</dd>
                 <dt>"Acknowledged"</dt><dd>{format!("{} {}", when(f.acknowledged_at), f.acknowledged_by.clone().map(|b| format!("by {b}")).unwrap_or_default())}</dd>
-                <dt>"Dismissed"</dt><dd data-testid="flag-dismissed">{format!("{} {} {}", when(f.dismissed_at), dismissal(f.dismissal.as_deref()), f.dismissed_reason.clone().map(|r| format!("— {r} ({})", f.dismissed_by.clone().unwrap_or_default())).unwrap_or_default())}</dd>
+                <dt>"Dismissed"</dt><dd data-testid="flag-dismissed">{format!("{} · {} ({})", when(f.dismissed_at), dismissal_words(f.dismissal.as_deref(), f.dismissed_reason.as_deref()), f.dismissed_by.clone().unwrap_or_default())}</dd>
                 {f.snoozed_until.map(|t| view! { <dt>"Snoozed until"</dt><dd>{stamp_ago(t)}</dd> })}
                 {(f.state == "dismissed").then(|| view! {
                     <dt>"Holding back"</dt><dd>{match f.released_at {

@@ -131,7 +131,9 @@ pub struct NoticeView {
     pub question: i64,
     pub asked_at: DateTime<Utc>,
     pub answered_at: DateTime<Utc>,
-    pub notified_at: DateTime<Utc>,
+    /// When the last owner team had it: at once by inbox alone; `None`
+    /// until the last webhook's 2xx.
+    pub notified_at: Option<DateTime<Utc>>,
     /// The owner teams told, by name.
     pub teams: Vec<TeamNoticeView>,
     /// Owners named by `ownership` facets that are no team in the catalog:

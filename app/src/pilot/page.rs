@@ -1,8 +1,9 @@
 //! `/pilot`: the manager's page, read in two minutes. The day-30 table first
 //! (metric, before → now as people say it, baseline, now, events), a small
 //! chart per metric over the pilot's weeks, the counts beside each domain's
-//! autonomy level, review record and the flags dismissed as wrong, the
-//! first weeks' receipts folded, and the CSV exports. Managers and
+//! autonomy level, review record and the dismissed flags (as wrong or as
+//! expected trouble), the first weeks' receipts folded, and the CSV
+//! exports. Managers and
 //! admins only: the port refuses everyone else, audited, and the page
 //! shows that refusal.
 
@@ -16,6 +17,7 @@ use crate::ui::params::{href_with, query_param};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::flags::lifecycle::dismissal_words;
 use streamkeeper::pilot::ratio::said;
 use streamkeeper::pilot::stats::{Count, human};
 use streamkeeper::platform::words::counted;
@@ -125,21 +127,21 @@ fn Report(v: PilotView) -> impl IntoView {
         <section class="card">
             <h2>"Domains: autonomy and review record"</h2>
             <table class="list" data-testid="pilot-domains">
-                <thead><tr><th>"Domain"</th><th>"Level"</th><th>"Approvals"</th><th>"Rejections"</th><th>"Flags dismissed as wrong"</th></tr></thead>
+                <thead><tr><th>"Domain"</th><th>"Level"</th><th>"Approvals"</th><th>"Rejections"</th><th>"Flags dismissed as wrong"</th><th>"… as expected trouble"</th></tr></thead>
                 <tbody>
                     {pilot.domains.into_iter().map(|d| view! {
                         <tr data-domain=d.domain.clone()>
                             <td>{d.domain.clone()}</td><td>{level_words(&d.autonomy)}</td><td>{d.approvals}</td>
-                            <td>{d.rejections}</td><td>{d.dismissed}</td>
+                            <td>{d.rejections}</td><td>{d.dismissed}</td><td>{d.dismissed_expected}</td>
                         </tr>
                     }).collect_view()}
                 </tbody>
             </table>
-            <h3>"Dismissed as wrong"</h3>
+            <h3>"Dismissed flags"</h3>
             <ul data-testid="pilot-dismissed">
                 {pilot.dismissed.into_iter().map(|d| view! {
-                    <li><a href=format!("/flags/{}", d.flag_id)>{format!("{} on {}/{}", d.kind, d.cluster, d.subject)}</a>
-                        {format!(": \u{201c}{}\u{201d} ({}, {})", d.reason, d.by, stamp_ago(d.at))}</li>
+                    <li data-dismissal=d.dismissal.clone()><a href=format!("/flags/{}", d.flag_id)>{format!("{} on {}/{}", d.kind, d.cluster, d.subject)}</a>
+                        {format!(" {} ({}, {})", dismissal_words(d.dismissal.as_deref(), Some(&d.reason)), d.by, stamp_ago(d.at))}</li>
                 }).collect_view()}
             </ul>
         </section>

@@ -18,6 +18,7 @@ use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
 use streamkeeper::watch::cluster::ClusterState;
 use streamkeeper::watch::list::GroupColumn;
+use streamkeeper::watch::listing::{Listing, NOT_LISTED};
 
 fn state_class(s: ClusterState) -> &'static str {
     match s {
@@ -32,7 +33,7 @@ fn status_class(s: &str) -> &'static str {
     match s {
         "OK" => "badge state-ok",
         "WARN" | "INCOMPLETE" => "badge state-warn",
-        "NO_COMMIT" => "badge",
+        "NO_COMMIT" | NOT_LISTED => "badge",
         _ => "badge state-bad",
     }
 }
@@ -242,10 +243,7 @@ fn GroupList(id: i64) -> impl IntoView {
                                     <tbody>
                                         {list.items.clone().into_iter().map(|g| {
                                             let href = href_with(&format!("/clusters/{id}/group"), &[("name", Some(g.name.clone()))]);
-                                            let state = match g.gone_since {
-                                                Some(t) => format!("not listed since {}", stamp_ago(t)),
-                                                None => g.state.clone(),
-                                            };
+                                            let state = Listing::of(g.gone_since).state(&g.state, stamp_ago);
                                             view! {
                                                 <tr>
                                                     <td><a href=href>{g.name}</a></td>
@@ -344,13 +342,14 @@ pub fn GroupPage() -> impl IntoView {
                             drawn.as_ref().is_some_and(|p| p.topic == topic && p.partition == partition)
                         };
                         let as_of = g.as_of.map_or("no samples yet".to_string(), stamp_ago);
+                        let state = Listing::of(g.gone_since).state(&g.state, stamp_ago);
                         view! {
                             <p><a href=format!("/clusters/{cid}")>"← " {g.cluster.clone()}</a></p>
                             <h1>{g.group.clone()} " " <span class=status_class(&g.status) data-testid="group-status">{g.status.clone()}</span></h1>
                             <p class="note" data-testid="data-age">
                                 {match &g.cluster_paused {
-                                    Some(p) => format!("{} · {} member(s) · data as of {as_of}, not current: the cluster is {}", g.state, g.members, p.text()),
-                                    None => format!("{} · {} member(s) · data as of {as_of} · cluster {}", g.state, g.members, g.cluster_state.as_str()),
+                                    Some(p) => format!("{state} · {} member(s) · data as of {as_of}, not current: the cluster is {}", g.members, p.text()),
+                                    None => format!("{state} · {} member(s) · data as of {as_of} · cluster {}", g.members, g.cluster_state.as_str()),
                                 }}
                             </p>
                             {g.gone_since.map(|t| view! {

@@ -126,7 +126,9 @@ pub struct GroupLagView {
     pub group: String,
     pub state: String,
     pub members: i32,
-    /// The worst partition's status.
+    /// The worst partition's status; `NOT_LISTED` once the cluster stopped
+    /// listing the group (`streamkeeper::watch::listing`), when `state`
+    /// says "not listed since …" and no lag is given.
     pub status: String,
     /// The time of the newest sample shown.
     pub as_of: Option<DateTime<Utc>>,
@@ -152,7 +154,9 @@ pub struct GroupSummary {
     pub owner_reason: Option<String>,
     pub state: String,
     pub members: i32,
-    /// The status of the last evaluation; `PENDING` before the first.
+    /// The status of the last evaluation; `PENDING` before the first;
+    /// `NOT_LISTED` once the cluster stopped listing the group, when
+    /// `state` says "not listed since …" and no lag is given.
     pub status: String,
     /// Messages behind over all partitions with a commit and log offsets.
     pub total_lag: Option<u64>,
@@ -323,7 +327,12 @@ pub struct StreamConsumer {
     /// orders", "claimed on 2026-12-01"); `None` when unowned.
     #[serde(default)]
     pub owner_reason: Option<String>,
+    /// `NOT_LISTED` once the cluster stopped listing the group
+    /// (`streamkeeper::watch::listing`).
     pub status: String,
+    /// When the cluster stopped listing the group; `None` while listed.
+    #[serde(default)]
+    pub gone_since: Option<DateTime<Utc>>,
     pub lag: Option<u64>,
     pub max_time_lag_s: Option<f64>,
     pub series: Vec<LagPoint>,

@@ -15,6 +15,7 @@ use crate::ui::owner::owned;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
+use crate::ui::time::stamp_ago;
 use crate::ui::title::page_title;
 use crate::watch::fns::{DescribeStream, get_stream, list_streams};
 use crate::watch::model::{StreamDetail, last_message_text};
@@ -23,12 +24,13 @@ use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
 use streamkeeper::platform::words::counted;
 use streamkeeper::watch::list::StreamColumn;
+use streamkeeper::watch::listing::{Listing, NOT_LISTED};
 
 fn status_class(s: &str) -> &'static str {
     match s {
         "OK" => "badge state-ok",
         "WARN" | "QUIET" | "UNDER_REPLICATED" => "badge state-warn",
-        "INCOMPLETE" | "NO_COMMIT" => "badge",
+        "INCOMPLETE" | "NO_COMMIT" | NOT_LISTED => "badge",
         _ => "badge state-bad",
     }
 }
@@ -205,7 +207,8 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                             <span class=status_class(&c.status)>{c.status.clone()}</span>
                         </h3>
                         <p class="note">{format!(
-                            "owner {} · lag {} · time lag {}",
+                            "{}owner {} · lag {} · time lag {}",
+                            Listing::of(c.gone_since).words(stamp_ago).map(|w| format!("{w} · ")).unwrap_or_default(),
                             owned(c.owner.as_deref(), c.owner_reason.as_deref(), "none"),
                             c.lag.map_or("–".to_string(), |l| counted(l, "message")),
                             c.max_time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64)),

@@ -653,6 +653,7 @@ impl LineageService {
                 partial: view.partial,
                 teams: teams.iter().map(|t| t.name.as_str()).collect(),
                 answer: serde_json::to_value(&view).unwrap_or_default(),
+                by_webhook: teams.iter().any(|t| t.webhook_url.is_some()),
             },
         )
         .await?;
@@ -670,7 +671,7 @@ impl LineageService {
                     "direction": view.direction, "team": team.name, "message": message,
                     "partial": view.partial, "nodes": mine,
                 });
-                store::enqueue_question_webhook(&mut tx, question, url, &body).await?;
+                crate::flags::store::enqueue_question(&mut tx, question, url, &body).await?;
             }
             told.push(TeamNoticeView {
                 team: team.name.clone(),

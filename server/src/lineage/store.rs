@@ -1515,17 +1515,24 @@ pub struct NewQuestion<'a> {
     pub partial: bool,
     pub teams: Vec<&'a str>,
     pub answer: Value,
+    /// Some owner team is told by webhook: the question is notified when
+    /// the last webhook gets its 2xx (stamped by the flags' deliveries),
+    /// not now.
+    pub by_webhook: bool,
 }
 
-/// Records a question, its answer sent now; returns its id and when.
+/// Records a question, its answer sent now; returns its id and when its
+/// owners were notified (now, by their inboxes alone; `None` while a
+/// webhook is to be delivered).
 pub async fn insert_question(
     conn: &mut PgConnection,
     q: &NewQuestion<'_>,
-) -> Result<(i64, DateTime<Utc>), Db> {
+) -> Result<(i64, Option<DateTime<Utc>>), Db> {
     Ok(sqlx::query_as(
         "INSERT INTO lineage_questions (node, direction, asked_by, asked_at, answered_at,
              notified_at, reached, partial, teams, answer)
-         VALUES ($1, $2, $3, $4, $5, streamkeeper_now(), $6, $7, $8, $9) RETURNING id, notified_at",
+         VALUES ($1, $2, $3, $4, $5, CASE WHEN NOT $10 THEN streamkeeper_now() END, $6, $7, $8, $9)
+         RETURNING id, notified_at",
     )
     .bind(q.node)
     .bind(q.direction)
@@ -1536,6 +1543,7 @@ pub async fn insert_question(
     .bind(q.partial)
     .bind(&q.teams)
     .bind(&q.answer)
+    .bind(q.by_webhook)
     .fetch_one(conn)
     .await?)
 }
@@ -1559,23 +1567,6 @@ pub async fn notify_users(
     Ok(())
 }
 
-/// A webhook delivery of question `question`, sent by the flags' delivery
-/// routine with its retries.
-pub async fn enqueue_question_webhook(
-    conn: &mut PgConnection,
-    question: i64,
-    url: &str,
-    body: &Value,
-) -> Result<(), Db> {
-    sqlx::query("INSERT INTO deliveries (lineage_question_id, url, body) VALUES ($1, $2, $3)")
-        .bind(question)
-        .bind(url)
-        .bind(body)
-        .execute(conn)
-        .await?;
-    Ok(())
-}
-
 /// Datasets and jobs whose name contains `q` (case-insensitive), exact
 /// matches first, then the shorter names, at most `limit`.
 pub async fn search(pool: &PgPool, q: &str, limit: i64) -> Result<Vec<NodeRow>, Db> {
@@ -1595,22 +1586,22 @@ pub async fn search(pool: &PgPool, q: &str, limit: i64) -> Result<Vec<NodeRow>, 
 /// dataset, a consumer group's on its job (named in its cluster's Kafka
 /// namespace, the cluster found from a dataset of that namespace).
 pub async fn live_flags(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, i64>, Db> {
-    let rows: Vec<(i64, i64)> = sqlx::query_as(
+    // The flags' own query counts them (no file outside flags/ reads
+    // their table).
+    let rows: Vec<(i64, i64)> = sqlx::query_as(&format!(
         "WITH n AS (
              SELECT n.id, n.kind, n.name,
                     CASE WHEN n.kind = 'dataset' THEN
-                             CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END
+                             CASE WHEN n.cluster ~ '^[0-9]{{1,18}}$' THEN n.cluster::bigint END
                          ELSE (SELECT d.cluster::bigint FROM lineage_nodes d
                                WHERE d.kind = 'dataset' AND d.namespace = n.namespace
-                                 AND d.cluster ~ '^[0-9]{1,18}$' LIMIT 1)
-                    END AS cluster_id
+                                 AND d.cluster ~ '^[0-9]{{1,18}}$' LIMIT 1)
+                    END AS cluster_id,
+                    CASE n.kind WHEN 'dataset' THEN 'topic' ELSE 'group' END AS subject_kind
              FROM lineage_nodes n WHERE n.id = ANY($1))
-         SELECT n.id, count(*) FROM n
-         JOIN flags f ON f.cluster_id = n.cluster_id AND f.subject = n.name
-             AND f.subject_kind = CASE n.kind WHEN 'dataset' THEN 'topic' ELSE 'group' END
-             AND f.state IN ('open', 'acknowledged')
-         GROUP BY n.id",
-    )
+         SELECT n.id, live.n FROM n CROSS JOIN LATERAL ({}) live(n) WHERE live.n > 0",
+        crate::flags::store::live_count_on("n")
+    ))
     .bind(ids)
     .fetch_all(pool)
     .await?;

@@ -118,25 +118,9 @@ const SCOPE: &str = "WITH sc AS (SELECT id FROM clusters WHERE $1 = 'clusters' A
           JOIN st ON st.cluster_id = cc.cluster_id AND st.topic = ANY (cn.topics)
          GROUP BY 1, 2, 3)";
 
-/// `fl`: the flags in scope, each with its subject's domain (`''` for a
-/// flag of a named cluster about no stream) and when its owner had it
-/// (`reached_at`, the migration's `pilot_flag_reached`: its webhook's 2xx,
-/// or a member seeing it in the app when the team has no webhook, or its
-/// acknowledgment). A flag raised again for the trouble of one dismissed
-/// before it is left out: one trouble counts once (`pilot_flag_repeat`).
-/// A cluster scope takes every flag of its clusters; the others the flags
-/// about their subjects, by an inner join on those few subjects, so a year
-/// of flags is probed against them rather than hashed itself.
-const FLAGS: &str = "fl AS (
-    SELECT f.*, COALESCE(x.domain, '') AS domain, pilot_flag_reached(f) AS reached_at
-      FROM flags f LEFT JOIN subjects x ON x.cluster_id = f.cluster_id
-           AND x.kind = f.subject_kind AND x.subject = f.subject
-     WHERE $1 = 'clusters' AND f.cluster_id IN (SELECT id FROM sc) AND NOT pilot_flag_repeat(f)
-    UNION ALL
-    SELECT f.*, x.domain, pilot_flag_reached(f)
-      FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
-           AND x.kind = f.subject_kind AND x.subject = f.subject
-     WHERE $1 <> 'clusters' AND NOT pilot_flag_repeat(f))";
+/// `fl`: the flags in scope (the flags' own query, after [`SCOPE`]:
+/// `crate::flags::store::PILOT_FLAGS` says what it holds).
+const FLAGS: &str = crate::flags::store::PILOT_FLAGS;
 
 /// Whether a record of cluster `c` about topic `t` with domain `d` is in scope.
 fn topic_in(c: &str, t: &str, d: &str) -> String {
@@ -150,20 +134,16 @@ fn topic_in(c: &str, t: &str, d: &str) -> String {
 /// `lq`: the lineage questions asked since $3 about a topic, with the
 /// topic and the registered cluster its dataset resolved to (a question
 /// about a job, or a dataset on no registered cluster, is about no stream
-/// and so in no scope). `reached_at`: when the last owner team had it (its
-/// inbox lines when written, each webhook at its 2xx), `NULL` while a
-/// webhook is not delivered (or was given up) and for a question that
-/// reached no team (`no_owner`), which is no owner notified.
+/// and so in no scope). `reached_at`: when the last owner team had it,
+/// its `notified_at` (its inbox lines when written, else its last
+/// webhook's 2xx: stamped by the flags' deliveries, `NULL` while one is
+/// not delivered or was given up); `NULL` for a question that reached no
+/// team (`no_owner`), which is no owner notified.
 const QUESTIONS: &str = "lq AS (
     SELECT q.id, q.asked_at, q.answered_at, n.name AS topic,
            CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END AS cluster_id,
            cardinality(q.teams) = 0 AS no_owner,
-           CASE WHEN cardinality(q.teams) > 0 AND NOT EXISTS (
-                    SELECT 1 FROM deliveries d
-                     WHERE d.lineage_question_id = q.id AND d.delivered_at IS NULL)
-                THEN GREATEST(q.notified_at, (SELECT max(d.delivered_at) FROM deliveries d
-                                               WHERE d.lineage_question_id = q.id))
-           END AS reached_at
+           CASE WHEN cardinality(q.teams) > 0 THEN q.notified_at END AS reached_at
       FROM lineage_questions q
       JOIN lineage_nodes n ON n.kind = 'dataset' AND 'dataset:' || n.namespace || ':' || n.name = q.node
      WHERE q.asked_at >= $3)";
@@ -307,7 +287,8 @@ pub async fn fresh(pool: &PgPool) -> Result<(), Db> {
         return Ok(());
     }
     let mut tx = pool.begin().await?;
-    sqlx::query("LOCK TABLE flags, compatibility_checks, review_items IN SHARE MODE")
+    crate::flags::store::hold_for_tally(&mut tx).await?;
+    sqlx::query("LOCK TABLE compatibility_checks, review_items IN SHARE MODE")
         .execute(&mut *tx)
         .await?;
     // Another request may have rebuilt it while this one waited.
@@ -455,10 +436,11 @@ pub async fn tally(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<
 /// Each domain of the pilot's streams (and each the scope names), its
 /// level now and its review record since the start, within the pilot's
 /// scope and by the time of each decision: approvals given, items
-/// rejected, flags dismissed as wrong (a flag raised again for a dismissed
-/// one's trouble counts once, as in [`FLAGS`]).
+/// rejected, flags dismissed as wrong and as expected trouble, apart (a
+/// flag raised again for a dismissed one's trouble counts once, as in
+/// [`FLAGS`]).
 pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>, Db> {
-    let rows: Vec<(String, String, i64, i64, i64)> = sqlx::query_as(&format!(
+    let rows: Vec<(String, String, i64, i64, i64, i64)> = sqlx::query_as(&format!(
         "{SCOPE}, {FLAGS}, d AS (
             SELECT domain FROM st WHERE domain <> ''
             UNION SELECT x FROM unnest($2::text[]) x WHERE $1 = 'domains'),
@@ -469,10 +451,12 @@ pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>,
             SELECT i.domain, count(*) AS n FROM review_items i
              WHERE i.rejected_at >= $3 AND {items} GROUP BY 1),
          dismissals AS (
-            SELECT domain, count(*) AS n FROM fl WHERE dismissed_at >= $3 GROUP BY 1)
+            SELECT domain, count(*) FILTER (WHERE dismissal IS DISTINCT FROM 'expected') AS n,
+                   count(*) FILTER (WHERE dismissal = 'expected') AS expected
+              FROM fl WHERE dismissed_at >= $3 GROUP BY 1)
          -- Each count once over its table, joined by domain (not asked per domain).
          SELECT d.domain, COALESCE(rd.autonomy, 'suggest'), COALESCE(a.n, 0), COALESCE(r.n, 0),
-                COALESCE(x.n, 0)
+                COALESCE(x.n, 0), COALESCE(x.expected, 0)
            FROM d LEFT JOIN review_domains rd ON rd.domain = d.domain
            LEFT JOIN approvals a ON a.domain = d.domain
            LEFT JOIN rejections r ON r.domain = d.domain
@@ -488,12 +472,15 @@ pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>,
     Ok(rows
         .into_iter()
         .map(
-            |(domain, autonomy, approvals, rejections, dismissed)| DomainRecord {
-                domain,
-                autonomy,
-                approvals,
-                rejections,
-                dismissed,
+            |(domain, autonomy, approvals, rejections, dismissed, dismissed_expected)| {
+                DomainRecord {
+                    domain,
+                    autonomy,
+                    approvals,
+                    rejections,
+                    dismissed,
+                    dismissed_expected,
+                }
             },
         )
         .collect())
@@ -505,16 +492,18 @@ struct DismissalRow {
     cluster: String,
     subject: String,
     kind: String,
+    dismissal: Option<String>,
     dismissed_reason: Option<String>,
     dismissed_by: Option<String>,
     dismissed_at: DateTime<Utc>,
 }
 
-/// Flags dismissed as wrong during the pilot, newest first, with reasons.
+/// Flags dismissed during the pilot, newest first, each with which kind
+/// of dismissal (wrong or expected) and its reason.
 pub async fn dismissed(pool: &PgPool, w: &Within<'_>, limit: i64) -> Result<Vec<Dismissal>, Db> {
     let rows: Vec<DismissalRow> = sqlx::query_as(&format!(
         "{SCOPE}, {FLAGS}
-         SELECT f.id, c.name AS cluster, f.subject, f.kind, f.dismissed_reason, f.dismissed_by, f.dismissed_at
+         SELECT f.id, c.name AS cluster, f.subject, f.kind, f.dismissal, f.dismissed_reason, f.dismissed_by, f.dismissed_at
            FROM fl f JOIN clusters c ON c.id = f.cluster_id
           WHERE f.dismissed_at >= $3
           ORDER BY f.dismissed_at DESC, f.id DESC LIMIT $4"
@@ -532,6 +521,7 @@ pub async fn dismissed(pool: &PgPool, w: &Within<'_>, limit: i64) -> Result<Vec<
             cluster: r.cluster,
             subject: r.subject,
             kind: r.kind,
+            dismissal: r.dismissal,
             reason: r.dismissed_reason.unwrap_or_default(),
             by: r.dismissed_by.unwrap_or_default(),
             at: r.dismissed_at,
@@ -571,13 +561,7 @@ pub async fn first_weeks(
     // and so is in no domain's receipts. On the scope the tally was taken
     // over (call [`fresh`] first): the flags newest first, each probed
     // against the scope's subjects, stop at the page.
-    const FLAGS_IN: &str = "FROM flags f
-         JOIN pilot_scope_subjects x ON x.cluster_id = f.cluster_id
-              AND x.kind = f.subject_kind AND x.subject = f.subject
-         JOIN clusters c ON c.id = f.cluster_id
-         LEFT JOIN review_domains rd ON rd.domain = x.domain
-        WHERE f.raised_at >= $3 AND x.domain <> ''
-          AND COALESCE(rd.autonomy, 'suggest') IN ('watch', 'suggest')";
+    const FLAGS_IN: &str = crate::flags::store::PILOT_RAISED_IN_DOMAINS;
     const FLAG_ROW: &str = "f.id, x.domain, COALESCE(rd.autonomy, 'suggest') AS autonomy,
                 c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason AS what, f.evidence,
                 f.raised_at AS at";

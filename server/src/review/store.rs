@@ -458,21 +458,15 @@ pub async fn team_webhooks(conn: &mut PgConnection, users: &[i64]) -> Result<Vec
     .await?)
 }
 
+/// Queues the webhook telling a team that item `item_id` waits; the
+/// flags' deliveries own the outbox and send it.
 pub async fn enqueue_webhook(
     conn: &mut PgConnection,
     item_id: i64,
     url: &str,
     body: &serde_json::Value,
 ) -> Result<(), Db> {
-    Ok(
-        sqlx::query("INSERT INTO deliveries (review_item_id, url, body) VALUES ($1, $2, $3)")
-            .bind(item_id)
-            .bind(url)
-            .bind(body)
-            .execute(conn)
-            .await
-            .map(drop)?,
-    )
+    crate::flags::store::enqueue_review(conn, item_id, url, body).await
 }
 
 #[derive(Debug, Clone, FromRow)]

@@ -34,6 +34,7 @@ use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupColumn, GroupStatus, StreamColumn, StreamStatus};
+use streamkeeper::watch::listing::Listing;
 use streamkeeper::watch::observe::standings;
 use streamkeeper::watch::reach::Unreachable;
 use streamkeeper::watch::topic_name::topic_issue;
@@ -501,6 +502,9 @@ impl ClusterService {
             .unwrap_or_default();
         let rules = Rules::default();
         let has_members = g.members > 0;
+        // A group no longer listed shows its samples from before, but no
+        // status or lag as if current.
+        let listing = Listing::of(g.gone_since);
         let mut partitions = Vec::new();
         let mut verdicts = Vec::new();
         let mut as_of = None;
@@ -517,9 +521,9 @@ impl ClusterService {
                 committed: newest.and_then(|s| s.committed),
                 log_start: newest.and_then(|s| s.log_start),
                 log_end: newest.and_then(|s| s.log_end),
-                lag: window.last().and_then(|s| s.lag().messages()),
-                time_lag_s,
-                status: verdict.status.as_str().into(),
+                lag: listing.figure(window.last().and_then(|s| s.lag().messages())),
+                time_lag_s: listing.figure(time_lag_s),
+                status: listing.status(verdict.status.as_str()),
                 reason: verdict.reason.clone(),
             });
             verdicts.push(verdict);
@@ -527,9 +531,9 @@ impl ClusterService {
         Ok(GroupLagView {
             cluster: cluster.name.clone(),
             group: g.name.clone(),
-            state: g.state.clone(),
+            state: listing.state(&g.state, |t| t.to_rfc3339()),
             members: g.members,
-            status: group_status(&verdicts).as_str().into(),
+            status: listing.status(group_status(&verdicts).as_str()),
             as_of,
             cluster_state: cluster.state,
             cluster_paused: cluster.paused.clone(),
@@ -587,18 +591,21 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let items = p
             .items
             .into_iter()
-            .map(|g| GroupSummary {
-                owner_reason: owned_because(owners.get(&g.name)),
-                owner: owners.remove(&g.name).flatten().map(|o| o.team.name),
-                name: g.name,
-                state: g.state,
-                members: g.members,
-                status: g.status.unwrap_or_else(|| "PENDING".into()),
-                total_lag: g.total_lag.and_then(|l| u64::try_from(l).ok()),
-                max_time_lag_s: g.max_time_lag_s,
-                last_seen: g.last_seen,
-                gone_since: g.gone_since,
-                evaluated_at: g.evaluated_at,
+            .map(|g| {
+                let listing = Listing::of(g.gone_since);
+                GroupSummary {
+                    owner_reason: owned_because(owners.get(&g.name)),
+                    owner: owners.remove(&g.name).flatten().map(|o| o.team.name),
+                    name: g.name,
+                    state: listing.state(&g.state, |t| t.to_rfc3339()),
+                    members: g.members,
+                    status: listing.status(g.status.as_deref().unwrap_or("PENDING")),
+                    total_lag: listing.figure(g.total_lag.and_then(|l| u64::try_from(l).ok())),
+                    max_time_lag_s: listing.figure(g.max_time_lag_s),
+                    last_seen: g.last_seen,
+                    gone_since: g.gone_since,
+                    evaluated_at: g.evaluated_at,
+                }
             })
             .collect();
         Ok(Page::new(items, page, p.total))
@@ -999,6 +1006,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             let name = g.name.clone();
             let owner_reason = owned_because(owners.get(&name));
             let owner = owners.remove(&name).flatten().map(|o| o.team.name);
+            let listing = Listing::of(g.gone_since);
             let view = self.evaluate(&cluster, g).await?;
             // Judged on this stream's partitions only.
             let mine: Vec<&PartitionLagView> = view
@@ -1011,6 +1019,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .filter_map(|p| streamkeeper::watch::lag::status::Status::parse(&p.status))
                 .max()
                 .map_or("INCOMPLETE", |s| s.as_str());
+            let status = listing.status(status);
             let lags: Vec<u64> = mine.iter().filter_map(|p| p.lag).collect();
             let series =
                 streamkeeper_app::port::Watch::lag_series(self, who, id, &name, hours, None)
@@ -1019,7 +1028,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 group: name,
                 owner,
                 owner_reason,
-                status: status.into(),
+                status,
+                gone_since: view.gone_since,
                 lag: (!lags.is_empty()).then(|| lags.iter().sum()),
                 max_time_lag_s: mine.iter().filter_map(|p| p.time_lag_s).reduce(f64::max),
                 series,

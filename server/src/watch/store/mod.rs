@@ -784,22 +784,20 @@ pub async fn stream_list(
     page: PageRequest,
 ) -> Result<Page<StreamListRow>, Db> {
     let pattern = crate::store::contains_pattern(q);
-    const FROM: &str = "FROM topics t
+    // The flags' own query says which flag a stream shows (no file
+    // outside flags/ reads their table).
+    let from = format!(
+        "FROM topics t
         JOIN clusters c ON c.id = t.cluster_id AND c.removed_at IS NULL
         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
         LEFT JOIN teams tm ON tm.id = s.owner_team_id
-        LEFT JOIN LATERAL (
-            SELECT f.kind FROM flags f
-            WHERE f.cluster_id = t.cluster_id AND f.state IN ('open', 'acknowledged')
-              AND ((f.subject_kind = 'topic' AND f.subject = t.name)
-                OR (f.subject_kind = 'group' AND f.subject IN (
-                      SELECT g.name FROM consumer_groups g
-                      WHERE g.cluster_id = t.cluster_id AND t.name = ANY(g.topics))))
-            ORDER BY f.raised_at LIMIT 1) fl ON TRUE
+        LEFT JOIN LATERAL ({}) fl ON TRUE
         WHERE ($1::text IS NULL OR t.name ILIKE $1)
           AND ($2::text IS NULL OR ($2 = 'unowned' AND s.owner_team_id IS NULL) OR tm.name = $2)
-          AND ($3::bool IS NULL OR ($3 = (fl.kind IS NOT NULL)))";
-    let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) {FROM}"))
+          AND ($3::bool IS NULL OR ($3 = (fl.kind IS NOT NULL)))",
+        crate::flags::store::live_flag_on_topic("t")
+    );
+    let total: i64 = sqlx::query_scalar(&format!("SELECT count(*) {from}"))
         .bind(&pattern)
         .bind(owner)
         .bind(trouble)
@@ -809,7 +807,7 @@ pub async fn stream_list(
         "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, tm.name AS owner, s.tier,
                 t.partitions, fl.kind AS flag, t.log_end_total, t.first_seen, t.last_advanced_at,
                 t.last_message_at
-         {FROM} ORDER BY {} LIMIT $4 OFFSET $5",
+         {from} ORDER BY {} LIMIT $4 OFFSET $5",
         stream_order(order)
     ))
     .bind(&pattern)

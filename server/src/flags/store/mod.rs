@@ -1,4 +1,12 @@
-//! Flags, ownership and webhook deliveries.
+//! Flags and ownership: the flags' table is read and written here and in
+//! the files beside it (deliveries, the pieces other stores' statements
+//! join), and nowhere else.
+
+mod deliveries;
+mod shared;
+
+pub use deliveries::*;
+pub use shared::*;
 
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
@@ -157,27 +165,6 @@ pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
         "UPDATE flags SET notified_at = COALESCE(notified_at, streamkeeper_now()) WHERE id = $1",
     )
     .bind(id)
-    .execute(conn)
-    .await
-    .map(drop)?)
-}
-
-/// Queues the webhook that tells one transition of a flag (`raise`,
-/// `worsen`, `resolve`, `restart`), in the transaction that makes it.
-pub async fn enqueue(
-    conn: &mut PgConnection,
-    flag_id: i64,
-    transition: &str,
-    url: &str,
-    body: &serde_json::Value,
-) -> Result<(), Db> {
-    Ok(sqlx::query(
-        "INSERT INTO deliveries (flag_id, transition, url, body) VALUES ($1, $2, $3, $4)",
-    )
-    .bind(flag_id)
-    .bind(transition)
-    .bind(url)
-    .bind(body)
     .execute(conn)
     .await
     .map(drop)?)
@@ -365,97 +352,6 @@ pub async fn dismiss(conn: &mut PgConnection, id: i64, d: &Dismissal<'_>) -> Res
     .map(drop)?)
 }
 
-#[derive(Debug, Clone, FromRow)]
-pub struct Delivery {
-    pub id: i64,
-    /// `None` for a review item's notice or a question's.
-    pub flag_id: Option<i64>,
-    pub transition: String,
-    pub idempotency_key: String,
-    pub url: String,
-    pub body: serde_json::Value,
-    pub attempts: i32,
-}
-
-/// Claims up to `n` due deliveries for `lease_s` seconds, in a statement
-/// of its own: rows another replica is claiming are skipped, rows it
-/// claimed are left until its claim runs out.
-pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<Delivery>, Db> {
-    Ok(sqlx::query_as(
-        "UPDATE deliveries SET claimed_until = streamkeeper_now() + make_interval(secs => $2)
-         WHERE id IN (
-            SELECT id FROM deliveries
-             WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= streamkeeper_now()
-               AND (claimed_until IS NULL OR claimed_until < streamkeeper_now())
-             ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
-         RETURNING id, flag_id, transition, idempotency_key, url, body, attempts",
-    )
-    .bind(n)
-    .bind(lease_s as f64)
-    .fetch_all(pool)
-    .await?)
-}
-
-/// Records a delivery's 2xx at `at`, in its own short transaction; a
-/// raise's first 2xx is when the owner was notified.
-pub async fn delivered(pool: &PgPool, d: &Delivery, at: DateTime<Utc>) -> Result<(), Db> {
-    let mut tx = pool.begin().await?;
-    sqlx::query(
-        "UPDATE deliveries SET delivered_at = $2, attempts = attempts + 1, claimed_until = NULL
-         WHERE id = $1",
-    )
-    .bind(d.id)
-    .bind(at)
-    .execute(&mut *tx)
-    .await?;
-    if let (Some(flag), "raise") = (d.flag_id, d.transition.as_str()) {
-        sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, $2) WHERE id = $1")
-            .bind(flag)
-            .bind(at)
-            .execute(&mut *tx)
-            .await?;
-    }
-    Ok(tx.commit().await?)
-}
-
-/// When the earliest delivery not yet sent or given up is due, if before
-/// `until` (the history player waits for it: `demo_history`).
-pub async fn next_due_before(
-    conn: &mut PgConnection,
-    until: DateTime<Utc>,
-) -> Result<Option<DateTime<Utc>>, Db> {
-    Ok(sqlx::query_scalar(
-        "SELECT min(next_attempt_at) FROM deliveries
-         WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at < $1",
-    )
-    .bind(until)
-    .fetch_one(conn)
-    .await?)
-}
-
-/// Records a failed attempt; after `max` attempts the delivery is given up.
-pub async fn retry_later(
-    pool: &PgPool,
-    d: &Delivery,
-    error: &str,
-    backoff_s: i64,
-    max: i32,
-) -> Result<(), Db> {
-    Ok(sqlx::query(
-        "UPDATE deliveries SET attempts = attempts + 1, last_error = $2, claimed_until = NULL,
-             next_attempt_at = streamkeeper_now() + make_interval(secs => $3),
-             failed_at = CASE WHEN attempts + 1 >= $4 THEN streamkeeper_now() END
-         WHERE id = $1",
-    )
-    .bind(d.id)
-    .bind(error)
-    .bind(backoff_s as f64)
-    .bind(max)
-    .execute(pool)
-    .await
-    .map(drop)?)
-}
-
 /// Live flags counted by cluster, kind and state, for `/metrics`.
 #[derive(Debug, Clone, FromRow)]
 pub struct FlagCountRow {
@@ -472,24 +368,6 @@ pub async fn live_counts(pool: &PgPool) -> Result<Vec<FlagCountRow>, Db> {
          FROM flags f JOIN clusters c ON c.id = f.cluster_id AND c.removed_at IS NULL
          WHERE f.state IN ('open', 'acknowledged')
          GROUP BY 1, 2, 3, 4 ORDER BY 1, 2, 3, 4",
-    )
-    .fetch_all(pool)
-    .await?)
-}
-
-/// Webhook deliveries by state, for `/metrics`.
-#[derive(Debug, Clone, FromRow)]
-pub struct DeliveryCountRow {
-    pub state: String,
-    pub n: i64,
-}
-
-pub async fn delivery_counts(pool: &PgPool) -> Result<Vec<DeliveryCountRow>, Db> {
-    Ok(sqlx::query_as(
-        "SELECT CASE WHEN delivered_at IS NOT NULL THEN 'delivered'
-                     WHEN failed_at IS NOT NULL THEN 'failed'
-                     ELSE 'pending' END AS state, count(*) AS n
-         FROM deliveries GROUP BY 1 ORDER BY 1",
     )
     .fetch_all(pool)
     .await?)

@@ -363,17 +363,7 @@ impl SchemaService {
             .await?
             .ok_or_else(missing)?;
         if !row.readable {
-            let detail = json!({ "refused": "not the check's submitter, team or domain" });
-            record_refusal(
-                &self.pool,
-                who,
-                from,
-                "schema.check.read.refused",
-                format!("check:{id}"),
-                detail,
-            )
-            .await;
-            return Err(missing());
+            return Err(self.unreadable_check(who, from, id).await);
         }
         let report = parsed_report(id, row.report)?;
         let references = serde_json::from_value(row.subject_references)
@@ -387,6 +377,22 @@ impl SchemaService {
             references,
             pasted_references: row.pasted_references,
         })
+    }
+
+    /// A check the caller may not read: "not found", so ids cannot be
+    /// probed, and the attempt recorded.
+    pub(super) async fn unreadable_check(&self, who: &Principal, from: &str, id: i64) -> AppError {
+        let detail = json!({ "refused": "not the check's submitter, team or domain" });
+        record_refusal(
+            &self.pool,
+            who,
+            from,
+            "schema.check.read.refused",
+            format!("check:{id}"),
+            detail,
+        )
+        .await;
+        AppError::NotFound("That check".into())
     }
 
     /// The check a review item was made of, for a caller already allowed to

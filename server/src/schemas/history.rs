@@ -22,6 +22,10 @@ use crate::clients::registry::{
     SchemaReference, SchemaVersion, Scope, VersionRef,
 };
 
+/// A registered version of a subject: its number, the version and its
+/// references' text.
+type Registered = (u32, SchemaVersion, Vec<ResolvedReference>);
+
 /// A history verdict from a mode check; `version` maps the check's 1-based
 /// positions to the version numbers shown.
 fn judged(
@@ -248,7 +252,7 @@ impl SchemaService {
         &self,
         subject: &str,
         new: &Arc<ParsedSchema>,
-        versions: &[(u32, SchemaVersion, Vec<ResolvedReference>)],
+        versions: &[Registered],
         config: &Config,
     ) -> Result<HistoryVerdict, AppError> {
         let mode = config.compatibility_level.unwrap_or(Mode::Backward);
@@ -323,7 +327,7 @@ impl SchemaService {
 async fn registered_versions(
     registry: &RegistryClient,
     subject: &str,
-) -> Result<Vec<(u32, SchemaVersion, Vec<ResolvedReference>)>, RegistryError> {
+) -> Result<Vec<Registered>, RegistryError> {
     let numbers = match registry.versions(subject, Deleted::Hide).await {
         Ok(v) => v,
         Err(RegistryError::SubjectNotFound { .. }) => Vec::new(),

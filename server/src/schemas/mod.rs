@@ -32,7 +32,7 @@ use streamkeeper_app::schemas::model::{
 };
 
 use crate::accounts::require;
-use crate::audit::{audited, record_refusal};
+use crate::audit::audited;
 use crate::clients::egress::Outbound;
 use crate::clients::registry::{Scope, VersionRef};
 use crate::platform::authz::Facts;
@@ -535,17 +535,7 @@ impl streamkeeper_app::port::Schemas for SchemaService {
             .await?
             .ok_or_else(missing)?;
         if !readable {
-            let detail = json!({ "refused": "not the check's submitter, team or domain" });
-            record_refusal(
-                &self.pool,
-                who,
-                from,
-                "schema.check.read.refused",
-                format!("check:{id}"),
-                detail,
-            )
-            .await;
-            return Err(missing());
+            return Err(self.unreadable_check(who, from, id).await);
         }
         parsed_report(id, report)
     }

@@ -2,7 +2,8 @@
 //! outbound requests may go, input size caps, the client's address, and
 //! quoting for a shell, which secrets a cluster's settings may name, how
 //! every table is sorted, and
-//! when a routine runs next, and how durations are worded.
+//! when a routine runs next, how durations are worded, and which control
+//! characters text input may not hold.
 
 pub mod client_addr;
 pub mod credential;
@@ -13,3 +14,4 @@ pub mod page;
 pub mod schedule;
 pub mod shell;
 pub mod sort;
+pub mod text;

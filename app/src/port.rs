@@ -400,7 +400,7 @@ pub trait Flags: Send + Sync {
         who: &Principal,
         from: &str,
         id: i64,
-        reason: &str,
+        dismissal: &crate::flags::model::Dismissal,
     ) -> Result<crate::flags::model::FlagView, AppError>;
 }
 

@@ -154,3 +154,38 @@ test(`${MODE}: the main pages have no serious accessibility violation, and their
   assert.deepEqual(violations, [], 'no serious or critical accessibility violations');
   assert.deepEqual(problems, []);
 });
+
+test(`${MODE}: every page fits a phone's width, the audit log fits a laptop's window, and each title names its page`, { skip: !ADMIN && 'no admin' }, async () => {
+  const problems = [];
+  const { context, page } = await signedInAs(browser, problems, '/', ADMIN, PW);
+  const walk = await pages(page);
+  // Where the address names the page's thing: its title starts with it.
+  const named = {
+    stream: 'name',
+    group: 'name',
+    'check a change': 'name',
+    connectors: 'name',
+    'lineage graph': 'topic',
+    'lineage impact': 'topic',
+  };
+  const wide = [];
+  const titles = [];
+  await page.setViewportSize({ width: 390, height: 844 });
+  for (const [name, path] of walk) {
+    await page.goto(BASE + path);
+    const width = await page.evaluate(() => document.documentElement.scrollWidth);
+    if (width > 390) wide.push(`${name} (${path}) is ${width} px wide at 390`);
+    const title = await page.title();
+    if (!title.endsWith(' · Streamkeeper')) titles.push(`${name}: ${title}`);
+    const thing = named[name] && new URL(path, BASE).searchParams.get(named[name]);
+    if (thing && !title.startsWith(`${thing} · `)) titles.push(`${name}: ${title}, not named ${thing}`);
+  }
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await page.goto(`${BASE}/settings/audit`);
+  const audit = await page.evaluate(() => document.documentElement.scrollWidth);
+  await context.close();
+  assert.deepEqual(wide, [], 'no page wider than a phone');
+  assert.ok(audit <= 1280, `the audit log is ${audit} px wide at 1280`);
+  assert.deepEqual(titles, [], 'each title names its page');
+  assert.deepEqual(problems, []);
+});

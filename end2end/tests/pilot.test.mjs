@@ -89,7 +89,7 @@ test(`${MODE}: a manager sets a baseline, reads the day-30 table and downloads i
     onPage.set(await tr.getAttribute('data-metric'), {
       events: await tr.locator('td.events').getAttribute('data-events'),
       p50: (await tr.locator('td.p50').textContent()).trim(),
-      baseline: await tr.locator('td').first().textContent(),
+      baseline: await tr.locator('td.baseline').textContent(),
     });
   }
   assert.equal(onPage.size, 5, 'a row per metric');

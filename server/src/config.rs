@@ -90,6 +90,18 @@ pub struct GlobalArgs {
         hide_env_values = true
     )]
     pub audit_key: Option<String>,
+    /// The key TOTP secrets are sealed with at rest (XChaCha20-Poly1305):
+    /// `file:/run/secrets/totp-key` (preferred) or the key itself, at least
+    /// 32 bytes. Keep it outside the database. Once set, secrets stored
+    /// before are sealed at start-up, and the server refuses to start
+    /// without it.
+    #[arg(
+        long,
+        env = "STREAMKEEPER_TOTP_KEY",
+        global = true,
+        hide_env_values = true
+    )]
+    pub totp_key: Option<String>,
     #[command(flatten)]
     pub outbound: OutboundArgs,
 }
@@ -319,6 +331,10 @@ pub enum ConfigError {
     AuditKeyFile { path: String, reason: String },
     #[error("STREAMKEEPER_AUDIT_KEY (--audit-key): {0}")]
     AuditKey(#[from] streamkeeper::audit::ShortKey),
+    #[error("STREAMKEEPER_TOTP_KEY (--totp-key) names {path}, which cannot be read: {reason}")]
+    TotpKeyFile { path: String, reason: String },
+    #[error("STREAMKEEPER_TOTP_KEY (--totp-key): {0}")]
+    TotpKey(#[from] crate::platform::seal::ShortKey),
     #[error(
         "STREAMKEEPER_OIDC_ISSUER (--oidc-issuer) '{0}' is not an https:// URL (http:// only on localhost)"
     )]
@@ -519,6 +535,17 @@ pub fn audit_key(g: &GlobalArgs) -> Result<Option<AuditKey>, ConfigError> {
     let bytes = secret_bytes(setting)
         .map_err(|(path, reason)| ConfigError::AuditKeyFile { path, reason })?;
     Ok(Some(AuditKey::new(bytes)?))
+}
+
+/// The TOTP sealing key, read as the audit key is (a `file:` reference or
+/// the setting's own bytes). Never echoed.
+pub fn totp_key(g: &GlobalArgs) -> Result<Option<crate::platform::seal::SealKey>, ConfigError> {
+    let Some(setting) = g.totp_key.as_deref().filter(|s| !s.trim().is_empty()) else {
+        return Ok(None);
+    };
+    let bytes = secret_bytes(setting)
+        .map_err(|(path, reason)| ConfigError::TotpKeyFile { path, reason })?;
+    Ok(Some(crate::platform::seal::SealKey::new(&bytes)?))
 }
 
 /// The migration role's URL, when the schema's owner is not the runtime role.
@@ -815,6 +842,7 @@ mod tests {
             db_connect_timeout: 1,
             migrate_database_url: Some("mysql://x".into()),
             audit_key: None,
+            totp_key: None,
             outbound: OutboundArgs {
                 cred_env_prefix: "STREAMKEEPER_CRED_".into(),
                 cred_dirs: "/run/secrets".into(),

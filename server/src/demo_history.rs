@@ -109,11 +109,13 @@ pub struct Played {
     pub took: Duration,
 }
 
-/// The history's people, with a token each.
+/// The history's people, with a token each, and the approver's password
+/// (approvals are made in person).
 struct People {
     admin: String,
     owner: String,
     approver: String,
+    approver_password: String,
     manager: String,
     ids: Vec<i64>,
 }
@@ -195,6 +197,64 @@ impl Console {
             }
             None => Body::empty(),
         };
+        self.send(what, b, body).await
+    }
+
+    /// An approval as the approver makes it in the console (no token
+    /// approves): signed in with the password, confirming with it again.
+    async fn approve(
+        &self,
+        (username, password): (&str, &str),
+        path: &str,
+        content_hash: &Value,
+    ) -> Result<Value, HistoryError> {
+        let form = url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs([
+                ("username", username),
+                ("password", password),
+                ("next", "/"),
+            ])
+            .finish();
+        let login = Request::post("/login")
+            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
+            .header(header::ORIGIN, CONSOLE_ORIGIN)
+            .header("sec-fetch-site", "same-origin")
+            .body(Body::from(form))
+            .map_err(|e| HistoryError::Setup(format!("signing in: {e}")))?;
+        let res = match self.app.clone().oneshot(login).await {
+            Ok(r) => r,
+            Err(never) => match never {},
+        };
+        // The session's cookie, among any others the answer sets.
+        let cookie = res
+            .headers()
+            .get_all(header::SET_COOKIE)
+            .iter()
+            .filter_map(|c| c.to_str().ok())
+            .find(|c| c.starts_with("streamkeeper="))
+            .and_then(|c| c.split(';').next())
+            .ok_or_else(|| HistoryError::Refused {
+                what: format!("{username} signing in"),
+                status: res.status(),
+                body: String::new(),
+            })?
+            .to_string();
+        let b = Request::post(path)
+            .header(header::COOKIE, cookie)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ORIGIN, CONSOLE_ORIGIN)
+            .header("sec-fetch-site", "same-origin");
+        let body = json!({ "content_hash": content_hash, "password": password });
+        self.send("an approval", b, Body::from(body.to_string()))
+            .await
+    }
+
+    async fn send(
+        &self,
+        what: &str,
+        b: axum::http::request::Builder,
+        body: Body,
+    ) -> Result<Value, HistoryError> {
         let refused = |status, body: String| HistoryError::Refused {
             what: what.to_string(),
             status,
@@ -219,13 +279,16 @@ impl Console {
     }
 }
 
+/// The in-process console's origin, as its `public_url` gives it.
+const CONSOLE_ORIGIN: &str = "http://127.0.0.1";
+
 /// The settings `serve` would have, for the in-process router: outbound
 /// requests to loopback (the registry double, the relay).
 fn config() -> Result<ServeConfig, HistoryError> {
     let bad = |e: &dyn std::fmt::Display| HistoryError::Setup(e.to_string());
     Ok(ServeConfig {
         bind: "127.0.0.1:0".parse().map_err(|e| bad(&e))?,
-        public_url: url::Url::parse("http://127.0.0.1/").map_err(|e| bad(&e))?,
+        public_url: url::Url::parse(CONSOLE_ORIGIN).map_err(|e| bad(&e))?,
         site: crate::http::site::Site::Carried,
         session_idle: Duration::from_secs(1800),
         session_max: Duration::from_secs(12 * 3600),
@@ -322,7 +385,8 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
             Step::Dismiss { group, reason } => {
                 let id = live_flag(&pool, &cluster, group).await?;
                 let path = format!("/api/v1/flags/{id}/dismiss");
-                let body = json!({ "reason": reason });
+                // The script's dismissals say the flag was wrong: the pilot counts them.
+                let body = json!({ "reason": reason, "dismissal": "wrong" });
                 console
                     .call("dismissing", Method::POST, &path, &people.owner, Some(body))
                     .await?;
@@ -368,14 +432,11 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
                         None,
                     )
                     .await?;
-                let body = json!({ "content_hash": item["content_hash"] });
                 console
-                    .call(
-                        "an approval",
-                        Method::POST,
+                    .approve(
+                        (APPROVER, &people.approver_password),
                         &format!("{path}/approvals"),
-                        &people.approver,
-                        Some(body),
+                        &item["content_hash"],
                     )
                     .await?;
             }
@@ -414,7 +475,7 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
 /// would send it then, so the player waits those ms rather than skip it.
 async fn wait_for_retries(pool: &PgPool, step: DateTime<Utc>) -> Result<(), HistoryError> {
     let until = step + chrono::Duration::seconds(1);
-    let next = crate::flags::store::next_due_before(&mut *pool.acquire().await?, until).await?;
+    let next = crate::flags::next_delivery_before(pool, until).await?;
     if let Some(wait) = next.and_then(|due| (due - clock::now()).to_std().ok()) {
         tokio::time::sleep(wait).await;
     }
@@ -422,7 +483,8 @@ async fn wait_for_retries(pool: &PgPool, step: DateTime<Utc>) -> Result<(), Hist
 }
 
 /// The script's people (random passwords nobody is told: they sign in
-/// only through this player's tokens) and the admin's token.
+/// only through this player, with tokens, and the approver in person to
+/// approve) and the admin's token.
 async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
     let mut conn = pool.acquire().await?;
     let admin_id = users::by_username(pool, admin)
@@ -430,6 +492,7 @@ async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
         .ok_or_else(|| HistoryError::NoAdmin(admin.to_string()))?
         .id;
     let mut made = BTreeMap::new();
+    let mut approver_password = String::new();
     for (name, display, role) in [
         (OWNER, "Omar Owner", Role::Owner),
         (APPROVER, "Rita Approver", Role::Approver),
@@ -443,6 +506,9 @@ async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
             .map_err(|e| HistoryError::Setup(format!("a password: {e}")))?;
         let row = users::insert(&mut conn, name, display, &hash, &[role], false).await?;
         made.insert(name, row.id);
+        if name == APPROVER {
+            approver_password = password;
+        }
     }
     let (a, admin) = token_for(&mut conn, admin_id).await?;
     let (o, owner) = token_for(&mut conn, made[OWNER]).await?;
@@ -452,19 +518,20 @@ async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
         admin,
         owner,
         approver,
+        approver_password,
         manager,
         ids: vec![a, o, r, m],
     })
 }
 
-/// A token for `user_id` with every scope, for the next hour (revoked
+/// A token for `user_id` with every scope a token may hold, for the next hour (revoked
 /// when the history is played; the hour is for a player that failed).
 async fn token_for(
     conn: &mut sqlx::PgConnection,
     user_id: i64,
 ) -> Result<(i64, String), HistoryError> {
     let token = tokens::generate();
-    let scopes = Scopes::new(Scope::ALL.to_vec())
+    let scopes = Scopes::new(Scope::ALL.into_iter().filter(|s| *s != Scope::Approve))
         .map_err(|_| HistoryError::Setup("a token without scopes".into()))?;
     // Tokens live by the machine's time, not the history's.
     let expires = Utc::now() + chrono::Duration::hours(1);
@@ -659,11 +726,8 @@ fn id_of(made: &Value, what: &str) -> Result<i64, HistoryError> {
 }
 
 async fn live_flag(pool: &PgPool, cluster: &ClusterRow, group: &str) -> Result<i64, HistoryError> {
-    crate::flags::store::live(pool, cluster.id)
+    crate::flags::live_group_flag(pool, cluster.id, group)
         .await?
-        .into_iter()
-        .find(|(k, _)| k.subject_kind == "group" && k.subject == group)
-        .map(|(_, (id, _))| id)
         .ok_or_else(|| {
             HistoryError::OffScript(format!(
                 "{group} has no live flag: the judge did not raise what the script says"

@@ -100,6 +100,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let url = config::database_url(&cli.global)?;
     let owner_url = config::migrate_database_url(&cli.global)?;
     crate::audit::store::use_key(config::audit_key(&cli.global)?);
+    accounts::second_factor::use_key(config::totp_key(&cli.global)?);
     let timeout = Duration::from_secs(cli.global.db_connect_timeout);
     let pool = db::connect(&url, timeout).await?;
     match owner_url {
@@ -117,12 +118,21 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     // need not (`audit verify` names what the key it lacks keeps it from).
     if !matches!(task, DatabaseTask::Migrate | DatabaseTask::Audit(_)) {
         crate::audit::store::check_key(&pool).await?;
+        let sealed = accounts::second_factor::at_start(&pool).await?;
+        if sealed > 0 {
+            tracing::info!(sealed, "TOTP secrets stored in plain form were sealed");
+        }
     }
     match task {
         DatabaseTask::Serve(cfg) => {
             if !crate::audit::store::keyed() {
                 tracing::warn!(
                     "STREAMKEEPER_AUDIT_KEY is not set: the audit log's hashes are plain, so whoever can write the database can rewrite it unnoticed after the last exported head"
+                );
+            }
+            if !accounts::second_factor::keyed() {
+                tracing::warn!(
+                    "STREAMKEEPER_TOTP_KEY is not set: TOTP secrets are stored in plain form, so whoever can read the database can compute second-factor codes"
                 );
             }
             if let Some(path) = &cfg.clusters_file {

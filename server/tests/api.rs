@@ -1255,7 +1255,7 @@ async fn refused_writes_are_audited(pool: sqlx::PgPool) {
 
     let create = json!({"username": "mallory", "password": "correct-horse-battery-staple", "roles": ["admin"]});
     let owner = json!({"team": "payments"});
-    let dismiss = json!({"reason": "noise"});
+    let dismiss = json!({"reason": "noise", "dismissal": "wrong"});
     let attempts = [
         (
             Method::POST,
@@ -1286,7 +1286,8 @@ async fn refused_writes_are_audited(pool: sqlx::PgPool) {
         let r = t.api(method.clone(), path, &vt, body.clone()).await;
         assert_eq!(r.status, StatusCode::FORBIDDEN, "{path}: {}", r.body);
     }
-    // A refused read is not a refused write.
+    // A refused read is not a refused write: it is counted, not chained
+    // (`refused_reads_are_counted_per_source`).
     let r = t.api(Method::GET, "/api/v1/users", &vt, None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN);
 
@@ -2491,4 +2492,38 @@ async fn a_removed_cluster_is_gone_but_kept_until_restored_or_purged(pool: sqlx:
     assert_eq!(purged[0]["removed_by"], "ada");
     let r = t.api(Method::POST, &restore, &admin, None).await;
     assert_eq!(r.status, StatusCode::NOT_FOUND, "purged: {}", r.body);
+}
+
+/// A read refused by role is audited as a refused write is, but counted
+/// per source and minute (as unauthenticated refusals are): a crawler
+/// walking pages it may not read adds a row a minute, not one a request.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn refused_reads_are_counted_per_source(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let owner = t.user("olga", &[Role::Owner]).await;
+    let ot = t.token_with(owner, &[Scope::Read]).await;
+    for _ in 0..40 {
+        let r = t.api(Method::GET, "/api/v1/lineage/fold", &ot, None).await;
+        assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    }
+    let rows: Vec<(String, String, String, String, i64)> = sqlx::query_as(
+        "SELECT action, actor, target, detail, count FROM audit_refusals
+         WHERE action = 'request.read.refused' ORDER BY minute",
+    )
+    .fetch_all(&t.pool)
+    .await
+    .expect("counted refusals");
+    // Forty attempts: a row a minute (two when they straddle one).
+    assert!((1..=2).contains(&rows.len()), "{rows:?}");
+    assert_eq!(rows.iter().map(|r| r.4).sum::<i64>(), 40, "{rows:?}");
+    let (_, actor, target, detail, _) = &rows[0];
+    assert_eq!(actor, "olga");
+    assert_eq!(target, "GET /api/v1/lineage/fold");
+    assert!(detail.contains("forbidden"), "{detail}");
+    let chained: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM audit_log WHERE action LIKE 'request.%refused'")
+            .fetch_one(&t.pool)
+            .await
+            .expect("audit");
+    assert_eq!(chained, 0, "the chain is not flooded");
 }

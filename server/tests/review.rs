@@ -251,14 +251,15 @@ impl World {
         r.json()
     }
 
+    /// The token's user approves in person (tokens do not approve).
     async fn approve(&self, token: &str, id: i64, hash: &str) -> support::Reply {
-        self.call(
-            Method::POST,
-            &format!("/api/v1/review-items/{id}/approvals"),
-            token,
-            Some(json!({"content_hash": hash})),
-        )
-        .await
+        self.t
+            .in_person(
+                &format!("/api/v1/review-items/{id}/approvals"),
+                token,
+                json!({"content_hash": hash}),
+            )
+            .await
     }
 
     async fn edit(&self, token: &str, id: i64, revision: i64, schema: &str) -> support::Reply {
@@ -699,30 +700,19 @@ async fn reject_and_withdraw(pool: sqlx::PgPool) {
     assert_eq!(item["verdict"], "INCOMPATIBLE");
     let reject = format!("/api/v1/review-items/{id}/rejections");
     refused(
-        &w.call(Method::POST, &reject, &w.ann, Some(json!({"reason": " "})))
-            .await,
+        &w.t.in_person(&reject, &w.ann, json!({"reason": " "})).await,
         StatusCode::FORBIDDEN,
         "Say why",
     );
     refused(
-        &w.call(
-            Method::POST,
-            &reject,
-            &w.olga,
-            Some(json!({"reason": "no"})),
-        )
-        .await,
+        &w.t.in_person(&reject, &w.olga, json!({"reason": "no"}))
+            .await,
         StatusCode::FORBIDDEN,
         "You proposed",
     );
-    let r = w
-        .call(
-            Method::POST,
-            &reject,
-            &w.ann,
-            Some(json!({"reason": "billing reads amount"})),
-        )
-        .await;
+    let r =
+        w.t.in_person(&reject, &w.ann, json!({"reason": "billing reads amount"}))
+            .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.json()["state"], "rejected");
     assert!(
@@ -1434,66 +1424,56 @@ async fn user_id(w: &World, name: &str) -> i64 {
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_tokens_scopes_bound_what_its_user_may_do(pool: sqlx::PgPool) {
     let w = world(pool, "act_after_approval", 1).await;
-    let (ann, olga, vic) = (
-        user_id(&w, "ann").await,
-        user_id(&w, "olga").await,
-        user_id(&w, "vic").await,
-    );
+    let (ann, olga) = (user_id(&w, "ann").await, user_id(&w, "olga").await);
     let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
     let id = item["id"].as_i64().expect("id");
     let h = hash(&item);
 
-    // ann is a named approver, but her read token only reads: no approval
-    // without a password and without the approve scope, and neither does
-    // `write` include it.
+    // ann is a named approver, but no token of hers approves or rejects:
+    // approvals are a person's, in the console. Not a read token, not
+    // `write`, and not one made before the `approve` scope was retired
+    // (which keeps its other scopes).
     let ann_read = w.t.token_with(ann, &[Scope::Read]).await;
     assert_eq!(w.item(&ann_read, id).await["id"], id, "read reads");
-    let r = w.approve(&ann_read, id, &h).await;
-    refused(&r, StatusCode::FORBIDDEN, "lacks the 'approve' scope");
-    assert_eq!(r.json()["error"]["code"], "forbidden");
     let ann_write = w.t.token_with(ann, &[Scope::Read, Scope::Write]).await;
-    refused(
-        &w.approve(&ann_write, id, &h).await,
-        StatusCode::FORBIDDEN,
-        "lacks the 'approve' scope",
+    let ann_approve = w.t.token_with(ann, &[Scope::Read, Scope::Approve]).await;
+    assert_eq!(
+        w.item(&ann_approve, id).await["id"],
+        id,
+        "its read still reads"
     );
+    let approvals = format!("/api/v1/review-items/{id}/approvals");
+    for token in [&ann_read, &ann_write, &ann_approve] {
+        let r = w
+            .call(
+                Method::POST,
+                &approvals,
+                token,
+                Some(json!({"content_hash": h})),
+            )
+            .await;
+        refused(&r, StatusCode::FORBIDDEN, "done by a person in the console");
+        assert_eq!(r.json()["error"]["code"], "forbidden");
+    }
     let r = w
         .call(
             Method::POST,
             &format!("/api/v1/review-items/{id}/rejections"),
-            &ann_read,
+            &ann_approve,
             Some(json!({"reason": "no"})),
         )
         .await;
-    refused(&r, StatusCode::FORBIDDEN, "lacks the 'approve' scope");
+    refused(&r, StatusCode::FORBIDDEN, "tokens cannot approve");
     assert_eq!(w.item(&w.ann, id).await["approval_count"], 0);
+    assert_eq!(w.item(&w.ann, id).await["state"], "in_review");
     let refusals: Vec<String> = sqlx::query_scalar(
         "SELECT detail FROM audit_log WHERE action = 'token.scope.refused' AND actor = 'ann' ORDER BY id",
     )
     .fetch_all(&w.t.pool)
     .await
     .expect("audit");
-    assert_eq!(refusals.len(), 3, "every refusal is on record");
-    assert!(
-        refusals[0].contains(r#""needed":"approve""#),
-        "{refusals:?}"
-    );
-
-    // Scopes never add to roles: a viewer's approve token is still refused
-    // by the review rules.
-    let vic_approve = w.t.token_with(vic, &[Scope::Approve]).await;
-    refused(
-        &w.approve(&vic_approve, id, &h).await,
-        StatusCode::FORBIDDEN,
-        "need the approver role",
-    );
-
-    // The approve scope approves, with no password (the token is the
-    // approver's credential).
-    let ann_approve = w.t.token_with(ann, &[Scope::Approve]).await;
-    let r = w.approve(&ann_approve, id, &h).await;
-    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    assert_eq!(r.json()["approval_count"], 1);
+    assert_eq!(refusals.len(), 4, "every refusal is on record");
+    assert!(refusals[0].contains(r#""needed":"person""#), "{refusals:?}");
 
     // A CI job's check token runs compatibility checks and proposes nothing.
     let olga_check = w.t.token_with(olga, &[Scope::Check]).await;
@@ -1585,7 +1565,8 @@ async fn with_second_factor(w: &World, name: &str) -> impl Fn(u64) -> String {
     const SECRET: &str = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP";
     let id = user_id(w, name).await;
     let mut conn = w.t.pool.acquire().await.expect("conn");
-    streamkeeper_server::accounts::store::users::enable_totp(&mut conn, id, SECRET, 0)
+    let secret = streamkeeper_server::accounts::store::users::StoredSecret::Plain(SECRET.into());
+    streamkeeper_server::accounts::store::users::enable_totp(&mut conn, id, &secret, 0)
         .await
         .expect("enrol");
     |step| {
@@ -1942,12 +1923,11 @@ async fn the_impact_of_a_topic_names_the_readers_a_pending_change_breaks(pool: s
     }
 
     // Rejected, it is no longer pending: nothing is broken.
-    let r = w
-        .call(
-            Method::POST,
+    let r =
+        w.t.in_person(
             &format!("/api/v1/review-items/{id}/rejections"),
             &w.ann,
-            Some(json!({"reason": "billing reads amount"})),
+            json!({"reason": "billing reads amount"}),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -2280,7 +2260,7 @@ async fn the_item_page_decides_after_the_diff_and_shows_a_wrong_password_at_its_
     assert!(
         shown
             .body
-            .contains("You approved revision 1 (1 of 1 approvals)."),
+            .contains("You approved revision 1 (1 of 1 approval)."),
         "{}",
         shown.body
     );
@@ -2353,12 +2333,11 @@ async fn acting_on_an_item_clears_the_actors_notifications_about_it(pool: sqlx::
     assert_eq!(unread_about(&w, "bob", one).await, 1);
 
     // bob rejects the second: his notification about it is read.
-    let r = w
-        .call(
-            Method::POST,
+    let r =
+        w.t.in_person(
             &format!("/api/v1/review-items/{two}/rejections"),
             &w.bob,
-            Some(json!({"reason": "not now"})),
+            json!({"reason": "not now"}),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);

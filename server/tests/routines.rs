@@ -494,6 +494,31 @@ async fn the_routines_are_listed_for_admins(pool: PgPool) {
     );
     assert!(row(&r.body, ok).contains(">ok<"));
     assert!(row(&r.body, "global-global").contains("everything"));
+    // A next run whose time has passed is never shown as the next: due
+    // now just after its time, overdue (since when) once no replica took
+    // it for a minute, as when the replica that ran it last is gone.
+    let next = |ago: &'static str| {
+        let pool = &pool;
+        async move {
+            sqlx::query(&format!(
+                "UPDATE routine_runs SET next_at = now() - interval '{ago}' WHERE routine = 'global'"
+            ))
+            .execute(pool)
+            .await
+            .expect("next run moved back");
+        }
+    };
+    next("5 seconds").await;
+    let r = t.get("/settings/routines", Some(&ada)).await;
+    let global = row(&r.body, "global-global");
+    assert!(global.contains("<td>due now</td>"), "{global}");
+    next("1 hour").await;
+    let r = t.get("/settings/routines", Some(&ada)).await;
+    let global = row(&r.body, "global-global");
+    assert!(
+        global.contains("overdue since ") && global.contains("(1 h ago)"),
+        "{global}"
+    );
     let r = t.get("/settings/routines", Some(&vic)).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 

@@ -1161,9 +1161,10 @@ async fn the_home_page_shows_each_role_its_part(pool: sqlx::PgPool) {
         onset_ms: chrono::Utc::now().timestamp_millis() - 60_000,
         evidence: serde_json::json!({}),
     };
-    streamkeeper_server::watch::judge::raise_to(
+    streamkeeper_server::flags::lifecycle::raise(
         &pool,
-        &row,
+        row.id,
+        &row.name,
         &flag,
         Some((team, "payments".into(), None)),
     )
@@ -1435,5 +1436,59 @@ async fn no_settings_page_renders_an_admin_form_for_anyone_else(pool: sqlx::PgPo
             let forms = posting_forms(&r.body);
             assert!(forms.is_empty(), "{name} is shown {forms:?} on {path}");
         }
+    }
+}
+
+/// Each page's title names its thing before its section, so a tab or a
+/// bookmark says which stream, cluster or group it was; a list page is
+/// named by its section.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn every_title_names_its_page(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    t.user("ada", &[Role::Admin]).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('main', '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("topic");
+    sqlx::query("INSERT INTO streams (cluster_id, topic) VALUES ($1, 'orders')")
+        .bind(cluster)
+        .execute(&pool)
+        .await
+        .expect("stream");
+    let c = t.login("ada", PASSWORD).await.expect("signs in");
+    let title = |body: &str| {
+        body.split("<title>")
+            .nth(1)
+            .and_then(|t| t.split("</title>").next())
+            .unwrap_or_default()
+            .to_owned()
+    };
+    for (path, want) in [
+        (
+            format!("/clusters/{cluster}/stream?name=orders"),
+            "orders · Streams · Streamkeeper",
+        ),
+        (
+            format!("/clusters/{cluster}"),
+            "main · Clusters · Streamkeeper",
+        ),
+        (
+            format!("/clusters/{cluster}/group?name=billing"),
+            "billing · Consumer groups · Streamkeeper",
+        ),
+        ("/streams".to_string(), "Streams · Streamkeeper"),
+        ("/settings/routines".to_string(), "Routines · Streamkeeper"),
+    ] {
+        let r = t.get(&path, Some(&c)).await;
+        assert_eq!(title(&r.body), want, "{path}: {}", r.status);
     }
 }

@@ -2,4 +2,5 @@
 //! of user may do anywhere (`crate::accounts::role`); these rules add where: which
 //! stream, for which team, in which domain.
 
+pub mod ownership;
 pub mod stewardship;

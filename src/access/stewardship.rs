@@ -2,7 +2,7 @@
 //! groups and flags), and describing a stream: what its owners may change
 //! and what only admins may.
 //!
-//! One rule, in four shapes, decides who steers a thing: an admin, or an
+//! One rule, in three shapes and [`may_claim`], decides who steers a thing: an admin, or an
 //! owner of a thing that is unowned or their own team's ([`may_steward`]).
 //!
 //! A stream's domain decides who approves changes to it and at which
@@ -12,6 +12,7 @@
 //! set, and never while changes to the stream are open for review (their
 //! approvers and level were frozen under the old ones).
 
+use crate::access::ownership::Owner;
 use crate::accounts::account::Principal;
 use crate::accounts::role::Role;
 use thiserror::Error;
@@ -45,9 +46,6 @@ pub enum Stewardship {
     /// Edit and withdraw its review items as its owner: an owner when it is
     /// unowned or their team's. Admins get no pass: they are not its owners.
     Own,
-    /// Give it to `for_team` (`None`: leave it unowned): an admin, or an
-    /// owner claiming it, unowned, for a team they belong to.
-    Claim { for_team: Option<i64> },
     /// Act on it (acknowledge, dismiss a flag): an admin, or any member of
     /// the team it belongs to, whatever their role. Unowned, only admins.
     Act,
@@ -61,11 +59,23 @@ pub fn may_steward(who: Steward<'_>, owner_team: Option<i64>, what: Stewardship)
     match what {
         Stewardship::Steer => who.admin || (who.owner && unowned_or_mine),
         Stewardship::Own => who.owner && unowned_or_mine,
-        Stewardship::Claim { for_team } => {
-            who.admin || (who.owner && owner_team.is_none() && for_team.is_some_and(mine))
-        }
         Stewardship::Act => who.admin || owner_team.is_some_and(mine),
     }
+}
+
+/// Whether `who` may give a group or connector owned by `owner` (the
+/// ownership rule's answer, `None`: unowned) to `for_team` (`None`: leave
+/// it unowned): an admin anything; an owner claims it for a team they
+/// belong to when it is unowned, or when their own team holds it only by
+/// inheritance (a stream it reads), which the claim makes explicit. What
+/// another team owns, by claim or by stream, is never theirs to take.
+pub fn may_claim(who: Steward<'_>, owner: Option<&Owner>, for_team: Option<i64>) -> bool {
+    let mine = |t: i64| who.teams.contains(&t);
+    let free = match owner {
+        None => true,
+        Some(o) => !o.is_claimed() && mine(o.team_id()),
+    };
+    who.admin || (who.owner && free && for_team.is_some_and(mine))
 }
 
 /// A stream's entry: as it stands, or as someone wants it.
@@ -150,6 +160,7 @@ pub fn may_describe(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::ownership::{OwnerReason, Team};
 
     const PAYMENTS: i64 = 1;
     const OTHER: i64 = 2;
@@ -220,31 +231,51 @@ mod tests {
         assert!(!may_steward(both, Some(OTHER), own));
     }
 
+    fn owned(team: i64, reason: OwnerReason) -> Owner {
+        Owner {
+            team: Team {
+                id: team,
+                name: format!("team{team}"),
+            },
+            reason,
+        }
+    }
+
     #[test]
-    fn claim_is_admins_or_an_owner_taking_the_unowned_for_their_team() {
-        let claim = |for_team| Stewardship::Claim { for_team };
+    fn claim_is_admins_or_an_owner_taking_the_unowned_or_their_own_inherited_for_their_team() {
+        let by_stream = |t| {
+            owned(
+                t,
+                OwnerReason::ByStream {
+                    topic: "orders".into(),
+                },
+            )
+        };
+        let claimed = |t| owned(t, OwnerReason::Claimed { at: None });
         // Admins give anything to anyone, or leave it unowned.
         for (now, to) in [
-            (Some(OTHER), Some(PAYMENTS)),
+            (Some(claimed(OTHER)), Some(PAYMENTS)),
+            (Some(by_stream(OTHER)), Some(PAYMENTS)),
             (None, Some(OTHER)),
-            (Some(PAYMENTS), None),
+            (Some(claimed(PAYMENTS)), None),
         ] {
-            assert!(may_steward(admin(), now, claim(to)), "{now:?} -> {to:?}");
+            assert!(may_claim(admin(), now.as_ref(), to), "{now:?} -> {to:?}");
         }
         let me = owner(&[PAYMENTS]);
-        assert!(may_steward(me, None, claim(Some(PAYMENTS))));
-        // Owned already, even by their own team: it is an admin's to move.
-        assert!(!may_steward(me, Some(PAYMENTS), claim(Some(PAYMENTS))));
-        assert!(!may_steward(me, Some(OTHER), claim(Some(PAYMENTS))));
+        assert!(may_claim(me, None, Some(PAYMENTS)));
+        // Another team's, by claim or by stream: never.
+        assert!(!may_claim(me, Some(&claimed(OTHER)), Some(PAYMENTS)));
+        assert!(!may_claim(me, Some(&by_stream(OTHER)), Some(PAYMENTS)));
+        // Their own team's by stream: made explicit, for their team only.
+        assert!(may_claim(me, Some(&by_stream(PAYMENTS)), Some(PAYMENTS)));
+        assert!(!may_claim(me, Some(&by_stream(PAYMENTS)), Some(OTHER)));
+        assert!(!may_claim(me, Some(&by_stream(PAYMENTS)), None));
+        // Claimed already, even by their own team: an admin's to move.
+        assert!(!may_claim(me, Some(&claimed(PAYMENTS)), Some(PAYMENTS)));
         // For a team they are not in, or for no team.
-        assert!(!may_steward(me, None, claim(Some(OTHER))));
-        assert!(!may_steward(me, None, claim(None)));
-        assert!(!may_steward(me, Some(PAYMENTS), claim(None)));
-        assert!(!may_steward(
-            viewer(&[PAYMENTS]),
-            None,
-            claim(Some(PAYMENTS))
-        ));
+        assert!(!may_claim(me, None, Some(OTHER)));
+        assert!(!may_claim(me, None, None));
+        assert!(!may_claim(viewer(&[PAYMENTS]), None, Some(PAYMENTS)));
     }
 
     #[test]

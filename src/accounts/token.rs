@@ -21,7 +21,10 @@ pub enum Scope {
     /// Propose, edit, comment on, withdraw and apply review items.
     #[serde(rename = "propose")]
     Propose,
-    /// Approve and reject review items: the one scope that signs off.
+    /// Retired: approving and rejecting once took this scope, but a
+    /// sign-off is a named person's, in the console, after re-authenticating
+    /// (see [`Required::Person`]). Tokens made with it still parse and keep
+    /// their other scopes; no new token gets it ([`grantable`]).
     #[serde(rename = "approve")]
     Approve,
     /// Send OpenLineage events, and nothing else, for producers.
@@ -68,9 +71,29 @@ impl fmt::Display for Scope {
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error(
-    "unknown scope '{0}' (expected one of read, check, propose, approve, lineage:write, metrics, write)"
+    "unknown scope '{0}' (expected one of read, check, propose, lineage:write, metrics, write)"
 )]
 pub struct UnknownScope(pub String);
+
+/// Why a new token cannot be given a scope.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum NotGrantable {
+    #[error(transparent)]
+    Unknown(#[from] UnknownScope),
+    #[error(
+        "the 'approve' scope is retired: approvals are done by a person in the console, who confirms with a password, a second factor or a fresh single sign-on; tokens keep check and propose for CI"
+    )]
+    Retired,
+}
+
+/// A scope a new token may be given, from its name: any known one but the
+/// retired `approve`.
+pub fn grantable(name: &str) -> Result<Scope, NotGrantable> {
+    match name.parse::<Scope>()? {
+        Scope::Approve => Err(NotGrantable::Retired),
+        scope => Ok(scope),
+    }
+}
 
 impl FromStr for Scope {
     type Err = UnknownScope;
@@ -136,6 +159,7 @@ impl Scopes {
     pub fn allow(&self, method: &str, path: &str) -> Result<(), Refusal> {
         match required_scope(method, path) {
             Required::Session => Err(Refusal::SessionOnly),
+            Required::Person => Err(Refusal::PersonOnly),
             Required::Scope(s) if self.holds(s) => Ok(()),
             Required::Scope(s) => Err(Refusal::Missing(s)),
         }
@@ -156,6 +180,9 @@ pub enum Required {
     /// Server functions (`/fn/...`) are the browser's own calls, made with a
     /// session; they include approving, so no token scope may reach them.
     Session,
+    /// Approving and rejecting: a named person's decision, made in a
+    /// session that re-authenticated, which no token stands in for.
+    Person,
 }
 
 /// Why a token was turned away.
@@ -169,12 +196,17 @@ pub enum Refusal {
         "Server functions (/fn/...) are for signed-in browsers; tokens use the REST API under /api/v1."
     )]
     SessionOnly,
+    #[error(
+        "Approvals and rejections are done by a person in the console (the review item's page), confirmed with a password, a second factor or a fresh single sign-on; tokens cannot approve."
+    )]
+    PersonOnly,
 }
 
 /// The scope a request needs, from its method and path alone, so that one
 /// rule covers every route, the ones to come included. Safe methods (as
 /// `web::security` counts them) read;
-/// a few writes have scopes of their own; every other write needs `write`.
+/// a few writes have scopes of their own, approvals need a person; every
+/// other write needs `write`.
 /// Unknown paths fall to `read` or `write`, never to a narrower scope.
 pub fn required_scope(method: &str, path: &str) -> Required {
     if path == "/fn" || path.starts_with("/fn/") {
@@ -193,12 +225,15 @@ pub fn required_scope(method: &str, path: &str) -> Required {
     };
     // Empty segments dropped, so `/a//b/` cannot slip past a pattern.
     let segments: Vec<&str> = api.split('/').filter(|s| !s.is_empty()).collect();
+    if let ("POST", ["review-items", _, "approvals" | "rejections"]) = (method, segments.as_slice())
+    {
+        return Required::Person;
+    }
     let scope = match (method, segments.as_slice()) {
         ("POST", ["clusters", _, "streams", _, "compatibility"]) => Scope::Check,
         ("POST", ["review-items"] | ["review-items", "connectors" | "connector-restarts"])
         | ("PUT", ["review-items", _] | ["review-items", _, "connector"])
         | ("POST", ["review-items", _, "withdraw" | "comments" | "apply"]) => Scope::Propose,
-        ("POST", ["review-items", _, "approvals" | "rejections"]) => Scope::Approve,
         ("POST", ["lineage"] | ["lineage", "batch"]) => Scope::LineageWrite,
         _ => Scope::Write,
     };
@@ -278,13 +313,14 @@ mod tests {
     fn scope(method: &str, path: &str) -> Scope {
         match need(method, path) {
             Required::Scope(s) => s,
-            Required::Session => panic!("{method} {path} is for sessions only"),
+            other => panic!("{method} {path} needs {other:?}, not a scope"),
         }
     }
 
     #[test]
     fn scopes_parse_and_print() {
         assert_eq!("lineage:write".parse::<Scope>(), Ok(Scope::LineageWrite));
+        // Stored tokens may hold the retired scope.
         assert_eq!(" Approve ".parse::<Scope>(), Ok(Scope::Approve));
         assert!("admin".parse::<Scope>().is_err());
         for s in Scope::ALL {
@@ -332,7 +368,7 @@ mod tests {
     }
 
     #[test]
-    fn review_items_split_propose_and_approve() {
+    fn review_items_are_proposed_by_tokens_and_approved_by_people() {
         assert_eq!(scope("POST", "/api/v1/review-items"), Scope::Propose);
         assert_eq!(scope("PUT", "/api/v1/review-items/7"), Scope::Propose);
         // Connector drafts and restarts are proposals too.
@@ -357,14 +393,14 @@ mod tests {
         }
         for tail in ["approvals", "rejections"] {
             assert_eq!(
-                scope("POST", &format!("/api/v1/review-items/7/{tail}")),
-                Scope::Approve,
+                need("POST", &format!("/api/v1/review-items/7/{tail}")),
+                Required::Person,
                 "{tail}"
             );
             // A stray slash does not turn an approval into something else.
             assert_eq!(
-                scope("POST", &format!("/api/v1/review-items//7/{tail}/")),
-                Scope::Approve,
+                need("POST", &format!("/api/v1/review-items//7/{tail}/")),
+                Required::Person,
                 "{tail}"
             );
         }
@@ -442,36 +478,38 @@ mod tests {
         let read = Scopes::new([Scope::Read]).expect("scopes");
         assert_eq!(read.allow("GET", "/api/v1/teams"), Ok(()));
         assert_eq!(
-            read.allow("POST", "/api/v1/review-items/1/approvals"),
-            Err(Refusal::Missing(Scope::Approve))
-        );
-        assert_eq!(
             read.allow("POST", "/api/v1/teams"),
             Err(Refusal::Missing(Scope::Write))
-        );
-        // write is not approve, and approve is not read.
-        let write = Scopes::new([Scope::Write]).expect("scopes");
-        assert_eq!(
-            write.allow("POST", "/api/v1/review-items/1/approvals"),
-            Err(Refusal::Missing(Scope::Approve))
-        );
-        let approve = Scopes::new([Scope::Approve]).expect("scopes");
-        assert_eq!(
-            approve.allow("POST", "/api/v1/review-items/1/rejections"),
-            Ok(())
-        );
-        assert_eq!(
-            approve.allow("GET", "/api/v1/review-items/1"),
-            Err(Refusal::Missing(Scope::Read))
         );
         let lineage = Scopes::new([Scope::LineageWrite]).expect("scopes");
         assert_eq!(lineage.allow("POST", "/api/v1/lineage/batch"), Ok(()));
         assert!(lineage.allow("GET", "/api/v1/streams").is_err());
-        assert!(
-            Refusal::Missing(Scope::Approve)
-                .to_string()
-                .contains("'approve' scope")
+    }
+
+    #[test]
+    fn no_token_approves_and_no_new_token_gets_the_approve_scope() {
+        for scopes in [
+            Scopes::all(),
+            Scopes::new([Scope::Approve]).expect("scopes"),
+        ] {
+            for tail in ["approvals", "rejections"] {
+                assert_eq!(
+                    scopes.allow("POST", &format!("/api/v1/review-items/1/{tail}")),
+                    Err(Refusal::PersonOnly)
+                );
+            }
+        }
+        assert!(Refusal::PersonOnly.to_string().contains("in the console"));
+        // An old token's retired scope neither reads nor writes.
+        let approve = Scopes::new([Scope::Approve]).expect("scopes");
+        assert_eq!(
+            approve.allow("GET", "/api/v1/review-items/1"),
+            Err(Refusal::Missing(Scope::Read))
         );
+        assert_eq!(grantable(" approve"), Err(NotGrantable::Retired));
+        assert!(NotGrantable::Retired.to_string().contains("in the console"));
+        assert_eq!(grantable("propose"), Ok(Scope::Propose));
+        assert!(matches!(grantable("admin"), Err(NotGrantable::Unknown(_))));
     }
 
     #[test]

@@ -5,6 +5,7 @@
 //! takes it.
 
 use super::plugin::Plugin;
+use crate::platform::limit::{TooLarge, cap};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -13,6 +14,15 @@ use std::collections::BTreeMap;
 pub const CLASS: &str = "connector.class";
 pub const NAME: &str = "name";
 pub const TASKS_MAX: &str = "tasks.max";
+
+/// The most one value may hold. Connect keeps a connector's whole config as
+/// one record of its config topic (about 1 MiB at most by default), and no
+/// real property comes near this; a value this size is a mistake or an
+/// attempt to fill the console's storage and the worker's topic.
+pub const MAX_VALUE_BYTES: u64 = 100 * 1024;
+/// The most a whole config (keys and values) may hold: the config topic's
+/// record.
+pub const MAX_CONFIG_BYTES: u64 = 1024 * 1024;
 
 /// Why a pasted config was refused. The messages name keys, never values:
 /// a value may be a password.
@@ -193,6 +203,21 @@ impl Config {
         self.0.is_empty()
     }
 
+    /// Refuses a value over [`MAX_VALUE_BYTES`] (naming its key, never its
+    /// value) or a config over [`MAX_CONFIG_BYTES`]: checked before any rule
+    /// reads the config or the worker is asked.
+    pub fn within_limits(&self) -> Result<(), TooLarge> {
+        let mut total: u64 = 0;
+        for (key, value) in &self.0 {
+            let bytes = u64::try_from(value.len()).unwrap_or(u64::MAX);
+            cap(format!("the value of \"{key}\""), bytes, MAX_VALUE_BYTES)?;
+            total = total
+                .saturating_add(bytes)
+                .saturating_add(u64::try_from(key.len()).unwrap_or(u64::MAX));
+        }
+        cap("the config", total, MAX_CONFIG_BYTES)
+    }
+
     /// The config as the JSON object Connect takes.
     pub fn to_json(&self) -> Value {
         Value::Object(
@@ -226,6 +251,24 @@ pub fn parse_draft(text: &str) -> Result<(Config, Plugin), ParseError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_value_or_a_config_over_its_limit_is_refused_by_key() {
+        let limit = usize::try_from(MAX_VALUE_BYTES).expect("fits");
+        let at = Config::from_iter([("transforms.x.regex", "a".repeat(limit))]);
+        assert_eq!(at.within_limits(), Ok(()));
+        let over = Config::from_iter([("transforms.x.regex", "a".repeat(1024 * 1024))]);
+        let e = over.within_limits().expect_err("a 1 MiB value");
+        assert_eq!(e.limit, MAX_VALUE_BYTES);
+        assert!(e.to_string().contains("\"transforms.x.regex\""), "{e}");
+        assert!(e.to_string().contains("100 KiB"), "{e}");
+        // Eleven values under the value limit, over the config's together.
+        let many: Config = (0..11)
+            .map(|i| (format!("k{i}"), "a".repeat(limit)))
+            .collect();
+        let e = many.within_limits().expect_err("over 1 MiB");
+        assert_eq!((e.what.as_str(), e.limit), ("the config", MAX_CONFIG_BYTES));
+    }
 
     const PG: &str = "io.debezium.connector.postgresql.PostgresConnector";
 

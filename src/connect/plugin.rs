@@ -121,6 +121,22 @@ impl Plugin {
             .or_else(|| Plugin::from_class(s))
     }
 
+    /// The keys this plugin types PASSWORD (its `ConfigDef`, reference B1):
+    /// secrets whatever their name, masked before a worker's own validate
+    /// answer for the class is learned.
+    pub fn password_keys(self) -> &'static [&'static str] {
+        match self {
+            Plugin::DebeziumPostgres | Plugin::DebeziumMySql => &["database.password"],
+            Plugin::ConfluentJdbcSink | Plugin::DebeziumJdbcSink | Plugin::ElasticsearchSink => {
+                &["connection.password"]
+            }
+            Plugin::S3Sink => &["aws.secret.access.key"],
+            Plugin::SnowflakeSink => &["snowflake.private.key", "snowflake.private.key.passphrase"],
+            Plugin::BigQuerySink => &["keyfile"],
+            Plugin::IcebergSink => &[],
+        }
+    }
+
     /// Debezium's CDC sources: one task only, topics named
     /// `topic.prefix`.schema.table.
     pub fn is_debezium_source(self) -> bool {

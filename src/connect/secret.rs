@@ -9,6 +9,7 @@
 //! [`MASK`], so the console never holds them in clear.
 
 use super::config::Config;
+use super::plugin::Plugin;
 use regex::Regex;
 use std::borrow::Cow;
 use std::collections::BTreeSet;
@@ -48,6 +49,21 @@ pub fn is_secret_key(key: &str, marked: &BTreeSet<String>) -> bool {
     SECRET_FRAGMENTS.iter().any(|f| k.contains(f))
         || k.ends_with("token")
         || k.ends_with("keystore.key")
+}
+
+/// The keys typed PASSWORD for a connector of `class`: those its plugin is
+/// known to type so ([`Plugin::password_keys`]) and those a worker's
+/// validate answer for the class typed so (`learned`). A key in neither is
+/// still a secret when its name says so ([`is_secret_key`]).
+pub fn marked_keys(class: Option<&str>, learned: &[String]) -> BTreeSet<String> {
+    let known = class
+        .and_then(Plugin::from_class)
+        .map_or(&[][..], Plugin::password_keys);
+    known
+        .iter()
+        .map(|k| (*k).to_owned())
+        .chain(learned.iter().cloned())
+        .collect()
 }
 
 /// A `${provider:path:key}` (or `${provider:key}`) reference, split as
@@ -193,6 +209,26 @@ fn scrub_shapes(text: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_key_typed_password_is_masked_whatever_its_name() {
+        const AZURE: &str = "io.confluent.connect.azure.blob.AzureBlobStorageSinkConnector";
+        let config = Config::from_iter([
+            ("connector.class", AZURE),
+            ("azblob.account.name", "acme"),
+            ("azblob.account.key", "c2VjcmV0LWtleQ=="),
+        ]);
+        let unmarked = mask(&config, &BTreeSet::new());
+        assert_eq!(unmarked.get("azblob.account.key"), Some("c2VjcmV0LWtleQ=="));
+        let marked = marked_keys(Some(AZURE), &["azblob.account.key".to_owned()]);
+        let masked = mask(&config, &marked);
+        assert_eq!(masked.get("azblob.account.key"), Some(MASK));
+        assert_eq!(masked.get("azblob.account.name"), Some("acme"));
+        // The known plugins' lists count before any worker is asked.
+        let s3 = marked_keys(Some("io.confluent.connect.s3.S3SinkConnector"), &[]);
+        assert!(s3.contains("aws.secret.access.key"), "{s3:?}");
+        assert!(marked_keys(None, &[]).is_empty());
+    }
 
     #[test]
     fn credentials_are_masked_by_their_shape_and_references_kept() {

@@ -133,6 +133,23 @@ pub fn flag_key(connect: &str, name: &str) -> FlagKey {
     }
 }
 
+/// The state a connector shows in every list: Kafka Connect says RUNNING
+/// for a connector whose tasks all failed (the connector instance itself
+/// runs, its work does not), so such a connector shows FAILED.
+pub fn shown_state(connector: &str, tasks_total: i64, tasks_failed: i64) -> &str {
+    if connector == "RUNNING" && tasks_total > 0 && tasks_failed >= tasks_total {
+        "FAILED"
+    } else {
+        connector
+    }
+}
+
+/// Whether a connector's flag got worse: a task failing where one was
+/// only unassigned.
+pub fn worse(before: &str, now: &str) -> bool {
+    before == "UNASSIGNED" && now == "FAILED"
+}
+
 fn label(i: &InstanceSeen, name: &str) -> String {
     match i.task {
         None => format!("connector {name}"),
@@ -222,6 +239,17 @@ mod tests {
             connector,
             tasks,
         }
+    }
+
+    #[test]
+    fn a_running_connector_whose_tasks_all_failed_shows_failed() {
+        assert_eq!(shown_state("RUNNING", 1, 1), "FAILED");
+        assert_eq!(shown_state("RUNNING", 3, 3), "FAILED");
+        assert_eq!(shown_state("RUNNING", 2, 1), "RUNNING");
+        assert_eq!(shown_state("RUNNING", 0, 0), "RUNNING");
+        assert_eq!(shown_state("PAUSED", 1, 1), "PAUSED");
+        assert!(worse("UNASSIGNED", "FAILED"));
+        assert!(!worse("FAILED", "UNASSIGNED"));
     }
 
     #[test]

@@ -1,12 +1,13 @@
 //! Flags: trouble raised to a stream's owner once, kept up to date while it
 //! lasts, and resolved when it is gone. The evaluation says what is wrong
-//! now; [`reconcile`] says what to do with the flags already open.
+//! now; [`lifecycle::reconcile`] says what to do with the flags that stand.
 
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeMap;
 
+pub mod lifecycle;
 mod list;
 pub mod receipts;
+pub use lifecycle::{DismissalKind, Release, Standing, Step};
 pub use list::{FlagColumn, FlagScope, FlagState};
 
 /// What a flag is about, and its identity: one open flag per key, so the
@@ -42,50 +43,6 @@ pub struct Observation {
     pub evidence: serde_json::Value,
 }
 
-/// What to do with a flag.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Step {
-    Raise(Observation),
-    /// Still there; `escalated` when its kind changed.
-    Update {
-        observation: Observation,
-        escalated: bool,
-    },
-    Resolve(FlagKey),
-}
-
-/// Compares the open flags (key → kind) with what was observed now.
-/// Resolution needs `evaluated` to cover the flag's subject: a group or
-/// topic that was not evaluated this time (say, its offsets could not be
-/// read) keeps its flag rather than being declared healthy.
-pub fn reconcile(
-    open: &BTreeMap<FlagKey, String>,
-    observed: Vec<Observation>,
-    evaluated: &dyn Fn(&FlagKey) -> bool,
-) -> Vec<Step> {
-    let mut steps = Vec::new();
-    let mut seen = std::collections::BTreeSet::new();
-    for o in observed {
-        seen.insert(o.key.clone());
-        match open.get(&o.key) {
-            None => steps.push(Step::Raise(o)),
-            Some(kind) => {
-                let escalated = *kind != o.kind;
-                steps.push(Step::Update {
-                    observation: o,
-                    escalated,
-                });
-            }
-        }
-    }
-    for key in open.keys() {
-        if !seen.contains(key) && evaluated(key) {
-            steps.push(Step::Resolve(key.clone()));
-        }
-    }
-    steps
-}
-
 /// The text of a Slack-compatible message for a raised flag.
 pub fn message(cluster: &str, o: &Observation, owner: Option<&str>) -> String {
     let owner = owner.map_or("unowned (platform team)".to_string(), |t| {
@@ -94,6 +51,22 @@ pub fn message(cluster: &str, o: &Observation, owner: Option<&str>) -> String {
     format!(
         "[{}] {} {} on cluster {}: {} — owner: {}",
         o.kind, o.key.subject_kind, o.key.subject, cluster, o.reason, owner
+    )
+}
+
+/// The text of a message for a flag that got worse while open.
+pub fn worsened_message(cluster: &str, o: &Observation, was: &str, owner: Option<&str>) -> String {
+    format!("{} (was {was})", message(cluster, o, owner))
+}
+
+/// The text of a message for a resolved flag.
+pub fn resolved_message(cluster: &str, key: &FlagKey, kind: &str, owner: Option<&str>) -> String {
+    let owner = owner.map_or("unowned (platform team)".to_string(), |t| {
+        format!("team {t}")
+    });
+    format!(
+        "[RESOLVED] {} {} on cluster {} is no longer {kind} — owner: {owner}",
+        key.subject_kind, key.subject, cluster
     )
 }
 
@@ -125,45 +98,6 @@ mod tests {
             onset_ms: 0,
             evidence: serde_json::json!({}),
         }
-    }
-
-    #[test]
-    fn raises_once_updates_and_resolves() {
-        let mut open = BTreeMap::new();
-        let all = |_: &FlagKey| true;
-        let steps = reconcile(&open, vec![obs("a", "WARN")], &all);
-        assert!(matches!(&steps[..], [Step::Raise(o)] if o.kind == "WARN"));
-
-        open.insert(key("a"), "WARN".to_string());
-        let steps = reconcile(&open, vec![obs("a", "WARN")], &all);
-        assert!(
-            matches!(
-                &steps[..],
-                [Step::Update {
-                    escalated: false,
-                    ..
-                }]
-            ),
-            "not raised twice"
-        );
-        let steps = reconcile(&open, vec![obs("a", "STOP")], &all);
-        assert!(matches!(
-            &steps[..],
-            [Step::Update {
-                escalated: true,
-                ..
-            }]
-        ));
-
-        let steps = reconcile(&open, vec![], &all);
-        assert_eq!(steps, vec![Step::Resolve(key("a"))]);
-    }
-
-    #[test]
-    fn unevaluated_subjects_keep_their_flags() {
-        let open = BTreeMap::from([(key("a"), "STOP".to_string())]);
-        let none = |_: &FlagKey| false;
-        assert!(reconcile(&open, vec![], &none).is_empty());
     }
 
     #[test]

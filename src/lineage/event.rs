@@ -160,6 +160,10 @@ pub enum EventError {
     },
     #[error("`eventTime` is not an ISO 8601 date-time: {0:?}")]
     BadEventTime(String),
+    #[error(
+        "`eventTime` {at} is more than a day ahead of this server's clock ({now}): an event from the future would pin the graph to its date"
+    )]
+    FutureEventTime { at: String, now: String },
     #[error("`eventType` must be one of START, RUNNING, COMPLETE, ABORT, FAIL, OTHER")]
     BadEventType,
     #[error("not an OpenLineage event: it has none of `run`, `job` or `dataset`")]

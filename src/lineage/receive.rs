@@ -6,6 +6,7 @@
 use super::canonical::{canonical_bytes, event_hash};
 use super::event::{Event, EventError, type_name};
 use super::redact::redact;
+use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -21,6 +22,25 @@ pub struct Received {
     pub hash: [u8; 32],
     /// Whether secrets were masked (worth a counter, never a log of them).
     pub redacted: bool,
+}
+
+/// How far ahead of the receiving clock an `eventTime` may be. Clocks
+/// drift by seconds, time zones mislabelled by hours; a day ahead is no
+/// drift. Later events win the graph's facets (ownership among them), so
+/// one dated 2099 would hold them until 2099.
+pub const MAX_AHEAD: TimeDelta = TimeDelta::days(1);
+
+/// Refuses an event dated more than [`MAX_AHEAD`] after `now` (a 422 over
+/// HTTP; a rejected record from Kafka).
+pub fn timely(event: &Event, now: DateTime<Utc>) -> Result<(), EventError> {
+    let at = event.header().event_time;
+    if at > now + MAX_AHEAD {
+        return Err(EventError::FutureEventTime {
+            at: at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            now: now.to_rfc3339_opts(SecondsFormat::Secs, true),
+        });
+    }
+    Ok(())
 }
 
 /// Reads one event from a request body or a Kafka record value.
@@ -139,6 +159,26 @@ impl BatchReport {
 mod tests {
     use super::*;
     use crate::lineage::fixtures;
+
+    #[test]
+    fn an_event_more_than_a_day_ahead_is_refused_as_a_wrong_value() {
+        let body = |at: &str| {
+            format!(
+                r#"{{"eventTime": "{at}", "producer": "p", "dataset": {{"namespace": "n", "name": "d"}}}}"#
+            )
+        };
+        let now: DateTime<Utc> = "2026-12-07T12:00:00Z".parse().expect("now");
+        let at = |s: &str| receive(body(s).as_bytes()).expect("event").event;
+        assert_eq!(timely(&at("2026-12-08T12:00:00Z"), now), Ok(()));
+        assert_eq!(timely(&at("2020-01-01T00:00:00Z"), now), Ok(()));
+        let refused = timely(&at("2099-01-01T00:00:00Z"), now).expect_err("future");
+        assert!(!refused.is_malformed(), "a 422, not a 400");
+        assert!(
+            refused.to_string().contains("2099-01-01T00:00:00Z"),
+            "{refused}"
+        );
+        assert!(timely(&at("2026-12-08T12:00:01Z"), now).is_err());
+    }
 
     #[test]
     fn a_stored_event_reread_is_the_event_received_and_redacted_again() {

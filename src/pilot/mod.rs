@@ -3,10 +3,11 @@
 //! baseline came from, and the metrics themselves, computed from the
 //! product's own records (flags, checks, review items), never typed in.
 //! [`stats`] turns those records into weekly p50/p90 against the baseline;
-//! [`receipts`] says what Streamkeeper would have done in a domain that only
-//! watches or suggests.
+//! [`ratio`] words a figure against its baseline; [`receipts`] says what
+//! Streamkeeper would have done in a domain that only watches or suggests.
 
 pub mod history;
+pub mod ratio;
 pub mod receipts;
 pub mod stats;
 
@@ -143,7 +144,10 @@ pub struct Baseline {
     pub metric: Metric,
     pub ms: i64,
     /// Where the figure came from ("median of Q3 incident tickets"); the
-    /// defaults say they are the defaults.
+    /// defaults say they are the defaults. Read as empty when left out, so
+    /// a baseline without one is refused by [`baselines`] (422), as one
+    /// with an empty note is, not by the JSON decoder (400).
+    #[serde(default)]
     pub note: String,
 }
 

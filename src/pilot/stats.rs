@@ -48,16 +48,20 @@ pub enum Count {
     ChangesApplied,
     /// Connector restarts Streamkeeper made.
     ConnectorRestarts,
+    /// Lineage questions sent with "notify owners" that reached no owner
+    /// team: no owners notified, so not in `lineage_notified`.
+    QuestionsReachedNoOwner,
 }
 
 impl Count {
-    pub const ALL: [Count; 6] = [
+    pub const ALL: [Count; 7] = [
         Count::FlagsRaised,
         Count::FlagsAcknowledged,
         Count::FlagsDismissed,
         Count::ChecksBreaking,
         Count::ChangesApplied,
         Count::ConnectorRestarts,
+        Count::QuestionsReachedNoOwner,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -68,6 +72,7 @@ impl Count {
             Count::ChecksBreaking => "checks_breaking",
             Count::ChangesApplied => "changes_applied",
             Count::ConnectorRestarts => "connector_restarts",
+            Count::QuestionsReachedNoOwner => "questions_reached_no_owner",
         }
     }
 }

@@ -1,12 +1,14 @@
-//! Rules every feature shares and none owns: pages and list choices, where
-//! outbound requests may go, input size caps, the client's address, and
+//! Rules every feature shares and none owns: pages and list choices, how
+//! CSV cells are kept from being read as formulas, where outbound requests
+//! may go, input size caps, the client's address, and
 //! quoting for a shell, which secrets a cluster's settings may name, how
 //! every table is sorted, and
-//! when a routine runs next, how durations are worded, and which control
-//! characters text input may not hold.
+//! when a routine runs next, how durations and counts are worded, and
+//! which control characters text input may not hold.
 
 pub mod client_addr;
 pub mod credential;
+pub mod csv_cell;
 pub mod durations;
 pub mod egress;
 pub mod limit;
@@ -15,3 +17,4 @@ pub mod schedule;
 pub mod shell;
 pub mod sort;
 pub mod text;
+pub mod words;

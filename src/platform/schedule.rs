@@ -157,6 +157,35 @@ pub fn next_run(
     }
 }
 
+/// How long past its time a run may wait before it is overdue: the runner
+/// looks for due runs every second or so, and a replica busy with a long
+/// run takes a little while to come back.
+pub const DUE_GRACE_S: i64 = 60;
+
+/// Where a run's next time stands against now, so a listing never calls a
+/// time already past "next".
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Due {
+    /// Still to come.
+    At(DateTime<Utc>),
+    /// Its time passed less than [`DUE_GRACE_S`] ago: a replica takes it
+    /// at its next look.
+    Now,
+    /// Past by more than that: no replica has taken it since.
+    OverdueSince(DateTime<Utc>),
+}
+
+/// Where `next` stands at `now`.
+pub fn due(next: DateTime<Utc>, now: DateTime<Utc>) -> Due {
+    if next > now {
+        Due::At(next)
+    } else if (now - next).num_seconds() < DUE_GRACE_S {
+        Due::Now
+    } else {
+        Due::OverdueSince(next)
+    }
+}
+
 /// Milliseconds as the listing shows them: `500 ms`, `15 s`, `5 min`, `2 h`, `1 d`.
 pub fn duration(ms: u64) -> String {
     let s = ms / 1000;
@@ -285,6 +314,19 @@ mod tests {
             Err(ScheduleError::CronTooLong)
         );
         assert!("every day".parse::<Schedule>().is_err());
+    }
+
+    #[test]
+    fn a_next_run_in_the_past_is_due_or_overdue_never_next() {
+        let now = at("2026-12-07T05:00:00Z");
+        let later = at("2026-12-07T05:00:30Z");
+        assert_eq!(due(later, now), Due::At(later));
+        assert_eq!(due(now, now), Due::Now);
+        assert_eq!(due(at("2026-12-07T04:59:01Z"), now), Due::Now);
+        let past = at("2026-12-07T04:59:00Z");
+        assert_eq!(due(past, now), Due::OverdueSince(past));
+        let long_ago = at("2026-12-06T05:00:00Z");
+        assert_eq!(due(long_ago, now), Due::OverdueSince(long_ago));
     }
 
     #[test]

@@ -4,9 +4,9 @@
 //! ([`crate::flags::reconcile`]).
 
 use super::health::{LastMessage, PartitionMeta, TopicHealth, topic_health};
+use super::lag::onset::trouble_onset_ms;
 use super::lag::status::{
-    Rules, Standing, Status, Verdict, group_status, partition_status, trouble_onset_ms,
-    window_time_lag_s,
+    Rules, Standing, Status, Verdict, group_status, partition_status, window_time_lag_s,
 };
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
@@ -179,6 +179,10 @@ pub struct GroupObservation {
     /// Its windowed lag status, when that is a trouble.
     pub lag: Option<LagTrouble>,
     pub judgement: GroupJudgement,
+    /// What the next pass must know of its partitions standing still: a
+    /// trouble's ([`LagTrouble::standings`]), and those of partitions whose
+    /// members came back to a stop and have not committed yet.
+    pub standings: Standings,
 }
 
 /// A group's troubles: its windowed lag status, and its time lag against
@@ -202,6 +206,7 @@ pub fn observe_group<S: WindowSample>(
     let mut troubled = Vec::new();
     let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
+    let mut standings = Standings::new();
     for ((topic, partition), samples) in windows {
         let partition = *partition;
         let window = judgeable(samples);
@@ -229,8 +234,11 @@ pub fn observe_group<S: WindowSample>(
             known.get(&(topic.clone(), partition)).copied()
         };
         let v = partition_status(&window, members > 0, &rules, standing);
+        if let Some(s) = v.standing {
+            standings.insert((topic.clone(), partition), s);
+        }
         if v.status.is_trouble() {
-            if let Some(o) = trouble_onset_ms(&window, v.status, rules.allowed_lag) {
+            if let Some(o) = trouble_onset_ms(&window, &v, rules.allowed_lag) {
                 onset = Some(onset.map_or(o, |x| x.min(o)));
             }
             troubled.push(TroubledPartition {
@@ -295,6 +303,7 @@ pub fn observe_group<S: WindowSample>(
             total_lag,
             max_time_lag_s: max_time_lag,
         },
+        standings,
     }
 }
 
@@ -480,7 +489,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stopped_group_is_one_flag_dated_from_the_first_pass_that_did_not_move() {
+    fn a_stopped_group_is_one_flag_dated_from_when_its_offsets_last_moved() {
         let mut rows = stuck(0, 40, 5);
         rows.extend(stuck(1, 90, 5));
         let (found, judgement) = observe(
@@ -502,8 +511,9 @@ mod tests {
             "{}",
             flag.reason
         );
-        // The second of the five equal commits: the first that had not moved.
-        assert_eq!(flag.onset_ms, NOW - 4 * 15_000);
+        // Five equal commits: the offsets stood still since the first (the
+        // window shows no earlier move).
+        assert_eq!(flag.onset_ms, NOW - 5 * 15_000);
         assert_eq!(flag.evidence["window_passes"], WINDOW_PASSES);
         assert_eq!(flag.evidence["group_members"], 0);
         assert_eq!(
@@ -627,7 +637,8 @@ mod tests {
             kept.get(&("orders".to_owned(), 0)),
             Some(&Standing {
                 committed: 40,
-                since_ms: began
+                since_ms: began,
+                members_since_ms: None,
             })
         );
         let later = NOW + 20 * 60_000;

@@ -1,5 +1,6 @@
 //! Time series for charts: thinning long ranges to what a chart can show
-//! without hiding peaks or gaps.
+//! without hiding peaks or gaps, and starting a group's at its first
+//! sighting.
 
 /// The chart windows' bounds: an hour to a week, in hours.
 pub fn window_hours(hours: i64) -> i64 {
@@ -21,9 +22,46 @@ pub fn downsample(points: &[(i64, Option<i64>)], max: usize) -> Vec<(i64, Option
         .collect()
 }
 
+/// A group's series from when it was first seen (`first_seen`, in ms):
+/// the passes and buckets before it had nothing of the group to read, so
+/// they are left out, and the chart draws that stretch as "not watched
+/// yet" instead of as gaps, which read as an outage. A point with a figure
+/// is kept wherever it falls (a bucket starts before the sighting in it).
+pub fn since_first_seen(
+    points: &[(i64, Option<i64>)],
+    first_seen: Option<i64>,
+) -> &[(i64, Option<i64>)] {
+    let Some(first) = first_seen else {
+        return points;
+    };
+    let before = points
+        .iter()
+        .take_while(|(at, v)| v.is_none() && *at < first)
+        .count();
+    &points[before..]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_new_groups_series_starts_at_its_first_sighting() {
+        let p = vec![
+            (0, None),
+            (15, None),
+            (30, Some(4)),
+            (45, None),
+            (60, Some(2)),
+        ];
+        assert_eq!(since_first_seen(&p, Some(30)), &p[2..]);
+        // A minute bucket starts before the sighting inside it.
+        assert_eq!(since_first_seen(&p, Some(35)), &p[2..]);
+        // Gaps after the sighting stay gaps; an old group keeps them all.
+        assert_eq!(since_first_seen(&p, Some(50)), &p[2..]);
+        assert_eq!(since_first_seen(&p, Some(-10)), &p[..]);
+        assert_eq!(since_first_seen(&p, None), &p[..]);
+    }
 
     #[test]
     fn keeps_short_series() {

@@ -10,6 +10,7 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param};
 use crate::ui::roles::RoleBadges;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -95,7 +96,7 @@ pub fn TeamPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match team.await {
-                    Ok(d) => view! { <TeamDetailView d add remove webhook platform /> }.into_any(),
+                    Ok(d) => view! { <Title text=page_title(Some(&d.team.name), "Teams") /> <TeamDetailView d add remove webhook platform /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}

@@ -18,6 +18,7 @@ use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::roles::{RoleBadges, RoleChecks};
 use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::accounts::list::UserColumn;
@@ -155,7 +156,7 @@ pub fn UserPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match user.await {
-                    Ok((d, admin)) => view! { <UserDetailView d admin roles access secrets /> }.into_any(),
+                    Ok((d, admin)) => view! { <Title text=page_title(Some(&d.user.username), "Users") /> <UserDetailView d admin roles access secrets /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}

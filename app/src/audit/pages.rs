@@ -88,9 +88,9 @@ pub fn AuditPage() -> impl IntoView {
                                             <td>{stamp_ago(r.at)}</td>
                                             <td>{r.actor}</td>
                                             <td><code>{r.action}</code></td>
-                                            <td>{r.target}</td>
+                                            <td class="long">{r.target}</td>
                                             <td>{r.source}</td>
-                                            <td><DetailLines detail=r.detail /></td>
+                                            <td class="long"><DetailLines detail=r.detail /></td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>
@@ -132,8 +132,8 @@ pub fn AuditPage() -> impl IntoView {
                                             <td>{r.count}</td>
                                             <td>{crate::ui::time::local(r.first_at).format("%H:%M:%S").to_string()}</td>
                                             <td>{crate::ui::time::local(r.last_at).format("%H:%M:%S").to_string()}</td>
-                                            <td>{r.target}</td>
-                                            <td><DetailLines detail=r.detail /></td>
+                                            <td class="long">{r.target}</td>
+                                            <td class="long"><DetailLines detail=r.detail /></td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>

@@ -1,6 +1,7 @@
 //! What other pages draw of Connect: a Kafka cluster's Connect clusters, the
 //! badge of a connector's state, and a draft's findings (the draft page, and
-//! its check as it is typed, drawn by the server).
+//! its check as it is typed, drawn by the server; a review item's
+//! validation).
 
 use crate::connect::fns::list_connect_clusters;
 use crate::connect::model::DraftCheck;
@@ -13,6 +14,7 @@ use crate::ui::params::href_with;
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use streamkeeper::connect::{Fix, Severity};
+use streamkeeper::platform::words::counted;
 
 /// The Connect clusters of Kafka cluster `id`, each linking to its
 /// connectors; nothing at all when the cluster has none.
@@ -214,29 +216,19 @@ pub fn live_error(err: AppError) -> crate::connect::model::LiveCheck {
 /// of the form it sits in (so what was typed is kept).
 #[component]
 pub fn Findings(c: DraftCheck) -> impl IntoView {
-    let worker = match (&c.worker_error, c.worker_errors) {
-        (Some(e), _) => format!("The worker could not validate it: {e}"),
-        (None, Some(0)) => "The worker's validate found no error.".to_owned(),
-        (None, Some(n)) => format!("The worker's validate found {n} error(s)."),
-        (None, None) => "The worker was not asked.".to_owned(),
-    };
-    let rules = c
-        .findings
-        .iter()
-        .filter(|f| f.severity == Severity::Error)
-        .count();
+    let (rules, worker) = who_found(&c);
     view! {
         <section class="card" data-testid="draft-check">
             <h2>"Validation"</h2>
             <p data-testid="draft-verdict" class=if c.may_propose { "ok" } else { "error" }>
                 {if c.may_propose { "No errors: it may be proposed." } else { "It has errors." }}
-                {format!(" The rules found {rules} error(s). {worker}")}
+                {format!(" {rules} {worker}")}
             </p>
             {c.rows.is_empty().then(|| view! { <p class="note">"Nothing to remark on."</p> })}
             <table class="list" data-testid="draft-findings">
                 <thead><tr><th>"Property"</th><th>"Streamkeeper's rules"</th><th>"The worker's validate"</th></tr></thead>
                 <tbody>
-                    {c.rows.into_iter().map(row).collect_view()}
+                    {c.rows.into_iter().map(|r| row(r, true)).collect_view()}
                 </tbody>
             </table>
         </section>
@@ -244,10 +236,68 @@ pub fn Findings(c: DraftCheck) -> impl IntoView {
     .into_any()
 }
 
-/// One property's row: the rules' findings, each with its fix button, and
-/// the worker's errors.
-fn row(r: streamkeeper::connect::worker::Row) -> AnyView {
-    let rules = r.rules.into_iter().map(finding).collect_view().into_any();
+/// A connector item's validation on its review page: what the rules and
+/// the worker's validate said of the revision when it was proposed or
+/// edited, in the words of the draft form, without its fix buttons (a fix
+/// is an edit, which makes a new revision).
+#[component]
+pub fn Validated(c: DraftCheck) -> impl IntoView {
+    let (rules, worker) = who_found(&c);
+    let (verdict, class) = match (c.may_propose, &c.worker_error) {
+        (false, _) => ("has errors", "badge state-bad"),
+        (true, Some(_)) => ("validated by the rules only", "badge state-warn"),
+        (true, None) => ("validated", "badge state-ok"),
+    };
+    view! {
+        <section class="card" data-testid="connector-check">
+            <p>
+                <span class=class data-testid="verdict">{verdict}</span>
+                " " <span data-testid="summary">{format!("{rules} {worker}")}</span>
+            </p>
+            {if c.rows.is_empty() {
+                view! { <p class="note">"Neither found anything to remark on."</p> }.into_any()
+            } else {
+                view! {
+                    <table class="list" data-testid="connector-findings">
+                        <thead><tr><th>"Property"</th><th>"Streamkeeper's rules"</th><th>"The worker's validate"</th></tr></thead>
+                        <tbody>
+                            {c.rows.into_iter().map(|r| row(r, false)).collect_view()}
+                        </tbody>
+                    </table>
+                }.into_any()
+            }}
+        </section>
+    }
+}
+
+/// What the rules and the worker found, as two sentences.
+fn who_found(c: &DraftCheck) -> (String, String) {
+    let worker = match (&c.worker_error, c.worker_errors) {
+        (Some(e), _) => format!("The worker could not validate it: {e}"),
+        (None, Some(0)) => "The worker's validate found no error.".to_owned(),
+        (None, Some(n)) => format!("The worker's validate found {}.", counted(n, "error")),
+        (None, None) => "The worker was not asked.".to_owned(),
+    };
+    let rules = c
+        .findings
+        .iter()
+        .filter(|f| f.severity == Severity::Error)
+        .count();
+    (
+        format!("The rules found {}.", counted(rules, "error")),
+        worker,
+    )
+}
+
+/// One property's row: the rules' findings, each with its fix button when
+/// `fixes` (in the draft form), and the worker's errors.
+fn row(r: streamkeeper::connect::worker::Row, fixes: bool) -> AnyView {
+    let rules = r
+        .rules
+        .into_iter()
+        .map(|f| finding(f, fixes))
+        .collect_view()
+        .into_any();
     let worker = r
         .worker
         .into_iter()
@@ -264,8 +314,8 @@ fn row(r: streamkeeper::connect::worker::Row) -> AnyView {
     .into_any()
 }
 
-fn finding(f: streamkeeper::connect::Finding) -> AnyView {
-    let fix = f.fix.as_ref().map(|x| {
+fn finding(f: streamkeeper::connect::Finding, fixes: bool) -> AnyView {
+    let fix = f.fix.as_ref().filter(|_| fixes).map(|x| {
         let value = serde_json::to_string(x).unwrap_or_default();
         let words = describe(x);
         view! {

@@ -51,14 +51,36 @@ pub async fn acknowledge_flag(flag_id: i64) -> Result<FlagView, AppError> {
     .await
 }
 
+/// Dismisses a flag: `dismissal` is `wrong` or `expected`; a snooze of
+/// `snooze_hours` raises the trouble again then if it still lasts.
 #[server(prefix = "/fn", endpoint = "dismiss_flag")]
-pub async fn dismiss_flag(flag_id: i64, reason: String) -> Result<FlagView, AppError> {
+pub async fn dismiss_flag(
+    flag_id: i64,
+    reason: String,
+    dismissal: String,
+    snooze_hours: Option<String>,
+) -> Result<FlagView, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
+    let hours = match snooze_hours.as_deref().map(str::trim) {
+        None | Some("") => None,
+        Some(h) => Some(
+            h.parse::<i64>()
+                .map_err(|_| AppError::Invalid("A snooze is a whole number of hours.".into()))?,
+        ),
+    };
+    let d = crate::flags::model::Dismissal {
+        reason,
+        dismissal,
+        // Beyond a year is refused as too long anyway; clamped so the sum
+        // cannot overflow.
+        snooze_until: hours
+            .map(|h| chrono::Utc::now() + chrono::Duration::hours(h.clamp(-1, 24 * 366))),
+    };
     crate::ui::flash::noted(
         backend()?
             .flags
-            .dismiss(&who, &client_addr().await, flag_id, &reason)
+            .dismiss(&who, &client_addr().await, flag_id, &d)
             .await,
         |f| format!("Flag {} dismissed.", f.id),
     )

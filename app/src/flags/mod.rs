@@ -3,3 +3,4 @@
 pub mod fns;
 pub mod model;
 pub mod pages;
+pub mod widgets;

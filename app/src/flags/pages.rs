@@ -5,15 +5,14 @@ use crate::accounts::fns::get_routing;
 use crate::error::AppError;
 use crate::flags::fns::{AcknowledgeFlag, DismissFlag, get_flag, list_flags};
 use crate::flags::model::FlagView;
+use crate::flags::widgets::Receipts;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
-use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::flags::receipts::REFRESH_EVALUATIONS;
 use streamkeeper::flags::{FlagColumn, FlagScope, FlagState};
 use streamkeeper::platform::page::choice;
 
@@ -21,6 +20,14 @@ fn kind_class(kind: &str) -> &'static str {
     match kind {
         "WARN" => "badge state-warn",
         _ => "badge state-bad",
+    }
+}
+
+fn dismissal(kind: Option<&str>) -> &'static str {
+    match kind {
+        Some("wrong") => "as wrong",
+        Some("expected") => "as expected trouble",
+        _ => "",
     }
 }
 
@@ -171,24 +178,6 @@ fn FlagDetail(
     let id2 = id.clone();
     let can_ack = f.actionable && f.state == "open";
     let can_dismiss = f.actionable && matches!(f.state.as_str(), "open" | "acknowledged");
-    let ev = f.evidence.clone();
-    let rule = ev["rule"].as_str().unwrap_or("").to_string();
-    let thresholds = format!(
-        "window of {} passes, at least {} samples, allowed lag {}; the group had {} member(s)",
-        ev["window_passes"], ev["min_samples"], ev["allowed_lag"], ev["group_members"]
-    );
-    let partitions = ev["partitions"].as_array().cloned().unwrap_or_default();
-    // Receipts are rewritten when the trouble changes, not every pass
-    // (`streamkeeper::flags::receipts`): say which pass they are of.
-    let as_of = partitions
-        .iter()
-        .flat_map(|p| p["samples"].as_array().cloned().unwrap_or_default())
-        .filter_map(|s| {
-            s["at"]
-                .as_str()
-                .and_then(|t| t.parse::<DateTime<Utc>>().ok())
-        })
-        .max();
     let group_link = (f.subject_kind == "group").then(|| {
         href_with(
             &format!("/clusters/{}/group", f.cluster_id),
@@ -210,7 +199,14 @@ fn FlagDetail(
                 <dt>"Raised"</dt><dd>{when(Some(f.raised_at))}</dd>
                 <dt>"Owner notified"</dt><dd>{when(f.notified_at)}</dd>
                 <dt>"Acknowledged"</dt><dd>{format!("{} {}", when(f.acknowledged_at), f.acknowledged_by.clone().map(|b| format!("by {b}")).unwrap_or_default())}</dd>
-                <dt>"Dismissed"</dt><dd>{format!("{} {}", when(f.dismissed_at), f.dismissed_reason.clone().map(|r| format!("— {r} ({})", f.dismissed_by.clone().unwrap_or_default())).unwrap_or_default())}</dd>
+                <dt>"Dismissed"</dt><dd data-testid="flag-dismissed">{format!("{} {} {}", when(f.dismissed_at), dismissal(f.dismissal.as_deref()), f.dismissed_reason.clone().map(|r| format!("— {r} ({})", f.dismissed_by.clone().unwrap_or_default())).unwrap_or_default())}</dd>
+                {f.snoozed_until.map(|t| view! { <dt>"Snoozed until"</dt><dd>{stamp_ago(t)}</dd> })}
+                {(f.state == "dismissed").then(|| view! {
+                    <dt>"Holding back"</dt><dd>{match f.released_at {
+                        Some(t) => format!("no longer: let go {}", stamp_ago(t)),
+                        None => "its trouble, while it lasts".to_string(),
+                    }}</dd>
+                })}
                 <dt>"Resolved"</dt><dd>{when(f.resolved_at)}</dd>
             </dl>
             {group_link.map(|h| view! { <p><a href=h>"Open the group's lag and chart"</a></p> })}
@@ -226,42 +222,26 @@ fn FlagDetail(
                 })}
                 <ActionForm action=dismiss attr:class="inline-form" attr:data-testid="dismiss">
                     <input type="hidden" name="flag_id" value=id2 />
-                    <label>"Reason " <input name="reason" required placeholder="expected: backfill paused" /></label>
+                    <fieldset>
+                        <legend>"Why"</legend>
+                        <label><input type="radio" name="dismissal" value="wrong" required />" The flag is wrong: there is no trouble"</label>
+                        <label><input type="radio" name="dismissal" value="expected" />" The trouble is expected"</label>
+                    </fieldset>
+                    <label>"Reason " <input name="reason" required placeholder="backfill paused until Monday" /></label>
+                    <label>"Snooze " <select name="snooze_hours">
+                        <option value="">"until the trouble clears"</option>
+                        <option value="1">"1 hour"</option>
+                        <option value="8">"8 hours"</option>
+                        <option value="24">"1 day"</option>
+                        <option value="168">"1 week"</option>
+                    </select></label>
+                    <p class="note">"While the trouble lasts nothing is raised again and nobody is paged. It comes back once the trouble clears and returns, or when the snooze ends."</p>
                     <button type="submit" class="danger">"Dismiss"</button>
                 </ActionForm>
             </section>
         })}
         <ActionNote value=ack.value() />
         <ActionNote value=dismiss.value() />
-        <section class="card" data-testid="receipts">
-            <h2>"Receipts"</h2>
-            <p>{format!("Rule: {rule}; {thresholds}.")}</p>
-            {as_of.map(|at| view! {
-                <p class="note" data-testid="receipts-as-of">{format!(
-                    "Receipts of the pass at {}: written again when the trouble changes (its kind, partitions, their statuses) and at least every {} passes. The group's page shows its lag now.",
-                    stamp_ago(at),
-                    REFRESH_EVALUATIONS
-                )}</p>
-            })}
-            {partitions.into_iter().map(|p| {
-                let samples = p["samples"].as_array().cloned().unwrap_or_default();
-                view! {
-                    <h3>{format!("{} [{}] — {}: {}", p["topic"].as_str().unwrap_or(""), p["partition"], p["status"].as_str().unwrap_or(""), p["reason"].as_str().unwrap_or(""))}</h3>
-                    <table class="list">
-                        <thead><tr><th>"Sampled at"</th><th>"Committed"</th><th>"Log start"</th><th>"Log end"</th></tr></thead>
-                        <tbody>
-                            {samples.into_iter().map(|s| view! {
-                                <tr>
-                                    <td>{s["at"].as_str().unwrap_or("").to_string()}</td>
-                                    <td>{s["committed"].to_string()}</td>
-                                    <td>{s["log_start"].to_string()}</td>
-                                    <td>{s["log_end"].to_string()}</td>
-                                </tr>
-                            }).collect_view()}
-                        </tbody>
-                    </table>
-                }
-            }).collect_view()}
-        </section>
+        <Receipts f=f.clone() />
     }
 }

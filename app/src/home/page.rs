@@ -11,6 +11,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::platform::page::Page;
+use streamkeeper::platform::words::counted;
 
 #[component]
 pub fn HomePage() -> impl IntoView {
@@ -207,7 +208,7 @@ fn ReviewList(items: Page<ReviewSummary>, all: &'static str) -> impl IntoView {
             {items.items.into_iter().map(|r| view! {
                 <li>
                     <a href=format!("/review/{}", r.id)>{r.title}</a>" "
-                    <small class="note">{format!("{} · {} by {} · {} of {} approvals", r.domain, r.state.describe(), r.author, r.approval_count, r.required)}</small>
+                    <small class="note">{format!("{} · {} by {} · {} of {}", r.domain, r.state.describe(), r.author, r.approval_count, counted(r.required, "approval"))}</small>
                 </li>
             }).collect_view()}
         </ul>

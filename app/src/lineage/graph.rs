@@ -13,8 +13,10 @@ use crate::lineage::widgets::{
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::platform::words::counted;
 
 #[component]
 pub fn LineageGraphPage() -> impl IntoView {
@@ -41,7 +43,7 @@ pub fn LineageGraphPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="Lineage graph" />
+        <Title text=move || page_title(topic.get().or(node.get()).as_deref(), "Lineage") />
         <p><a href="/lineage">"← Lineage"</a></p>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
@@ -68,14 +70,11 @@ fn Graph(g: GraphView) -> impl IntoView {
     let svg = graph_svg(&g);
     let steps: Vec<u32> = (1..=6).collect();
     let summary = format!(
-        "{} node{}, {} edge{}, {} hop{} each way (at most {} nodes).",
-        g.nodes.len(),
-        if g.nodes.len() == 1 { "" } else { "s" },
-        g.edges.len(),
-        if g.edges.len() == 1 { "" } else { "s" },
-        depth,
-        if depth == 1 { "" } else { "s" },
-        budget
+        "{}, {}, {} each way (at most {}).",
+        counted(g.nodes.len(), "node"),
+        counted(g.edges.len(), "edge"),
+        counted(depth, "hop"),
+        counted(budget, "node")
     );
     let partial = g.partial.then(|| {
         view! {

@@ -12,6 +12,7 @@ use crate::lineage::widgets::{graph_href, impact_href, number};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 
@@ -43,7 +44,7 @@ pub fn LineageImpactPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="What breaks" />
+        <Title text=move || page_title(topic.get().or(node.get()).as_deref(), "What breaks") />
         <p><a href="/lineage">"← Lineage"</a></p>
         <div data-testid="notify-notes">
             <ActionNote value=notify.value() />

@@ -1,7 +1,8 @@
-//! `/pilot`: the manager's page. The day-30 table (metric, baseline, now,
-//! ratio, events), a chart per metric over the pilot's weeks, the counts,
-//! each domain's autonomy level and review record, the flags dismissed as
-//! wrong, the first weeks' receipts, and the CSV exports. Managers and
+//! `/pilot`: the manager's page, read in two minutes. The day-30 table first
+//! (metric, before → now as people say it, baseline, now, events), a small
+//! chart per metric over the pilot's weeks, the counts beside each domain's
+//! autonomy level, review record and the flags dismissed as wrong, the
+//! first weeks' receipts folded, and the CSV exports. Managers and
 //! admins only: the port refuses everyone else, audited, and the page
 //! shows that refusal.
 
@@ -15,7 +16,9 @@ use crate::ui::params::{href_with, query_param};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::pilot::ratio::said;
 use streamkeeper::pilot::stats::{Count, human};
+use streamkeeper::platform::words::counted;
 
 #[component]
 pub fn PilotPage() -> impl IntoView {
@@ -41,10 +44,6 @@ pub fn PilotPage() -> impl IntoView {
     }
 }
 
-fn ratio(r: Option<f64>) -> String {
-    r.map(|r| format!("{r:.2}")).unwrap_or_else(|| "–".into())
-}
-
 #[component]
 fn Report(v: PilotView) -> impl IntoView {
     let PilotView { pilot, receipts } = v;
@@ -62,7 +61,7 @@ fn Report(v: PilotView) -> impl IntoView {
         .iter()
         .map(|row| {
             view! {
-                <section class="card">
+                <section>
                     <h3>{row.description.clone()}</h3>
                     <MetricChart metric=row.metric weeks=r.weeks.clone() baseline_ms=row.baseline_ms />
                 </section>
@@ -89,17 +88,17 @@ fn Report(v: PilotView) -> impl IntoView {
             <h2>"Day-30 review"</h2>
             <table class="list" data-testid="pilot-table">
                 <thead><tr>
-                    <th>"Metric"</th><th>"Baseline"</th><th>"Now (p50)"</th><th>"p90"</th>
-                    <th>"Ratio (p50 ÷ baseline)"</th><th>"Events"</th>
+                    <th>"Metric"</th><th>"Before → now (p50)"</th><th>"Baseline"</th><th>"Now (p50)"</th><th>"p90"</th>
+                    <th>"Events"</th>
                 </tr></thead>
                 <tbody>
                     {rows.into_iter().map(|row| view! {
                         <tr data-metric=row.metric.as_str()>
                             <th scope="row">{row.description.clone()}</th>
-                            <td data-ms=row.baseline_ms>{human(row.baseline_ms)}<br /><small>{row.baseline_note.clone()}</small></td>
+                            <td class="ratio"><strong>{said(row.baseline_ms, row.now.p50_ms)}</strong></td>
+                            <td class="baseline" data-ms=row.baseline_ms>{human(row.baseline_ms)}<br /><small>{row.baseline_note.clone()}</small></td>
                             <td class="p50" data-ms=row.now.p50_ms>{row.now.p50_ms.map(human).unwrap_or_else(|| "–".into())}</td>
                             <td class="p90" data-ms=row.now.p90_ms>{row.now.p90_ms.map(human).unwrap_or_else(|| "–".into())}</td>
-                            <td class="ratio">{ratio(row.now.ratio_p50)}</td>
                             <td class="events" data-events=row.now.events>
                                 {row.now.events}
                                 <br /><small class=if row.now.few { "few" } else { "" }>{row.now.note.clone()}</small>
@@ -113,8 +112,12 @@ fn Report(v: PilotView) -> impl IntoView {
                 " · " <a href="/api/v1/pilot/events.csv" download="pilot-events.csv" data-testid="events-csv">"every event behind it (CSV)"</a>
             </p>
         </section>
-        <h2>"Week by week"</h2>
-        {charts}
+        <section class="card">
+            <h2>"Week by week"</h2>
+            <p class="note">"p50 (dark) and p90 (light) per pilot week, each chart scaled to its own figures; the dashed line is the baseline; hollow points rest on fewer than 5 events; a dash is a week without events."</p>
+            <div class="pilot-charts">{charts}</div>
+        </section>
+        <div class="pilot-pair">
         <section class="card">
             <h2>"Counts"</h2>
             <table class="list" data-testid="pilot-counts"><tbody>{counts}</tbody></table>
@@ -140,8 +143,11 @@ fn Report(v: PilotView) -> impl IntoView {
                 }).collect_view()}
             </ul>
         </section>
-        <section class="card">
-            <h2>"What Streamkeeper would have done (domains at watch or suggest)"</h2>
+        </div>
+        // Receipts are evidence to look up, not part of the read: folded,
+        // unless a later page of them was asked for.
+        <details class="card" open=receipts.page > 1>
+            <summary><h2 class="inline">{format!("What Streamkeeper would have done (domains at watch or suggest): {}", counted(receipts.total, "receipt"))}</h2></summary>
             <table class="list" data-testid="pilot-receipts">
                 <thead><tr><th>"When"</th><th>"Would have"</th><th>"Domain"</th><th>"Where"</th><th>"What"</th><th>"Receipt"</th></tr></thead>
                 <tbody>
@@ -158,7 +164,7 @@ fn Report(v: PilotView) -> impl IntoView {
                 </tbody>
             </table>
             {pager}
-        </section>
+        </details>
     }
 }
 

@@ -9,10 +9,11 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param};
 use crate::ui::time::stamp_ago;
+use chrono::Utc;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
-use streamkeeper::platform::schedule::Schedule;
+use streamkeeper::platform::schedule::{Due, Schedule, due};
 
 #[component]
 pub fn RoutinesPage() -> impl IntoView {
@@ -134,7 +135,11 @@ fn TargetRow(r: RoutineStatus) -> impl IntoView {
     let next = match (&r.schedule, r.next_due_at) {
         _ if r.run_requested => "run requested".to_string(),
         (Schedule::Paused, _) => "paused".to_string(),
-        (_, Some(at)) => stamp_ago(at),
+        (_, Some(at)) => match due(at, Utc::now()) {
+            Due::At(at) => stamp_ago(at),
+            Due::Now => "due now".to_string(),
+            Due::OverdueSince(at) => format!("overdue since {}", stamp_ago(at)),
+        },
         (_, None) => "at the next start".to_string(),
     };
     let replica = r.holder.clone().map_or_else(

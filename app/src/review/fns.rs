@@ -116,10 +116,10 @@ pub async fn approve_review(
     leptos_axum::redirect(&format!("/review/{item_id}"));
     crate::ui::flash::noted(Ok(item), |i| {
         format!(
-            "You approved revision {} ({} of {} approvals). {}",
+            "You approved revision {} ({} of {}). {}",
             i.summary.revision,
             i.summary.approval_count,
-            i.summary.required,
+            streamkeeper::platform::words::counted(i.summary.required, "approval"),
             item_note(i)
         )
     })
@@ -296,11 +296,11 @@ fn item_note(i: &ReviewItem) -> String {
             format!("It is applied: version {v} of {}.", i.summary.subject)
         }
         (state, _) => format!(
-            "The item is {} (revision {}, {} of {} approvals).",
+            "The item is {} (revision {}, {} of {}).",
             state.describe(),
             i.summary.revision,
             i.summary.approval_count,
-            i.summary.required
+            streamkeeper::platform::words::counted(i.summary.required, "approval")
         ),
     }
 }

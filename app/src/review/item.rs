@@ -1,4 +1,5 @@
-//! A review item's page: its content hash, base, diff, checks, approvals,
+//! A review item's page: its content hash, base (a connector's running
+//! config), diff, checks (a connector's validation), approvals,
 //! comments and trail, and the forms the caller may use now. Every form works
 //! before the wasm loads: a successful action redirects back to the item, a
 //! failed one shows its error there.
@@ -9,7 +10,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::audit::widgets::DetailLines;
-use crate::connect::widgets::{ConnectorDiff, RunAfterApply};
+use crate::connect::widgets::{ConnectorDiff, RunAfterApply, Validated};
 use crate::error::{AppError, ConfirmField};
 use crate::review::fns::{
     ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
@@ -21,9 +22,10 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param};
 use crate::ui::schema::{CheckFindings, DiffTable, TypeSelect, verdict_class};
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
-use streamkeeper::review::{Base, State};
+use streamkeeper::review::{Base, Kind, State};
 
 /// The actions of an item's page; its data is fetched again after each.
 #[derive(Clone, Copy)]
@@ -88,7 +90,7 @@ pub fn ReviewItemPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match item.await {
-                    Ok(i) => view! { <ItemView i forms /> }.into_any(),
+                    Ok(i) => view! { <Title text=page_title(Some(&format!("#{} {}", i.summary.id, i.summary.title)), "Review") /> <ItemView i forms /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -108,6 +110,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
         None => "nothing registered".to_string(),
     };
     let right = format!("revision {}", s.revision);
+    let (target, base) = facts_of(&i);
     let domain = if s.domain.is_empty() {
         "no domain".to_string()
     } else {
@@ -158,11 +161,11 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                 </dd>
                 <dt>"Cluster"</dt><dd>{s.cluster.clone()}</dd>
                 <dt>"Topic"</dt><dd><a href=stream>{s.topic.clone()}</a> " · " <a href=crate::lineage::widgets::topic_impact_href(s.cluster_id, &s.topic) data-testid="review-impact">"What breaks if it changes"</a></dd>
-                <dt>"Subject"</dt><dd>{s.subject.clone()}</dd>
+                {target}
                 <dt>"Author"</dt><dd data-testid="author">{s.author.clone()}</dd>
                 <dt>"Revision"</dt><dd data-testid="revision">{s.revision}</dd>
                 <dt>"Content hash"</dt><dd><code class="hash" data-testid="content-hash">{i.content_hash.clone()}</code></dd>
-                <dt>"Base"</dt><dd data-testid="base">{base_text(&i.base)}</dd>
+                {base}
                 <dt>"Approvals"</dt><dd data-testid="approval-count">{format!("{} of {}", s.approval_count, s.required)}</dd>
                 <dt>"Proposed"</dt><dd>{stamp_ago(s.created_at)}</dd>
                 <dt>"Updated"</dt><dd>{stamp_ago(s.updated_at)}</dd>
@@ -211,6 +214,41 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
     }
 }
 
+/// What the item changes and what it was made against: a schema item's
+/// subject and base version, a connector item's connector and the running
+/// config it was read against.
+fn facts_of(i: &ReviewItem) -> (AnyView, AnyView) {
+    let s = &i.summary;
+    if !s.kind.is_connector() {
+        return (
+            view! { <dt>"Subject"</dt><dd>{s.subject.clone()}</dd> }.into_any(),
+            view! { <dt>"Base"</dt><dd data-testid="base">{base_text(&i.base)}</dd> }.into_any(),
+        );
+    }
+    // A connector item's subject is `connect/name`.
+    let (connect, name) = s.subject.split_once('/').unwrap_or(("", &s.subject));
+    let href = href_with(
+        &format!("/clusters/{}/connector", s.cluster_id),
+        &[
+            ("connect", Some(connect.to_owned())),
+            ("name", Some(name.to_owned())),
+        ],
+    );
+    let against = match &i.connector_diff {
+        Some(d) if d.base_exists => "its running config as read when this revision was made",
+        Some(_) => "nothing: the connector does not exist yet",
+        None => "the connector as it runs",
+    };
+    (
+        view! {
+            <dt>"Connector"</dt>
+            <dd data-testid="connector"><a href=href>{name.to_owned()}</a>{format!(" on Connect cluster {connect}")}</dd>
+        }
+        .into_any(),
+        view! { <dt>"Made against"</dt><dd data-testid="base">{against}</dd> }.into_any(),
+    )
+}
+
 /// The forms the caller may use now, after the change and its checks:
 /// apply; approve (or why not) and reject, each in a box of its own so one
 /// is never sent for the other; withdraw.
@@ -231,7 +269,7 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                     <section class="card">
                         <ActionForm action=forms.apply attr:class="stack" attr:data-testid="apply-form">
                             <input type="hidden" name="item_id" value=id() />
-                            <p class="note">"Registers this revision in the cluster's Schema Registry, after checking that the subject's latest version is still the base."</p>
+                            <p class="note">{apply_note(i.summary.kind)}</p>
                             <button type="submit">{format!("Apply revision {revision}")}</button>
                         </ActionForm>
                     </section>
@@ -365,29 +403,58 @@ fn confirm_fields(confirm: Confirmation, item_id: i64, failed: Option<&AppError>
     }
 }
 
+/// What applying does, in the words of what it changes.
+fn apply_note(kind: Kind) -> &'static str {
+    match kind {
+        Kind::ConnectorDraft => {
+            "Sends this config to Kafka Connect, after checking that the connector's running config is still the one this revision was made against."
+        }
+        Kind::ConnectorRestart => {
+            "Restarts what has failed of the connector (itself or its tasks) on Kafka Connect."
+        }
+        _ => {
+            "Registers this revision in the cluster's Schema Registry, after checking that the subject's latest version is still the base."
+        }
+    }
+}
+
+/// The revision's checks: a schema item's compatibility check, a
+/// connector draft's validation (a restart changes no config).
 #[component]
 fn CheckSection(i: ReviewItem) -> impl IntoView {
+    let body = match (i.summary.kind, i.connector_check, i.check) {
+        (_, Some(c), _) => view! { <Validated c /> }.into_any(),
+        (Kind::ConnectorRestart, None, _) => view! {
+            <p class="note">"A restart changes no config: there is nothing to validate."</p>
+        }
+        .into_any(),
+        (Kind::ConnectorDraft, None, _) => {
+            view! { <p class="note">"This revision has not been validated."</p> }.into_any()
+        }
+        (_, None, Some(r)) => {
+            let link = format!("/schema-checks/{}", r.id);
+            view! {
+                <section class="card" data-testid="item-check">
+                    <p>
+                        <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
+                        " " <span data-testid="summary">{r.summary.clone()}</span>
+                    </p>
+                    <p class="note">
+                        {format!("Checked {} in {} ms · ", stamp_ago(r.submitted_at), r.elapsed_ms)}
+                        <a href=link>"The full report →"</a>
+                    </p>
+                    <CheckFindings r nested=true />
+                </section>
+            }
+            .into_any()
+        }
+        (_, None, None) => {
+            view! { <p class="note">"This revision has not been checked yet."</p> }.into_any()
+        }
+    };
     view! {
         <h2>"Checks"</h2>
-        {match i.check {
-            Some(r) => {
-                let link = format!("/schema-checks/{}", r.id);
-                view! {
-                    <section class="card" data-testid="item-check">
-                        <p>
-                            <span class=verdict_class(r.verdict) data-testid="verdict">{r.verdict.as_str()}</span>
-                            " " <span data-testid="summary">{r.summary.clone()}</span>
-                        </p>
-                        <p class="note">
-                            {format!("Checked {} in {} ms · ", stamp_ago(r.submitted_at), r.elapsed_ms)}
-                            <a href=link>"The full report →"</a>
-                        </p>
-                        <CheckFindings r nested=true />
-                    </section>
-                }.into_any()
-            }
-            None => view! { <p class="note">"This revision has not been checked yet."</p> }.into_any(),
-        }}
+        {body}
     }
 }
 

@@ -132,6 +132,12 @@ pub struct ReviewItem {
     /// An applied connector item: whether the connector runs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub connector_run: Option<crate::connect::model::RunAfterApply>,
+    /// A connector draft's validation of this revision (the rules and the
+    /// worker's validate), its counterpart of `check`; its config is the
+    /// content, so the check's is left empty.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[cfg_attr(feature = "ssr", schema(value_type = Option<Object>))]
+    pub connector_check: Option<crate::connect::model::DraftCheck>,
 }
 
 /// A proposal: a producer's new schema for a topic, or a schema to

@@ -11,6 +11,7 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param, query_param};
 use crate::ui::schema::{CheckFindings, TypeSelect, editable, verdict_class};
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::MAX_TITLE_CHARS;
@@ -40,7 +41,7 @@ pub fn CheckPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="Check a producer change" />
+        <Title text=move || page_title(name.get().as_deref(), "Check a producer change") />
         {move || match (id.get(), name.get()) {
             (Some(id), Some(topic)) => {
                 let back = href_with(&format!("/clusters/{id}/stream"), &[("name", Some(topic.clone()))]);
@@ -163,7 +164,7 @@ pub fn CheckReportPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match report.await {
-                    Ok(r) => view! { <ReportView r /> }.into_any(),
+                    Ok(r) => view! { <Title text=page_title(Some(&r.topic), "Schema checks") /> <ReportView r /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}

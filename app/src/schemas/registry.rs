@@ -10,6 +10,7 @@ use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::schema::{DiffTable, TypeSelect};
 use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::Kind;
@@ -97,6 +98,7 @@ pub fn SubjectsPage() -> impl IntoView {
                         let cluster_id = r.cluster_id;
                         let sort = sort.get_untracked();
                         view! {
+                            <Title text=page_title(Some(&r.cluster), "Schemas") />
                             <SubjectsView r sort />
                             <ProposeRegistration cluster_id propose />
                         }
@@ -216,7 +218,7 @@ pub fn SubjectPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="Subject" />
+        <Title text=move || page_title(name.get().as_deref(), "Schemas") />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match diff.await {

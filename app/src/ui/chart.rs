@@ -8,6 +8,7 @@ use crate::watch::model::LagPoint;
 use chrono::{DateTime, Offset, Utc};
 use chrono_tz::Tz;
 use leptos::prelude::*;
+use streamkeeper::platform::words::counted;
 
 const W: f64 = 720.0;
 const H: f64 = 220.0;
@@ -278,11 +279,12 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
         .max()
         .map_or_else(|| "no figures".to_string(), |h| format!("highest {h}"));
     let summary = format!(
-        "Lag in messages over the last {range}, to {}; {highest}; {} gap{} without data.",
+        "Lag in messages over the last {range}, to {}; {highest}; {} without data.",
         crate::ui::time::local(to).format("%Y-%m-%d %H:%M %Z"),
-        p.gaps,
-        if p.gaps == 1 { "" } else { "s" }
+        counted(p.gaps, "gap")
     );
+    let unwatched = p.bands.iter().any(|b| b.2 == UNWATCHED);
+    let gaps = p.gaps > 0;
     let y_max = p.ticks.last().copied().unwrap_or(1).max(1) as f64;
     let y = move |v: i64| TOP + (1.0 - v as f64 / y_max) * (H - TOP - BOTTOM);
     let span = (to - from).num_milliseconds().max(1) as f64;
@@ -315,6 +317,13 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
                     <circle class="hit" cx=format!("{x:.1}") cy=format!("{y:.1}") r="5"><title>{text}</title></circle>
                 }).collect_view()}
             </svg>
+            // The shades' meaning, for the ones drawn: the time before a
+            // series began is not an outage and must not read as one.
+            <ul class="legend">
+                <li><span class="swatch line" aria-hidden="true"></span>"messages behind"</li>
+                {unwatched.then(|| view! { <li data-testid="legend-unwatched"><span class="swatch unwatched" aria-hidden="true"></span>{UNWATCHED}": before its first sample"</li> })}
+                {gaps.then(|| view! { <li><span class="swatch gap" aria-hidden="true"></span>{UNREAD}</li> })}
+            </ul>
             <figcaption class="note">{summary}</figcaption>
         </figure>
     }

@@ -13,3 +13,4 @@ pub mod roles;
 pub mod schema;
 pub mod sort;
 pub mod time;
+pub mod title;

@@ -9,6 +9,7 @@ use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use crate::watch::fns::{get_cluster, get_group_lag, get_lag_series, list_clusters, list_groups};
 use crate::watch::model::{PartitionRef, last_message_text};
 use leptos::prelude::*;
@@ -108,6 +109,7 @@ pub fn ClusterPage() -> impl IntoView {
                         let c = d.cluster;
                         let id = c.id;
                         view! {
+                            <Title text=page_title(Some(&c.name), "Clusters") />
                             {match &c.paused {
                                 // Nothing is read while paused: the figures
                                 // below are the last pass's, not current.
@@ -315,7 +317,7 @@ pub fn GroupPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="Consumer group" />
+        <Title text=move || page_title(name.get().as_deref(), "Consumer groups") />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match lag.await {

@@ -224,10 +224,11 @@ pub async fn add_cluster(
                 .problems
                 .first()
                 .cloned()
-                .unwrap_or_else(|| "nothing answered".into());
+                .unwrap_or_else(|| "Nothing answered.".into());
             return Err(AppError::Conflict(format!(
-                "The connection test failed, so {} was not added: {why}. Fix the settings, or tick “Add it even though the test fails” to watch it anyway (it shows as unreachable until it answers).",
-                new.name
+                "The connection test failed, so {} was not added: {} Fix the settings, or tick “Add it even though the test fails” to watch it anyway (it shows as unreachable until it answers).",
+                new.name,
+                streamkeeper::platform::words::sentence(&why)
             )));
         }
     }

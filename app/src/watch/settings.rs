@@ -15,6 +15,7 @@ use crate::watch::fns::{
 use crate::watch::model::{ClusterView, ConnectionReport, RemovedCluster, kept_until};
 use leptos::prelude::*;
 use leptos_meta::Title;
+use streamkeeper::platform::words::counted;
 use streamkeeper::watch::reach::{TEST_TIMEOUT_S, trace};
 
 /// The connection fields, shared by the test and the add forms.
@@ -215,7 +216,7 @@ fn WatchedClusters(added: RwSignal<usize>) -> impl IntoView {
 #[component]
 fn RemovedTable(list: Vec<RemovedCluster>, restore: ServerAction<RestoreCluster>) -> impl IntoView {
     view! {
-        <table>
+        <table class="list">
             <thead><tr><th>"Name"</th><th>"Bootstrap"</th><th>"Removed"</th><th>"By"</th><th>"Purged on"</th><th></th></tr></thead>
             <tbody>
                 {list.into_iter().map(|c| {
@@ -324,13 +325,13 @@ fn Report(r: ConnectionReport, protocol: String) -> impl IntoView {
     };
     let summary = if r.reachable {
         format!(
-            "Reached {} broker(s) in {} ms: {} topics, {} partitions ({} with log offsets), {} consumer groups ({} with committed offsets).",
-            r.brokers,
+            "Reached {} in {} ms: {}, {} ({} with log offsets), {} ({} with committed offsets).",
+            counted(r.brokers, "broker"),
             r.took_ms,
-            r.topics,
-            r.partitions,
+            counted(r.topics, "topic"),
+            counted(r.partitions, "partition"),
             r.partitions_with_offsets,
-            r.groups,
+            counted(r.groups, "consumer group"),
             r.groups_with_offsets
         )
     } else {

@@ -14,11 +14,13 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
+use crate::ui::title::page_title;
 use crate::watch::fns::{DescribeStream, get_stream, list_streams};
 use crate::watch::model::{StreamDetail, last_message_text};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
+use streamkeeper::platform::words::counted;
 use streamkeeper::watch::list::StreamColumn;
 
 fn status_class(s: &str) -> &'static str {
@@ -131,7 +133,7 @@ pub fn StreamPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="Stream" />
+        <Title text=move || page_title(name.get().as_deref(), "Streams") />
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match detail.await {
@@ -180,7 +182,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                 <dt>"SLA tier"</dt><dd>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</dd>
                 <dt>"Freshness budget"</dt><dd>{t.freshness_budget_s.map_or("–".to_string(), |b| format!("{b} s"))}</dd>
                 <dt>"Expected interval"</dt><dd>{t.expected_interval_s.map_or("–".to_string(), |b| format!("a message every {b} s"))}</dd>
-                <dt>"Health"</dt><dd>{format!("{} partitions; {health}", t.partitions)}</dd>
+                <dt>"Health"</dt><dd>{format!("{}; {health}", counted(t.partitions, "partition"))}</dd>
                 <dt>"Messages"</dt><dd>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</dd>
                 <dt>"Last message"</dt><dd>{last_message_text(t.last_message, "%Y-%m-%d %H:%M:%S %Z")}</dd>
                 <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
@@ -202,9 +204,9 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                             <span class=status_class(&c.status)>{c.status.clone()}</span>
                         </h3>
                         <p class="note">{format!(
-                            "owner {} · lag {} messages · time lag {}",
+                            "owner {} · lag {} · time lag {}",
                             c.owner.clone().unwrap_or_else(|| "none".into()),
-                            c.lag.map_or("–".to_string(), |l| l.to_string()),
+                            c.lag.map_or("–".to_string(), |l| counted(l, "message")),
                             c.max_time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64)),
                         )}</p>
                         <LagChart points=c.series to=d.series_to hours=d.series_hours />

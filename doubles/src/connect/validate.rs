@@ -277,6 +277,17 @@ const ELASTICSEARCH: &[Key] = &[
     choice("write.method", "insert", "Connector", &["insert", "upsert"]),
 ];
 
+/// Confluent's Azure Blob Storage sink: its account key is typed PASSWORD
+/// though its name says nothing of a secret, which only the validate
+/// answer's `definition.type` tells.
+const AZURE_BLOB: &[Key] = &[
+    key("azblob.account.name", "STRING", NoDefault, "Azure"),
+    key("azblob.account.key", "PASSWORD", Optional, "Azure"),
+    key("azblob.container.name", "STRING", Optional, "Azure"),
+    key("format.class", "CLASS", NoDefault, "Connector"),
+    key("flush.size", "INT", NoDefault, "Connector"),
+];
+
 /// The plugins the double has installed: class, type, version, keys.
 pub(super) const PLUGINS: &[(&str, &str, &str, &[Key])] = &[
     (
@@ -338,6 +349,12 @@ pub(super) const PLUGINS: &[(&str, &str, &str, &[Key])] = &[
         "sink",
         "14.1.2",
         ELASTICSEARCH,
+    ),
+    (
+        "io.confluent.connect.azure.blob.AzureBlobStorageSinkConnector",
+        "sink",
+        "1.6.24",
+        AZURE_BLOB,
     ),
 ];
 

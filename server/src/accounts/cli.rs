@@ -59,9 +59,10 @@ pub enum TokenCommand {
         /// What the token is for, e.g. "ci-schema-check".
         #[arg(long)]
         name: String,
-        /// A scope (repeat for several): read, check, propose, approve,
-        /// lineage:write, write.
-        #[arg(long = "scope", default_value = "read")]
+        /// A scope (repeat for several): read, check, propose,
+        /// lineage:write, metrics, write. Not approve: approvals are done by
+        /// people in the console.
+        #[arg(long = "scope", default_value = "read", value_parser = streamkeeper::accounts::token::grantable)]
         scopes: Vec<Scope>,
         /// Days until the token stops working (default: until revoked).
         #[arg(long, value_parser = clap::value_parser!(u16).range(1..))]

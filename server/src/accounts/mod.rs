@@ -622,7 +622,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             username: u.username.clone(),
             display_name: u.display_name.clone(),
             must_change_password: u.must_change_password,
-            second_factor: u.totp_secret.is_some(),
+            second_factor: u.has_second_factor(),
             recovery_codes_left: left,
             pending: second_factor::pending(&u)?,
             single_sign_on: store::sso::is_single_sign_on(&self.pool, u.id).await?,
@@ -685,7 +685,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             from,
             "account.second_factor.start",
             format!("user:{}", u.username),
-            json!({ "renewal": u.totp_secret.is_some() }),
+            json!({ "renewal": u.has_second_factor() }),
         )
         .await?;
         Ok(commit(tx).await?)
@@ -718,7 +718,10 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let mut tx = begin(&self.pool).await?;
         let renewal = done.secret.is_none();
         match &done.secret {
-            Some(secret) => store::users::enable_totp(&mut tx, u.id, secret, done.step).await?,
+            Some(secret) => {
+                let stored = second_factor::for_storage(u.id, secret);
+                store::users::enable_totp(&mut tx, u.id, &stored, done.step).await?
+            }
             None => {
                 if !store::users::use_totp_step(&mut tx, u.id, done.step).await? {
                     drop(tx);
@@ -761,7 +764,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         const ACTION: &str = "account.second_factor.refused";
         session_only(who)?;
         let u = self.confirm_password(who, from, ACTION, password).await?;
-        if u.totp_secret.is_none() {
+        if !u.has_second_factor() {
             return Err(AppError::Conflict("You have no second factor.".into()));
         }
         let factor = self.confirm_code(who, from, ACTION, &u, code, true).await?;
@@ -796,7 +799,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
             from,
             "user.second_factor.reset",
             format!("user:{}", u.username),
-            json!({ "had_second_factor": u.totp_secret.is_some() }),
+            json!({ "had_second_factor": u.has_second_factor() }),
         )
         .await?;
         Ok(commit(tx).await?)

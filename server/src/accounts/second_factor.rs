@@ -1,13 +1,17 @@
 //! TOTP codes (RFC 6238, with `totp-rs`) and recovery codes, checked
 //! against a user's stored state: the rules are `streamkeeper::accounts::second_factor`'s,
 //! the codes computed here, and a code accepted is written down in the same
-//! statement that checks it was not used before.
+//! statement that checks it was not used before. TOTP secrets are sealed at
+//! rest under `STREAMKEEPER_TOTP_KEY` when it is set ([`use_key`],
+//! [`at_start`]).
 
-use crate::accounts::store::users::UserRow;
+use crate::accounts::store::users::{StoredSecret, UserRow};
 use crate::platform::db::acquire;
+use crate::platform::seal::SealKey;
 use chrono::Utc;
 use rand::RngCore;
 use sqlx::PgPool;
+use std::sync::OnceLock;
 use streamkeeper::accounts::second_factor::{
     CodeRefusal, FactorInput, STEP_SECONDS, accept_code, classify, recovery_codes_from_seed,
     recovery_hash, secret_from_seed, time_step,
@@ -35,11 +39,110 @@ fn totp(secret: Vec<u8>, username: &str) -> Result<Totp, AppError> {
         })
 }
 
+/// The process's sealing key, set once at start ([`use_key`]); like the
+/// audit key, every path that reads or writes a secret uses it, so it is
+/// kept here rather than threaded through each.
+static KEY: OnceLock<Option<SealKey>> = OnceLock::new();
+
+/// Sets the key TOTP secrets are sealed with, once, before any is read or
+/// written; later calls change nothing.
+pub fn use_key(key: Option<SealKey>) {
+    let _ = KEY.set(key);
+}
+
+fn key() -> Option<&'static SealKey> {
+    KEY.get().and_then(Option::as_ref)
+}
+
+/// Whether TOTP secrets are sealed at rest.
+pub fn keyed() -> bool {
+    key().is_some()
+}
+
+/// What a user's sealed secret is bound to: their id, so that a sealed
+/// value copied to another user's row does not open there.
+fn owner(user_id: i64) -> String {
+    format!("users.totp_sealed:{user_id}")
+}
+
+/// A confirmed secret as it is stored: sealed when there is a key.
+pub fn for_storage(user_id: i64, secret_base32: &str) -> StoredSecret {
+    match key() {
+        Some(k) => StoredSecret::Sealed(k.seal(&owner(user_id), secret_base32.as_bytes())),
+        None => StoredSecret::Plain(secret_base32.to_owned()),
+    }
+}
+
+/// Why the server cannot start with the TOTP key it has.
+#[derive(Debug, thiserror::Error)]
+pub enum KeyError {
+    #[error(
+        "TOTP secrets are sealed in the database: set STREAMKEEPER_TOTP_KEY to the key they were sealed with"
+    )]
+    Missing,
+    #[error(
+        "STREAMKEEPER_TOTP_KEY does not open the TOTP secret sealed for user {0}: it is another key, or the value was altered"
+    )]
+    Mismatch(i64),
+    #[error("reading the users' TOTP secrets failed: {0}")]
+    Db(#[from] crate::platform::errors::Db),
+}
+
+/// Checked at start by every command that may read a second factor: with
+/// a key, it must open the secrets sealed before, and the secrets still in
+/// plain form are sealed now (the migration that made the column could not
+/// know the key); without one, no secret may be sealed. Answers how many
+/// secrets it sealed.
+pub async fn at_start(pool: &PgPool) -> Result<usize, KeyError> {
+    use crate::accounts::store::users;
+    let sample = users::a_sealed_totp_secret(pool).await?;
+    let Some(k) = key() else {
+        return match sample {
+            Some(_) => Err(KeyError::Missing),
+            None => Ok(0),
+        };
+    };
+    if let Some((id, sealed)) = sample
+        && k.open(&owner(id), &sealed).is_err()
+    {
+        return Err(KeyError::Mismatch(id));
+    }
+    let mut sealed = 0;
+    for (id, plain) in users::plain_totp_secrets(pool).await? {
+        let s = k.seal(&owner(id), plain.as_bytes());
+        if users::seal_totp_secret(pool, id, &plain, &s).await? {
+            sealed += 1;
+        }
+    }
+    Ok(sealed)
+}
+
+/// The user's secret (base32), opened when sealed.
+fn stored_secret(u: &UserRow) -> Result<Option<String>, AppError> {
+    let unreadable = |why: &str| {
+        tracing::error!(user_id = u.id, "a stored TOTP secret {why}");
+        AppError::Internal(crate::platform::errors::reference())
+    };
+    match (&u.totp_secret, &u.totp_sealed) {
+        (Some(plain), _) => Ok(Some(plain.clone())),
+        (None, None) => Ok(None),
+        (None, Some(sealed)) => {
+            let k = key().ok_or_else(|| unreadable("is sealed and no key is set"))?;
+            let bytes = k
+                .open(&owner(u.id), sealed)
+                .map_err(|_| unreadable("does not open with the key"))?;
+            String::from_utf8(bytes)
+                .map(Some)
+                .map_err(|_| unreadable("is not text"))
+        }
+    }
+}
+
 fn stored_totp(u: &UserRow) -> Result<Option<Totp>, AppError> {
-    let Some(secret) = &u.totp_secret else {
+    let Some(secret) = stored_secret(u)? else {
         return Ok(None);
     };
-    let bytes = Secret::try_from_base32(secret).map_err(|_| {
+    let bytes = Secret::try_from_base32(&secret).map_err(|_| {
         tracing::error!(user_id = u.id, "a stored TOTP secret is not base32");
         AppError::Internal(crate::platform::errors::reference())
     })?;
@@ -139,7 +242,7 @@ pub fn pending(u: &UserRow) -> Result<Option<PendingFactor>, AppError> {
     };
     let seed = seed_bytes(seed)?;
     let codes = recovery_codes_from_seed(&seed);
-    if u.totp_secret.is_some() {
+    if u.has_second_factor() {
         return Ok(Some(PendingFactor {
             secret_base32: None,
             otpauth_uri: None,

@@ -9,14 +9,17 @@
 pub mod api;
 pub mod cli;
 pub mod metrics;
+mod password_keys;
 pub mod routine;
 pub mod store;
 
+use crate::platform::ownership;
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet};
-use streamkeeper::access::stewardship::{Stewardship, may_steward};
+use streamkeeper::access::ownership as rule;
+use streamkeeper::access::stewardship::may_claim;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::connect::finding::Finding;
@@ -176,7 +179,7 @@ fn summary(r: &ConnectorRow) -> ConnectorSummary {
         name: r.name.clone(),
         class: r.class.clone(),
         kind: r.kind.clone(),
-        state: r.state.clone(),
+        state: r.shown_state(),
         tasks_total: r.tasks,
         tasks_failed: r.tasks_failed,
         tasks_running: r.tasks_running,
@@ -187,6 +190,17 @@ fn summary(r: &ConnectorRow) -> ConnectorSummary {
         seen_at: r.seen_at,
         gone_at: r.gone_at,
     }
+}
+
+/// A config someone sent (to validate, propose or edit): its shape, then
+/// its size, before any rule reads it or the worker is asked. A value over
+/// 100 KiB or a config over 1 MiB is a 422 naming the key and the limit.
+pub fn sent_config(v: &serde_json::Value) -> Result<Config, AppError> {
+    let config = Config::from_value(v).map_err(|e| AppError::Invalid(e.to_string()))?;
+    config
+        .within_limits()
+        .map_err(|e| AppError::Invalid(crate::platform::limits::sentence(&e.to_string())))?;
+    Ok(config)
 }
 
 /// A stored (masked) config back as a config.
@@ -461,7 +475,10 @@ impl ConnectService {
     }
 
     /// Sets or clears a connector's owner: admins anything; an owner may
-    /// claim an unowned connector for a team they belong to.
+    /// claim a connector for a team they belong to when it is unowned or
+    /// their team's through a stream it reads or writes (`may_claim`). A
+    /// claim refused, or on a connector or team that does not exist, is
+    /// audited and changes nothing.
     pub async fn set_owner(
         &self,
         who: &Principal,
@@ -473,6 +490,53 @@ impl ConnectService {
     ) -> Result<(), AppError> {
         require(who, Action::Read, "claim connectors")?;
         let connect = self.connect(cluster_id, name).await?;
+        let target = format!("connector:{}/{connector}", connect.name);
+        let team_id = match self.claim(who, connect.id, connector, team).await {
+            Ok(t) => t,
+            // A 403 the web layer audits with its reason; a claim on a
+            // connector or team that does not exist is recorded here.
+            Err(e @ AppError::Forbidden(_)) => return Err(e),
+            Err(e) => {
+                let detail =
+                    json!({ "cluster_id": cluster_id, "team": team, "refused": e.to_string() });
+                crate::accounts::record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "connector.owner.refused",
+                    target,
+                    detail,
+                )
+                .await;
+                return Err(e);
+            }
+        };
+        let mut tx = begin(&self.pool).await?;
+        let at = crate::platform::clock::now();
+        store::set_owner(&mut tx, connect.id, connector, team_id, at).await?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "connector.owner",
+            target,
+            json!({ "cluster_id": cluster_id, "team": team }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+
+    /// The team `who` may give the connector to, or why not.
+    async fn claim(
+        &self,
+        who: &Principal,
+        connect_id: i64,
+        connector: &str,
+        team: Option<&str>,
+    ) -> Result<Option<i64>, AppError> {
+        let current = ownership::connector(&self.pool, connect_id, connector)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Connector {connector}")))?;
         let team_id = match team {
             Some(t) => Some(
                 store::team_id(&self.pool, t)
@@ -481,28 +545,14 @@ impl ConnectService {
             ),
             None => None,
         };
-        let row = store::connector(&self.pool, connect.id, connector)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Connector {connector}")))?;
         let mine = Facts::load(&self.pool, who).await?;
-        let claim = Stewardship::Claim { for_team: team_id };
-        if !may_steward(mine.steward(who), row.owner_team_id, claim) {
-            return Err(AppError::Forbidden(
-                "change this connector's owner (owners may claim unowned connectors for their own team)".into(),
-            ));
+        if !may_claim(mine.steward(who), current.as_ref(), team_id) {
+            return Err(AppError::Forbidden(format!(
+                "change this connector's owner: it is {} (owners may claim unowned connectors, or their own team's, for their own team)",
+                rule::describe(current.as_ref())
+            )));
         }
-        let mut tx = begin(&self.pool).await?;
-        store::set_owner(&mut tx, connect.id, connector, team_id).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "connector.owner",
-            format!("connector:{}/{connector}", connect.name),
-            json!({ "cluster_id": cluster_id, "team": team }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
+        Ok(team_id)
     }
 
     /// The rules on a draft, and with a Connect cluster named, the worker's
@@ -577,8 +627,7 @@ impl ConnectService {
         admin: bool,
         req: ValidateRequest,
     ) -> Result<ValidateReport, AppError> {
-        let config =
-            Config::from_value(&req.config).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let config = sent_config(&req.config)?;
         let plugin = config
             .plugin()
             .map_err(|e| AppError::Invalid(e.to_string()))?;

@@ -1,6 +1,8 @@
 //! The status routine: for each Kafka cluster, every Connect cluster whose
 //! interval is up (default 30 s) is read with one request
-//! (`GET /connectors?expand=status&expand=info`), read-only. Each
+//! (`GET /connectors?expand=status&expand=info`), read-only (and, once a
+//! day per plugin class, the plugin's validate, which changes nothing, to
+//! learn which keys it types PASSWORD: `password_keys`). Each
 //! connector's and task's state is stored, with a history row when it
 //! changed; a FAILED connector or task raises a flag to the connector's
 //! owner with the trace as its receipt, resolved when it runs again; one
@@ -17,12 +19,13 @@
 
 use super::store::{self, ConnectRow, SeenConnector, SeenTask};
 use crate::clients::egress::Outbound;
+use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
 };
-use crate::watch::judge::{raise_to, resolve_to};
 use crate::watch::store::ClusterRow;
 use async_trait::async_trait;
 use serde_json::json;
@@ -34,10 +37,10 @@ use streamkeeper::connect::draft::governing_domain;
 use streamkeeper::connect::lineage::lineage;
 use streamkeeper::connect::restart::{Decision, MAX_PER_DAY, decide, wait_minutes};
 use streamkeeper::connect::status::{
-    ConnectorSeen, InstanceSeen, SUBJECT_KIND, flag_key, observe, scrub_trace, unassigned_passes,
+    ConnectorSeen, InstanceSeen, SUBJECT_KIND, observe, scrub_trace, unassigned_passes,
 };
 use streamkeeper::connect::{Config, secret};
-use streamkeeper::flags::{self, FlagKey, Step};
+use streamkeeper::flags::{FlagKey, Observation};
 use tokio_util::sync::CancellationToken;
 
 /// How often the routine looks for Connect clusters that are due.
@@ -177,6 +180,8 @@ pub async fn pass(
         .iter()
         .map(|t| ((t.connector_id, t.task), t))
         .collect();
+    let marked_by_class =
+        super::password_keys::marked_by_class(pool, &client, connect.id, &listing).await?;
     let none = BTreeSet::new();
     let mut rows = Vec::with_capacity(listing.len());
     let mut seen = Vec::with_capacity(listing.len());
@@ -186,7 +191,11 @@ pub async fn pass(
             continue;
         };
         let plain: Config = info.config.0.iter().collect();
-        let scrub = |t: &Option<String>| t.as_deref().map(|t| scrub_trace(t, &plain, &none));
+        let marked = plain
+            .get(streamkeeper::connect::config::CLASS)
+            .and_then(|c| marked_by_class.get(c))
+            .unwrap_or(&none);
+        let scrub = |t: &Option<String>| t.as_deref().map(|t| scrub_trace(t, &plain, marked));
         let prev = by_name.get(name.as_str()).copied();
         let state = status.connector.state.as_str().to_owned();
         let trace = scrub(&status.connector.trace);
@@ -236,8 +245,8 @@ pub async fn pass(
             state,
             worker_id: status.connector.worker_id.clone(),
             trace,
-            config: secret::mask(&plain, &none).to_json(),
-            config_hash: config_hash(&plain, &none),
+            config: secret::mask(&plain, marked).to_json(),
+            config_hash: config_hash(&plain, marked),
             topics: topics_of(&plain, &cluster.bootstrap),
             unassigned_passes: i32::try_from(passes).unwrap_or(i32::MAX),
             tasks,
@@ -387,9 +396,9 @@ async fn restart_failed(
     Ok(done)
 }
 
-/// Raises, updates and resolves the Connect cluster's connector flags.
-/// A flag resolves only for a connector this pass read (or one the worker
-/// no longer lists): one missing from a listing mid-change keeps its flag.
+/// Raises, updates and resolves the Connect cluster's connector flags
+/// through the flags' lifecycle; returns how many connectors are in
+/// trouble.
 async fn reconcile(
     pool: &PgPool,
     cluster: &ClusterRow,
@@ -398,16 +407,6 @@ async fn reconcile(
     listed: &[String],
     restarts: &BTreeMap<String, AutoRestart>,
 ) -> Result<usize, Db> {
-    let prefix = format!("{}/", connect.name);
-    let live = crate::flags::store::live(pool, cluster.id).await?;
-    let mine: BTreeMap<&FlagKey, &(i64, String)> = live
-        .iter()
-        .filter(|(k, _)| k.subject_kind == SUBJECT_KIND && k.subject.starts_with(&prefix))
-        .collect();
-    let open: BTreeMap<FlagKey, String> = mine
-        .iter()
-        .map(|(k, (_, kind))| ((*k).clone(), kind.clone()))
-        .collect();
     let now_ms = chrono::Utc::now().timestamp_millis();
     let observed: Vec<_> = seen
         .iter()
@@ -421,54 +420,83 @@ async fn reconcile(
         })
         .collect();
     let flagged = observed.len();
-    let listed: BTreeSet<&str> = listed.iter().map(String::as_str).collect();
-    let mut evaluated: BTreeSet<FlagKey> = seen
-        .iter()
-        .map(|s| flag_key(&connect.name, &s.name))
-        .collect();
-    evaluated.extend(
-        open.keys()
-            .filter(|k| !listed.contains(&k.subject[prefix.len()..]))
-            .cloned(),
-    );
-    for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
-        match step {
-            Step::Raise(o) => {
-                let name = &o.key.subject[prefix.len()..];
-                let route = store::route(pool, connect.id, name).await?;
-                raise_to(pool, cluster, &o, route).await?;
-            }
-            Step::Update { observation, .. } => {
-                if let Some((id, _)) = mine.get(&observation.key) {
-                    let name = &observation.key.subject[prefix.len()..];
-                    let mut tx = begin(pool).await?;
-                    crate::flags::store::update(&mut tx, *id, &observation).await?;
-                    // A restart on an open flag is news for the owner too.
-                    if restarts.get(name).is_some_and(|r| r.restarted)
-                        && let Some((_, team, Some(url))) =
-                            store::route(pool, connect.id, name).await?
-                    {
-                        let body = json!({
-                            "text": format!("[{}] connector {}: {}", cluster.name, observation.key.subject, observation.reason),
-                            "flag": { "id": id, "state": "open", "cluster": cluster.name,
-                                      "subject_kind": observation.key.subject_kind,
-                                      "subject": observation.key.subject, "kind": observation.kind,
-                                      "reason": observation.reason, "team": team,
-                                      "evidence": observation.evidence },
-                        });
-                        crate::flags::store::enqueue(&mut tx, *id, &url, &body).await?;
-                    }
-                    commit(tx).await?;
-                }
-            }
-            Step::Resolve(key) => {
-                if let Some((id, kind)) = mine.get(&key) {
-                    let route =
-                        store::route(pool, connect.id, &key.subject[prefix.len()..]).await?;
-                    resolve_to(pool, cluster, *id, &key, kind, route).await?;
-                }
-            }
+    let mut source = ConnectFlags {
+        cluster,
+        connect,
+        prefix: format!("{}/", connect.name),
+        seen: seen.iter().map(|s| s.name.as_str()).collect(),
+        listed: listed.iter().map(String::as_str).collect(),
+        restarts,
+    };
+    lifecycle::reconcile(pool, &mut source, observed).await?;
+    Ok(flagged)
+}
+
+/// A Connect cluster's connector flags as the flags' lifecycle asks for
+/// them.
+struct ConnectFlags<'a> {
+    cluster: &'a ClusterRow,
+    connect: &'a ConnectRow,
+    /// `<connect>/`: the start of this Connect cluster's flag subjects.
+    prefix: String,
+    /// Connectors this pass read.
+    seen: BTreeSet<&'a str>,
+    /// Connectors the worker listed (some perhaps not read: mid-change).
+    listed: BTreeSet<&'a str>,
+    restarts: &'a BTreeMap<String, AutoRestart>,
+}
+
+impl ConnectFlags<'_> {
+    /// The connector a flag key of this Connect cluster names.
+    fn name<'k>(&self, key: &'k FlagKey) -> Option<&'k str> {
+        (key.subject_kind == SUBJECT_KIND)
+            .then(|| key.subject.strip_prefix(&self.prefix))
+            .flatten()
+    }
+}
+
+#[async_trait]
+impl FlagSource for ConnectFlags<'_> {
+    fn cluster(&self) -> (i64, &str) {
+        (self.cluster.id, &self.cluster.name)
+    }
+
+    /// A flag resolves only for a connector this pass read, or one the
+    /// worker no longer lists: one missing from a listing mid-change keeps
+    /// its flag.
+    fn evaluated(&self, key: &FlagKey) -> bool {
+        self.name(key)
+            .is_some_and(|n| self.seen.contains(n) || !self.listed.contains(n))
+    }
+
+    fn worse(&self, _: &FlagKey, before: &str, now: &str) -> bool {
+        streamkeeper::connect::status::worse(before, now)
+    }
+
+    async fn route(&self, pool: &PgPool, key: &FlagKey) -> Result<Option<Route>, Db> {
+        match self.name(key) {
+            Some(name) => route(pool, self.connect.id, name).await,
+            None => Ok(None),
         }
     }
-    Ok(flagged)
+
+    /// The observation carries them: the trace, the restart request.
+    fn receipts(&self, _: &mut Observation) {}
+
+    /// A restart on an open flag is news for the owner too.
+    fn news(&self, o: &Observation) -> bool {
+        self.name(&o.key)
+            .and_then(|n| self.restarts.get(n))
+            .is_some_and(|r| r.restarted)
+    }
+}
+
+/// The team a connector's flags go to: its owner (`platform::ownership`:
+/// its claim, else a stream it reads or writes), else the platform team;
+/// with the team's webhook.
+async fn route(pool: &PgPool, connect_id: i64, name: &str) -> Result<Option<Route>, Db> {
+    let owner = ownership::connector(pool, connect_id, name)
+        .await?
+        .flatten();
+    crate::flags::route_owner(pool, owner.as_ref().map(|o| o.team_id())).await
 }

@@ -153,6 +153,15 @@ pub struct ConnectorRow {
     pub failed_trace: Option<String>,
 }
 
+impl ConnectorRow {
+    /// The state lists show (`streamkeeper::connect::status::shown_state`):
+    /// FAILED when all its tasks failed, though Connect says RUNNING.
+    pub fn shown_state(&self) -> String {
+        streamkeeper::connect::status::shown_state(&self.state, self.tasks, self.tasks_failed)
+            .to_owned()
+    }
+}
+
 /// 0 failed, 1 unassigned or restarting, 2 paused or stopped, 3 running;
 /// 4 gone from the worker.
 const CONNECTOR: &str = "SELECT c.id, c.name, c.class, c.kind, c.state, c.worker_id, c.trace, c.config,
@@ -432,46 +441,26 @@ pub async fn write_pass(
     Ok(ids)
 }
 
-/// The team a connector's flags go to: its claimed owner, else the owner
-/// of a stream it reads or writes, else the platform team; with the
-/// team's webhook.
-pub async fn route(
-    pool: &PgPool,
-    connect_id: i64,
-    name: &str,
-) -> Result<Option<(i64, String, Option<String>)>, Db> {
-    Ok(sqlx::query_as(
-        "SELECT t.id, t.name, t.webhook_url FROM teams t
-         WHERE t.id = COALESCE(
-            (SELECT owner_team_id FROM connectors WHERE connect_id = $1 AND name = $2),
-            (SELECT s.owner_team_id FROM connectors c
-                JOIN connect_clusters cc ON cc.id = c.connect_id
-                JOIN streams s ON s.cluster_id = cc.cluster_id AND s.topic = ANY(c.topics)
-             WHERE c.connect_id = $1 AND c.name = $2 AND s.owner_team_id IS NOT NULL
-             ORDER BY s.topic LIMIT 1),
-            (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'))",
-    )
-    .bind(connect_id)
-    .bind(name)
-    .fetch_optional(pool)
-    .await?)
-}
-
+/// Gives the connector to `team_id` (claimed `at`), or leaves it unowned.
 pub async fn set_owner(
     conn: &mut PgConnection,
     connect_id: i64,
     name: &str,
     team_id: Option<i64>,
+    at: DateTime<Utc>,
 ) -> Result<bool, Db> {
-    Ok(
-        sqlx::query("UPDATE connectors SET owner_team_id = $3 WHERE connect_id = $1 AND name = $2")
-            .bind(connect_id)
-            .bind(name)
-            .bind(team_id)
-            .execute(conn)
-            .await
-            .map(|r| r.rows_affected() > 0)?,
+    Ok(sqlx::query(
+        "UPDATE connectors SET owner_team_id = $3,
+                owner_claimed_at = CASE WHEN $3::bigint IS NULL THEN NULL ELSE $4 END
+         WHERE connect_id = $1 AND name = $2",
     )
+    .bind(connect_id)
+    .bind(name)
+    .bind(team_id)
+    .bind(at)
+    .execute(conn)
+    .await
+    .map(|r| r.rows_affected() > 0)?)
 }
 
 /// A Kafka cluster by name: its id and whether credentials may go
@@ -590,4 +579,69 @@ pub async fn worker_metrics(pool: &PgPool) -> Result<Vec<WorkerMetricRow>, Db> {
     )
     .fetch_all(pool)
     .await?)
+}
+
+/// The PASSWORD-typed keys learned from a Connect cluster's validate
+/// answers, by class, with when each was learned.
+pub async fn password_keys(
+    pool: &PgPool,
+    connect_id: i64,
+) -> Result<Vec<(String, Vec<String>, DateTime<Utc>)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT class, keys, learned_at FROM connect_password_keys WHERE connect_id = $1",
+    )
+    .bind(connect_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Records what the worker's validate answer typed PASSWORD for `class`.
+pub async fn learn_password_keys(
+    conn: &mut PgConnection,
+    connect_id: i64,
+    class: &str,
+    keys: &[String],
+) -> Result<(), Db> {
+    sqlx::query(
+        "INSERT INTO connect_password_keys (connect_id, class, keys) VALUES ($1, $2, $3)
+         ON CONFLICT (connect_id, class) DO UPDATE SET keys = EXCLUDED.keys, learned_at = now()",
+    )
+    .bind(connect_id)
+    .bind(class)
+    .bind(keys)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Every stored config of a class on a Connect cluster, gone connectors'
+/// too: what is masked again once the class's PASSWORD keys are learned.
+pub async fn configs_of_class(
+    conn: &mut PgConnection,
+    connect_id: i64,
+    class: &str,
+) -> Result<Vec<(i64, Value)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT id, config FROM connectors WHERE connect_id = $1 AND class = $2 FOR UPDATE",
+    )
+    .bind(connect_id)
+    .bind(class)
+    .fetch_all(&mut *conn)
+    .await?)
+}
+
+/// Replaces a stored config (masked again) and its hash.
+pub async fn set_config(
+    conn: &mut PgConnection,
+    id: i64,
+    config: &Value,
+    hash: &str,
+) -> Result<(), Db> {
+    sqlx::query("UPDATE connectors SET config = $2, config_hash = $3 WHERE id = $1")
+        .bind(id)
+        .bind(config)
+        .bind(hash)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
 }

@@ -8,7 +8,7 @@ use serde::Deserialize;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::flags::{FlagScope, FlagState};
 use streamkeeper::platform::page::{Page, PageRequest, choice};
-use streamkeeper_app::flags::model::FlagView;
+use streamkeeper_app::flags::model::{Dismissal, FlagView};
 use streamkeeper_app::port::Accounts as _;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::{IntoParams, ToSchema};
@@ -73,16 +73,16 @@ pub async fn acknowledge(
     Ok(Json(st.flags.acknowledge(&who, &from, id).await?))
 }
 
-#[derive(Debug, Deserialize, ToSchema)]
-pub struct Dismissal {
-    /// Why: stays on the record.
-    pub reason: String,
-}
-
-/// Dismiss a flag with a reason.
+/// Dismiss a flag: wrong or expected, with a reason, and optionally a
+/// snooze. While its trouble lasts nothing is raised again and nobody is
+/// paged; it comes back once the trouble clears and returns, or when the
+/// snooze ends with the trouble still there. 404 for a flag that does not
+/// exist, 403 for another team's (both audited), 422 for a missing reason
+/// or kind or a snooze in the past or beyond 90 days.
 #[utoipa::path(post, path = "/flags/{id}/dismiss", tag = "watch", params(("id" = i64, Path)),
     request_body = Dismissal,
-    responses((status = 200, body = FlagView), (status = 403, body = ErrorBody), (status = 422, body = ErrorBody)))]
+    responses((status = 200, body = FlagView), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody), (status = 422, body = ErrorBody)))]
 pub async fn dismiss(
     State(st): State<Backend>,
     Extension(who): Extension<Principal>,
@@ -90,7 +90,7 @@ pub async fn dismiss(
     ApiPath(id): ApiPath<i64>,
     ApiJson(d): ApiJson<Dismissal>,
 ) -> Result<Json<FlagView>, ApiError> {
-    Ok(Json(st.flags.dismiss(&who, &from, id, &d.reason).await?))
+    Ok(Json(st.flags.dismiss(&who, &from, id, &d).await?))
 }
 
 #[derive(Debug, Deserialize, ToSchema)]

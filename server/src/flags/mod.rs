@@ -1,13 +1,16 @@
 //! Flags as owners use them: their lists, a flag's receipts, acknowledging
-//! and dismissing (with a reason that stays on the record). Only members of
-//! the flag's team, or admins, act on a flag.
+//! and dismissing (wrong or expected, with a reason that stays on the
+//! record, and an optional snooze). Only members of the flag's team, or
+//! admins, act on a flag; every refusal is audited. The lifecycle the
+//! watching features drive is `lifecycle`.
 
 pub mod api;
+pub mod lifecycle;
 pub mod metrics;
 pub mod routine;
 pub mod store;
 
-use crate::accounts::{audited, require};
+use crate::accounts::{audited, record_refusal, require};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use serde_json::json;
@@ -17,10 +20,12 @@ use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::flags::FlagColumn;
+use streamkeeper::flags::lifecycle::{DismissalKind, check_snooze};
+use streamkeeper::platform::page::{Choice, choice};
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::sort::Sorted;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::flags::model::FlagView;
+use streamkeeper_app::flags::model::{Dismissal, FlagView};
 
 #[derive(Clone)]
 pub struct FlagService {
@@ -47,6 +52,9 @@ fn view(f: FlagRow, actionable: bool) -> FlagView {
         dismissed_at: f.dismissed_at,
         dismissed_by: f.dismissed_by,
         dismissed_reason: f.dismissed_reason,
+        dismissal: f.dismissal,
+        snoozed_until: f.snoozed_until,
+        released_at: f.released_at,
         resolved_at: f.resolved_at,
         actionable,
     }
@@ -68,52 +76,91 @@ impl FlagService {
         who: &Principal,
         from: &str,
         id: i64,
-        dismiss_reason: Option<&str>,
+        dismissal: Option<&Dismissal>,
     ) -> Result<FlagView, AppError> {
         require(who, Action::Read, "act on flags")?;
+        // What is wrong with the request itself is said before anything
+        // is looked up, and changes nothing.
+        let checked = dismissal.map(checked_dismissal).transpose()?;
         let mut tx = begin(&self.pool).await?;
-        let (state, team) = store::lock(&mut tx, id)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Flag {id}")))?;
+        let Some((state, team)) = store::lock(&mut tx, id).await? else {
+            // The web layer records the 403s it answers; a 404 is recorded
+            // here, so probing for flags leaves a trace too.
+            let e = AppError::NotFound(format!("Flag {id}"));
+            let detail = json!({ "refused": e.to_string() });
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "flag.act.refused",
+                format!("flag:{id}"),
+                detail,
+            )
+            .await;
+            return Err(e);
+        };
         if !self.may_act(who, team).await? {
             return Err(AppError::Forbidden("act on a flag of another team".into()));
         }
-        let action = match dismiss_reason {
-            None => {
+        let (action, detail) = match (dismissal, checked) {
+            (Some(d), Some((kind, snoozed_until))) => {
+                if !matches!(state.as_str(), "open" | "acknowledged") {
+                    return Err(AppError::Conflict(format!("This flag is {state} already.")));
+                }
+                let reason = d.reason.trim();
+                let dismissal = store::Dismissal {
+                    by: &who.username,
+                    kind: kind.as_str(),
+                    reason,
+                    snoozed_until,
+                };
+                store::dismiss(&mut tx, id, &dismissal).await?;
+                let detail = json!({ "reason": reason, "dismissal": kind.as_str(),
+                                     "snoozed_until": snoozed_until });
+                ("flag.dismiss", detail)
+            }
+            _ => {
                 if state != "open" {
                     return Err(AppError::Conflict(format!(
                         "This flag is {state}; only open flags can be acknowledged."
                     )));
                 }
                 store::acknowledge(&mut tx, id, &who.username).await?;
-                "flag.acknowledge"
-            }
-            Some(reason) => {
-                let reason = reason.trim();
-                if reason.is_empty() {
-                    return Err(AppError::Invalid(
-                        "Say why the flag is dismissed; the reason stays on the record.".into(),
-                    ));
-                }
-                if !matches!(state.as_str(), "open" | "acknowledged") {
-                    return Err(AppError::Conflict(format!("This flag is {state} already.")));
-                }
-                store::dismiss(&mut tx, id, &who.username, reason).await?;
-                "flag.dismiss"
+                ("flag.acknowledge", json!({}))
             }
         };
-        audited(
-            &mut tx,
-            who,
-            from,
-            action,
-            format!("flag:{id}"),
-            json!({ "reason": dismiss_reason }),
-        )
-        .await?;
+        audited(&mut tx, who, from, action, format!("flag:{id}"), detail).await?;
         commit(tx).await?;
         streamkeeper_app::port::Flags::get(self, who, id).await
     }
+}
+
+/// A dismissal's kind and snooze, or why they are refused (422).
+fn checked_dismissal(
+    d: &Dismissal,
+) -> Result<(DismissalKind, Option<chrono::DateTime<chrono::Utc>>), AppError> {
+    if d.reason.trim().is_empty() {
+        return Err(AppError::Invalid(
+            "Say why the flag is dismissed; the reason stays on the record.".into(),
+        ));
+    }
+    // A body's value that is none of the allowed ones is invalid (422),
+    // not a malformed request.
+    let kind = choice::<DismissalKind>(Some(&d.dismissal))
+        .map_err(|e| AppError::Invalid(e.to_string()))?
+        .ok_or_else(|| {
+            AppError::Invalid(
+            "Say whether the flag was wrong or the trouble expected (dismissal: wrong or expected)."
+                .into(),
+        )
+        })?;
+    let now = crate::platform::clock::now();
+    let until = d
+        .snooze_until
+        .map(|u| check_snooze(u.timestamp_millis(), now.timestamp_millis()).map(|_| u))
+        .transpose()
+        .map_err(|e| AppError::Invalid(e.to_string()))?;
+    Ok((kind, until))
 }
 
 #[async_trait::async_trait]
@@ -132,6 +179,8 @@ impl streamkeeper_app::port::Flags for FlagService {
         let facts = Facts::load(&self.pool, who).await?;
         let teams = mine.then_some(facts.teams());
         let p = store::list(&self.pool, teams, live_only, order, page).await?;
+        let ids: Vec<i64> = p.items.iter().map(|f| f.id).collect();
+        store::mark_seen(&self.pool, &ids, facts.teams()).await?;
         let steward = facts.steward(who);
         let items = p
             .items
@@ -172,8 +221,39 @@ impl streamkeeper_app::port::Flags for FlagService {
         who: &Principal,
         from: &str,
         id: i64,
-        reason: &str,
+        dismissal: &Dismissal,
     ) -> Result<FlagView, AppError> {
-        self.act(who, from, id, Some(reason)).await
+        self.act(who, from, id, Some(dismissal)).await
     }
+}
+
+/// When the earliest delivery not yet sent or given up is due, if before
+/// `until` (the history player waits for it: `demo_history`).
+pub async fn next_delivery_before(
+    pool: &PgPool,
+    until: chrono::DateTime<chrono::Utc>,
+) -> Result<Option<chrono::DateTime<chrono::Utc>>, crate::platform::errors::Db> {
+    store::next_due_before(&mut *pool.acquire().await?, until).await
+}
+
+/// The live flag of a group's lag on a cluster, if any (the history
+/// player acts on it as its owner would).
+pub async fn live_group_flag(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+) -> Result<Option<i64>, crate::platform::errors::Db> {
+    Ok(store::live(pool, cluster_id)
+        .await?
+        .into_iter()
+        .find(|(k, _)| k.subject_kind == "group" && k.subject == group)
+        .map(|(_, (id, _))| id))
+}
+
+/// The given owner team, else the platform team, with its webhook.
+pub async fn route_owner(
+    pool: &PgPool,
+    owner: Option<i64>,
+) -> Result<Option<lifecycle::Route>, crate::platform::errors::Db> {
+    store::route_owner(pool, owner).await
 }

@@ -9,6 +9,31 @@ use streamkeeper::flags::{FlagKey, Observation};
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::sort::Sorted;
 
+/// A flag that stands for its key on a cluster: live (open or
+/// acknowledged) or dismissed and still holding its trouble back.
+#[derive(Debug, Clone, FromRow)]
+pub struct StandingRow {
+    pub id: i64,
+    pub subject_kind: String,
+    pub subject: String,
+    pub rule: String,
+    pub kind: String,
+    pub state: String,
+    pub snoozed_until: Option<DateTime<Utc>>,
+}
+
+/// The flags that stand on a cluster (see [`StandingRow`]).
+pub async fn standing(pool: &PgPool, cluster_id: i64) -> Result<Vec<StandingRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT id, subject_kind, subject, rule, kind, state, snoozed_until FROM flags
+         WHERE cluster_id = $1
+           AND (state IN ('open', 'acknowledged') OR (state = 'dismissed' AND released_at IS NULL))",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?)
+}
+
 /// Live (open or acknowledged) flags of a cluster: key → (id, kind).
 pub async fn live(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKey, (i64, String)>, Db> {
     let rows: Vec<(i64, String, String, String, String)> = sqlx::query_as(
@@ -31,6 +56,18 @@ pub async fn live(pool: &PgPool, cluster_id: i64) -> Result<BTreeMap<FlagKey, (i
             )
         })
         .collect())
+}
+
+/// A dismissal stops holding its trouble back.
+pub async fn release(pool: &PgPool, id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE flags SET released_at = streamkeeper_now(), updated_at = streamkeeper_now()
+         WHERE id = $1 AND state = 'dismissed' AND released_at IS NULL",
+    )
+    .bind(id)
+    .execute(pool)
+    .await
+    .map(drop)?)
 }
 
 /// The evidence of the live lag flags of a cluster's groups (of one group
@@ -73,19 +110,6 @@ pub async fn raise(
     .bind(DateTime::from_timestamp_millis(o.onset_ms).unwrap_or_else(crate::platform::clock::now))
     .fetch_one(conn)
     .await?)
-}
-
-pub async fn update(conn: &mut PgConnection, id: i64, o: &Observation) -> Result<(), Db> {
-    Ok(sqlx::query(
-        "UPDATE flags SET kind = $2, reason = $3, evidence = $4, updated_at = streamkeeper_now() WHERE id = $1",
-    )
-    .bind(id)
-    .bind(&o.kind)
-    .bind(&o.reason)
-    .bind(&o.evidence)
-    .execute(conn)
-    .await
-    .map(drop)?)
 }
 
 /// Updates many flags in one statement (flag id, what was observed now,
@@ -138,45 +162,25 @@ pub async fn mark_notified(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
     .map(drop)?)
 }
 
+/// Queues the webhook that tells one transition of a flag (`raise`,
+/// `worsen`, `resolve`, `restart`), in the transaction that makes it.
 pub async fn enqueue(
     conn: &mut PgConnection,
     flag_id: i64,
+    transition: &str,
     url: &str,
     body: &serde_json::Value,
 ) -> Result<(), Db> {
-    Ok(
-        sqlx::query("INSERT INTO deliveries (flag_id, url, body) VALUES ($1, $2, $3)")
-            .bind(flag_id)
-            .bind(url)
-            .bind(body)
-            .execute(conn)
-            .await
-            .map(drop)?,
+    Ok(sqlx::query(
+        "INSERT INTO deliveries (flag_id, transition, url, body) VALUES ($1, $2, $3, $4)",
     )
-}
-
-/// The team a group's flags go to: its owner, else the owner of a stream
-/// it reads (the stream's owner is who the staleness hurts), else the
-/// platform team. With the team's webhook, if it has one.
-pub async fn route_group(
-    pool: &PgPool,
-    cluster_id: i64,
-    group: &str,
-) -> Result<Option<(i64, String, Option<String>)>, Db> {
-    Ok(sqlx::query_as(
-        "SELECT t.id, t.name, t.webhook_url FROM teams t
-         WHERE t.id = COALESCE(
-            (SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2),
-            (SELECT s.owner_team_id FROM streams s JOIN consumer_groups g
-                ON g.cluster_id = s.cluster_id AND s.topic = ANY(g.topics)
-             WHERE g.cluster_id = $1 AND g.name = $2 AND s.owner_team_id IS NOT NULL
-             ORDER BY s.topic LIMIT 1),
-            (SELECT value::bigint FROM settings WHERE key = 'platform_team_id'))",
-    )
-    .bind(cluster_id)
-    .bind(group)
-    .fetch_optional(pool)
-    .await?)
+    .bind(flag_id)
+    .bind(transition)
+    .bind(url)
+    .bind(body)
+    .execute(conn)
+    .await
+    .map(drop)?)
 }
 
 /// The given owner team, else the platform team, with its webhook.
@@ -214,12 +218,17 @@ pub struct FlagRow {
     pub dismissed_at: Option<DateTime<Utc>>,
     pub dismissed_by: Option<String>,
     pub dismissed_reason: Option<String>,
+    pub dismissal: Option<String>,
+    pub snoozed_until: Option<DateTime<Utc>>,
+    pub released_at: Option<DateTime<Utc>>,
     pub resolved_at: Option<DateTime<Utc>>,
 }
 
-const SELECT: &str = "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.state,
+const SELECT: &str =
+    "SELECT f.id, f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.state,
         f.team_id, t.name AS team, f.reason, f.evidence, f.onset_at, f.raised_at, f.notified_at,
-        f.acknowledged_at, f.acknowledged_by, f.dismissed_at, f.dismissed_by, f.dismissed_reason, f.resolved_at
+        f.acknowledged_at, f.acknowledged_by, f.dismissed_at, f.dismissed_by, f.dismissed_reason,
+        f.dismissal, f.snoozed_until, f.released_at, f.resolved_at
     FROM flags f JOIN clusters c ON c.id = f.cluster_id AND c.removed_at IS NULL
     LEFT JOIN teams t ON t.id = f.team_id";
 
@@ -286,6 +295,25 @@ pub async fn list(
     Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
+/// Records that a member of their team saw these flags in the app (the
+/// first time only): for a team without a webhook that is when its owner
+/// had the flag (the pilot's "lag flagged" ends there). `teams` are the
+/// viewer's teams; flags of other teams are left as they are.
+pub async fn mark_seen(pool: &PgPool, ids: &[i64], teams: &[i64]) -> Result<(), Db> {
+    if ids.is_empty() || teams.is_empty() {
+        return Ok(());
+    }
+    Ok(sqlx::query(
+        "UPDATE flags SET seen_at = streamkeeper_now()
+         WHERE id = ANY($1) AND team_id = ANY($2) AND seen_at IS NULL",
+    )
+    .bind(ids)
+    .bind(teams)
+    .execute(pool)
+    .await
+    .map(drop)?)
+}
+
 pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(), Db> {
     Ok(sqlx::query(
         "UPDATE flags SET state = 'acknowledged', acknowledged_at = streamkeeper_now(), acknowledged_by = $2, updated_at = streamkeeper_now()
@@ -298,15 +326,26 @@ pub async fn acknowledge(conn: &mut PgConnection, id: i64, by: &str) -> Result<(
     .map(drop)?)
 }
 
-pub async fn dismiss(conn: &mut PgConnection, id: i64, by: &str, reason: &str) -> Result<(), Db> {
+/// A dismissal: why (`wrong` or `expected`), the reason in words, and
+/// the snooze's end if any.
+pub struct Dismissal<'a> {
+    pub by: &'a str,
+    pub kind: &'a str,
+    pub reason: &'a str,
+    pub snoozed_until: Option<DateTime<Utc>>,
+}
+
+pub async fn dismiss(conn: &mut PgConnection, id: i64, d: &Dismissal<'_>) -> Result<(), Db> {
     Ok(sqlx::query(
         "UPDATE flags SET state = 'dismissed', dismissed_at = streamkeeper_now(), dismissed_by = $2,
-             dismissed_reason = $3, updated_at = streamkeeper_now()
+             dismissal = $3, dismissed_reason = $4, snoozed_until = $5, updated_at = streamkeeper_now()
          WHERE id = $1",
     )
     .bind(id)
-    .bind(by)
-    .bind(reason)
+    .bind(d.by)
+    .bind(d.kind)
+    .bind(d.reason)
+    .bind(d.snoozed_until)
     .execute(conn)
     .await
     .map(drop)?)
@@ -315,36 +354,54 @@ pub async fn dismiss(conn: &mut PgConnection, id: i64, by: &str, reason: &str) -
 #[derive(Debug, Clone, FromRow)]
 pub struct Delivery {
     pub id: i64,
-    /// `None` for a review item's notice.
+    /// `None` for a review item's notice or a question's.
     pub flag_id: Option<i64>,
+    pub transition: String,
+    pub idempotency_key: String,
     pub url: String,
     pub body: serde_json::Value,
     pub attempts: i32,
 }
 
-/// Claims up to `n` due deliveries (skipping ones another replica holds).
-pub async fn due(conn: &mut PgConnection, n: i64) -> Result<Vec<Delivery>, Db> {
+/// Claims up to `n` due deliveries for `lease_s` seconds, in a statement
+/// of its own: rows another replica is claiming are skipped, rows it
+/// claimed are left until its claim runs out.
+pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<Delivery>, Db> {
     Ok(sqlx::query_as(
-        "SELECT id, flag_id, url, body, attempts FROM deliveries
-         WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= streamkeeper_now()
-         ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED",
+        "UPDATE deliveries SET claimed_until = streamkeeper_now() + make_interval(secs => $2)
+         WHERE id IN (
+            SELECT id FROM deliveries
+             WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= streamkeeper_now()
+               AND (claimed_until IS NULL OR claimed_until < streamkeeper_now())
+             ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+         RETURNING id, flag_id, transition, idempotency_key, url, body, attempts",
     )
     .bind(n)
-    .fetch_all(conn)
+    .bind(lease_s as f64)
+    .fetch_all(pool)
     .await?)
 }
 
-pub async fn delivered(conn: &mut PgConnection, d: &Delivery) -> Result<(), Db> {
+/// Records a delivery's 2xx at `at`, in its own short transaction; a
+/// raise's first 2xx is when the owner was notified.
+pub async fn delivered(pool: &PgPool, d: &Delivery, at: DateTime<Utc>) -> Result<(), Db> {
+    let mut tx = pool.begin().await?;
     sqlx::query(
-        "UPDATE deliveries SET delivered_at = streamkeeper_now(), attempts = attempts + 1 WHERE id = $1",
+        "UPDATE deliveries SET delivered_at = $2, attempts = attempts + 1, claimed_until = NULL
+         WHERE id = $1",
     )
     .bind(d.id)
-    .execute(&mut *conn)
+    .bind(at)
+    .execute(&mut *tx)
     .await?;
-    match d.flag_id {
-        Some(flag) => mark_notified(conn, flag).await,
-        None => Ok(()),
+    if let (Some(flag), "raise") = (d.flag_id, d.transition.as_str()) {
+        sqlx::query("UPDATE flags SET notified_at = COALESCE(notified_at, $2) WHERE id = $1")
+            .bind(flag)
+            .bind(at)
+            .execute(&mut *tx)
+            .await?;
     }
+    Ok(tx.commit().await?)
 }
 
 /// When the earliest delivery not yet sent or given up is due, if before
@@ -364,14 +421,14 @@ pub async fn next_due_before(
 
 /// Records a failed attempt; after `max` attempts the delivery is given up.
 pub async fn retry_later(
-    conn: &mut PgConnection,
+    pool: &PgPool,
     d: &Delivery,
     error: &str,
     backoff_s: i64,
     max: i32,
 ) -> Result<(), Db> {
     Ok(sqlx::query(
-        "UPDATE deliveries SET attempts = attempts + 1, last_error = $2,
+        "UPDATE deliveries SET attempts = attempts + 1, last_error = $2, claimed_until = NULL,
              next_attempt_at = streamkeeper_now() + make_interval(secs => $3),
              failed_at = CASE WHEN attempts + 1 >= $4 THEN streamkeeper_now() END
          WHERE id = $1",
@@ -380,7 +437,7 @@ pub async fn retry_later(
     .bind(error)
     .bind(backoff_s as f64)
     .bind(max)
-    .execute(conn)
+    .execute(pool)
     .await
     .map(drop)?)
 }

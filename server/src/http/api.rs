@@ -128,7 +128,12 @@ mod tests {
                     Scope::Check
                 } else if path.ends_with("/approvals") || path.ends_with("/rejections") {
                     approvals += 1;
-                    Scope::Approve
+                    assert_eq!(
+                        required_scope(method, &path),
+                        Required::Person,
+                        "{template}"
+                    );
+                    continue;
                 } else if path.starts_with("/api/v1/review-items") {
                     Scope::Propose
                 } else if path == "/api/v1/lineage" || path == "/api/v1/lineage/batch" {

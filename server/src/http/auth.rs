@@ -361,6 +361,7 @@ async fn scope_refusal(
     let needed = match refusal {
         Refusal::Missing(scope) => scope.as_str(),
         Refusal::SessionOnly => "session",
+        Refusal::PersonOnly => "person",
     };
     let event = Event {
         actor: &who.username,
@@ -523,7 +524,7 @@ pub async fn login(
         }
         return failed(wait);
     };
-    if user.totp_secret.is_some() {
+    if user.has_second_factor() {
         // The password was right; the session waits for the code. A new id
         // now too, so a fixed id does not even reach the second step.
         let pending = PendingSignIn {

@@ -1,7 +1,10 @@
-//! Every refused write is audited: a 403 answered to a signed-in caller
-//! (session or token) for a state-changing request, from the REST API and
-//! server functions alike, is written to the audit log with who asked, what
-//! they asked for and why it was refused. Services that record their own
+//! Every refusal is audited: a 403 answered to a signed-in caller (session
+//! or token), from the REST API and server functions alike, is written to
+//! the audit log with who asked, what they asked for and why it was
+//! refused. A refused write is chained entry by entry; a refused read is
+//! counted per source and minute (`request.read.refused`), as refusals by
+//! unauthenticated sources are, since a crawler walking pages it may not
+//! read would otherwise flood the chain. Services that record their own
 //! refusals (the review inbox, with the item as target) say so
 //! (`accounts::refusal_audited`) and are not recorded twice.
 
@@ -23,8 +26,7 @@ use crate::audit::store::Event;
 /// when a form without JavaScript is redirected back with it).
 pub async fn audit_refusals(State(st): State<AppState>, req: Request, next: Next) -> Response {
     let writes = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
-    let who = req.extensions().get::<Principal>().cloned();
-    let (Some(who), true) = (who, writes) else {
+    let Some(who) = req.extensions().get::<Principal>().cloned() else {
         return next.run(req).await;
     };
     let from = req
@@ -46,12 +48,21 @@ pub async fn audit_refusals(State(st): State<AppState>, req: Request, next: Next
         );
         let event = Event {
             actor: &who.username,
-            action: "request.refused",
+            action: if writes {
+                "request.refused"
+            } else {
+                "request.read.refused"
+            },
             target,
             detail: json!({ "code": code, "reason": reason }),
             source: &from,
         };
-        if let Err(e) = st.accounts.record(event).await {
+        let recorded = if writes {
+            st.accounts.record(event).await
+        } else {
+            st.accounts.tally(event).await
+        };
+        if let Err(e) = recorded {
             tracing::error!(error = %e, "could not record a refused request");
         }
     }

@@ -44,6 +44,7 @@ pub mod fold;
 pub mod routine;
 pub mod store;
 
+use streamkeeper::access::ownership::Owner;
 use streamkeeper::lineage::kinds::{NodeKind, kind_of};
 use streamkeeper::lineage::layout::{LayoutOptions, layout};
 use streamkeeper::lineage::neighbourhood::neighbourhood;
@@ -72,7 +73,7 @@ use streamkeeper::lineage::impact::{Direction, Impact, Limits, impact};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper::lineage::naming::{self, Clusters};
 use streamkeeper::lineage::notify;
-use streamkeeper::lineage::receive::{Received, receive};
+use streamkeeper::lineage::receive::{Received, receive, timely};
 use streamkeeper_app::error::AppError;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, mpsc, oneshot};
 
@@ -150,9 +151,11 @@ pub fn accept_one(body: &[u8]) -> Result<Received, Refused> {
     Ok(r)
 }
 
-/// A parsed event the store can keep: no NUL anywhere (the canonical
-/// bytes spell it `\u0000`; an escaped backslash before it is not one).
+/// A parsed event the store can keep: dated no more than a day ahead
+/// (`receive::timely`), and no NUL anywhere (the canonical bytes spell it
+/// `\u0000`; an escaped backslash before it is not one).
 pub fn storable(r: &Received) -> Result<(), Refused> {
+    timely(&r.event, crate::platform::clock::now())?;
     let c = &r.canonical;
     let nul = c.windows(6).enumerate().any(|(i, w)| {
         w == b"\\u0000" && c[..i].iter().rev().take_while(|b| **b == b'\\').count() % 2 == 0
@@ -402,10 +405,11 @@ impl LineageService {
                 .collect()
         };
         // Three independent reads at once: one round trip's wait, not three.
-        let (nodes, facets, catalog) = tokio::try_join!(
+        let (nodes, facets, catalog, ruled) = tokio::try_join!(
             store::nodes(&self.pool, &ids),
             store::facets(&self.pool, &ids, facets),
             store::catalog_owners(&self.pool, &ids),
+            crate::platform::ownership::lineage_nodes(&self.pool, &ids),
         )?;
         let start_key = nodes
             .iter()
@@ -414,6 +418,7 @@ impl LineageService {
             .ok_or(Db(sqlx::Error::RowNotFound))?;
         Ok(Loaded {
             catalog,
+            ruled,
             ids: nodes.iter().map(|n| (n.key(), n.id)).collect(),
             graph: store::graph_of(&nodes, facets, &edges),
             start: start_key,
@@ -521,10 +526,12 @@ impl LineageService {
                 Caught::Grown => {}
                 Caught::Rebuilt => continue,
             }
+            let ruled = crate::platform::ownership::lineage_nodes(&self.pool, &asked).await?;
             let owner = |id: &i64| {
-                read.nodes
-                    .get(id)
-                    .and_then(|f| owner_of(f.catalog.as_deref(), f.ownership.as_ref()))
+                ruled.get(id).map(|o| o.team.name.clone()).or_else(|| {
+                    let f = read.nodes.get(id)?;
+                    owner_of(f.catalog.as_deref(), f.ownership.as_ref())
+                })
             };
             for ((r, node), pair) in answer.nodes.iter_mut().zip(&shown).zip(&pairs) {
                 r.via = read.edges.get(pair).copied().unwrap_or_default();
@@ -700,19 +707,23 @@ impl LineageService {
         })
     }
 
-    /// Owner teams: a topic's is its stream's (the catalog the watch and
-    /// schema screens keep: `catalog`, by node id, as [`Self::load`] read
-    /// it); a dataset or job may also name owners in its `ownership`
-    /// facet, used when the catalog says nothing.
+    /// Owner teams: the ownership rule's (`ruled`, by node id, as
+    /// [`Self::load`] read it: a topic's stream's, a derived group job's
+    /// group's), else [`owner_of`] the catalog or the `ownership` facet.
     fn owners<'a>(
         graph: &Graph,
         keys: impl Iterator<Item = &'a NodeKey>,
         ids: &HashMap<NodeKey, i64>,
         catalog: &HashMap<i64, String>,
+        ruled: &HashMap<i64, Owner>,
     ) -> HashMap<NodeKey, String> {
         keys.filter_map(|k| {
             let n = graph.node(k)?;
-            let team = ids.get(k).and_then(|id| catalog.get(id));
+            let id = ids.get(k);
+            if let Some(o) = id.and_then(|id| ruled.get(id)) {
+                return Some((k.clone(), o.team.name.clone()));
+            }
+            let team = id.and_then(|id| catalog.get(id));
             owner_of(team.map(String::as_str), n.facet("ownership")).map(|owner| (k.clone(), owner))
         })
         .collect()
@@ -872,6 +883,7 @@ impl LineageService {
             hood.nodes.iter(),
             &loaded.ids,
             &loaded.catalog,
+            &loaded.ruled,
         );
         let ids: Vec<i64> = hood
             .nodes
@@ -1071,8 +1083,11 @@ fn reason_messages(reasons: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A node's owner team: its topic's stream's in the catalog (`catalog`),
-/// else the first owner its live `ownership` facet names.
+/// A node's owner team when the ownership rule names none: its topic's
+/// stream's in the catalog (`catalog`), else the first owner its live
+/// `ownership` facet names. Kept until the fold records who sent each
+/// facet (`lineage_facets.sender`): until then no facet's sender can be
+/// checked, and the rule would leave every facet-owned node unowned.
 fn owner_of(catalog: Option<&str>, ownership: Option<&serde_json::Value>) -> Option<String> {
     catalog
         .or_else(|| {
@@ -1090,6 +1105,8 @@ fn owner_of(catalog: Option<&str>, ownership: Option<&serde_json::Value>) -> Opt
 struct Loaded {
     /// The catalog's owner team of each loaded topic, by node id.
     catalog: HashMap<i64, String>,
+    /// Each loaded node's owner by the ownership rule, by node id.
+    ruled: HashMap<i64, Owner>,
     /// Each loaded node's id.
     ids: HashMap<NodeKey, i64>,
     graph: Graph,

@@ -314,6 +314,13 @@ impl streamkeeper_app::port::Pilot for PilotService {
     }
 }
 
+/// One row of data, each cell kept from being read as a formula: group
+/// names and baseline notes are people's text.
+fn record<const N: usize>(w: &mut csv::Writer<Vec<u8>>, cells: [String; N]) -> csv::Result<()> {
+    use streamkeeper::platform::csv_cell::neutralise;
+    w.write_record(cells.iter().map(|c| neutralise(c).into_owned()))
+}
+
 /// The day-30 table as CSV: one row per metric, the same figures as the
 /// JSON's `report.table`.
 pub fn table_csv(r: &PilotReport) -> Result<Vec<u8>, AppError> {
@@ -337,20 +344,23 @@ pub fn table_csv(r: &PilotReport) -> Result<Vec<u8>, AppError> {
     let opt = |v: Option<i64>| v.map(|v| v.to_string()).unwrap_or_default();
     let ratio = |v: Option<f64>| v.map(|v| v.to_string()).unwrap_or_default();
     for row in &r.report.table {
-        w.write_record([
-            row.metric.as_str().to_string(),
-            row.description.clone(),
-            row.baseline_ms.to_string(),
-            human(row.baseline_ms),
-            row.baseline_note.clone(),
-            opt(row.now.p50_ms),
-            opt(row.now.p90_ms),
-            row.now.p50_ms.map(human).unwrap_or_default(),
-            ratio(row.now.ratio_p50),
-            ratio(row.now.ratio_p90),
-            row.now.events.to_string(),
-            row.now.note.clone(),
-        ])
+        record(
+            &mut w,
+            [
+                row.metric.as_str().to_string(),
+                row.description.clone(),
+                row.baseline_ms.to_string(),
+                human(row.baseline_ms),
+                row.baseline_note.clone(),
+                opt(row.now.p50_ms),
+                opt(row.now.p90_ms),
+                row.now.p50_ms.map(human).unwrap_or_default(),
+                ratio(row.now.ratio_p50),
+                ratio(row.now.ratio_p90),
+                row.now.events.to_string(),
+                row.now.note.clone(),
+            ],
+        )
         .map_err(fail)?;
     }
     w.into_inner()
@@ -372,19 +382,22 @@ pub fn events_csv(start: chrono::NaiveDate, events: &[Timed]) -> Result<Vec<u8>,
     ])
     .map_err(fail)?;
     for e in events {
-        w.write_record([
-            e.metric.as_str().to_string(),
-            e.reference.clone(),
-            e.subject.clone(),
-            e.started_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            e.ended_at
-                .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
-            e.ms().to_string(),
-            streamkeeper::pilot::stats::week_of(start, e.started_at)
-                .map(|w| w.to_string())
-                .unwrap_or_default(),
-        ])
+        record(
+            &mut w,
+            [
+                e.metric.as_str().to_string(),
+                e.reference.clone(),
+                e.subject.clone(),
+                e.started_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                e.ended_at
+                    .to_rfc3339_opts(chrono::SecondsFormat::Millis, true),
+                e.ms().to_string(),
+                streamkeeper::pilot::stats::week_of(start, e.started_at)
+                    .map(|w| w.to_string())
+                    .unwrap_or_default(),
+            ],
+        )
         .map_err(fail)?;
     }
     w.into_inner()

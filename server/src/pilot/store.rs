@@ -119,20 +119,24 @@ const SCOPE: &str = "WITH sc AS (SELECT id FROM clusters WHERE $1 = 'clusters' A
          GROUP BY 1, 2, 3)";
 
 /// `fl`: the flags in scope, each with its subject's domain (`''` for a
-/// flag of a named cluster about no stream). A cluster scope takes every
-/// flag of its clusters; the others the flags about their subjects, by an
-/// inner join on those few subjects, so a year of flags is probed against
-/// them rather than hashed itself.
+/// flag of a named cluster about no stream) and when its owner had it
+/// (`reached_at`, the migration's `pilot_flag_reached`: its webhook's 2xx,
+/// or a member seeing it in the app when the team has no webhook, or its
+/// acknowledgment). A flag raised again for the trouble of one dismissed
+/// before it is left out: one trouble counts once (`pilot_flag_repeat`).
+/// A cluster scope takes every flag of its clusters; the others the flags
+/// about their subjects, by an inner join on those few subjects, so a year
+/// of flags is probed against them rather than hashed itself.
 const FLAGS: &str = "fl AS (
-    SELECT f.*, COALESCE(x.domain, '') AS domain
+    SELECT f.*, COALESCE(x.domain, '') AS domain, pilot_flag_reached(f) AS reached_at
       FROM flags f LEFT JOIN subjects x ON x.cluster_id = f.cluster_id
            AND x.kind = f.subject_kind AND x.subject = f.subject
-     WHERE $1 = 'clusters' AND f.cluster_id IN (SELECT id FROM sc)
+     WHERE $1 = 'clusters' AND f.cluster_id IN (SELECT id FROM sc) AND NOT pilot_flag_repeat(f)
     UNION ALL
-    SELECT f.*, x.domain
+    SELECT f.*, x.domain, pilot_flag_reached(f)
       FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
            AND x.kind = f.subject_kind AND x.subject = f.subject
-     WHERE $1 <> 'clusters')";
+     WHERE $1 <> 'clusters' AND NOT pilot_flag_repeat(f))";
 
 /// Whether a record of cluster `c` about topic `t` with domain `d` is in scope.
 fn topic_in(c: &str, t: &str, d: &str) -> String {
@@ -146,10 +150,20 @@ fn topic_in(c: &str, t: &str, d: &str) -> String {
 /// `lq`: the lineage questions asked since $3 about a topic, with the
 /// topic and the registered cluster its dataset resolved to (a question
 /// about a job, or a dataset on no registered cluster, is about no stream
-/// and so in no scope).
+/// and so in no scope). `reached_at`: when the last owner team had it (its
+/// inbox lines when written, each webhook at its 2xx), `NULL` while a
+/// webhook is not delivered (or was given up) and for a question that
+/// reached no team (`no_owner`), which is no owner notified.
 const QUESTIONS: &str = "lq AS (
-    SELECT q.id, q.asked_at, q.answered_at, q.notified_at, n.name AS topic,
-           CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END AS cluster_id
+    SELECT q.id, q.asked_at, q.answered_at, n.name AS topic,
+           CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END AS cluster_id,
+           cardinality(q.teams) = 0 AS no_owner,
+           CASE WHEN cardinality(q.teams) > 0 AND NOT EXISTS (
+                    SELECT 1 FROM deliveries d
+                     WHERE d.lineage_question_id = q.id AND d.delivered_at IS NULL)
+                THEN GREATEST(q.notified_at, (SELECT max(d.delivered_at) FROM deliveries d
+                                               WHERE d.lineage_question_id = q.id))
+           END AS reached_at
       FROM lineage_questions q
       JOIN lineage_nodes n ON n.kind = 'dataset' AND 'dataset:' || n.namespace || ':' || n.name = q.node
      WHERE q.asked_at >= $3)";
@@ -166,23 +180,23 @@ struct TimedRow {
 /// `timed`: every timed event of the pilot (`metric`, `reference`,
 /// `subject`, `domain`, `started_at`, `ended_at`), after [`SCOPE`], [`FLAGS`] and
 /// [`QUESTIONS`]:
-/// - lag flagged: a group's flag routed to a team, onset → the owner
-///   notified (its webhook delivered, or the flag in the app list when the
-///   team has none) or it acknowledged, whichever came first;
+/// - lag flagged: a group's flag routed to a team, onset (when the trouble
+///   began) → the owner had it (`reached_at` of [`FLAGS`]);
 /// - change checked: a compatibility check, submitted → verdict;
 /// - change through review: a producer change or schema registration
 ///   item, proposed → first approved or applied;
 /// - lineage question answered, and its owners notified: a question
 ///   about a topic (`lineage_questions`, recorded by "notify owners"),
-///   asked → answer shown, and asked → owners notified.
+///   asked → answer shown, and asked → the last owner team had it
+///   (`reached_at` of [`QUESTIONS`]).
 fn timed_events() -> String {
     format!(
         "timed AS (
          SELECT 'lag_flagged' AS metric, 'flag:' || f.id AS reference, f.subject, f.domain,
-                f.onset_at AS started_at, LEAST(f.notified_at, f.acknowledged_at) AS ended_at
+                f.onset_at AS started_at, f.reached_at AS ended_at
            FROM fl f
           WHERE f.subject_kind = 'group' AND f.team_id IS NOT NULL AND f.onset_at >= $3
-            AND (f.notified_at IS NOT NULL OR f.acknowledged_at IS NOT NULL)
+            AND f.reached_at IS NOT NULL
          UNION ALL
          SELECT 'change_checked', 'check:' || k.id, k.topic, k.domain, k.submitted_at, k.decided_at
            FROM compatibility_checks k
@@ -197,8 +211,8 @@ fn timed_events() -> String {
          SELECT 'lineage_answered', 'lineage-question:' || q.id, q.topic, '', q.asked_at, q.answered_at
            FROM lq q WHERE {questions}
          UNION ALL
-         SELECT 'lineage_notified', 'lineage-question:' || q.id, q.topic, '', q.asked_at, q.notified_at
-           FROM lq q WHERE q.notified_at IS NOT NULL AND {questions})",
+         SELECT 'lineage_notified', 'lineage-question:' || q.id, q.topic, '', q.asked_at, q.reached_at
+           FROM lq q WHERE q.reached_at IS NOT NULL AND {questions})",
         checks = topic_in("k.cluster_id", "k.topic", "k.domain"),
         items = topic_in("i.cluster_id", "i.topic", "i.domain"),
         questions = topic_in("q.cluster_id", "q.topic", "NULL::text"),
@@ -388,8 +402,9 @@ fn topic_covered(c: &str, t: &str, d: &str) -> String {
 }
 
 /// The pilot's figures' events up to `now`'s UTC day, per day: the day
-/// tally (call [`fresh`] first), and the lineage questions and connector
-/// restarts, summed from their records. The tally's grain is the day: an
+/// tally (call [`fresh`] first), and the lineage questions (with those
+/// that reached no owner) and connector restarts, summed from their
+/// records. The tally's grain is the day: an
 /// event later on `now`'s day than `now` counts (only a `now` in the past
 /// can see one).
 pub async fn tally(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<Tally, Db> {
@@ -405,10 +420,14 @@ pub async fn tally(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<
            FROM (SELECT 'lineage_answered' AS metric, q.asked_at, q.answered_at AS ended_at, q.cluster_id, q.topic
                    FROM lq q
                  UNION ALL
-                 SELECT 'lineage_notified', q.asked_at, q.notified_at, q.cluster_id, q.topic
-                   FROM lq q WHERE q.notified_at IS NOT NULL) q
+                 SELECT 'lineage_notified', q.asked_at, q.reached_at, q.cluster_id, q.topic
+                   FROM lq q WHERE q.reached_at IS NOT NULL) q
           WHERE q.asked_at <= $4 AND {questions}
           GROUP BY 1, 2
+         UNION ALL
+         SELECT 'questions_reached_no_owner', pilot_day(q.asked_at), '{{}}', count(*) FROM lq q
+          WHERE q.no_owner AND q.asked_at <= $4 AND {questions}
+          GROUP BY 2
          UNION ALL
          SELECT 'connector_restarts', pilot_day(r.at), '{{}}', count(*) FROM connector_restarts r
            JOIN connectors cn ON cn.id = r.connector_id
@@ -434,23 +453,23 @@ pub async fn tally(pool: &PgPool, w: &Within<'_>, now: DateTime<Utc>) -> Result<
 }
 
 /// Each domain of the pilot's streams (and each the scope names), its
-/// level now and its review record since the start: approvals given,
-/// items rejected, flags dismissed as wrong.
+/// level now and its review record since the start, within the pilot's
+/// scope and by the time of each decision: approvals given, items
+/// rejected, flags dismissed as wrong (a flag raised again for a dismissed
+/// one's trouble counts once, as in [`FLAGS`]).
 pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>, Db> {
     let rows: Vec<(String, String, i64, i64, i64)> = sqlx::query_as(&format!(
-        "{SCOPE}, d AS (
+        "{SCOPE}, {FLAGS}, d AS (
             SELECT domain FROM st WHERE domain <> ''
             UNION SELECT x FROM unnest($2::text[]) x WHERE $1 = 'domains'),
          approvals AS (
             SELECT i.domain, count(*) AS n FROM review_approvals a JOIN review_items i ON i.id = a.item_id
-             WHERE a.approved_at >= $3 GROUP BY 1),
+             WHERE a.approved_at >= $3 AND {items} GROUP BY 1),
          rejections AS (
-            SELECT domain, count(*) AS n FROM review_items
-             WHERE state = 'rejected' AND updated_at >= $3 GROUP BY 1),
+            SELECT i.domain, count(*) AS n FROM review_items i
+             WHERE i.rejected_at >= $3 AND {items} GROUP BY 1),
          dismissals AS (
-            SELECT x.domain, count(*) AS n FROM flags f JOIN subjects x ON x.cluster_id = f.cluster_id
-               AND x.kind = f.subject_kind AND x.subject = f.subject
-             WHERE f.dismissed_at >= $3 GROUP BY 1)
+            SELECT domain, count(*) AS n FROM fl WHERE dismissed_at >= $3 GROUP BY 1)
          -- Each count once over its table, joined by domain (not asked per domain).
          SELECT d.domain, COALESCE(rd.autonomy, 'suggest'), COALESCE(a.n, 0), COALESCE(r.n, 0),
                 COALESCE(x.n, 0)
@@ -458,7 +477,8 @@ pub async fn domains(pool: &PgPool, w: &Within<'_>) -> Result<Vec<DomainRecord>,
            LEFT JOIN approvals a ON a.domain = d.domain
            LEFT JOIN rejections r ON r.domain = d.domain
            LEFT JOIN dismissals x ON x.domain = d.domain
-          ORDER BY d.domain"
+          ORDER BY d.domain",
+        items = topic_in("i.cluster_id", "i.topic", "i.domain"),
     ))
     .bind(w.kind.as_str())
     .bind(w.scope)

@@ -1,6 +1,6 @@
 //! `/api/v1/review-items` and `/api/v1/review-domains`: proposals,
-//! approvals bound to the content hash (a user token with the approver
-//! role is the re-authentication), rejections, edits, applies, and the
+//! approvals bound to the content hash (by a signed-in person who confirms
+//! again: no token approves), rejections, edits, applies, and the
 //! domains' approvers and autonomy levels.
 
 use axum::Extension;
@@ -130,9 +130,12 @@ pub async fn edit(
     Ok(Json(st.edit(&who, &from, id, edit).await?))
 }
 
-/// Approve the item's current content, named by its `content_hash`. A
-/// stale hash is refused (409); so are the author, editors, and anyone
-/// who is not a named approver of the domain (403).
+/// Approve the item's current content, named by its `content_hash`, in a
+/// signed-in session confirmed with `password` (and `totp` when a second
+/// factor is set up; a fresh sign-in at the provider for single sign-on).
+/// A token is refused (403: approvals are done in the console). A stale
+/// hash is refused (409); so are the author, editors, and anyone who is
+/// not a named approver of the domain (403).
 #[utoipa::path(post, path = "/review-items/{id}/approvals", tag = "review", params(("id" = i64, Path)),
     request_body = Approval,
     responses((status = 200, body = ReviewItem), (status = 403, body = ErrorBody), (status = 409, body = ErrorBody)))]

@@ -30,7 +30,7 @@ use streamkeeper::review::{
     involved,
 };
 use streamkeeper::schemas::{SchemaType, Verdict};
-use streamkeeper_app::connect::model::RunAfterApply;
+use streamkeeper_app::connect::model::{DraftCheck, RunAfterApply};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{ApprovalView, ItemActions, ReviewSummary};
 use utoipa::ToSchema;
@@ -103,6 +103,8 @@ pub(super) struct AsSchemaItem {
     pub diff: Option<Diff>,
     /// Applied: the connector's state from the first pass since.
     pub run: Option<RunAfterApply>,
+    /// A draft's validation of this revision (a restart has none).
+    pub check: Option<DraftCheck>,
 }
 
 /// What a connector item changes.
@@ -123,6 +125,31 @@ fn kind_of(item: &ItemRow) -> Result<Kind, AppError> {
     item.kind
         .parse()
         .map_err(|e: streamkeeper::review::UnknownKind| errors::internal("a review item's kind", e))
+}
+
+/// A draft's validation as kept with its revision (the report without its
+/// config, which is the content), as the item page shows it; none for a
+/// restart, whose check only says what it restarts.
+fn stored_check(item: &ItemRow) -> Option<DraftCheck> {
+    #[derive(Deserialize)]
+    struct Kept {
+        plugin: streamkeeper::connect::Plugin,
+        findings: Vec<streamkeeper::connect::Finding>,
+        worker: Option<streamkeeper::connect::worker::WorkerAnswer>,
+        worker_error: Option<String>,
+        rows: Vec<streamkeeper::connect::worker::Row>,
+        may_propose: bool,
+    }
+    let kept: Kept = serde_json::from_value(item.connector_check.clone()?).ok()?;
+    Some(DraftCheck {
+        plugin: kept.plugin,
+        findings: kept.findings,
+        rows: kept.rows,
+        worker_errors: kept.worker.map(|w| w.error_count),
+        worker_error: kept.worker_error,
+        may_propose: kept.may_propose,
+        config: BTreeMap::new(),
+    })
 }
 
 /// The base a revision was made on: its running config (kept masked) or none.
@@ -178,7 +205,8 @@ pub fn manual_request(base: &str, kind: Kind, c: &DraftContent) -> Option<String
 impl ReviewService {
     /// The domain whose approvers decide a change to connector `name`, the
     /// stream it comes from and the owner team who may propose it: the
-    /// connector's claimed team, else that stream's.
+    /// connector's owner by the ownership rule (its claim, else a stream
+    /// the draft or the running connector reads or writes).
     async fn connector_domain(
         &self,
         cluster_id: i64,
@@ -194,19 +222,19 @@ impl ReviewService {
             topics.extend(k.topics.iter().cloned());
         }
         let mut streams = Vec::new();
-        let mut owners = BTreeMap::new();
-        for t in topics {
-            if let Some((domain, owner)) = items::stream_domain(&self.pool, cluster_id, &t).await? {
-                owners.insert(t.clone(), owner);
-                streams.push((t, domain));
+        for t in &topics {
+            if let Some((domain, _)) = items::stream_domain(&self.pool, cluster_id, t).await? {
+                streams.push((t.clone(), domain));
             }
         }
         let (topic, domain) =
             governing_domain(name, &streams).map_err(|e| AppError::Invalid(e.to_string()))?;
-        let owner = known
-            .and_then(|k| k.owner_team_id)
-            .or_else(|| owners.get(&topic).copied().flatten());
-        Ok((domain, topic, owner))
+        let topics: Vec<String> = topics.into_iter().collect();
+        let owner = crate::platform::ownership::connector_with(
+            &self.pool, cluster_id, connect_id, name, &topics,
+        )
+        .await?;
+        Ok((domain, topic, owner.map(|o| o.team_id())))
     }
 
     /// A revision of a connector item: the validation (a draft with errors
@@ -416,8 +444,7 @@ impl ReviewService {
         from: &str,
         new: NewConnectorDraft,
     ) -> Result<ConnectorItem, AppError> {
-        let config =
-            Config::from_value(&new.config).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let config = crate::connect::sent_config(&new.config)?;
         config
             .plugin()
             .map_err(|e| AppError::Invalid(e.to_string()))?;
@@ -491,8 +518,7 @@ impl ReviewService {
             return Err(refusal(&r));
         }
         let was = content_of(&item)?;
-        let mut config =
-            Config::from_value(&edit.config).map_err(|e| AppError::Invalid(e.to_string()))?;
+        let mut config = crate::connect::sent_config(&edit.config)?;
         match config.name() {
             Some(n) if n.trim() != was.name => {
                 return Err(AppError::Invalid(format!(
@@ -644,6 +670,7 @@ impl ReviewService {
             manual,
             diff,
             run,
+            check: stored_check(item),
         })
     }
 
@@ -668,7 +695,7 @@ impl ReviewService {
                 .and_then(|r| r.failed_trace.as_deref())
                 .map(|t| streamkeeper::connect::status::first_line(t).to_owned()),
             tasks_failed: row.as_ref().map_or(0, |r| r.tasks_failed),
-            state: row.map(|r| r.state),
+            state: row.map(|r| r.shown_state()),
             read_at: read,
             interval_s: connect.interval_s,
         })

@@ -27,7 +27,7 @@ use store::{self as items, ItemRow};
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::{Credential, Principal};
 use streamkeeper::accounts::role::{Action, Role};
-use streamkeeper::accounts::token::Scope;
+use streamkeeper::accounts::token::Refusal as TokenRefusal;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::review::{
     Approver, Autonomy, ItemFacts, Kind, Refusal, State, check_approval, check_reject,
@@ -155,8 +155,9 @@ impl ReviewService {
     /// unowned stream's, any owner; admins, as such, not).
     async fn owns_stream(&self, who: &Principal, item: &ItemRow) -> Result<bool, AppError> {
         let owner =
-            crate::watch::store::stream_owner(&self.pool, item.cluster_id, &item.topic).await?;
+            crate::platform::ownership::stream(&self.pool, item.cluster_id, &item.topic).await?;
         let mine = self.my_teams(who).await?;
+        let owner = owner.map(|o| o.team_id());
         Ok(may_steward(mine.steward(who), owner, Stewardship::Own))
     }
 
@@ -197,19 +198,32 @@ impl ReviewService {
         )
     }
 
-    /// The password check approving in the browser asks for. A token made
-    /// with the `approve` scope is its own re-authentication (a CI job has
-    /// no password to type); the auth middleware already turned away tokens
-    /// without it, and this holds even for a route it does not know.
+    /// Approving and rejecting are a named person's, in a session: no
+    /// token, whatever its scopes. The auth middleware already turns tokens
+    /// away from those routes; this holds even for a route it does not know.
+    async fn by_a_person(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+        action: &str,
+    ) -> Result<(), AppError> {
+        if who.via != Credential::Token {
+            return Ok(());
+        }
+        self.refused(who, from, id, action, "tokens cannot approve or reject")
+            .await;
+        Err(AppError::Refused(TokenRefusal::PersonOnly.to_string()))
+    }
+
+    /// The password check approving in the browser asks for (tokens never
+    /// get here: [`Self::by_a_person`]).
     async fn reauthenticate(
         &self,
         who: &Principal,
         from: &str,
         password: Option<&str>,
     ) -> Result<bool, AppError> {
-        if who.via == Credential::Token {
-            return Ok(who.scopes.as_ref().is_some_and(|s| s.holds(Scope::Approve)));
-        }
         // A single-sign-on user has no password here: a fresh sign-in at
         // the provider, asked for moments ago, is used up instead.
         if crate::accounts::store::sso::is_single_sign_on(&self.pool, who.user_id).await? {
@@ -244,22 +258,18 @@ impl ReviewService {
     }
 
     /// A second factor's current code, which approving in a session also
-    /// asks for when the approver set one up (tokens, like for the
-    /// password, are their own re-authentication). Throttled like the
-    /// password; on refusal, the reason to audit and the error to answer.
+    /// asks for when the approver set one up. Throttled like the password;
+    /// on refusal, the reason to audit and the error to answer.
     async fn second_factor(
         &self,
         who: &Principal,
         from: &str,
         code: Option<&str>,
     ) -> Result<(), (&'static str, AppError)> {
-        if who.via == Credential::Token {
-            return Ok(());
-        }
         let user = crate::accounts::store::users::by_id(&self.pool, who.user_id)
             .await
             .map_err(|e| ("second factor unchecked", e.into()))?;
-        let Some(user) = user.filter(|u| u.totp_secret.is_some()) else {
+        let Some(user) = user.filter(|u| u.has_second_factor()) else {
             return Ok(());
         };
         let Some(code) = code.filter(|c| !c.trim().is_empty()) else {
@@ -433,6 +443,8 @@ impl streamkeeper_app::port::Reviews for ReviewService {
         approval: Approval,
     ) -> Result<ReviewItem, AppError> {
         self.readable(who, from, id).await?;
+        self.by_a_person(who, from, id, "review.approve.refused")
+            .await?;
         let confirmed = match self
             .reauthenticate(who, from, approval.password.as_deref())
             .await
@@ -540,6 +552,8 @@ impl streamkeeper_app::port::Reviews for ReviewService {
         reason: &str,
     ) -> Result<ReviewItem, AppError> {
         self.readable(who, from, id).await?;
+        self.by_a_person(who, from, id, "review.reject.refused")
+            .await?;
         let reason = reason.trim();
         self.close(
             who,

@@ -467,10 +467,12 @@ pub async fn set_state(
     reason: &str,
 ) -> Result<(), Db> {
     Ok(sqlx::query(
-        // The first approval's time stays: the pilot measures proposed → approved.
+        // The first approval's time stays: the pilot measures proposed → approved,
+        // and counts a rejection at its decision.
         "UPDATE review_items SET state = $2, state_reason = $3, updated_at = streamkeeper_now(),
              approved_at = CASE WHEN $2 = 'approved' THEN COALESCE(approved_at, streamkeeper_now()) ELSE approved_at END,
-             applied_at = CASE WHEN $2 = 'applied' THEN streamkeeper_now() ELSE applied_at END
+             applied_at = CASE WHEN $2 = 'applied' THEN streamkeeper_now() ELSE applied_at END,
+             rejected_at = CASE WHEN $2 = 'rejected' THEN streamkeeper_now() ELSE rejected_at END
          WHERE id = $1",
     )
     .bind(id)

@@ -89,14 +89,15 @@ impl ReviewService {
         item: ItemRow,
     ) -> Result<ReviewItem, AppError> {
         let connector = item.kind.parse::<Kind>().is_ok_and(Kind::is_connector);
-        let (content, connector_manual, connector_diff, connector_run) = if connector {
-            let c = self.connector_as_schema_item(&item).await?;
-            (c.content, Some(c.manual), c.diff, c.run)
-        } else {
-            let c: Content = serde_json::from_value(item.content.clone())
-                .map_err(|e| errors::internal("stored review content", e))?;
-            (c, None, None, None)
-        };
+        let (content, connector_manual, connector_diff, connector_run, connector_check) =
+            if connector {
+                let c = self.connector_as_schema_item(&item).await?;
+                (c.content, Some(c.manual), c.diff, c.run, c.check)
+            } else {
+                let c: Content = serde_json::from_value(item.content.clone())
+                    .map_err(|e| errors::internal("stored review content", e))?;
+                (c, None, None, None, None)
+            };
         let level = self.level(&item.domain).await?;
         let f = facts(&item);
         let owns = self.owns_stream(who, &item).await?;
@@ -198,6 +199,7 @@ impl ReviewService {
             content,
             connector_diff,
             connector_run,
+            connector_check,
         })
     }
 }

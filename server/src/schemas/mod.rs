@@ -442,11 +442,12 @@ impl SchemaService {
             return Ok(());
         }
         let owner = match group {
-            Some(g) => crate::watch::store::group_owner(&self.pool, cluster_id, g)
+            Some(g) => crate::platform::ownership::group(&self.pool, cluster_id, g)
                 .await?
                 .ok_or_else(|| AppError::NotFound(format!("Consumer group {g}")))?,
-            None => crate::watch::store::stream_owner(&self.pool, cluster_id, topic).await?,
+            None => crate::platform::ownership::stream(&self.pool, cluster_id, topic).await?,
         };
+        let owner = owner.map(|o| o.team_id());
         let mine = Facts::load(&self.pool, who).await?;
         if may_steward(mine.steward(who), owner, Stewardship::Steer) {
             Ok(())

@@ -204,7 +204,10 @@ pub async fn insert_check(pool: &PgPool, cluster_id: i64, c: &NewCheck<'_>) -> R
 /// aside (the caller's), they submitted it, belong to the team that owned
 /// the stream when it was checked, are named approvers of its domain then,
 /// or may read a review item made of it — the review items' read rule.
-const CHECK_READABLE: &str = "(c.submitted_by = $2
+///
+/// COALESCEd: a check of a stream that had no owner (or no catalog entry)
+/// then froze a NULL team, and `NULL IN (…)` is NULL, not false.
+const CHECK_READABLE: &str = "COALESCE(c.submitted_by = $2
     OR c.owner_team_id IN (SELECT m.team_id FROM memberships m WHERE m.user_id = $1)
     OR (c.domain <> '' AND c.domain IN (
             SELECT a.domain FROM domain_approvers a WHERE a.user_id = $1
@@ -212,7 +215,7 @@ const CHECK_READABLE: &str = "(c.submitted_by = $2
                   JOIN memberships m ON m.team_id = a.team_id WHERE m.user_id = $1))
     OR EXISTS (SELECT 1 FROM review_items i WHERE i.check_id = c.id
                AND (i.author_id = $1 OR $1 = ANY (i.approver_ids)
-                    OR EXISTS (SELECT 1 FROM review_editors e WHERE e.item_id = i.id AND e.user_id = $1))))";
+                    OR EXISTS (SELECT 1 FROM review_editors e WHERE e.item_id = i.id AND e.user_id = $1))), false)";
 
 /// Who asks for checks: admins read every check.
 #[derive(Clone, Copy, Debug)]

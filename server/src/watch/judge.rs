@@ -1,18 +1,23 @@
-//! After each pass: judge every group that was read, reconcile the result
-//! with the open flags (raise once, update, resolve), route new flags to
-//! the owner team (else the platform team) and queue their webhooks.
+//! After each pass: judge every group that was read and hand what it
+//! found to the flags' lifecycle (`flags::lifecycle`), saying what was
+//! looked at, who owns what, which lag status is worse, and drawing each
+//! group's receipts from its window.
 
 use crate::clients::kafka::reader::Reading;
-use crate::flags::store;
+use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use crate::watch::kept::{self, KeptFlags, KeptSample, KeptWindow};
 use crate::watch::store::Judgement;
 use crate::watch::store::{ClusterRow, TopicRow};
+use async_trait::async_trait;
 use serde_json::{Value, json};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
-use streamkeeper::flags::{self, FlagKey, Observation, Step, receipts};
+use streamkeeper::access::ownership::team_id;
+use streamkeeper::flags::{FlagKey, Observation, receipts};
+use streamkeeper::watch::lag::status::Status;
 use streamkeeper::watch::observe::{
     LagTrouble, TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
     standings, with_samples,
@@ -123,7 +128,7 @@ pub async fn after_pass(
             // How long stuck partitions have stood, as their flags keep it.
             let mut known = match flags.standings.take() {
                 Some(known) => known,
-                None => store::lag_evidence(pool, cluster.id, None)
+                None => lifecycle::lag_evidence(pool, cluster.id, None)
                     .await?
                     .iter()
                     .map(|(group, evidence)| (group.clone(), standings(evidence)))
@@ -140,9 +145,12 @@ pub async fn after_pass(
                 let before = known.remove(&g.name).unwrap_or_default();
                 let seen = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
                 observed.extend(seen.freshness);
+                // What its lag flag will keep if it stays open, or what a
+                // return from a stop is remembered by until it commits.
+                if !seen.standings.is_empty() {
+                    known.insert(g.name.clone(), seen.standings);
+                }
                 if let Some(trouble) = seen.lag {
-                    // What the group's lag flag will keep, if it stays open.
-                    known.insert(g.name.clone(), trouble.standings());
                     // Its receipts are made only if they are written
                     // (`Receipts::complete`).
                     observed.push(trouble.observation(&g.name, Value::Null));
@@ -237,174 +245,102 @@ async fn reconcile_kept(
     lag_receipts: Option<&Receipts<'_>>,
     phases: &mut Phases,
 ) -> Result<(), Db> {
-    let live = store::live(pool, cluster.id).await?;
-    phases.mark("live flags read");
-    let open: BTreeMap<FlagKey, String> = live
-        .iter()
-        .map(|(k, (_, kind))| (k.clone(), kind.clone()))
-        .collect();
-    if let Some(k) = kept.as_deref_mut() {
-        // Flags closed elsewhere (dismissed, say) are forgotten.
-        let ids: HashSet<i64> = live.values().map(|(id, _)| *id).collect();
-        k.written.retain(|id, _| ids.contains(id));
-    }
     let evaluation = kept.as_deref().map_or(0, |k| k.evaluations);
-    // Flags still there are updated together, after the others: an update
-    // sends nothing, and one statement for all of them saves a round trip
-    // a flag (a thousand of them at a thousand troubled groups).
-    let mut updates = Vec::new();
-    for step in flags::reconcile(&open, observed, &|k| evaluated.contains(k)) {
-        match step {
-            Step::Raise(mut o) => {
-                if let Some(r) = lag_receipts {
-                    r.complete(&mut o);
-                }
-                raise(pool, cluster, &o).await?;
-            }
-            Step::Update {
-                mut observation, ..
-            } => {
-                if let Some((id, _)) = live.get(&observation.key) {
-                    let write = match kept.as_deref_mut() {
-                        Some(k) => {
-                            let gist = match lag_receipts.and_then(|r| r.trouble(&observation)) {
-                                Some(trouble) => trouble.gist(),
-                                None => receipts::gist(&observation.evidence),
-                            };
-                            let write = receipts::rewrite(
-                                k.written.get(id).copied(),
-                                gist,
-                                *id,
-                                evaluation,
-                            );
-                            if write {
-                                k.written.insert(*id, gist);
-                            }
-                            write
-                        }
-                        None => true,
-                    };
-                    if write && let Some(r) = lag_receipts {
-                        r.complete(&mut observation);
-                    }
-                    updates.push((*id, observation, write));
-                }
-            }
-            Step::Resolve(key) => {
-                if let Some((id, kind)) = live.get(&key) {
-                    resolve(pool, cluster, *id, &key, kind).await?;
-                    if let Some(k) = kept.as_deref_mut() {
-                        k.written.remove(id);
-                    }
-                }
-            }
-        }
-    }
+    let mut source = WatchFlags {
+        cluster,
+        evaluated,
+        kept: kept.as_deref_mut(),
+        lag_receipts,
+        evaluation,
+    };
+    lifecycle::reconcile(pool, &mut source, observed).await?;
     phases.mark("reconcile");
-    let updates: Vec<(i64, &Observation, bool)> =
-        updates.iter().map(|(id, o, w)| (*id, o, *w)).collect();
-    store::update_many(pool, &updates).await?;
-    phases.mark("update_many");
     if let Some(k) = kept {
         k.evaluations = k.evaluations.wrapping_add(1);
     }
     Ok(())
 }
 
-/// Groups go to their owner, topics to their stream's owner, the rest (and
-/// anything unowned) to the platform team.
-async fn route(
-    pool: &PgPool,
-    cluster: &ClusterRow,
-    key: &FlagKey,
-) -> Result<Option<(i64, String, Option<String>)>, Db> {
-    match key.subject_kind.as_str() {
-        "group" => store::route_group(pool, cluster.id, &key.subject).await,
-        "topic" => {
-            let owner = crate::watch::store::stream_owner(pool, cluster.id, &key.subject).await?;
-            store::route_owner(pool, owner).await
+/// The watch's flags (groups' lag and freshness, topics' health, the
+/// cluster's reachability) as the flags' lifecycle asks for them.
+struct WatchFlags<'a> {
+    cluster: &'a ClusterRow,
+    evaluated: &'a BTreeSet<FlagKey>,
+    /// What the sampler remembers of the receipts it wrote.
+    kept: Option<&'a mut KeptFlags>,
+    lag_receipts: Option<&'a Receipts<'a>>,
+    /// This evaluation's number, for the receipts' turns.
+    evaluation: u64,
+}
+
+#[async_trait]
+impl FlagSource for WatchFlags<'_> {
+    fn cluster(&self) -> (i64, &str) {
+        (self.cluster.id, &self.cluster.name)
+    }
+
+    fn evaluated(&self, key: &FlagKey) -> bool {
+        self.evaluated.contains(key)
+    }
+
+    /// Lag statuses are ordered, worst last (WARN, REWIND, STALL, STOP,
+    /// LOST); the other rules have one kind each.
+    fn worse(&self, _: &FlagKey, before: &str, now: &str) -> bool {
+        match (Status::parse(before), Status::parse(now)) {
+            (Some(before), Some(now)) => now > before,
+            _ => false,
         }
-        _ => store::route_owner(pool, None).await,
     }
-}
 
-async fn raise(pool: &PgPool, cluster: &ClusterRow, o: &Observation) -> Result<(), Db> {
-    let route = route(pool, cluster, &o.key).await?;
-    raise_to(pool, cluster, o, route).await
-}
-
-/// Raises a flag to the team `route` names (id, name, webhook), queueing
-/// its webhook: for passes that route their own subjects (connectors).
-pub async fn raise_to(
-    pool: &PgPool,
-    cluster: &ClusterRow,
-    o: &Observation,
-    route: Option<(i64, String, Option<String>)>,
-) -> Result<(), Db> {
-    let mut tx = pool.begin().await?;
-    let id = store::raise(&mut tx, cluster.id, o, route.as_ref().map(|r| r.0)).await?;
-    match route
-        .as_ref()
-        .and_then(|(_, team, url)| url.as_ref().map(|u| (team, u)))
-    {
-        Some((team, url)) => {
-            let body = json!({
-                "text": flags::message(&cluster.name, o, Some(team)),
-                "flag": {
-                    "id": id,
-                    "state": "open",
-                    "cluster": cluster.name,
-                    "subject_kind": o.key.subject_kind,
-                    "subject": o.key.subject,
-                    "kind": o.kind,
-                    "reason": o.reason,
-                    "team": team,
-                    "onset_at": chrono::DateTime::from_timestamp_millis(o.onset_ms),
-                    "evidence": o.evidence,
-                },
-            });
-            store::enqueue(&mut tx, id, url, &body).await?;
+    /// Groups and topics go to their owner (`platform::ownership`: a
+    /// group's claim, else a stream it reads), the rest (and anything
+    /// unowned) to the platform team.
+    async fn route(&self, pool: &PgPool, key: &FlagKey) -> Result<Option<Route>, Db> {
+        match key.subject_kind.as_str() {
+            "group" => {
+                let owner = ownership::group(pool, self.cluster.id, &key.subject).await?;
+                crate::flags::route_owner(pool, team_id(owner.flatten().as_ref())).await
+            }
+            "topic" => {
+                let owner = ownership::stream(pool, self.cluster.id, &key.subject).await?;
+                crate::flags::route_owner(pool, team_id(owner.as_ref())).await
+            }
+            _ => crate::flags::route_owner(pool, None).await,
         }
-        // No webhook: the in-app list is the notification.
-        None => store::mark_notified(&mut tx, id).await?,
     }
-    tx.commit().await?;
-    tracing::info!(cluster = %cluster.name, subject = %o.key.subject, kind = %o.kind, "flag raised");
-    Ok(())
-}
 
-async fn resolve(
-    pool: &PgPool,
-    cluster: &ClusterRow,
-    id: i64,
-    key: &FlagKey,
-    kind: &str,
-) -> Result<(), Db> {
-    let route = route(pool, cluster, key).await?;
-    resolve_to(pool, cluster, id, key, kind, route).await
-}
-
-/// Resolves a flag, telling the team `route` names.
-pub async fn resolve_to(
-    pool: &PgPool,
-    cluster: &ClusterRow,
-    id: i64,
-    key: &FlagKey,
-    kind: &str,
-    route: Option<(i64, String, Option<String>)>,
-) -> Result<(), Db> {
-    let mut tx = pool.begin().await?;
-    store::resolve(&mut tx, id).await?;
-    if let Some((_, team, Some(url))) = route {
-        let body = json!({
-            "text": format!("[RESOLVED] {} {} on cluster {} is no longer {kind} — owner: team {team}",
-                key.subject_kind, key.subject, cluster.name),
-            "flag": { "id": id, "state": "resolved", "cluster": cluster.name,
-                      "subject_kind": key.subject_kind, "subject": key.subject, "kind": kind },
-        });
-        store::enqueue(&mut tx, id, &url, &body).await?;
+    fn receipts(&self, o: &mut Observation) {
+        if let Some(r) = self.lag_receipts {
+            r.complete(o);
+        }
     }
-    tx.commit().await?;
-    tracing::info!(cluster = %cluster.name, subject = %key.subject, "flag resolved");
-    Ok(())
+
+    fn rewrite(&mut self, id: i64, o: &mut Observation) -> bool {
+        let write = match self.kept.as_deref_mut() {
+            Some(k) => {
+                let gist = match self.lag_receipts.and_then(|r| r.trouble(o)) {
+                    Some(trouble) => trouble.gist(),
+                    None => receipts::gist(&o.evidence),
+                };
+                let write =
+                    receipts::rewrite(k.written.get(&id).copied(), gist, id, self.evaluation);
+                if write {
+                    k.written.insert(id, gist);
+                }
+                write
+            }
+            None => true,
+        };
+        if write {
+            self.receipts(o);
+        }
+        write
+    }
+
+    /// Flags closed elsewhere (dismissed, say) are forgotten.
+    fn standing(&mut self, ids: &HashSet<i64>) {
+        if let Some(k) = self.kept.as_deref_mut() {
+            k.written.retain(|id, _| ids.contains(id));
+        }
+    }
 }

@@ -14,15 +14,15 @@ use crate::accounts::{audited, record_refusal, require, team_id};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
+use crate::platform::ownership;
 use crate::store::is_unique_violation;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
 use store::samples::SampleRow;
-use streamkeeper::access::stewardship::{
-    DescribeRefusal, Stewardship, StreamEntry, may_describe, may_steward,
-};
+use streamkeeper::access::ownership as rule;
+use streamkeeper::access::stewardship::{DescribeRefusal, StreamEntry, may_claim, may_describe};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::credential::CredentialPolicy;
@@ -493,7 +493,7 @@ impl ClusterService {
         let (id, group) = (cluster.id, g.name.as_str());
         let by_partition = windows(&self.pool, id, group).await?;
         // The stand its open flag kept, so the page says what the flag says.
-        let known = crate::flags::store::lag_evidence(&self.pool, id, Some(group))
+        let known = crate::flags::lifecycle::lag_evidence(&self.pool, id, Some(group))
             .await?
             .get(group)
             .map(standings)
@@ -1194,7 +1194,11 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 .map(|(at, lag)| (at.timestamp_millis(), lag))
                 .collect(),
         };
-        Ok(streamkeeper::watch::series::downsample(&points, 400)
+        let first_seen = store::samples::group_first_seen(&self.pool, id, group)
+            .await?
+            .map(|at| at.timestamp_millis());
+        let points = streamkeeper::watch::series::since_first_seen(&points, first_seen);
+        Ok(streamkeeper::watch::series::downsample(points, 400)
             .into_iter()
             .filter_map(|(ms, lag)| {
                 chrono::DateTime::from_timestamp_millis(ms).map(|at| LagPoint { at, lag })
@@ -1205,7 +1209,10 @@ impl streamkeeper_app::port::Watch for ClusterService {
 
 impl ClusterService {
     /// Sets or clears a group's owner team. Admins may do anything; an
-    /// owner may claim an unowned group for a team they belong to.
+    /// owner may claim a group for a team they belong to when it is
+    /// unowned or their team's by a stream it reads (`may_claim`). A claim
+    /// refused, or on a group or team that does not exist, is audited and
+    /// changes nothing.
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn set_group_owner(
         &self,
@@ -1218,24 +1225,21 @@ impl ClusterService {
         require(who, Action::Read, "claim groups")?;
         // A removed cluster's groups are gone with it.
         self.get(who, id).await?;
-        let team_id = match team {
-            Some(name) => Some(team_id(&self.pool, name).await?),
-            None => None,
+        let claimed = self.claim_group(who, id, group, team).await;
+        let team_id = match claimed {
+            Ok(t) => t,
+            // A 403 the web layer audits with its reason; a claim on a
+            // group or team that does not exist is recorded here.
+            Err(e @ AppError::Forbidden(_)) => return Err(e),
+            Err(e) => {
+                let target = format!("group:{group}");
+                let detail = json!({ "cluster_id": id, "team": team, "refused": e.to_string() });
+                record_refusal(&self.pool, who, from, "group.owner.refused", target, detail).await;
+                return Err(e);
+            }
         };
-        let mine = Facts::load(&self.pool, who).await?;
-        let current = store::group_owner(&self.pool, id, group).await?;
-        let Some(current) = current else {
-            return Err(AppError::NotFound(format!("Consumer group {group}")));
-        };
-        let claim = Stewardship::Claim { for_team: team_id };
-        if !may_steward(mine.steward(who), current, claim) {
-            return Err(AppError::Forbidden(
-                "change this group's owner (owners may claim unowned groups for their own team)"
-                    .into(),
-            ));
-        }
         let mut tx = begin(&self.pool).await?;
-        store::set_group_owner(&mut tx, id, group, team_id).await?;
+        store::set_group_owner(&mut tx, id, group, team_id, crate::platform::clock::now()).await?;
         audited(
             &mut tx,
             who,
@@ -1246,6 +1250,31 @@ impl ClusterService {
         )
         .await?;
         Ok(commit(tx).await?)
+    }
+
+    /// The team `who` may give the group to, or why not.
+    async fn claim_group(
+        &self,
+        who: &Principal,
+        id: i64,
+        group: &str,
+        team: Option<&str>,
+    ) -> Result<Option<i64>, AppError> {
+        let Some(current) = ownership::group(&self.pool, id, group).await? else {
+            return Err(AppError::NotFound(format!("Consumer group {group}")));
+        };
+        let team_id = match team {
+            Some(name) => Some(team_id(&self.pool, name).await?),
+            None => None,
+        };
+        let mine = Facts::load(&self.pool, who).await?;
+        if !may_claim(mine.steward(who), current.as_ref(), team_id) {
+            return Err(AppError::Forbidden(format!(
+                "change this group's owner: it is {} (owners may claim unowned groups, or their own team's, for their own team)",
+                rule::describe(current.as_ref())
+            )));
+        }
+        Ok(team_id)
     }
 }
 

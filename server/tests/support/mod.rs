@@ -199,16 +199,11 @@ impl TestApp {
     }
 
     /// A bearer token for the user with the scopes the tests of the whole
-    /// API use: everything but `lineage:write`.
+    /// API use: everything a new token may hold but `lineage:write` and
+    /// `metrics`.
     pub async fn token(&self, user_id: i64) -> String {
         use streamkeeper::accounts::token::Scope;
-        let scopes = [
-            Scope::Read,
-            Scope::Write,
-            Scope::Check,
-            Scope::Propose,
-            Scope::Approve,
-        ];
+        let scopes = [Scope::Read, Scope::Write, Scope::Check, Scope::Propose];
         self.token_with(user_id, &scopes).await
     }
 
@@ -228,6 +223,30 @@ impl TestApp {
         .await
         .expect("insert token");
         token
+    }
+
+    /// A POST the token's user makes in person: signed in through the form,
+    /// confirming with the password, from the console's origin. Approving
+    /// and rejecting take nothing less (no token does); tests that name
+    /// people by their tokens approve and reject this way.
+    pub async fn in_person(&self, path: &str, token: &str, mut body: serde_json::Value) -> Reply {
+        let found = streamkeeper_server::accounts::store::tokens::find_with_user(&self.pool, token)
+            .await
+            .expect("token lookup")
+            .expect("a token the test made");
+        let cookie = self
+            .login(&found.user.username, PASSWORD)
+            .await
+            .expect("the token's user signs in");
+        body["password"] = PASSWORD.into();
+        let req = Request::post(path)
+            .header(header::COOKIE, cookie)
+            .header(header::CONTENT_TYPE, "application/json")
+            .header(header::ORIGIN, ORIGIN)
+            .header("sec-fetch-site", "same-origin")
+            .body(Body::from(body.to_string()))
+            .expect("request");
+        self.send(req).await
     }
 
     /// Signs in through the form and returns the session cookie.

@@ -7,7 +7,9 @@
 //! - [`time`]: time lag estimated from the history of log-end offsets
 //!   (kafka-lag-exporter's interpolation), with its failure modes named.
 //! - [`status`]: the windowed status of a partition and of a group.
+//! - [`onset`]: when the trouble a status names began.
 
 pub mod offset;
+pub mod onset;
 pub mod status;
 pub mod time;

@@ -119,6 +119,12 @@ impl Default for Rules {
 pub struct Standing {
     pub committed: i64,
     pub since_ms: i64,
+    /// Since when the group has had members while it stood: `None` for a
+    /// STOP. A STOP whose members come back is not a STALL until they have
+    /// stood still for a window of their own: a consumer that returns
+    /// commits only after it has joined and read.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub members_since_ms: Option<i64>,
 }
 
 /// A status with the sentence that explains it.
@@ -160,6 +166,19 @@ fn stood_since(window: &[Sample], known: Option<Standing>) -> Option<Standing> {
     Some(Standing {
         committed,
         since_ms,
+        members_since_ms: None,
+    })
+}
+
+/// When the members of a group standing at `known` came back, if they did
+/// while it stood (the newest sample for a STOP whose members are back
+/// now), and the standing to keep until they have stood a window.
+fn back_since(window: &[Sample], known: Option<Standing>) -> Option<Standing> {
+    let newest = window.last()?;
+    let k = known.filter(|k| Some(k.committed) == newest.committed)?;
+    Some(Standing {
+        members_since_ms: Some(k.members_since_ms.unwrap_or(newest.at_ms)),
+        ..k
     })
 }
 
@@ -205,6 +224,30 @@ pub fn partition_status(
     if let Some(v) = stopped_now(window, has_members, rules, known) {
         return v;
     }
+    let back = if has_members {
+        back_since(window, known)
+    } else {
+        None
+    };
+    if let Some(b) = back
+        && let Some(since) = b.members_since_ms
+        && window.iter().filter(|s| s.at_ms >= since).count() < rules.min_samples
+    {
+        // Back from a STOP: the flag resolves now, and the standing is kept
+        // so a slow first commit is not taken for a STALL.
+        let at = b.committed;
+        return Verdict {
+            standing: Some(b),
+            ..verdict(
+                Status::Ok,
+                lag,
+                format!(
+                    "members are back {} ago; no commit yet since it stood at {at} ({behind} behind)",
+                    human(newest.at_ms - since)
+                ),
+            )
+        };
+    }
     if window.len() < rules.min_samples {
         return verdict(
             Status::Incomplete,
@@ -241,27 +284,36 @@ pub fn partition_status(
         let at = standing.committed;
         let stood = human(newest.at_ms - standing.since_ms);
         let v = if has_members {
-            verdict(
+            let since = back.and_then(|b| b.members_since_ms);
+            let standing = Standing {
+                members_since_ms: Some(since.unwrap_or(standing.since_ms)),
+                ..standing
+            };
+            let v = verdict(
                 Status::Stall,
                 lag,
                 format!(
                     "members are connected but the committed offset has stayed at {at} for {stood} while {behind} behind"
                 ),
-            )
+            );
+            Verdict {
+                standing: Some(standing),
+                ..v
+            }
         } else {
-            verdict(
-                Status::Stop,
-                lag,
-                format!("no members and no progress for {stood} while {behind} behind"),
-            )
+            Verdict {
+                standing: Some(standing),
+                ..verdict(
+                    Status::Stop,
+                    lag,
+                    format!("no members and no progress for {stood} while {behind} behind"),
+                )
+            }
         };
-        return Verdict {
-            standing: Some(standing),
-            ..v
-        };
+        return v;
     }
     let growing = lags.windows(2).all(|w| w[1] >= w[0]) && lags.last() > lags.first();
-    if growing {
+    if growing && !keeps_up(window) {
         let first = lags.first().copied().unwrap_or_default();
         return verdict(
             Status::Warn,
@@ -270,6 +322,19 @@ pub fn partition_status(
         );
     }
     verdict(Status::Ok, lag, format!("{behind} behind and keeping pace"))
+}
+
+/// Whether the newest sample's committed offset has reached the log end
+/// of the sample before: the consumer reads in less than an interval what
+/// is written. Its lag is then what was written between the sampler's
+/// reads (committed offsets first, log ends after) and whatever arrived
+/// since its last commit, which may well be more at one pass than the
+/// last without it falling behind.
+fn keeps_up(window: &[Sample]) -> bool {
+    match window {
+        [.., before, newest] => newest.committed.is_some_and(|c| c >= before.log_end),
+        _ => false,
+    }
 }
 
 /// A group with no members whose committed offset has not moved for
@@ -323,35 +388,6 @@ fn unrecovered_rewind(committed: &[i64]) -> Option<(usize, i64, i64)> {
         let recovered = committed[i..].iter().any(|c| *c >= before);
         (after < before && !recovered).then_some((i, before, after))
     })
-}
-
-/// When the current trouble began: the time of the first sample of the
-/// newest unbroken run of samples that were behind (lag above `allowed`).
-/// `None` when the newest sample is not behind.
-pub fn onset_ms(window: &[Sample], allowed_lag: u64) -> Option<i64> {
-    let behind = |s: &Sample| s.lag().messages().is_some_and(|l| l > allowed_lag);
-    if !window.last().is_some_and(behind) {
-        return None;
-    }
-    let start = window.iter().rposition(|s| !behind(s)).map_or(0, |i| i + 1);
-    window.get(start).map(|s| s.at_ms)
-}
-
-/// When the trouble a status names began, as the first sample that shows
-/// it. For STOP and STALL that is the first sample at which the committed
-/// offset had not moved since the one before: a consumer that is always a
-/// few messages behind (commits lag writes) would otherwise date a stop to
-/// long before it happened. For the others, [`onset_ms`].
-pub fn trouble_onset_ms(window: &[Sample], status: Status, allowed_lag: u64) -> Option<i64> {
-    if !matches!(status, Status::Stop | Status::Stall) {
-        return onset_ms(window, allowed_lag);
-    }
-    let newest = window.last()?;
-    let run_start = window
-        .iter()
-        .rposition(|s| s.committed != newest.committed)
-        .map_or(0, |i| i + 1);
-    window.get(run_start + 1).or(window.last()).map(|s| s.at_ms)
 }
 
 /// The time lag, in seconds, of the newest sample's committed offset,
@@ -471,6 +507,29 @@ mod tests {
     }
 
     #[test]
+    fn a_fast_reader_whose_lag_grows_between_the_reads_is_not_warn() {
+        // Committed offsets are read before log ends: a consumer that reads
+        // everything each interval shows what came in between, 1, then 1,
+        // then 2; it reached every earlier log end, so it keeps up.
+        let w = [
+            (Some(100), 101),
+            (Some(105), 106),
+            (Some(106), 107),
+            (Some(107), 109),
+        ];
+        let v = partition_status(&window(&w), true, &Rules::default(), None);
+        assert_eq!(v.status, Status::Ok, "{}", v.reason);
+        // Behind what was there an interval ago, growing: falling behind.
+        let w = [
+            (Some(100), 101),
+            (Some(101), 106),
+            (Some(102), 108),
+            (Some(103), 110),
+        ];
+        assert_eq!(status(&w, true), Status::Warn);
+    }
+
+    #[test]
     fn behind_but_keeping_pace_is_ok() {
         let w = [
             (Some(10), 40),
@@ -526,6 +585,7 @@ mod tests {
         let known = Standing {
             committed: 50,
             since_ms: -900_000,
+            members_since_ms: None,
         };
         let v = partition_status(&window(&w), false, &Rules::default(), Some(known));
         assert_eq!(v.status, Status::Stop);
@@ -547,7 +607,8 @@ mod tests {
             v.standing,
             Some(Standing {
                 committed: 50,
-                since_ms: 0
+                since_ms: 0,
+                members_since_ms: None,
             })
         );
         // A move inside the window dates the stand itself.
@@ -559,15 +620,64 @@ mod tests {
         ];
         let v = partition_status(&window(&moved), false, &Rules::default(), Some(known));
         assert!(v.reason.contains("for 30 s"), "{}", v.reason);
-        // With members, STALL says the same.
+        // With members all along, STALL says the same.
+        let stalled = Standing {
+            members_since_ms: Some(-900_000),
+            ..known
+        };
         let v = partition_status(
             &window(&[(Some(50), 90); 4]),
             true,
             &Rules::default(),
-            Some(known),
+            Some(stalled),
         );
         assert_eq!(v.status, Status::Stall);
         assert!(v.reason.contains("stayed at 50 for 15 min"), "{}", v.reason);
+    }
+
+    #[test]
+    fn a_stopped_consumer_that_returns_is_ok_at_once_and_not_stall_before_its_first_commit() {
+        // Stopped at 50 (STOP); from the pass at t=75 s its members are back
+        // and it has not committed yet.
+        let samples = window(&[(Some(50), 90); 9]);
+        let rules = Rules::default();
+        let stop = partition_status(&samples[..5], false, &rules, None);
+        assert_eq!(stop.status, Status::Stop);
+        let mut known = stop.standing;
+        let mut seen = Vec::new();
+        for n in 6..=9 {
+            let v = partition_status(&samples[..n], true, &rules, known);
+            known = v.standing;
+            seen.push(v.status);
+        }
+        // The pass they came back resolves the STOP (never relabelled
+        // STALL); after a window of their own without a commit, STALL.
+        assert_eq!(
+            seen,
+            [Status::Ok, Status::Ok, Status::Ok, Status::Stall],
+            "{known:?}"
+        );
+        let back = partition_status(&samples[..6], true, &rules, stop.standing);
+        assert!(
+            back.reason.contains("members are back 0 s ago"),
+            "{}",
+            back.reason
+        );
+        assert_eq!(
+            known.and_then(|k| k.members_since_ms),
+            Some(75_000),
+            "the STALL counts its members from their return"
+        );
+        // Its first commit ends it: nothing left standing.
+        let mut moved = samples[..7].to_vec();
+        moved.push(Sample {
+            at_ms: 105_000,
+            committed: Some(60),
+            log_start: 0,
+            log_end: 90,
+        });
+        let v = partition_status(&moved, true, &rules, known);
+        assert_eq!((v.status, v.standing), (Status::Ok, None));
     }
 
     #[test]
@@ -605,33 +715,6 @@ mod tests {
             partition_status(&[], true, &Rules::default(), None).status,
             Status::Incomplete
         );
-    }
-
-    #[test]
-    fn onset_is_the_start_of_the_current_bad_run() {
-        let w = window(&[
-            (Some(5), 5),
-            (Some(5), 9),
-            (Some(9), 9),
-            (Some(9), 12),
-            (Some(9), 15),
-        ]);
-        assert_eq!(onset_ms(&w, 0), Some(45_000));
-        let w = window(&[(Some(5), 9), (Some(5), 12)]);
-        assert_eq!(onset_ms(&w, 0), Some(0));
-        let w = window(&[(Some(5), 9), (Some(12), 12)]);
-        assert_eq!(onset_ms(&w, 0), None);
-    }
-
-    #[test]
-    fn a_stop_dates_from_the_first_sample_without_progress() {
-        // Always a few behind while consuming, then no progress from t=30 s.
-        let w = window(&[(Some(5), 8), (Some(9), 12), (Some(14), 17), (Some(14), 21)]);
-        assert_eq!(onset_ms(&w, 0), Some(0), "behind all along");
-        assert_eq!(trouble_onset_ms(&w, Status::Stop, 0), Some(45_000));
-        let idle = window(&[(Some(40), 50); 6]);
-        assert_eq!(trouble_onset_ms(&idle, Status::Stop, 0), Some(15_000));
-        assert_eq!(trouble_onset_ms(&w, Status::Warn, 0), Some(0));
     }
 
     #[test]

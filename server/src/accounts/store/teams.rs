@@ -88,7 +88,7 @@ pub async fn insert(
 pub async fn members(pool: &PgPool, team_id: i64) -> Result<Vec<UserSummary>, Db> {
     let rows: Vec<UserRow> = sqlx::query_as(
         "SELECT u.id, u.username, u.display_name, u.password_hash, u.roles, u.disabled,
-                u.session_epoch, u.created_at, u.must_change_password, u.totp_secret,
+                u.session_epoch, u.created_at, u.must_change_password, u.totp_secret, u.totp_sealed,
                 u.totp_last_step, u.totp_pending_seed, u.oidc_subject, u.time_zone
          FROM users u JOIN memberships m ON m.user_id = u.id
          WHERE m.team_id = $1 ORDER BY u.username",

@@ -23,8 +23,14 @@ pub struct UserRow {
     pub created_at: DateTime<Utc>,
     /// Set by an admin's password: the user must change it first.
     pub must_change_password: bool,
-    /// The TOTP secret (base32) once enrolment is confirmed.
+    /// The TOTP secret (base32) once enrolment is confirmed, in plain form:
+    /// only while no `STREAMKEEPER_TOTP_KEY` is set (see `totp_sealed`).
     pub totp_secret: Option<String>,
+    /// The TOTP secret sealed under `STREAMKEEPER_TOTP_KEY`
+    /// (`platform::seal`, bound to the user's id).
+    #[sqlx(default)]
+    #[serde(default)]
+    pub totp_sealed: Option<String>,
     /// The last time step a code was accepted for.
     pub totp_last_step: Option<i64>,
     /// The seed (hex) of an enrolment or recovery-code renewal under way.
@@ -38,6 +44,11 @@ pub struct UserRow {
 }
 
 impl UserRow {
+    /// Whether the user set up a second factor (its secret in either form).
+    pub fn has_second_factor(&self) -> bool {
+        self.totp_secret.is_some() || self.totp_sealed.is_some()
+    }
+
     /// Roles as stored; unknown strings cannot be stored (a CHECK constraint
     /// holds them to the five roles), so none are dropped in practice.
     pub fn roles(&self) -> Vec<Role> {
@@ -52,7 +63,7 @@ impl UserRow {
             roles: self.roles(),
             disabled: self.disabled,
             created_at: self.created_at,
-            second_factor: self.totp_secret.is_some(),
+            second_factor: self.has_second_factor(),
             must_change_password: self.must_change_password,
             single_sign_on: self.oidc_subject.is_some(),
         }
@@ -61,7 +72,7 @@ impl UserRow {
 
 pub(super) const COLUMNS: &str =
     "id, username, display_name, password_hash, roles, disabled, session_epoch,
-     created_at, must_change_password, totp_secret, totp_last_step, totp_pending_seed, oidc_subject, time_zone";
+     created_at, must_change_password, totp_secret, totp_sealed, totp_last_step, totp_pending_seed, oidc_subject, time_zone";
 
 pub fn role_strings(roles: &[Role]) -> Vec<String> {
     roles.iter().map(|r| r.as_str().to_string()).collect()
@@ -242,21 +253,34 @@ pub async fn set_totp_pending(
     )
 }
 
+/// A TOTP secret as stored: sealed when the server has a key, else plain.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum StoredSecret {
+    Plain(String),
+    Sealed(String),
+}
+
 /// Completes an enrolment: the secret, the step of the code that confirmed
 /// it (not accepted again) and no pending seed.
 pub async fn enable_totp(
     conn: &mut PgConnection,
     id: i64,
-    secret: &str,
+    secret: &StoredSecret,
     step: i64,
 ) -> Result<(), Db> {
+    let (plain, sealed) = match secret {
+        StoredSecret::Plain(p) => (Some(p), None),
+        StoredSecret::Sealed(s) => (None, Some(s)),
+    };
     Ok(sqlx::query(
-        "UPDATE users SET totp_secret = $2, totp_last_step = $3, totp_pending_seed = NULL
+        "UPDATE users SET totp_secret = $2, totp_sealed = $4, totp_last_step = $3,
+                          totp_pending_seed = NULL
          WHERE id = $1",
     )
     .bind(id)
-    .bind(secret)
+    .bind(plain)
     .bind(step)
+    .bind(sealed)
     .execute(conn)
     .await
     .map(drop)?)
@@ -267,7 +291,7 @@ pub async fn enable_totp(
 pub async fn use_totp_step(conn: &mut PgConnection, id: i64, step: i64) -> Result<bool, Db> {
     let done = sqlx::query(
         "UPDATE users SET totp_last_step = $2
-         WHERE id = $1 AND totp_secret IS NOT NULL
+         WHERE id = $1 AND (totp_secret IS NOT NULL OR totp_sealed IS NOT NULL)
            AND (totp_last_step IS NULL OR totp_last_step < $2)",
     )
     .bind(id)
@@ -280,7 +304,8 @@ pub async fn use_totp_step(conn: &mut PgConnection, id: i64, step: i64) -> Resul
 /// Removes the second factor and its recovery codes.
 pub async fn clear_totp(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
     sqlx::query(
-        "UPDATE users SET totp_secret = NULL, totp_last_step = NULL, totp_pending_seed = NULL
+        "UPDATE users SET totp_secret = NULL, totp_sealed = NULL, totp_last_step = NULL,
+                          totp_pending_seed = NULL
          WHERE id = $1",
     )
     .bind(id)
@@ -333,5 +358,44 @@ pub async fn recovery_codes_left(pool: &PgPool, id: i64) -> Result<i64, Db> {
     )
     .bind(id)
     .fetch_one(pool)
+    .await?)
+}
+
+/// Users whose TOTP secret is still in plain form, to seal at start-up.
+pub async fn plain_totp_secrets(pool: &PgPool) -> Result<Vec<(i64, String)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT id, totp_secret FROM users WHERE totp_secret IS NOT NULL ORDER BY id",
+    )
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Replaces a plain TOTP secret by its sealed form, unless it changed
+/// meanwhile (another replica sealed it, or the user enrolled anew).
+pub async fn seal_totp_secret(
+    pool: &PgPool,
+    id: i64,
+    plain: &str,
+    sealed: &str,
+) -> Result<bool, Db> {
+    let done = sqlx::query(
+        "UPDATE users SET totp_secret = NULL, totp_sealed = $3
+         WHERE id = $1 AND totp_secret = $2",
+    )
+    .bind(id)
+    .bind(plain)
+    .bind(sealed)
+    .execute(pool)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// One sealed TOTP secret with its user, if any is sealed: what start-up
+/// tries the key on.
+pub async fn a_sealed_totp_secret(pool: &PgPool) -> Result<Option<(i64, String)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT id, totp_sealed FROM users WHERE totp_sealed IS NOT NULL ORDER BY id LIMIT 1",
+    )
+    .fetch_optional(pool)
     .await?)
 }

@@ -836,46 +836,23 @@ pub async fn readers(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Vec<
     .await?)
 }
 
-/// A group's owner team: `None` when there is no such group, `Some(None)`
-/// when it is unowned.
-pub async fn group_owner(
-    pool: &PgPool,
-    cluster_id: i64,
-    group: &str,
-) -> Result<Option<Option<i64>>, Db> {
-    Ok(sqlx::query_scalar(
-        "SELECT owner_team_id FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
-    )
-    .bind(cluster_id)
-    .bind(group)
-    .fetch_optional(pool)
-    .await?)
-}
-
-/// A stream's owner team, if it has a catalog entry with one.
-pub async fn stream_owner(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Option<i64>, Db> {
-    let owner: Option<Option<i64>> = sqlx::query_scalar(
-        "SELECT owner_team_id FROM streams WHERE cluster_id = $1 AND topic = $2",
-    )
-    .bind(cluster_id)
-    .bind(topic)
-    .fetch_optional(pool)
-    .await?;
-    Ok(owner.flatten())
-}
-
+/// Gives the group to `team_id` (claimed `at`), or leaves it unowned.
 pub async fn set_group_owner(
     conn: &mut PgConnection,
     cluster_id: i64,
     group: &str,
     team_id: Option<i64>,
+    at: DateTime<Utc>,
 ) -> Result<bool, Db> {
     let r = sqlx::query(
-        "UPDATE consumer_groups SET owner_team_id = $3 WHERE cluster_id = $1 AND name = $2",
+        "UPDATE consumer_groups SET owner_team_id = $3,
+                owner_claimed_at = CASE WHEN $3::bigint IS NULL THEN NULL ELSE $4 END
+         WHERE cluster_id = $1 AND name = $2",
     )
     .bind(cluster_id)
     .bind(group)
     .bind(team_id)
+    .bind(at)
     .execute(conn)
     .await?;
     Ok(r.rows_affected() == 1)

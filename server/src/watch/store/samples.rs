@@ -352,6 +352,22 @@ pub async fn partition_series(
         .await?)
 }
 
+/// When the group was first seen on the cluster (the end of that pass),
+/// if it ever was.
+pub async fn group_first_seen(
+    pool: &PgPool,
+    cluster_id: i64,
+    group: &str,
+) -> Result<Option<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT first_seen FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
+    )
+    .bind(cluster_id)
+    .bind(group)
+    .fetch_optional(pool)
+    .await?)
+}
+
 /// The resolution of a rollup.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Rollup {

@@ -1,0 +1,138 @@
+//! The ownership rule's facts: claims, the streams a thing reads or
+//! writes and their catalog owners, in one query per kind.
+
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgPool};
+
+use crate::platform::errors::Db;
+
+/// A stream's catalog owner.
+#[derive(Debug, FromRow)]
+pub struct StreamRow {
+    pub topic: String,
+    pub team_id: Option<i64>,
+    pub team: Option<String>,
+}
+
+pub async fn streams(
+    pool: &PgPool,
+    cluster_id: i64,
+    topics: &[String],
+) -> Result<Vec<StreamRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT s.topic, t.id AS team_id, t.name AS team FROM streams s
+         LEFT JOIN teams t ON t.id = s.owner_team_id
+         WHERE s.cluster_id = $1 AND s.topic = ANY($2)",
+    )
+    .bind(cluster_id)
+    .bind(topics)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A group or connector with its claim, and one of the streams it reads
+/// or writes with that stream's owner (one row per owned stream; one row
+/// with no stream when none is owned).
+#[derive(Debug, FromRow)]
+pub struct ClaimRow {
+    pub name: String,
+    pub claim_team_id: Option<i64>,
+    pub claim_team: Option<String>,
+    pub claimed_at: Option<DateTime<Utc>>,
+    pub topic: Option<String>,
+    pub stream_team_id: Option<i64>,
+    pub stream_team: Option<String>,
+}
+
+/// The groups of `names` in a cluster.
+pub async fn groups(pool: &PgPool, cluster_id: i64, names: &[String]) -> Result<Vec<ClaimRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT g.name, ct.id AS claim_team_id, ct.name AS claim_team, g.owner_claimed_at AS claimed_at,
+                s.topic, st.id AS stream_team_id, st.name AS stream_team
+         FROM consumer_groups g
+         LEFT JOIN teams ct ON ct.id = g.owner_team_id
+         LEFT JOIN streams s ON s.cluster_id = g.cluster_id AND s.topic = ANY(g.topics)
+             AND s.owner_team_id IS NOT NULL
+         LEFT JOIN teams st ON st.id = s.owner_team_id
+         WHERE g.cluster_id = $1 AND g.name = ANY($2)",
+    )
+    .bind(cluster_id)
+    .bind(names)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The connectors of `names` on a Connect cluster.
+pub async fn connectors(
+    pool: &PgPool,
+    connect_id: i64,
+    names: &[String],
+) -> Result<Vec<ClaimRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name, ct.id AS claim_team_id, ct.name AS claim_team, c.owner_claimed_at AS claimed_at,
+                s.topic, st.id AS stream_team_id, st.name AS stream_team
+         FROM connectors c
+         JOIN connect_clusters cc ON cc.id = c.connect_id
+         LEFT JOIN teams ct ON ct.id = c.owner_team_id
+         LEFT JOIN streams s ON s.cluster_id = cc.cluster_id AND s.topic = ANY(c.topics)
+             AND s.owner_team_id IS NOT NULL
+         LEFT JOIN teams st ON st.id = s.owner_team_id
+         WHERE c.connect_id = $1 AND c.name = ANY($2)",
+    )
+    .bind(connect_id)
+    .bind(names)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A lineage node with what its owner depends on: a Kafka dataset's
+/// cluster and stream owner, a derived consumer-group job's cluster, and
+/// its live `ownership` facet's first named team, sender and the sender's
+/// standing.
+#[derive(Debug, FromRow)]
+pub struct NodeRow {
+    pub id: i64,
+    pub name: String,
+    /// Set for a topic of a registered cluster.
+    pub dataset_cluster: Option<i64>,
+    pub stream_team_id: Option<i64>,
+    pub stream_team: Option<String>,
+    /// Set for a job Streamkeeper derived from a consumer group.
+    pub group_cluster: Option<i64>,
+    pub facet_team_id: Option<i64>,
+    pub facet_team: Option<String>,
+    pub facet_sender: Option<String>,
+    pub sender_admin: Option<bool>,
+    pub sender_teams: Vec<i64>,
+}
+
+pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT n.id, n.name, r.dataset_cluster, st.id AS stream_team_id, st.name AS stream_team,
+                g.cluster_id AS group_cluster, ft.id AS facet_team_id, ft.name AS facet_team,
+                f.sender AS facet_sender, u.roles @> ARRAY['admin'] AS sender_admin,
+                COALESCE((SELECT array_agg(m.team_id) FROM memberships m WHERE m.user_id = u.id),
+                         '{}') AS sender_teams
+         FROM lineage_nodes n
+         CROSS JOIN LATERAL (
+             SELECT CASE WHEN n.kind = 'dataset' AND n.cluster ~ '^[0-9]{1,18}$'
+                 THEN n.cluster::bigint END AS dataset_cluster) r
+         LEFT JOIN streams s ON s.cluster_id = r.dataset_cluster AND s.topic = n.name
+         LEFT JOIN teams st ON st.id = s.owner_team_id
+         -- A derived group's job shares its namespace with its cluster's topics.
+         LEFT JOIN LATERAL (
+             SELECT d.cluster::bigint AS cluster_id FROM lineage_nodes d
+             WHERE n.kind = 'job' AND d.kind = 'dataset' AND d.namespace = n.namespace
+               AND d.cluster ~ '^[0-9]{1,18}$'
+               AND EXISTS (SELECT 1 FROM lineage_facets j WHERE j.node_id = n.id
+                           AND j.key = 'jobType' AND j.value->>'jobType' = 'CONSUMER_GROUP')
+             LIMIT 1) g ON true
+         LEFT JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
+         LEFT JOIN teams ft ON ft.name = f.value->'owners'->0->>'name'
+         LEFT JOIN users u ON u.username = f.sender
+         WHERE n.id = ANY($1)",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?)
+}

@@ -1,0 +1,394 @@
+//! Ownership: who owns a thing, and why. One rule for every kind of thing
+//! a team may own, so flag routing, "notify owners", claims, drafts, check
+//! readability, owner columns and metric labels all give the same answer.
+//!
+//! - A **stream** is owned by the team its catalog entry names.
+//! - A **consumer group** by the team it was claimed for, else by the owner
+//!   of a stream it reads (the first by topic, so the answer is stable).
+//! - A **connector** by the team it was claimed for, else by the owner of a
+//!   stream it reads or writes (first by topic).
+//! - A **lineage node**: a Kafka dataset of a watched cluster is its
+//!   stream, and a job Streamkeeper derived from a consumer group or a
+//!   connector is that group or connector; anything else by the team an
+//!   admin or that team set, else by its latest `ownership` facet from a
+//!   sender allowed to speak for the team it names ([`may_speak_for`]).
+//!   Facets from anyone else are kept raw but own nothing: otherwise one
+//!   event from another team re-routes the owner's notices to itself.
+//!
+//! The server gathers the facts (one place, `platform::ownership`) and
+//! calls these; nothing else decides an owner.
+
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
+use std::fmt;
+
+/// A team, by id and name.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Team {
+    pub id: i64,
+    pub name: String,
+}
+
+/// Why a team owns a thing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum OwnerReason {
+    /// The stream's catalog entry names the team.
+    Catalog,
+    /// The thing was claimed for (or, a lineage node, given to) the team;
+    /// `at` is when, if it was recorded.
+    Claimed { at: Option<DateTime<Utc>> },
+    /// The team owns `topic`, which the thing reads or writes (or is).
+    ByStream { topic: String },
+    /// The thing is the consumer group or connector `name` Streamkeeper
+    /// derived the lineage job from, owned for `because`.
+    ByDerived {
+        name: String,
+        because: Box<OwnerReason>,
+    },
+    /// The latest `ownership` facet named the team, sent by `sender`, who
+    /// may speak for it.
+    ByFacet { sender: String },
+}
+
+/// A thing's owner team, and why.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    pub team: Team,
+    pub reason: OwnerReason,
+}
+
+impl Owner {
+    pub fn team_id(&self) -> i64 {
+        self.team.id
+    }
+
+    /// Whether the team holds it by a claim of its own (rather than
+    /// inheriting it from a stream, a catalog entry or a facet).
+    pub fn is_claimed(&self) -> bool {
+        matches!(self.reason, OwnerReason::Claimed { .. })
+    }
+}
+
+/// The owner's team id, `None` when unowned: what the stewardship rules
+/// take.
+pub fn team_id(owner: Option<&Owner>) -> Option<i64> {
+    owner.map(Owner::team_id)
+}
+
+/// "payments's (by stream orders)", or "unowned": for a refusal.
+pub fn describe(owner: Option<&Owner>) -> String {
+    owner.map_or_else(
+        || "unowned".to_string(),
+        |o| format!("{}'s ({})", o.team.name, o.reason),
+    )
+}
+
+impl fmt::Display for OwnerReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            OwnerReason::Catalog => write!(f, "in the catalog"),
+            OwnerReason::Claimed { at: Some(at) } => write!(f, "claimed on {}", at.date_naive()),
+            OwnerReason::Claimed { at: None } => write!(f, "claimed"),
+            OwnerReason::ByStream { topic } => write!(f, "by stream {topic}"),
+            OwnerReason::ByDerived { name, because } => write!(f, "as {name}, {because}"),
+            OwnerReason::ByFacet { sender } => write!(f, "by ownership facet from {sender}"),
+        }
+    }
+}
+
+impl fmt::Display for Owner {
+    /// "payments (by stream orders)", "payments (claimed on 2026-12-01)".
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{} ({})", self.team.name, self.reason)
+    }
+}
+
+/// A stream a thing reads or writes, with its catalog owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct StreamFact {
+    pub topic: String,
+    pub owner: Option<Team>,
+}
+
+/// A claim recorded on a group or connector.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Claim {
+    pub team: Team,
+    pub at: Option<DateTime<Utc>>,
+}
+
+/// A stream's owner: its catalog entry's team.
+pub fn of_stream(catalog: Option<Team>) -> Option<Owner> {
+    catalog.map(|team| Owner {
+        team,
+        reason: OwnerReason::Catalog,
+    })
+}
+
+/// The claim, else the owner of the first owned stream by topic.
+fn claimed_else_by_stream(claim: Option<Claim>, streams: &[StreamFact]) -> Option<Owner> {
+    if let Some(c) = claim {
+        return Some(Owner {
+            team: c.team,
+            reason: OwnerReason::Claimed { at: c.at },
+        });
+    }
+    streams
+        .iter()
+        .filter_map(|s| s.owner.as_ref().map(|t| (s.topic.as_str(), t)))
+        .min_by(|a, b| a.0.cmp(b.0))
+        .map(|(topic, team)| Owner {
+            team: team.clone(),
+            reason: OwnerReason::ByStream {
+                topic: topic.to_string(),
+            },
+        })
+}
+
+/// A consumer group's owner: claimed, else by the streams it reads.
+pub fn of_group(claim: Option<Claim>, reads: &[StreamFact]) -> Option<Owner> {
+    claimed_else_by_stream(claim, reads)
+}
+
+/// A connector's owner: claimed, else by the streams it reads or writes.
+pub fn of_connector(claim: Option<Claim>, touches: &[StreamFact]) -> Option<Owner> {
+    claimed_else_by_stream(claim, touches)
+}
+
+/// The sender of an `ownership` facet, as the rule needs them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Sender {
+    pub username: String,
+    pub admin: bool,
+    /// The teams they belong to.
+    pub teams: Vec<i64>,
+}
+
+/// Whether `sender` may say who owns a thing for `team`: an admin, or a
+/// member of that team.
+pub fn may_speak_for(sender: &Sender, team: i64) -> bool {
+    sender.admin || sender.teams.contains(&team)
+}
+
+/// An `ownership` facet a lineage node received.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct FacetFact {
+    /// The team its first owner names, when that is a known team.
+    pub team: Option<Team>,
+    /// Who sent it; `None` when not recorded (folded before senders were
+    /// kept), which speaks for nobody.
+    pub sender: Option<Sender>,
+}
+
+/// What is known of a lineage node for its owner.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NodeFacts {
+    /// A topic of a watched cluster: its stream (`None`: no catalog entry).
+    KafkaDataset { stream: StreamFact },
+    /// A job Streamkeeper derived from the consumer group or connector
+    /// `name`, whose owner is `owner` (by [`of_group`] / [`of_connector`]).
+    Derived { name: String, owner: Option<Owner> },
+    /// Anything else: the team set on it, and its latest ownership facet.
+    Other {
+        set: Option<Claim>,
+        facet: Option<FacetFact>,
+    },
+}
+
+/// A lineage dataset's or job's owner.
+pub fn of_node(facts: NodeFacts) -> Option<Owner> {
+    match facts {
+        NodeFacts::KafkaDataset { stream } => stream.owner.map(|team| Owner {
+            team,
+            reason: OwnerReason::ByStream {
+                topic: stream.topic,
+            },
+        }),
+        NodeFacts::Derived { name, owner } => owner.map(|o| Owner {
+            team: o.team,
+            reason: OwnerReason::ByDerived {
+                name,
+                because: Box::new(o.reason),
+            },
+        }),
+        NodeFacts::Other { set: Some(c), .. } => Some(Owner {
+            team: c.team,
+            reason: OwnerReason::Claimed { at: c.at },
+        }),
+        NodeFacts::Other { set: None, facet } => {
+            let f = facet?;
+            let team = f.team?;
+            let sender = f.sender.filter(|s| may_speak_for(s, team.id))?;
+            Some(Owner {
+                team,
+                reason: OwnerReason::ByFacet {
+                    sender: sender.username,
+                },
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn team(id: i64, name: &str) -> Team {
+        Team {
+            id,
+            name: name.to_string(),
+        }
+    }
+
+    fn payments() -> Team {
+        team(1, "payments")
+    }
+
+    fn fraud() -> Team {
+        team(2, "fraud")
+    }
+
+    fn stream(topic: &str, owner: Option<Team>) -> StreamFact {
+        StreamFact {
+            topic: topic.to_string(),
+            owner,
+        }
+    }
+
+    fn at(s: &str) -> DateTime<Utc> {
+        s.parse().expect("time")
+    }
+
+    fn sender(name: &str, admin: bool, teams: &[i64]) -> Option<Sender> {
+        Some(Sender {
+            username: name.to_string(),
+            admin,
+            teams: teams.to_vec(),
+        })
+    }
+
+    #[test]
+    fn a_stream_is_its_catalog_entrys() {
+        let o = of_stream(Some(payments())).expect("owned");
+        assert_eq!(o.reason, OwnerReason::Catalog);
+        assert_eq!(o.to_string(), "payments (in the catalog)");
+        assert_eq!(of_stream(None), None);
+    }
+
+    #[test]
+    fn groups_and_connectors_are_claimed_else_by_stream() {
+        let reads = [
+            stream("shipments", Some(fraud())),
+            stream("clicks", None),
+            stream("orders", Some(payments())),
+        ];
+        for rule in [of_group, of_connector] {
+            // Unclaimed: the first owned stream by topic.
+            let o = rule(None, &reads).expect("inherited");
+            assert_eq!(o.team, payments());
+            assert_eq!(o.to_string(), "payments (by stream orders)");
+            assert!(!o.is_claimed());
+            // A claim wins over every stream.
+            let claim = Claim {
+                team: fraud(),
+                at: Some(at("2026-12-01T10:00:00Z")),
+            };
+            let o = rule(Some(claim), &reads).expect("claimed");
+            assert_eq!(o.to_string(), "fraud (claimed on 2026-12-01)");
+            assert!(o.is_claimed());
+            // Nothing owned, nothing claimed: unowned.
+            assert_eq!(rule(None, &[stream("clicks", None)]), None);
+            assert_eq!(rule(None, &[]), None);
+        }
+    }
+
+    #[test]
+    fn a_kafka_dataset_is_its_streams_whatever_facets_say() {
+        let o = of_node(NodeFacts::KafkaDataset {
+            stream: stream("orders", Some(payments())),
+        });
+        assert_eq!(
+            o.map(|o| o.to_string()).as_deref(),
+            Some("payments (by stream orders)")
+        );
+        assert_eq!(
+            of_node(NodeFacts::KafkaDataset {
+                stream: stream("clicks", None)
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn a_derived_job_is_its_group_or_connector() {
+        let group = of_group(None, &[stream("orders", Some(payments()))]);
+        let o = of_node(NodeFacts::Derived {
+            name: "billing".into(),
+            owner: group,
+        })
+        .expect("owned");
+        assert_eq!(o.team, payments());
+        assert_eq!(o.to_string(), "payments (as billing, by stream orders)");
+        assert_eq!(
+            of_node(NodeFacts::Derived {
+                name: "x".into(),
+                owner: None
+            }),
+            None
+        );
+    }
+
+    #[test]
+    fn other_nodes_are_the_set_team_else_a_facet_from_someone_allowed() {
+        let facet = |team: Option<Team>, sender| Some(FacetFact { team, sender });
+        // Set by an admin or the team: wins over any facet.
+        let set = Claim {
+            team: payments(),
+            at: None,
+        };
+        let o = of_node(NodeFacts::Other {
+            set: Some(set),
+            facet: facet(Some(fraud()), sender("root", true, &[])),
+        });
+        assert_eq!(o.map(|o| o.team), Some(payments()));
+        // A member of the named team speaks for it; an admin too.
+        for s in [sender("pat", false, &[1]), sender("root", true, &[])] {
+            let o = of_node(NodeFacts::Other {
+                set: None,
+                facet: facet(Some(payments()), s),
+            })
+            .expect("owned");
+            assert!(matches!(o.reason, OwnerReason::ByFacet { .. }));
+            assert_eq!(o.team, payments());
+        }
+        // Another team's member does not: the facet owns nothing.
+        assert_eq!(
+            of_node(NodeFacts::Other {
+                set: None,
+                facet: facet(Some(payments()), sender("mallory", false, &[2])),
+            }),
+            None
+        );
+        // No sender recorded, an unknown team, no facet: unowned.
+        for f in [
+            facet(Some(payments()), None),
+            facet(None, sender("root", true, &[])),
+            None,
+        ] {
+            assert_eq!(
+                of_node(NodeFacts::Other {
+                    set: None,
+                    facet: f
+                }),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn team_id_is_none_when_unowned() {
+        assert_eq!(team_id(None), None);
+        assert_eq!(team_id(of_stream(Some(fraud())).as_ref()), Some(2));
+    }
+}

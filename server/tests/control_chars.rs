@@ -127,7 +127,12 @@ async fn nul_in_any_text_of_any_api_operation_is_a_422_naming_the_field(pool: sq
             });
             for p in params(path) {
                 let r = t
-                    .api(method.clone(), &filled(path, Some(&p)), &token, body.clone())
+                    .api(
+                        method.clone(),
+                        &filled(path, Some(&p)),
+                        &token,
+                        body.clone(),
+                    )
                     .await;
                 refused(&r, &format!("{what}, {{{p}}}"), &p);
                 segments += 1;
@@ -156,14 +161,23 @@ async fn nul_in_a_query_value_or_a_sign_in_form_is_refused_not_a_500(pool: sqlx:
     let admin = t.user("root", &[Role::Admin]).await;
     let token = t.token(admin).await;
     let r = t
-        .api(Method::GET, "/api/v1/clusters/1/groups?q=a%00b", &token, None)
+        .api(
+            Method::GET,
+            "/api/v1/clusters/1/groups?q=a%00b",
+            &token,
+            None,
+        )
         .await;
     refused(&r, "groups?q", "q");
     let r = t
         .post_form(
             "/login",
             None,
-            &[("username", "a\u{0}b"), ("password", PASSWORD), ("next", "/")],
+            &[
+                ("username", "a\u{0}b"),
+                ("password", PASSWORD),
+                ("next", "/"),
+            ],
         )
         .await;
     assert!(r.status.as_u16() < 500, "{}", r.body);

@@ -33,9 +33,8 @@ pub struct ControlCharacter {
 
 /// The first character of `text` that `kind` refuses.
 pub fn refused_char(text: &str, kind: TextKind) -> Option<char> {
-    text.chars().find(|&c| {
-        c.is_control() && !(kind == TextKind::Lines && matches!(c, '\t' | '\n' | '\r'))
-    })
+    text.chars()
+        .find(|&c| c.is_control() && !(kind == TextKind::Lines && matches!(c, '\t' | '\n' | '\r')))
 }
 
 /// `text` checked as the field `field`.

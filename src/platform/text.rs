@@ -99,12 +99,16 @@ pub fn json_may_hold_control(bytes: &[u8]) -> bool {
             && (matches!(w[4], b'0' | b'1' | b'8' | b'9')
                 || (w[4] == b'7' && matches!(w[5], b'f' | b'F')))
     });
+    // JSON's short escapes for backspace and form feed.
+    let short = bytes
+        .windows(2)
+        .any(|w| w[0] == b'\\' && matches!(w[1], b'b' | b'f'));
     // DEL, and C1 controls (U+0080..U+009F) in UTF-8: C2 80..C2 9F.
     let raw = bytes.contains(&0x7f)
         || bytes
             .windows(2)
             .any(|w| w[0] == 0xc2 && (0x80..=0x9f).contains(&w[1]));
-    escaped || raw
+    escaped || short || raw
 }
 
 #[cfg(test)]

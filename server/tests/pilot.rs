@@ -1331,6 +1331,7 @@ async fn csv_cells_that_look_like_formulas_are_neutralised(pool: PgPool) {
         json!({}),
     )
     .await;
+    seen(&pool, team).await;
 
     let r = t
         .api(Method::GET, "/api/v1/pilot/table.csv", &mt, None)

@@ -118,9 +118,10 @@ async fn raise(
         evidence: json!({}),
     };
     let (id, name, url) = route;
-    streamkeeper_server::watch::judge::raise_to(
+    streamkeeper_server::flags::lifecycle::raise(
         pool,
-        &row,
+        row.id,
+        &row.name,
         &o,
         Some((id, name.into(), url.map(str::to_owned))),
     )
@@ -382,7 +383,7 @@ async fn a_flag_dismissed_and_raised_again_for_the_same_trouble_counts_once(pool
             Method::POST,
             &format!("/api/v1/flags/{first}/dismiss"),
             &ot,
-            Some(json!({"reason": "not ours"})),
+            Some(json!({"reason": "not ours", "dismissal": "wrong"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
@@ -407,7 +408,7 @@ async fn a_flag_dismissed_and_raised_again_for_the_same_trouble_counts_once(pool
             Method::POST,
             &format!("/api/v1/flags/{again}/dismiss"),
             &ot,
-            Some(json!({"reason": "still not ours"})),
+            Some(json!({"reason": "still not ours", "dismissal": "wrong"})),
         )
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);

@@ -19,15 +19,17 @@ pub async fn read_pilot(receipts_page: u32) -> Result<PilotView, AppError> {
     let who = principal().await?;
     let from = client_addr().await;
     let pilot = backend()?.pilot;
-    // The two at once: each is its own reads of the same scope.
-    let (report, receipts) = futures::try_join!(
-        pilot.report(&who, &from, chrono::Utc::now()),
-        pilot.receipts(
+    // The report first: a reader refused it is refused once, on the record
+    // once, and never reaches the receipts (together, whether the second
+    // read was refused too depended on which finished first).
+    let report = pilot.report(&who, &from, chrono::Utc::now()).await?;
+    let receipts = pilot
+        .receipts(
             &who,
             &from,
             PageRequest::new(Some(receipts_page), Some(RECEIPTS_PER_PAGE)),
         )
-    )?;
+        .await?;
     Ok(PilotView {
         pilot: report,
         receipts,

@@ -336,6 +336,20 @@ pub struct Dismissal<'a> {
 }
 
 pub async fn dismiss(conn: &mut PgConnection, id: i64, d: &Dismissal<'_>) -> Result<(), Db> {
+    // One dismissal holds a trouble back at a time (`flags_one_held`): a
+    // newer flag of the same trouble dismissed takes the hold over from an
+    // older one, which is released first (a second statement: a unique
+    // index is checked row by row, not at the end of one statement).
+    sqlx::query(
+        "UPDATE flags o SET released_at = streamkeeper_now()
+         FROM flags f
+         WHERE f.id = $1 AND o.id <> f.id AND o.cluster_id = f.cluster_id
+           AND o.subject_kind = f.subject_kind AND o.subject = f.subject AND o.rule = f.rule
+           AND o.state = 'dismissed' AND o.released_at IS NULL",
+    )
+    .bind(id)
+    .execute(&mut *conn)
+    .await?;
     Ok(sqlx::query(
         "UPDATE flags SET state = 'dismissed', dismissed_at = streamkeeper_now(), dismissed_by = $2,
              dismissal = $3, dismissed_reason = $4, snoozed_until = $5, updated_at = streamkeeper_now()

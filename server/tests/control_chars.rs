@@ -211,3 +211,123 @@ async fn free_form_events_with_nul_are_not_a_5xx(pool: sqlx::PgPool) {
         assert!(r.status.as_u16() < 500, "{path}: {} {}", r.status, r.body);
     }
 }
+
+/// A server function's form post with `field` holding a NUL.
+async fn fn_post(t: &TestApp, cookie: &str, path: &str, form: &[(&str, &str)]) -> support::Reply {
+    t.post_form(path, Some(cookie), form).await
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn server_functions_refuse_control_characters_naming_the_field(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    t.user(
+        "root",
+        &[Role::Admin, Role::Owner, Role::Approver, Role::Manager],
+    )
+    .await;
+    let c = t.login("root", PASSWORD).await.expect("signed in");
+    let cases: [(&str, &[(&str, &str)], &str); 6] = [
+        (
+            "/fn/create_team",
+            &[("name", "payments"), ("description", "a\u{0}b")],
+            "description",
+        ),
+        (
+            "/fn/create_user",
+            &[
+                ("username", "bea"),
+                ("display_name", "Bea\u{0}"),
+                ("password", "a long enough password"),
+                ("viewer", "on"),
+            ],
+            "display_name",
+        ),
+        (
+            "/fn/comment_review",
+            &[("item_id", "1"), ("body", "looks\u{0}good")],
+            "body",
+        ),
+        (
+            "/fn/describe_stream",
+            &[
+                ("cluster_id", "1"),
+                ("topic", "orders"),
+                ("domain", "sales\u{1b}"),
+            ],
+            "domain",
+        ),
+        (
+            "/fn/set_platform_team",
+            &[("team", "plat\u{0}form")],
+            "team",
+        ),
+        // A one-line name (a form field's name) keeps no line feed.
+        (
+            "/fn/create_team",
+            &[("name", "ok"), ("description", "ok"), ("x\ny", "1")],
+            "the form",
+        ),
+    ];
+    for (path, form, field) in cases {
+        let r = fn_post(&t, &c, path, form).await;
+        assert_eq!(
+            r.status,
+            StatusCode::UNPROCESSABLE_ENTITY,
+            "{path}: {}",
+            r.body
+        );
+        assert!(
+            r.body.contains("holds a control character") && r.body.contains(field),
+            "{path}: {}",
+            r.body
+        );
+    }
+    // Free text keeps its lines and tabs.
+    let r = fn_post(
+        &t,
+        &c,
+        "/fn/create_team",
+        &[
+            ("name", "payments"),
+            ("description", "two\r\nlines\tand a tab"),
+        ],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    // Without JavaScript the form goes back to its page with the error,
+    // which the page shows.
+    let req = axum::http::Request::post("/fn/create_team")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .header("accept", "text/html")
+        .header("referer", format!("{}/settings/teams", support::ORIGIN))
+        .header("origin", support::ORIGIN)
+        .header("cookie", &c)
+        .body(axum::body::Body::from("name=ops&description=a%00b"))
+        .expect("request");
+    let r = t.send(req).await;
+    assert_eq!(r.status, StatusCode::FOUND, "{}", r.body);
+    let back = r
+        .location()
+        .strip_prefix(support::ORIGIN)
+        .expect("same origin")
+        .to_string();
+    assert!(back.contains("__err="), "{back}");
+    let page = t.get(&back, Some(&c)).await;
+    assert!(
+        page.body
+            .contains("description holds a control character (U+0000)"),
+        "{}",
+        page.body
+    );
+    let teams = t.get("/settings/teams", Some(&c)).await;
+    assert!(!teams.body.contains(">ops<"), "nothing stored");
+    // A page read with a NUL in its query is never a 5xx.
+    for page in [
+        "/clusters/1/stream?topic=a%00b",
+        "/clusters/1/connector?name=a%00b",
+        "/lineage?q=a%00b",
+    ] {
+        let r = t.get(page, Some(&c)).await;
+        assert!(r.status.as_u16() < 500, "{page}: {}", r.status);
+    }
+}

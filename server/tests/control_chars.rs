@@ -212,6 +212,9 @@ async fn free_form_events_with_nul_are_not_a_5xx(pool: sqlx::PgPool) {
     }
 }
 
+/// A server function, a form with a control character, the field it names.
+type FormCase<'a> = (&'a str, &'a [(&'a str, &'a str)], &'a str);
+
 /// A server function's form post with `field` holding a NUL.
 async fn fn_post(t: &TestApp, cookie: &str, path: &str, form: &[(&str, &str)]) -> support::Reply {
     t.post_form(path, Some(cookie), form).await
@@ -226,7 +229,7 @@ async fn server_functions_refuse_control_characters_naming_the_field(pool: sqlx:
     )
     .await;
     let c = t.login("root", PASSWORD).await.expect("signed in");
-    let cases: [(&str, &[(&str, &str)], &str); 6] = [
+    let cases: [FormCase; 6] = [
         (
             "/fn/create_team",
             &[("name", "payments"), ("description", "a\u{0}b")],

@@ -707,4 +707,15 @@ pub trait Lineage: Send + Sync {
         node: &str,
         direction: &str,
     ) -> Result<Vec<crate::lineage::model::SentView>, AppError>;
+    /// Gives the node (a nodeId) to `team` (`None`: clears the owner set
+    /// on it): admins, and members of that team, for a node no other team
+    /// owns. Audited. Answers its owner as the ownership rule now says
+    /// ("payments (claimed on 2026-12-07)"), `None` when unowned.
+    async fn set_node_owner(
+        &self,
+        who: &Principal,
+        from: &str,
+        node: &str,
+        team: Option<&str>,
+    ) -> Result<Option<String>, AppError>;
 }

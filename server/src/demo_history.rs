@@ -20,9 +20,15 @@
 //! process-wide), and before `serve` starts on the same database: the
 //! serving process's deliveries routine would otherwise send the history's
 //! webhooks at today's time. It sits beside `serve.rs`, not in a feature
-//! folder, because like `serve` it assembles the router.
+//! folder, because like `serve` it assembles the router; its parts in
+//! `demo_history/` (the console and relay, the stage, the schemas) import
+//! no router, as the layering step asks of a folder.
 
-use crate::accounts::store::{tokens, users};
+mod console;
+mod schemas;
+mod setup;
+
+use crate::accounts::store::tokens;
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::reader::{
     GroupReading, OffsetsBy, PartitionReading, Reading, TopicReading,
@@ -34,24 +40,19 @@ use crate::platform::{clock, db};
 use crate::watch::judge::{self, PassResult};
 use crate::watch::kept::KeptWindow;
 use crate::watch::store::ClusterRow;
-use axum::Router;
-use axum::body::{Body, to_bytes};
-use axum::http::{Method, Request, StatusCode, header};
+use axum::http::{Method, StatusCode};
 use chrono::{DateTime, NaiveDate, Utc};
+use console::{CONSOLE_ORIGIN, Console, Relay};
+use schemas::{checked, proposed, review_field};
 use serde_json::{Value, json};
+use setup::{people, set_stage};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::collections::BTreeMap;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
-use streamkeeper::accounts::role::Role;
-use streamkeeper::accounts::token::{Scope, Scopes};
-use streamkeeper::pilot::history::{
-    self, APPROVER, DOMAIN, GROUPS, MANAGER, OWNER, Pass, Step, TEAM, TOPIC,
-};
+use streamkeeper::pilot::history::{self, APPROVER, GROUPS, Pass, Step, TOPIC};
 use streamkeeper::platform::egress::EgressPolicy;
-use tower::ServiceExt;
 use tower_sessions_sqlx_store::PostgresStore;
 
 #[derive(Debug, thiserror::Error)]
@@ -108,179 +109,6 @@ pub struct Played {
     pub delivered: usize,
     pub took: Duration,
 }
-
-/// The history's people, with a token each, and the approver's password
-/// (approvals are made in person).
-struct People {
-    admin: String,
-    owner: String,
-    approver: String,
-    approver_password: String,
-    manager: String,
-    ids: Vec<i64>,
-}
-
-/// The receiver of the team's webhooks: takes them (200) while the relay
-/// is up, refuses them (503) while it is down.
-struct Relay {
-    up: Arc<AtomicBool>,
-    taken: Arc<std::sync::atomic::AtomicUsize>,
-    url: String,
-    task: tokio::task::JoinHandle<()>,
-}
-
-impl Relay {
-    async fn start() -> Result<Self, HistoryError> {
-        let up = Arc::new(AtomicBool::new(true));
-        let taken = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-        let (u, t) = (up.clone(), taken.clone());
-        let app = Router::new().route(
-            "/hook",
-            axum::routing::post(move || {
-                let (u, t) = (u.clone(), t.clone());
-                async move {
-                    if u.load(Ordering::Relaxed) {
-                        t.fetch_add(1, Ordering::Relaxed);
-                        StatusCode::OK
-                    } else {
-                        StatusCode::SERVICE_UNAVAILABLE
-                    }
-                }
-            }),
-        );
-        let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-            .await
-            .map_err(HistoryError::Receiver)?;
-        let addr = listener.local_addr().map_err(HistoryError::Receiver)?;
-        let task = tokio::spawn(async move {
-            if let Err(e) = axum::serve(listener, app).await {
-                tracing::error!(error = %e, "the history's webhook receiver stopped");
-            }
-        });
-        Ok(Self {
-            up,
-            taken,
-            url: format!("http://{addr}/hook"),
-            task,
-        })
-    }
-}
-
-impl Drop for Relay {
-    fn drop(&mut self) {
-        self.task.abort();
-    }
-}
-
-/// The REST API of the console, in process, over the player's pool.
-struct Console {
-    app: Router,
-}
-
-impl Console {
-    async fn call(
-        &self,
-        what: &str,
-        method: Method,
-        path: &str,
-        token: &str,
-        body: Option<Value>,
-    ) -> Result<Value, HistoryError> {
-        let mut b = Request::builder()
-            .method(method)
-            .uri(path)
-            .header(header::AUTHORIZATION, format!("Bearer {token}"));
-        let body = match body {
-            Some(v) => {
-                b = b.header(header::CONTENT_TYPE, "application/json");
-                Body::from(v.to_string())
-            }
-            None => Body::empty(),
-        };
-        self.send(what, b, body).await
-    }
-
-    /// An approval as the approver makes it in the console (no token
-    /// approves): signed in with the password, confirming with it again.
-    async fn approve(
-        &self,
-        (username, password): (&str, &str),
-        path: &str,
-        content_hash: &Value,
-    ) -> Result<Value, HistoryError> {
-        let form = url::form_urlencoded::Serializer::new(String::new())
-            .extend_pairs([
-                ("username", username),
-                ("password", password),
-                ("next", "/"),
-            ])
-            .finish();
-        let login = Request::post("/login")
-            .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded")
-            .header(header::ORIGIN, CONSOLE_ORIGIN)
-            .header("sec-fetch-site", "same-origin")
-            .body(Body::from(form))
-            .map_err(|e| HistoryError::Setup(format!("signing in: {e}")))?;
-        let res = match self.app.clone().oneshot(login).await {
-            Ok(r) => r,
-            Err(never) => match never {},
-        };
-        // The session's cookie, among any others the answer sets.
-        let cookie = res
-            .headers()
-            .get_all(header::SET_COOKIE)
-            .iter()
-            .filter_map(|c| c.to_str().ok())
-            .find(|c| c.starts_with("streamkeeper="))
-            .and_then(|c| c.split(';').next())
-            .ok_or_else(|| HistoryError::Refused {
-                what: format!("{username} signing in"),
-                status: res.status(),
-                body: String::new(),
-            })?
-            .to_string();
-        let b = Request::post(path)
-            .header(header::COOKIE, cookie)
-            .header(header::CONTENT_TYPE, "application/json")
-            .header(header::ORIGIN, CONSOLE_ORIGIN)
-            .header("sec-fetch-site", "same-origin");
-        let body = json!({ "content_hash": content_hash, "password": password });
-        self.send("an approval", b, Body::from(body.to_string()))
-            .await
-    }
-
-    async fn send(
-        &self,
-        what: &str,
-        b: axum::http::request::Builder,
-        body: Body,
-    ) -> Result<Value, HistoryError> {
-        let refused = |status, body: String| HistoryError::Refused {
-            what: what.to_string(),
-            status,
-            body,
-        };
-        let req = b
-            .body(body)
-            .map_err(|e| HistoryError::Setup(format!("{what}: {e}")))?;
-        let res = match self.app.clone().oneshot(req).await {
-            Ok(r) => r,
-            Err(never) => match never {},
-        };
-        let status = res.status();
-        let bytes = to_bytes(res.into_body(), 16 * 1024 * 1024)
-            .await
-            .map_err(|e| refused(status, e.to_string()))?;
-        let text = String::from_utf8_lossy(&bytes).into_owned();
-        if !status.is_success() {
-            return Err(refused(status, text));
-        }
-        Ok(serde_json::from_str(&text).unwrap_or(Value::Null))
-    }
-}
-
-/// The in-process console's origin, as its `public_url` gives it.
-const CONSOLE_ORIGIN: &str = "http://127.0.0.1";
 
 /// The settings `serve` would have, for the in-process router: outbound
 /// requests to loopback (the registry double, the relay).
@@ -482,194 +310,6 @@ async fn wait_for_retries(pool: &PgPool, step: DateTime<Utc>) -> Result<(), Hist
     Ok(())
 }
 
-/// The script's people (random passwords nobody is told: they sign in
-/// only through this player, with tokens, and the approver in person to
-/// approve) and the admin's token.
-async fn people(pool: &PgPool, admin: &str) -> Result<People, HistoryError> {
-    let mut conn = pool.acquire().await?;
-    let admin_id = users::by_username(pool, admin)
-        .await?
-        .ok_or_else(|| HistoryError::NoAdmin(admin.to_string()))?
-        .id;
-    let mut made = BTreeMap::new();
-    let mut approver_password = String::new();
-    for (name, display, role) in [
-        (OWNER, "Omar Owner", Role::Owner),
-        (APPROVER, "Rita Approver", Role::Approver),
-        (MANAGER, "Mona Manager", Role::Manager),
-    ] {
-        if users::by_username(pool, name).await?.is_some() {
-            return Err(HistoryError::Played(name.to_string()));
-        }
-        let password = tokens::generate();
-        let hash = crate::platform::password::hash(&password)
-            .map_err(|e| HistoryError::Setup(format!("a password: {e}")))?;
-        let row = users::insert(&mut conn, name, display, &hash, &[role], false).await?;
-        made.insert(name, row.id);
-        if name == APPROVER {
-            approver_password = password;
-        }
-    }
-    let (a, admin) = token_for(&mut conn, admin_id).await?;
-    let (o, owner) = token_for(&mut conn, made[OWNER]).await?;
-    let (r, approver) = token_for(&mut conn, made[APPROVER]).await?;
-    let (m, manager) = token_for(&mut conn, made[MANAGER]).await?;
-    Ok(People {
-        admin,
-        owner,
-        approver,
-        approver_password,
-        manager,
-        ids: vec![a, o, r, m],
-    })
-}
-
-/// A token for `user_id` with every scope a token may hold, for the next hour (revoked
-/// when the history is played; the hour is for a player that failed).
-async fn token_for(
-    conn: &mut sqlx::PgConnection,
-    user_id: i64,
-) -> Result<(i64, String), HistoryError> {
-    let token = tokens::generate();
-    let scopes = Scopes::new(Scope::ALL.into_iter().filter(|s| *s != Scope::Approve))
-        .map_err(|_| HistoryError::Setup("a token without scopes".into()))?;
-    // Tokens live by the machine's time, not the history's.
-    let expires = Utc::now() + chrono::Duration::hours(1);
-    let id = tokens::insert(
-        conn,
-        user_id,
-        "pilot history",
-        &token,
-        &scopes,
-        Some(expires),
-    )
-    .await?;
-    Ok((id, token))
-}
-
-/// Team risk with its relay, the stream and its schema in the registry,
-/// fraud-scoring's reader schema, the domain's approver, a streaming job
-/// reading the topic, and the pilot with the demo's baselines.
-async fn set_stage(
-    console: &Console,
-    people: &People,
-    cluster: &ClusterRow,
-    stage: &Stage<'_>,
-    relay: &Relay,
-) -> Result<(), HistoryError> {
-    let admin = &people.admin;
-    let c = cluster.id;
-    let team = console
-        .call(
-            "the team",
-            Method::POST,
-            "/api/v1/teams",
-            admin,
-            Some(json!({"name": TEAM, "description": "card risk (the pilot's history)"})),
-        )
-        .await?;
-    let team = id_of(&team, "the team")?;
-    let put = Method::PUT;
-    for (what, method, path, body) in [
-        (
-            "the team's member",
-            Method::POST,
-            format!("/api/v1/teams/{team}/members"),
-            json!({"username": OWNER}),
-        ),
-        (
-            "the team's webhook",
-            put.clone(),
-            format!("/api/v1/teams/{team}/webhook"),
-            json!({"url": relay.url}),
-        ),
-        (
-            "the registry",
-            put.clone(),
-            format!("/api/v1/clusters/{c}/registry"),
-            json!({"url": stage.registry_url}),
-        ),
-        (
-            "the stream",
-            put.clone(),
-            format!("/api/v1/clusters/{c}/streams/{TOPIC}"),
-            json!({"owner_team": TEAM, "domain": DOMAIN}),
-        ),
-        (
-            "the domain",
-            put.clone(),
-            format!("/api/v1/review-domains/{DOMAIN}"),
-            json!({"autonomy": "act_after_approval", "required_approvals": 1,
-                   "approver_users": [APPROVER]}),
-        ),
-    ] {
-        console.call(what, method, &path, admin, Some(body)).await?;
-    }
-    register_v1(stage.registry_url).await?;
-    console
-        .call(
-            "the stream's schema",
-            put.clone(),
-            &format!("/api/v1/clusters/{c}/streams/{TOPIC}/schema"),
-            admin,
-            Some(json!({"subject": format!("{TOPIC}-value"), "version": 1})),
-        )
-        .await?;
-    console
-        .call(
-            "fraud-scoring's reader schema",
-            put.clone(),
-            &format!(
-                "/api/v1/clusters/{c}/groups/{}/reader-schemas/{TOPIC}",
-                GROUPS[0]
-            ),
-            &people.owner,
-            Some(json!({"schema_type": "AVRO", "schema": READER})),
-        )
-        .await?;
-    let event = json!({
-        "eventTime": clock::now().to_rfc3339(), "eventType": "START",
-        "inputs": [{"facets": {}, "inputFacets": {}, "name": TOPIC,
-                    "namespace": format!("kafka://{}", cluster.bootstrap)}],
-        // Owned by the team, so "notify owners" reaches it.
-        "job": {"facets": {"ownership": {
-                    "_producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/flink",
-                    "_schemaURL": "https://openlineage.io/spec/facets/1-0-1/OwnershipJobFacet.json#/$defs/OwnershipJobFacet",
-                    "owners": [{"name": TEAM, "type": "team"}]}},
-                "name": GROUPS[0], "namespace": "flink"},
-        "outputs": [{"facets": {}, "name": "fraud.alerts", "namespace": "postgres://fraud-db:5432",
-                     "outputFacets": {}}],
-        "producer": "https://github.com/OpenLineage/OpenLineage/tree/1.54.0/integration/flink",
-        "run": {"facets": {}, "runId": "0194b3a2-7c1e-7000-8000-00000000de70"},
-        "schemaURL": "https://openlineage.io/spec/2-0-2/OpenLineage.json#/$defs/RunEvent"
-    });
-    console
-        .call(
-            "the streaming job",
-            Method::POST,
-            "/api/v1/lineage",
-            admin,
-            Some(event),
-        )
-        .await?;
-    let note = "the demo's: a made-up figure of the months before the pilot";
-    let baselines: Vec<Value> = streamkeeper::pilot::Metric::ALL
-        .into_iter()
-        .map(|m| json!({"metric": m, "ms": m.default_baseline_ms(), "note": note}))
-        .collect();
-    console
-        .call(
-            "the pilot",
-            put,
-            "/api/v1/pilot/settings",
-            &people.manager,
-            Some(json!({"scope_kind": "clusters", "scope": [cluster.name],
-                        "started_on": stage.day1, "baselines": baselines})),
-        )
-        .await?;
-    Ok(())
-}
-
 /// Stores one scripted pass and judges it, as the sampler's `pass` does
 /// with what it read.
 async fn pass(
@@ -733,68 +373,4 @@ async fn live_flag(pool: &PgPool, cluster: &ClusterRow, group: &str) -> Result<i
                 "{group} has no live flag: the judge did not raise what the script says"
             ))
         })
-}
-
-/// The topic's first schema, registered before the history starts.
-async fn register_v1(registry: &str) -> Result<(), HistoryError> {
-    let url = format!(
-        "{}/subjects/{TOPIC}-value/versions",
-        registry.trim_end_matches('/')
-    );
-    let fail = |e: String| HistoryError::Registry(registry.to_string(), e);
-    let res = reqwest::Client::new()
-        .post(&url)
-        .header(
-            header::CONTENT_TYPE,
-            "application/vnd.schemaregistry.v1+json",
-        )
-        .body(json!({ "schema": schema(&[]) }).to_string())
-        .send()
-        .await
-        .map_err(|e| fail(e.to_string()))?;
-    if !res.status().is_success() {
-        return Err(fail(res.status().to_string()));
-    }
-    Ok(())
-}
-
-/// What fraud-scoring reads: it needs `merchant_id`.
-const READER: &str = r#"{"type":"record","name":"Authorization","namespace":"cards","fields":[{"name":"id","type":"string"},{"name":"merchant_id","type":"string"}]}"#;
-
-/// The topic's schema: id, amount, merchant_id, then optional `extra`
-/// fields (each a string with a null default).
-fn schema(extra: &[String]) -> String {
-    let mut fields = vec![
-        json!({"name": "id", "type": "string"}),
-        json!({"name": "amount", "type": "double"}),
-        json!({"name": "merchant_id", "type": "string"}),
-    ];
-    fields.extend(
-        extra
-            .iter()
-            .map(|f| json!({"name": f, "type": ["null", "string"], "default": null})),
-    );
-    json!({"type": "record", "name": "Authorization", "namespace": "cards", "fields": fields})
-        .to_string()
-}
-
-fn review_field(n: usize) -> String {
-    format!("review_{n}")
-}
-
-/// The `n`th proposal: every field proposed before, and one more.
-fn proposed(n: usize) -> String {
-    schema(&(0..=n).map(review_field).collect::<Vec<_>>())
-}
-
-/// The `n`th check's schema: one optional field more, or `merchant_id`
-/// dropped (fraud-scoring cannot read that).
-fn checked(n: usize, breaking: bool) -> String {
-    if breaking {
-        json!({"type": "record", "name": "Authorization", "namespace": "cards", "fields": [
-            {"name": "id", "type": "string"}, {"name": "amount", "type": "double"}]})
-        .to_string()
-    } else {
-        schema(&[format!("check_{n}")])
-    }
 }

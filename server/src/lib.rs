@@ -161,7 +161,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         DatabaseTask::Routines(a) => {
             let routines = platform::routine::Routines::new(
                 pool.clone(),
-                std::sync::Arc::new(accounts::AuditTrail(pool.clone())),
+                std::sync::Arc::new(audit::AuditTrail(pool.clone())),
             );
             platform::routine::cli::routines(&routines, a).await
         }

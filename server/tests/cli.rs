@@ -488,7 +488,7 @@ async fn the_runtime_role_only_appends_to_the_audit_log(pool: PgPool) {
     }
     app.close().await;
     let o = run(&pool, &["audit", "verify"], None);
-    assert!(text(&o).contains("1 entries verified"), "{}", text(&o));
+    assert!(text(&o).contains("1 entry verified"), "{}", text(&o));
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]

@@ -42,6 +42,22 @@ async fn producer(t: &TestApp, name: &str, role: Role) -> String {
     t.token_with(id, &[Scope::LineageWrite]).await
 }
 
+/// A team named `team` (made if new) with the users `members` in it: an
+/// `ownership` facet names a team only from someone who speaks for it.
+async fn speaks_for(pool: &PgPool, team: &str, members: &[&str]) {
+    sqlx::query(
+        "WITH t AS (INSERT INTO teams (name) VALUES ($1)
+                    ON CONFLICT (name) DO UPDATE SET name = EXCLUDED.name RETURNING id)
+         INSERT INTO memberships (team_id, user_id)
+         SELECT t.id, u.id FROM t, users u WHERE u.username = ANY($2)",
+    )
+    .bind(team)
+    .bind(members)
+    .execute(pool)
+    .await
+    .expect("team");
+}
+
 async fn post_raw(t: &TestApp, path: &str, token: &str, body: Vec<u8>, gzip: bool) -> Reply {
     let mut b = Request::post(path)
         .header(header::AUTHORIZATION, format!("Bearer {token}"))
@@ -350,6 +366,7 @@ async fn owned_chain(t: &TestApp) -> (String, String) {
             .expect("stream");
     }
     let token = producer(t, "flink", Role::Owner).await;
+    speaks_for(&t.pool, "team:warehouse", &["flink"]).await;
     let mut enricher = start_event(
         "0194b3a2-7c1e-7000-8000-000000000301",
         "enricher",
@@ -977,6 +994,7 @@ async fn a_dbt_run_joins_the_connector_tables_and_shows_in_the_topic_impact(pool
     let admin = t.user("ada", &[Role::Admin]).await;
     let admin = t.token(admin).await;
     let dbt_token = producer(&t, "dbt", Role::Owner).await;
+    speaks_for(&pool, "analytics", &["dbt"]).await;
     let db_url = url::Url::parse(&std::env::var("DATABASE_URL").expect("DATABASE_URL"))
         .expect("DATABASE_URL");
     let database = pool
@@ -1443,7 +1461,11 @@ async fn impact_from_memory_sees_owner_changes_new_nodes_and_rebuilds(pool: PgPo
         "orders-audit",
     );
     fresh["outputs"][0]["namespace"] = json!(KAFKA);
-    for r in other.ingest(vec![accepted(&sink), accepted(&fresh)]).await {
+    // flink speaks for both teams: its new facet replaces its old one.
+    speaks_for(&pool, "team:lake", &["flink"]).await;
+    let mut from_flink = accepted(&sink);
+    from_flink.sender = "flink".into();
+    for r in other.ingest(vec![from_flink, accepted(&fresh)]).await {
         r.expect("stored");
     }
     let third = ask(orders.clone(), Downstream).await;
@@ -1552,7 +1574,7 @@ async fn notify_owners_sends_the_impact_to_each_owner_team_and_records_the_quest
     let t = TestApp::new(pool.clone()).await;
     let (viewer, admin) = owned_chain(&t).await;
     // payments: an owner with a webhook; team:warehouse (the sink's
-    // ownership facet) is no team in the catalog.
+    // ownership facet, from a member) has no webhook.
     let alice = t.user("alice", &[Role::Owner]).await;
     let other = t.user("olga", &[Role::Owner]).await;
     let team: i64 = sqlx::query_scalar(
@@ -1624,7 +1646,9 @@ async fn notify_owners_sends_the_impact_to_each_owner_team_and_records_the_quest
     assert_eq!(v["teams"][0]["nodes"], 1);
     assert_eq!(v["teams"][0]["members"], 1);
     assert_eq!(v["teams"][0]["webhook"], true);
-    assert_eq!(v["not_in_catalog"], json!(["team:warehouse"]));
+    assert_eq!(v["teams"][1]["team"], "team:warehouse");
+    assert_eq!(v["teams"][1]["webhook"], false);
+    assert_eq!(v["not_in_catalog"], json!([]));
     let question = v["question"].as_i64().expect("question");
     let (asked_at, answered_at, notified_at, teams, by): (
         chrono::DateTime<chrono::Utc>,
@@ -1642,7 +1666,10 @@ async fn notify_owners_sends_the_impact_to_each_owner_team_and_records_the_quest
     assert!(asked_at <= answered_at && answered_at <= notified_at);
     assert_eq!(
         (teams, by.as_str()),
-        (vec!["payments".to_string()], "alice")
+        (
+            vec!["payments".to_string(), "team:warehouse".to_string()],
+            "alice"
+        )
     );
     let inbox: Vec<String> = sqlx::query_scalar(
         "SELECT message FROM notifications WHERE user_id = $1 AND lineage_question_id = $2",
@@ -1702,7 +1729,7 @@ async fn notify_owners_sends_the_impact_to_each_owner_team_and_records_the_quest
         )
         .await
         .expect("notify");
-    assert_eq!(n.teams.len(), 1);
+    assert_eq!(n.teams.len(), 2);
     let asked: i64 = sqlx::query_scalar("SELECT count(*) FROM lineage_questions")
         .fetch_one(&pool)
         .await
@@ -2083,7 +2110,10 @@ async fn the_impact_page_lists_owners_and_notify_records_the_question_and_refusa
             .expect("the question is recorded");
     assert_eq!(
         (asked_by.as_str(), teams),
-        ("alice", vec!["payments".to_string()])
+        (
+            "alice",
+            vec!["payments".to_string(), "team:warehouse".to_string()]
+        )
     );
     let inbox: i64 = sqlx::query_scalar("SELECT count(*) FROM notifications WHERE user_id = $1")
         .bind(alice)
@@ -2099,7 +2129,8 @@ async fn the_impact_page_lists_owners_and_notify_records_the_question_and_refusa
     let r = t.get(&page, Some(&cookie)).await;
     assert!(r.body.contains("data-testid=\"sent\""), "{}", r.body);
     assert!(
-        r.body.contains("<td>alice</td><td>payments</td><td>4</td>"),
+        r.body
+            .contains("<td>alice</td><td>payments, team:warehouse</td><td>4</td>"),
         "{}",
         r.body
     );
@@ -2172,6 +2203,7 @@ async fn a_batch_named_by_clusters_that_changed_is_named_again(pool: PgPool) {
         id: 0,
         body: String::from_utf8(ev(99, "stale").received.canonical).expect("utf-8"),
         provenance: "observed".into(),
+        sender: "test".into(),
     };
     let (graph, extras, unreadable) = streamkeeper_server::lineage::fold::fold_stored(
         &[stale_event],
@@ -2388,4 +2420,79 @@ async fn a_fold_backlog_over_the_limit_answers_429(pool: PgPool) {
     svc.fold().catch_up().await.expect("fold");
     assert_eq!(svc.fold().measure().await.expect("measure"), 0);
     assert!(svc.ingest(vec![ev(2)]).await[0].is_ok());
+}
+
+/// A topic a job or connector names but the watched cluster's last full
+/// pass did not list is drawn apart and said to be "not in the cluster";
+/// one the pass listed is drawn as it is; before any full pass nothing is
+/// said either way.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_graph_marks_a_topic_the_cluster_does_not_have(pool: PgPool) {
+    let t = TestApp::new(pool.clone()).await;
+    let cluster = flagged_chain(&t).await;
+    let viewer = t
+        .login("viewer", support::PASSWORD)
+        .await
+        .expect("signs in");
+    let page = || {
+        let t = &t;
+        let viewer = &viewer;
+        async move {
+            let r = t
+                .get(
+                    &format!("/lineage/graph?topic=orders&cluster_id={cluster}"),
+                    Some(viewer),
+                )
+                .await;
+            assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+            r.body
+        }
+    };
+    let before = page().await;
+    assert!(!before.contains("not-in-cluster"), "{before}");
+    assert!(!before.contains(" absent\""), "{before}");
+
+    // A full pass lists `orders` only.
+    sqlx::query(
+        "INSERT INTO cluster_passes (cluster_id, started_at, finished_at, outcome) VALUES ($1, now(), now(), 'UP')",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("pass");
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen) VALUES ($1, 'orders', 1, now(), now())
+         ON CONFLICT (cluster_id, name) DO UPDATE SET last_seen = now()",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("topic");
+    let body = page().await;
+    let enriched = "dataset:kafka://127.0.0.1:9092:orders-enriched";
+    assert!(
+        body.contains(&format!(
+            "class=\"node kind-topic absent\" data-node=\"{enriched}\""
+        )),
+        "{body}"
+    );
+    assert!(body.contains(">not in the cluster<"), "{body}");
+    let rows = body
+        .split("data-testid=\"graph-nodes\"")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{body}"));
+    assert_eq!(
+        rows.matches("data-testid=\"not-in-cluster\"").count(),
+        1,
+        "{rows}"
+    );
+    assert!(
+        rows.contains("named in lineage events, not in the cluster"),
+        "{rows}"
+    );
+    // `orders` is there: drawn as it is.
+    assert!(
+        body.contains("class=\"node kind-topic center trouble\" data-node=\"dataset:kafka://127.0.0.1:9092:orders\""),
+        "{body}"
+    );
 }

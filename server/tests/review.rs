@@ -2456,3 +2456,89 @@ async fn an_item_warns_when_its_subject_moved_past_its_base(pool: sqlx::PgPool) 
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert!(w.item(&w.olga, id).await.get("base_moved").is_none());
 }
+
+/// The item's page as `username` reads it in the browser.
+async fn page_as(w: &World, username: &str, id: i64) -> String {
+    let c = w.t.login(username, PASSWORD).await.expect("signs in");
+    let r = w.t.get(&format!("/review/{id}"), Some(&c)).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    r.body
+}
+
+/// Beside the approve button of an INCOMPATIBLE change: the consumer
+/// groups it breaks, and — only when the subject's history says so — that
+/// the registry will refuse it.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn approving_an_incompatible_change_shows_what_it_breaks(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let drops = w.propose(&w.olga, "orders", DROPS_AMOUNT).await;
+    assert_eq!(drops["verdict"], "INCOMPATIBLE", "{drops}");
+    let id = drops["id"].as_i64().expect("id");
+    let body = page_as(&w, "ann", id).await;
+    let approve = body
+        .split(r#"data-testid="approve-form""#)
+        .nth(1)
+        .and_then(|s| s.split("</form>").next())
+        .unwrap_or_else(|| panic!("{body}"));
+    let breaks = approve
+        .split(r#"data-testid="approve-breaks""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{approve}"));
+    assert!(
+        breaks.contains("Approving it breaks 1 consumer group: billing"),
+        "{breaks}"
+    );
+    // Dropping a field is BACKWARD compatible: the registry takes it.
+    assert!(!breaks.contains("registry-refuses"), "{breaks}");
+
+    // Changing `amount`'s type breaks the subject's history too.
+    let retyped = V1.replace(r#""amount","type":"double""#, r#""amount","type":"string""#);
+    let item = w.propose(&w.olga, "orders", &retyped).await;
+    let id = item["id"].as_i64().expect("id");
+    let body = page_as(&w, "ann", id).await;
+    let refuses = body
+        .split(r#"data-testid="registry-refuses""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        refuses.contains("The registry will refuse it: orders-value is at BACKWARD"),
+        "{refuses}"
+    );
+
+    // A compatible change has nothing of the kind.
+    let fine = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let body = page_as(&w, "ann", fine["id"].as_i64().expect("id")).await;
+    assert!(
+        body.contains("approve-form") && !body.contains("approve-breaks"),
+        "{body}"
+    );
+}
+
+/// A revision apply sent back to review on a moved base names the fields
+/// of the new base its schema leaves out.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_rebased_revision_names_the_fields_of_the_new_base_it_drops(pool: sqlx::PgPool) {
+    let w = world(pool, "act_after_approval", 1).await;
+    let item = w.propose(&w.olga, "orders", ADDS_NOTE).await;
+    let id = item["id"].as_i64().expect("id");
+    let body = page_as(&w, "ann", id).await;
+    assert!(!body.contains("rebase-drops"), "not rebased yet: {body}");
+    w.registry
+        .register("orders-value", &NewSchema::avro(ADDS_TAG), false)
+        .await
+        .expect("register behind its back");
+    // The approval completes it; apply finds the subject moved.
+    w.approve(&w.ann, id, &hash(&item)).await;
+    let item = w.item(&w.olga, id).await;
+    assert_eq!(item["base"]["version"], 2, "{item}");
+    let body = page_as(&w, "ann", id).await;
+    let drops = body
+        .split(r#"data-testid="rebase-drops""#)
+        .nth(1)
+        .and_then(|s| s.split("</p>").next())
+        .unwrap_or_else(|| panic!("{body}"));
+    assert!(
+        drops.contains("leaves out 1 field of version 2 (`tag`)"),
+        "{drops}"
+    );
+}

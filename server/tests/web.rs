@@ -1492,3 +1492,255 @@ async fn every_title_names_its_page(pool: sqlx::PgPool) {
         assert_eq!(title(&r.body), want, "{path}: {}", r.status);
     }
 }
+
+/// The admin's home lists the open trouble itself: flags by kind, failed
+/// connectors, routines that never ran, a platform team without members;
+/// it never calls everything well while a STOP is open on an UP cluster.
+/// An owner's home names the group of each flag and marks it acknowledged.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_home_page_lists_open_trouble_and_names_each_flag(pool: sqlx::PgPool) {
+    use streamkeeper::flags::{FlagKey, Observation};
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let owner = t.user("olivia", &[Role::Owner]).await;
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('main', '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let now = chrono::Utc::now();
+    let good = streamkeeper_server::clients::kafka::reader::Reading {
+        started: now,
+        finished: now,
+        brokers: 1,
+        topics: Vec::new(),
+        groups: Vec::new(),
+        groups_listed: true,
+        problems: Vec::new(),
+        phases: Vec::new(),
+        offsets_by: streamkeeper_server::clients::kafka::reader::OffsetsBy::Librdkafka(
+            "a pass the test makes up".into(),
+        ),
+    };
+    streamkeeper_server::watch::store::record_reading(&pool, cluster, &good)
+        .await
+        .expect("pass");
+    let mut team = 0;
+    for name in ["payments", "platform"] {
+        team = sqlx::query_scalar("INSERT INTO teams (name) VALUES ($1) RETURNING id")
+            .bind(name)
+            .fetch_one(&pool)
+            .await
+            .expect("team");
+    }
+    let payments = team - 1;
+    sqlx::query("INSERT INTO memberships (team_id, user_id) VALUES ($1, $2)")
+        .bind(payments)
+        .bind(owner)
+        .execute(&pool)
+        .await
+        .expect("member");
+    let at = t.token(admin).await;
+    let r = t
+        .api(
+            Method::PUT,
+            "/api/v1/settings/platform-team",
+            &at,
+            Some(serde_json::json!({"team": "platform"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    let connect: i64 = sqlx::query_scalar(
+        "INSERT INTO connect_clusters (cluster_id, name, url) VALUES ($1, 'cx', 'http://127.0.0.1:1') RETURNING id",
+    )
+    .bind(cluster)
+    .fetch_one(&pool)
+    .await
+    .expect("connect");
+    sqlx::query(
+        "INSERT INTO connectors (connect_id, name, kind, state, config, config_hash, trace)
+         VALUES ($1, 's3-sink', 'sink', 'FAILED', '{}', 'x', 'java.lang.IllegalStateException: bucket gone')",
+    )
+    .bind(connect)
+    .execute(&pool)
+    .await
+    .expect("connector");
+    let row = streamkeeper_server::watch::store::by_id(&pool, cluster)
+        .await
+        .expect("read")
+        .expect("cluster");
+    let stop = Observation {
+        key: FlagKey {
+            subject_kind: "group".into(),
+            subject: "billing".into(),
+            rule: "lag".into(),
+        },
+        kind: "STOP".into(),
+        reason: "billing stopped committing on orders".into(),
+        onset_ms: now.timestamp_millis() - 60_000,
+        evidence: serde_json::json!({}),
+    };
+    let flag = streamkeeper_server::flags::lifecycle::raise(
+        &pool,
+        row.id,
+        &row.name,
+        &stop,
+        Some((payments, "payments".into(), None)),
+    )
+    .await
+    .expect("raise");
+    // A routine registered by a replica that has never run it.
+    sqlx::query(
+        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ('registry-hygiene', 'global', 'exclusive', 3600000)",
+    )
+    .execute(&pool)
+    .await
+    .expect("routine");
+    let c = t.login("ada", PASSWORD).await.expect("signs in");
+    let a = t.get("/", Some(&c)).await.body;
+    let admin_part = a
+        .split(r#"data-testid="home-admin""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{a}"));
+    assert!(
+        !admin_part.contains("all-well") && !admin_part.contains("Every cluster is up"),
+        "a STOP is open: {admin_part}"
+    );
+    let section = |id: &str| {
+        admin_part
+            .split(&format!(r#"data-testid="{id}""#))
+            .nth(1)
+            .and_then(|s| s.split("</ul>").next())
+            .unwrap_or_else(|| panic!("{id}: {admin_part}"))
+            .to_owned()
+    };
+    let open = section("open-flags");
+    assert!(
+        open.contains(">STOP<") && open.contains(">1</li>"),
+        "{open}"
+    );
+    let failed = section("failed-connectors");
+    assert!(
+        failed.contains(">s3-sink<") && failed.contains("bucket gone"),
+        "{failed}"
+    );
+    assert!(
+        admin_part.contains(r#"data-testid="platform-team-empty""#)
+            && admin_part.contains("The platform team platform has no members"),
+        "{admin_part}"
+    );
+    // Registered, scheduled, never run.
+    assert!(
+        section("routines-never-ran").contains("<code>registry-hygiene</code>"),
+        "{admin_part}"
+    );
+
+    // The owner reads which group each flag is about, and which ones a
+    // teammate already acknowledged.
+    let ot = t.token(owner).await;
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/flags/{flag}/acknowledge"),
+            &ot,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let c = t.login("olivia", PASSWORD).await.expect("signs in");
+    let o = t.get("/", Some(&c)).await.body;
+    let flags = o
+        .split(r#"data-testid="flag-list""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{o}"));
+    assert!(flags.contains("group billing"), "{flags}");
+    assert!(
+        flags.contains(r#"data-testid="acknowledged""#) && flags.contains("acknowledged by olivia"),
+        "{flags}"
+    );
+}
+
+/// One time format everywhere: the audit log's refusals, an entry's
+/// details and a flag's receipts read their times as every page does
+/// (`2026-12-02 00:41:07 UTC`), never as RFC 3339 text nor a bare clock;
+/// the audit tables are the ones whose every cell may wrap.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn times_read_alike_on_the_audit_log_and_in_receipts(pool: sqlx::PgPool) {
+    use streamkeeper::flags::{FlagKey, Observation};
+    let t = TestApp::new(pool.clone()).await;
+    t.user("ada", &[Role::Admin]).await;
+    assert!(t.login("ada", "not the password").await.is_none());
+    let c = t.login("ada", PASSWORD).await.expect("signs in");
+    // `2026-12-02 00:41:07 UTC`: digits where the pattern has `9`.
+    let stamp = |cell: &str| {
+        let shape = "9999-99-99 99:99:99 UTC";
+        cell.len() >= shape.len()
+            && cell.bytes().zip(shape.bytes()).all(|(c, s)| match s {
+                b'9' => c.is_ascii_digit(),
+                _ => c == s,
+            })
+    };
+
+    let audit = t.get("/settings/audit", Some(&c)).await.body;
+    assert!(
+        audit.contains(r#"data-testid="audit" class="list audit""#)
+            && audit.contains(r#"data-testid="audit-refusals" class="list audit""#),
+        "{audit}"
+    );
+    let refusals = audit
+        .split(r#"data-testid="audit-refusals""#)
+        .nth(1)
+        .and_then(|s| s.split("</table>").next())
+        .unwrap_or_else(|| panic!("{audit}"));
+    let row = refusals
+        .split("<tbody>")
+        .nth(1)
+        .unwrap_or_else(|| panic!("{refusals}"));
+    let cells: Vec<&str> = row
+        .split("<td>")
+        .skip(1)
+        .filter_map(|c| c.split("</td>").next())
+        .collect();
+    // Minute, first and last: each a full moment, not `08:41:07`.
+    for i in [0, 4, 5] {
+        let cell = cells.get(i).copied().unwrap_or_default();
+        assert!(stamp(cell), "cell {i}: {cell:?} of {cells:?}");
+    }
+
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol) VALUES ('main', '127.0.0.1:1', 'PLAINTEXT') RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let quiet = Observation {
+        key: FlagKey {
+            subject_kind: "topic".into(),
+            subject: "orders".into(),
+            rule: "freshness".into(),
+        },
+        kind: "STALE".into(),
+        reason: "no message on orders for 2 h".into(),
+        onset_ms: chrono::Utc::now().timestamp_millis() - 60_000,
+        evidence: serde_json::json!({
+            "rule": "freshness",
+            "last_message_at": "2026-12-02T00:41:07.250Z",
+            "expected_interval_s": 60,
+            "log_end_total": 12,
+        }),
+    };
+    let flag = streamkeeper_server::flags::lifecycle::raise(&pool, cluster, "main", &quiet, None)
+        .await
+        .expect("raise");
+    let page = t.get(&format!("/flags/{flag}"), Some(&c)).await.body;
+    let receipts = page
+        .split(r#"data-testid="receipts""#)
+        .nth(1)
+        .unwrap_or_else(|| panic!("{page}"));
+    assert!(
+        receipts.contains(r#"data-testid="receipts-last-message">2026-12-02 00:41:07 UTC<"#),
+        "{receipts}"
+    );
+    assert!(!receipts.contains("T00:41:07"), "{receipts}");
+}

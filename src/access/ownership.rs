@@ -10,10 +10,12 @@
 //! - A **lineage node**: a Kafka dataset of a watched cluster is its
 //!   stream, and a job Streamkeeper derived from a consumer group or a
 //!   connector is that group or connector; anything else by the team an
-//!   admin or that team set, else by its latest `ownership` facet from a
-//!   sender allowed to speak for the team it names ([`may_speak_for`]).
-//!   Facets from anyone else are kept raw but own nothing: otherwise one
-//!   event from another team re-routes the owner's notices to itself.
+//!   admin or that team set ([`may_set_node_owner`]), else by its
+//!   `ownership` facet from a sender allowed to speak for the team it
+//!   names ([`may_speak_for`]). A newer facet replaces an owning one only
+//!   from someone who may speak for both teams ([`facet_replaces`]):
+//!   otherwise one event from another team re-routes the owner's notices
+//!   to itself, or leaves them with nobody.
 //!
 //! The server gathers the facts (one place, `platform::ownership`) and
 //! calls these; nothing else decides an owner.
@@ -181,6 +183,33 @@ pub struct FacetFact {
     pub sender: Option<Sender>,
 }
 
+impl FacetFact {
+    /// The team it names, when its sender may speak for that team.
+    fn counted(&self) -> Option<&Team> {
+        let team = self.team.as_ref()?;
+        self.sender
+            .as_ref()
+            .filter(|s| may_speak_for(s, team.id))
+            .map(|_| team)
+    }
+}
+
+/// Whether a newer `ownership` facet replaces the one a node has: always
+/// when the one it has names no owner ([`of_node`]); else only when the
+/// new one counts and names the same team, or its sender may also speak
+/// for the team the old one names. So no team takes another's node, nor
+/// leaves it unowned, by sending a facet: the latest facet is not simply
+/// the owner.
+pub fn facet_replaces(stored: Option<&FacetFact>, new: &FacetFact) -> bool {
+    let Some(old) = stored.and_then(FacetFact::counted) else {
+        return true;
+    };
+    match (new.counted(), &new.sender) {
+        (Some(team), Some(sender)) => team.id == old.id || may_speak_for(sender, old.id),
+        _ => false,
+    }
+}
+
 /// What is known of a lineage node for its owner.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NodeFacts {
@@ -228,6 +257,55 @@ pub fn of_node(facts: NodeFacts) -> Option<Owner> {
             })
         }
     }
+}
+
+/// Why a lineage node's owner may not be set as asked.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum SetRefusal {
+    /// Another team owns it (the description says whose and why).
+    #[error("it is {0}: only an admin may give another team's node away")]
+    Others(String),
+    /// Only an admin or a member of a team gives a node to that team.
+    #[error("only an admin or a member of that team may give a node to it")]
+    NotMember,
+    /// A Kafka dataset is its stream's and a derived job its group's or
+    /// connector's: an owner set on the node would change nothing.
+    #[error("its owner is {0}: describe the stream or claim the group or connector instead")]
+    Inherited(String),
+}
+
+impl NodeFacts {
+    /// Whether an owner set on the node counts ([`of_node`]).
+    pub fn settable(&self) -> bool {
+        matches!(self, NodeFacts::Other { .. })
+    }
+}
+
+/// Whether `who` may give the lineage node of `facts` to `for_team`
+/// (`None`: clear the owner set on it): an admin may; anyone else only
+/// for a team they belong to, and only a node that is unowned or their
+/// own team's, so no team takes what another owns.
+pub fn may_set_node_owner(
+    who: &Sender,
+    facts: &NodeFacts,
+    for_team: Option<i64>,
+) -> Result<(), SetRefusal> {
+    let current = of_node(facts.clone());
+    let mine = |t: i64| who.teams.contains(&t);
+    if !who.admin {
+        if let Some(o) = current.as_ref().filter(|o| !mine(o.team.id)) {
+            return Err(SetRefusal::Others(describe(Some(o))));
+        }
+        // Clearing takes a team of one's own to be clearing it from.
+        let team = for_team.or(current.as_ref().map(Owner::team_id));
+        if !team.is_some_and(mine) {
+            return Err(SetRefusal::NotMember);
+        }
+    }
+    if !facts.settable() {
+        return Err(SetRefusal::Inherited(describe(current.as_ref())));
+    }
+    Ok(())
 }
 
 #[cfg(test)]
@@ -390,5 +468,95 @@ mod tests {
     fn team_id_is_none_when_unowned() {
         assert_eq!(team_id(None), None);
         assert_eq!(team_id(of_stream(Some(fraud())).as_ref()), Some(2));
+    }
+
+    #[test]
+    fn a_node_is_given_by_an_admin_or_a_member_never_taken_from_another_team() {
+        let pat = sender("pat", false, &[1]).expect("pat");
+        let mallory = sender("mallory", false, &[2]).expect("mallory");
+        let root = sender("root", true, &[]).expect("root");
+        let free = NodeFacts::Other {
+            set: None,
+            facet: None,
+        };
+        let payments_set = NodeFacts::Other {
+            set: Some(Claim {
+                team: payments(),
+                at: None,
+            }),
+            facet: None,
+        };
+        // Unowned: a member gives it to their own team, not to another.
+        assert_eq!(may_set_node_owner(&pat, &free, Some(1)), Ok(()));
+        assert_eq!(
+            may_set_node_owner(&pat, &free, Some(2)),
+            Err(SetRefusal::NotMember)
+        );
+        assert_eq!(
+            may_set_node_owner(&pat, &free, None),
+            Err(SetRefusal::NotMember)
+        );
+        // payments': fraud may not take it; payments may clear it.
+        assert!(matches!(
+            may_set_node_owner(&mallory, &payments_set, Some(2)),
+            Err(SetRefusal::Others(w)) if w == "payments's (claimed)"
+        ));
+        assert_eq!(may_set_node_owner(&pat, &payments_set, None), Ok(()));
+        assert_eq!(may_set_node_owner(&root, &payments_set, Some(2)), Ok(()));
+        // A facet from someone allowed owns it as much as a set owner.
+        let by_facet = NodeFacts::Other {
+            set: None,
+            facet: Some(FacetFact {
+                team: Some(payments()),
+                sender: sender("pat", false, &[1]),
+            }),
+        };
+        assert!(matches!(
+            may_set_node_owner(&mallory, &by_facet, Some(2)),
+            Err(SetRefusal::Others(_))
+        ));
+        // A topic is its stream's: nobody sets it on the node.
+        let topic = NodeFacts::KafkaDataset {
+            stream: stream("orders", Some(payments())),
+        };
+        assert!(matches!(
+            may_set_node_owner(&mallory, &topic, Some(2)),
+            Err(SetRefusal::Others(_))
+        ));
+        assert!(matches!(
+            may_set_node_owner(&root, &topic, Some(2)),
+            Err(SetRefusal::Inherited(w)) if w == "payments's (by stream orders)"
+        ));
+    }
+
+    #[test]
+    fn a_facet_replaces_an_owning_one_only_from_someone_who_speaks_for_both() {
+        let facet = |team: Option<Team>, s: Option<Sender>| FacetFact { team, sender: s };
+        let by_pat = facet(Some(payments()), sender("pat", false, &[1]));
+        // Nothing counted yet: any facet goes in (it may own nothing).
+        assert!(facet_replaces(None, &by_pat));
+        let spoof = facet(Some(payments()), sender("mallory", false, &[2]));
+        assert!(facet_replaces(Some(&spoof), &by_pat));
+        // payments' by pat: fraud neither takes it nor unsets it.
+        let takeover = facet(Some(fraud()), sender("mallory", false, &[2]));
+        assert!(!facet_replaces(Some(&by_pat), &takeover));
+        assert!(!facet_replaces(Some(&by_pat), &spoof));
+        assert!(!facet_replaces(
+            Some(&by_pat),
+            &facet(None, sender("root", true, &[]))
+        ));
+        // payments restates it; a member of both hands it over; an admin may.
+        assert!(facet_replaces(
+            Some(&by_pat),
+            &facet(Some(payments()), sender("pia", false, &[1]))
+        ));
+        assert!(facet_replaces(
+            Some(&by_pat),
+            &facet(Some(fraud()), sender("both", false, &[1, 2]))
+        ));
+        assert!(facet_replaces(
+            Some(&by_pat),
+            &facet(Some(fraud()), sender("root", true, &[]))
+        ));
     }
 }

@@ -13,6 +13,7 @@
 mod content;
 mod involved;
 mod ladder;
+mod rebase;
 mod rules;
 mod state;
 mod subject;
@@ -20,6 +21,7 @@ mod subject;
 pub use content::{Base, Content, content_hash};
 pub use involved::involved;
 pub use ladder::{Autonomy, UnknownAutonomy};
+pub use rebase::dropped_fields;
 pub use rules::{
     Approver, ItemFacts, Refusal, check_apply, check_approval, check_edit, check_reject,
     check_withdraw, completes, is_routine,

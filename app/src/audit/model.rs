@@ -66,7 +66,8 @@ pub fn detail_lines(detail: &str) -> Vec<(String, String)> {
     }
     fn text(v: &serde_json::Value) -> String {
         match v {
-            serde_json::Value::String(s) => s.clone(),
+            // A time in the details reads as every page shows one.
+            serde_json::Value::String(s) => crate::ui::time::stamp_text(s),
             serde_json::Value::Null => "–".into(),
             other => other.to_string(),
         }
@@ -90,7 +91,7 @@ mod tests {
     #[test]
     fn details_read_as_key_value_lines() {
         let lines = detail_lines(
-            r#"{"reason":"wrong password","cluster":{"id":3,"name":"prod"},"scopes":["read","check"],"ttl":null}"#,
+            r#"{"reason":"wrong password","cluster":{"id":3,"name":"prod"},"scopes":["read","check"],"ttl":null,"until":"2026-12-02T00:41:07Z"}"#,
         );
         assert_eq!(
             lines,
@@ -100,6 +101,7 @@ mod tests {
                 ("reason".to_owned(), "wrong password".to_owned()),
                 ("scopes".to_owned(), "read, check".to_owned()),
                 ("ttl".to_owned(), "–".to_owned()),
+                ("until".to_owned(), "2026-12-02 00:41:07 UTC".to_owned()),
             ]
         );
         assert!(detail_lines("{}").is_empty());

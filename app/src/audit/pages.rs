@@ -8,7 +8,7 @@ use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
-use crate::ui::time::stamp_ago;
+use crate::ui::time::{stamp, stamp_ago};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::audit::list::AuditColumn;
@@ -71,7 +71,7 @@ pub fn AuditPage() -> impl IntoView {
                             ("sort", Some(sort)),
                         ]));
                         view! {
-                            <table class="list" data-testid="audit">
+                            <table class="list audit" data-testid="audit">
                                 <thead><tr>
                                     {header("#", AuditColumn::Id)}
                                     {header("When", AuditColumn::At)}
@@ -121,17 +121,17 @@ pub fn AuditPage() -> impl IntoView {
                     Ok(list) => {
                         let params = (actor.get_untracked(), action.get_untracked(), target.get_untracked());
                         view! {
-                            <table class="list" data-testid="audit-refusals">
+                            <table class="list audit" data-testid="audit-refusals">
                                 <thead><tr><th>"Minute"</th><th>"From"</th><th>"Action"</th><th>"Count"</th><th>"First"</th><th>"Last"</th><th>"Latest target"</th><th>"Latest details"</th></tr></thead>
                                 <tbody>
                                     {list.items.clone().into_iter().map(|r| view! {
                                         <tr>
-                                            <td>{crate::ui::time::local(r.minute).format("%Y-%m-%d %H:%M %Z").to_string()}</td>
+                                            <td>{stamp(r.minute)}</td>
                                             <td>{r.source}</td>
                                             <td><code>{r.action}</code></td>
                                             <td>{r.count}</td>
-                                            <td>{crate::ui::time::local(r.first_at).format("%H:%M:%S").to_string()}</td>
-                                            <td>{crate::ui::time::local(r.last_at).format("%H:%M:%S").to_string()}</td>
+                                            <td>{stamp(r.first_at)}</td>
+                                            <td>{stamp(r.last_at)}</td>
                                             <td class="long">{r.target}</td>
                                             <td class="long"><DetailLines detail=r.detail /></td>
                                         </tr>

@@ -7,6 +7,7 @@ use crate::connect::model::ConnectorDetail;
 use crate::connect::widgets::state_class;
 use crate::error::AppError;
 use crate::ui::notes::ErrorNote;
+use crate::ui::owner::owned;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::time::stamp_ago;
@@ -76,7 +77,7 @@ pub fn ConnectorsPage() -> impl IntoView {
                                                 <td>{c.kind}</td>
                                                 <td><span class=state_class(&c.state)>{state}</span></td>
                                                 <td>{tasks}</td>
-                                                <td>{c.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                <td>{owned(c.owner.as_deref(), c.owner_reason.as_deref(), "unowned")}</td>
                                                 <td>{c.failure.unwrap_or_default()}</td>
                                             </tr>
                                         }
@@ -147,7 +148,7 @@ fn Connector(id: i64, d: ConnectorDetail) -> impl IntoView {
             {format!("{} connector{}; owner {}; states as of {}.",
                 s.kind,
                 s.class.as_deref().map(|c| format!(" ({c})")).unwrap_or_default(),
-                s.owner.clone().unwrap_or_else(|| "none".into()),
+                owned(s.owner.as_deref(), s.owner_reason.as_deref(), "none"),
                 as_of)}
         </p>
         {d.trace.clone().map(|t| view! {

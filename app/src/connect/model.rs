@@ -45,6 +45,10 @@ pub struct ConnectorSummary {
     pub owner: Option<String>,
     /// `claimed`, or `stream` (the owner of a topic it reads or writes).
     pub owner_source: Option<String>,
+    /// Why the owner owns it, as the ownership rule says ("by stream
+    /// orders", "claimed on 2026-12-01"); `None` when unowned.
+    #[serde(default)]
+    pub owner_reason: Option<String>,
     /// FAILED, or something UNASSIGNED or RESTARTING: listed first.
     pub trouble: bool,
     /// The first line of the failure's trace.

@@ -4,7 +4,7 @@
 
 use crate::flags::model::FlagView;
 use crate::ui::params::href_with;
-use crate::ui::time::stamp_ago;
+use crate::ui::time::{stamp_ago, stamp_text};
 use chrono::{DateTime, Utc};
 use leptos::prelude::*;
 use serde_json::Value;
@@ -37,9 +37,20 @@ pub fn Receipts(f: FlagView) -> impl IntoView {
 
 fn text(v: &Value) -> String {
     match v {
-        Value::String(s) => s.clone(),
+        // Times in the evidence are RFC 3339 text: read as every page does.
+        Value::String(s) => stamp_text(s),
         Value::Null => "–".into(),
         other => other.to_string(),
+    }
+}
+
+/// A count kept in the evidence, as people say it (`1 member`, `2
+/// passes`); a count the evidence lacks reads as a dash.
+fn count(v: &Value, one: &str, many: &str) -> String {
+    match v.as_u64() {
+        Some(1) => format!("1 {one}"),
+        Some(n) => format!("{n} {many}"),
+        None => format!("– {many}"),
     }
 }
 
@@ -47,8 +58,11 @@ fn text(v: &Value) -> String {
 #[component]
 fn WindowReceipts(ev: Value) -> impl IntoView {
     let thresholds = format!(
-        "window of {} passes, at least {} samples, allowed lag {}; the group had {} member(s)",
-        ev["window_passes"], ev["min_samples"], ev["allowed_lag"], ev["group_members"]
+        "window of {}, at least {}, allowed lag {}; the group had {}",
+        count(&ev["window_passes"], "pass", "passes"),
+        count(&ev["min_samples"], "sample", "samples"),
+        ev["allowed_lag"],
+        count(&ev["group_members"], "member", "members")
     );
     let partitions = ev["partitions"].as_array().cloned().unwrap_or_default();
     // Receipts are rewritten when the trouble changes, not every pass
@@ -80,7 +94,7 @@ fn WindowReceipts(ev: Value) -> impl IntoView {
                     <tbody>
                         {samples.into_iter().map(|s| view! {
                             <tr>
-                                <td>{s["at"].as_str().unwrap_or("").to_string()}</td>
+                                <td>{stamp_text(s["at"].as_str().unwrap_or(""))}</td>
                                 <td>{s["committed"].to_string()}</td>
                                 <td>{s["log_start"].to_string()}</td>
                                 <td>{s["log_end"].to_string()}</td>

@@ -2,11 +2,14 @@
 
 use crate::flags::model::FlagView;
 use crate::home::fns::read_home;
-use crate::home::model::{AdminHome, Home, OwnerHome};
+use crate::home::model::{AdminHome, FailedConnector, Home, KindCount, OwnerHome};
+use crate::platform::model::RoutineStatus;
 use crate::review::model::ReviewSummary;
 use crate::ui::notes::ErrorNote;
+use crate::ui::params::href_with;
 use crate::ui::roles::RoleBadges;
 use crate::ui::time::stamp;
+use crate::watch::model::ClusterView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::accounts::role::Action;
@@ -87,8 +90,15 @@ fn Welcome(home: Home) -> impl IntoView {
 
 #[component]
 fn AdminCard(a: AdminHome) -> impl IntoView {
-    let calm =
-        a.clusters_not_up.is_empty() && a.routines_failing.is_empty() && a.platform_team.is_some();
+    // Calm only when nothing at all is wrong: an open STOP on an UP
+    // cluster is still trouble.
+    let calm = a.clusters_not_up.is_empty()
+        && a.routines_failing.is_empty()
+        && a.routines_never_ran.is_empty()
+        && a.open_flags.is_empty()
+        && a.failed_connectors.is_empty()
+        && a.platform_team.is_some()
+        && !a.platform_team_empty;
     let no_clusters = a.clusters == 0;
     view! {
         <section class="card" data-testid="home-admin">
@@ -97,45 +107,133 @@ fn AdminCard(a: AdminHome) -> impl IntoView {
                 <p class="warning" data-testid="no-platform-team">"No platform team is set: flags on streams nobody owns reach no one. "
                     <a href="/settings/teams">"Set one under Teams"</a>"."</p>
             })}
+            {a.platform_team_empty.then(|| view! {
+                <p class="warning" data-testid="platform-team-empty">
+                    {format!("The platform team {} has no members: flags on streams nobody owns reach no one. ", a.platform_team.clone().unwrap_or_default())}
+                    <a href="/settings/teams">"Add members under Teams"</a>"."</p>
+            })}
             {no_clusters.then(|| view! {
                 <p>"No cluster is watched yet. " <a href="/settings/clusters">"Add a cluster"</a>" to start."</p>
             })}
-            {(!a.clusters_not_up.is_empty()).then(|| view! {
-                <h3>{format!("Clusters not up or paused ({} of {})", a.clusters_not_up.len(), a.clusters)}</h3>
-                <ul data-testid="clusters-not-up">
-                    {a.clusters_not_up.into_iter().map(|c| view! {
-                        <li>
-                            <a href=format!("/clusters/{}", c.id)>{c.name}</a>" "
-                            {match &c.paused {
-                                Some(p) => view! {
-                                    <span class="badge" data-testid="paused">"PAUSED"</span>" "
-                                    <small class="note">{format!("Not watched: {}.", p.text())}</small>
-                                }.into_any(),
-                                None => view! {
-                                    <span class="badge state-bad">{c.state.as_str()}</span>" "
-                                    <small class="note">{c.problems.first().cloned().unwrap_or_default()}</small>
-                                }.into_any(),
-                            }}
-                        </li>
-                    }).collect_view()}
-                </ul>
-            })}
-            {(!a.routines_failing.is_empty()).then(|| view! {
-                <h3>{format!("Routines whose last run failed ({})", a.routines_failing.len())}</h3>
-                <ul data-testid="routines-failing">
-                    {a.routines_failing.into_iter().map(|r| view! {
-                        <li>
-                            <a href="/settings/routines"><code>{r.routine}</code></a>
-                            {r.cluster.map(|c| format!(" for {c}"))}": "
-                            {r.last_error.unwrap_or_default()}
-                        </li>
-                    }).collect_view()}
-                </ul>
-            })}
+            <ClustersNotUp clusters=a.clusters_not_up total=a.clusters />
+            <OpenFlags kinds=a.open_flags total=a.open_flags_total />
+            <FailedConnectors connectors=a.failed_connectors />
+            <RoutineTrouble failing=a.routines_failing never_ran=a.routines_never_ran />
             {(calm && !no_clusters).then(|| view! {
-                <p class="ok" data-testid="all-well">"Every cluster is up and every routine's last run succeeded."</p>
+                <p class="ok" data-testid="all-well">"Every cluster is up, no flag is open, no connector has failed and every routine has run and succeeded."</p>
             })}
         </section>
+    }
+}
+
+#[component]
+fn ClustersNotUp(clusters: Vec<ClusterView>, total: usize) -> impl IntoView {
+    (!clusters.is_empty()).then(|| view! {
+        <h3>{format!("Clusters not up or paused ({} of {total})", clusters.len())}</h3>
+        <ul data-testid="clusters-not-up">
+            {clusters.into_iter().map(|c| view! {
+                <li>
+                    <a href=format!("/clusters/{}", c.id)>{c.name}</a>" "
+                    {match &c.paused {
+                        Some(p) => view! {
+                            <span class="badge" data-testid="paused">"PAUSED"</span>" "
+                            <small class="note">{format!("Not watched: {}.", p.text())}</small>
+                        }.into_any(),
+                        None => view! {
+                            <span class="badge state-bad">{c.state.as_str()}</span>" "
+                            <small class="note">{c.problems.first().cloned().unwrap_or_default()}</small>
+                        }.into_any(),
+                    }}
+                </li>
+            }).collect_view()}
+        </ul>
+    })
+}
+
+/// A flag kind's badge, as the flags' pages draw it: WARN amber, the rest
+/// (STOP, STALL, FAILED…) red.
+fn kind_class(kind: &str) -> &'static str {
+    match kind {
+        "WARN" => "badge state-warn",
+        _ => "badge state-bad",
+    }
+}
+
+/// Live flags of every team by kind, each kind a link to the list.
+#[component]
+fn OpenFlags(kinds: Vec<KindCount>, total: u64) -> impl IntoView {
+    // Counted over the newest page of them when there are more.
+    let counted_over: u64 = kinds.iter().map(|k| k.count).sum();
+    (total > 0).then(|| {
+        view! {
+            <h3>{format!("Open flags ({total})")}</h3>
+            {(counted_over < total).then(|| view! {
+                <p class="note">{format!("By kind, the newest {counted_over}:")}</p>
+            })}
+            <ul class="inline" data-testid="open-flags">
+                {kinds.into_iter().map(|k| view! {
+                    <li><span class=kind_class(&k.kind)>{k.kind.clone()}</span>" "{k.count}</li>
+                }).collect_view()}
+            </ul>
+            <p><a href="/flags?scope=all">"All open flags"</a></p>
+        }
+    })
+}
+
+#[component]
+fn FailedConnectors(connectors: Vec<FailedConnector>) -> impl IntoView {
+    (!connectors.is_empty()).then(|| {
+        view! {
+            <h3>{format!("Failed connectors ({})", connectors.len())}</h3>
+            <ul data-testid="failed-connectors">
+                {connectors.into_iter().map(|c| {
+                    let href = href_with(&format!("/clusters/{}/connector", c.cluster_id), &[
+                        ("connect", Some(c.connect.clone())),
+                        ("name", Some(c.name.clone())),
+                    ]);
+                    view! {
+                        <li>
+                            <a href=href>{c.name}</a>" on "{c.connect}" "
+                            <span class="badge state-bad">"FAILED"</span>" "
+                            <small class="note">{c.failure.unwrap_or_default()}</small>
+                        </li>
+                    }
+                }).collect_view()}
+            </ul>
+        }
+    })
+}
+
+#[component]
+fn RoutineTrouble(failing: Vec<RoutineStatus>, never_ran: Vec<RoutineStatus>) -> impl IntoView {
+    let target = |r: &RoutineStatus| match &r.cluster {
+        Some(c) => format!(" for {c}"),
+        None => String::new(),
+    };
+    view! {
+        {(!failing.is_empty()).then(|| view! {
+            <h3>{format!("Routines whose last run failed ({})", failing.len())}</h3>
+            <ul data-testid="routines-failing">
+                {failing.into_iter().map(|r| view! {
+                    <li>
+                        <a href="/settings/routines"><code>{r.routine.clone()}</code></a>
+                        {target(&r)}": "
+                        {r.last_error.unwrap_or_default()}
+                    </li>
+                }).collect_view()}
+            </ul>
+        })}
+        {(!never_ran.is_empty()).then(|| view! {
+            <h3>{format!("Routines that never ran ({})", never_ran.len())}</h3>
+            <ul data-testid="routines-never-ran">
+                {never_ran.into_iter().map(|r| view! {
+                    <li>
+                        <a href="/settings/routines"><code>{r.routine.clone()}</code></a>
+                        {target(&r)}
+                    </li>
+                }).collect_view()}
+            </ul>
+        })}
     }
 }
 
@@ -190,7 +288,19 @@ fn FlagList(flags: Page<FlagView>) -> impl IntoView {
         <ul data-testid="flag-list">
             {flags.items.into_iter().map(|f| view! {
                 <li>
+                    <span class=kind_class(&f.kind)>{f.kind.clone()}</span>" "
+                    // Which group, connector or topic it is about, so the
+                    // owner knows where to look before opening it.
+                    <strong data-testid="flag-subject">{format!("{} {}", f.subject_kind, f.subject)}</strong>": "
                     <a href=format!("/flags/{}", f.id)>{f.reason}</a>" "
+                    {(f.state == "acknowledged").then(|| view! {
+                        <span class="badge" data-testid="acknowledged">
+                            {match &f.acknowledged_by {
+                                Some(by) => format!("acknowledged by {by}"),
+                                None => "acknowledged".to_string(),
+                            }}
+                        </span>" "
+                    })}
                     <small class="note">{format!("{} · raised {}", f.cluster, stamp(f.raised_at))}</small>
                 </li>
             }).collect_view()}

@@ -8,7 +8,7 @@
 use crate::lineage::fns::lineage_graph;
 use crate::lineage::model::GraphView;
 use crate::lineage::widgets::{
-    GraphCanvas, graph_href, graph_svg, impact_href, kind_words, number,
+    GraphCanvas, absent_words, graph_href, graph_svg, impact_href, kind_words, number,
 };
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;
@@ -112,7 +112,7 @@ fn Graph(g: GraphView) -> impl IntoView {
         {partial}
         <GraphCanvas svg />
         <p class="note lineage-legend">
-            "Shapes: topic (pill), consumer group (hexagon), connector (slanted), table (ruled box), job (rounded box), dashboard (folded corner). Dashed edges are derived by Streamkeeper; solid ones were observed in events. ⚑ counts open flags."
+            "Shapes: topic (pill), consumer group (hexagon), connector (slanted), table (ruled box), job (rounded box), dashboard (folded corner). Dashed edges are derived by Streamkeeper; solid ones were observed in events. A topic with a dotted outline and no fill is named by a connector or an event but is not in the cluster. ⚑ counts open flags."
         </p>
         <h2>"Nodes"</h2>
         <table class="list" data-testid="graph-nodes">
@@ -120,7 +120,10 @@ fn Graph(g: GraphView) -> impl IntoView {
             <tbody>
                 {g.nodes.into_iter().map(|n| view! {
                     <tr class:trouble={n.flags > 0}>
-                        <td><a href=graph_href(&n.id, Some(depth))>{n.name.clone()}</a></td>
+                        <td>
+                            <a href=graph_href(&n.id, Some(depth))>{n.name.clone()}</a>
+                            {absent_words(&n).map(|why| view! { " " <span class="badge state-warn" data-testid="not-in-cluster">{why}</span> })}
+                        </td>
                         <td>{kind_words(&n.kind).to_string()}</td>
                         <td><code>{n.namespace.clone()}</code></td>
                         <td>{n.owner.clone().unwrap_or_else(|| "no owner".into())}</td>

@@ -81,7 +81,9 @@ pub struct ImpactNode {
     pub depth: u32,
     /// One shortest path from the start to here, as nodeIds, both ends included.
     pub path: Vec<String>,
-    /// The owner team: a topic's stream owner, else the `ownership` facet's first owner.
+    /// The owner team, by the ownership rule: a topic's stream's, a
+    /// derived job's group's or connector's, else the team set on it or
+    /// named by an `ownership` facet from someone who speaks for it.
     pub owner: Option<String>,
     /// How the edge that reaches it is known: observed, derived or observed+derived.
     pub known_as: String,
@@ -252,6 +254,10 @@ pub struct GraphNode {
     /// observed, derived or observed+derived.
     pub known_as: String,
     pub last_seen: Option<DateTime<Utc>>,
+    /// A topic whose watched cluster's last full pass did not list it: a
+    /// connector or an event names it, but it does not exist there.
+    #[serde(default)]
+    pub not_in_cluster: bool,
     /// The centre of its box.
     pub x: f64,
     pub y: f64,

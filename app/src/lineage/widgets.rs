@@ -12,6 +12,7 @@ use crate::ui::island::mark_hydrated;
 use crate::ui::params::href_with;
 use leptos::prelude::*;
 use std::fmt::Write;
+use streamkeeper::platform::words::counted;
 
 /// The graph page centred on `node` (a nodeId), at `depth` when given.
 pub fn graph_href(node: &str, depth: Option<u32>) -> String {
@@ -150,6 +151,18 @@ fn shape(kind: &str, x: f64, y: f64, w: f64, h: f64) -> String {
     }
 }
 
+/// Why a topic is drawn apart: who named it, and that the cluster has no
+/// such topic (`None` for a node that exists).
+pub fn absent_words(n: &GraphNode) -> Option<&'static str> {
+    n.not_in_cluster.then(|| {
+        if n.known_as == "derived" {
+            "named by the connector, not in the cluster"
+        } else {
+            "named in lineage events, not in the cluster"
+        }
+    })
+}
+
 fn node_svg(out: &mut String, n: &GraphNode, center: bool, depth: u32, w: f64, h: f64) {
     let mut class = format!("node kind-{}", n.kind);
     if center {
@@ -158,21 +171,30 @@ fn node_svg(out: &mut String, n: &GraphNode, center: bool, depth: u32, w: f64, h
     if n.flags > 0 {
         class.push_str(" trouble");
     }
+    if n.not_in_cluster {
+        class.push_str(" absent");
+    }
     let owner = n.owner.as_deref().unwrap_or("no owner");
-    let mut second = clip(owner, 18);
+    let mut second = if n.not_in_cluster {
+        "not in the cluster".to_string()
+    } else {
+        clip(owner, 18)
+    };
     if n.flags > 0 {
         let _ = write!(second, " · ⚑ {}", n.flags);
     }
-    let title = format!(
-        "{} {} in {} · owner {} · {} open flag{} · {}",
+    let mut title = format!(
+        "{} {} in {} · owner {} · {} · {}",
         kind_words(&n.kind),
         n.name,
         n.namespace,
         owner,
-        n.flags,
-        if n.flags == 1 { "" } else { "s" },
+        counted(n.flags, "open flag"),
         n.known_as
     );
+    if let Some(why) = absent_words(n) {
+        let _ = write!(title, " · {why}");
+    }
     let _ = write!(
         out,
         r#"<a href="{href}" class="{class}" data-node="{id}" data-kind="{kind}"><title>{title}</title>{shape}<text x="{x:.1}" y="{y1:.1}" class="name">{name}</text><text x="{x:.1}" y="{y2:.1}" class="meta">{second}</text></a>"#,
@@ -463,6 +485,7 @@ mod tests {
             flags: 2,
             known_as: "observed".into(),
             last_seen: None,
+            not_in_cluster: false,
             x,
             y: 18.0,
         };

@@ -8,7 +8,7 @@
 
 use crate::error::AppError;
 use crate::review::model::{
-    CommentView, DomainSettings, NotificationView, ReviewItem, ReviewSummary,
+    CommentView, DomainSettings, ItemPage, NotificationView, ReviewItem, ReviewSummary,
 };
 use leptos::prelude::*;
 use streamkeeper::platform::page::Page;
@@ -45,11 +45,26 @@ pub async fn list_reviews(
 }
 
 #[server(prefix = "/fn", endpoint = "get_review")]
-pub async fn get_review(id: i64) -> Result<ReviewItem, AppError> {
+pub async fn get_review(id: i64) -> Result<ItemPage, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
     let from = crate::port::client_addr().await;
-    backend()?.reviews.get(&who, &from, id).await
+    let item = backend()?.reviews.get(&who, &from, id).await?;
+    // Only an item apply sent back to review was rebased; the schemas are
+    // parsed here, on the server (the browser has no Protobuf parser).
+    let rebased = item.trail.iter().any(|a| a.action == "review.stale");
+    let rebase_drops = match (
+        &item.base_schema,
+        rebased && !item.summary.kind.is_connector(),
+    ) {
+        (Some(base), true) => streamkeeper::review::dropped_fields(
+            item.content.schema_type,
+            base,
+            &item.content.schema,
+        ),
+        _ => Vec::new(),
+    };
+    Ok(ItemPage { item, rebase_drops })
 }
 
 /// Proposes a change for review (the subjects page's registration form),

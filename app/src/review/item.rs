@@ -16,7 +16,7 @@ use crate::review::fns::{
     ApplyReview, ApproveReview, CommentReview, EditReview, RejectReview, WithdrawReview, get_review,
 };
 use crate::review::model::{ApprovalView, CommentView, Confirmation, ReviewItem};
-use crate::review::widgets::{base_text, state_class};
+use crate::review::widgets::{RebaseDrops, WhatItBreaks, base_text, state_class};
 use crate::schemas::model::SubjectSeen;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param};
@@ -90,7 +90,11 @@ pub fn ReviewItemPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match item.await {
-                    Ok(i) => view! { <Title text=page_title(Some(&format!("#{} {}", i.summary.id, i.summary.title)), "Review") /> <ItemView i forms /> }.into_any(),
+                    Ok(p) => {
+                        let i = p.item;
+                        let drops = p.rebase_drops;
+                        view! { <Title text=page_title(Some(&format!("#{} {}", i.summary.id, i.summary.title)), "Review") /> <ItemView i drops forms /> }.into_any()
+                    }
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -99,7 +103,7 @@ pub fn ReviewItemPage() -> impl IntoView {
 }
 
 #[component]
-fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
+fn ItemView(i: ReviewItem, drops: Vec<String>, forms: ItemForms) -> impl IntoView {
     let s = i.summary.clone();
     let stream = href_with(
         &format!("/clusters/{}/stream", s.cluster_id),
@@ -150,6 +154,7 @@ fn ItemView(i: ReviewItem, forms: ItemForms) -> impl IntoView {
             <p class="lead" data-testid="state-reason">{i.state_reason.clone()}</p>
         })}
         {i.base_moved.clone().map(|seen| view! { <BaseMoved base=i.base seen /> })}
+        <RebaseDrops base=i.base drops />
         {applied}
         {i.connector_run.clone().map(|r| view! { <RunAfterApply r /> })}
         <section class="card">
@@ -285,6 +290,7 @@ fn Decide(i: ReviewItem, forms: ItemForms) -> impl IntoView {
                                     <p class="note">{format!(
                                         "You approve exactly revision {revision} as shown on this page (content hash {short}…). If it changes before you submit, the approval is refused."
                                     )}</p>
+                                    {i.check.clone().map(|r| view! { <WhatItBreaks r /> })}
                                     {confirm_fields(a.confirm, item_id, failed.as_ref())}
                                     <button type="submit" disabled=a.confirm == Confirmation::Provider>
                                         {format!("Approve revision {revision}")}

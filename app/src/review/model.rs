@@ -140,6 +140,16 @@ pub struct ReviewItem {
     pub connector_check: Option<crate::connect::model::DraftCheck>,
 }
 
+/// A review item as its page reads it: the item, and what the page alone
+/// works out from it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ItemPage {
+    pub item: ReviewItem,
+    /// A schema item sent back to review on a moved base: the fields of
+    /// the new base its schema leaves out (registering it drops them).
+    pub rebase_drops: Vec<String>,
+}
+
 /// A proposal: a producer's new schema for a topic, or a schema to
 /// register under a subject (by default the topic's value subject).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

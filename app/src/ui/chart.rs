@@ -280,7 +280,7 @@ pub fn LagChart(points: Vec<LagPoint>, to: DateTime<Utc>, hours: i64) -> impl In
         .map_or_else(|| "no figures".to_string(), |h| format!("highest {h}"));
     let summary = format!(
         "Lag in messages over the last {range}, to {}; {highest}; {} without data.",
-        crate::ui::time::local(to).format("%Y-%m-%d %H:%M %Z"),
+        crate::ui::time::stamp(to),
         counted(p.gaps, "gap")
     );
     let unwatched = p.bands.iter().any(|b| b.2 == UNWATCHED);

@@ -7,6 +7,7 @@ pub mod flash;
 pub mod header;
 pub mod island;
 pub mod notes;
+pub mod owner;
 pub mod pager;
 pub mod params;
 pub mod roles;

@@ -3,6 +3,7 @@
 
 use crate::schemas::model::{CompatibilityReport, ReaderSource};
 use leptos::prelude::*;
+use streamkeeper::platform::words::counted;
 use streamkeeper::schemas::{SchemaType, Verdict, breaks};
 
 pub fn verdict_class(v: Verdict) -> &'static str {
@@ -148,7 +149,7 @@ pub fn CheckFindings(r: CompatibilityReport, #[prop(optional)] nested: bool) -> 
         {heading("Subject history")}
         <p data-testid="history-verdict">
             <span class=verdict_class(h.verdict)>{h.verdict.as_str()}</span>
-            {format!(" {} under {} ({} version(s), from the {}) — {}", h.subject, h.mode.as_str(), h.versions, h.source, h.note)}
+            {format!(" {} under {} ({}, from the {}) — {}", h.subject, h.mode.as_str(), counted(h.versions, "version"), h.source, h.note)}
         </p>
         <ul>
             {h.findings.into_iter().map(|f| view! {

@@ -36,6 +36,16 @@ fn stamp_in(at: DateTime<Utc>, zone: Tz) -> String {
         .to_string()
 }
 
+/// A moment kept as text (an RFC 3339 string in a flag's evidence or an
+/// audit entry's details) read as every other moment is; text that is
+/// not a moment is shown as it is.
+pub fn stamp_text(text: &str) -> String {
+    match DateTime::parse_from_rfc3339(text) {
+        Ok(at) => stamp(at.with_timezone(&Utc)),
+        Err(_) => text.to_owned(),
+    }
+}
+
 /// How long before `now` it was, as people say it: `3 min ago`, `just
 /// now`, or `in 2 min` for a time still to come.
 pub fn ago(at: DateTime<Utc>, now: DateTime<Utc>) -> String {
@@ -77,5 +87,15 @@ mod tests {
         assert_eq!(ago(at, later(200)), "3 min 20 s ago");
         assert_eq!(ago(at, later(-120)), "in 2 min");
         assert_eq!(ago(at, later(3 * 86_400 + 7200)), "3 d 2 h ago");
+        // Kept as text, a moment reads the same; other text is left alone.
+        assert_eq!(
+            stamp_text("2026-12-02T00:41:07.123456Z"),
+            "2026-12-02 00:41:07 UTC"
+        );
+        assert_eq!(
+            stamp_text("2026-12-02T01:41:07+01:00"),
+            "2026-12-02 00:41:07 UTC"
+        );
+        assert_eq!(stamp_text("orders"), "orders");
     }
 }

@@ -5,6 +5,7 @@ use crate::connect::widgets::ConnectClusters;
 use crate::error::AppError;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours, range_token};
 use crate::ui::notes::ErrorNote;
+use crate::ui::owner::owned;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
@@ -155,7 +156,7 @@ pub fn ClusterPage() -> impl IntoView {
                                                 <td>{t.partitions}</td>
                                                 <td><span class=class>{health}</span></td>
                                                 <td>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</td>
-                                                <td>{last_message_text(t.last_message, "%m-%d %H:%M:%S %Z")}</td>
+                                                <td>{last_message_text(t.last_message)}</td>
                                             </tr>
                                         }
                                     }).collect_view()}
@@ -248,7 +249,7 @@ fn GroupList(id: i64) -> impl IntoView {
                                             view! {
                                                 <tr>
                                                     <td><a href=href>{g.name}</a></td>
-                                                    <td>{g.owner.unwrap_or_else(|| "unowned".into())}</td>
+                                                    <td>{owned(g.owner.as_deref(), g.owner_reason.as_deref(), "unowned")}</td>
                                                     <td><span class=status_class(&g.status)>{g.status.clone()}</span></td>
                                                     <td>{state}</td>
                                                     <td>{g.members}</td>

@@ -146,6 +146,10 @@ pub struct GroupLagView {
 pub struct GroupSummary {
     pub name: String,
     pub owner: Option<String>,
+    /// Why the owner owns it, as the ownership rule says ("by stream
+    /// orders", "claimed on 2026-12-01"); `None` when unowned.
+    #[serde(default)]
+    pub owner_reason: Option<String>,
     pub state: String,
     pub members: i32,
     /// The status of the last evaluation; `PENDING` before the first.
@@ -315,6 +319,10 @@ pub struct StreamDetail {
 pub struct StreamConsumer {
     pub group: String,
     pub owner: Option<String>,
+    /// Why the owner owns it, as the ownership rule says ("by stream
+    /// orders", "claimed on 2026-12-01"); `None` when unowned.
+    #[serde(default)]
+    pub owner_reason: Option<String>,
     pub status: String,
     pub lag: Option<u64>,
     pub max_time_lag_s: Option<f64>,
@@ -339,15 +347,13 @@ pub struct LagSeries {
     pub partition: Option<PartitionRef>,
 }
 
-/// "Last message" as the pages word it, times in `format`: "none" for a
+/// "Last message" as the pages word it, times as every page shows them: "none" for a
 /// topic never written, the record's time, "by" the pass that saw the log
 /// end move when the record was not read, or "unknown" since first seen.
-pub fn last_message_text(last: LastMessage, format: &str) -> String {
+pub fn last_message_text(last: LastMessage) -> String {
     let at = |ms: i64| {
-        DateTime::<Utc>::from_timestamp_millis(ms).map_or_else(
-            || "?".to_owned(),
-            |a| crate::ui::time::local(a).format(format).to_string(),
-        )
+        DateTime::<Utc>::from_timestamp_millis(ms)
+            .map_or_else(|| "?".to_owned(), crate::ui::time::stamp)
     };
     match last {
         LastMessage::None => "none".into(),

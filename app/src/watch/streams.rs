@@ -11,6 +11,7 @@ use crate::error::AppError;
 use crate::schemas::widgets::StreamSchemasSection;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours};
 use crate::ui::notes::{ActionNote, ErrorNote};
+use crate::ui::owner::owned;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
@@ -95,7 +96,7 @@ pub fn StreamsPage() -> impl IntoView {
                                                 <td>{s.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</td>
                                                 <td>{s.partitions}</td>
                                                 <td><span class=status_class(&s.status)>{s.status.clone()}</span></td>
-                                                <td>{last_message_text(s.last_message, "%m-%d %H:%M:%S %Z")}</td>
+                                                <td>{last_message_text(s.last_message)}</td>
                                             </tr>
                                         }
                                     }).collect_view()}
@@ -184,7 +185,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                 <dt>"Expected interval"</dt><dd>{t.expected_interval_s.map_or("–".to_string(), |b| format!("a message every {b} s"))}</dd>
                 <dt>"Health"</dt><dd>{format!("{}; {health}", counted(t.partitions, "partition"))}</dd>
                 <dt>"Messages"</dt><dd>{t.log_end_total.map_or("?".to_string(), |n| n.to_string())}</dd>
-                <dt>"Last message"</dt><dd>{last_message_text(t.last_message, "%Y-%m-%d %H:%M:%S %Z")}</dd>
+                <dt>"Last message"</dt><dd>{last_message_text(t.last_message)}</dd>
                 <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
             </dl>
         </section>
@@ -205,7 +206,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                         </h3>
                         <p class="note">{format!(
                             "owner {} · lag {} · time lag {}",
-                            c.owner.clone().unwrap_or_else(|| "none".into()),
+                            owned(c.owner.as_deref(), c.owner_reason.as_deref(), "none"),
                             c.lag.map_or("–".to_string(), |l| counted(l, "message")),
                             c.max_time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64)),
                         )}</p>

@@ -3,12 +3,16 @@
 
 pub mod api;
 pub mod cli;
+mod own;
 pub mod second_factor;
 pub mod sso;
 pub mod store;
 pub mod token_cache;
 
+pub use crate::platform::authz::require;
+
 use crate::audit::store::Event;
+use crate::audit::{audited, record_refusal};
 use crate::platform::db::{begin, commit};
 use crate::platform::limiter::LoginLimiter;
 use crate::platform::password;
@@ -23,7 +27,6 @@ use streamkeeper::accounts::account::{
 use streamkeeper::accounts::list::UserColumn;
 use streamkeeper::accounts::role::{self, Action};
 use streamkeeper::accounts::token::{Dead, liveness};
-use streamkeeper::audit::list::AuditColumn;
 use streamkeeper::platform::egress::EgressPolicy;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::sort::Sorted;
@@ -42,121 +45,6 @@ pub struct AccountService {
     limiter: LoginLimiter,
     /// Live bearer tokens, trusted for a few seconds (`token_cache`).
     tokens: token_cache::TokenCache,
-}
-
-pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppError> {
-    if who.may(action) {
-        Ok(())
-    } else {
-        Err(AppError::Forbidden(what.to_string()))
-    }
-}
-
-/// Records what `who` did, from where, in the caller's transaction, so the
-/// change and its audit entry commit together.
-pub async fn audited(
-    tx: &mut sqlx::PgConnection,
-    who: &Principal,
-    from: &str,
-    action: &str,
-    target: String,
-    detail: serde_json::Value,
-) -> Result<(), AppError> {
-    Ok(crate::audit::store::append(
-        tx,
-        Event {
-            actor: &who.username,
-            action,
-            target,
-            detail,
-            source: from,
-        },
-    )
-    .await
-    .map(drop)?)
-}
-
-/// Records a refused attempt in its own transaction (the attempt's, if
-/// any, is rolled back; its trace must not be) and tells the web layer it
-/// is recorded. A failure to record is logged; the caller answers with the
-/// refusal either way.
-pub async fn record_refusal(
-    pool: &PgPool,
-    who: &Principal,
-    from: &str,
-    action: &str,
-    target: String,
-    detail: serde_json::Value,
-) {
-    let ev = Event {
-        actor: &who.username,
-        action,
-        target,
-        detail,
-        source: from,
-    };
-    // Unrecorded, the web layer's generic record is the trace left.
-    match crate::audit::store::record(pool, ev).await {
-        Ok(_) => refusal_audited(),
-        Err(e) => tracing::error!(error = %e, action, "could not record a refusal"),
-    }
-}
-
-/// The audit log as the routine runner's service writes it
-/// (`platform::routine::Trail`): the runner is a leaf and imports no
-/// feature, so the server hands it this.
-pub struct AuditTrail(pub PgPool);
-
-#[async_trait::async_trait]
-impl crate::platform::routine::Trail for AuditTrail {
-    async fn append(
-        &self,
-        conn: &mut sqlx::PgConnection,
-        who: &Principal,
-        from: &str,
-        action: &str,
-        target: String,
-        detail: serde_json::Value,
-    ) -> Result<(), AppError> {
-        audited(conn, who, from, action, target, detail).await
-    }
-
-    async fn refused(
-        &self,
-        who: &Principal,
-        from: &str,
-        action: &str,
-        target: String,
-        detail: serde_json::Value,
-    ) {
-        record_refusal(&self.0, who, from, action, target, detail).await;
-    }
-}
-
-tokio::task_local! {
-    /// Whether the request running in this task has had its refusal
-    /// written to the audit log already. Every refused write is audited:
-    /// the web layer records each 403 it answers to a signed-in caller
-    /// (`web::refusals`), unless the service that refused recorded it
-    /// itself, with its own action and target, and said so here.
-    static REFUSAL_AUDITED: std::cell::Cell<bool>;
-}
-
-/// Says that this request's refusal is in the audit log already, so the
-/// web layer does not record it a second time. Outside a request (a
-/// routine), there is nobody to tell.
-pub fn refusal_audited() {
-    let _ = REFUSAL_AUDITED.try_with(|a| a.set(true));
-}
-
-/// Runs `request` and answers whether it marked its refusal as audited.
-pub async fn watch_refusals<F: std::future::Future>(request: F) -> (F::Output, bool) {
-    REFUSAL_AUDITED
-        .scope(std::cell::Cell::new(false), async move {
-            let out = request.await;
-            (out, REFUSAL_AUDITED.with(std::cell::Cell::get))
-        })
-        .await
 }
 
 /// The id of the team named `name`, or a NotFound naming it.
@@ -303,6 +191,72 @@ fn teams_set_here(user: &UserRow) -> Result<(), AppError> {
     Ok(())
 }
 
+/// `before` with an admin's `update` applied, and what changed (never a
+/// password, only that it was reset). An SSO user's roles and password are
+/// the provider's; an admin keeps their own admin role and account.
+async fn edited(
+    who: &Principal,
+    before: &UserRow,
+    update: UserUpdate,
+) -> Result<(UserRow, serde_json::Map<String, serde_json::Value>), AppError> {
+    let mut after = before.clone();
+    let mut changes = serde_json::Map::new();
+    // The provider's groups set an SSO user's roles at every sign-in,
+    // and they have no password here: an edit would be undone, or
+    // unusable.
+    if before.oidc_subject.is_some() && (update.roles.is_some() || update.password.is_some()) {
+        return Err(AppError::Invalid(format!(
+            "{} signs in through the identity provider: their roles follow their groups there (see the group mapping), and their password is kept there.",
+            before.username
+        )));
+    }
+    if let Some(name) = update.display_name {
+        after.display_name = check_display_name(&name, &before.username).map_err(invalid)?;
+        if after.display_name != before.display_name {
+            changes.insert("display_name".into(), json!(after.display_name));
+        }
+    }
+    if let Some(roles) = update.roles {
+        let roles = role::normalize(roles);
+        if roles.is_empty() {
+            return Err(AppError::Invalid("Give the user at least one role.".into()));
+        }
+        // An admin cannot take away their own admin role: it would leave
+        // them unable to undo it, and possibly no admin at all.
+        if who.user_id == before.id && !roles.contains(&role::Role::Admin) {
+            return Err(AppError::Invalid(
+                "You cannot remove your own admin role; ask another admin.".into(),
+            ));
+        }
+        after.roles = store::users::role_strings(&roles);
+        if after.roles() != before.roles() {
+            changes.insert(
+                "roles".into(),
+                json!({ "from": before.roles, "to": after.roles }),
+            );
+        }
+    }
+    if let Some(disabled) = update.disabled {
+        if disabled && who.user_id == before.id {
+            return Err(AppError::Invalid(
+                "You cannot disable your own account.".into(),
+            ));
+        }
+        after.disabled = disabled;
+        if disabled != before.disabled {
+            changes.insert("disabled".into(), json!(disabled));
+        }
+    }
+    if let Some(pw) = update.password {
+        check_password(&pw, &[&before.username, &before.display_name]).map_err(invalid)?;
+        after.password_hash = password::hash_async(pw).await?;
+        after.must_change_password = true;
+        // Never the password: only that it was reset.
+        changes.insert("password".into(), json!("reset, to be changed at sign-in"));
+    }
+    Ok((after, changes))
+}
+
 fn invalid(e: impl std::fmt::Display) -> AppError {
     AppError::Invalid(e.to_string())
 }
@@ -402,61 +356,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let before = store::users::lock(&mut tx, id)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("User {id}")))?;
-        let mut after = before.clone();
-        let mut changes = serde_json::Map::new();
-        // The provider's groups set an SSO user's roles at every sign-in,
-        // and they have no password here: an edit would be undone, or
-        // unusable.
-        if before.oidc_subject.is_some() && (update.roles.is_some() || update.password.is_some()) {
-            return Err(AppError::Invalid(format!(
-                "{} signs in through the identity provider: their roles follow their groups there (see the group mapping), and their password is kept there.",
-                before.username
-            )));
-        }
-        if let Some(name) = update.display_name {
-            after.display_name = check_display_name(&name, &before.username).map_err(invalid)?;
-            if after.display_name != before.display_name {
-                changes.insert("display_name".into(), json!(after.display_name));
-            }
-        }
-        if let Some(roles) = update.roles {
-            let roles = role::normalize(roles);
-            if roles.is_empty() {
-                return Err(AppError::Invalid("Give the user at least one role.".into()));
-            }
-            // An admin cannot take away their own admin role: it would leave
-            // them unable to undo it, and possibly no admin at all.
-            if who.user_id == id && !roles.contains(&role::Role::Admin) {
-                return Err(AppError::Invalid(
-                    "You cannot remove your own admin role; ask another admin.".into(),
-                ));
-            }
-            after.roles = store::users::role_strings(&roles);
-            if after.roles() != before.roles() {
-                changes.insert(
-                    "roles".into(),
-                    json!({ "from": before.roles, "to": after.roles }),
-                );
-            }
-        }
-        if let Some(disabled) = update.disabled {
-            if disabled && who.user_id == id {
-                return Err(AppError::Invalid(
-                    "You cannot disable your own account.".into(),
-                ));
-            }
-            after.disabled = disabled;
-            if disabled != before.disabled {
-                changes.insert("disabled".into(), json!(disabled));
-            }
-        }
-        if let Some(pw) = update.password {
-            check_password(&pw, &[&before.username, &before.display_name]).map_err(invalid)?;
-            after.password_hash = password::hash_async(pw).await?;
-            after.must_change_password = true;
-            // Never the password: only that it was reset.
-            changes.insert("password".into(), json!("reset, to be changed at sign-in"));
-        }
+        let disabling = update.disabled;
+        let (after, changes) = edited(who, &before, update).await?;
         if changes.is_empty() {
             return Ok(before.summary());
         }
@@ -467,7 +368,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         let end_sessions =
             after.disabled || changes.contains_key("roles") || changes.contains_key("password");
         let row = store::users::update(&mut tx, &after, end_sessions).await?;
-        let action = match update.disabled {
+        let action = match disabling {
             Some(true) if changes.contains_key("disabled") => "user.disable",
             Some(false) if changes.contains_key("disabled") => "user.enable",
             _ => "user.update",
@@ -613,24 +514,10 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn account(&self, who: &Principal) -> Result<AccountView, AppError> {
-        session_only(who)?;
-        let u = self.existing_user(who.user_id).await?;
-        let left = store::users::recovery_codes_left(&self.pool, u.id).await?;
-        Ok(AccountView {
-            username: u.username.clone(),
-            display_name: u.display_name.clone(),
-            must_change_password: u.must_change_password,
-            second_factor: u.has_second_factor(),
-            recovery_codes_left: left,
-            pending: second_factor::pending(&u)?,
-            single_sign_on: store::sso::is_single_sign_on(&self.pool, u.id).await?,
-            time_zone: u.time_zone.clone(),
-        })
+        self.own_account(who).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn change_password(
         &self,
         who: &Principal,
@@ -638,122 +525,22 @@ impl streamkeeper_app::port::Accounts for AccountService {
         current: &str,
         new: &str,
     ) -> Result<i32, AppError> {
-        const ACTION: &str = "account.password.refused";
-        session_only(who)?;
-        let u = self.confirm_password(who, from, ACTION, current).await?;
-        check_password(new, &[&u.username, &u.display_name]).map_err(invalid)?;
-        if new == current {
-            return Err(AppError::Invalid(
-                "Choose a new password, not the current one.".into(),
-            ));
-        }
-        let hash = password::hash_async(new.to_owned()).await?;
-        let mut tx = begin(&self.pool).await?;
-        let mut after = store::users::lock(&mut tx, u.id)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("User {}", u.id)))?;
-        after.password_hash = hash;
-        after.must_change_password = false;
-        // Every session of the user ends (the epoch moves on); the caller
-        // keeps its own by taking on the new epoch.
-        let row = store::users::update(&mut tx, &after, true).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "account.password",
-            format!("user:{}", u.username),
-            json!({ "other_sessions_ended": true, "tokens_revoked": true,
-                    "was_temporary": u.must_change_password }),
-        )
-        .await?;
-        commit(tx).await?;
-        // The user's tokens are revoked (the token epoch moved on).
-        self.tokens.drop_all();
-        Ok(row.session_epoch)
+        self.change_own_password(who, from, current, new).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn start_second_factor(&self, who: &Principal, from: &str) -> Result<(), AppError> {
-        session_only(who)?;
-        let u = self.existing_user(who.user_id).await?;
-        let mut tx = begin(&self.pool).await?;
-        store::users::set_totp_pending(&mut tx, u.id, Some(&second_factor::new_seed())).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "account.second_factor.start",
-            format!("user:{}", u.username),
-            json!({ "renewal": u.has_second_factor() }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
+        self.start_own_factor(who, from).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn confirm_second_factor(
         &self,
         who: &Principal,
         from: &str,
         code: &str,
     ) -> Result<(), AppError> {
-        const ACTION: &str = "account.second_factor.refused";
-        session_only(who)?;
-        self.throttle(who, from, ACTION).await?;
-        let u = self.existing_user(who.user_id).await?;
-        let done = match second_factor::confirm(&u, code)? {
-            Ok(c) => c,
-            Err(refusal) => {
-                return Err(self
-                    .wrong(
-                        who,
-                        from,
-                        ACTION,
-                        &format!("The code was not accepted: {refusal}"),
-                    )
-                    .await);
-            }
-        };
-        let mut tx = begin(&self.pool).await?;
-        let renewal = done.secret.is_none();
-        match &done.secret {
-            Some(secret) => {
-                let stored = second_factor::for_storage(u.id, secret);
-                store::users::enable_totp(&mut tx, u.id, &stored, done.step).await?
-            }
-            None => {
-                if !store::users::use_totp_step(&mut tx, u.id, done.step).await? {
-                    drop(tx);
-                    return Err(self
-                        .refuse(
-                            who,
-                            from,
-                            ACTION,
-                            "The code was not accepted: that code was used already; wait for the next one",
-                        )
-                        .await);
-                }
-            }
-        }
-        store::users::replace_recovery_codes(&mut tx, u.id, &done.hashes).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            if renewal {
-                "account.recovery_codes.renew"
-            } else {
-                "account.second_factor.enable"
-            },
-            format!("user:{}", u.username),
-            json!({ "recovery_codes": done.hashes.len() }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
+        self.confirm_own_factor(who, from, code).await
     }
 
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn disable_second_factor(
         &self,
         who: &Principal,
@@ -761,25 +548,7 @@ impl streamkeeper_app::port::Accounts for AccountService {
         password: &str,
         code: &str,
     ) -> Result<(), AppError> {
-        const ACTION: &str = "account.second_factor.refused";
-        session_only(who)?;
-        let u = self.confirm_password(who, from, ACTION, password).await?;
-        if !u.has_second_factor() {
-            return Err(AppError::Conflict("You have no second factor.".into()));
-        }
-        let factor = self.confirm_code(who, from, ACTION, &u, code, true).await?;
-        let mut tx = begin(&self.pool).await?;
-        store::users::clear_totp(&mut tx, u.id).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "account.second_factor.disable",
-            format!("user:{}", u.username),
-            json!({ "confirmed_with": factor.as_str() }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
+        self.disable_own_factor(who, from, password, code).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, user_id = user_id))]
@@ -861,27 +630,8 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(commit(tx).await?)
     }
 
-    /// The team that receives flags nobody owns (admin).
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
     async fn set_time_zone(&self, who: &Principal, from: &str, zone: &str) -> Result<(), AppError> {
-        // Any signed-in person chooses their own zone; a token may too (it
-        // changes only how pages show its owner's times).
-        let tz = streamkeeper::accounts::time_zone::parse(zone).map_err(invalid)?;
-        let mut tx = begin(&self.pool).await?;
-        let was = store::users::set_time_zone(&mut tx, who.user_id, tz.name())
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("User {}", who.user_id)))?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "account.time_zone",
-            format!("user:{}", who.username),
-            json!({ "from": was, "to": tz.name() }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
+        self.set_own_time_zone(who, from, zone).await
     }
 
     async fn set_platform_team(
@@ -913,163 +663,5 @@ impl streamkeeper_app::port::Accounts for AccountService {
         Ok(streamkeeper_app::accounts::model::Routing {
             platform_team: store::teams::platform_team(&self.pool).await?,
         })
-    }
-}
-
-/// The account page is the signed-in person's own: a token cannot reach it.
-fn session_only(who: &Principal) -> Result<(), AppError> {
-    if who.via == Credential::Session {
-        Ok(())
-    } else {
-        Err(AppError::Forbidden(
-            "manage an account with an API token; sign in instead".into(),
-        ))
-    }
-}
-
-impl AccountService {
-    /// Records a refused account change (audited, never with what was
-    /// typed) and answers the refusal for the user to see.
-    async fn refuse(&self, who: &Principal, from: &str, action: &str, reason: &str) -> AppError {
-        record_refusal(
-            &self.pool,
-            who,
-            from,
-            action,
-            format!("user:{}", who.username),
-            json!({ "reason": reason }),
-        )
-        .await;
-        AppError::Refused(format!("{reason}."))
-    }
-
-    /// The sign-in throttle for a typed password or code; refused (and
-    /// audited) when spent.
-    async fn throttle(&self, who: &Principal, from: &str, action: &str) -> Result<(), AppError> {
-        let Some(wait) = self.limiter.wait(&who.username, from) else {
-            return Ok(());
-        };
-        Err(self
-            .refuse(
-                who,
-                from,
-                action,
-                &format!(
-                    "Too many failed attempts for this account: it is locked for {} s more",
-                    wait.as_secs().max(1)
-                ),
-            )
-            .await)
-    }
-
-    /// A wrong password or code: it counts against the throttle, and is a
-    /// refusal, audited.
-    async fn wrong(&self, who: &Principal, from: &str, action: &str, reason: &str) -> AppError {
-        self.limiter.failed(&who.username, from);
-        self.refuse(who, from, action, reason).await
-    }
-
-    /// Checks the caller's current password (throttled); a wrong one is a
-    /// refusal, audited.
-    async fn confirm_password(
-        &self,
-        who: &Principal,
-        from: &str,
-        action: &str,
-        given: &str,
-    ) -> Result<UserRow, AppError> {
-        self.throttle(who, from, action).await?;
-        let u = self.existing_user(who.user_id).await?;
-        if u.disabled || !password::verify_async(given.to_owned(), u.password_hash.clone()).await? {
-            return Err(self
-                .wrong(who, from, action, "The current password is not right")
-                .await);
-        }
-        Ok(u)
-    }
-
-    /// A second-factor code of the caller, used up when right; the caller
-    /// has spent the throttle for this attempt already. A recovery code
-    /// counts only where `recovery` allows it.
-    async fn confirm_code(
-        &self,
-        who: &Principal,
-        from: &str,
-        action: &str,
-        u: &UserRow,
-        given: &str,
-        recovery: bool,
-    ) -> Result<second_factor::Factor, AppError> {
-        match second_factor::verify(&self.pool, u, given, recovery).await? {
-            Ok(f) => Ok(f),
-            Err(refusal) => Err(self
-                .wrong(
-                    who,
-                    from,
-                    action,
-                    &format!("The second-factor code was not accepted: {refusal}"),
-                )
-                .await),
-        }
-    }
-
-    /// The second step of signing in: the pending user's code or recovery
-    /// code, used up when right. `Ok(None)` when it is not (the sign-in
-    /// handler counts and throttles those, as it does passwords).
-    #[tracing::instrument(skip_all, fields(user_id = user_id))]
-    pub async fn second_factor_sign_in(
-        &self,
-        user_id: i64,
-        given: &str,
-    ) -> Result<Option<(UserRow, second_factor::Factor)>, AppError> {
-        let Some(u) = self.user_row(user_id).await? else {
-            return Ok(None);
-        };
-        if u.disabled {
-            return Ok(None);
-        }
-        Ok(second_factor::verify(&self.pool, &u, given, true)
-            .await?
-            .ok()
-            .map(|f| (u, f)))
-    }
-}
-
-/// The audit log as the screens and the API read it.
-#[derive(Clone)]
-pub struct AuditService {
-    pool: PgPool,
-}
-
-impl AuditService {
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
-    }
-}
-
-#[async_trait::async_trait]
-impl streamkeeper_app::port::Audit for AuditService {
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    async fn entries(
-        &self,
-        who: &Principal,
-        filter: streamkeeper_app::audit::model::AuditFilter,
-        sort: Option<String>,
-        page: PageRequest,
-    ) -> Result<Page<streamkeeper_app::audit::model::AuditRow>, AppError> {
-        require(who, Action::ReadAudit, "read the audit log")?;
-        let order = Sorted::<AuditColumn>::parse(sort.as_deref())?;
-        Ok(crate::audit::store::list(&self.pool, &filter, order, page).await?)
-    }
-
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    async fn refusals(
-        &self,
-        who: &Principal,
-        filter: streamkeeper_app::audit::model::AuditFilter,
-        page: PageRequest,
-    ) -> Result<Page<streamkeeper_app::audit::model::RefusalTally>, AppError> {
-        require(who, Action::ReadAudit, "read the audit log")?;
-        Ok(crate::audit::store::refusals(&self.pool, &filter, page).await?)
     }
 }

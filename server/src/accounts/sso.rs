@@ -605,7 +605,7 @@ impl SsoService {
                 .map(drop)
         };
         match recorded {
-            Ok(()) => super::refusal_audited(),
+            Ok(()) => crate::audit::refusal_audited(),
             Err(e) => tracing::error!(error = %e, "could not record a refused sign-in"),
         }
     }

@@ -40,7 +40,12 @@ pub async fn audit(pool: &PgPool, cmd: AuditCommand) -> anyhow::Result<ExitCode>
                     ),
                     None => " (none keyed: set STREAMKEEPER_AUDIT_KEY so that a rewrite needs more than database access)".to_string(),
                 };
-                    println!("audit log intact: {} entries verified{keyed}", v.entries);
+                    let entries = if v.entries == 1 {
+                        "1 entry".to_string()
+                    } else {
+                        format!("{} entries", v.entries)
+                    };
+                    println!("audit log intact: {entries} verified{keyed}");
                     Ok(ExitCode::SUCCESS)
                 }
                 // Not a break: what it cannot check without the key is unknown.

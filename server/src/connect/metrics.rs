@@ -7,7 +7,9 @@
 use crate::connect::store;
 use crate::platform::errors::Db;
 use crate::platform::metrics::Scrape;
+use crate::platform::ownership;
 use sqlx::PgPool;
+use std::collections::BTreeMap;
 
 pub async fn collect(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {
     let up = scrape.gauges(
@@ -27,12 +29,29 @@ pub async fn collect(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {
         "kafka_connect_connector_task_status",
         "1 for the task's current status",
     );
-    for r in store::state_metrics(pool).await? {
+    let rows = store::state_metrics(pool).await?;
+    // Owners by the ownership rule, one read per Connect cluster.
+    let mut named: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.task.is_none()) {
+        named
+            .entry(r.connect_id)
+            .or_default()
+            .push(r.connector.clone());
+    }
+    let mut owners = BTreeMap::new();
+    for (connect, names) in named {
+        owners.insert(connect, ownership::connectors(pool, connect, &names).await?);
+    }
+    for r in rows {
+        let owner = owners
+            .get(&r.connect_id)
+            .and_then(|o| o.get(&r.connector))
+            .and_then(|o| o.as_ref().map(|o| o.team.name.clone()));
         let mut l = vec![("connect_cluster", r.connect), ("connector", r.connector)];
         match r.task {
             None => {
                 l.push(("status", r.state.to_lowercase()));
-                l.push(("owner", r.owner.unwrap_or_default()));
+                l.push(("owner", owner.unwrap_or_default()));
                 connector.set(l, 1.0);
             }
             Some(t) => {

@@ -139,9 +139,6 @@ pub struct ConnectorRow {
     pub config_hash: String,
     pub topics: Vec<String>,
     pub owner_team_id: Option<i64>,
-    pub owner: Option<String>,
-    /// `claimed` or `stream` (the owner of a topic it reads or writes).
-    pub owner_source: Option<String>,
     pub unassigned_passes: i32,
     pub seen_at: DateTime<Utc>,
     pub gone_at: Option<DateTime<Utc>>,
@@ -164,10 +161,9 @@ impl ConnectorRow {
 
 /// 0 failed, 1 unassigned or restarting, 2 paused or stopped, 3 running;
 /// 4 gone from the worker.
-const CONNECTOR: &str = "SELECT c.id, c.name, c.class, c.kind, c.state, c.worker_id, c.trace, c.config,
+const CONNECTOR: &str =
+    "SELECT c.id, c.name, c.class, c.kind, c.state, c.worker_id, c.trace, c.config,
         c.config_hash, c.topics, c.owner_team_id,
-        COALESCE(claimed.name, so.name) AS owner,
-        CASE WHEN claimed.id IS NOT NULL THEN 'claimed' WHEN so.id IS NOT NULL THEN 'stream' END AS owner_source,
         c.unassigned_passes, c.seen_at, c.gone_at,
         COALESCE(t.total, 0) AS tasks, COALESCE(t.failed, 0) AS tasks_failed,
         COALESCE(t.running, 0) AS tasks_running,
@@ -180,11 +176,6 @@ const CONNECTOR: &str = "SELECT c.id, c.name, c.class, c.kind, c.state, c.worker
                     AND ft.state = 'FAILED' ORDER BY ft.task LIMIT 1)) AS failed_trace
      FROM connectors c
      JOIN connect_clusters cc ON cc.id = c.connect_id
-     LEFT JOIN teams claimed ON claimed.id = c.owner_team_id
-     LEFT JOIN LATERAL (
-        SELECT tm.id, tm.name FROM streams s JOIN teams tm ON tm.id = s.owner_team_id
-        WHERE s.cluster_id = cc.cluster_id AND s.topic = ANY(c.topics)
-        ORDER BY s.topic LIMIT 1) so ON claimed.id IS NULL
      LEFT JOIN LATERAL (
         SELECT count(*) AS total,
                count(*) FILTER (WHERE state = 'FAILED') AS failed,
@@ -539,21 +530,20 @@ pub struct StateMetricRow {
     /// `None`: the connector itself.
     pub task: Option<i32>,
     pub state: String,
-    pub owner: Option<String>,
+    /// The connector's Connect cluster, for its owner.
+    pub connect_id: i64,
 }
 
 pub async fn state_metrics(pool: &PgPool) -> Result<Vec<StateMetricRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT w.name AS connect, k.name AS connector, NULL::INTEGER AS task, k.state,
-                tm.name AS owner
+                k.connect_id
          FROM connectors k JOIN connect_clusters w ON w.id = k.connect_id
-         LEFT JOIN teams tm ON tm.id = k.owner_team_id
          WHERE k.gone_at IS NULL
          UNION ALL
-         SELECT w.name, k.name, t.task, t.state, tm.name
+         SELECT w.name, k.name, t.task, t.state, k.connect_id
          FROM connector_tasks t JOIN connectors k ON k.id = t.connector_id
          JOIN connect_clusters w ON w.id = k.connect_id
-         LEFT JOIN teams tm ON tm.id = k.owner_team_id
          WHERE k.gone_at IS NULL
          ORDER BY 1, 2, 3 NULLS FIRST",
     )

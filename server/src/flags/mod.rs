@@ -10,7 +10,8 @@ pub mod metrics;
 pub mod routine;
 pub mod store;
 
-use crate::accounts::{audited, record_refusal, require};
+use crate::accounts::require;
+use crate::audit::{audited, record_refusal};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use serde_json::json;

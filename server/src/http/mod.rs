@@ -14,7 +14,8 @@ pub mod server_fns;
 pub mod site;
 pub mod sso;
 
-use crate::accounts::{AccountService, AuditService};
+use crate::accounts::AccountService;
+use crate::audit::AuditService;
 use crate::config::ServeConfig;
 use crate::connect::ConnectService;
 use crate::review::ReviewService;
@@ -163,7 +164,7 @@ impl AppState {
         let pilot = Arc::new(crate::pilot::PilotService::new(pool.clone()));
         let routines = crate::platform::routine::Routines::new(
             pool.clone(),
-            Arc::new(crate::accounts::AuditTrail(pool.clone())),
+            Arc::new(crate::audit::AuditTrail(pool.clone())),
         );
         let backend = Backend {
             accounts: accounts.clone(),

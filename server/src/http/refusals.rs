@@ -6,7 +6,7 @@
 //! unauthenticated sources are, since a crawler walking pages it may not
 //! read would otherwise flood the chain. Services that record their own
 //! refusals (the review inbox, with the item as target) say so
-//! (`accounts::refusal_audited`) and are not recorded twice.
+//! (`audit::refusal_audited`) and are not recorded twice.
 
 use axum::extract::{Request, State};
 use axum::http::{Method, StatusCode};
@@ -18,8 +18,8 @@ use streamkeeper_app::error::AppError;
 use streamkeeper_app::port::ClientAddr;
 
 use super::AppState;
-use crate::accounts::watch_refusals;
 use crate::audit::store::Event;
+use crate::audit::watch_refusals;
 
 /// Sits inside `authenticate` (so the principal is known) and outside
 /// `server_fns::error_status` (so a server function's error is known, even

@@ -415,6 +415,32 @@ pub async fn notify(
     Ok(Json(svc.send_to_owners(&who, &from, &q.ask()).await?))
 }
 
+#[derive(Debug, Deserialize, utoipa::ToSchema)]
+pub struct NodeOwner {
+    /// The node: `dataset:<namespace>:<name>` or `job:<namespace>:<name>`.
+    node: String,
+    /// Team name, or null to clear the owner set on the node.
+    team: Option<String>,
+}
+
+/// Set a lineage node's owner team: an admin, or a member of the team it
+/// is given to; no team takes a node another team owns (403). A topic is
+/// its stream's and a derived job its group's or connector's (422: change
+/// those). Unknown node 404, unknown team 422. Audited.
+#[utoipa::path(put, path = "/lineage/owner", tag = "lineage", request_body = NodeOwner,
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody),
+        (status = 422, body = ErrorBody)))]
+pub async fn set_owner(
+    State(svc): State<Arc<LineageService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiJson(o): ApiJson<NodeOwner>,
+) -> Result<StatusCode, ApiError> {
+    svc.set_node_owner(&who, &from, &o.node, o.team.as_deref())
+        .await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// The fold behind ingest (admins): how many stored events wait to be
 /// folded into the graph, and each stored event it could not write (its
 /// sender had a 201), newest 100 first, with why; a `lineage rebuild`
@@ -441,6 +467,7 @@ where
         .routes(routes!(ingest_batch))
         .routes(routes!(impact))
         .routes(routes!(notify))
+        .routes(routes!(set_owner))
         .routes(routes!(fold))
         .routes(routes!(namespaces))
         .routes(routes!(datasets))

@@ -11,6 +11,7 @@ use std::process::ExitCode;
 use streamkeeper::lineage::graph::NodeKey;
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::NodeId;
+use streamkeeper::platform::words::counted;
 use streamkeeper_app::lineage::model::BreakView;
 
 #[derive(Debug, Subcommand)]
@@ -77,9 +78,10 @@ pub async fn run(pool: &PgPool, cmd: LineageCommand) -> anyhow::Result<ExitCode>
             .await?;
             tx.commit().await?;
             println!(
-                "replayed {replayed} events into {} nodes and {} edges{}",
-                counts.nodes,
-                counts.edges,
+                "replayed {} into {} and {}{}",
+                counted(replayed, "event"),
+                counted(counts.nodes, "node"),
+                counted(counts.edges, "edge"),
                 if unreadable > 0 {
                     format!(" ({unreadable} no longer parse: see the log)")
                 } else {
@@ -134,9 +136,9 @@ async fn notify(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<E
         return Ok(ExitCode::SUCCESS);
     }
     println!(
-        "question {}: {} nodes {} of {}{}",
+        "question {}: {} {} of {}{}",
         notice.question,
-        notice.impact.nodes.len(),
+        counted(notice.impact.nodes.len(), "node"),
         notice.impact.direction,
         notice.impact.start,
         if notice.impact.partial {
@@ -147,10 +149,14 @@ async fn notify(svc: &LineageService, a: &LineageImpactArgs) -> anyhow::Result<E
     );
     for t in &notice.teams {
         println!(
-            "told {}: {} nodes, {} members' inboxes{}",
+            "told {}: {}, {}{}",
             t.team,
-            t.nodes,
-            t.members,
+            counted(t.nodes, "node"),
+            if t.members == 1 {
+                "1 member's inbox".to_string()
+            } else {
+                format!("{} members' inboxes", t.members)
+            },
             if t.webhook { ", webhook queued" } else { "" }
         );
     }

@@ -22,6 +22,7 @@
 
 use super::store::{self, StoredEvent};
 use crate::platform::errors::{Db, db, unreachable};
+use crate::platform::ownership;
 use sqlx::{PgConnection, PgPool};
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
@@ -79,6 +80,7 @@ pub fn fold_stored(
                     },
                 );
                 extras.note(&up);
+                extras.note_senders(&up, &e.sender);
                 graph.apply(&up);
             }
             Err(err) => {
@@ -87,6 +89,41 @@ pub fn fold_stored(
         }
     }
     (graph, extras, unreadable)
+}
+
+/// Marks the `ownership` facets of `graph` that may not replace the one
+/// their node has (the ownership rule's `facet_replaces`, asked of
+/// `platform::ownership`), so [`store::write`] keeps the stored one: one
+/// event from another team neither takes a node nor leaves it unowned.
+/// Within one batch the latest facet is the one asked about.
+pub async fn hold_ownership(
+    conn: &mut PgConnection,
+    graph: &Graph,
+    extras: &mut store::Extras,
+) -> Result<(), Db> {
+    let mut asked = Vec::new();
+    for n in graph.nodes() {
+        let Some(slot) = n.facets.get("ownership") else {
+            continue;
+        };
+        let sender = extras
+            .facet_senders
+            .get(&(n.key.clone(), "ownership".to_string()))
+            .map_or("", |(_, s)| s.as_str());
+        asked.push(ownership::NewFacet {
+            node: &n.key,
+            team: slot.value.as_ref().and_then(ownership::facet_team),
+            sender,
+        });
+    }
+    let held = ownership::facets_held(conn, &asked).await?;
+    extras.held_ownership = asked
+        .iter()
+        .zip(held)
+        .filter(|(_, held)| *held)
+        .map(|(f, _)| f.node.clone())
+        .collect();
+    Ok(())
 }
 
 /// A service's fold: the registered clusters it last named by, a wake-up
@@ -237,8 +274,9 @@ impl Fold {
                 Some(names) => names,
                 None => store::cluster_rows(&mut *tx).await?,
             };
-            let (graph, extras, unreadable) =
+            let (graph, mut extras, unreadable) =
                 fold_stored(page, &Clusters::new(&names.registered()));
+            hold_ownership(tx, &graph, &mut extras).await?;
             let written = store::write(tx, &graph, &extras, &names).await?;
             // Kept when they still stood; else registered or removed since
             // they were read.

@@ -41,6 +41,7 @@ pub mod adjacency;
 pub mod api;
 pub mod cli;
 pub mod fold;
+mod owner;
 pub mod routine;
 pub mod store;
 
@@ -54,7 +55,8 @@ use streamkeeper_app::lineage::model::{
 pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
 use streamkeeper_app::port::Lineage;
 
-use crate::accounts::{audited, require};
+use crate::accounts::require;
+use crate::audit::audited;
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
@@ -289,7 +291,8 @@ impl LineageService {
             let page = store::events_after(&mut tx, after, 2_000).await?;
             let Some(last) = page.last() else { break };
             after = last.id;
-            let (graph, extras, failed) = fold::fold_stored(&page, &clusters);
+            let (graph, mut extras, failed) = fold::fold_stored(&page, &clusters);
+            fold::hold_ownership(&mut tx, &graph, &mut extras).await?;
             if !store::write(&mut tx, &graph, &extras, named_by).await? {
                 return Ok(None);
             }
@@ -378,8 +381,8 @@ impl LineageService {
     /// first), with every edge among its nodes and their times when
     /// `among`, else the edges the walk followed without times (an impact
     /// reads the times of the edges its answer shows), and the facets
-    /// named in `facets` (all when `None`), and the catalog's owner teams
-    /// of its topics.
+    /// named in `facets` (all when `None`), and each node's owner by the
+    /// ownership rule.
     async fn load(
         &self,
         start: i64,
@@ -404,11 +407,10 @@ impl LineageService {
                 .map(|&(src, dst)| store::EdgeRow::untimed(src, dst))
                 .collect()
         };
-        // Three independent reads at once: one round trip's wait, not three.
-        let (nodes, facets, catalog, ruled) = tokio::try_join!(
+        // Independent reads at once: one round trip's wait, not three.
+        let (nodes, facets, ruled) = tokio::try_join!(
             store::nodes(&self.pool, &ids),
             store::facets(&self.pool, &ids, facets),
-            store::catalog_owners(&self.pool, &ids),
             crate::platform::ownership::lineage_nodes(&self.pool, &ids),
         )?;
         let start_key = nodes
@@ -417,7 +419,6 @@ impl LineageService {
             .map(store::NodeRow::key)
             .ok_or(Db(sqlx::Error::RowNotFound))?;
         Ok(Loaded {
-            catalog,
             ruled,
             ids: nodes.iter().map(|n| (n.key(), n.id)).collect(),
             graph: store::graph_of(&nodes, facets, &edges),
@@ -527,12 +528,7 @@ impl LineageService {
                 Caught::Rebuilt => continue,
             }
             let ruled = crate::platform::ownership::lineage_nodes(&self.pool, &asked).await?;
-            let owner = |id: &i64| {
-                ruled.get(id).map(|o| o.team.name.clone()).or_else(|| {
-                    let f = read.nodes.get(id)?;
-                    owner_of(f.catalog.as_deref(), f.ownership.as_ref())
-                })
-            };
+            let owner = |id: &i64| ruled.get(id).map(|o| o.team.name.clone());
             for ((r, node), pair) in answer.nodes.iter_mut().zip(&shown).zip(&pairs) {
                 r.via = read.edges.get(pair).copied().unwrap_or_default();
                 r.known = read.nodes.get(node).map(|f| f.known).unwrap_or_default();
@@ -707,26 +703,15 @@ impl LineageService {
         })
     }
 
-    /// Owner teams: the ownership rule's (`ruled`, by node id, as
-    /// [`Self::load`] read it: a topic's stream's, a derived group job's
-    /// group's), else [`owner_of`] the catalog or the `ownership` facet.
+    /// Owner teams by the ownership rule (`ruled`, by node id, as
+    /// [`Self::load`] read it), and nothing else.
     fn owners<'a>(
-        graph: &Graph,
         keys: impl Iterator<Item = &'a NodeKey>,
         ids: &HashMap<NodeKey, i64>,
-        catalog: &HashMap<i64, String>,
         ruled: &HashMap<i64, Owner>,
     ) -> HashMap<NodeKey, String> {
-        keys.filter_map(|k| {
-            let n = graph.node(k)?;
-            let id = ids.get(k);
-            if let Some(o) = id.and_then(|id| ruled.get(id)) {
-                return Some((k.clone(), o.team.name.clone()));
-            }
-            let team = id.and_then(|id| catalog.get(id));
-            owner_of(team.map(String::as_str), n.facet("ownership")).map(|owner| (k.clone(), owner))
-        })
-        .collect()
+        keys.filter_map(|k| Some((k.clone(), ruled.get(ids.get(k)?)?.team.name.clone())))
+            .collect()
     }
 
     /// Marquez's `GET /api/v1/lineage`: the node's neighbourhood in its
@@ -878,19 +863,14 @@ impl LineageService {
             .await?;
         let hood = neighbourhood(&loaded.graph, &loaded.start, limits)
             .map_err(|e| AppError::NotFound(e.to_string()))?;
-        let owners = Self::owners(
-            &loaded.graph,
-            hood.nodes.iter(),
-            &loaded.ids,
-            &loaded.catalog,
-            &loaded.ruled,
-        );
+        let owners = Self::owners(hood.nodes.iter(), &loaded.ids, &loaded.ruled);
         let ids: Vec<i64> = hood
             .nodes
             .iter()
             .filter_map(|k| loaded.ids.get(k).copied())
             .collect();
         let flags = store::live_flags(&self.pool, &ids).await?;
+        let absent = store::not_in_cluster(&self.pool, &ids).await?;
         let opts = LayoutOptions::default();
         let pairs: Vec<(usize, usize)> = hood.edges.iter().map(|&(a, b, _)| (a, b)).collect();
         let drawn =
@@ -916,6 +896,7 @@ impl LineageService {
                         .unwrap_or(0),
                     known_as: node.map_or("observed", |n| known_as(&n.known)).to_string(),
                     last_seen: node.and_then(|n| n.known.last_seen()),
+                    not_in_cluster: loaded.ids.get(k).is_some_and(|i| absent.contains(i)),
                     x: p.x,
                     y: p.y,
                 }
@@ -1033,6 +1014,19 @@ const SENT_LIMIT: i64 = 10;
 
 #[async_trait::async_trait]
 impl Lineage for LineageService {
+    async fn set_node_owner(
+        &self,
+        who: &Principal,
+        from: &str,
+        node: &str,
+        team: Option<&str>,
+    ) -> Result<Option<String>, AppError> {
+        Ok(self
+            .give_node(who, from, node, team)
+            .await?
+            .map(|o| o.to_string()))
+    }
+
     async fn graph(&self, who: &Principal, ask: &NodeAsk) -> Result<GraphView, AppError> {
         self.graph_view(who, ask).await
     }
@@ -1083,28 +1077,8 @@ fn reason_messages(reasons: &serde_json::Value) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// A node's owner team when the ownership rule names none: its topic's
-/// stream's in the catalog (`catalog`), else the first owner its live
-/// `ownership` facet names. Kept until the fold records who sent each
-/// facet (`lineage_facets.sender`): until then no facet's sender can be
-/// checked, and the rule would leave every facet-owned node unowned.
-fn owner_of(catalog: Option<&str>, ownership: Option<&serde_json::Value>) -> Option<String> {
-    catalog
-        .or_else(|| {
-            ownership?
-                .get("owners")?
-                .as_array()?
-                .first()?
-                .get("name")?
-                .as_str()
-        })
-        .map(str::to_string)
-}
-
 /// The part of the graph a question needs, as loaded from the store.
 struct Loaded {
-    /// The catalog's owner team of each loaded topic, by node id.
-    catalog: HashMap<i64, String>,
     /// Each loaded node's owner by the ownership rule, by node id.
     ruled: HashMap<i64, Owner>,
     /// Each loaded node's id.

@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde_json::{Value, json};
 use sqlx::{FromRow, PgConnection, PgPool};
 use std::collections::BTreeMap;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::ops::RangeInclusive;
 use streamkeeper::lineage::event::EventType;
 use streamkeeper::lineage::graph::{
@@ -56,6 +56,9 @@ pub struct StoredEvent {
     pub id: i64,
     pub body: String,
     pub provenance: String,
+    /// Who sent it (a username, or the routine that read it): what an
+    /// `ownership` facet it sets may speak for.
+    pub sender: String,
 }
 
 impl StoredEvent {
@@ -71,7 +74,7 @@ pub async fn events_after(
     limit: i64,
 ) -> Result<Vec<StoredEvent>, Db> {
     Ok(sqlx::query_as(
-        "SELECT id, body, provenance FROM lineage_events WHERE id > $1 ORDER BY id LIMIT $2",
+        "SELECT id, body, provenance, sender FROM lineage_events WHERE id > $1 ORDER BY id LIMIT $2",
     )
     .bind(after)
     .bind(limit)
@@ -143,16 +146,47 @@ pub async fn clusters(pool: &PgPool) -> Result<Vec<RegisteredCluster>, Db> {
 }
 
 /// What a folded batch adds that the in-memory graph does not keep: when
-/// each alias claim and each run facet was made.
+/// each alias claim and each run facet was made, and who sent each node
+/// facet the graph keeps.
 #[derive(Default)]
 pub struct Extras {
     /// (alias, dataset) → seen.
     pub alias_seen: HashMap<(DatasetKey, DatasetKey), Seen>,
     /// (run id, facet key) → (at, value; `None` deleted).
     pub run_facets: HashMap<(String, String), (DateTime<Utc>, Option<Value>)>,
+    /// (node, facet key) → (at, sender) of the change the graph keeps.
+    pub facet_senders: HashMap<(NodeKey, String), (DateTime<Utc>, String)>,
+    /// Nodes whose stored `ownership` facet the batch's may not replace
+    /// (`fold::hold_ownership`).
+    pub held_ownership: HashSet<NodeKey>,
 }
 
 impl Extras {
+    /// Records who sent the node facets of `up`, by the graph's merge
+    /// rule (the latest change wins, a later event on a tie), so the
+    /// sender stored is the one of the value stored.
+    pub fn note_senders(&mut self, up: &Upserts, sender: &str) {
+        let datasets = up
+            .datasets
+            .iter()
+            .map(|d| (NodeKey::Dataset(d.key.clone()), &d.facets, d.at));
+        let jobs = up
+            .jobs
+            .iter()
+            .map(|j| (NodeKey::Job(j.key.clone()), &j.facets, j.at));
+        for (node, facets, at) in datasets.chain(jobs) {
+            for f in facets {
+                let slot = self
+                    .facet_senders
+                    .entry((node.clone(), f.key.clone()))
+                    .or_insert((at, sender.to_string()));
+                if slot.0 <= at {
+                    *slot = (at, sender.to_string());
+                }
+            }
+        }
+    }
+
     /// Records what `up` says that the graph will not keep.
     pub fn note(&mut self, up: &Upserts) {
         for a in &up.aliases {
@@ -309,7 +343,7 @@ pub async fn unfolded(
     limit: i64,
 ) -> Result<Vec<StoredEvent>, Db> {
     Ok(sqlx::query_as(
-        "SELECT e.id, e.body, e.provenance
+        "SELECT e.id, e.body, e.provenance, e.sender
          FROM lineage_unfolded u JOIN lineage_events e ON e.id = u.event_id
          WHERE u.event_id BETWEEN $1 AND $2
          ORDER BY u.event_id LIMIT $3",
@@ -460,12 +494,20 @@ pub async fn write(
 
     let (mut f_node, mut f_key, mut f_at, mut f_value) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+    let (mut f_sender, mut f_hold) = (Vec::new(), Vec::new());
     for n in graph.nodes() {
         for (key, slot) in &n.facets {
+            f_hold.push(key == "ownership" && extras.held_ownership.contains(&n.key));
             f_node.push(ord[&n.key]);
             f_key.push(key.as_str());
             f_at.push(slot.at);
             f_value.push(facet_value(&slot.value));
+            f_sender.push(
+                extras
+                    .facet_senders
+                    .get(&(n.key.clone(), key.clone()))
+                    .map(|(_, s)| s.as_str()),
+            );
         }
     }
 
@@ -580,13 +622,14 @@ pub async fn write(
              SELECT array_agg(n.id ORDER BY s.ord) AS id
              FROM nodes n JOIN sent s USING (kind, namespace, name)
          ), facets AS (
-             INSERT INTO lineage_facets AS f (node_id, key, at, value)
-             SELECT ids.id[r.node], r.key, r.at, r.value
-             FROM UNNEST($14::int8[], $15::text[], $16::timestamptz[], $17::jsonb[])
-                 AS r(node, key, at, value), ids
-             WHERE (SELECT same FROM named)
+             INSERT INTO lineage_facets AS f (node_id, key, at, value, sender)
+             SELECT ids.id[r.node], r.key, r.at, r.value, r.sender
+             FROM UNNEST($14::int8[], $15::text[], $16::timestamptz[], $17::jsonb[], $45::text[],
+                 $46::bool[]) AS r(node, key, at, value, sender, hold), ids
+             WHERE (SELECT same FROM named) AND NOT r.hold
              ORDER BY 1, r.key
-             ON CONFLICT (node_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value
+             ON CONFLICT (node_id, key) DO UPDATE SET at = EXCLUDED.at, value = EXCLUDED.value,
+                 sender = EXCLUDED.sender
              WHERE f.at <= EXCLUDED.at
          ), edges AS (
              INSERT INTO lineage_edges AS e (src, dst, observed_first, observed_last, derived_first, derived_last)
@@ -700,6 +743,8 @@ pub async fn write(
     .bind(a_last)
     .bind(&named_by.ids)
     .bind(&named_by.bootstraps)
+    .bind(f_sender)
+    .bind(f_hold)
     .fetch_one(conn)
     .await?;
     Ok(same)
@@ -928,12 +973,10 @@ pub async fn added_since(pool: &PgPool, xmax: i64, xip: &[i64]) -> Result<Delta,
     )
 }
 
-/// What an impact answer shows of a node that changes: how it is known,
-/// its topic's owner team in the catalog, and its live `ownership` facet.
+/// What an impact answer shows of a node that changes: how it is known
+/// (its owner is the ownership rule's, read with it).
 pub struct NodeFacts {
     pub known: Known,
-    pub catalog: Option<String>,
-    pub ownership: Option<Value>,
     /// The registered cluster of a Kafka dataset, whose pending producer
     /// changes the answer shows.
     pub cluster: Option<i64>,
@@ -957,8 +1000,6 @@ struct ImpactRow {
     fact_observed_last: Vec<Option<DateTime<Utc>>>,
     fact_derived_first: Vec<Option<DateTime<Utc>>>,
     fact_derived_last: Vec<Option<DateTime<Utc>>>,
-    fact_catalog: Vec<Option<String>>,
-    fact_ownership: Vec<Option<Value>>,
     fact_cluster: Vec<Option<i64>>,
     via_src: Vec<i64>,
     via_dst: Vec<i64>,
@@ -970,9 +1011,8 @@ struct ImpactRow {
 
 /// ONE statement, one snapshot, for an impact question walked in memory:
 /// the [`Delta`] since `xmax`/`xip` (which says whether the walk still
-/// stands), and for `ids` their times, catalog owner team (a topic's
-/// stream's, as [`catalog_owners`]) and `ownership` facet, and the times
-/// of the edges `pairs` (`(src, dst)`, one index lookup each).
+/// stands), and for `ids` their times and registered cluster, and the
+/// times of the edges `pairs` (`(src, dst)`, one index lookup each).
 pub async fn impact_read(
     pool: &PgPool,
     xmax: i64,
@@ -988,22 +1028,11 @@ pub async fn impact_read(
                   COALESCE(array_agg(n.observed_last), '{{}}') AS fact_observed_last,
                   COALESCE(array_agg(n.derived_first), '{{}}') AS fact_derived_first,
                   COALESCE(array_agg(n.derived_last), '{{}}') AS fact_derived_last,
-                  COALESCE(array_agg(c.team), '{{}}') AS fact_catalog,
-                  COALESCE(array_agg(f.value), '{{}}') AS fact_ownership,
                   COALESCE(array_agg(r.cluster_id), '{{}}') AS fact_cluster
               FROM lineage_nodes n
               CROSS JOIN LATERAL (
                   SELECT CASE WHEN n.kind = 'dataset' AND n.cluster ~ '^[0-9]{{1,18}}$'
                       THEN n.cluster::bigint END AS cluster_id) r
-              LEFT JOIN LATERAL (
-                  SELECT t.name AS team FROM streams st JOIN teams t ON t.id = st.owner_team_id
-                  WHERE st.topic = n.name AND st.cluster_id = r.cluster_id
-                  LIMIT 1) c ON true
-              -- A lookup by key per node: a plain join was planned as a
-              -- filter over every ownership facet for each node.
-              LEFT JOIN LATERAL (
-                  SELECT value FROM lineage_facets
-                  WHERE node_id = n.id AND key = 'ownership') f ON true
               WHERE n.id = ANY($3)) nf,
           LATERAL (SELECT COALESCE(array_agg(e.src), '{{}}') AS via_src,
                   COALESCE(array_agg(e.dst), '{{}}') AS via_dst,
@@ -1032,8 +1061,6 @@ pub async fn impact_read(
                     [r.fact_observed_first[i], r.fact_observed_last[i]],
                     [r.fact_derived_first[i], r.fact_derived_last[i]],
                 ),
-                catalog: r.fact_catalog[i].clone(),
-                ownership: r.fact_ownership[i].clone(),
                 cluster: r.fact_cluster[i],
             };
             (*id, facts)
@@ -1119,22 +1146,6 @@ pub fn graph_of(
         }
     }
     g
-}
-
-/// The catalog's owner team of each of `ids` that is a topic of a
-/// registered cluster (its stream's), by node id.
-pub async fn catalog_owners(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, String>, Db> {
-    let rows: Vec<(i64, String)> = sqlx::query_as(
-        "SELECT n.id, t.name FROM lineage_nodes n
-         JOIN streams s ON s.topic = n.name
-             AND s.cluster_id = CASE WHEN n.cluster ~ '^[0-9]{1,18}$' THEN n.cluster::bigint END
-         JOIN teams t ON t.id = s.owner_team_id
-         WHERE n.id = ANY($1) AND n.kind = 'dataset'",
-    )
-    .bind(ids)
-    .fetch_all(pool)
-    .await?;
-    Ok(rows.into_iter().collect())
 }
 
 /// A namespace as Marquez lists it.
@@ -1465,6 +1476,34 @@ pub async fn team_named(pool: &PgPool, name: &str) -> Result<Option<i64>, Db> {
         .await?)
 }
 
+/// Gives the node `key` to `team_id` (set by `by`, now), or clears the
+/// owner set on it.
+pub async fn set_node_owner(
+    conn: &mut PgConnection,
+    key: &NodeKey,
+    team_id: Option<i64>,
+    by: &str,
+) -> Result<(), Db> {
+    sqlx::query(
+        "WITH gone AS (
+             DELETE FROM lineage_owners
+             WHERE kind = $1 AND namespace = $2 AND name = $3 AND $4::bigint IS NULL
+         )
+         INSERT INTO lineage_owners (kind, namespace, name, team_id, set_by, set_at)
+         SELECT $1, $2, $3, $4, $5, streamkeeper_now() WHERE $4::bigint IS NOT NULL
+         ON CONFLICT (kind, namespace, name) DO UPDATE SET
+             team_id = EXCLUDED.team_id, set_by = EXCLUDED.set_by, set_at = EXCLUDED.set_at",
+    )
+    .bind(node_kind(key))
+    .bind(key.namespace())
+    .bind(key.name())
+    .bind(team_id)
+    .bind(by)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
 /// A lineage question as asked, answered and sent.
 pub struct NewQuestion<'a> {
     pub node: &'a str,
@@ -1571,6 +1610,27 @@ pub async fn live_flags(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, i64>,
              AND f.subject_kind = CASE n.kind WHEN 'dataset' THEN 'topic' ELSE 'group' END
              AND f.state IN ('open', 'acknowledged')
          GROUP BY n.id",
+    )
+    .bind(ids)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().collect())
+}
+
+/// Of these nodes, the topics whose watched cluster's latest UP pass did
+/// not list them: named by a connector or an event, not in the cluster. A
+/// cluster never read fully says nothing either way.
+pub async fn not_in_cluster(pool: &PgPool, ids: &[i64]) -> Result<HashSet<i64>, Db> {
+    let rows: Vec<i64> = sqlx::query_scalar(
+        "WITH n AS (
+             SELECT id, name, CASE WHEN cluster ~ '^[0-9]{1,18}$' THEN cluster::bigint END AS cluster_id
+             FROM lineage_nodes WHERE id = ANY($1) AND kind = 'dataset')
+         SELECT n.id FROM n
+         JOIN LATERAL (SELECT p.finished_at FROM cluster_passes p
+                       WHERE p.cluster_id = n.cluster_id AND p.outcome = 'UP'
+                       ORDER BY p.started_at DESC LIMIT 1) p ON true
+         WHERE NOT EXISTS (SELECT 1 FROM topics t WHERE t.cluster_id = n.cluster_id
+                           AND t.name = n.name AND t.last_seen >= p.finished_at)",
     )
     .bind(ids)
     .fetch_all(pool)

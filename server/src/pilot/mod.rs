@@ -10,7 +10,7 @@ pub mod api;
 pub mod cli;
 pub mod store;
 
-use crate::accounts::{audited, record_refusal};
+use crate::audit::{audited, record_refusal};
 use crate::platform::db::{begin, commit};
 use chrono::{DateTime, Utc};
 use serde_json::json;

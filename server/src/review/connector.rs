@@ -7,10 +7,12 @@
 //! domain sign off as for schemas; applying re-reads the running config
 //! and sends a moved one back to review, like a moved schema base.
 
-use super::apply::{AUTONOMOUS, audit};
+mod apply;
+mod view;
+
 use super::store::{self as items, ItemRow, Revision};
-use super::{ReviewService, approver, facts, item_after, lock, refusal, state_of, target, writers};
-use crate::clients::connect::{ConnectClient, ConnectError, RestartOptions};
+use super::{ReviewService, facts, item_after, refusal, target};
+use crate::clients::connect::{ConnectClient, ConnectError};
 use crate::connect::ValidateRequest;
 use crate::platform::db::{acquire, begin, commit};
 use crate::platform::errors;
@@ -19,17 +21,12 @@ use serde_json::{Value, json};
 use std::collections::{BTreeMap, BTreeSet};
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
-use streamkeeper::accounts::role::Role;
-use streamkeeper::connect::canonical::{Base, Diff, canonical_json, diff};
+use streamkeeper::connect::canonical::{Base, Diff, canonical_json};
 use streamkeeper::connect::draft::{DraftContent, draft_hash, governing_domain};
-use streamkeeper::connect::secret::is_mask;
 use streamkeeper::connect::{Config, Severity};
 use streamkeeper::platform::shell::quote;
-use streamkeeper::review::{
-    Autonomy, Kind, State, check_apply, check_approval, check_edit, check_reject, check_withdraw,
-    involved,
-};
-use streamkeeper::schemas::{SchemaType, Verdict};
+use streamkeeper::review::{Autonomy, Kind, check_edit};
+use streamkeeper::schemas::Verdict;
 use streamkeeper_app::connect::model::{DraftCheck, RunAfterApply};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::{ApprovalView, ItemActions, ReviewSummary};
@@ -125,31 +122,6 @@ fn kind_of(item: &ItemRow) -> Result<Kind, AppError> {
     item.kind
         .parse()
         .map_err(|e: streamkeeper::review::UnknownKind| errors::internal("a review item's kind", e))
-}
-
-/// A draft's validation as kept with its revision (the report without its
-/// config, which is the content), as the item page shows it; none for a
-/// restart, whose check only says what it restarts.
-fn stored_check(item: &ItemRow) -> Option<DraftCheck> {
-    #[derive(Deserialize)]
-    struct Kept {
-        plugin: streamkeeper::connect::Plugin,
-        findings: Vec<streamkeeper::connect::Finding>,
-        worker: Option<streamkeeper::connect::worker::WorkerAnswer>,
-        worker_error: Option<String>,
-        rows: Vec<streamkeeper::connect::worker::Row>,
-        may_propose: bool,
-    }
-    let kept: Kept = serde_json::from_value(item.connector_check.clone()?).ok()?;
-    Some(DraftCheck {
-        plugin: kept.plugin,
-        findings: kept.findings,
-        rows: kept.rows,
-        worker_errors: kept.worker.map(|w| w.error_count),
-        worker_error: kept.worker_error,
-        may_propose: kept.may_propose,
-        config: BTreeMap::new(),
-    })
 }
 
 /// The base a revision was made on: its running config (kept masked) or none.
@@ -255,56 +227,8 @@ impl ReviewService {
         } = *c;
         let (row, client) = self.connect.client_of(cluster_id, connect).await?;
         let (check, verdict, marked) = if kind == Kind::ConnectorDraft {
-            let report = self
-                .connect
-                .validate_for(
-                    false,
-                    ValidateRequest {
-                        config: config.to_json(),
-                        cluster_id: Some(cluster_id),
-                        connect: Some(connect.to_owned()),
-                    },
-                )
-                .await?;
-            if proposing && !report.may_propose {
-                let errors: Vec<String> = report
-                    .findings
-                    .iter()
-                    .filter(|f| f.severity == Severity::Error)
-                    .map(|f| format!("{}: {}", f.property, f.sentence))
-                    .chain(
-                        report
-                            .worker
-                            .iter()
-                            .flat_map(|w| w.errors())
-                            .map(|(k, v)| format!("{k}: {} (the worker)", v.join(" "))),
-                    )
-                    .collect();
-                return Err(AppError::Invalid(format!(
-                    "The draft has {} error(s), so it cannot be proposed: {}. Apply the suggested fixes (POST /api/v1/connect/validate shows them) and propose it again.",
-                    errors.len(),
-                    errors.join("; ")
-                )));
-            }
-            let verdict = if report.worker_error.is_some() {
-                Verdict::Undecided
-            } else if report.may_propose {
-                Verdict::Compatible
-            } else {
-                Verdict::Incompatible
-            };
-            let marked = report
-                .worker
-                .as_ref()
-                .map(streamkeeper::connect::worker::WorkerAnswer::password_keys)
-                .unwrap_or_default();
-            let mut check = serde_json::to_value(&report)
-                .map_err(|e| errors::internal("a connector check", e))?;
-            // The config is the content; the check keeps only what was found.
-            if let Some(o) = check.as_object_mut() {
-                o.remove("config");
-            }
-            (check, verdict, marked)
+            self.draft_check(cluster_id, connect, config, proposing)
+                .await?
         } else {
             (
                 json!({ "restart": { "include_tasks": true, "only_failed": true } }),
@@ -343,6 +267,68 @@ impl ReviewService {
             approver_ids,
             connector_check: Some(check),
         })
+    }
+
+    /// A draft's validation as kept with its revision (without its config,
+    /// which is the content), its verdict and the keys the worker marks as
+    /// passwords; a draft with errors is refused when `proposing`.
+    async fn draft_check(
+        &self,
+        cluster_id: i64,
+        connect: &str,
+        config: &Config,
+        proposing: bool,
+    ) -> Result<(Value, Verdict, BTreeSet<String>), AppError> {
+        let report = self
+            .connect
+            .validate_for(
+                false,
+                ValidateRequest {
+                    config: config.to_json(),
+                    cluster_id: Some(cluster_id),
+                    connect: Some(connect.to_owned()),
+                },
+            )
+            .await?;
+        if proposing && !report.may_propose {
+            let errors: Vec<String> = report
+                .findings
+                .iter()
+                .filter(|f| f.severity == Severity::Error)
+                .map(|f| format!("{}: {}", f.property, f.sentence))
+                .chain(
+                    report
+                        .worker
+                        .iter()
+                        .flat_map(|w| w.errors())
+                        .map(|(k, v)| format!("{k}: {} (the worker)", v.join(" "))),
+                )
+                .collect();
+            return Err(AppError::Invalid(format!(
+                "The draft has {} error(s), so it cannot be proposed: {}. Apply the suggested fixes (POST /api/v1/connect/validate shows them) and propose it again.",
+                errors.len(),
+                errors.join("; ")
+            )));
+        }
+        let verdict = if report.worker_error.is_some() {
+            Verdict::Undecided
+        } else if report.may_propose {
+            Verdict::Compatible
+        } else {
+            Verdict::Incompatible
+        };
+        let marked = report
+            .worker
+            .as_ref()
+            .map(streamkeeper::connect::worker::WorkerAnswer::password_keys)
+            .unwrap_or_default();
+        let mut check =
+            serde_json::to_value(&report).map_err(|e| errors::internal("a connector check", e))?;
+        // The config is the content; the check keeps only what was found.
+        if let Some(o) = check.as_object_mut() {
+            o.remove("config");
+        }
+        Ok((check, verdict, marked))
     }
 
     /// Admins and owners of the connector's team (of an unowned one's
@@ -417,7 +403,7 @@ impl ReviewService {
             },
         )
         .await?;
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,
@@ -557,366 +543,6 @@ impl ReviewService {
             )));
         }
         self.connector_item_view(who, item).await
-    }
-
-    async fn connector_item_view(
-        &self,
-        who: &Principal,
-        item: ItemRow,
-    ) -> Result<ConnectorItem, AppError> {
-        let kind = kind_of(&item)?;
-        let content = content_of(&item)?;
-        let level = self.level(&item.domain).await?;
-        let f = facts(&item);
-        let owns = self.owns_stream(who, &item).await?;
-        let me = approver(who);
-        let approve = check_approval(&f, me, &item.content_hash);
-        let approve_refusal = approve.as_ref().err().and_then(|r| {
-            let took_part = who.user_id == item.author_id || item.editor_ids.contains(&who.user_id);
-            (took_part || who.has(Role::Approver)).then(|| r.to_string())
-        });
-        let actions = ItemActions {
-            approve: approve.is_ok(),
-            reject: check_reject(&f, me, "reason").is_ok(),
-            edit: kind == Kind::ConnectorDraft
-                && check_edit(&f, who.user_id, owns, item.revision).is_ok(),
-            withdraw: check_withdraw(&f, who.user_id, owns).is_ok(),
-            apply: check_apply(&f, level).is_ok()
-                && involved(who.user_id, who.has(Role::Admin), &f),
-            approve_refusal,
-            confirm: self.confirmation(who).await?,
-        };
-        let manual_apply = if level.applies() || state_of(&item).is_closed() {
-            None
-        } else {
-            crate::connect::store::by_name(&self.pool, item.cluster_id, &content.connect)
-                .await?
-                .and_then(|c| manual_request(&c.url, kind, &content))
-        };
-        let base_config = stored_base(&item);
-        let base = Base::of(base_config.as_ref(), &content.secret_keys);
-        let approvals = items::approvals(&self.pool, item.id)
-            .await?
-            .into_iter()
-            .map(|a| ApprovalView {
-                current: a.revision == item.revision,
-                approver: a.approver,
-                revision: a.revision,
-                content_hash: a.content_hash,
-                approved_at: a.approved_at,
-            })
-            .collect();
-        Ok(ConnectorItem {
-            summary: super::view::summary(who, &item),
-            diff: diff(base_config.as_ref(), &content.config, &content.secret_keys),
-            base,
-            content_hash: item.content_hash.clone(),
-            check: item.connector_check.clone().unwrap_or(Value::Null),
-            approvers: items::usernames(&self.pool, &item.approver_ids).await?,
-            eligible_approvers: f.eligible_approvers(),
-            approvals,
-            state_reason: item.state_reason.clone(),
-            autonomy: level,
-            manual_apply,
-            actions,
-            content,
-        })
-    }
-
-    /// A connector item in the shape of the inbox's item page: the
-    /// masked config as the "schema", the diff against the running config
-    /// (secret values left out) and, once applied, whether it runs. Its
-    /// own page is [`ReviewService::connector_item`].
-    pub(super) async fn connector_as_schema_item(
-        &self,
-        item: &ItemRow,
-    ) -> Result<AsSchemaItem, AppError> {
-        let kind = kind_of(item)?;
-        let content = content_of(item)?;
-        let level = self.level(&item.domain).await?;
-        let connect =
-            crate::connect::store::by_name(&self.pool, item.cluster_id, &content.connect).await?;
-        let manual = if level.applies() || state_of(item).is_closed() {
-            None
-        } else {
-            connect
-                .as_ref()
-                .and_then(|c| manual_request(&c.url, kind, &content))
-        };
-        let run = match (&connect, item.applied_at) {
-            (Some(c), Some(applied)) if state_of(item) == State::Applied => {
-                Some(self.run_after_apply(c, &content.name, applied).await?)
-            }
-            _ => None,
-        };
-        let schema = serde_json::to_string_pretty(&content.config)
-            .map_err(|e| errors::internal("a connector item's config", e))?;
-        let diff = (kind == Kind::ConnectorDraft).then(|| {
-            diff(
-                stored_base(item).as_ref(),
-                &content.config,
-                &content.secret_keys,
-            )
-        });
-        Ok(AsSchemaItem {
-            content: streamkeeper::review::Content {
-                cluster_id: item.cluster_id,
-                topic: item.topic.clone(),
-                subject: item.subject.clone(),
-                schema_type: SchemaType::Json,
-                schema,
-                references: Vec::new(),
-            },
-            manual,
-            diff,
-            run,
-            check: stored_check(item),
-        })
-    }
-
-    /// What the first status pass after an apply read of the connector: a
-    /// pass that ran before the apply says nothing about it.
-    async fn run_after_apply(
-        &self,
-        connect: &crate::connect::store::ConnectRow,
-        name: &str,
-        applied: chrono::DateTime<chrono::Utc>,
-    ) -> Result<RunAfterApply, AppError> {
-        let read = connect.read_at.filter(|at| *at > applied);
-        let row = match read {
-            Some(_) => crate::connect::store::connector(&self.pool, connect.id, name)
-                .await?
-                .filter(|r| r.seen_at > applied && r.gone_at.is_none()),
-            None => None,
-        };
-        Ok(RunAfterApply {
-            failure: row
-                .as_ref()
-                .and_then(|r| r.failed_trace.as_deref())
-                .map(|t| streamkeeper::connect::status::first_line(t).to_owned()),
-            tasks_failed: row.as_ref().map_or(0, |r| r.tasks_failed),
-            state: row.map(|r| r.shown_state()),
-            read_at: read,
-            interval_s: connect.interval_s,
-        })
-    }
-
-    /// Applies an approved connector item under its lock (held by `tx`):
-    /// the running config is read again first; a moved one sends the item
-    /// back to review. A worker that fails leaves the item where it was,
-    /// with the reason, and nothing half-applied (PUT replaces a config
-    /// whole or not at all).
-    pub(super) async fn apply_connector(
-        &self,
-        who: &Principal,
-        actor: &str,
-        from: &str,
-        tx: sqlx::Transaction<'_, sqlx::Postgres>,
-        item: &ItemRow,
-    ) -> Result<(), AppError> {
-        let kind = kind_of(item)?;
-        let content = content_of(item)?;
-        let name = content.name.as_str();
-        let client = match self
-            .connect
-            .client_of(item.cluster_id, &content.connect)
-            .await
-        {
-            Ok((_, c)) => c,
-            Err(e) => {
-                let reason = format!("Nothing was written: {e}");
-                return self
-                    .failed(tx, actor, from, item, state_of(item), &reason)
-                    .await;
-            }
-        };
-        let now = match running(&client, name).await {
-            Ok(n) => n,
-            Err(e) => {
-                let reason = format!(
-                    "Kafka Connect could not say what connector {name} runs now, so nothing was written: {}",
-                    e.for_viewer(false)
-                );
-                return self
-                    .failed(tx, actor, from, item, state_of(item), &reason)
-                    .await;
-            }
-        };
-        let marked = &content.secret_keys;
-        let was = Base::of(stored_base(item).as_ref(), marked);
-        if kind == Kind::ConnectorRestart {
-            if now.is_none() {
-                let reason = format!("Connector {name} no longer exists on {}.", content.connect);
-                return self
-                    .failed(tx, actor, from, item, state_of(item), &reason)
-                    .await;
-            }
-            let options = RestartOptions {
-                include_tasks: true,
-                only_failed: true,
-            };
-            return match client.restart(name, options).await {
-                Ok(_) => {
-                    let reason = format!(
-                        "Restarted the failed instances of connector {name} on {}.",
-                        content.connect
-                    );
-                    self.applied(tx, who, actor, from, item, &reason).await
-                }
-                Err(e) => {
-                    let reason = format!(
-                        "Kafka Connect did not restart connector {name}: {}",
-                        e.for_viewer(false)
-                    );
-                    self.failed(tx, actor, from, item, state_of(item), &reason)
-                        .await
-                }
-            };
-        }
-        if now.is_some()
-            && Base::of(now.as_ref(), marked) == Base::of(Some(&content.config), marked)
-        {
-            let reason = format!(
-                "Connector {name} on {} already runs exactly this config; nothing was written.",
-                content.connect
-            );
-            return self.applied(tx, who, actor, from, item, &reason).await;
-        }
-        if was.moved(now.as_ref(), marked) {
-            drop(tx);
-            return self
-                .connector_back_to_review(actor, from, item, &content, now.is_some())
-                .await;
-        }
-        if let Some((key, _)) = content.config.iter().find(|(_, v)| is_mask(v)) {
-            let reason = format!(
-                "{key} holds a masked value, not a secret: edit the draft to give it as a ${{…}} reference. Nothing was written."
-            );
-            return self
-                .failed(tx, actor, from, item, state_of(item), &reason)
-                .await;
-        }
-        match client.put_config(name, &plain(&content.config)).await {
-            Ok((created, _)) => {
-                let reason = if created {
-                    format!("Created connector {name} on {}.", content.connect)
-                } else {
-                    format!(
-                        "Replaced the config of connector {name} on {}.",
-                        content.connect
-                    )
-                };
-                self.applied(tx, who, actor, from, item, &reason).await
-            }
-            Err(e) => {
-                let reason = format!(
-                    "Kafka Connect did not take the config, so nothing changed: {}",
-                    e.for_viewer(false)
-                );
-                self.failed(tx, actor, from, item, state_of(item), &reason)
-                    .await
-            }
-        }
-    }
-
-    async fn applied(
-        &self,
-        mut tx: sqlx::Transaction<'_, sqlx::Postgres>,
-        who: &Principal,
-        actor: &str,
-        from: &str,
-        item: &ItemRow,
-        reason: &str,
-    ) -> Result<(), AppError> {
-        items::set_state(&mut tx, item.id, State::Applied.as_str(), reason).await?;
-        audit(
-            &mut tx,
-            actor,
-            from,
-            "review.apply",
-            item.id,
-            json!({ "revision": item.revision, "content_hash": item.content_hash,
-                    "connector": item.subject, "outcome": reason }),
-        )
-        .await?;
-        let mut told = writers(item);
-        told.retain(|u| *u != who.user_id || actor == AUTONOMOUS);
-        Self::notify(
-            &mut tx,
-            &told,
-            item.id,
-            &format!("#{} {} is applied: {reason}", item.id, item.title),
-        )
-        .await?;
-        commit(tx).await?;
-        Ok(())
-    }
-
-    /// The running config moved since the draft was reviewed: the draft
-    /// becomes a new revision on the config running now, validated again,
-    /// every approval void.
-    async fn connector_back_to_review(
-        &self,
-        actor: &str,
-        from: &str,
-        item: &ItemRow,
-        content: &DraftContent,
-        exists_now: bool,
-    ) -> Result<(), AppError> {
-        let change = Change {
-            kind: Kind::ConnectorDraft,
-            cluster_id: item.cluster_id,
-            connect: &content.connect,
-            name: &content.name,
-            config: &content.config,
-        };
-        let p = self.prepare_connector(&change, &item.domain, false).await?;
-        let mut tx = begin(&self.pool).await?;
-        let locked = lock(&mut tx, item.id).await?;
-        if locked.revision != item.revision {
-            return Err(refusal(&streamkeeper::review::Refusal::StaleHash {
-                current: locked.revision,
-            }));
-        }
-        let was = if item.base_schema.is_some() {
-            "the config it was approved on"
-        } else {
-            "not existing"
-        };
-        let now = if exists_now {
-            "a different running config"
-        } else {
-            "no connector"
-        };
-        let reason = format!(
-            "Not applied: connector {} moved from {was} to {now} since it was approved. It is back in review as revision {}; every approval is void.",
-            content.name,
-            item.revision + 1
-        );
-        let voided = facts(&locked).counted_approvals();
-        items::new_revision(&mut tx, item.id, &p, &reason).await?;
-        audit(
-            &mut tx,
-            actor,
-            from,
-            "review.stale",
-            item.id,
-            json!({ "connector": item.subject, "base_was": item.base_schema.is_some(),
-                    "exists_now": exists_now, "voided_approvals": voided,
-                    "content_hash": p.content_hash }),
-        )
-        .await?;
-        self.tell_approvers(&mut tx, item.id, &item.title, &p, actor)
-            .await?;
-        Self::notify(
-            &mut tx,
-            &[item.author_id],
-            item.id,
-            &format!("#{} {}: {reason}", item.id, item.title),
-        )
-        .await?;
-        commit(tx).await?;
-        Err(AppError::Conflict(reason))
     }
 }
 

@@ -206,7 +206,7 @@ impl ReviewService {
             },
         )
         .await?;
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,
@@ -307,7 +307,7 @@ impl ReviewService {
         if who.user_id != locked.author_id {
             items::add_editor(&mut tx, id, who.user_id).await?;
         }
-        crate::accounts::audited(
+        crate::audit::audited(
             &mut tx,
             who,
             from,

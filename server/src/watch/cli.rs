@@ -10,6 +10,7 @@ use clap::{Args, Subcommand};
 use sqlx::PgPool;
 use std::process::ExitCode;
 use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::platform::words::counted;
 use streamkeeper_app::port::Watch as _;
 
 #[derive(Debug, Subcommand)]
@@ -147,7 +148,12 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
         .count();
     if lag {
         for g in &r.groups {
-            println!("group {} ({}, {} members)", g.name, g.state, g.members);
+            println!(
+                "group {} ({}, {})",
+                g.name,
+                g.state,
+                counted(g.members, "member")
+            );
             if let Some(e) = &g.error {
                 println!("  offsets could not be read: {e}");
             }
@@ -161,12 +167,9 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
                     .map(|p| (p.log_start, p.log_end))
                     .unwrap_or((None, None));
                 let lag = match (start, end) {
-                    (Some(s), Some(e)) => {
-                        format!(
-                            "{:?}",
-                            streamkeeper::watch::lag::offset::offset_lag(*committed, s, e)
-                        )
-                    }
+                    (Some(s), Some(e)) => lag_words(streamkeeper::watch::lag::offset::offset_lag(
+                        *committed, s, e,
+                    )),
                     _ => "unknown (log offsets not read)".into(),
                 };
                 let committed = committed.map_or("none".to_string(), |c| c.to_string());
@@ -176,14 +179,17 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
         }
     } else {
         println!(
-            "read {} brokers, {} topics ({} partitions), {} consumer groups in {} ms",
-            r.brokers,
-            r.topics.len(),
-            partitions,
-            r.groups.len(),
+            "read {}, {} ({}), {} in {} ms",
+            counted(r.brokers, "broker"),
+            counted(r.topics.len(), "topic"),
+            counted(partitions, "partition"),
+            counted(r.groups.len(), "consumer group"),
             (r.finished - r.started).num_milliseconds()
         );
-        println!("log offsets read for {with_ends} of {partitions} partitions");
+        println!(
+            "log offsets read for {with_ends} of {}",
+            counted(partitions, "partition")
+        );
     }
     for p in &r.problems {
         println!("could not read: {p}");
@@ -405,4 +411,39 @@ pub async fn cluster(
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// A partition's lag as the console says it: `1 message`, `none committed`,
+/// `3 messages (2 lost to retention)`.
+fn lag_words(lag: streamkeeper::watch::lag::offset::OffsetLag) -> String {
+    use streamkeeper::watch::lag::offset::OffsetLag;
+    match lag {
+        OffsetLag::NoCommit => "none committed".into(),
+        OffsetLag::Behind { messages } => counted(messages, "message"),
+        OffsetLag::BeyondRetention { lost, messages } => format!(
+            "{} ({} lost to retention)",
+            counted(messages, "message"),
+            lost
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::lag_words;
+    use streamkeeper::watch::lag::offset::OffsetLag;
+
+    #[test]
+    fn a_partitions_lag_reads_as_people_say_it() {
+        assert_eq!(lag_words(OffsetLag::Behind { messages: 1 }), "1 message");
+        assert_eq!(lag_words(OffsetLag::Behind { messages: 0 }), "0 messages");
+        assert_eq!(lag_words(OffsetLag::NoCommit), "none committed");
+        assert_eq!(
+            lag_words(OffsetLag::BeyondRetention {
+                lost: 2,
+                messages: 3
+            }),
+            "3 messages (2 lost to retention)"
+        );
+    }
 }

@@ -7,6 +7,7 @@
 
 use crate::platform::errors::Db;
 use crate::platform::metrics::Scrape;
+use crate::platform::ownership;
 use crate::watch::store;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
@@ -173,7 +174,21 @@ async fn groups(pool: &PgPool, scrape: &mut Scrape, read: &[String]) -> Result<(
         "kafka_consumergroup_group_max_lag_seconds",
         "The group's largest time lag on one partition, in seconds",
     );
-    for g in store::group_metrics(pool).await? {
+    let rows = store::group_metrics(pool).await?;
+    // Owners by the ownership rule, one read per cluster.
+    let mut named: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for g in &rows {
+        named.entry(g.cluster_id).or_default().push(g.name.clone());
+    }
+    let mut owners = BTreeMap::new();
+    for (cluster, names) in named {
+        owners.insert(cluster, ownership::groups(pool, cluster, &names).await?);
+    }
+    for g in rows {
+        let owner = owners
+            .get(&g.cluster_id)
+            .and_then(|o| o.get(&g.name))
+            .and_then(|o| o.as_ref().map(|o| o.team.name.clone()));
         let l = || {
             vec![
                 ("cluster_name", g.cluster.clone()),
@@ -186,7 +201,7 @@ async fn groups(pool: &PgPool, scrape: &mut Scrape, read: &[String]) -> Result<(
         if let Some(s) = &g.status {
             let mut sl = l();
             sl.push(("status", s.clone()));
-            sl.push(("owner", g.owner.clone().unwrap_or_default()));
+            sl.push(("owner", owner.unwrap_or_default()));
             status.set(sl, 1.0);
         }
         // Time lag only for clusters the latest pass read: an older

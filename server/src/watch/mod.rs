@@ -10,7 +10,8 @@ pub mod metrics;
 pub mod routine;
 pub mod store;
 
-use crate::accounts::{audited, record_refusal, require, team_id};
+use crate::accounts::{require, team_id};
+use crate::audit::{audited, record_refusal};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{self};
@@ -581,12 +582,15 @@ impl streamkeeper_app::port::Watch for ClusterService {
             order,
         };
         let p = store::group_list(&self.pool, id, &query, page).await?;
+        let names: Vec<String> = p.items.iter().map(|g| g.name.clone()).collect();
+        let mut owners = ownership::groups(&self.pool, id, &names).await?;
         let items = p
             .items
             .into_iter()
             .map(|g| GroupSummary {
+                owner_reason: owned_because(owners.get(&g.name)),
+                owner: owners.remove(&g.name).flatten().map(|o| o.team.name),
                 name: g.name,
-                owner: g.owner,
                 state: g.state,
                 members: g.members,
                 status: g.status.unwrap_or_else(|| "PENDING".into()),
@@ -988,8 +992,13 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Stream {topic}")))?;
         let mut consumers = Vec::new();
-        for g in store::readers(&self.pool, id, topic).await? {
-            let (name, owner) = (g.name.clone(), g.owner.clone());
+        let readers = store::readers(&self.pool, id, topic).await?;
+        let names: Vec<String> = readers.iter().map(|g| g.name.clone()).collect();
+        let mut owners = ownership::groups(&self.pool, id, &names).await?;
+        for g in readers {
+            let name = g.name.clone();
+            let owner_reason = owned_because(owners.get(&name));
+            let owner = owners.remove(&name).flatten().map(|o| o.team.name);
             let view = self.evaluate(&cluster, g).await?;
             // Judged on this stream's partitions only.
             let mine: Vec<&PartitionLagView> = view
@@ -1009,6 +1018,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             consumers.push(StreamConsumer {
                 group: name,
                 owner,
+                owner_reason,
                 status: status.into(),
                 lag: (!lags.is_empty()).then(|| lags.iter().sum()),
                 max_time_lag_s: mine.iter().filter_map(|p| p.time_lag_s).reduce(f64::max),
@@ -1289,4 +1299,10 @@ impl ClusterService {
             .map(topic_view)
             .collect())
     }
+}
+
+/// Why a group (as `platform::ownership` answered for it) is owned, for
+/// lists: "by stream orders", "claimed on …"; `None` when unowned.
+fn owned_because(owner: Option<&Option<rule::Owner>>) -> Option<String> {
+    owner?.as_ref().map(|o| o.reason.to_string())
 }

@@ -8,6 +8,8 @@ mod store;
 use sqlx::PgPool;
 use streamkeeper::access::stewardship::Steward;
 use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Action;
+use streamkeeper_app::error::AppError;
 
 use crate::platform::errors::Db;
 
@@ -33,5 +35,15 @@ impl Facts {
     /// The caller as the stewardship rules see them.
     pub fn steward<'a>(&'a self, who: &Principal) -> Steward<'a> {
         Steward::of(who, &self.teams)
+    }
+}
+
+/// Refuses `who` unless one of their roles allows `action`; `what` names
+/// the attempt in the refusal ("read the audit log").
+pub fn require(who: &Principal, action: Action, what: &str) -> Result<(), AppError> {
+    if who.may(action) {
+        Ok(())
+    } else {
+        Err(AppError::Forbidden(what.to_string()))
     }
 }

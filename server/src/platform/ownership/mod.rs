@@ -7,11 +7,12 @@
 
 mod store;
 
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use std::collections::HashMap;
 use streamkeeper::access::ownership::{
     self as rule, Claim, FacetFact, NodeFacts, Owner, Sender, StreamFact, Team,
 };
+use streamkeeper::lineage::graph::NodeKey;
 
 use crate::platform::errors::Db;
 
@@ -128,23 +129,41 @@ pub async fn connector(
         .remove(name))
 }
 
-/// The owners of lineage nodes `ids` (by node id; absent: unowned): a
-/// Kafka dataset's stream's, a derived consumer-group job's group's, else
-/// an `ownership` facet's team when its sender may speak for it.
-pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, Owner>, Db> {
+/// What the rule needs of lineage nodes `ids`, by node id (a node that
+/// does not exist is absent): a Kafka dataset's stream, a derived job's
+/// group or connector with its owner (a job that names one that does not
+/// exist is like any other node), else the team set on it and its
+/// `ownership` facet with its sender's standing.
+pub async fn lineage_facts(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, NodeFacts>, Db> {
     let rows = store::lineage_nodes(pool, ids).await?;
     let mut groups_of: HashMap<i64, Vec<String>> = HashMap::new();
+    let mut connectors_of: HashMap<i64, Vec<String>> = HashMap::new();
     for r in &rows {
         if let Some(c) = r.group_cluster {
             groups_of.entry(c).or_default().push(r.name.clone());
+        }
+        if let Some(c) = r.connector_connect {
+            connectors_of.entry(c).or_default().push(r.name.clone());
         }
     }
     let mut group_owners = HashMap::new();
     for (cluster, names) in groups_of {
         group_owners.insert(cluster, groups(pool, cluster, &names).await?);
     }
+    let mut connector_owners = HashMap::new();
+    for (connect, names) in connectors_of {
+        connector_owners.insert(connect, connectors(pool, connect, &names).await?);
+    }
     let mut out = HashMap::new();
     for r in rows {
+        let derived = r
+            .group_cluster
+            .and_then(|c| group_owners.get(&c)?.get(&r.name))
+            .or_else(|| {
+                r.connector_connect
+                    .and_then(|c| connector_owners.get(&c)?.get(&r.name))
+            })
+            .cloned();
         let facts = if r.dataset_cluster.is_some() {
             NodeFacts::KafkaDataset {
                 stream: StreamFact {
@@ -152,12 +171,7 @@ pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, Ow
                     topic: r.name,
                 },
             }
-        } else if let Some(c) = r.group_cluster {
-            let owner = group_owners
-                .get(&c)
-                .and_then(|g| g.get(&r.name))
-                .cloned()
-                .flatten();
+        } else if let Some(owner) = derived {
             NodeFacts::Derived {
                 name: r.name,
                 owner,
@@ -169,16 +183,113 @@ pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, Ow
                 teams: r.sender_teams,
             });
             NodeFacts::Other {
-                set: None,
+                set: team(r.set_team_id, r.set_team).map(|team| Claim { team, at: r.set_at }),
                 facet: Some(FacetFact {
                     team: team(r.facet_team_id, r.facet_team),
                     sender,
                 }),
             }
         };
-        if let Some(owner) = rule::of_node(facts) {
-            out.insert(r.id, owner);
-        }
+        out.insert(r.id, facts);
     }
     Ok(out)
+}
+
+/// The owners of lineage nodes `ids` (by node id; absent: unowned), by
+/// the rule over [`lineage_facts`].
+pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, Owner>, Db> {
+    Ok(lineage_facts(pool, ids)
+        .await?
+        .into_iter()
+        .filter_map(|(id, facts)| Some((id, rule::of_node(facts)?)))
+        .collect())
+}
+
+/// The team an `ownership` facet names first (OpenLineage's
+/// `owners[0].name`), as the store reads it too.
+pub fn facet_team(value: &serde_json::Value) -> Option<&str> {
+    value.get("owners")?.get(0)?.get("name")?.as_str()
+}
+
+/// An `ownership` facet a fold brings for a node: what it names first
+/// (`None`: nothing, or a deletion) and who sent it.
+pub struct NewFacet<'a> {
+    pub node: &'a NodeKey,
+    pub team: Option<&'a str>,
+    pub sender: &'a str,
+}
+
+/// Which of `new` may not replace the facet its node has
+/// ([`rule::facet_replaces`]), one flag each (`true`: keep the stored
+/// one), read in the fold's transaction.
+pub async fn facets_held(conn: &mut PgConnection, new: &[NewFacet<'_>]) -> Result<Vec<bool>, Db> {
+    if new.is_empty() {
+        return Ok(Vec::new());
+    }
+    let kinds: Vec<&str> = new
+        .iter()
+        .map(|f| match f.node {
+            NodeKey::Dataset(_) => "dataset",
+            NodeKey::Job(_) => "job",
+        })
+        .collect();
+    let namespaces: Vec<&str> = new.iter().map(|f| f.node.namespace()).collect();
+    let names: Vec<&str> = new.iter().map(|f| f.node.name()).collect();
+    let stored: HashMap<(String, String, String), FacetFact> =
+        store::stored_facets(&mut *conn, &kinds, &namespaces, &names)
+            .await?
+            .into_iter()
+            .map(|r| {
+                let sender = r.sender.map(|username| Sender {
+                    username,
+                    admin: r.sender_admin.unwrap_or(false),
+                    teams: r.sender_teams,
+                });
+                let fact = FacetFact {
+                    team: team(r.team_id, r.team),
+                    sender,
+                };
+                ((r.kind, r.namespace, r.name), fact)
+            })
+            .collect();
+    let usernames: Vec<&str> = new.iter().map(|f| f.sender).collect();
+    let senders: HashMap<String, Sender> = store::senders(&mut *conn, &usernames)
+        .await?
+        .into_iter()
+        .map(|r| {
+            let s = Sender {
+                username: r.username.clone(),
+                admin: r.admin,
+                teams: r.teams,
+            };
+            (r.username, s)
+        })
+        .collect();
+    let team_names: Vec<&str> = new.iter().filter_map(|f| f.team).collect();
+    let teams: HashMap<String, i64> = store::teams_named(conn, &team_names)
+        .await?
+        .into_iter()
+        .map(|(id, name)| (name, id))
+        .collect();
+    Ok(new
+        .iter()
+        .zip(kinds)
+        .map(|(f, kind)| {
+            let key = (
+                kind.to_string(),
+                f.node.namespace().to_string(),
+                f.node.name().to_string(),
+            );
+            let fact = FacetFact {
+                team: f.team.and_then(|name| {
+                    Some(Team {
+                        id: *teams.get(name)?,
+                        name: name.to_string(),
+                    })
+                }),
+                sender: senders.get(f.sender).cloned(),
+            };
+            !rule::facet_replaces(stored.get(&key), &fact)
+        })
+        .collect())
 }

@@ -2,7 +2,7 @@
 //! writes and their catalog owners, in one query per kind.
 
 use chrono::{DateTime, Utc};
-use sqlx::{FromRow, PgPool};
+use sqlx::{FromRow, PgConnection, PgPool};
 
 use crate::platform::errors::Db;
 
@@ -86,8 +86,9 @@ pub async fn connectors(
 }
 
 /// A lineage node with what its owner depends on: a Kafka dataset's
-/// cluster and stream owner, a derived consumer-group job's cluster, and
-/// its live `ownership` facet's first named team, sender and the sender's
+/// cluster and stream owner, a derived consumer-group job's cluster, a
+/// derived connector job's Connect cluster, the team set on it, and its
+/// live `ownership` facet's first named team, sender and the sender's
 /// standing.
 #[derive(Debug, FromRow)]
 pub struct NodeRow {
@@ -99,6 +100,11 @@ pub struct NodeRow {
     pub stream_team: Option<String>,
     /// Set for a job Streamkeeper derived from a consumer group.
     pub group_cluster: Option<i64>,
+    /// Set for a job Streamkeeper derived from a connector.
+    pub connector_connect: Option<i64>,
+    pub set_team_id: Option<i64>,
+    pub set_team: Option<String>,
+    pub set_at: Option<DateTime<Utc>>,
     pub facet_team_id: Option<i64>,
     pub facet_team: Option<String>,
     pub facet_sender: Option<String>,
@@ -109,7 +115,9 @@ pub struct NodeRow {
 pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT n.id, n.name, r.dataset_cluster, st.id AS stream_team_id, st.name AS stream_team,
-                g.cluster_id AS group_cluster, ft.id AS facet_team_id, ft.name AS facet_team,
+                g.cluster_id AS group_cluster, k.connect_id AS connector_connect,
+                lt.id AS set_team_id, lt.name AS set_team, lo.set_at,
+                ft.id AS facet_team_id, ft.name AS facet_team,
                 f.sender AS facet_sender, u.roles @> ARRAY['admin'] AS sender_admin,
                 COALESCE((SELECT array_agg(m.team_id) FROM memberships m WHERE m.user_id = u.id),
                          '{}') AS sender_teams
@@ -127,6 +135,16 @@ pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, D
                AND EXISTS (SELECT 1 FROM lineage_facets j WHERE j.node_id = n.id
                            AND j.key = 'jobType' AND j.value->>'jobType' = 'CONSUMER_GROUP')
              LIMIT 1) g ON true
+         -- A derived connector's job is in its Connect cluster's namespace.
+         LEFT JOIN LATERAL (
+             SELECT cc.id AS connect_id FROM connect_clusters cc
+             WHERE n.kind = 'job' AND n.namespace = 'kafka-connect://' || cc.name
+               AND EXISTS (SELECT 1 FROM lineage_facets j WHERE j.node_id = n.id
+                           AND j.key = 'jobType' AND j.value->>'jobType' = 'CONNECTOR')
+             ORDER BY cc.id LIMIT 1) k ON true
+         LEFT JOIN lineage_owners lo
+             ON lo.kind = n.kind AND lo.namespace = n.namespace AND lo.name = n.name
+         LEFT JOIN teams lt ON lt.id = lo.team_id
          LEFT JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
          LEFT JOIN teams ft ON ft.name = f.value->'owners'->0->>'name'
          LEFT JOIN users u ON u.username = f.sender
@@ -135,4 +153,75 @@ pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, D
     .bind(ids)
     .fetch_all(pool)
     .await?)
+}
+
+/// The stored `ownership` facet of a node (by key), with its first named
+/// team when that is a team, its sender and the sender's standing.
+#[derive(Debug, FromRow)]
+pub struct StoredFacetRow {
+    pub kind: String,
+    pub namespace: String,
+    pub name: String,
+    pub team_id: Option<i64>,
+    pub team: Option<String>,
+    pub sender: Option<String>,
+    pub sender_admin: Option<bool>,
+    pub sender_teams: Vec<i64>,
+}
+
+pub async fn stored_facets(
+    conn: &mut PgConnection,
+    kinds: &[&str],
+    namespaces: &[&str],
+    names: &[&str],
+) -> Result<Vec<StoredFacetRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT n.kind, n.namespace, n.name, t.id AS team_id, t.name AS team, f.sender,
+                u.roles @> ARRAY['admin'] AS sender_admin,
+                COALESCE((SELECT array_agg(m.team_id) FROM memberships m WHERE m.user_id = u.id),
+                         '{}') AS sender_teams
+         FROM UNNEST($1::text[], $2::text[], $3::text[]) AS k(kind, namespace, name)
+         JOIN lineage_nodes n ON n.kind = k.kind AND n.namespace = k.namespace AND n.name = k.name
+         JOIN lineage_facets f ON f.node_id = n.id AND f.key = 'ownership'
+         LEFT JOIN teams t ON t.name = f.value->'owners'->0->>'name'
+         LEFT JOIN users u ON u.username = f.sender",
+    )
+    .bind(kinds)
+    .bind(namespaces)
+    .bind(names)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// A user's standing, by username.
+#[derive(Debug, FromRow)]
+pub struct SenderRow {
+    pub username: String,
+    pub admin: bool,
+    pub teams: Vec<i64>,
+}
+
+pub async fn senders(conn: &mut PgConnection, usernames: &[&str]) -> Result<Vec<SenderRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT u.username, u.roles @> ARRAY['admin'] AS admin,
+                COALESCE((SELECT array_agg(m.team_id) FROM memberships m WHERE m.user_id = u.id),
+                         '{}') AS teams
+         FROM users u WHERE u.username = ANY($1)",
+    )
+    .bind(usernames)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The teams of `names` that exist: (id, name).
+pub async fn teams_named(
+    conn: &mut PgConnection,
+    names: &[&str],
+) -> Result<Vec<(i64, String)>, Db> {
+    Ok(
+        sqlx::query_as("SELECT id, name FROM teams WHERE name = ANY($1)")
+            .bind(names)
+            .fetch_all(conn)
+            .await?,
+    )
 }

@@ -517,20 +517,18 @@ pub struct GroupRow {
     pub members: i32,
     pub last_seen: DateTime<Utc>,
     pub gone_since: Option<DateTime<Utc>>,
-    pub owner: Option<String>,
     pub status: Option<String>,
     pub total_lag: Option<i64>,
     pub max_time_lag_s: Option<f64>,
     pub evaluated_at: Option<DateTime<Utc>>,
 }
 
-const GROUP_COLUMNS: &str =
-    "g.name, g.state, g.members, g.last_seen, g.gone_since, tm.name AS owner,
+const GROUP_COLUMNS: &str = "g.name, g.state, g.members, g.last_seen, g.gone_since,
     g.status, g.total_lag, g.max_time_lag_s, g.evaluated_at";
 
 pub async fn group(pool: &PgPool, cluster_id: i64, name: &str) -> Result<Option<GroupRow>, Db> {
     Ok(sqlx::query_as(&format!(
-        "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+        "SELECT {GROUP_COLUMNS} FROM consumer_groups g
          WHERE g.cluster_id = $1 AND g.name = $2"
     ))
     .bind(cluster_id)
@@ -824,10 +822,10 @@ pub async fn stream_list(
     Ok(Page::new(rows, page, total.unsigned_abs()))
 }
 
-/// Groups that read `topic`, with their owner team's name.
+/// Groups that read `topic` (their owners are `platform::ownership`'s).
 pub async fn readers(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Vec<GroupRow>, Db> {
     Ok(sqlx::query_as(&format!(
-        "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+        "SELECT {GROUP_COLUMNS} FROM consumer_groups g
          WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) ORDER BY g.name"
     ))
     .bind(cluster_id)
@@ -945,15 +943,15 @@ pub struct GroupMetricRow {
     pub members: i32,
     pub status: Option<String>,
     pub max_time_lag_s: Option<f64>,
-    pub owner: Option<String>,
+    /// The group's cluster, for its owner.
+    pub cluster_id: i64,
 }
 
 pub async fn group_metrics(pool: &PgPool) -> Result<Vec<GroupMetricRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.name AS cluster, g.name, g.state, g.members, g.status, g.max_time_lag_s,
-                tm.name AS owner
+                g.cluster_id
          FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id AND c.removed_at IS NULL
-         LEFT JOIN teams tm ON tm.id = g.owner_team_id
          WHERE g.gone_since IS NULL
          ORDER BY c.name, g.name",
     )

@@ -149,6 +149,54 @@ ensure_oidc_provider() {
   export SK_OIDC_PROVIDER_PYTHON="$OIDC_MOCK_VENV/bin/python"
 }
 
+# Schemathesis (PyPI) fuzzes the whole OpenAPI document in scripts/test
+# (the API fuzz step), in a venv of its own.
+SCHEMATHESIS_VERSION="4.32.5"
+SCHEMATHESIS_VENV="$HOME/.cache/streamkeeper/schemathesis-$SCHEMATHESIS_VERSION"
+ensure_schemathesis() {
+  if ! "$SCHEMATHESIS_VENV/bin/python" -c 'import schemathesis' 2>/dev/null; then
+    log "installing schemathesis $SCHEMATHESIS_VERSION (pip, into $SCHEMATHESIS_VENV)"
+    python3 -m venv "$SCHEMATHESIS_VENV" >&2
+    "$SCHEMATHESIS_VENV/bin/pip" install -q "schemathesis==$SCHEMATHESIS_VERSION" >&2
+  fi
+  export SK_SCHEMATHESIS="$SCHEMATHESIS_VENV/bin/st"
+}
+
+# Fuzzes every operation of the OpenAPI document of a server started here
+# against the database $1, as an admin token holding every scope: any 5xx
+# fails (`not_a_server_error`). Bounded: 15 examples per operation and
+# 80 s in all (`--max-time`; the phases share it). The site is not needed
+# for the API: an empty site root. The token holds every scope a token may
+# (`approve` is retired: approvals are done in the console).
+api_fuzz() {
+  local db_url=$1 bin=$2 run=$3 port token pid status pw
+  pw="fuzz-$(head -c 12 /dev/urandom | od -An -tx1 | tr -d ' \n')"
+  printf '%s\n' "$pw" | DATABASE_URL="$db_url" "$bin" user add fuzz-admin --role admin \
+    --password-stdin >/dev/null || return 1
+  token=$(DATABASE_URL="$db_url" "$bin" token create --user fuzz-admin --name fuzz \
+    --scope read --scope write --scope check --scope propose \
+    --scope lineage:write | tail -n 1) || return 1
+  port=$(free_port)
+  mkdir -p "$run/empty-site"
+  DATABASE_URL="$db_url" STREAMKEEPER_BIND="127.0.0.1:$port" \
+    STREAMKEEPER_PUBLIC_URL="http://127.0.0.1:$port" STREAMKEEPER_SITE_ROOT="$run/empty-site" \
+    "$bin" serve >"$run/fuzz-server.log" 2>&1 &
+  pid=$!
+  wait_port "$port" 30 || { kill "$pid"; cat "$run/fuzz-server.log"; return 1; }
+  (cd "$run" && timeout 120 "$SK_SCHEMATHESIS" run "http://127.0.0.1:$port/api/v1/openapi.json" \
+    --checks not_a_server_error --max-examples 15 --max-time 80 --workers 2 \
+    --request-timeout 10 --seed 39 --no-color \
+    -H "Authorization: Bearer $token")
+  status=$?
+  kill "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  if grep -q "panicked" "$run/fuzz-server.log"; then
+    grep -m 5 "panicked" "$run/fuzz-server.log"
+    status=1
+  fi
+  return "$status"
+}
+
 pg_bin() {
   local d
   for d in /usr/lib/postgresql/*/bin; do

@@ -12,7 +12,6 @@ use crate::platform::routine::{
 use async_trait::async_trait;
 use serde_json::json;
 use sqlx::PgPool;
-use std::future::IntoFuture;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,8 +31,6 @@ pub enum ServeError {
         addr: SocketAddr,
         source: std::io::Error,
     },
-    #[error("the server stopped: {0}")]
-    Io(#[from] std::io::Error),
 }
 
 /// Every routine a replica runs.
@@ -109,6 +106,8 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     });
 
     let app = router(state, store);
+    // Before the listener takes its file: the limit raised and read.
+    let capacity = crate::http::listener::Capacity::of_this_process();
     let listener = match tokio::net::TcpListener::bind(bind).await {
         Ok(l) => l,
         Err(source) => {
@@ -116,33 +115,22 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
             return Err(ServeError::Bind { addr: bind, source });
         }
     };
-    tracing::info!(%bind, %public, holder = runner.holder(), "serving the console");
-    let server = axum::serve(
-        listener,
-        app.into_make_service_with_connect_info::<SocketAddr>(),
-    )
-    .with_graceful_shutdown(stopping.clone().cancelled_owned())
-    .into_future();
+    tracing::info!(%bind, %public, holder = runner.holder(), connections = capacity.connections, "serving the console");
+    let server = crate::http::listener::serve(listener, app, capacity, stopping.clone());
     tokio::pin!(server);
     tokio::select! {
-        // It stopped by itself (an error) before any signal.
-        r = &mut server => {
+        // Stopped with no connection left to drain.
+        () = &mut server => {
             runner.shutdown(STOP_ROUTINES).await;
-            r?;
         }
         // Requests in flight and the routines stop side by side, each bounded.
         () = stopping.cancelled() => {
             let drain = async {
-                match tokio::time::timeout(DRAIN, &mut server).await {
-                    Ok(r) => r,
-                    Err(_) => {
-                        tracing::warn!("requests still open {} s after the signal; closing", DRAIN.as_secs());
-                        Ok(())
-                    }
+                if tokio::time::timeout(DRAIN, &mut server).await.is_err() {
+                    tracing::warn!("requests still open {} s after the signal; closing", DRAIN.as_secs());
                 }
             };
-            let (drained, ()) = tokio::join!(drain, runner.shutdown(STOP_ROUTINES));
-            drained?;
+            tokio::join!(drain, runner.shutdown(STOP_ROUTINES));
         }
     }
     Ok(())

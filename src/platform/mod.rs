@@ -3,9 +3,12 @@
 //! may go, input size caps, the client's address, and
 //! quoting for a shell, which secrets a cluster's settings may name, how
 //! every table is sorted, and
-//! when a routine runs next, and how durations and counts are worded.
+//! when a routine runs next, how durations and counts are worded,
+//! which control characters text input may not hold, and how many
+//! connections an open-file limit leaves room for.
 
 pub mod client_addr;
+pub mod connections;
 pub mod credential;
 pub mod csv_cell;
 pub mod durations;
@@ -15,4 +18,5 @@ pub mod page;
 pub mod schedule;
 pub mod shell;
 pub mod sort;
+pub mod text;
 pub mod words;

@@ -5,6 +5,7 @@
 pub mod api;
 pub mod auth;
 pub mod body_limit;
+pub mod listener;
 pub mod metrics;
 pub mod refusals;
 pub mod request_id;
@@ -310,7 +311,8 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                     state.clone(),
                     refusals::audit_refusals,
                 ))
-                .layer(middleware::from_fn(server_fns::error_status)),
+                .layer(middleware::from_fn(server_fns::error_status))
+                .layer(middleware::from_fn(server_fns::refuse_controls)),
         )
         .with_state(state)
 }

@@ -20,6 +20,14 @@ impl From<Db> for AppError {
 }
 
 pub fn db(e: sqlx::Error) -> AppError {
+    if unstorable_text(&e) {
+        // The extractors refuse control characters with the field named
+        // (`platform::rest`); this catches text from any other way in
+        // (a server function's form, the CLI) rather than answering 500.
+        return AppError::Invalid(
+            "the text holds a character that cannot be stored (NUL, U+0000)".into(),
+        );
+    }
     if unreachable(&e) {
         tracing::error!(error = %e, "database unavailable");
         AppError::Unavailable("the database does not answer; try again shortly".into())
@@ -28,6 +36,14 @@ pub fn db(e: sqlx::Error) -> AppError {
         tracing::error!(%reference, error = %e, "database error");
         AppError::Internal(reference)
     }
+}
+
+/// Postgres refused text it cannot hold: NUL (`character_not_in_repertoire`,
+/// `untranslatable_character`).
+fn unstorable_text(e: &sqlx::Error) -> bool {
+    e.as_database_error()
+        .and_then(|d| d.code())
+        .is_some_and(|c| c == "22021" || c == "22P05")
 }
 
 /// The database did not answer (rather than refused what it was asked).

@@ -1,14 +1,17 @@
 //! REST errors: JSON with a stable code and a message, and extractors that
-//! turn malformed bodies, queries and paths into 400s with the reason.
+//! turn malformed bodies, queries and paths into 400s with the reason, and
+//! text holding a control character into a 422 naming the field
+//! (`streamkeeper::platform::text`).
 
 use axum::Json;
 use axum::extract::rejection::{JsonRejection, PathRejection, QueryRejection};
-use axum::extract::{FromRequest, FromRequestParts, Path, Query, Request};
+use axum::extract::{FromRequest, FromRequestParts, Path, Query, RawPathParams, Request};
 use axum::http::StatusCode;
 use axum::http::request::Parts;
 use axum::response::{IntoResponse, Response};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
+use streamkeeper::platform::text::{self, ControlCharacter, TextKind};
 use streamkeeper_app::error::AppError;
 use utoipa::ToSchema;
 
@@ -80,6 +83,35 @@ fn bad_request(what: &str, text: String) -> ApiError {
     ApiError(AppError::Request(format!("{what}: {text}")))
 }
 
+impl From<ControlCharacter> for ApiError {
+    fn from(e: ControlCharacter) -> Self {
+        ApiError(AppError::Invalid(e.to_string()))
+    }
+}
+
+/// A JSON body's strings checked for control characters. Only a body the
+/// byte scan suspects is parsed a second time; one that is not JSON is
+/// left to the decoder to refuse with its reason.
+fn refuse_controls(bytes: &[u8]) -> Result<(), ApiError> {
+    if !text::json_may_hold_control(bytes) {
+        return Ok(());
+    }
+    match serde_json::from_slice::<serde_json::Value>(bytes) {
+        Ok(value) => Ok(text::check_json(&value)?),
+        Err(_) => Ok(()),
+    }
+}
+
+/// The query string's names and values, decoded, each one line.
+pub fn refuse_query_controls(query: Option<&str>) -> Result<(), ControlCharacter> {
+    let pairs = form_urlencoded::parse(query.unwrap_or_default().as_bytes());
+    for (name, value) in pairs {
+        text::check("the query", &name, TextKind::Line)?;
+        text::check(&name, &value, TextKind::Line)?;
+    }
+    Ok(())
+}
+
 /// `Json` whose rejections are 400 JSON errors with the parser's reason.
 /// A big body (a schema, say) is decoded on the blocking pool, a few at a
 /// time, so twenty 1 MiB checks arriving at once do not hold the async
@@ -108,7 +140,7 @@ impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> FromRequest<S> for Ap
             .extensions()
             .get::<crate::platform::limits::BodyLimit>()
             .copied();
-        let invalid = |e: JsonRejection| match limit {
+        let invalid = move |e: JsonRejection| match limit {
             // A body cut off at the limit: say so, not "invalid JSON".
             Some(limit) if e.status() == StatusCode::PAYLOAD_TOO_LARGE => {
                 ApiError(limit.refusal(None))
@@ -126,23 +158,29 @@ impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> FromRequest<S> for Ap
             .await
             .map_err(|e| invalid(JsonRejection::from(e)))?;
         let small = bytes.len() <= DECODE_HERE;
-        let decode = move || Json::<T>::from_bytes(&bytes).map(|Json(v)| v);
-        let decoded = if small {
+        let decode = move || {
+            refuse_controls(&bytes)?;
+            Json::<T>::from_bytes(&bytes)
+                .map(|Json(v)| ApiJson(v))
+                .map_err(invalid)
+        };
+        if small {
             decode()
         } else {
             crate::platform::limits::decoding().run(decode).await?
-        };
-        decoded.map(ApiJson).map_err(invalid)
+        }
     }
 }
 
-/// `Query` whose rejections are 400 JSON errors.
+/// `Query` whose rejections are 400 JSON errors, and a control character
+/// in a name or value a 422.
 pub struct ApiQuery<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        refuse_query_controls(parts.uri.query())?;
         Query::<T>::from_request_parts(parts, state)
             .await
             .map(|Query(v)| ApiQuery(v))
@@ -150,13 +188,21 @@ impl<S: Send + Sync, T: DeserializeOwned> FromRequestParts<S> for ApiQuery<T> {
     }
 }
 
-/// `Path` whose rejections are 400 JSON errors.
+/// `Path` whose rejections are 400 JSON errors, and a control character in
+/// a segment a 422.
 pub struct ApiPath<T>(pub T);
 
 impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for ApiPath<T> {
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        // Each segment decoded, one line: `%00` in a topic's name is refused
+        // here, not by the database.
+        if let Ok(raw) = RawPathParams::from_request_parts(parts, state).await {
+            for (name, value) in &raw {
+                text::check(name, value, TextKind::Line)?;
+            }
+        }
         Path::<T>::from_request_parts(parts, state)
             .await
             .map(|Path(v)| ApiPath(v))

@@ -1650,10 +1650,11 @@ async fn notify_owners_sends_the_impact_to_each_owner_team_and_records_the_quest
     assert_eq!(v["teams"][1]["webhook"], false);
     assert_eq!(v["not_in_catalog"], json!([]));
     let question = v["question"].as_i64().expect("question");
+    type Stamp = chrono::DateTime<chrono::Utc>;
     let (asked_at, answered_at, notified_at, teams, by): (
-        chrono::DateTime<chrono::Utc>,
-        chrono::DateTime<chrono::Utc>,
-        Option<chrono::DateTime<chrono::Utc>>,
+        Stamp,
+        Stamp,
+        Option<Stamp>,
         Vec<String>,
         String,
     ) = sqlx::query_as(

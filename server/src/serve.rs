@@ -108,7 +108,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     let app = router(state, store);
     // Before the listener takes its file: the limit raised and read.
     let capacity = crate::http::listener::Capacity::of_this_process();
-    let listener = match tokio::net::TcpListener::bind(bind).await {
+    let listener = match crate::http::listener::bind(bind) {
         Ok(l) => l,
         Err(source) => {
             runner.shutdown(STOP_ROUTINES).await;

@@ -77,6 +77,26 @@ impl Capacity {
     }
 }
 
+/// How many connections the kernel may hold for us before we accept them.
+/// tokio's `TcpListener::bind` asks for 1,024: in a burst larger than that
+/// (the 1,100 sockets of issue 39) the rest wait half-open until the kernel
+/// retransmits its SYN-ACK, seconds later, and only then does their header
+/// timer start. 4,096 is Linux's default cap (`net.core.somaxconn`).
+const BACKLOG: u32 = 4096;
+
+/// Binds the console's address with [`BACKLOG`] (and `SO_REUSEADDR`, as
+/// `TcpListener::bind` sets it, so a restart does not wait out TIME_WAIT).
+pub fn bind(addr: std::net::SocketAddr) -> std::io::Result<TcpListener> {
+    let socket = if addr.is_ipv4() {
+        tokio::net::TcpSocket::new_v4()?
+    } else {
+        tokio::net::TcpSocket::new_v6()?
+    };
+    socket.set_reuseaddr(true)?;
+    socket.bind(addr)?;
+    socket.listen(BACKLOG)
+}
+
 /// Serves `app` on `listener` until `stop` is cancelled, then lets open
 /// requests finish (the caller bounds how long).
 pub async fn serve(

@@ -11,6 +11,7 @@ pub mod refusals;
 pub mod request_id;
 pub mod security;
 pub mod server_fns;
+pub mod signin;
 pub mod site;
 pub mod sso;
 
@@ -264,9 +265,9 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
     );
 
     Router::new()
-        .route("/login", post(auth::login))
-        .route("/login/code", post(auth::login_code))
-        .route("/logout", post(auth::logout))
+        .route("/login", post(signin::login))
+        .route("/login/code", post(signin::login_code))
+        .route("/logout", post(signin::logout))
         .route("/login/sso", get(sso::start))
         .route("/login/sso/reauth", get(sso::reauth))
         .route("/login/sso/callback", get(sso::callback))

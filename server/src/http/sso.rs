@@ -167,7 +167,7 @@ pub async fn callback(
             next,
             id_token,
         }) => {
-            if let Err(e) = super::auth::begin_session(&session, &user).await {
+            if let Err(e) = super::signin::begin_session(&session, &user).await {
                 return crate::platform::rest::ApiError(e).into_response();
             }
             // The hint a sign-out sends the provider; a session that

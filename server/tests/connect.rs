@@ -1143,6 +1143,23 @@ async fn a_connector_draft_is_validated_reviewed_and_applied_after_a_named_appro
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
     assert!(r.body.contains("/connector"), "{}", r.body);
 
+    // Its page names the connector but links to no page the worker cannot
+    // answer yet: the connector does not exist until applied.
+    let ann = w.c.t.login("ann", support::PASSWORD).await.expect("ann");
+    let connector_row = |body: &str| {
+        body.split("data-testid=\"connector\"")
+            .nth(1)
+            .and_then(|r| r.split("</dd>").next())
+            .unwrap_or_else(|| panic!("{body}"))
+            .to_owned()
+    };
+    let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
+    let row = connector_row(&page.body);
+    assert!(
+        !row.contains("<a ") && row.contains("not in the worker until applied"),
+        "{row}"
+    );
+
     // Self-approval: refused, audited.
     let r = w.approve(&w.eddie, id, &hash).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
@@ -1173,6 +1190,12 @@ async fn a_connector_draft_is_validated_reviewed_and_applied_after_a_named_appro
         "{v}"
     );
     assert_eq!(v["manual_apply"], Value::Null, "the level applies it");
+    let page = w.c.t.get(&format!("/review/{id}"), Some(&ann)).await;
+    assert!(
+        connector_row(&page.body).contains("<a href=\"/clusters/"),
+        "applied: the connector's page is linked: {}",
+        page.body
+    );
     let actions = w.c.t.audit_actions().await;
     for a in [
         "review.propose",

@@ -1590,14 +1590,23 @@ async fn the_home_page_lists_open_trouble_and_names_each_flag(pool: sqlx::PgPool
     )
     .await
     .expect("raise");
-    // A routine registered by a replica that has never run it.
+    // A routine registered by a replica that has never run it, and one that
+    // keeps a row only for runs that found work (none yet: not "never ran").
     sqlx::query(
-        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ('registry-hygiene', 'global', 'exclusive', 3600000)",
+        "INSERT INTO routines (name, scope, lease, record, every_ms)
+         VALUES ('registry-hygiene', 'global', 'exclusive', 'every_run', 3600000),
+                ('webhooks', 'global', 'everywhere', 'when_worked', 1000)",
     )
     .execute(&pool)
     .await
     .expect("routine");
     let c = t.login("ada", PASSWORD).await.expect("signs in");
+    // A flag's page is titled by its kind and subject.
+    let page = t.get(&format!("/flags/{flag}"), Some(&c)).await.body;
+    assert!(
+        page.contains("<title>STOP group billing · Flags · Streamkeeper</title>"),
+        "{page}"
+    );
     let a = t.get("/", Some(&c)).await.body;
     let admin_part = a
         .split(r#"data-testid="home-admin""#)
@@ -1631,8 +1640,10 @@ async fn the_home_page_lists_open_trouble_and_names_each_flag(pool: sqlx::PgPool
         "{admin_part}"
     );
     // Registered, scheduled, never run.
+    let never_ran = section("routines-never-ran");
     assert!(
-        section("routines-never-ran").contains("<code>registry-hygiene</code>"),
+        never_ran.contains("<code>registry-hygiene</code>")
+            && !never_ran.contains("<code>webhooks</code>"),
         "{admin_part}"
     );
 

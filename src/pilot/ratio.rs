@@ -20,6 +20,9 @@ pub enum Change {
     Same,
     /// Nothing was waited at all.
     AtOnce,
+    /// Under a second against a baseline of more: a factor here would
+    /// measure the clock's grain (`8 h → 0.02 s` is not "1,440,000×").
+    UnderASecond,
     /// The baseline is zero: nothing to divide by.
     NoBaseline,
 }
@@ -31,6 +34,9 @@ pub fn change(baseline_ms: i64, now_ms: i64) -> Change {
     }
     if baseline_ms <= 0 {
         return Change::NoBaseline;
+    }
+    if now_ms < 1000 && baseline_ms >= 1000 {
+        return Change::UnderASecond;
     }
     let (b, n) = (baseline_ms as f64, now_ms as f64);
     match (b / n, n / b) {
@@ -48,6 +54,7 @@ impl fmt::Display for Change {
             Change::Slower(x) => write!(f, "{}× slower", times(*x)),
             Change::Same => f.write_str("about the same"),
             Change::AtOnce => f.write_str("at once"),
+            Change::UnderASecond => f.write_str("within a second"),
             Change::NoBaseline => f.write_str("no baseline to compare with"),
         }
     }
@@ -58,6 +65,9 @@ impl fmt::Display for Change {
 pub fn said(baseline_ms: i64, now_ms: Option<i64>) -> String {
     match now_ms {
         None => "–".to_string(),
+        Some(now) if change(baseline_ms, now) == Change::UnderASecond => {
+            format!("{} → under a second", human(baseline_ms))
+        }
         Some(now) => format!(
             "{} → {}, {}",
             human(baseline_ms),
@@ -87,6 +97,10 @@ mod tests {
     #[test]
     fn ratios_read_as_people_say_them() {
         assert_eq!(said(120 * MIN, Some(11 * MIN)), "2 h → 11 min, 11× faster");
+        // No factor of millions for a figure under the clock's grain.
+        assert_eq!(said(480 * MIN, Some(20)), "8 h → under a second");
+        assert_eq!(change(480 * MIN, 999), Change::UnderASecond);
+        assert_eq!(change(900, 300).to_string(), "3× faster");
         assert_eq!(
             said(90 * MIN, Some(9 * MIN)),
             "1 h 30 min → 9 min, 10× faster"

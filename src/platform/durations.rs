@@ -16,9 +16,28 @@ pub fn human(ms: i64) -> String {
     }
 }
 
+/// As [`human`], but a duration under a second in milliseconds (`340 ms`),
+/// where `human` would say `0 s`: for figures that are often that short
+/// (an answer shown, a check's verdict) and for the axes that draw them.
+pub fn fine(ms: i64) -> String {
+    if (0..1000).contains(&ms) {
+        format!("{ms} ms")
+    } else {
+        human(ms)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn under_a_second_reads_in_milliseconds() {
+        assert_eq!(fine(0), "0 ms");
+        assert_eq!(fine(340), "340 ms");
+        assert_eq!(fine(1_000), "1 s");
+        assert_eq!(fine(100_999), "1 min 40 s");
+    }
 
     #[test]
     fn durations_read_as_people_say_them() {

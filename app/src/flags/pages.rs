@@ -11,6 +11,7 @@ use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
 use crate::ui::time::stamp_ago;
+use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::flags::lifecycle::dismissal_words;
@@ -157,13 +158,12 @@ pub fn FlagPage() -> impl IntoView {
         },
     );
     view! {
-        <Title text="Flag" />
         <p><a href="/flags">"← Flags"</a></p>
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match flag.await {
                     Ok(f) => view! { <FlagDetail f ack dismiss /> }.into_any(),
-                    Err(err) => view! { <ErrorNote err /> }.into_any(),
+                    Err(err) => view! { <Title text="Flags" /> <ErrorNote err /> }.into_any(),
                 }
             })}
         </Suspense>
@@ -186,7 +186,12 @@ fn FlagDetail(
             &[("name", Some(f.subject.clone()))],
         )
     });
+    let title = page_title(
+        Some(&format!("{} {} {}", f.kind, f.subject_kind, f.subject)),
+        "Flags",
+    );
     view! {
+        <Title text=title />
         <h1>
             <span class=kind_class(&f.kind) data-testid="flag-kind">{f.kind.clone()}</span> " "
             {format!("{} {}", f.subject_kind, f.subject)}

@@ -109,6 +109,7 @@ async fn admin_home(
         .filter(|r| {
             r.last_outcome.as_deref() == Some("failed")
                 || (r.last_started_at.is_none()
+                    && r.records_idle_runs
                     && !r.running
                     && r.schedule != Schedule::Paused
                     && !r.cluster_id.is_some_and(|id| paused.contains(&id)))

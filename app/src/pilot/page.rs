@@ -20,6 +20,7 @@ use leptos_meta::Title;
 use streamkeeper::flags::lifecycle::dismissal_words;
 use streamkeeper::pilot::ratio::said;
 use streamkeeper::pilot::stats::{Count, human};
+use streamkeeper::platform::durations::fine;
 use streamkeeper::platform::words::counted;
 
 #[component]
@@ -99,8 +100,8 @@ fn Report(v: PilotView) -> impl IntoView {
                             <th scope="row">{row.description.clone()}</th>
                             <td class="ratio"><strong>{said(row.baseline_ms, row.now.p50_ms)}</strong></td>
                             <td class="baseline" data-ms=row.baseline_ms>{human(row.baseline_ms)}<br /><small>{row.baseline_note.clone()}</small></td>
-                            <td class="p50" data-ms=row.now.p50_ms>{row.now.p50_ms.map(human).unwrap_or_else(|| "–".into())}</td>
-                            <td class="p90" data-ms=row.now.p90_ms>{row.now.p90_ms.map(human).unwrap_or_else(|| "–".into())}</td>
+                            <td class="p50" data-ms=row.now.p50_ms>{row.now.p50_ms.map(fine).unwrap_or_else(|| "–".into())}</td>
+                            <td class="p90" data-ms=row.now.p90_ms>{row.now.p90_ms.map(fine).unwrap_or_else(|| "–".into())}</td>
                             <td class="events" data-events=row.now.events>
                                 {row.now.events}
                                 <br /><small class=if row.now.few { "few" } else { "" }>{row.now.note.clone()}</small>
@@ -150,6 +151,10 @@ fn Report(v: PilotView) -> impl IntoView {
         // unless a later page of them was asked for.
         <details class="card" open=receipts.page > 1>
             <summary><h2 class="inline">{format!("What Streamkeeper would have done (domains at watch or suggest): {}", counted(receipts.total, "receipt"))}</h2></summary>
+            {(receipts.total == 0).then(|| view! {
+                <p class="note" data-testid="pilot-receipts-none">"None: no domain in the pilot's scope is at watch or suggest, or nothing happened there that it would have acted on."</p>
+            })}
+            {(receipts.total > 0).then(|| view! {
             <table class="list" data-testid="pilot-receipts">
                 <thead><tr><th>"When"</th><th>"Would have"</th><th>"Domain"</th><th>"Where"</th><th>"What"</th><th>"Receipt"</th></tr></thead>
                 <tbody>
@@ -166,6 +171,7 @@ fn Report(v: PilotView) -> impl IntoView {
                 </tbody>
             </table>
             {pager}
+            })}
         </details>
     }
 }

@@ -7,6 +7,7 @@ use leptos::prelude::*;
 use streamkeeper::pilot::Metric;
 use streamkeeper::pilot::ratio::{Change, change};
 use streamkeeper::pilot::stats::{Figure, Week, human};
+use streamkeeper::platform::durations::fine;
 
 // Small multiples: three to a row on a laptop, so the page stays short.
 const W: f64 = 400.0;
@@ -20,7 +21,7 @@ const BOTTOM: f64 = 28.0;
 /// rests on 2 events (fewer than 5)`.
 pub fn figure_text(f: &Figure, baseline_ms: i64) -> String {
     let part = |name: &str, v: Option<i64>| match v {
-        Some(v) => format!("{name} {} ({})", human(v), against_baseline(baseline_ms, v)),
+        Some(v) => format!("{name} {} ({})", fine(v), against_baseline(baseline_ms, v)),
         None => String::new(),
     };
     match f.p50_ms {
@@ -38,7 +39,7 @@ pub fn figure_text(f: &Figure, baseline_ms: i64) -> String {
 fn against_baseline(baseline_ms: i64, ms: i64) -> String {
     match change(baseline_ms, ms) {
         Change::Same => "about the same as the baseline".to_string(),
-        c @ (Change::AtOnce | Change::NoBaseline) => c.to_string(),
+        c @ (Change::AtOnce | Change::NoBaseline | Change::UnderASecond) => c.to_string(),
         faster_or_slower => format!("{faster_or_slower} than the baseline"),
     }
 }
@@ -140,7 +141,7 @@ pub fn MetricChart(metric: Metric, weeks: Vec<Week>, baseline_ms: i64) -> impl I
                 <title>{summary.clone()}</title>
                 <line class="axis" x1=LEFT y1=H - BOTTOM x2=W - RIGHT y2=H - BOTTOM />
                 <line class="axis" x1=LEFT y1=TOP x2=LEFT y2=H - BOTTOM />
-                <text class="tick" x=LEFT - 6.0 y=TOP + 4.0 text-anchor="end">{human(top as i64)}</text>
+                <text class="tick" x=LEFT - 6.0 y=TOP + 4.0 text-anchor="end">{fine(top as i64)}</text>
                 <text class="tick" x=LEFT - 6.0 y=H - BOTTOM text-anchor="end">"0"</text>
                 {if baseline_drawn {
                     view! {

@@ -18,6 +18,10 @@ pub struct RoutineStatus {
     pub cluster: Option<String>,
     /// One replica at a time runs it (it takes a lease), or every replica does.
     pub exclusive: bool,
+    /// Every run leaves a row; when false, only runs that did something do
+    /// (routines that look every second and mostly find nothing), so no row
+    /// yet means nothing to do yet, not "never ran".
+    pub records_idle_runs: bool,
     /// The interval of its last run (its default before the first).
     pub every_ms: i64,
     pub last_started_at: Option<DateTime<Utc>>,

@@ -117,6 +117,7 @@ fn TargetRow(r: RoutineStatus) -> impl IntoView {
         other => other.to_string(),
     };
     let last = match (r.last_started_at, r.last_finished_at) {
+        (None, _) if !r.records_idle_runs => "nothing to do yet".to_string(),
         (None, _) => "never run".to_string(),
         (Some(s), None) => format!("running since {}", stamp_ago(s)),
         (Some(s), Some(f)) => format!(
@@ -140,6 +141,8 @@ fn TargetRow(r: RoutineStatus) -> impl IntoView {
             Due::Now => "due now".to_string(),
             Due::OverdueSince(at) => format!("overdue since {}", stamp_ago(at)),
         },
+        // It looks every interval and keeps a row only when it found work.
+        (_, None) if !r.records_idle_runs => format!("within {}", human(r.every_ms)),
         (_, None) => "at the next start".to_string(),
     };
     let replica = r.holder.clone().map_or_else(

@@ -244,12 +244,19 @@ fn facts_of(i: &ReviewItem) -> (AnyView, AnyView) {
         Some(_) => "nothing: the connector does not exist yet",
         None => "the connector as it runs",
     };
+    // A draft that creates a connector links to it only once applied:
+    // before that the worker has no such connector and its page is a 404.
+    let created_yet =
+        !matches!(&i.connector_diff, Some(d) if !d.base_exists) || s.state == State::Applied;
+    let on = format!(" on Connect cluster {connect}");
+    let name = name.to_owned();
+    let connector = if created_yet {
+        view! { <a href=href>{name}</a>{on} }.into_any()
+    } else {
+        view! { {name}{on}" (not in the worker until applied)" }.into_any()
+    };
     (
-        view! {
-            <dt>"Connector"</dt>
-            <dd data-testid="connector"><a href=href>{name.to_owned()}</a>{format!(" on Connect cluster {connect}")}</dd>
-        }
-        .into_any(),
+        view! { <dt>"Connector"</dt><dd data-testid="connector">{connector}</dd> }.into_any(),
         view! { <dt>"Made against"</dt><dd data-testid="base">{against}</dd> }.into_any(),
     )
 }

@@ -345,7 +345,7 @@ impl Runner {
         self.tasks.spawn(async move {
             let _alive = alive;
             let spec = routine.spec();
-            let (scope, lease) = (
+            let (scope, lease, record) = (
                 match spec.scope {
                     Scope::Global => "global",
                     Scope::PerCluster => "cluster",
@@ -354,9 +354,14 @@ impl Runner {
                     Lease::Exclusive => "exclusive",
                     Lease::Everywhere => "everywhere",
                 },
+                match spec.record {
+                    Record::EveryRun => "every_run",
+                    Record::WhenWorked => "when_worked",
+                },
             );
-            if let Err(e) = store::register(&shared.pool, spec.name, scope, lease, spec.every).await
-            {
+            let registered =
+                store::register(&shared.pool, spec.name, scope, lease, record, spec.every).await;
+            if let Err(e) = registered {
                 tracing::warn!(routine = spec.name, error = %e, "could not register the routine");
             }
             match spec.scope {

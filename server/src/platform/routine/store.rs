@@ -171,17 +171,19 @@ pub async fn register(
     name: &str,
     scope: &str,
     lease: &str,
+    record: &str,
     every: Duration,
 ) -> Result<(), sqlx::Error> {
     sqlx::query(
-        "INSERT INTO routines (name, scope, lease, every_ms) VALUES ($1, $2, $3, $4)
+        "INSERT INTO routines (name, scope, lease, record, every_ms) VALUES ($1, $2, $3, $4, $5)
          ON CONFLICT (name) DO UPDATE
-            SET scope = EXCLUDED.scope, lease = EXCLUDED.lease, every_ms = EXCLUDED.every_ms,
-                registered_at = now()",
+            SET scope = EXCLUDED.scope, lease = EXCLUDED.lease, record = EXCLUDED.record,
+                every_ms = EXCLUDED.every_ms, registered_at = now()",
     )
     .bind(name)
     .bind(scope)
     .bind(lease)
+    .bind(record)
     .bind(millis(every))
     .execute(pool)
     .await
@@ -390,6 +392,7 @@ struct StatusRow {
     cluster_id: Option<i64>,
     cluster: Option<String>,
     lease: String,
+    record: String,
     every_ms: i64,
     started_at: Option<DateTime<Utc>>,
     finished_at: Option<DateTime<Utc>>,
@@ -416,12 +419,12 @@ pub async fn list(
 ) -> Result<Page<RoutineStatus>, sqlx::Error> {
     let rows: Vec<StatusRow> = sqlx::query_as(
         "WITH targets AS (
-            SELECT r.name, NULL::bigint AS cluster_id, r.lease, r.every_ms FROM routines r
+            SELECT r.name, NULL::bigint AS cluster_id, r.lease, r.record, r.every_ms FROM routines r
              WHERE r.scope = 'global'
             UNION ALL
-            SELECT r.name, c.id, r.lease, r.every_ms FROM routines r CROSS JOIN clusters c
+            SELECT r.name, c.id, r.lease, r.record, r.every_ms FROM routines r CROSS JOIN clusters c
              WHERE r.scope = 'cluster' AND c.removed_at IS NULL)
-         SELECT t.name AS routine, t.cluster_id, c.name AS cluster, t.lease,
+         SELECT t.name AS routine, t.cluster_id, c.name AS cluster, t.lease, t.record,
                 COALESCE((EXTRACT(EPOCH FROM last.next_at - last.started_at) * 1000)::bigint, t.every_ms) AS every_ms,
                 last.started_at, last.finished_at, last.outcome, last.error, last.holder AS ran_by,
                 last.next_at, l.holder, l.expires_at AS lease_expires_at,
@@ -471,6 +474,7 @@ pub async fn list(
             cluster_id: r.cluster_id,
             cluster: r.cluster,
             exclusive: r.lease == "exclusive",
+            records_idle_runs: r.record == "every_run",
             every_ms: r.every_ms,
             last_started_at: r.started_at,
             last_finished_at: r.finished_at,

@@ -45,7 +45,7 @@ use chrono::{DateTime, NaiveDate, Utc};
 use console::{CONSOLE_ORIGIN, Console, Relay};
 use schemas::{checked, proposed, review_field};
 use serde_json::{Value, json};
-use setup::{people, set_stage};
+use setup::{People, people, set_stage};
 use sqlx::PgPool;
 use sqlx::postgres::PgPoolOptions;
 use std::collections::BTreeMap;
@@ -193,96 +193,22 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
     let webhooks = Webhooks::new(EgressPolicy::LOOPBACK)
         .map_err(|e| HistoryError::Setup(format!("the webhooks' client: {e}")))?;
     let steps = script.steps();
-    let mut reviews: Vec<i64> = Vec::new();
+    let mut player = Player {
+        pool: &pool,
+        cluster: &cluster,
+        console: &console,
+        people: &people,
+        relay: &relay,
+        webhooks: &webhooks,
+        kept,
+        reviews: Vec::new(),
+        day1: stage.day1,
+    };
     for (t, step) in &steps {
         clock::set_to(at(*t));
-        match step {
-            Step::Pass(p) => pass(&pool, &cluster, p, at(p.at), &mut kept).await?,
-            Step::Deliver { relay_up } => {
-                relay.up.store(*relay_up, Ordering::Relaxed);
-                wait_for_retries(&pool, at(*t)).await?;
-                crate::flags::routine::deliver_due(&pool, &webhooks).await?;
-            }
-            Step::Acknowledge { group } => {
-                let id = live_flag(&pool, &cluster, group).await?;
-                let path = format!("/api/v1/flags/{id}/acknowledge");
-                console
-                    .call("acknowledging", Method::POST, &path, &people.owner, None)
-                    .await?;
-            }
-            Step::Dismiss { group, reason } => {
-                let id = live_flag(&pool, &cluster, group).await?;
-                let path = format!("/api/v1/flags/{id}/dismiss");
-                // The script's dismissals say the flag was wrong: the pilot counts them.
-                let body = json!({ "reason": reason, "dismissal": "wrong" });
-                console
-                    .call("dismissing", Method::POST, &path, &people.owner, Some(body))
-                    .await?;
-            }
-            Step::Check { n, breaking } => {
-                let path = format!(
-                    "/api/v1/clusters/{}/streams/{TOPIC}/compatibility",
-                    cluster.id
-                );
-                let body = json!({"schema_type": "AVRO", "schema": checked(*n, *breaking)});
-                console
-                    .call("a check", Method::POST, &path, &people.owner, Some(body))
-                    .await?;
-            }
-            Step::Propose { n } => {
-                let body = json!({
-                    "kind": "producer_change", "cluster_id": cluster.id, "topic": TOPIC,
-                    "schema_type": "AVRO", "schema": proposed(*n),
-                    "title": format!("{TOPIC}: add an optional {}", review_field(*n)),
-                });
-                let item = console
-                    .call(
-                        "a proposal",
-                        Method::POST,
-                        "/api/v1/review-items",
-                        &people.owner,
-                        Some(body),
-                    )
-                    .await?;
-                reviews.push(id_of(&item, "the proposal")?);
-            }
-            Step::Approve { n } => {
-                let id = reviews.get(*n).copied().ok_or_else(|| {
-                    HistoryError::OffScript(format!("review {n} approved before it was proposed"))
-                })?;
-                let path = format!("/api/v1/review-items/{id}");
-                let item = console
-                    .call(
-                        "reading an item",
-                        Method::GET,
-                        &path,
-                        &people.approver,
-                        None,
-                    )
-                    .await?;
-                console
-                    .approve(
-                        (APPROVER, &people.approver_password),
-                        &format!("{path}/approvals"),
-                        &item["content_hash"],
-                    )
-                    .await?;
-            }
-            Step::Ask => {
-                let body =
-                    json!({"topic": TOPIC, "cluster": cluster.name, "direction": "downstream"});
-                console
-                    .call(
-                        "notify owners",
-                        Method::POST,
-                        "/api/v1/lineage/impact/notify",
-                        &people.owner,
-                        Some(body),
-                    )
-                    .await?;
-            }
-        }
+        player.play(*t, step).await?;
     }
+    let reviews = player.reviews;
     // The tokens were the history's; nobody uses them after.
     let mut conn = pool.acquire().await?;
     for id in &people.ids {
@@ -294,6 +220,154 @@ async fn play_on(stage: &Stage<'_>) -> Result<Played, HistoryError> {
         delivered: relay.taken.load(Ordering::Relaxed),
         took: Duration::ZERO,
     })
+}
+
+/// What the history's steps act on: the console's database and router,
+/// its people, the chat relay, and the reviews proposed so far.
+struct Player<'a> {
+    pool: &'a PgPool,
+    cluster: &'a ClusterRow,
+    console: &'a Console,
+    people: &'a People,
+    relay: &'a Relay,
+    webhooks: &'a Webhooks,
+    kept: KeptWindow,
+    reviews: Vec<i64>,
+    day1: NaiveDate,
+}
+
+impl Player<'_> {
+    /// Plays one step, at `t` (the clock is already there).
+    async fn play(&mut self, t: i64, step: &Step) -> Result<(), HistoryError> {
+        let at = history::instant(self.day1, t);
+        match step {
+            Step::Pass(p) => {
+                let when = history::instant(self.day1, p.at);
+                pass(self.pool, self.cluster, p, when, &mut self.kept).await?;
+            }
+            Step::Deliver { relay_up } => {
+                self.relay.up.store(*relay_up, Ordering::Relaxed);
+                wait_for_retries(self.pool, at).await?;
+                crate::flags::routine::deliver_due(self.pool, self.webhooks).await?;
+            }
+            Step::Acknowledge { group } => self.acknowledge(group).await?,
+            Step::Dismiss { group, reason } => self.dismiss(group, reason).await?,
+            Step::Check { n, breaking } => self.check(*n, *breaking).await?,
+            Step::Propose { n } => self.propose(*n).await?,
+            Step::Approve { n } => self.approve(*n).await?,
+            Step::Ask => self.ask().await?,
+        }
+        Ok(())
+    }
+
+    async fn acknowledge(&self, group: &str) -> Result<(), HistoryError> {
+        let id = live_flag(self.pool, self.cluster, group).await?;
+        let path = format!("/api/v1/flags/{id}/acknowledge");
+        self.console
+            .call(
+                "acknowledging",
+                Method::POST,
+                &path,
+                &self.people.owner,
+                None,
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn dismiss(&self, group: &str, reason: &str) -> Result<(), HistoryError> {
+        let id = live_flag(self.pool, self.cluster, group).await?;
+        let path = format!("/api/v1/flags/{id}/dismiss");
+        // The script's dismissals say the flag was wrong: the pilot counts them.
+        let body = json!({ "reason": reason, "dismissal": "wrong" });
+        self.console
+            .call(
+                "dismissing",
+                Method::POST,
+                &path,
+                &self.people.owner,
+                Some(body),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn check(&self, n: usize, breaking: bool) -> Result<(), HistoryError> {
+        let path = format!(
+            "/api/v1/clusters/{}/streams/{TOPIC}/compatibility",
+            self.cluster.id
+        );
+        let body = json!({"schema_type": "AVRO", "schema": checked(n, breaking)});
+        self.console
+            .call(
+                "a check",
+                Method::POST,
+                &path,
+                &self.people.owner,
+                Some(body),
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn propose(&mut self, n: usize) -> Result<(), HistoryError> {
+        let body = json!({
+            "kind": "producer_change", "cluster_id": self.cluster.id, "topic": TOPIC,
+            "schema_type": "AVRO", "schema": proposed(n),
+            "title": format!("{TOPIC}: add an optional {}", review_field(n)),
+        });
+        let item = self
+            .console
+            .call(
+                "a proposal",
+                Method::POST,
+                "/api/v1/review-items",
+                &self.people.owner,
+                Some(body),
+            )
+            .await?;
+        self.reviews.push(id_of(&item, "the proposal")?);
+        Ok(())
+    }
+
+    async fn approve(&self, n: usize) -> Result<(), HistoryError> {
+        let id = self.reviews.get(n).copied().ok_or_else(|| {
+            HistoryError::OffScript(format!("review {n} approved before it was proposed"))
+        })?;
+        let path = format!("/api/v1/review-items/{id}");
+        let item = self
+            .console
+            .call(
+                "reading an item",
+                Method::GET,
+                &path,
+                &self.people.approver,
+                None,
+            )
+            .await?;
+        self.console
+            .approve(
+                (APPROVER, &self.people.approver_password),
+                &format!("{path}/approvals"),
+                &item["content_hash"],
+            )
+            .await?;
+        Ok(())
+    }
+
+    async fn ask(&self) -> Result<(), HistoryError> {
+        let body = json!({"topic": TOPIC, "cluster": self.cluster.name, "direction": "downstream"});
+        self.console
+            .call(
+                "notify owners",
+                Method::POST,
+                "/api/v1/lineage/impact/notify",
+                &self.people.owner,
+                Some(body),
+            )
+            .await?;
+        Ok(())
+    }
 }
 
 /// Waits until the retries scripted for this second are due. The clock

@@ -8,6 +8,8 @@ pub mod clients;
 pub mod config;
 pub mod connect;
 pub mod demo_history;
+#[cfg(test)]
+mod docs_check;
 pub mod flags;
 pub mod http;
 pub mod lineage;

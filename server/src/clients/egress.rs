@@ -48,6 +48,33 @@ pub fn base_url(raw: &str, auth: &str) -> Result<Url, BadBaseUrl> {
     Ok(base)
 }
 
+/// `base` (as [`base_url`] checked it) with `path`'s segments after its
+/// own, each percent-encoded, and `query`; `None` when the base cannot
+/// take a path. The registry and Connect clients build every URL so.
+pub fn endpoint(base: &Url, path: &[&str], query: &[(&str, String)]) -> Option<Url> {
+    let mut url = base.clone();
+    url.path_segments_mut().ok()?.pop_if_empty().extend(path);
+    if !query.is_empty() {
+        url.query_pairs_mut().extend_pairs(query);
+    }
+    Some(url)
+}
+
+/// A response's media type, lowercase and without its parameters
+/// (`application/json; charset=utf-8` is `application/json`); empty when
+/// it has none.
+pub fn media_type(headers: &reqwest::header::HeaderMap) -> String {
+    headers
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase()
+}
+
 /// Why a request got no answer, worded for an operator: a timeout as
 /// such, anything else as its chain of causes (reqwest's own text repeats
 /// the URL; its causes say what broke).

@@ -104,6 +104,21 @@ pub(super) async fn set_stage(
     stage: &Stage<'_>,
     relay: &Relay,
 ) -> Result<(), HistoryError> {
+    team_and_stream(console, people, cluster, stage, relay).await?;
+    stream_schemas(console, people, cluster, stage).await?;
+    streaming_job(console, &people.admin, cluster).await?;
+    pilot(console, people, cluster, stage).await
+}
+
+/// Team risk with its member and relay, the cluster's registry, the
+/// stream owned by the team in its domain, and the domain's approver.
+async fn team_and_stream(
+    console: &Console,
+    people: &People,
+    cluster: &ClusterRow,
+    stage: &Stage<'_>,
+    relay: &Relay,
+) -> Result<(), HistoryError> {
     let admin = &people.admin;
     let c = cluster.id;
     let team = console
@@ -144,7 +159,7 @@ pub(super) async fn set_stage(
         ),
         (
             "the domain",
-            put.clone(),
+            put,
             format!("/api/v1/review-domains/{DOMAIN}"),
             json!({"autonomy": "act_after_approval", "required_approvals": 1,
                    "approver_users": [APPROVER]}),
@@ -152,6 +167,19 @@ pub(super) async fn set_stage(
     ] {
         console.call(what, method, &path, admin, Some(body)).await?;
     }
+    Ok(())
+}
+
+/// The stream's schema (v1, registered), and fraud-scoring's reader schema.
+async fn stream_schemas(
+    console: &Console,
+    people: &People,
+    cluster: &ClusterRow,
+    stage: &Stage<'_>,
+) -> Result<(), HistoryError> {
+    let admin = &people.admin;
+    let c = cluster.id;
+    let put = Method::PUT;
     register_v1(stage.registry_url).await?;
     console
         .call(
@@ -165,7 +193,7 @@ pub(super) async fn set_stage(
     console
         .call(
             "fraud-scoring's reader schema",
-            put.clone(),
+            put,
             &format!(
                 "/api/v1/clusters/{c}/groups/{}/reader-schemas/{TOPIC}",
                 GROUPS[0]
@@ -174,6 +202,16 @@ pub(super) async fn set_stage(
             Some(json!({"schema_type": "AVRO", "schema": READER})),
         )
         .await?;
+    Ok(())
+}
+
+/// A streaming job reading the topic, owned by the team (so "notify
+/// owners" reaches it), sent as an OpenLineage event.
+async fn streaming_job(
+    console: &Console,
+    admin: &str,
+    cluster: &ClusterRow,
+) -> Result<(), HistoryError> {
     let event = json!({
         "eventTime": clock::now().to_rfc3339(), "eventType": "START",
         "inputs": [{"facets": {}, "inputFacets": {}, "name": TOPIC,
@@ -199,6 +237,17 @@ pub(super) async fn set_stage(
             Some(event),
         )
         .await?;
+    Ok(())
+}
+
+/// The pilot of the cluster from day 1, with the demo's baselines.
+async fn pilot(
+    console: &Console,
+    people: &People,
+    cluster: &ClusterRow,
+    stage: &Stage<'_>,
+) -> Result<(), HistoryError> {
+    let put = Method::PUT;
     let note = "the demo's: a made-up figure of the months before the pilot";
     let baselines: Vec<Value> = streamkeeper::pilot::Metric::ALL
         .into_iter()

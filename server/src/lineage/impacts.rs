@@ -12,6 +12,7 @@ use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
 use crate::platform::errors::{Db, internal};
 use crate::schemas;
+use sqlx::PgConnection;
 use std::collections::{BTreeMap, HashMap};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
@@ -107,18 +108,7 @@ impl LineageService {
         // A rebuild between the walk and its read changes every id; two in
         // a row during one question would be a rebuild loop, not traffic.
         for _ in 0..3 {
-            let start = match self.adjacency.id_of(&self.pool, key).await? {
-                Some(id) => id,
-                // Not a node the memory knows: a new one, or a name the
-                // store resolves (a raw namespace, an alias).
-                None => {
-                    self.adjacency.refresh(&self.pool).await?;
-                    match self.adjacency.id_of(&self.pool, key).await? {
-                        Some(id) => id,
-                        None => self.resolve(key).await?,
-                    }
-                }
-            };
+            let start = self.start_id(key).await?;
             let (found, mark) = self
                 .adjacency
                 .reach(start, &[direction], walk.depth, walk.budget)
@@ -129,14 +119,7 @@ impl LineageService {
                 self.adjacency.refresh(&self.pool).await?;
                 continue;
             };
-            // The pure walk over the reached part, its times still unknown.
-            let mut graph = Graph::new();
-            graph.insert_node(Node::bare(start_key.clone()));
-            for (src, dst) in &found.edges {
-                if let (Some(a), Some(b)) = (keys.get(src), keys.get(dst)) {
-                    graph.insert_edge(a.clone(), b.clone(), Known::default());
-                }
-            }
+            let graph = reached_graph(&start_key, &found.edges, &keys);
             let mut answer = impact(&graph, &start_key, direction, limits)
                 .map_err(|e| AppError::NotFound(e.to_string()))?;
             answer.cut.depth |= found.beyond;
@@ -144,18 +127,7 @@ impl LineageService {
             let ids: HashMap<&NodeKey, i64> = keys.iter().map(|(id, k)| (k, *id)).collect();
             let id = |k: &NodeKey| ids.get(k).copied().unwrap_or_default();
             let shown: Vec<i64> = answer.nodes.iter().map(|r| id(&r.key)).collect();
-            let pairs: Vec<(i64, i64)> = answer
-                .nodes
-                .iter()
-                .zip(&shown)
-                .map(|(r, &node)| {
-                    let parent = r.parent.map_or(start, |p| shown[p]);
-                    match direction {
-                        Direction::Downstream => (parent, node),
-                        Direction::Upstream => (node, parent),
-                    }
-                })
-                .collect();
+            let pairs = path_edges(&answer, start, &shown, direction);
             let asked: Vec<i64> = shown.iter().copied().chain([start]).collect();
             let read = store::impact_read(&self.pool, mark.xmax, &mark.xip, &asked, &pairs).await?;
             let caught = self
@@ -193,6 +165,20 @@ impl LineageService {
             "lineage impact",
             "the lineage graph was rebuilt three times during one question",
         ))
+    }
+
+    /// The id of the node `key` names: from the memory, else (a new node,
+    /// or a name the store resolves: a raw namespace, an alias) from the
+    /// memory brought up to date, else from the store.
+    async fn start_id(&self, key: &NodeKey) -> Result<i64, AppError> {
+        if let Some(id) = self.adjacency.id_of(&self.pool, key).await? {
+            return Ok(id);
+        }
+        self.adjacency.refresh(&self.pool).await?;
+        match self.adjacency.id_of(&self.pool, key).await? {
+            Some(id) => Ok(id),
+            None => self.resolve(key).await,
+        }
     }
 
     /// The pending producer changes on `topics` (an answer's datasets that
@@ -305,26 +291,7 @@ impl LineageService {
         .await?;
         let mut told = Vec::new();
         for team in &teams {
-            let mine: Vec<&ImpactNode> = groups
-                .get(team.name.as_str())
-                .map(|ix| ix.iter().filter_map(|i| view.nodes.get(*i)).collect())
-                .unwrap_or_default();
-            let message = notify::message(&view.start, &team.name, mine.len(), view.partial);
-            store::notify_users(&mut tx, &team.members, question, &message).await?;
-            if let Some(url) = &team.webhook_url {
-                let body = serde_json::json!({
-                    "kind": "lineage.impact", "question": question, "start": view.start,
-                    "direction": view.direction, "team": team.name, "message": message,
-                    "partial": view.partial, "nodes": mine,
-                });
-                crate::flags::store::enqueue_question(&mut tx, question, url, &body).await?;
-            }
-            told.push(TeamNoticeView {
-                team: team.name.clone(),
-                nodes: mine.len(),
-                members: team.members.len(),
-                webhook: team.webhook_url.is_some(),
-            });
+            told.push(tell_team(&mut tx, team, &groups, &view, question).await?);
         }
         audited(
             &mut tx,
@@ -386,4 +353,65 @@ pub(super) struct Loaded {
     pub(super) start: NodeKey,
     /// Nodes lie past the depth cap (not loaded: the walk cannot see them).
     pub(super) beyond: bool,
+}
+
+/// The pure walk's graph over the reached part, its times still unknown.
+fn reached_graph(start: &NodeKey, edges: &[(i64, i64)], keys: &HashMap<i64, NodeKey>) -> Graph {
+    let mut graph = Graph::new();
+    graph.insert_node(Node::bare(start.clone()));
+    for (src, dst) in edges {
+        if let (Some(a), Some(b)) = (keys.get(src), keys.get(dst)) {
+            graph.insert_edge(a.clone(), b.clone(), Known::default());
+        }
+    }
+    graph
+}
+
+/// The edge (`(src, dst)` ids) that reaches each shown node on its path:
+/// from its parent in the answer, or from the start.
+fn path_edges(answer: &Impact, start: i64, shown: &[i64], direction: Direction) -> Vec<(i64, i64)> {
+    answer
+        .nodes
+        .iter()
+        .zip(shown)
+        .map(|(r, &node)| {
+            let parent = r.parent.map_or(start, |p| shown[p]);
+            match direction {
+                Direction::Downstream => (parent, node),
+                Direction::Upstream => (node, parent),
+            }
+        })
+        .collect()
+}
+
+/// Tells `team` of question `question`'s answer `view`: an inbox line for
+/// each member and, when the team has a webhook, a delivery queued, in the
+/// caller's transaction. `groups` are the answer's nodes by owner team.
+async fn tell_team(
+    conn: &mut PgConnection,
+    team: &store::NoticeTeam,
+    groups: &BTreeMap<&str, Vec<usize>>,
+    view: &ImpactView,
+    question: i64,
+) -> Result<TeamNoticeView, Db> {
+    let mine: Vec<&ImpactNode> = groups
+        .get(team.name.as_str())
+        .map(|ix| ix.iter().filter_map(|i| view.nodes.get(*i)).collect())
+        .unwrap_or_default();
+    let message = notify::message(&view.start, &team.name, mine.len(), view.partial);
+    store::notify_users(conn, &team.members, question, &message).await?;
+    if let Some(url) = &team.webhook_url {
+        let body = serde_json::json!({
+            "kind": "lineage.impact", "question": question, "start": view.start,
+            "direction": view.direction, "team": team.name, "message": message,
+            "partial": view.partial, "nodes": mine,
+        });
+        crate::flags::store::enqueue_question(conn, question, url, &body).await?;
+    }
+    Ok(TeamNoticeView {
+        team: team.name.clone(),
+        nodes: mine.len(),
+        members: team.members.len(),
+        webhook: team.webhook_url.is_some(),
+    })
 }

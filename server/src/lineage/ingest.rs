@@ -121,6 +121,7 @@ pub(super) struct Pending {
     _permit: OwnedSemaphorePermit,
     done: oneshot::Sender<Vec<Result<Stored, Refused>>>,
 }
+
 impl LineageService {
     fn writer(&self) -> &mpsc::UnboundedSender<Pending> {
         self.writer.get_or_init(|| {

@@ -2,18 +2,20 @@
 //! and the lineage page's graph view and search.
 
 use streamkeeper::lineage::kinds::{NodeKind, kind_of};
-use streamkeeper::lineage::layout::{LayoutOptions, layout};
+use streamkeeper::lineage::layout::{LayoutOptions, Placed, Route, layout};
 use streamkeeper::lineage::neighbourhood::neighbourhood;
 use streamkeeper_app::lineage::model::{
     CutView, GraphEdge, GraphNode, GraphView, NodeAsk, NodeHit, known_as,
 };
 
+use super::impacts::Loaded;
 use super::{GRAPH_DEFAULTS, GRAPH_MAX, LineageService, SEARCH_LIMIT, store};
 use crate::accounts::require;
 use crate::platform::errors::internal;
+use std::collections::{HashMap, HashSet};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
-use streamkeeper::lineage::graph::NodeKey;
+use streamkeeper::lineage::graph::{Known, NodeKey};
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::{LineageAnswer, NodeId, lineage};
 use streamkeeper_app::error::AppError;
@@ -184,52 +186,26 @@ impl LineageService {
         let pairs: Vec<(usize, usize)> = hood.edges.iter().map(|&(a, b, _)| (a, b)).collect();
         let drawn =
             layout(hood.nodes.len(), &pairs, &opts).map_err(|e| internal("lineage layout", e))?;
-        let id = |k: &NodeKey| NodeId(k.clone()).to_string();
+        let facts = NodeFacts {
+            loaded: &loaded,
+            owners: &owners,
+            flags: &flags,
+            absent: &absent,
+        };
         let nodes = hood
             .nodes
             .iter()
             .zip(&drawn.nodes)
-            .map(|(k, p)| {
-                let node = loaded.graph.node(k);
-                GraphNode {
-                    id: id(k),
-                    kind: node.map_or(NodeKind::Job, kind_of).as_str().to_string(),
-                    namespace: k.namespace().to_string(),
-                    name: k.name().to_string(),
-                    owner: owners.get(k).cloned(),
-                    flags: loaded
-                        .ids
-                        .get(k)
-                        .and_then(|i| flags.get(i))
-                        .copied()
-                        .unwrap_or(0),
-                    known_as: node.map_or("observed", |n| known_as(&n.known)).to_string(),
-                    last_seen: node.and_then(|n| n.known.last_seen()),
-                    not_in_cluster: loaded.ids.get(k).is_some_and(|i| absent.contains(i)),
-                    x: p.x,
-                    y: p.y,
-                }
-            })
+            .map(|(k, p)| facts.node(k, p))
             .collect();
-        let edges = hood
-            .edges
-            .iter()
-            .zip(drawn.edges)
-            .map(|(&(from, to, k), r)| GraphEdge {
-                from,
-                to,
-                points: r.points,
-                reversed: r.reversed,
-                known_as: known_as(&k).to_string(),
-            })
-            .collect();
+        let edges = graph_edges(&hood.edges, drawn.edges);
         let cut = CutView {
             depth: hood.cut.depth || loaded.beyond,
             budget: hood.cut.budget,
             clamped: hood.cut.clamped || clamped,
         };
         Ok(GraphView {
-            center: id(&loaded.start),
+            center: NodeId(loaded.start.clone()).to_string(),
             depth: limits.depth,
             budget: limits.budget,
             nodes,
@@ -267,4 +243,49 @@ impl LineageService {
             })
             .collect())
     }
+}
+
+/// What the graph view shows of each node besides its place: the graph it
+/// was loaded into, owners, live flags and topics not in their cluster.
+struct NodeFacts<'a> {
+    loaded: &'a Loaded,
+    owners: &'a HashMap<NodeKey, String>,
+    flags: &'a HashMap<i64, i64>,
+    absent: &'a HashSet<i64>,
+}
+
+impl NodeFacts<'_> {
+    /// Node `k` as drawn at `p`.
+    fn node(&self, k: &NodeKey, p: &Placed) -> GraphNode {
+        let node = self.loaded.graph.node(k);
+        let id = self.loaded.ids.get(k);
+        GraphNode {
+            id: NodeId(k.clone()).to_string(),
+            kind: node.map_or(NodeKind::Job, kind_of).as_str().to_string(),
+            namespace: k.namespace().to_string(),
+            name: k.name().to_string(),
+            owner: self.owners.get(k).cloned(),
+            flags: id.and_then(|i| self.flags.get(i)).copied().unwrap_or(0),
+            known_as: node.map_or("observed", |n| known_as(&n.known)).to_string(),
+            last_seen: node.and_then(|n| n.known.last_seen()),
+            not_in_cluster: id.is_some_and(|i| self.absent.contains(i)),
+            x: p.x,
+            y: p.y,
+        }
+    }
+}
+
+/// The neighbourhood's edges along the routes the layout drew.
+fn graph_edges(edges: &[(usize, usize, Known)], routes: Vec<Route>) -> Vec<GraphEdge> {
+    edges
+        .iter()
+        .zip(routes)
+        .map(|(&(from, to, k), r)| GraphEdge {
+            from,
+            to,
+            points: r.points,
+            reversed: r.reversed,
+            known_as: known_as(&k).to_string(),
+        })
+        .collect()
 }

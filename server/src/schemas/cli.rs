@@ -198,35 +198,11 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
         .topic
         .as_deref()
         .ok_or_else(|| anyhow!("--topic is required with --server"))?;
-    let path = args
-        .schema
-        .as_deref()
-        .ok_or_else(|| anyhow!("--schema FILE is required with --server"))?;
-    let proposed = ProposedSchema {
-        schema_type: schema_type(args.schema_type.as_deref())?,
-        schema: read(path, args.max_schema_bytes)?,
-        references: references(&args)?
-            .into_iter()
-            .map(|r| (r.name, r.text))
-            .collect(),
-        subject_references: Vec::new(),
-    };
+    let proposed = proposed_schema(&args)?;
     let http = reqwest::Client::builder()
         .timeout(std::time::Duration::from_secs(60))
         .build()?;
-    let clusters: Vec<serde_json::Value> = answer(
-        http.get(format!("{server}/api/v1/clusters"))
-            .bearer_auth(token)
-            .send()
-            .await,
-        server,
-    )
-    .await?;
-    let id = clusters
-        .iter()
-        .find(|c| c["name"] == cluster)
-        .and_then(|c| c["id"].as_i64())
-        .ok_or_else(|| anyhow!("the console at {server} watches no cluster named {cluster:?}"))?;
+    let id = cluster_id(&http, server, token, cluster).await?;
     let topic_path: String = url::form_urlencoded::byte_serialize(topic.as_bytes()).collect();
     let report: CompatibilityReport = answer(
         http.post(format!(
@@ -241,21 +217,7 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
     .await?;
     println!("{}", serde_json::to_string_pretty(&report)?);
     if let Some(title) = &args.propose {
-        let item: serde_json::Value = answer(
-            http.post(format!(
-                "{server}/api/v1/schema-checks/{}/proposals",
-                report.id
-            ))
-            .bearer_auth(token)
-            .json(&serde_json::json!({ "title": title }))
-            .send()
-            .await,
-            server,
-        )
-        .await
-        .context("proposing the checked schema for review")?;
-        let id = item["id"].as_i64().unwrap_or_default();
-        eprintln!("proposed for review as item {id}: {server}/review/{id}");
+        propose(&http, server, token, report.id, title).await?;
     }
     Ok(match report.verdict {
         Verdict::Compatible => ExitCode::SUCCESS,
@@ -265,6 +227,68 @@ async fn online(args: SchemaCheckArgs) -> anyhow::Result<ExitCode> {
             ExitCode::from(2)
         }
     })
+}
+
+/// The schema file `--schema` names, with its type and references.
+fn proposed_schema(args: &SchemaCheckArgs) -> anyhow::Result<ProposedSchema> {
+    let path = args
+        .schema
+        .as_deref()
+        .ok_or_else(|| anyhow!("--schema FILE is required with --server"))?;
+    Ok(ProposedSchema {
+        schema_type: schema_type(args.schema_type.as_deref())?,
+        schema: read(path, args.max_schema_bytes)?,
+        references: references(args)?
+            .into_iter()
+            .map(|r| (r.name, r.text))
+            .collect(),
+        subject_references: Vec::new(),
+    })
+}
+
+/// The id of the cluster the console at `server` watches as `cluster`.
+async fn cluster_id(
+    http: &reqwest::Client,
+    server: &str,
+    token: &str,
+    cluster: &str,
+) -> anyhow::Result<i64> {
+    let clusters: Vec<serde_json::Value> = answer(
+        http.get(format!("{server}/api/v1/clusters"))
+            .bearer_auth(token)
+            .send()
+            .await,
+        server,
+    )
+    .await?;
+    clusters
+        .iter()
+        .find(|c| c["name"] == cluster)
+        .and_then(|c| c["id"].as_i64())
+        .ok_or_else(|| anyhow!("the console at {server} watches no cluster named {cluster:?}"))
+}
+
+/// Proposes the checked schema (check `check`) for review as `title`.
+async fn propose(
+    http: &reqwest::Client,
+    server: &str,
+    token: &str,
+    check: i64,
+    title: &str,
+) -> anyhow::Result<()> {
+    let item: serde_json::Value = answer(
+        http.post(format!("{server}/api/v1/schema-checks/{check}/proposals"))
+            .bearer_auth(token)
+            .json(&serde_json::json!({ "title": title }))
+            .send()
+            .await,
+        server,
+    )
+    .await
+    .context("proposing the checked schema for review")?;
+    let id = item["id"].as_i64().unwrap_or_default();
+    eprintln!("proposed for review as item {id}: {server}/review/{id}");
+    Ok(())
 }
 
 /// The JSON body of a successful answer, or the API's error message.

@@ -148,6 +148,7 @@ pub(super) fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> boo
         b.interval_s,
     )
 }
+
 impl ClusterService {
     pub(super) async fn create(
         &self,

@@ -23,6 +23,7 @@ pub struct ApplyReport {
     /// Clusters in the console the file does not name: left alone.
     pub not_in_file: Vec<String>,
 }
+
 impl ClusterService {
     /// Makes the clusters named in a clusters file match it, in one
     /// transaction: every entry is validated before anything changes, so a
@@ -37,34 +38,7 @@ impl ClusterService {
         dry_run: bool,
     ) -> Result<ApplyReport, AppError> {
         require(who, Action::ManageClusters, "apply a clusters file")?;
-        let wanted = entries
-            .iter()
-            .map(|e| {
-                validate(e, &self.credentials).map_err(|err| match err {
-                    AppError::Invalid(m) => {
-                        (e, AppError::Invalid(format!("Cluster {:?}: {m}", e.name)))
-                    }
-                    other => (e, other),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>();
-        let wanted = match wanted {
-            Ok(w) => w,
-            Err((entry, e)) => {
-                let why = e.to_string();
-                let target = target_of(&entry.name);
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.apply.refused",
-                    target,
-                    json!({ "refused": why }),
-                )
-                .await;
-                return Err(e);
-            }
-        };
+        let wanted = self.checked(who, from, &entries).await?;
         let existing: BTreeMap<String, store::ClusterRow> = store::all(&self.pool)
             .await?
             .into_iter()
@@ -119,6 +93,44 @@ impl ClusterService {
             .filter(|n| !wanted.iter().any(|w| &w.name == n))
             .collect();
         Ok(report)
+    }
+
+    /// A clusters file's entries as they would be stored, every one checked
+    /// (`validate`); the first bad one is audited as the file's refusal.
+    async fn checked(
+        &self,
+        who: &Principal,
+        from: &str,
+        entries: &[NewCluster],
+    ) -> Result<Vec<store::ClusterRow>, AppError> {
+        let wanted = entries
+            .iter()
+            .map(|e| {
+                validate(e, &self.credentials).map_err(|err| match err {
+                    AppError::Invalid(m) => {
+                        (e, AppError::Invalid(format!("Cluster {:?}: {m}", e.name)))
+                    }
+                    other => (e, other),
+                })
+            })
+            .collect::<Result<Vec<_>, _>>();
+        match wanted {
+            Ok(w) => Ok(w),
+            Err((entry, e)) => {
+                let why = e.to_string();
+                let target = target_of(&entry.name);
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "cluster.apply.refused",
+                    target,
+                    json!({ "refused": why }),
+                )
+                .await;
+                Err(e)
+            }
+        }
     }
 
     /// Sets each named cluster's lineage topic as a clusters file says

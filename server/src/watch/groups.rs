@@ -30,6 +30,7 @@ pub async fn windows(
     let rows = store::samples::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
     Ok(by_group(rows).remove(group).unwrap_or_default())
 }
+
 impl ClusterService {
     /// Judges each partition of a group over its window of passes.
     pub(super) async fn evaluate(

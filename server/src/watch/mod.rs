@@ -431,16 +431,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         spec: StreamSpec,
     ) -> Result<TopicView, AppError> {
         require(who, Action::Read, "describe streams")?;
-        if spec.tier.is_some_and(|t| !(1..=3).contains(&t)) {
-            return Err(AppError::Invalid("The SLA tier is 1, 2 or 3.".into()));
-        }
-        if spec.freshness_budget_s.is_some_and(|b| b <= 0)
-            || spec.expected_interval_s.is_some_and(|b| b <= 0)
-        {
-            return Err(AppError::Invalid(
-                "Budgets and intervals are positive numbers of seconds.".into(),
-            ));
-        }
+        check_spec(&spec)?;
         // A removed cluster's streams are gone with it.
         self.get(who, id).await?;
         let current = store::topics(&self.pool, id)
@@ -472,26 +463,8 @@ impl streamkeeper_app::port::Watch for ClusterService {
         store::lock_stream(&mut tx, id, topic).await?;
         let open = store::open_items_of_stream(&mut tx, id, topic).await?;
         if let Err(refusal) = may_describe(mine.steward(who), now, wanted, open) {
-            let target = format!("stream:{topic}");
-            let detail = json!({
-                "cluster_id": id, "refused": refusal.to_string(),
-                "domain": { "now": now.domain, "asked": domain },
-                "compatibility": { "now": now.compatibility, "asked": compatibility },
-            });
-            record_refusal(
-                &self.pool,
-                who,
-                from,
-                "stream.describe.refused",
-                target,
-                detail,
-            )
-            .await;
-            return Err(match refusal {
-                DescribeRefusal::NotSteward => AppError::Forbidden(refusal.to_string()),
-                r if r.is_conflict() => AppError::Conflict(r.to_string()),
-                r => AppError::Refused(r.to_string()),
-            });
+            let asked = (id, topic, now, wanted);
+            return Err(self.refuse_describe(who, from, asked, refusal).await);
         }
         store::upsert_stream(
             &mut tx,
@@ -608,6 +581,56 @@ impl ClusterService {
             .map(topic_view)
             .collect())
     }
+}
+
+impl ClusterService {
+    /// Audits a refused description of stream `topic` of cluster `id`
+    /// (`now` as it stands, `wanted` as asked) and answers why, as the
+    /// caller's error.
+    async fn refuse_describe(
+        &self,
+        who: &Principal,
+        from: &str,
+        (id, topic, now, wanted): (i64, &str, StreamEntry<'_>, StreamEntry<'_>),
+        refusal: DescribeRefusal,
+    ) -> AppError {
+        let target = format!("stream:{topic}");
+        let detail = json!({
+            "cluster_id": id, "refused": refusal.to_string(),
+            "domain": { "now": now.domain, "asked": wanted.domain },
+            "compatibility": { "now": now.compatibility, "asked": wanted.compatibility },
+        });
+        record_refusal(
+            &self.pool,
+            who,
+            from,
+            "stream.describe.refused",
+            target,
+            detail,
+        )
+        .await;
+        match refusal {
+            DescribeRefusal::NotSteward => AppError::Forbidden(refusal.to_string()),
+            r if r.is_conflict() => AppError::Conflict(r.to_string()),
+            r => AppError::Refused(r.to_string()),
+        }
+    }
+}
+
+/// A stream's description as asked: its tier 1 to 3, its budget and
+/// interval positive.
+fn check_spec(spec: &StreamSpec) -> Result<(), AppError> {
+    if spec.tier.is_some_and(|t| !(1..=3).contains(&t)) {
+        return Err(AppError::Invalid("The SLA tier is 1, 2 or 3.".into()));
+    }
+    if spec.freshness_budget_s.is_some_and(|b| b <= 0)
+        || spec.expected_interval_s.is_some_and(|b| b <= 0)
+    {
+        return Err(AppError::Invalid(
+            "Budgets and intervals are positive numbers of seconds.".into(),
+        ));
+    }
+    Ok(())
 }
 
 /// Why a group (as `platform::ownership` answered for it) is owned, for

@@ -14,7 +14,7 @@ use super::types::{
     CheckOptions, CompatibilityCheck, Config, ConfigUpdate, Deleted, ModeBody, NewSchema,
     Registered, RegistryMode, SchemaById, SchemaVersion, Scope, SubjectVersion, VersionRef,
 };
-use crate::clients::egress::{BodyError, HttpClient, read_capped};
+use crate::clients::egress::{BodyError, HttpClient, endpoint, media_type, read_capped};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
 use serde::de::DeserializeOwned;
@@ -157,12 +157,7 @@ impl Answer {
             .get(CONTENT_TYPE)
             .and_then(|v| v.to_str().ok())
             .unwrap_or("");
-        let essence = content_type
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let essence = media_type(&self.headers);
         let textual = essence.is_empty()
             || essence == "application/json"
             || essence.ends_with("+json")
@@ -216,18 +211,10 @@ impl RegistryClient {
     }
 
     fn url(&self, call: &Call<'_>) -> Result<Url, RegistryError> {
-        let mut url = self.base.clone();
-        url.path_segments_mut()
-            .map_err(|()| RegistryError::BadUrl {
-                url: self.base.to_string(),
-                reason: "it cannot take a path".into(),
-            })?
-            .pop_if_empty()
-            .extend(&call.path);
-        if !call.query.is_empty() {
-            url.query_pairs_mut().extend_pairs(&call.query);
-        }
-        Ok(url)
+        endpoint(&self.base, &call.path, &call.query).ok_or_else(|| RegistryError::BadUrl {
+            url: self.base.to_string(),
+            reason: "it cannot take a path".into(),
+        })
     }
 
     #[tracing::instrument(skip_all, fields(method = %call.method, subject = call.target.subject.as_deref()))]

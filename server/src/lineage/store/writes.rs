@@ -192,120 +192,70 @@ pub async fn write(
     extras: &Extras,
     named_by: &ClusterRows,
 ) -> Result<bool, Db> {
-    // Nodes: numbered from 1 in the order sent (UNNEST's ordinality).
-    let mut ord: HashMap<&NodeKey, i64> = HashMap::new();
-    let (mut n_kind, mut n_ns, mut n_name) = (Vec::new(), Vec::new(), Vec::new());
-    let mut n_seen = SeenColumns::default();
-    let (mut n_cluster, mut n_raw, mut n_issues) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut n_job_kind, mut n_job_kind_at, mut n_integration) =
-        (Vec::new(), Vec::new(), Vec::new());
-    for n in graph.nodes() {
-        ord.insert(&n.key, ord.len() as i64 + 1);
-        n_kind.push(node_kind(&n.key));
-        n_ns.push(n.key.namespace());
-        n_name.push(n.key.name());
-        n_seen.push(&n.known);
-        let (mut cluster, mut raw, mut issues) = (None, json!([]), json!([]));
-        let (mut job_kind, mut job_kind_at, mut integration) = (None, None, None);
-        match &n.detail {
-            Detail::Dataset(d) => {
-                cluster = d.cluster.as_deref();
-                raw = json!(d.raw_namespaces);
-                issues = serde_json::to_value(&d.issues).unwrap_or_else(|_| json!([]));
-            }
-            Detail::Job(j) => {
-                if let Some((at, kind)) = j.said() {
-                    job_kind = Some(kind_str(kind));
-                    job_kind_at = Some(at);
-                    integration = j.integration.as_deref();
-                }
-            }
-        }
-        n_cluster.push(cluster);
-        n_raw.push(raw);
-        n_issues.push(issues);
-        n_job_kind.push(job_kind);
-        n_job_kind_at.push(job_kind_at);
-        n_integration.push(integration);
-    }
+    let (nodes, ord) = NodeColumns::of(graph);
+    let facets = FacetColumns::of(graph, extras, &ord);
+    let edges = EdgeColumns::of(graph, &ord);
+    let runs = RunColumns::of(graph, &ord);
+    let run_facets = RunFacetColumns::of(extras);
+    let aliases = AliasColumns::of(graph, extras, &ord);
+    let [n_of, n_ol, n_df, n_dl] = nodes.seen.0;
+    let [e_of, e_ol, e_df, e_dl] = edges.seen.0;
+    let same: bool = sqlx::query_scalar(WRITE_BATCH)
+        .bind(nodes.kind)
+        .bind(nodes.namespace)
+        .bind(nodes.name)
+        .bind(n_of)
+        .bind(n_ol)
+        .bind(n_df)
+        .bind(n_dl)
+        .bind(nodes.cluster)
+        .bind(nodes.raw_namespaces)
+        .bind(nodes.issues)
+        .bind(nodes.job_kind)
+        .bind(nodes.job_kind_at)
+        .bind(nodes.integration)
+        .bind(facets.node)
+        .bind(facets.key)
+        .bind(facets.at)
+        .bind(facets.value)
+        .bind(edges.src)
+        .bind(edges.dst)
+        .bind(e_of)
+        .bind(e_ol)
+        .bind(e_df)
+        .bind(e_dl)
+        .bind(runs.id)
+        .bind(runs.job)
+        .bind(runs.state)
+        .bind(runs.state_at)
+        .bind(runs.first)
+        .bind(runs.last)
+        .bind(runs.parent)
+        .bind(runs.parent_namespace)
+        .bind(runs.parent_name)
+        .bind(run_facets.run)
+        .bind(run_facets.key)
+        .bind(run_facets.at)
+        .bind(run_facets.value)
+        .bind(aliases.namespace)
+        .bind(aliases.name)
+        .bind(aliases.dataset)
+        .bind(aliases.source)
+        .bind(aliases.first)
+        .bind(aliases.last)
+        .bind(&named_by.ids)
+        .bind(&named_by.bootstraps)
+        .bind(facets.sender)
+        .bind(facets.hold)
+        .fetch_one(conn)
+        .await?;
+    Ok(same)
+}
 
-    let (mut f_node, mut f_key, mut f_at, mut f_value) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    let (mut f_sender, mut f_hold) = (Vec::new(), Vec::new());
-    for n in graph.nodes() {
-        for (key, slot) in &n.facets {
-            f_hold.push(key == "ownership" && extras.held_ownership.contains(&n.key));
-            f_node.push(ord[&n.key]);
-            f_key.push(key.as_str());
-            f_at.push(slot.at);
-            f_value.push(facet_value(&slot.value));
-            f_sender.push(
-                extras
-                    .facet_senders
-                    .get(&(n.key.clone(), key.clone()))
-                    .map(|(_, s)| s.as_str()),
-            );
-        }
-    }
-
-    let (mut e_src, mut e_dst, mut e_seen) = (Vec::new(), Vec::new(), SeenColumns::default());
-    for (a, b, k) in graph.edges() {
-        e_src.push(ord[a]);
-        e_dst.push(ord[b]);
-        e_seen.push(k);
-    }
-
-    let mut r_id = Vec::new();
-    let (mut r_job, mut r_state, mut r_state_at) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut r_first, mut r_last) = (Vec::new(), Vec::new());
-    let (mut r_parent, mut r_parent_ns, mut r_parent_name) = (Vec::new(), Vec::new(), Vec::new());
-    for (run_id, r) in graph.runs() {
-        // A run's job is a node of the same fold.
-        let Some(&job) = ord.get(&NodeKey::Job(r.job.clone())) else {
-            continue;
-        };
-        let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
-        r_id.push(run_id);
-        r_job.push(job);
-        r_state.push(state.as_str());
-        r_state_at.push(state_at);
-        r_first.push(r.first_seen);
-        r_last.push(r.last_seen);
-        r_parent.push(r.parent.as_ref().map(|p| p.run_id.as_str()));
-        r_parent_ns.push(r.parent.as_ref().map(|p| p.job.namespace.as_str()));
-        r_parent_name.push(r.parent.as_ref().map(|p| p.job.name.as_str()));
-    }
-
-    let (mut rf_run, mut rf_key, mut rf_at, mut rf_value) =
-        (Vec::new(), Vec::new(), Vec::new(), Vec::new());
-    for ((run_id, key), (at, value)) in &extras.run_facets {
-        rf_run.push(run_id.as_str());
-        rf_key.push(key.as_str());
-        rf_at.push(*at);
-        rf_value.push(facet_value(value));
-    }
-
-    let (mut a_ns, mut a_name, mut a_dataset) = (Vec::new(), Vec::new(), Vec::new());
-    let (mut a_source, mut a_first, mut a_last) = (Vec::new(), Vec::new(), Vec::new());
-    for (alias, dataset, source) in graph.alias_claims() {
-        let Some(seen) = extras.alias_seen.get(&(alias.clone(), dataset.clone())) else {
-            continue;
-        };
-        let Some(&d) = ord.get(&NodeKey::Dataset(dataset.clone())) else {
-            continue;
-        };
-        a_ns.push(alias.namespace.as_str());
-        a_name.push(alias.name.as_str());
-        a_dataset.push(d);
-        a_source.push(json!(source));
-        a_first.push(seen.first);
-        a_last.push(seen.last);
-    }
-
-    let [n_of, n_ol, n_df, n_dl] = n_seen.0;
-    let [e_of, e_ol, e_df, e_dl] = e_seen.0;
-    let same: bool = sqlx::query_scalar(
-        "WITH named AS (
+/// The batch's one statement ([`write`]): a data-modifying CTE per table,
+/// each table's rows as typed arrays bound in the order of the columns
+/// structs below (`$1`…`$46`).
+const WRITE_BATCH: &str = "WITH named AS (
              -- The registered clusters the batch was named by are still
              -- the registered ones (in this statement's snapshot); else it
              -- writes nothing and the caller folds again, so no batch is
@@ -434,55 +384,206 @@ pub async fn write(
                  last_seen = GREATEST(a.last_seen, EXCLUDED.last_seen)
              WHERE EXCLUDED.first_seen < a.first_seen OR EXCLUDED.last_seen > a.last_seen
          )
-         SELECT same FROM named",
-    )
-    .bind(n_kind)
-    .bind(n_ns)
-    .bind(n_name)
-    .bind(n_of)
-    .bind(n_ol)
-    .bind(n_df)
-    .bind(n_dl)
-    .bind(n_cluster)
-    .bind(n_raw)
-    .bind(n_issues)
-    .bind(n_job_kind)
-    .bind(n_job_kind_at)
-    .bind(n_integration)
-    .bind(f_node)
-    .bind(f_key)
-    .bind(f_at)
-    .bind(f_value)
-    .bind(e_src)
-    .bind(e_dst)
-    .bind(e_of)
-    .bind(e_ol)
-    .bind(e_df)
-    .bind(e_dl)
-    .bind(r_id)
-    .bind(r_job)
-    .bind(r_state)
-    .bind(r_state_at)
-    .bind(r_first)
-    .bind(r_last)
-    .bind(r_parent)
-    .bind(r_parent_ns)
-    .bind(r_parent_name)
-    .bind(rf_run)
-    .bind(rf_key)
-    .bind(rf_at)
-    .bind(rf_value)
-    .bind(a_ns)
-    .bind(a_name)
-    .bind(a_dataset)
-    .bind(a_source)
-    .bind(a_first)
-    .bind(a_last)
-    .bind(&named_by.ids)
-    .bind(&named_by.bootstraps)
-    .bind(f_sender)
-    .bind(f_hold)
-    .fetch_one(conn)
-    .await?;
-    Ok(same)
+         SELECT same FROM named";
+
+/// The nodes' columns, numbered from 1 in the order sent (UNNEST's
+/// ordinality), and each node's number.
+#[derive(Default)]
+struct NodeColumns<'a> {
+    kind: Vec<&'static str>,
+    namespace: Vec<&'a str>,
+    name: Vec<&'a str>,
+    seen: SeenColumns,
+    cluster: Vec<Option<&'a str>>,
+    raw_namespaces: Vec<Value>,
+    issues: Vec<Value>,
+    job_kind: Vec<Option<&'static str>>,
+    job_kind_at: Vec<Option<DateTime<Utc>>>,
+    integration: Vec<Option<&'a str>>,
+}
+
+impl<'a> NodeColumns<'a> {
+    fn of(graph: &'a Graph) -> (Self, HashMap<&'a NodeKey, i64>) {
+        let mut ord: HashMap<&NodeKey, i64> = HashMap::new();
+        let mut c = Self::default();
+        for n in graph.nodes() {
+            ord.insert(&n.key, ord.len() as i64 + 1);
+            c.kind.push(node_kind(&n.key));
+            c.namespace.push(n.key.namespace());
+            c.name.push(n.key.name());
+            c.seen.push(&n.known);
+            let (mut cluster, mut raw, mut issues) = (None, json!([]), json!([]));
+            let (mut job_kind, mut job_kind_at, mut integration) = (None, None, None);
+            match &n.detail {
+                Detail::Dataset(d) => {
+                    cluster = d.cluster.as_deref();
+                    raw = json!(d.raw_namespaces);
+                    issues = serde_json::to_value(&d.issues).unwrap_or_else(|_| json!([]));
+                }
+                Detail::Job(j) => {
+                    if let Some((at, kind)) = j.said() {
+                        job_kind = Some(kind_str(kind));
+                        job_kind_at = Some(at);
+                        integration = j.integration.as_deref();
+                    }
+                }
+            }
+            c.cluster.push(cluster);
+            c.raw_namespaces.push(raw);
+            c.issues.push(issues);
+            c.job_kind.push(job_kind);
+            c.job_kind_at.push(job_kind_at);
+            c.integration.push(integration);
+        }
+        (c, ord)
+    }
+}
+
+/// The node facets' columns, with who sent each and whether an owner set
+/// on the node holds it back (`ownership`).
+#[derive(Default)]
+struct FacetColumns<'a> {
+    node: Vec<i64>,
+    key: Vec<&'a str>,
+    at: Vec<DateTime<Utc>>,
+    value: Vec<Option<Value>>,
+    sender: Vec<Option<&'a str>>,
+    hold: Vec<bool>,
+}
+
+impl<'a> FacetColumns<'a> {
+    fn of(graph: &'a Graph, extras: &'a Extras, ord: &HashMap<&NodeKey, i64>) -> Self {
+        let mut c = Self::default();
+        for n in graph.nodes() {
+            for (key, slot) in &n.facets {
+                c.hold
+                    .push(key == "ownership" && extras.held_ownership.contains(&n.key));
+                c.node.push(ord[&n.key]);
+                c.key.push(key.as_str());
+                c.at.push(slot.at);
+                c.value.push(facet_value(&slot.value));
+                c.sender.push(
+                    extras
+                        .facet_senders
+                        .get(&(n.key.clone(), key.clone()))
+                        .map(|(_, s)| s.as_str()),
+                );
+            }
+        }
+        c
+    }
+}
+
+/// The edges' columns, by node number.
+#[derive(Default)]
+struct EdgeColumns {
+    src: Vec<i64>,
+    dst: Vec<i64>,
+    seen: SeenColumns,
+}
+
+impl EdgeColumns {
+    fn of(graph: &Graph, ord: &HashMap<&NodeKey, i64>) -> Self {
+        let mut c = Self::default();
+        for (a, b, k) in graph.edges() {
+            c.src.push(ord[a]);
+            c.dst.push(ord[b]);
+            c.seen.push(k);
+        }
+        c
+    }
+}
+
+/// The runs' columns: those whose job is a node of the same fold.
+#[derive(Default)]
+struct RunColumns<'a> {
+    id: Vec<&'a str>,
+    job: Vec<i64>,
+    state: Vec<&'static str>,
+    state_at: Vec<DateTime<Utc>>,
+    first: Vec<DateTime<Utc>>,
+    last: Vec<DateTime<Utc>>,
+    parent: Vec<Option<&'a str>>,
+    parent_namespace: Vec<Option<&'a str>>,
+    parent_name: Vec<Option<&'a str>>,
+}
+
+impl<'a> RunColumns<'a> {
+    fn of(graph: &'a Graph, ord: &HashMap<&NodeKey, i64>) -> Self {
+        let mut c = Self::default();
+        for (run_id, r) in graph.runs() {
+            // A run's job is a node of the same fold.
+            let Some(&job) = ord.get(&NodeKey::Job(r.job.clone())) else {
+                continue;
+            };
+            let (state_at, state) = r.state.unwrap_or((r.last_seen, EventType::Running));
+            c.id.push(run_id);
+            c.job.push(job);
+            c.state.push(state.as_str());
+            c.state_at.push(state_at);
+            c.first.push(r.first_seen);
+            c.last.push(r.last_seen);
+            c.parent.push(r.parent.as_ref().map(|p| p.run_id.as_str()));
+            c.parent_namespace
+                .push(r.parent.as_ref().map(|p| p.job.namespace.as_str()));
+            c.parent_name
+                .push(r.parent.as_ref().map(|p| p.job.name.as_str()));
+        }
+        c
+    }
+}
+
+/// The run facets' columns.
+#[derive(Default)]
+struct RunFacetColumns<'a> {
+    run: Vec<&'a str>,
+    key: Vec<&'a str>,
+    at: Vec<DateTime<Utc>>,
+    value: Vec<Option<Value>>,
+}
+
+impl<'a> RunFacetColumns<'a> {
+    fn of(extras: &'a Extras) -> Self {
+        let mut c = Self::default();
+        for ((run_id, key), (at, value)) in &extras.run_facets {
+            c.run.push(run_id.as_str());
+            c.key.push(key.as_str());
+            c.at.push(*at);
+            c.value.push(facet_value(value));
+        }
+        c
+    }
+}
+
+/// The alias claims' columns: those with their times and whose dataset is
+/// a node of the same fold.
+#[derive(Default)]
+struct AliasColumns<'a> {
+    namespace: Vec<&'a str>,
+    name: Vec<&'a str>,
+    dataset: Vec<i64>,
+    source: Vec<Value>,
+    first: Vec<DateTime<Utc>>,
+    last: Vec<DateTime<Utc>>,
+}
+
+impl<'a> AliasColumns<'a> {
+    fn of(graph: &'a Graph, extras: &Extras, ord: &HashMap<&NodeKey, i64>) -> Self {
+        let mut c = Self::default();
+        for (alias, dataset, source) in graph.alias_claims() {
+            let Some(seen) = extras.alias_seen.get(&(alias.clone(), dataset.clone())) else {
+                continue;
+            };
+            let Some(&d) = ord.get(&NodeKey::Dataset(dataset.clone())) else {
+                continue;
+            };
+            c.namespace.push(alias.namespace.as_str());
+            c.name.push(alias.name.as_str());
+            c.dataset.push(d);
+            c.source.push(json!(source));
+            c.first.push(seen.first);
+            c.last.push(seen.last);
+        }
+        c
+    }
 }

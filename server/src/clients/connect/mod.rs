@@ -25,7 +25,14 @@
 //! - offsets are altered with `POST …/offsets/request` and followed at
 //!   `…/offsets/request/status`, not with PATCH/DELETE `…/offsets`.
 
-use crate::clients::egress::{BodyError, HttpClient, read_capped};
+mod error;
+mod model;
+
+pub use error::ConnectError;
+use error::{error_body, scrub, snippet};
+pub use model::*;
+
+use crate::clients::egress::{BodyError, HttpClient, endpoint, media_type, read_capped};
 pub use crate::clients::registry::{Auth, Secret};
 use reqwest::header::{ACCEPT, CONTENT_TYPE, HeaderMap, HeaderValue};
 use reqwest::{Method, StatusCode, Url};
@@ -33,7 +40,6 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::fmt;
 use std::time::Duration;
 use streamkeeper::connect::worker::{WorkerAnswer, WorkerAnswerError};
 use streamkeeper::platform::egress::EgressPolicy;
@@ -70,277 +76,6 @@ impl ConnectSettings {
             conflict_backoff: Duration::from_millis(250),
         }
     }
-}
-
-#[derive(Debug, thiserror::Error)]
-pub enum ConnectError {
-    /// 404: the connector, task or plugin does not exist.
-    #[error("{message}")]
-    NotFound { message: String },
-    #[error("connector '{name}' exists already")]
-    AlreadyExists { name: String },
-    /// 409 after every retry: a rebalance that did not end in time.
-    #[error(
-        "the Connect cluster at {url} was rebalancing and refused the request {attempts} times (HTTP 409); try again shortly"
-    )]
-    Rebalancing { url: String, attempts: u32 },
-    /// Another 4xx Connect explained: an invalid config, a name that does
-    /// not match, offsets of a connector that is not stopped. Values in
-    /// "Invalid value … for configuration" are cut out (they may be secrets).
-    #[error("the Connect cluster refused the request (HTTP {status}): {message}")]
-    Rejected { status: u16, message: String },
-    /// Validate refused to start: Connect's text echoes the whole config,
-    /// secrets included, so it is not kept.
-    #[error(
-        "the Connect cluster refused to validate for plugin '{plugin}': connector.class is missing, is not installed there or does not match the plugin"
-    )]
-    ValidateRefused { plugin: String },
-    #[error(
-        "the Connect cluster at {url} did not accept the credentials (HTTP 401); check the user and password, the Cloud API key, or the token"
-    )]
-    Unauthorized { url: String },
-    #[error("the credentials may not do this on the Connect cluster at {url} (HTTP 403){}", detail(message.as_deref()))]
-    Forbidden {
-        url: String,
-        message: Option<String>,
-    },
-    #[error("the Connect cluster at {url} failed (HTTP {status}): {message}")]
-    Server {
-        url: String,
-        status: u16,
-        message: String,
-        /// The start of a body that was not a Connect error (admins only).
-        body: Option<String>,
-    },
-    #[error("the Connect cluster at {url} could not be reached: {reason}")]
-    Unreachable { url: String, reason: String },
-    #[error(
-        "the Connect cluster at {url} answered HTTP {status} with something its API never sends: {detail}"
-    )]
-    UnexpectedResponse {
-        url: String,
-        status: u16,
-        detail: String,
-        /// What it said instead, clipped (admins only).
-        body: Option<String>,
-    },
-    #[error(
-        "the Connect cluster at {url} answered HTTP {status}, a redirect, which Streamkeeper does not follow: set the Connect URL to where the worker is"
-    )]
-    Redirected {
-        url: String,
-        status: u16,
-        location: Option<String>,
-    },
-    #[error(
-        "the Connect cluster at {url} answered with more than {limit} bytes; nothing of it was used"
-    )]
-    TooLarge { url: String, limit: usize },
-    #[error("the Connect cluster at {url} may not be reached: {refusal}")]
-    Egress {
-        url: String,
-        refusal: streamkeeper::platform::egress::EgressRefusal,
-    },
-    #[error("the Connect URL '{url}' cannot be used: {reason}")]
-    BadUrl { url: String, reason: String },
-}
-
-fn detail(message: Option<&str>) -> String {
-    message.map(|m| format!(": {m}")).unwrap_or_default()
-}
-
-impl ConnectError {
-    /// What the other side sent that the error's text leaves out.
-    pub fn upstream(&self) -> Option<String> {
-        match self {
-            ConnectError::Server { body, .. } | ConnectError::UnexpectedResponse { body, .. } => {
-                body.clone()
-            }
-            ConnectError::Redirected { location, .. } => {
-                location.as_ref().map(|l| format!("Location {l}"))
-            }
-            _ => None,
-        }
-    }
-
-    /// As an HTTP status of Streamkeeper's own answer: the thing is not
-    /// there (404), Connect judged the request and said no (422), or the
-    /// Connect cluster could not be used (503).
-    pub fn status(&self) -> u16 {
-        match self {
-            ConnectError::NotFound { .. } => 404,
-            ConnectError::AlreadyExists { .. }
-            | ConnectError::Rejected { .. }
-            | ConnectError::ValidateRefused { .. } => 422,
-            _ => 503,
-        }
-    }
-
-    /// Everyone gets the text; admins also what the other side sent.
-    pub fn for_viewer(&self, admin: bool) -> String {
-        match self.upstream().filter(|_| admin) {
-            Some(sent) => format!("{self} (it sent: {sent})"),
-            None => self.to_string(),
-        }
-    }
-}
-
-/// A connector's or task's state (`AbstractStatus.State`).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
-pub enum State {
-    Unassigned,
-    Running,
-    Paused,
-    Failed,
-    Restarting,
-    Stopped,
-}
-
-impl State {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            State::Unassigned => "UNASSIGNED",
-            State::Running => "RUNNING",
-            State::Paused => "PAUSED",
-            State::Failed => "FAILED",
-            State::Restarting => "RESTARTING",
-            State::Stopped => "STOPPED",
-        }
-    }
-
-    pub fn parse(s: &str) -> Option<State> {
-        serde_json::from_value(Value::String(s.to_owned())).ok()
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "lowercase")]
-pub enum ConnectorType {
-    Source,
-    Sink,
-    Unknown,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct InstanceStatus {
-    pub state: State,
-    pub worker_id: String,
-    /// Present only when FAILED.
-    #[serde(default)]
-    pub trace: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct TaskStatus {
-    pub id: u32,
-    pub state: State,
-    pub worker_id: String,
-    #[serde(default)]
-    pub trace: Option<String>,
-}
-
-/// ConnectorStateInfo.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct ConnectorStatus {
-    pub name: String,
-    pub connector: InstanceStatus,
-    /// Empty for a STOPPED connector: its tasks vanish from status.
-    pub tasks: Vec<TaskStatus>,
-    #[serde(rename = "type")]
-    pub kind: ConnectorType,
-}
-
-/// A config as the worker holds it: **in clear**, secrets and all
-/// (`info.config` is not masked, KAFKA-5117). `Debug` shows keys only.
-#[derive(Clone, PartialEq, Eq, Default, Deserialize, Serialize)]
-#[serde(transparent)]
-pub struct PlainConfig(pub BTreeMap<String, String>);
-
-impl fmt::Debug for PlainConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_set().entries(self.0.keys()).finish()
-    }
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub struct TaskId {
-    pub connector: String,
-    pub task: u32,
-}
-
-/// ConnectorInfo.
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct ConnectorInfo {
-    pub name: String,
-    pub config: PlainConfig,
-    pub tasks: Vec<TaskId>,
-    #[serde(rename = "type")]
-    pub kind: ConnectorType,
-}
-
-/// One entry of `GET /connectors?expand=…`: only the parts asked for, and
-/// a connector may lack one (just created or deleted mid-listing, B2).
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct Expanded {
-    #[serde(default)]
-    pub status: Option<ConnectorStatus>,
-    #[serde(default)]
-    pub info: Option<ConnectorInfo>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct TaskInfo {
-    pub id: TaskId,
-    pub config: PlainConfig,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub struct PluginInfo {
-    pub class: String,
-    #[serde(rename = "type")]
-    pub kind: String,
-    #[serde(default)]
-    pub version: Option<String>,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize, Serialize)]
-pub struct Offset {
-    pub partition: Value,
-    pub offset: Value,
-}
-
-#[derive(Clone, Debug, PartialEq, Eq, Deserialize)]
-pub struct WorkerInfo {
-    pub version: String,
-    #[serde(default)]
-    pub commit: Option<String>,
-    #[serde(default)]
-    pub kafka_cluster_id: Option<String>,
-}
-
-/// `POST /connectors/{n}/restart` flags (KIP-745).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct RestartOptions {
-    pub include_tasks: bool,
-    pub only_failed: bool,
-}
-
-/// What a restart answered.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Restarted {
-    /// 204: the connector alone (both flags false).
-    Connector,
-    /// 202: the instances being restarted, in RESTARTING.
-    Accepted(ConnectorStatus),
-}
-
-/// The state a connector is created in.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum InitialState {
-    Running,
-    Paused,
-    Stopped,
 }
 
 /// An async client for one Connect cluster. Cheap to clone.
@@ -417,16 +152,7 @@ impl Answer {
     }
 
     fn is_json(&self) -> bool {
-        let essence = self
-            .headers
-            .get(CONTENT_TYPE)
-            .and_then(|v| v.to_str().ok())
-            .unwrap_or("")
-            .split(';')
-            .next()
-            .unwrap_or("")
-            .trim()
-            .to_ascii_lowercase();
+        let essence = media_type(&self.headers);
         essence == "application/json" || essence.ends_with("+json")
     }
 
@@ -449,70 +175,6 @@ impl Answer {
         }
         String::from_utf8(self.body.clone()).map_err(|_| self.unexpected("the body is not UTF-8"))
     }
-}
-
-/// The start of a body, for admins: enough to recognise an HTML page.
-fn snippet(body: &[u8]) -> String {
-    const MAX: usize = 200;
-    let text = String::from_utf8_lossy(body);
-    let text = text.trim();
-    match text.char_indices().nth(MAX) {
-        Some((cut, _)) => format!("{}…", &text[..cut]),
-        None if text.is_empty() => "(empty)".into(),
-        None => text.to_owned(),
-    }
-}
-
-/// `ConfigException`'s "Invalid value <v> for configuration <k>" quotes
-/// the value, which may be a secret: every such value is cut out.
-fn scrub(message: &str) -> String {
-    const START: &str = "Invalid value ";
-    const END: &str = " for configuration";
-    let mut out = String::with_capacity(message.len());
-    let mut rest = message;
-    while let Some(start) = rest.find(START) {
-        let after = &rest[start + START.len()..];
-        match after.find(END) {
-            Some(end) => {
-                out.push_str(&rest[..start]);
-                out.push_str("Invalid value (hidden)");
-                rest = &after[end..];
-            }
-            None => break,
-        }
-    }
-    out.push_str(rest);
-    out
-}
-
-/// Connect's `{"error_code","message"}`, or Cloud's `{"error":{"code",
-/// "message"}}` / `{"code","message"}`.
-fn error_body(body: &[u8]) -> Option<(u16, String)> {
-    #[derive(Deserialize)]
-    struct Connect {
-        error_code: u16,
-        #[serde(default)]
-        message: String,
-    }
-    #[derive(Deserialize)]
-    struct Inner {
-        code: u16,
-        #[serde(default)]
-        message: String,
-    }
-    #[derive(Deserialize)]
-    struct Cloud {
-        error: Inner,
-    }
-    if let Ok(c) = serde_json::from_slice::<Connect>(body) {
-        return Some((c.error_code, c.message));
-    }
-    if let Ok(c) = serde_json::from_slice::<Cloud>(body) {
-        return Some((c.error.code, c.error.message));
-    }
-    serde_json::from_slice::<Inner>(body)
-        .ok()
-        .map(|c| (c.code, c.message))
 }
 
 impl ConnectClient {
@@ -558,18 +220,10 @@ impl ConnectClient {
     }
 
     fn url(&self, call: &Call<'_>) -> Result<Url, ConnectError> {
-        let mut url = self.base.clone();
-        url.path_segments_mut()
-            .map_err(|()| ConnectError::BadUrl {
-                url: self.base.to_string(),
-                reason: "it cannot take a path".into(),
-            })?
-            .pop_if_empty()
-            .extend(&call.path);
-        if !call.query.is_empty() {
-            url.query_pairs_mut().extend_pairs(&call.query);
-        }
-        Ok(url)
+        endpoint(&self.base, &call.path, &call.query).ok_or_else(|| ConnectError::BadUrl {
+            url: self.base.to_string(),
+            reason: "it cannot take a path".into(),
+        })
     }
 
     /// Sends the call, retrying a rebalance's 409 with a doubling backoff.

@@ -291,8 +291,8 @@ impl LineageService {
             let page = store::events_after(&mut tx, after, 2_000).await?;
             let Some(last) = page.last() else { break };
             after = last.id;
-            let (graph, mut extras, failed) = fold::fold_stored(&page, &clusters);
-            fold::hold_ownership(&mut tx, &graph, &mut extras).await?;
+            let (mut graph, mut extras, failed) = fold::fold_stored(&page, &clusters);
+            fold::hold_ownership(&mut tx, &mut graph, &mut extras).await?;
             if !store::write(&mut tx, &graph, &extras, named_by).await? {
                 return Ok(None);
             }
@@ -633,13 +633,9 @@ impl LineageService {
             )));
         }
         let groups = notify::by_owner(&answer);
+        // The rule's owners are teams of the catalog, every one.
         let names: Vec<&str> = groups.keys().copied().collect();
         let teams = store::teams_named(&self.pool, &names).await?;
-        let unknown: Vec<String> = names
-            .iter()
-            .filter(|n| !teams.iter().any(|t| t.name == **n))
-            .map(|n| n.to_string())
-            .collect();
         let mut tx = begin(&self.pool).await?;
         let (question, notified_at) = store::insert_question(
             &mut tx,
@@ -688,8 +684,7 @@ impl LineageService {
             format!("lineage:{}", view.start),
             serde_json::json!({"question": question, "direction": view.direction,
                 "reached": view.nodes.len(), "partial": view.partial,
-                "teams": told.iter().map(|t| &t.team).collect::<Vec<_>>(),
-                "not_in_catalog": unknown}),
+                "teams": told.iter().map(|t| &t.team).collect::<Vec<_>>()}),
         )
         .await?;
         commit(tx).await?;
@@ -699,7 +694,6 @@ impl LineageService {
             answered_at,
             notified_at,
             teams: told,
-            not_in_catalog: unknown,
             impact: view,
         })
     }
@@ -922,6 +916,7 @@ impl LineageService {
         };
         Ok(GraphView {
             center: id(&loaded.start),
+            owner: self.owner_view(who, start).await?,
             depth: limits.depth,
             budget: limits.budget,
             nodes,

@@ -37,7 +37,7 @@ pub struct Team {
 pub enum OwnerReason {
     /// The stream's catalog entry names the team.
     Catalog,
-    /// The thing was claimed for (or, a lineage node, given to) the team;
+    /// The group or connector was claimed for the team;
     /// `at` is when, if it was recorded.
     Claimed { at: Option<DateTime<Utc>> },
     /// The team owns `topic`, which the thing reads or writes (or is).
@@ -51,6 +51,9 @@ pub enum OwnerReason {
     /// The latest `ownership` facet named the team, sent by `sender`, who
     /// may speak for it.
     ByFacet { sender: String },
+    /// A lineage node's owner was set to the team by `by` (an admin or a
+    /// member of that team) at `at`.
+    SetBy { by: String, at: DateTime<Utc> },
 }
 
 /// A thing's owner team, and why.
@@ -95,6 +98,7 @@ impl fmt::Display for OwnerReason {
             OwnerReason::ByStream { topic } => write!(f, "by stream {topic}"),
             OwnerReason::ByDerived { name, because } => write!(f, "as {name}, {because}"),
             OwnerReason::ByFacet { sender } => write!(f, "by ownership facet from {sender}"),
+            OwnerReason::SetBy { by, at } => write!(f, "set by {by} on {}", at.date_naive()),
         }
     }
 }
@@ -118,6 +122,14 @@ pub struct StreamFact {
 pub struct Claim {
     pub team: Team,
     pub at: Option<DateTime<Utc>>,
+}
+
+/// An owner set on a lineage node: the team, who set it and when.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SetOwner {
+    pub team: Team,
+    pub by: String,
+    pub at: DateTime<Utc>,
 }
 
 /// A stream's owner: its catalog entry's team.
@@ -210,6 +222,27 @@ pub fn facet_replaces(stored: Option<&FacetFact>, new: &FacetFact) -> bool {
     }
 }
 
+/// Which of the `ownership` facets one batch brings for a node (in the
+/// order the graph merges them: by time, a later event on a tie) are
+/// taken: each must replace the one before it ([`facet_replaces`]), the
+/// stored one or the last taken, so no facet of the batch is kept
+/// unchecked because a later one was allowed, nor one allowed lost
+/// because a later one was not. The last taken is the one to keep; none
+/// taken keeps the stored one.
+pub fn facets_taken(stored: Option<&FacetFact>, batch: &[FacetFact]) -> Vec<bool> {
+    let mut current = stored;
+    batch
+        .iter()
+        .map(|f| {
+            let taken = facet_replaces(current, f);
+            if taken {
+                current = Some(f);
+            }
+            taken
+        })
+        .collect()
+}
+
 /// What is known of a lineage node for its owner.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum NodeFacts {
@@ -218,9 +251,9 @@ pub enum NodeFacts {
     /// A job Streamkeeper derived from the consumer group or connector
     /// `name`, whose owner is `owner` (by [`of_group`] / [`of_connector`]).
     Derived { name: String, owner: Option<Owner> },
-    /// Anything else: the team set on it, and its latest ownership facet.
+    /// Anything else: the owner set on it, and its latest ownership facet.
     Other {
-        set: Option<Claim>,
+        set: Option<SetOwner>,
         facet: Option<FacetFact>,
     },
 }
@@ -241,9 +274,9 @@ pub fn of_node(facts: NodeFacts) -> Option<Owner> {
                 because: Box::new(o.reason),
             },
         }),
-        NodeFacts::Other { set: Some(c), .. } => Some(Owner {
-            team: c.team,
-            reason: OwnerReason::Claimed { at: c.at },
+        NodeFacts::Other { set: Some(s), .. } => Some(Owner {
+            team: s.team,
+            reason: OwnerReason::SetBy { by: s.by, at: s.at },
         }),
         NodeFacts::Other { set: None, facet } => {
             let f = facet?;
@@ -269,8 +302,9 @@ pub enum SetRefusal {
     #[error("only an admin or a member of that team may give a node to it")]
     NotMember,
     /// A Kafka dataset is its stream's and a derived job its group's or
-    /// connector's: an owner set on the node would change nothing.
-    #[error("its owner is {0}: describe the stream or claim the group or connector instead")]
+    /// connector's: an owner set on the node would change nothing. The
+    /// words say where it comes from ([`NodeFacts::inherited`]).
+    #[error("{0}")]
     Inherited(String),
 }
 
@@ -278,6 +312,25 @@ impl NodeFacts {
     /// Whether an owner set on the node counts ([`of_node`]).
     pub fn settable(&self) -> bool {
         matches!(self, NodeFacts::Other { .. })
+    }
+
+    /// Where the owner of a node that is not set on it comes from, in
+    /// words ("its owner comes from the stream orders (payments): …");
+    /// `None` for a node whose owner is set on it.
+    pub fn inherited(&self) -> Option<String> {
+        let whose = |o: Option<&Owner>| o.map_or_else(|| "unowned".to_string(), |o| o.to_string());
+        match self {
+            NodeFacts::KafkaDataset { stream } => Some(format!(
+                "its owner comes from the stream {} ({}): describe the stream to change it",
+                stream.topic,
+                stream.owner.as_ref().map_or("unowned", |t| t.name.as_str())
+            )),
+            NodeFacts::Derived { name, owner } => Some(format!(
+                "its owner comes from the consumer group or connector {name} ({}): claim that to change it",
+                whose(owner.as_ref())
+            )),
+            NodeFacts::Other { .. } => None,
+        }
     }
 }
 
@@ -302,10 +355,10 @@ pub fn may_set_node_owner(
             return Err(SetRefusal::NotMember);
         }
     }
-    if !facts.settable() {
-        return Err(SetRefusal::Inherited(describe(current.as_ref())));
+    match facts.inherited() {
+        Some(words) => Err(SetRefusal::Inherited(words)),
+        None => Ok(()),
     }
-    Ok(())
 }
 
 #[cfg(test)]
@@ -420,16 +473,19 @@ mod tests {
     #[test]
     fn other_nodes_are_the_set_team_else_a_facet_from_someone_allowed() {
         let facet = |team: Option<Team>, sender| Some(FacetFact { team, sender });
-        // Set by an admin or the team: wins over any facet.
-        let set = Claim {
+        // Set by an admin or the team: wins over any facet, and says who set it.
+        let set = SetOwner {
             team: payments(),
-            at: None,
+            by: "pat".into(),
+            at: at("2026-12-07T09:00:00Z"),
         };
         let o = of_node(NodeFacts::Other {
             set: Some(set),
             facet: facet(Some(fraud()), sender("root", true, &[])),
-        });
-        assert_eq!(o.map(|o| o.team), Some(payments()));
+        })
+        .expect("owned");
+        assert_eq!(o.team, payments());
+        assert_eq!(o.to_string(), "payments (set by pat on 2026-12-07)");
         // A member of the named team speaks for it; an admin too.
         for s in [sender("pat", false, &[1]), sender("root", true, &[])] {
             let o = of_node(NodeFacts::Other {
@@ -480,9 +536,10 @@ mod tests {
             facet: None,
         };
         let payments_set = NodeFacts::Other {
-            set: Some(Claim {
+            set: Some(SetOwner {
                 team: payments(),
-                at: None,
+                by: "pat".into(),
+                at: at("2026-12-07T09:00:00Z"),
             }),
             facet: None,
         };
@@ -499,7 +556,7 @@ mod tests {
         // payments': fraud may not take it; payments may clear it.
         assert!(matches!(
             may_set_node_owner(&mallory, &payments_set, Some(2)),
-            Err(SetRefusal::Others(w)) if w == "payments's (claimed)"
+            Err(SetRefusal::Others(w)) if w == "payments's (set by pat on 2026-12-07)"
         ));
         assert_eq!(may_set_node_owner(&pat, &payments_set, None), Ok(()));
         assert_eq!(may_set_node_owner(&root, &payments_set, Some(2)), Ok(()));
@@ -523,10 +580,60 @@ mod tests {
             may_set_node_owner(&mallory, &topic, Some(2)),
             Err(SetRefusal::Others(_))
         ));
+        assert_eq!(
+            may_set_node_owner(&root, &topic, Some(2)).map_err(|e| e.to_string()),
+            Err("its owner comes from the stream orders (payments): describe the stream to change it".to_string())
+        );
+        // A derived job is its group's or connector's, owned or not.
+        let job = NodeFacts::Derived {
+            name: "billing".into(),
+            owner: of_group(None, &[stream("orders", Some(payments()))]),
+        };
+        assert_eq!(
+            may_set_node_owner(&pat, &job, Some(1)).map_err(|e| e.to_string()),
+            Err("its owner comes from the consumer group or connector billing (payments (by stream orders)): claim that to change it".to_string())
+        );
+        let unowned = NodeFacts::Derived {
+            name: "audit".into(),
+            owner: None,
+        };
         assert!(matches!(
-            may_set_node_owner(&root, &topic, Some(2)),
-            Err(SetRefusal::Inherited(w)) if w == "payments's (by stream orders)"
+            may_set_node_owner(&pat, &unowned, Some(1)),
+            Err(SetRefusal::Inherited(w)) if w.contains("audit (unowned)")
         ));
+        assert_eq!(free.inherited(), None);
+    }
+
+    #[test]
+    fn every_facet_of_a_batch_is_checked_in_order() {
+        let facet = |team: Option<Team>, s: Option<Sender>| FacetFact { team, sender: s };
+        let by_pat = facet(Some(payments()), sender("pat", false, &[1]));
+        let by_mallory = facet(Some(fraud()), sender("mallory", false, &[2]));
+        // Nothing stored: the first goes in; fraud's then owns it, and
+        // payments' member may not take it from fraud.
+        assert_eq!(
+            facets_taken(None, &[by_mallory.clone(), by_pat.clone()]),
+            [true, false]
+        );
+        // payments' first: fraud's later one is checked against it, not
+        // against the nothing stored.
+        assert_eq!(
+            facets_taken(None, &[by_pat.clone(), by_mallory.clone()]),
+            [true, false]
+        );
+        // A spoof (names payments, sent by fraud) owns nothing: the
+        // allowed one after it is taken.
+        let spoof = facet(Some(payments()), sender("mallory", false, &[2]));
+        assert_eq!(
+            facets_taken(None, &[spoof.clone(), by_pat.clone()]),
+            [true, true]
+        );
+        // Stored payments': fraud's is refused, payments' restatement taken.
+        assert_eq!(
+            facets_taken(Some(&by_pat), &[by_mallory, spoof, by_pat.clone()]),
+            [false, false, true]
+        );
+        assert!(facets_taken(Some(&by_pat), &[]).is_empty());
     }
 
     #[test]

@@ -1,5 +1,5 @@
 //! Lineage's server functions: the graph view, search, the impact, the
-//! impacts sent, and notify owners.
+//! impacts sent, notify owners, and a node's owner.
 
 use crate::error::AppError;
 use crate::lineage::model::{GraphView, ImpactView, NodeHit, NoticeView, SentView};
@@ -86,6 +86,27 @@ pub async fn notify_lineage_owners(
             .send_to_owners(&who, &client_addr().await, &ask)
             .await,
         sent_note,
+    )
+    .await
+}
+
+/// Gives the lineage node `node` (a nodeId) to `team` (empty: clears the
+/// owner set on it), as `PUT /api/v1/lineage/owner` does: the graph
+/// page's owner form. Answers the owner as the ownership rule now says.
+#[server(prefix = "/fn", endpoint = "set_lineage_owner")]
+pub async fn set_lineage_owner(node: String, team: String) -> Result<Option<String>, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let team = Some(team.trim()).filter(|t| !t.is_empty());
+    crate::ui::flash::noted(
+        backend()?
+            .lineage
+            .set_node_owner(&who, &client_addr().await, &node, team)
+            .await,
+        |owner| match owner {
+            Some(o) => format!("Its owner is now {o}."),
+            None => "It has no owner now.".to_string(),
+        },
     )
     .await
 }

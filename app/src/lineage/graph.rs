@@ -3,10 +3,12 @@
 //! node budget, drawn in layers (flows left to right). Each node is a link
 //! that re-centres the graph on it; the depth form and links change how
 //! far it reaches. A table lists the same nodes, for reading and search
-//! in the page.
+//! in the page. The centre's owner card says who owns it and why, and
+//! sets it where it is set on the node.
 
-use crate::lineage::fns::lineage_graph;
+use crate::lineage::fns::{SetLineageOwner, lineage_graph};
 use crate::lineage::model::GraphView;
+use crate::lineage::owner::OwnerCard;
 use crate::lineage::widgets::{
     GraphCanvas, absent_words, graph_href, graph_svg, impact_href, kind_words, number,
 };
@@ -25,6 +27,7 @@ pub fn LineageGraphPage() -> impl IntoView {
     let cluster_id = query_param("cluster_id");
     let depth = query_param("depth");
     let budget = query_param("budget");
+    let give = ServerAction::<SetLineageOwner>::new();
     let graph = Resource::new(
         move || {
             (
@@ -33,9 +36,10 @@ pub fn LineageGraphPage() -> impl IntoView {
                 cluster_id.get(),
                 depth.get(),
                 budget.get(),
+                give.version().get(),
             )
         },
-        |(node, topic, cluster_id, depth, budget)| async move {
+        |(node, topic, cluster_id, depth, budget, _)| async move {
             let cluster_id = number(cluster_id, "cluster_id")?;
             let depth = number(depth, "depth")?;
             let budget = number(budget, "budget")?;
@@ -48,7 +52,7 @@ pub fn LineageGraphPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match graph.await {
-                    Ok(g) => view! { <Graph g /> }.into_any(),
+                    Ok(g) => view! { <Graph g give /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -57,7 +61,7 @@ pub fn LineageGraphPage() -> impl IntoView {
 }
 
 #[component]
-fn Graph(g: GraphView) -> impl IntoView {
+fn Graph(g: GraphView, give: ServerAction<SetLineageOwner>) -> impl IntoView {
     let center = g.nodes.first().cloned();
     let name = center.as_ref().map(|c| c.name.clone()).unwrap_or_default();
     let kind = center
@@ -76,6 +80,7 @@ fn Graph(g: GraphView) -> impl IntoView {
         counted(depth, "hop"),
         counted(budget, "node")
     );
+    let owner = g.owner.clone();
     let partial = g.partial.then(|| {
         view! {
             <p class="note partial" data-testid="partial">
@@ -91,6 +96,7 @@ fn Graph(g: GraphView) -> impl IntoView {
             " · "
             <a href=impact_href(&id, "upstream")>"Where it comes from"</a>
         </p>
+        <OwnerCard node=id.clone() o=owner give />
         <form method="get" action="/lineage/graph" class="filters" data-testid="depth-form">
             <input type="hidden" name="node" value=id.clone() />
             <label>"Depth " <input name="depth" type="number" min="1" max="12" value=depth.to_string() /></label>

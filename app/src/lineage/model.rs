@@ -136,9 +136,6 @@ pub struct NoticeView {
     pub notified_at: Option<DateTime<Utc>>,
     /// The owner teams told, by name.
     pub teams: Vec<TeamNoticeView>,
-    /// Owners named by `ownership` facets that are no team in the catalog:
-    /// nobody to tell.
-    pub not_in_catalog: Vec<String>,
     pub impact: ImpactView,
 }
 
@@ -278,12 +275,37 @@ pub struct GraphEdge {
     pub known_as: String,
 }
 
+/// The owner of the node a graph is centred on, and what the asker may
+/// do about it: the graph page's owner form.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NodeOwnerView {
+    /// Its owner and why, by the ownership rule ("payments (by stream
+    /// orders)", "payments (set by pat on 2026-12-07)"); `None` when
+    /// unowned.
+    pub owner: Option<String>,
+    /// Its owner team's name alone.
+    pub team: Option<String>,
+    /// Where its owner comes from when it is not set on the node (a
+    /// topic's stream, a derived job's consumer group or connector): what
+    /// setting it would be refused with (422).
+    pub inherited: Option<String>,
+    /// The teams the asker may give it to, by name (none when the
+    /// owner is inherited, or another team's and the asker no admin).
+    pub teams: Vec<String>,
+    /// Whether the asker may clear the owner set on it.
+    pub clearable: bool,
+}
+
 /// The graph around one node, laid out in layers (flows left to right).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct GraphView {
     /// The centre's nodeId; `nodes[0]` is the centre.
     pub center: String,
+    /// The centre's owner, and whether the asker may set it.
+    #[serde(default)]
+    pub owner: NodeOwnerView,
     pub depth: u32,
     pub budget: usize,
     pub nodes: Vec<GraphNode>,

@@ -491,6 +491,7 @@ mod tests {
         };
         let g = GraphView {
             center: "dataset:n:a".into(),
+            owner: Default::default(),
             depth: 2,
             budget: 200,
             nodes: vec![

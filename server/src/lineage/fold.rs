@@ -23,11 +23,13 @@
 use super::store::{self, StoredEvent};
 use crate::platform::errors::{Db, db, unreachable};
 use crate::platform::ownership;
+use chrono::{DateTime, Utc};
 use sqlx::{PgConnection, PgPool};
+use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
-use streamkeeper::lineage::graph::{FoldContext, Graph, fold};
+use streamkeeper::lineage::graph::{FacetSlot, FoldContext, Graph, NodeKey, Upserts, fold};
 use streamkeeper::lineage::naming::Clusters;
 use streamkeeper::lineage::receive::reread;
 use streamkeeper_app::error::AppError;
@@ -81,6 +83,7 @@ pub fn fold_stored(
                 );
                 extras.note(&up);
                 extras.note_senders(&up, &e.sender);
+                extras.ownership_sent.extend(ownership_sent(&up, &e.sender));
                 graph.apply(&up);
             }
             Err(err) => {
@@ -91,38 +94,93 @@ pub fn fold_stored(
     (graph, extras, unreadable)
 }
 
-/// Marks the `ownership` facets of `graph` that may not replace the one
-/// their node has (the ownership rule's `facet_replaces`, asked of
-/// `platform::ownership`), so [`store::write`] keeps the stored one: one
-/// event from another team neither takes a node nor leaves it unowned.
-/// Within one batch the latest facet is the one asked about.
+/// An `ownership` facet (or its deletion) one event of a batch sent for
+/// a node: what [`hold_ownership`] checks, every one of them.
+#[derive(Clone, Debug)]
+pub struct OwnershipSent {
+    pub node: NodeKey,
+    pub at: DateTime<Utc>,
+    pub value: Option<serde_json::Value>,
+    pub sender: String,
+}
+
+/// The `ownership` facets of `up`, sent by `sender`.
+fn ownership_sent<'a>(
+    up: &'a Upserts,
+    sender: &'a str,
+) -> impl Iterator<Item = OwnershipSent> + 'a {
+    let datasets = up
+        .datasets
+        .iter()
+        .map(|d| (NodeKey::Dataset(d.key.clone()), &d.facets, d.at));
+    let jobs = up
+        .jobs
+        .iter()
+        .map(|j| (NodeKey::Job(j.key.clone()), &j.facets, j.at));
+    datasets.chain(jobs).flat_map(move |(node, facets, at)| {
+        facets
+            .iter()
+            .filter(|f| f.key == "ownership")
+            .map(move |f| OwnershipSent {
+                node: node.clone(),
+                at,
+                value: f.value.clone(),
+                sender: sender.to_string(),
+            })
+    })
+}
+
+/// Decides the `ownership` facet each node of the batch keeps: every one
+/// the batch sent is checked in the order the graph merges them (by time,
+/// a later event on a tie) against the one before it, the stored one or
+/// the last taken (the ownership rule's `facets_taken`, asked of
+/// `platform::ownership`). The last taken is written, even when a later
+/// one the graph would keep was not; none taken keeps the stored one
+/// ([`store::write`] holds it). So one event from another team neither
+/// takes a node nor leaves it unowned, whether it comes before or after
+/// an allowed one in the batch.
 pub async fn hold_ownership(
     conn: &mut PgConnection,
-    graph: &Graph,
+    graph: &mut Graph,
     extras: &mut store::Extras,
 ) -> Result<(), Db> {
-    let mut asked = Vec::new();
-    for n in graph.nodes() {
-        let Some(slot) = n.facets.get("ownership") else {
+    let mut sent = std::mem::take(&mut extras.ownership_sent);
+    // A stable sort: a tie keeps the events' order, as the graph merges.
+    sent.sort_by_key(|s| s.at);
+    let asked: Vec<ownership::NewFacet> = sent
+        .iter()
+        .map(|s| ownership::NewFacet {
+            node: &s.node,
+            team: s.value.as_ref().and_then(ownership::facet_team),
+            sender: &s.sender,
+        })
+        .collect();
+    let taken = ownership::facets_taken(conn, &asked).await?;
+    let mut last: HashMap<&NodeKey, Option<&OwnershipSent>> = HashMap::new();
+    for (s, t) in sent.iter().zip(taken) {
+        let slot = last.entry(&s.node).or_default();
+        if t {
+            *slot = Some(s);
+        }
+    }
+    for (node, kept) in last {
+        let Some(s) = kept else {
+            extras.held_ownership.insert(node.clone());
             continue;
         };
-        let sender = extras
-            .facet_senders
-            .get(&(n.key.clone(), "ownership".to_string()))
-            .map_or("", |(_, s)| s.as_str());
-        asked.push(ownership::NewFacet {
-            node: &n.key,
-            team: slot.value.as_ref().and_then(ownership::facet_team),
-            sender,
-        });
+        if let Some(mut n) = graph.node(node).cloned() {
+            let slot = FacetSlot {
+                at: s.at,
+                value: s.value.clone(),
+            };
+            n.facets.insert("ownership".to_string(), slot);
+            graph.insert_node(n);
+        }
+        extras.facet_senders.insert(
+            (node.clone(), "ownership".to_string()),
+            (s.at, s.sender.clone()),
+        );
     }
-    let held = ownership::facets_held(conn, &asked).await?;
-    extras.held_ownership = asked
-        .iter()
-        .zip(held)
-        .filter(|(_, held)| *held)
-        .map(|(f, _)| f.node.clone())
-        .collect();
     Ok(())
 }
 
@@ -274,9 +332,9 @@ impl Fold {
                 Some(names) => names,
                 None => store::cluster_rows(&mut *tx).await?,
             };
-            let (graph, mut extras, unreadable) =
+            let (mut graph, mut extras, unreadable) =
                 fold_stored(page, &Clusters::new(&names.registered()));
-            hold_ownership(tx, &graph, &mut extras).await?;
+            hold_ownership(tx, &mut graph, &mut extras).await?;
             let written = store::write(tx, &graph, &extras, &names).await?;
             // Kept when they still stood; else registered or removed since
             // they were read.

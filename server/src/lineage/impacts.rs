@@ -265,13 +265,9 @@ impl LineageService {
             )));
         }
         let groups = notify::by_owner(&answer);
+        // The rule's owners are teams of the catalog, every one.
         let names: Vec<&str> = groups.keys().copied().collect();
         let teams = store::teams_named(&self.pool, &names).await?;
-        let unknown: Vec<String> = names
-            .iter()
-            .filter(|n| !teams.iter().any(|t| t.name == **n))
-            .map(|n| n.to_string())
-            .collect();
         let mut tx = begin(&self.pool).await?;
         let (question, notified_at) = store::insert_question(
             &mut tx,
@@ -301,8 +297,7 @@ impl LineageService {
             format!("lineage:{}", view.start),
             serde_json::json!({"question": question, "direction": view.direction,
                 "reached": view.nodes.len(), "partial": view.partial,
-                "teams": told.iter().map(|t| &t.team).collect::<Vec<_>>(),
-                "not_in_catalog": unknown}),
+                "teams": told.iter().map(|t| &t.team).collect::<Vec<_>>()}),
         )
         .await?;
         commit(tx).await?;
@@ -312,7 +307,6 @@ impl LineageService {
             answered_at,
             notified_at,
             teams: told,
-            not_in_catalog: unknown,
             impact: view,
         })
     }

@@ -133,8 +133,8 @@ impl LineageService {
             let page = store::events_after(&mut tx, after, 2_000).await?;
             let Some(last) = page.last() else { break };
             after = last.id;
-            let (graph, mut extras, failed) = fold::fold_stored(&page, &clusters);
-            fold::hold_ownership(&mut tx, &graph, &mut extras).await?;
+            let (mut graph, mut extras, failed) = fold::fold_stored(&page, &clusters);
+            fold::hold_ownership(&mut tx, &mut graph, &mut extras).await?;
             if !store::write(&mut tx, &graph, &extras, named_by).await? {
                 return Ok(None);
             }

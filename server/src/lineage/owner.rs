@@ -5,11 +5,12 @@
 //! `may_set_node_owner`; refusals are audited and change nothing.
 
 use serde_json::json;
-use streamkeeper::access::ownership::{self as rule, Owner, Sender, SetRefusal};
+use streamkeeper::access::ownership::{self as rule, NodeFacts, Owner, Sender, SetRefusal};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::lineage::marquez::NodeId;
 use streamkeeper_app::error::AppError;
+use streamkeeper_app::lineage::model::NodeOwnerView;
 
 use super::{LineageService, store};
 use crate::accounts::require;
@@ -100,11 +101,7 @@ impl LineageService {
             .await?
             .remove(&id)
             .ok_or_else(|| AppError::NotFound(format!("The lineage node {node}")))?;
-        let sender = Sender {
-            username: who.username.clone(),
-            admin: who.has(Role::Admin),
-            teams: Facts::load(&self.pool, who).await?.teams().to_vec(),
-        };
+        let sender = self.sender(who).await?;
         rule::may_set_node_owner(&sender, &facts, team_id).map_err(|e| match e {
             SetRefusal::Inherited(_) => AppError::Invalid(format!("set this node's owner: {e}")),
             SetRefusal::Others(_) | SetRefusal::NotMember => {
@@ -112,5 +109,48 @@ impl LineageService {
             }
         })?;
         Ok((key, team_id))
+    }
+
+    /// The lineage node `id`'s owner as the graph page shows it, with the
+    /// teams `who` may give it to and whether they may clear it: each by
+    /// the rule (`may_set_node_owner`), so the form offers only what the
+    /// service would do.
+    pub(super) async fn owner_view(
+        &self,
+        who: &Principal,
+        id: i64,
+    ) -> Result<NodeOwnerView, AppError> {
+        let Some(facts) = ownership::lineage_facts(&self.pool, &[id])
+            .await?
+            .remove(&id)
+        else {
+            return Ok(NodeOwnerView::default());
+        };
+        let owner = rule::of_node(facts.clone());
+        let sender = self.sender(who).await?;
+        let may = |team: Option<i64>| rule::may_set_node_owner(&sender, &facts, team).is_ok();
+        let teams = ownership::teams(&self.pool)
+            .await?
+            .into_iter()
+            .filter(|t| may(Some(t.id)))
+            .map(|t| t.name)
+            .collect();
+        let set = matches!(&facts, NodeFacts::Other { set: Some(_), .. });
+        Ok(NodeOwnerView {
+            owner: owner.as_ref().map(Owner::to_string),
+            team: owner.map(|o| o.team.name),
+            inherited: facts.inherited(),
+            teams,
+            clearable: set && may(None),
+        })
+    }
+
+    /// `who` as the ownership rule weighs them.
+    async fn sender(&self, who: &Principal) -> Result<Sender, AppError> {
+        Ok(Sender {
+            username: who.username.clone(),
+            admin: who.has(Role::Admin),
+            teams: Facts::load(&self.pool, who).await?.teams().to_vec(),
+        })
     }
 }

@@ -206,6 +206,7 @@ impl LineageService {
         };
         Ok(GraphView {
             center: NodeId(loaded.start.clone()).to_string(),
+            owner: self.owner_view(who, start).await?,
             depth: limits.depth,
             budget: limits.budget,
             nodes,

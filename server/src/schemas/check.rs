@@ -250,6 +250,7 @@ impl SchemaService {
     ) -> Result<Vec<ConsumerVerdict>, AppError> {
         let declared = store::readers(&self.pool, cluster_id, topic).await?;
         let groups = store::consumers(&self.pool, cluster_id, topic).await?;
+        let owners = self.consumer_owners(cluster_id, &groups).await?;
 
         let groups: Vec<&ConsumerRow> = groups.iter().filter(|_| of_values).collect();
         let readers: Vec<Reader> = groups
@@ -305,7 +306,7 @@ impl SchemaService {
                 };
                 ConsumerVerdict {
                     group: g.name.clone(),
-                    owner: g.owner.clone(),
+                    owner: owners.get(&g.name).cloned(),
                     reader: r.source,
                     reader_note: note,
                     verdict,

@@ -16,7 +16,7 @@ pub use registry::client;
 
 use serde_json::json;
 use sqlx::PgPool;
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap};
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
@@ -195,6 +195,23 @@ impl SchemaService {
         Ok((v.schema_type, v.schema, refs, Some((subject, number))))
     }
 
+    /// The owner team of each group in `groups`, by name, as the ownership
+    /// rule says (claimed, else by the streams it reads).
+    async fn consumer_owners(
+        &self,
+        cluster_id: i64,
+        groups: &[store::ConsumerRow],
+    ) -> Result<HashMap<String, String>, AppError> {
+        let names: Vec<String> = groups.iter().map(|g| g.name.clone()).collect();
+        Ok(
+            crate::platform::ownership::groups(&self.pool, cluster_id, &names)
+                .await?
+                .into_iter()
+                .filter_map(|(name, owner)| Some((name, owner?.team.name)))
+                .collect(),
+        )
+    }
+
     /// Who may record a schema: admins; owners for an unowned stream or
     /// group, or their own team's.
     async fn may_record(
@@ -276,6 +293,7 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         let history = store::stream_history(&self.pool, cluster_id, topic).await?;
         let declared = store::readers(&self.pool, cluster_id, topic).await?;
         let consumers = store::consumers(&self.pool, cluster_id, topic).await?;
+        let owners = self.consumer_owners(cluster_id, &consumers).await?;
         let readers = consumers
             .iter()
             .map(|g| {
@@ -285,7 +303,7 @@ impl streamkeeper_app::port::Schemas for SchemaService {
                 let r = reader_of(g, d, &history);
                 ReaderView {
                     group: g.name.clone(),
-                    owner: g.owner.clone(),
+                    owner: owners.get(&g.name).cloned(),
                     reader: r.source,
                     note: r.note,
                     schema: r.row.map(view),

@@ -132,12 +132,11 @@ pub async fn readers(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Vec<
     .await?)
 }
 
-/// A group that reads a topic, with when it was first seen.
+/// A group that reads a topic, with when it was first seen (its owner is
+/// the ownership rule's: `platform::ownership::groups`).
 #[derive(Debug, Clone, FromRow)]
 pub struct ConsumerRow {
     pub name: String,
-    pub owner: Option<String>,
-    pub owner_team_id: Option<i64>,
     pub first_seen: DateTime<Utc>,
 }
 
@@ -147,8 +146,8 @@ pub async fn consumers(
     topic: &str,
 ) -> Result<Vec<ConsumerRow>, Db> {
     Ok(sqlx::query_as(
-        "SELECT g.name, tm.name AS owner, g.owner_team_id, g.first_seen
-         FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+        "SELECT g.name, g.first_seen
+         FROM consumer_groups g
          WHERE g.cluster_id = $1 AND $2 = ANY(g.topics) AND g.gone_since IS NULL
          ORDER BY g.name",
     )

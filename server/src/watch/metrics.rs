@@ -226,7 +226,21 @@ async fn topics(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {
         "streamkeeper_topic_offline_partitions",
         "Partitions of the topic without a leader",
     );
-    for t in store::topic_metrics(pool).await? {
+    let rows = store::topic_metrics(pool).await?;
+    // Owners by the ownership rule, one read per cluster.
+    let mut named: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+    for t in &rows {
+        named.entry(t.cluster_id).or_default().push(t.name.clone());
+    }
+    let mut owners = BTreeMap::new();
+    for (cluster, topics) in named {
+        owners.insert(cluster, ownership::streams(pool, cluster, &topics).await?);
+    }
+    for t in rows {
+        let owner = owners
+            .get(&t.cluster_id)
+            .and_then(|o| o.get(&t.name))
+            .and_then(|o| o.as_ref().map(|o| o.team.name.clone()));
         let l = || {
             vec![
                 ("cluster_name", t.cluster.clone()),
@@ -234,7 +248,7 @@ async fn topics(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {
             ]
         };
         let mut p = l();
-        p.push(("owner", t.owner.clone().unwrap_or_default()));
+        p.push(("owner", owner.unwrap_or_default()));
         partitions.set(p, f64::from(t.partitions));
         under.set(l(), f64::from(t.under_replicated));
         offline.set(l(), f64::from(t.offline));

@@ -24,6 +24,7 @@ use crate::platform::ownership;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
+use std::collections::{BTreeMap, HashMap};
 use streamkeeper::access::ownership as rule;
 use streamkeeper::access::stewardship::{DescribeRefusal, StreamEntry, may_describe};
 use streamkeeper::accounts::account::Principal;
@@ -69,7 +70,9 @@ pub fn last_message(
     )
 }
 
-fn topic_view(t: store::TopicRow) -> TopicView {
+/// A topic as the pages show it, with its owner team (the ownership
+/// rule's, `None` when unowned).
+fn topic_view(t: store::TopicRow, owner: Option<String>) -> TopicView {
     let last = last_message(
         t.log_end_total,
         t.last_message_at,
@@ -87,7 +90,7 @@ fn topic_view(t: store::TopicRow) -> TopicView {
             .at_ms()
             .and_then(chrono::DateTime::from_timestamp_millis),
         last_message: last,
-        owner: t.owner,
+        owner,
         domain: t.domain,
         tier: t.tier,
         freshness_budget_s: t.freshness_budget_s,
@@ -165,11 +168,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn cluster(&self, who: &Principal, id: i64) -> Result<ClusterDetail, AppError> {
         let cluster = self.get(who, id).await?;
-        let topics = store::topics(&self.pool, id)
-            .await?
-            .into_iter()
-            .map(topic_view)
-            .collect();
+        let topics = self.topic_views(id).await?;
         Ok(ClusterDetail { cluster, topics })
     }
 
@@ -323,10 +322,25 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let order = Sorted::<StreamColumn>::parse(filter.sort.as_deref())?;
         let p = store::stream_list(&self.pool, filter.q.as_deref(), owner, trouble, order, page)
             .await?;
+        // Owners by the ownership rule, one read per cluster on the page.
+        let mut named: BTreeMap<i64, Vec<String>> = BTreeMap::new();
+        for r in &p.items {
+            named.entry(r.cluster_id).or_default().push(r.topic.clone());
+        }
+        let mut owners = HashMap::new();
+        for (cluster, topics) in named {
+            for (topic, owner) in ownership::streams(&self.pool, cluster, &topics).await? {
+                owners.insert((cluster, topic), owner);
+            }
+        }
         let items = p
             .items
             .into_iter()
             .map(|r| {
+                let owner = owners
+                    .remove(&(r.cluster_id, r.topic.clone()))
+                    .flatten()
+                    .map(|o| o.team.name);
                 let last = last_message(
                     r.log_end_total,
                     r.last_message_at,
@@ -337,7 +351,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                     cluster_id: r.cluster_id,
                     cluster: r.cluster,
                     topic: r.topic,
-                    owner: r.owner,
+                    owner,
                     tier: r.tier,
                     partitions: r.partitions,
                     status: r.flag.unwrap_or_else(|| "OK".into()),
@@ -439,6 +453,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .into_iter()
             .find(|t| t.name == topic)
             .ok_or_else(|| AppError::NotFound(format!("Topic {topic}")))?;
+        let owner = ownership::stream(&self.pool, id, topic).await?;
         let team_id = match spec.owner_team.as_deref() {
             Some(name) => Some(team_id(&self.pool, name).await?),
             None => None,
@@ -447,7 +462,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let domain = spec.domain.trim();
         let compatibility = spec.compatibility.map(Mode::as_str);
         let now = StreamEntry {
-            owner_team: current.owner_team_id,
+            owner_team: rule::team_id(owner.as_ref()),
             domain: current.domain.as_deref().unwrap_or(""),
             compatibility: current.compatibility.as_deref(),
         };
@@ -491,7 +506,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 "cluster_id": id, "owner_team": spec.owner_team, "tier": spec.tier,
                 "freshness_budget_s": spec.freshness_budget_s,
                 "expected_interval_s": spec.expected_interval_s,
-                "owner_team_before": current.owner,
+                "owner_team_before": owner.map(|o| o.team.name),
                 "domain": { "before": now.domain, "after": domain },
                 "compatibility": { "before": now.compatibility, "after": compatibility },
             }),
@@ -575,10 +590,20 @@ impl ClusterService {
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     pub async fn streams(&self, who: &Principal, id: i64) -> Result<Vec<TopicView>, AppError> {
         self.get(who, id).await?;
-        Ok(store::topics(&self.pool, id)
-            .await?
+        self.topic_views(id).await
+    }
+
+    /// Every topic of cluster `id` with its owner by the ownership rule.
+    async fn topic_views(&self, id: i64) -> Result<Vec<TopicView>, AppError> {
+        let topics = store::topics(&self.pool, id).await?;
+        let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
+        let mut owners = ownership::streams(&self.pool, id, &names).await?;
+        Ok(topics
             .into_iter()
-            .map(topic_view)
+            .map(|t| {
+                let owner = owners.remove(&t.name).flatten().map(|o| o.team.name);
+                topic_view(t, owner)
+            })
             .collect())
     }
 }

@@ -65,8 +65,11 @@ pub struct Extras {
     pub run_facets: HashMap<(String, String), (DateTime<Utc>, Option<Value>)>,
     /// (node, facet key) → (at, sender) of the change the graph keeps.
     pub facet_senders: HashMap<(NodeKey, String), (DateTime<Utc>, String)>,
-    /// Nodes whose stored `ownership` facet the batch's may not replace
-    /// (`fold::hold_ownership`).
+    /// Every `ownership` facet the batch's events sent, in their order:
+    /// each is checked, not the latest alone (`fold::hold_ownership`).
+    pub ownership_sent: Vec<crate::lineage::fold::OwnershipSent>,
+    /// Nodes whose stored `ownership` facet none of the batch's may
+    /// replace (`fold::hold_ownership`).
     pub held_ownership: HashSet<NodeKey>,
 }
 

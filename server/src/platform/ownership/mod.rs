@@ -7,10 +7,12 @@
 
 mod store;
 
+pub use store::{GROUP_OWNER, STREAM_OWNER};
+
 use sqlx::{PgConnection, PgPool};
 use std::collections::HashMap;
 use streamkeeper::access::ownership::{
-    self as rule, Claim, FacetFact, NodeFacts, Owner, Sender, StreamFact, Team,
+    self as rule, Claim, FacetFact, NodeFacts, Owner, Sender, SetOwner, StreamFact, Team,
 };
 use streamkeeper::lineage::graph::NodeKey;
 
@@ -30,6 +32,29 @@ pub async fn stream(pool: &PgPool, cluster_id: i64, topic: &str) -> Result<Optio
         .into_iter()
         .next()
         .and_then(|r| rule::of_stream(team(r.team_id, r.team))))
+}
+
+/// Every team, by name: what an admin may give a thing to.
+pub async fn teams(pool: &PgPool) -> Result<Vec<Team>, Db> {
+    Ok(store::teams(pool)
+        .await?
+        .into_iter()
+        .map(|(id, name)| Team { id, name })
+        .collect())
+}
+
+/// The owners of the named streams of a cluster: each stream in the
+/// catalog, with its owner (`None`: unowned).
+pub async fn streams(
+    pool: &PgPool,
+    cluster_id: i64,
+    topics: &[String],
+) -> Result<HashMap<String, Option<Owner>>, Db> {
+    Ok(store::streams(pool, cluster_id, topics)
+        .await?
+        .into_iter()
+        .map(|r| (r.topic, rule::of_stream(team(r.team_id, r.team))))
+        .collect())
 }
 
 /// The claim and owned streams of each named thing, from its rows.
@@ -182,8 +207,15 @@ pub async fn lineage_facts(pool: &PgPool, ids: &[i64]) -> Result<HashMap<i64, No
                 admin: r.sender_admin.unwrap_or(false),
                 teams: r.sender_teams,
             });
+            let set = team(r.set_team_id, r.set_team).and_then(|team| {
+                Some(SetOwner {
+                    team,
+                    by: r.set_by?,
+                    at: r.set_at?,
+                })
+            });
             NodeFacts::Other {
-                set: team(r.set_team_id, r.set_team).map(|team| Claim { team, at: r.set_at }),
+                set,
                 facet: Some(FacetFact {
                     team: team(r.facet_team_id, r.facet_team),
                     sender,
@@ -219,40 +251,85 @@ pub struct NewFacet<'a> {
     pub sender: &'a str,
 }
 
-/// Which of `new` may not replace the facet its node has
-/// ([`rule::facet_replaces`]), one flag each (`true`: keep the stored
-/// one), read in the fold's transaction.
-pub async fn facets_held(conn: &mut PgConnection, new: &[NewFacet<'_>]) -> Result<Vec<bool>, Db> {
-    if new.is_empty() {
+/// Which of the `ownership` facets a fold's batch brings are taken
+/// ([`rule::facets_taken`]), one flag each: `batch` in the order the
+/// graph merges them (by time, a later event on a tie), several per node
+/// allowed; each node's are checked one after another from the facet it
+/// has, read in the fold's transaction. The last taken of a node is the
+/// one to keep; none taken keeps the stored one.
+pub async fn facets_taken(
+    conn: &mut PgConnection,
+    batch: &[NewFacet<'_>],
+) -> Result<Vec<bool>, Db> {
+    if batch.is_empty() {
         return Ok(Vec::new());
     }
-    let kinds: Vec<&str> = new
-        .iter()
-        .map(|f| match f.node {
-            NodeKey::Dataset(_) => "dataset",
-            NodeKey::Job(_) => "job",
+    let keys: Vec<NodeRef> = batch.iter().map(|f| node_ref(f.node)).collect();
+    let stored = stored_facets(&mut *conn, &keys).await?;
+    let facts = new_facts(conn, batch).await?;
+    // Each node's facets, in the batch's order, by their place in it.
+    let mut by_node: HashMap<&NodeRef, Vec<usize>> = HashMap::new();
+    for (i, key) in keys.iter().enumerate() {
+        by_node.entry(key).or_default().push(i);
+    }
+    let mut taken = vec![false; batch.len()];
+    for (key, places) in by_node {
+        let mine: Vec<FacetFact> = places.iter().map(|&i| facts[i].clone()).collect();
+        for (&i, t) in places
+            .iter()
+            .zip(rule::facets_taken(stored.get(key), &mine))
+        {
+            taken[i] = t;
+        }
+    }
+    Ok(taken)
+}
+
+/// A lineage node as its stored rows name it: (kind, namespace, name).
+type NodeRef = (String, String, String);
+
+fn node_ref(node: &NodeKey) -> NodeRef {
+    let kind = match node {
+        NodeKey::Dataset(_) => "dataset",
+        NodeKey::Job(_) => "job",
+    };
+    (
+        kind.to_string(),
+        node.namespace().to_string(),
+        node.name().to_string(),
+    )
+}
+
+/// The `ownership` facet each of `keys` has, with its sender's standing.
+async fn stored_facets(
+    conn: &mut PgConnection,
+    keys: &[NodeRef],
+) -> Result<HashMap<NodeRef, FacetFact>, Db> {
+    let kinds: Vec<&str> = keys.iter().map(|k| k.0.as_str()).collect();
+    let namespaces: Vec<&str> = keys.iter().map(|k| k.1.as_str()).collect();
+    let names: Vec<&str> = keys.iter().map(|k| k.2.as_str()).collect();
+    Ok(store::stored_facets(conn, &kinds, &namespaces, &names)
+        .await?
+        .into_iter()
+        .map(|r| {
+            let sender = r.sender.map(|username| Sender {
+                username,
+                admin: r.sender_admin.unwrap_or(false),
+                teams: r.sender_teams,
+            });
+            let fact = FacetFact {
+                team: team(r.team_id, r.team),
+                sender,
+            };
+            ((r.kind, r.namespace, r.name), fact)
         })
-        .collect();
-    let namespaces: Vec<&str> = new.iter().map(|f| f.node.namespace()).collect();
-    let names: Vec<&str> = new.iter().map(|f| f.node.name()).collect();
-    let stored: HashMap<(String, String, String), FacetFact> =
-        store::stored_facets(&mut *conn, &kinds, &namespaces, &names)
-            .await?
-            .into_iter()
-            .map(|r| {
-                let sender = r.sender.map(|username| Sender {
-                    username,
-                    admin: r.sender_admin.unwrap_or(false),
-                    teams: r.sender_teams,
-                });
-                let fact = FacetFact {
-                    team: team(r.team_id, r.team),
-                    sender,
-                };
-                ((r.kind, r.namespace, r.name), fact)
-            })
-            .collect();
-    let usernames: Vec<&str> = new.iter().map(|f| f.sender).collect();
+        .collect())
+}
+
+/// What the rule needs of each facet of `batch`: the team it names (when
+/// that is a team) and its sender's standing.
+async fn new_facts(conn: &mut PgConnection, batch: &[NewFacet<'_>]) -> Result<Vec<FacetFact>, Db> {
+    let usernames: Vec<&str> = batch.iter().map(|f| f.sender).collect();
     let senders: HashMap<String, Sender> = store::senders(&mut *conn, &usernames)
         .await?
         .into_iter()
@@ -265,31 +342,22 @@ pub async fn facets_held(conn: &mut PgConnection, new: &[NewFacet<'_>]) -> Resul
             (r.username, s)
         })
         .collect();
-    let team_names: Vec<&str> = new.iter().filter_map(|f| f.team).collect();
+    let team_names: Vec<&str> = batch.iter().filter_map(|f| f.team).collect();
     let teams: HashMap<String, i64> = store::teams_named(conn, &team_names)
         .await?
         .into_iter()
         .map(|(id, name)| (name, id))
         .collect();
-    Ok(new
+    Ok(batch
         .iter()
-        .zip(kinds)
-        .map(|(f, kind)| {
-            let key = (
-                kind.to_string(),
-                f.node.namespace().to_string(),
-                f.node.name().to_string(),
-            );
-            let fact = FacetFact {
-                team: f.team.and_then(|name| {
-                    Some(Team {
-                        id: *teams.get(name)?,
-                        name: name.to_string(),
-                    })
-                }),
-                sender: senders.get(f.sender).cloned(),
-            };
-            !rule::facet_replaces(stored.get(&key), &fact)
+        .map(|f| FacetFact {
+            team: f.team.and_then(|name| {
+                Some(Team {
+                    id: *teams.get(name)?,
+                    name: name.to_string(),
+                })
+            }),
+            sender: senders.get(f.sender).cloned(),
         })
         .collect())
 }

@@ -6,6 +6,23 @@ use sqlx::{FromRow, PgConnection, PgPool};
 
 use crate::platform::errors::Db;
 
+/// The rule's owner of the stream `s` (a `streams` row) as SQL, its
+/// team's name: the catalog entry's team (`rule::of_stream`). For lists
+/// that filter or sort by owner in the database; what they show comes
+/// from `ownership::streams`.
+pub const STREAM_OWNER: &str = "(SELECT ot.name FROM teams ot WHERE ot.id = s.owner_team_id)";
+
+/// The rule's owner of the consumer group `g` (a `consumer_groups` row)
+/// as SQL, its team's name: its claim, else the owner of the first owned
+/// stream it reads by topic, byte order as in Rust (`rule::of_group`). For
+/// lists that sort by owner in the database; what they show comes from
+/// `ownership::groups`.
+pub const GROUP_OWNER: &str = "COALESCE(
+    (SELECT ot.name FROM teams ot WHERE ot.id = g.owner_team_id),
+    (SELECT ot.name FROM streams os JOIN teams ot ON ot.id = os.owner_team_id
+     WHERE os.cluster_id = g.cluster_id AND os.topic = ANY(g.topics)
+     ORDER BY os.topic COLLATE \"C\" LIMIT 1))";
+
 /// A stream's catalog owner.
 #[derive(Debug, FromRow)]
 pub struct StreamRow {
@@ -104,6 +121,7 @@ pub struct NodeRow {
     pub connector_connect: Option<i64>,
     pub set_team_id: Option<i64>,
     pub set_team: Option<String>,
+    pub set_by: Option<String>,
     pub set_at: Option<DateTime<Utc>>,
     pub facet_team_id: Option<i64>,
     pub facet_team: Option<String>,
@@ -116,7 +134,7 @@ pub async fn lineage_nodes(pool: &PgPool, ids: &[i64]) -> Result<Vec<NodeRow>, D
     Ok(sqlx::query_as(
         "SELECT n.id, n.name, r.dataset_cluster, st.id AS stream_team_id, st.name AS stream_team,
                 g.cluster_id AS group_cluster, k.connect_id AS connector_connect,
-                lt.id AS set_team_id, lt.name AS set_team, lo.set_at,
+                lt.id AS set_team_id, lt.name AS set_team, lo.set_by, lo.set_at,
                 ft.id AS facet_team_id, ft.name AS facet_team,
                 f.sender AS facet_sender, u.roles @> ARRAY['admin'] AS sender_admin,
                 COALESCE((SELECT array_agg(m.team_id) FROM memberships m WHERE m.user_id = u.id),
@@ -224,4 +242,11 @@ pub async fn teams_named(
             .fetch_all(conn)
             .await?,
     )
+}
+
+/// Every team: (id, name), by name.
+pub async fn teams(pool: &PgPool) -> Result<Vec<(i64, String)>, Db> {
+    Ok(sqlx::query_as("SELECT id, name FROM teams ORDER BY name")
+        .fetch_all(pool)
+        .await?)
 }

@@ -6,6 +6,7 @@ use chrono::{DateTime, Utc};
 use sqlx::{FromRow, PgConnection, PgPool};
 
 use crate::platform::errors::Db;
+use crate::platform::ownership::{GROUP_OWNER, STREAM_OWNER};
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::sort::Sorted;
 use streamkeeper::watch::list::{GroupColumn, StreamColumn};
@@ -53,7 +54,9 @@ pub struct GroupQuery<'a> {
 fn group_order(order: Sorted<GroupColumn>) -> String {
     let keys: &[&'static str] = match order.column {
         GroupColumn::Name => &["g.name"],
-        GroupColumn::Owner => &["tm.name"],
+        // The rule's owner (claimed, else by the streams it reads), as
+        // the list shows it: not the claim alone.
+        GroupColumn::Owner => &[GROUP_OWNER],
         GroupColumn::Status => &["CASE WHEN g.gone_since IS NOT NULL THEN 0
                   WHEN g.status = 'STOP' THEN 6 WHEN g.status = 'REWIND' THEN 5
                   WHEN g.status = 'LOST' THEN 4 WHEN g.status = 'STALL' THEN 3
@@ -94,7 +97,7 @@ pub async fn group_list(
     .fetch_one(pool)
     .await?;
     let items = sqlx::query_as(&format!(
-        "SELECT {GROUP_COLUMNS} FROM consumer_groups g LEFT JOIN teams tm ON tm.id = g.owner_team_id
+        "SELECT {GROUP_COLUMNS} FROM consumer_groups g
          WHERE {filter}
          ORDER BY {}
          LIMIT $6 OFFSET $7",
@@ -161,8 +164,6 @@ pub struct TopicRow {
     pub last_seen: DateTime<Utc>,
     pub last_advanced_at: Option<DateTime<Utc>>,
     pub last_message_at: Option<DateTime<Utc>>,
-    pub owner_team_id: Option<i64>,
-    pub owner: Option<String>,
     pub domain: Option<String>,
     pub tier: Option<i16>,
     pub freshness_budget_s: Option<i32>,
@@ -174,11 +175,10 @@ pub struct TopicRow {
 pub async fn topics(pool: &PgPool, cluster_id: i64) -> Result<Vec<TopicRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT t.name, t.partitions, t.under_replicated, t.offline, t.log_end_total, t.first_seen,
-                t.last_seen, t.last_advanced_at, t.last_message_at, s.owner_team_id, tm.name AS owner, s.domain, s.tier,
+                t.last_seen, t.last_advanced_at, t.last_message_at, s.domain, s.tier,
                 s.freshness_budget_s, s.expected_interval_s, s.description, s.compatibility
          FROM topics t
          LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
-         LEFT JOIN teams tm ON tm.id = s.owner_team_id
          WHERE t.cluster_id = $1 ORDER BY t.name",
     )
     .bind(cluster_id)
@@ -246,7 +246,6 @@ pub struct StreamListRow {
     pub cluster_id: i64,
     pub cluster: String,
     pub topic: String,
-    pub owner: Option<String>,
     pub tier: Option<i16>,
     pub partitions: i32,
     pub flag: Option<String>,
@@ -262,7 +261,7 @@ fn stream_order(order: Sorted<StreamColumn>) -> String {
     let keys: &[&'static str] = match order.column {
         StreamColumn::Stream => &["t.name"],
         StreamColumn::Cluster => &["c.name"],
-        StreamColumn::Owner => &["tm.name"],
+        StreamColumn::Owner => &[STREAM_OWNER],
         StreamColumn::Tier => &["s.tier"],
         StreamColumn::Partitions => &["t.partitions"],
         StreamColumn::Status => &["(fl.kind IS NOT NULL)"],
@@ -274,7 +273,8 @@ fn stream_order(order: Sorted<StreamColumn>) -> String {
 }
 
 /// Streams of every cluster in `order`, filtered by a substring of the
-/// topic, the owner team (or `unowned`) and trouble.
+/// topic, the owner team (or `unowned`) and trouble; the owner by the
+/// ownership rule (shown from `platform::ownership::streams`).
 pub async fn stream_list(
     pool: &PgPool,
     q: Option<&str>,
@@ -290,10 +290,9 @@ pub async fn stream_list(
         "FROM topics t
         JOIN clusters c ON c.id = t.cluster_id AND c.removed_at IS NULL
         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
-        LEFT JOIN teams tm ON tm.id = s.owner_team_id
         LEFT JOIN LATERAL ({}) fl ON TRUE
         WHERE ($1::text IS NULL OR t.name ILIKE $1)
-          AND ($2::text IS NULL OR ($2 = 'unowned' AND s.owner_team_id IS NULL) OR tm.name = $2)
+          AND ($2::text IS NULL OR ($2 = 'unowned' AND {STREAM_OWNER} IS NULL) OR {STREAM_OWNER} = $2)
           AND ($3::bool IS NULL OR ($3 = (fl.kind IS NOT NULL)))",
         crate::flags::store::live_flag_on_topic("t")
     );
@@ -304,7 +303,7 @@ pub async fn stream_list(
         .fetch_one(pool)
         .await?;
     let rows: Vec<StreamListRow> = sqlx::query_as(&format!(
-        "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, tm.name AS owner, s.tier,
+        "SELECT t.cluster_id, c.name AS cluster, t.name AS topic, s.tier,
                 t.partitions, fl.kind AS flag, t.log_end_total, t.first_seen, t.last_advanced_at,
                 t.last_message_at
          {from} ORDER BY {} LIMIT $4 OFFSET $5",

@@ -597,22 +597,20 @@ pub async fn group_metrics(pool: &PgPool) -> Result<Vec<GroupMetricRow>, Db> {
 /// Each topic's health, with its cluster's name, for `/metrics`.
 #[derive(Debug, Clone, FromRow)]
 pub struct TopicMetricRow {
+    pub cluster_id: i64,
     pub cluster: String,
     pub name: String,
     pub partitions: i32,
     pub under_replicated: i32,
     pub offline: i32,
-    pub owner: Option<String>,
 }
 
 pub async fn topic_metrics(pool: &PgPool) -> Result<Vec<TopicMetricRow>, Db> {
     Ok(sqlx::query_as(
-        "SELECT c.name AS cluster, t.name, t.partitions,
+        "SELECT t.cluster_id, c.name AS cluster, t.name, t.partitions,
                 cardinality(t.under_replicated) AS under_replicated,
-                cardinality(t.offline) AS offline, tm.name AS owner
+                cardinality(t.offline) AS offline
          FROM topics t JOIN clusters c ON c.id = t.cluster_id AND c.removed_at IS NULL
-         LEFT JOIN streams s ON s.cluster_id = t.cluster_id AND s.topic = t.name
-         LEFT JOIN teams tm ON tm.id = s.owner_team_id
          ORDER BY c.name, t.name",
     )
     .fetch_all(pool)

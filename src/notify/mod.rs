@@ -12,6 +12,7 @@ pub mod alertmanager;
 mod filter;
 mod notice;
 pub mod pagerduty;
+pub mod plan;
 mod silence;
 pub mod slack;
 pub mod teams;

@@ -11,6 +11,7 @@ pub mod demo_history;
 pub mod flags;
 pub mod http;
 pub mod lineage;
+pub mod notify;
 pub mod pilot;
 pub mod platform;
 pub mod review;

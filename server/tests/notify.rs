@@ -510,3 +510,142 @@ async fn channels_are_for_admins_and_members_with_secrets_by_reference(pool: PgP
         .await;
     assert!(doc.body.contains("/api/v1/teams/{team}/channels/{id}/test"));
 }
+
+/// A real Alertmanager (Debian's `prometheus-alertmanager`, which
+/// scripts/test installs) on a free loopback port, with no clustering
+/// and a receiver that drops everything: the test reads its API.
+struct Alertmanager {
+    url: String,
+    child: std::process::Child,
+    _dir: PathBuf,
+}
+
+impl Drop for Alertmanager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn alertmanager() -> Alertmanager {
+    let bin = ["prometheus-alertmanager", "alertmanager"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect(
+            "Alertmanager installed (apt-get install prometheus-alertmanager; scripts/test does)",
+        );
+    let dir = std::env::temp_dir().join(format!("sk-am-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("am.yml");
+    std::fs::write(
+        &config,
+        "route:\n  receiver: drop\nreceivers:\n  - name: drop\n",
+    )
+    .expect("w");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let child = std::process::Command::new(bin)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.path={}", dir.display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--cluster.listen-address=")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start alertmanager");
+    let url = format!("http://127.0.0.1:{port}");
+    let am = Alertmanager {
+        url,
+        child,
+        _dir: dir,
+    };
+    for _ in 0..100 {
+        let ready = reqwest::get(format!("{}/-/ready", am.url)).await;
+        if ready.is_ok_and(|r| r.status().is_success()) {
+            return am;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("Alertmanager did not get ready");
+}
+
+/// Alertmanager's own view of the flag's alerts (`GET /api/v2/alerts`).
+async fn alerts_of(am: &Alertmanager, group: &str) -> Vec<Value> {
+    let all: Value = reqwest::get(format!("{}/api/v2/alerts", am.url))
+        .await
+        .expect("alerts")
+        .json()
+        .await
+        .expect("json");
+    all.as_array()
+        .expect("list")
+        .iter()
+        .filter(|a| a["labels"]["group"] == group)
+        .cloned()
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
+    let (_dir, policy) = secrets("am", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let am = alertmanager().await;
+    let route = team(&pool, "payments").await;
+    add(
+        &t,
+        &token,
+        route.0,
+        json!({"name": "am", "kind": "alertmanager",
+        "endpoint": format!("{}/api/v2/alerts", am.url)}),
+    )
+    .await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    notify(&pool, &policy).await;
+    let alerts = alerts_of(&am, "billing").await;
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let a = &alerts[0];
+    assert_eq!(a["status"]["state"], "active", "{a}");
+    let labels = &a["labels"];
+    assert_eq!(labels["alertname"], "StreamkeeperFlag");
+    assert_eq!(labels["cluster"], "prod");
+    assert_eq!(labels["team"], "payments");
+    assert_eq!(labels["severity"], "critical");
+    assert!(
+        a["generatorURL"]
+            .as_str()
+            .expect("url")
+            .starts_with("https://sk.example/flags/")
+    );
+    assert_eq!(a["annotations"]["reason"], "billing is STOP");
+
+    watch(&pool, &mut w, vec![]).await;
+    notify(&pool, &policy).await;
+    // Resolved: its endsAt has passed, so Alertmanager no longer lists it
+    // as active.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let left = alerts_of(&am, "billing").await;
+    assert!(
+        left.iter().all(|a| a["status"]["state"] != "active"),
+        "{left:?}"
+    );
+    let answers: Vec<String> = sqlx::query_scalar(
+        "SELECT answer FROM deliveries WHERE channel_id IS NOT NULL ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("answers");
+    assert_eq!(answers.len(), 2);
+    assert!(answers.iter().all(|a| a.starts_with("200")), "{answers:?}");
+}

@@ -436,6 +436,29 @@ pub trait Notify: Send + Sync {
         team_id: i64,
         id: i64,
     ) -> Result<crate::notify::model::TestAnswer, AppError>;
+    /// A cluster's silences that have not ended.
+    async fn silences(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<Vec<crate::notify::model::SilenceView>, AppError>;
+    /// Mutes a cluster (admins), or a stream or group (admins and its
+    /// owner team's members) until a time, with a reason.
+    async fn silence(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        new: &crate::notify::model::NewSilence,
+    ) -> Result<crate::notify::model::SilenceView, AppError>;
+    /// Ends a silence now (whoever may make it).
+    async fn unsilence(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        id: i64,
+    ) -> Result<(), AppError>;
     /// A flag's deliveries to its team's channels, with their answers.
     async fn deliveries(
         &self,

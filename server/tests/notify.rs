@@ -383,17 +383,52 @@ async fn a_silence_holds_deliveries_and_sends_them_if_the_trouble_outlives_it(po
         cluster: cluster_id,
         route,
     };
-    for g in ["billing", "orders"] {
-        sqlx::query(
-            "INSERT INTO notify_silences (cluster_id, scope, name, until, reason, created_by)
-             VALUES ($1, 'group', $2, now() + interval '1 hour', 'deploy', 'ada')",
+    let path = format!("/api/v1/clusters/{cluster_id}/silences");
+    let until = chrono::Utc::now() + chrono::Duration::hours(1);
+    // Refused: no reason; a cluster muted by a non-admin (both audited).
+    let r = t
+        .api(
+            Method::POST,
+            &path,
+            &token,
+            Some(json!({"scope": "group", "name": "billing", "until": until, "reason": " "})),
         )
-        .bind(cluster_id)
-        .bind(g)
-        .execute(&pool)
-        .await
-        .expect("silence");
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let bob = t.user("bob", &[Role::Viewer]).await;
+    let bob = t.token(bob).await;
+    let r = t
+        .api(
+            Method::POST,
+            &path,
+            &bob,
+            Some(json!({"scope": "cluster", "until": until, "reason": "deploy"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let mut ids = Vec::new();
+    for g in ["billing", "orders"] {
+        let r = t
+            .api(
+                Method::POST,
+                &path,
+                &token,
+                Some(json!({"scope": "group", "name": g, "until": until, "reason": "deploy"})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        ids.push(r.json()["id"].clone());
     }
+    let listed = t.api(Method::GET, &path, &token, None).await.json();
+    assert_eq!(listed.as_array().map(Vec::len), Some(2));
+    assert_eq!(listed[0]["reason"], "deploy");
+    let audited: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action IN ('notify.silence', 'notify.silence.refused')",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(audited, 3);
     watch(
         &pool,
         &mut w,
@@ -406,10 +441,12 @@ async fn a_silence_holds_deliveries_and_sends_them_if_the_trouble_outlives_it(po
     watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     notify(&pool, &policy).await;
     assert!(rec.got().is_empty());
-    sqlx::query("UPDATE notify_silences SET until = now() - interval '1 s'")
-        .execute(&pool)
-        .await
-        .expect("end");
+    for id in ids {
+        let r = t
+            .api(Method::DELETE, &format!("{path}/{id}"), &token, None)
+            .await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    }
     notify(&pool, &policy).await;
     let pd = rec.of("pagerduty");
     assert_eq!(pd.len(), 1, "only the trouble that outlived the silence");

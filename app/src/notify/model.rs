@@ -79,3 +79,34 @@ pub struct DeliveryView {
     pub delivered_at: Option<DateTime<Utc>>,
     pub failed_at: Option<DateTime<Utc>>,
 }
+
+/// A silence: a cluster, a stream (its topic) or a group muted until a
+/// time, with its reason, shown on its pages and kept in the audit log.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SilenceView {
+    pub id: i64,
+    pub cluster_id: i64,
+    /// cluster, stream or group.
+    pub scope: String,
+    /// The topic or group; empty for the whole cluster.
+    pub name: String,
+    pub until: DateTime<Utc>,
+    pub reason: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+/// A silence to make.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NewSilence {
+    /// cluster, stream or group.
+    pub scope: String,
+    /// The stream's topic or the group; empty for the cluster.
+    #[serde(default)]
+    pub name: String,
+    /// Until when (at most 30 days ahead).
+    pub until: DateTime<Utc>,
+    pub reason: String,
+}

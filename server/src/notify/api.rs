@@ -6,7 +6,9 @@ use axum::Json;
 use axum::extract::State;
 use axum::http::StatusCode;
 use streamkeeper::accounts::account::Principal;
-use streamkeeper_app::notify::model::{ChannelView, DeliveryView, NewChannel, TestAnswer};
+use streamkeeper_app::notify::model::{
+    ChannelView, DeliveryView, NewChannel, NewSilence, SilenceView, TestAnswer,
+};
 use streamkeeper_app::port::{Backend, ClientAddr};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ErrorBody};
@@ -86,6 +88,52 @@ pub async fn deliveries(
     Ok(Json(st.notify.deliveries(&who, id).await?))
 }
 
+/// A cluster's silences that have not ended.
+#[utoipa::path(get, path = "/clusters/{cluster}/silences", tag = "notify",
+    params(("cluster" = i64, Path)),
+    responses((status = 200, body = Vec<SilenceView>), (status = 404, body = ErrorBody)))]
+pub async fn silences(
+    State(st): State<Backend>,
+    Extension(who): Extension<Principal>,
+    ApiPath(cluster): ApiPath<i64>,
+) -> Result<Json<Vec<SilenceView>>, ApiError> {
+    Ok(Json(st.notify.silences(&who, cluster).await?))
+}
+
+/// Mute a cluster (admins), a stream or a group (admins and its owner
+/// team's members) until a time (at most 30 days), with a reason: flags
+/// are still recorded, their deliveries held and sent if the trouble
+/// outlives the silence. 422 (audited) for a missing reason or scope or
+/// an end in the past or too far.
+#[utoipa::path(post, path = "/clusters/{cluster}/silences", tag = "notify",
+    params(("cluster" = i64, Path)), request_body = NewSilence,
+    responses((status = 201, body = SilenceView), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn silence(
+    State(st): State<Backend>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(cluster): ApiPath<i64>,
+    ApiJson(new): ApiJson<NewSilence>,
+) -> Result<(StatusCode, Json<SilenceView>), ApiError> {
+    let s = st.notify.silence(&who, &from, cluster, &new).await?;
+    Ok((StatusCode::CREATED, Json(s)))
+}
+
+/// End a silence now.
+#[utoipa::path(delete, path = "/clusters/{cluster}/silences/{id}", tag = "notify",
+    params(("cluster" = i64, Path), ("id" = i64, Path)),
+    responses((status = 204), (status = 403, body = ErrorBody), (status = 404, body = ErrorBody)))]
+pub async fn unsilence(
+    State(st): State<Backend>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath((cluster, id)): ApiPath<(i64, i64)>,
+) -> Result<StatusCode, ApiError> {
+    st.notify.unsilence(&who, &from, cluster, id).await?;
+    Ok(StatusCode::NO_CONTENT)
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to `/api/v1`.
 pub fn routes<S>() -> OpenApiRouter<S>
 where
@@ -97,4 +145,6 @@ where
         .routes(routes!(remove))
         .routes(routes!(test))
         .routes(routes!(deliveries))
+        .routes(routes!(silences, silence))
+        .routes(routes!(unsilence))
 }

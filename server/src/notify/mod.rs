@@ -7,9 +7,11 @@
 //! `streamkeeper::notify`.
 
 pub mod api;
+pub mod cli;
 pub mod fanout;
 pub mod routine;
 pub mod send;
+mod silences;
 pub mod store;
 
 use crate::audit::{audited, record_refusal};
@@ -26,7 +28,9 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::notify::{ChannelKind, Filter, FlagNotice, Notice, Severity, Transition};
 use streamkeeper::platform::page::Choice;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::notify::model::{ChannelView, DeliveryView, NewChannel, TestAnswer};
+use streamkeeper_app::notify::model::{
+    ChannelView, DeliveryView, NewChannel, NewSilence, SilenceView, TestAnswer,
+};
 
 #[derive(Clone)]
 pub struct NotifyService {
@@ -373,6 +377,47 @@ impl streamkeeper_app::port::Notify for NotifyService {
         .await?;
         commit(tx).await?;
         Ok(answer)
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    async fn silences(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<Vec<SilenceView>, AppError> {
+        crate::platform::authz::require(
+            who,
+            streamkeeper::accounts::role::Action::Read,
+            "see silences",
+        )?;
+        self.cluster(who, "", cluster_id).await?;
+        Ok(store::silences(&self.pool, cluster_id)
+            .await?
+            .into_iter()
+            .map(silences::view)
+            .collect())
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    async fn silence(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        new: &NewSilence,
+    ) -> Result<SilenceView, AppError> {
+        self.make_silence(who, from, cluster_id, new).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id, id))]
+    async fn unsilence(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        id: i64,
+    ) -> Result<(), AppError> {
+        self.end_silence(who, from, cluster_id, id).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, flag_id))]

@@ -389,3 +389,78 @@ pub async fn alerts_to_repost(pool: &PgPool, every_s: i64) -> Result<Vec<RepostR
     .fetch_all(pool)
     .await?)
 }
+
+#[derive(Debug, Clone, FromRow)]
+pub struct SilenceRow {
+    pub id: i64,
+    pub cluster_id: i64,
+    pub scope: String,
+    pub name: String,
+    pub until: DateTime<Utc>,
+    pub reason: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+const SILENCE: &str = "id, cluster_id, scope, name, until, reason, created_by, created_at";
+
+/// A cluster's silences not ended, the soonest end first.
+pub async fn silences(pool: &PgPool, cluster_id: i64) -> Result<Vec<SilenceRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {SILENCE} FROM notify_silences
+          WHERE cluster_id = $1 AND until > streamkeeper_now() ORDER BY until, id"
+    ))
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+pub async fn silence_by_id(
+    pool: &PgPool,
+    cluster_id: i64,
+    id: i64,
+) -> Result<Option<SilenceRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {SILENCE} FROM notify_silences WHERE cluster_id = $1 AND id = $2"
+    ))
+    .bind(cluster_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+pub async fn add_silence(conn: &mut PgConnection, s: &SilenceRow) -> Result<SilenceRow, Db> {
+    Ok(sqlx::query_as(&format!(
+        "INSERT INTO notify_silences (cluster_id, scope, name, until, reason, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING {SILENCE}"
+    ))
+    .bind(s.cluster_id)
+    .bind(&s.scope)
+    .bind(&s.name)
+    .bind(s.until)
+    .bind(&s.reason)
+    .bind(&s.created_by)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Ends a silence now: its held deliveries are sent at the next pass if
+/// their trouble is still there.
+pub async fn end_silence(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notify_silences SET until = LEAST(until, streamkeeper_now()) WHERE id = $1",
+    )
+    .bind(id)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+pub async fn cluster_exists(pool: &PgPool, cluster_id: i64) -> Result<bool, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM clusters WHERE id = $1)")
+            .bind(cluster_id)
+            .fetch_one(pool)
+            .await?,
+    )
+}

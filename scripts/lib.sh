@@ -215,6 +215,13 @@ ensure_systemd_analyze() {
   command -v systemd-analyze >/dev/null || apt_install systemd
 }
 
+# A real Alertmanager for the notification channels' tests
+# (server/tests/notify.rs); Debian names its binary prometheus-alertmanager.
+ensure_alertmanager() {
+  command -v prometheus-alertmanager >/dev/null || command -v alertmanager >/dev/null \
+    || apt_install prometheus-alertmanager
+}
+
 ensure_chromium() {
   [ -x /usr/bin/chromium ] || apt_install chromium
 }

@@ -8,6 +8,7 @@ pub mod audit;
 pub mod connect;
 pub mod flags;
 pub mod lineage;
+pub mod notify;
 pub mod pilot;
 pub mod platform;
 pub mod review;

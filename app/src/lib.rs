@@ -17,6 +17,7 @@ pub mod error;
 pub mod flags;
 pub mod home;
 pub mod lineage;
+pub mod notify;
 pub mod pilot;
 pub mod platform;
 #[cfg(feature = "ssr")]

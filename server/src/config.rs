@@ -177,6 +177,9 @@ pub enum Command {
     /// The pilot: the day-30 table of its metrics against the baseline,
     /// and setting it up.
     Pilot(crate::pilot::cli::PilotArgs),
+    /// A team's notification channels: list, add, send a test, remove.
+    #[command(subcommand)]
+    Notify(crate::notify::cli::NotifyCommand),
 }
 
 #[derive(Debug, Args)]

@@ -13,6 +13,7 @@ mod docs_check;
 pub mod flags;
 pub mod http;
 pub mod lineage;
+pub mod notify;
 pub mod pilot;
 pub mod platform;
 pub mod review;
@@ -55,6 +56,7 @@ enum DatabaseTask {
     Routines(platform::routine::cli::RoutinesArgs),
     Lineage(lineage::cli::LineageCommand),
     Pilot(pilot::cli::PilotArgs),
+    Notify(notify::cli::NotifyCommand),
 }
 
 enum Offline {
@@ -84,6 +86,7 @@ fn task(
         Some(Command::Routines(a)) => Task::Database(D::Routines(a)),
         Some(Command::Lineage(c)) => Task::Database(D::Lineage(c)),
         Some(Command::Pilot(a)) => Task::Database(D::Pilot(a)),
+        Some(Command::Notify(c)) => Task::Database(D::Notify(c)),
         Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
         Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
         Some(Command::Connect(c)) => Task::Offline(Offline::Connect(c)),
@@ -169,5 +172,12 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         DatabaseTask::Lineage(c) => lineage::cli::run(&pool, c).await,
         DatabaseTask::Pilot(a) => pilot::cli::run(&pilot::PilotService::new(pool.clone()), a).await,
+        DatabaseTask::Notify(c) => {
+            notify::cli::run(
+                &notify::NotifyService::new(pool.clone(), outbound.clone()),
+                c,
+            )
+            .await
+        }
     }
 }

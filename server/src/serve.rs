@@ -82,6 +82,15 @@ fn routines(
         Ok(d) => all.push(Arc::new(d)),
         Err(e) => tracing::error!(error = %e, "no HTTP client: webhooks are not delivered"),
     }
+    match crate::notify::routine::Notify::new(
+        pool.clone(),
+        config.public_url.to_string(),
+        outbound.egress,
+        outbound.credentials.clone(),
+    ) {
+        Ok(n) => all.push(Arc::new(n)),
+        Err(e) => tracing::error!(error = %e, "no HTTP client: channels are not notified"),
+    }
     all
 }
 

@@ -949,3 +949,88 @@ async fn routines_are_scheduled_and_run_now_from_the_command_line(pool: PgPool) 
         ]
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_teams_channels_from_the_command_line(pool: PgPool) {
+    let team: i64 = sqlx::query_scalar("INSERT INTO teams (name) VALUES ('payments') RETURNING id")
+        .fetch_one(&pool)
+        .await
+        .expect("team");
+    let team = team.to_string();
+    let add = run(
+        &pool,
+        &[
+            "notify",
+            "add",
+            "--team",
+            &team,
+            "--name",
+            "am",
+            "--kind",
+            "alertmanager",
+            "--endpoint",
+            "https://alertmanager.example/api/v2/alerts",
+            "--min-severity",
+            "error",
+        ],
+        None,
+    );
+    assert!(
+        add.status.success(),
+        "{}",
+        String::from_utf8_lossy(&add.stderr)
+    );
+    // A literal routing key is refused, and says how to give one.
+    let literal = run(
+        &pool,
+        &[
+            "notify",
+            "add",
+            "--team",
+            &team,
+            "--name",
+            "pd",
+            "--kind",
+            "pagerduty",
+            "--secret",
+            "0123456789abcdef0123456789abcdef",
+        ],
+        None,
+    );
+    assert!(!literal.status.success());
+    let err = String::from_utf8_lossy(&literal.stderr);
+    assert!(
+        err.contains("reference") && !err.contains("0123456789abcdef"),
+        "{err}"
+    );
+    let list = run(&pool, &["notify", "channels", "--team", &team], None);
+    let out = String::from_utf8_lossy(&list.stdout);
+    assert!(out.contains("alertmanager") && out.contains("am"), "{out}");
+    let id: i64 = sqlx::query_scalar("SELECT id FROM notify_channels")
+        .fetch_one(&pool)
+        .await
+        .expect("id");
+    let rm = run(
+        &pool,
+        &["notify", "remove", "--team", &team, "--id", &id.to_string()],
+        None,
+    );
+    assert!(
+        rm.status.success(),
+        "{}",
+        String::from_utf8_lossy(&rm.stderr)
+    );
+    let actions: Vec<String> =
+        sqlx::query_scalar("SELECT action FROM audit_log WHERE action LIKE 'notify.%' ORDER BY id")
+            .fetch_all(&pool)
+            .await
+            .expect("audit");
+    assert_eq!(
+        actions,
+        [
+            "notify.channel.add",
+            "notify.channel.refused",
+            "notify.channel.remove"
+        ]
+    );
+}

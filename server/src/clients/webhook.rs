@@ -60,3 +60,75 @@ impl Webhooks {
         }
     }
 }
+
+/// What a receiver answered: its status and the start of its body (a
+/// channel's delivery log and its "send a test" show it word for word).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Answer {
+    pub status: u16,
+    pub body: String,
+}
+
+impl Answer {
+    pub fn ok(&self) -> bool {
+        (200..300).contains(&self.status)
+    }
+
+    /// `202 {"status":"success",…}` as shown.
+    pub fn shown(&self) -> String {
+        match self.body.trim() {
+            "" => self.status.to_string(),
+            b => format!("{} {b}", self.status),
+        }
+    }
+}
+
+/// The most of a receiver's answer kept: enough for PagerDuty's or
+/// Slack's error text, never a page of HTML.
+pub const ANSWER_BYTES: usize = 1024;
+
+impl Webhooks {
+    /// Sends `body` (already serialized, so a signature covers exactly
+    /// these bytes) with `headers`, and says what the receiver answered.
+    /// `Err` only when there was no answer; errors never hold the URL.
+    pub async fn send(
+        &self,
+        url: &str,
+        idempotency_key: &str,
+        body: Vec<u8>,
+        headers: &[(&str, String)],
+    ) -> Result<Answer, String> {
+        let url = Url::parse(url).map_err(|_| "the endpoint is not a URL".to_owned())?;
+        let mut request = self
+            .http
+            .request(Method::POST, url)
+            .map_err(|e| format!("the endpoint may not be reached: {e}"))?
+            .header(IDEMPOTENCY_KEY, idempotency_key)
+            .header(reqwest::header::CONTENT_TYPE, "application/json");
+        for (name, value) in headers {
+            request = request.header(*name, value);
+        }
+        let mut response = request
+            .body(body)
+            .send()
+            .await
+            .map_err(|e| match refusal_of(&e) {
+                Some(refusal) => format!("the endpoint may not be reached: {refusal}"),
+                None => format!("the endpoint could not be reached: {}", e.without_url()),
+            })?;
+        let status = response.status().as_u16();
+        let mut bytes = Vec::new();
+        // Only the start is kept; a receiver that streams on is not waited for.
+        while bytes.len() < ANSWER_BYTES {
+            match response.chunk().await {
+                Ok(Some(chunk)) => bytes.extend_from_slice(&chunk),
+                _ => break,
+            }
+        }
+        bytes.truncate(ANSWER_BYTES);
+        Ok(Answer {
+            status,
+            body: String::from_utf8_lossy(&bytes).into_owned(),
+        })
+    }
+}

@@ -190,6 +190,13 @@ pub async fn raise(
 ) -> Result<i64, Db> {
     let mut tx = pool.begin().await?;
     let id = store::raise(&mut tx, cluster_id, o, route.as_ref().map(|r| r.0)).await?;
+    let channels = match &route {
+        Some((team_id, _, _)) => {
+            store::record_transition(&mut tx, id, "raise", None, None).await?;
+            store::has_channels(&mut tx, *team_id).await?
+        }
+        None => false,
+    };
     match route {
         Some((_, team, Some(url))) => {
             let body = json!({
@@ -199,6 +206,8 @@ pub async fn raise(
             });
             store::enqueue(&mut tx, id, "raise", &url, &body).await?;
         }
+        // The team's channels say when it was notified (their first 2xx).
+        _ if channels => {}
         _ => store::mark_notified(&mut tx, id).await?,
     }
     tx.commit().await?;
@@ -216,8 +225,14 @@ async fn tell(
     was: Option<&str>,
     route: Option<Route>,
 ) -> Result<(), Db> {
-    let Some((_, team, Some(url))) = route else {
+    let Some((_, team, url)) = route else {
         return Ok(());
+    };
+    let transition = if was.is_some() { "worsen" } else { "restart" };
+    let mut tx = pool.begin().await?;
+    store::record_transition(&mut tx, id, transition, was, None).await?;
+    let Some(url) = url else {
+        return Ok(tx.commit().await?);
     };
     let (transition, text) = match was {
         Some(was) => (
@@ -232,7 +247,6 @@ async fn tell(
         "was": was,
         "flag": flag_json(cluster, id, "open", o, &team),
     });
-    let mut tx = pool.begin().await?;
     store::enqueue(&mut tx, id, transition, &url, &body).await?;
     tx.commit().await?;
     tracing::info!(cluster, subject = %o.key.subject, kind = %o.kind, transition, "flag told");
@@ -250,6 +264,9 @@ async fn resolve(
 ) -> Result<(), Db> {
     let mut tx = pool.begin().await?;
     store::resolve(&mut tx, id).await?;
+    if route.is_some() {
+        store::record_transition(&mut tx, id, "resolve", None, None).await?;
+    }
     if let Some((_, team, Some(url))) = route {
         let body = json!({
             "text": flags::resolved_message(cluster, key, kind, Some(&team)),

@@ -116,6 +116,11 @@ impl FlagService {
                     snoozed_until,
                 };
                 store::dismiss(&mut tx, id, &dismissal).await?;
+                // To the team's channels a dismissed flag is over: its
+                // incident and alert are resolved.
+                if team.is_some() {
+                    store::record_transition(&mut tx, id, "resolve", None, None).await?;
+                }
                 let detail = json!({ "reason": reason, "dismissal": kind.as_str(),
                                      "snoozed_until": snoozed_until });
                 ("flag.dismiss", detail)
@@ -127,6 +132,10 @@ impl FlagService {
                     )));
                 }
                 store::acknowledge(&mut tx, id, &who.username).await?;
+                if team.is_some() {
+                    store::record_transition(&mut tx, id, "acknowledge", None, Some(&who.username))
+                        .await?;
+                }
                 ("flag.acknowledge", json!({}))
             }
         };

@@ -14,6 +14,7 @@ use crate::connect::api as connect;
 use crate::flags::api as flags;
 use crate::http::AppState;
 use crate::lineage::api as lineage;
+use crate::notify::api as notify;
 use crate::pilot::api as pilot;
 use crate::platform::rest::{ApiError, ErrorBody, ErrorDetail};
 use crate::platform::routine::api as routines;
@@ -59,6 +60,7 @@ fn features() -> OpenApiRouter<AppState> {
         .merge(schemas::routes())
         .merge(connect::routes())
         .merge(flags::routes())
+        .merge(notify::routes())
         .merge(review::routes())
         .merge(routines::routes())
         .merge(lineage::routes())

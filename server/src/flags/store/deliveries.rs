@@ -81,7 +81,41 @@ pub struct Delivery {
     pub attempts: i32,
 }
 
-/// Claims up to `n` due deliveries for `lease_s` seconds, in a statement
+/// Records a transition of a flag its team's channels hear of, in the
+/// transaction that makes it: the notify routine turns it into the
+/// channels' (grouped) deliveries (`server/src/notify`).
+pub async fn record_transition(
+    conn: &mut PgConnection,
+    flag_id: i64,
+    transition: &str,
+    was: Option<&str>,
+    by: Option<&str>,
+) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "INSERT INTO notify_transitions (flag_id, transition, was, by_user) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(flag_id)
+    .bind(transition)
+    .bind(was)
+    .bind(by)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+/// Whether a team has notification channels: then a raise is notified
+/// at its first channel's 2xx, not at once.
+pub async fn has_channels(conn: &mut PgConnection, team_id: i64) -> Result<bool, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM notify_channels WHERE team_id = $1)")
+            .bind(team_id)
+            .fetch_one(conn)
+            .await?,
+    )
+}
+
+/// Claims up to `n` due webhook deliveries (a team's own webhook, a
+/// question's, a review's; a channel's are `notify`'s) for `lease_s` seconds, in a statement
 /// of its own: rows another replica is claiming are skipped, rows it
 /// claimed are left until its claim runs out.
 pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<Delivery>, Db> {
@@ -91,6 +125,7 @@ pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<Delivery>,
             SELECT id FROM deliveries
              WHERE delivered_at IS NULL AND failed_at IS NULL AND next_attempt_at <= streamkeeper_now()
                AND (claimed_until IS NULL OR claimed_until < streamkeeper_now())
+               AND channel_id IS NULL
              ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
          RETURNING id, flag_id, lineage_question_id, transition, idempotency_key, url, body, attempts",
     )

@@ -1,0 +1,139 @@
+//! The transitions' outbox turned into the channels' deliveries: the
+//! pending transitions are locked, each is sent, held by a silence or
+//! dropped (`streamkeeper::notify::plan`), and each channel gets one
+//! message per cluster and transition listing its flags — a burst of a
+//! thousand flags is one message per channel, not a thousand. All in one
+//! short transaction, so a transition is told once, whichever replica
+//! fans it out.
+
+use crate::notify::store::{self, ChannelRow, PendingRow};
+use crate::platform::errors::Db;
+use sqlx::PgPool;
+use streamkeeper::notify::plan::{self, Fate, Pending};
+use streamkeeper::notify::{
+    ChannelKind, Filter, FlagNotice, Severity, Silence, SilenceScope, Transition,
+};
+
+/// Transitions fanned out at a time: a burst of a thousand flags is one pass.
+const BATCH: i64 = 5000;
+
+fn pending(r: PendingRow, base_url: &str) -> Option<Pending> {
+    Some(Pending {
+        id: r.id,
+        transition: Transition::parse(&r.transition)?,
+        flag: FlagNotice {
+            id: r.flag_id,
+            url: format!("{}/flags/{}", base_url.trim_end_matches('/'), r.flag_id),
+            cluster: r.cluster,
+            subject_kind: r.subject_kind,
+            subject: r.subject,
+            kind: r.kind,
+            was: r.was,
+            reason: r.reason,
+            team: r.team,
+            onset_ms: r.onset_at.timestamp_millis(),
+        },
+        team_id: r.team_id,
+        by: r.by_user,
+        live: r.live,
+        told_before: r.told_before,
+        was_held: r.held,
+    })
+}
+
+/// A channel's filter as stored; a stored severity is one the check
+/// allowed, read as `info` if ever not.
+pub fn filter_of(c: &ChannelRow) -> Filter {
+    Filter {
+        kinds: c.kinds.clone(),
+        min_severity: Severity::parse(&c.min_severity).unwrap_or(Severity::Info),
+        clusters: c.clusters.clone(),
+    }
+}
+
+/// Fans out what is pending; returns how many messages were queued.
+pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
+    let mut tx = pool.begin().await?;
+    let rows = store::pending(&mut tx, BATCH).await?;
+    if rows.is_empty() {
+        return Ok(0);
+    }
+    let mut teams: Vec<i64> = rows.iter().filter_map(|r| r.team_id).collect();
+    teams.sort_unstable();
+    teams.dedup();
+    let mut clusters: Vec<i64> = rows.iter().map(|r| r.cluster_id).collect();
+    clusters.sort_unstable();
+    clusters.dedup();
+    let channels = store::channels_of(&mut tx, &teams).await?;
+    let silences: Vec<Silence> = store::silences_of(&mut tx, &clusters)
+        .await?
+        .into_iter()
+        .filter_map(|(cluster, scope, name, until)| {
+            Some(Silence {
+                cluster,
+                scope: SilenceScope::parse(&scope, &name)?,
+                until_ms: until.timestamp_millis(),
+            })
+        })
+        .collect();
+    let now_ms = crate::platform::clock::now().timestamp_millis();
+    let (mut send, mut hold, mut done) = (Vec::new(), Vec::new(), Vec::new());
+    for r in rows {
+        let id = r.id;
+        let Some(p) = pending(r, base_url) else {
+            done.push(id);
+            continue;
+        };
+        match plan::fate(&p, &silences, now_ms) {
+            Fate::Send => send.push(p),
+            Fate::Hold(_) => hold.push(p.id),
+            Fate::Drop => done.push(p.id),
+        }
+    }
+    let routes: Vec<plan::Route> = channels
+        .iter()
+        .map(|c| plan::Route {
+            channel_id: c.id,
+            team_id: c.team_id,
+            filter: filter_of(c),
+        })
+        .collect();
+    let mut queued = 0;
+    for (channel_id, notices) in plan::messages(&send, &routes) {
+        let Some(kind) = channels
+            .iter()
+            .find(|c| c.id == channel_id)
+            .and_then(|c| ChannelKind::parse(&c.kind))
+        else {
+            continue;
+        };
+        for n in notices {
+            let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
+            let bodies = kind.payload(&n, now_ms);
+            let per_flag = kind == ChannelKind::PagerDuty;
+            for (i, body) in bodies.iter().enumerate() {
+                let listed = if per_flag { &ids[i..=i] } else { &ids[..] };
+                store::enqueue(&mut tx, channel_id, n.transition.as_str(), listed, body).await?;
+                queued += 1;
+            }
+        }
+    }
+    let with_channels: Vec<i64> = send
+        .iter()
+        .filter(|p| {
+            p.team_id
+                .is_some_and(|t| channels.iter().any(|c| c.team_id == t))
+        })
+        .map(|p| p.id)
+        .collect();
+    done.extend(
+        send.iter()
+            .map(|p| p.id)
+            .filter(|id| !with_channels.contains(id)),
+    );
+    store::fanned_out(&mut tx, &with_channels, true).await?;
+    store::fanned_out(&mut tx, &done, false).await?;
+    store::held(&mut tx, &hold).await?;
+    tx.commit().await?;
+    Ok(queued)
+}

@@ -1,0 +1,451 @@
+//! Notifications where on-call lives: a team's channels (Slack, Teams,
+//! PagerDuty, Alertmanager, a signed webhook), each with its own filter,
+//! managed by admins and the team's members (refusals audited); the
+//! flags' transitions fanned out to them (`fanout`), sent (`send`) by the
+//! `notify` routine (`routine`). Secrets are references, resolved only
+//! when a message is sent and never shown back. The rules are
+//! `streamkeeper::notify`.
+
+pub mod api;
+pub mod cli;
+pub mod fanout;
+pub mod routine;
+pub mod send;
+mod silences;
+pub mod store;
+
+use crate::audit::{audited, record_refusal};
+use crate::clients::egress::Outbound;
+use crate::clients::kafka::settings::SecretRef;
+use crate::clients::webhook::Webhooks;
+use crate::platform::authz::Facts;
+use crate::platform::db::{begin, commit};
+use serde_json::json;
+use sqlx::PgPool;
+use store::ChannelRow;
+use streamkeeper::access::stewardship::{Stewardship, may_steward};
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::notify::{ChannelKind, Filter, FlagNotice, Notice, Severity, Transition};
+use streamkeeper::platform::page::Choice;
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::notify::model::{
+    ChannelView, DeliveryView, NewChannel, NewSilence, SilenceView, TestAnswer,
+};
+
+#[derive(Clone)]
+pub struct NotifyService {
+    pool: PgPool,
+    outbound: Outbound,
+}
+
+fn host_of(url: &str) -> Option<String> {
+    url::Url::parse(url)
+        .ok()
+        .filter(|u| matches!(u.scheme(), "http" | "https"))
+        .and_then(|u| u.host_str().map(str::to_owned))
+}
+
+fn view(c: ChannelRow) -> ChannelView {
+    ChannelView {
+        id: c.id,
+        team_id: c.team_id,
+        name: c.name,
+        kind: c.kind,
+        host: c.endpoint.as_deref().and_then(host_of),
+        secret_set: c.secret_ref.is_some(),
+        kinds: c.kinds,
+        min_severity: c.min_severity,
+        clusters: c.clusters,
+        broken_at: c.broken_at,
+        broken_answer: c.broken_answer,
+    }
+}
+
+/// A refusal of a channel's settings: what was wrong, for the 422 and the
+/// audit log (never the secret: references only).
+struct Refused(String);
+
+impl NotifyService {
+    pub fn new(pool: PgPool, outbound: Outbound) -> Self {
+        Self { pool, outbound }
+    }
+
+    /// Admins and the team's members only; a missing team is a 404 and a
+    /// refusal either way is audited (403s by the web layer).
+    async fn may_manage(&self, who: &Principal, from: &str, team_id: i64) -> Result<(), AppError> {
+        if !store::team_exists(&self.pool, team_id).await? {
+            let e = AppError::NotFound(format!("Team {team_id}"));
+            record_refusal(
+                &self.pool,
+                who,
+                from,
+                "notify.channel.refused",
+                format!("team:{team_id}"),
+                json!({ "refused": e.to_string() }),
+            )
+            .await;
+            return Err(e);
+        }
+        let facts = Facts::load(&self.pool, who).await?;
+        if may_steward(facts.steward(who), Some(team_id), Stewardship::Act) {
+            Ok(())
+        } else {
+            Err(AppError::Forbidden(
+                "manage another team's notification channels".into(),
+            ))
+        }
+    }
+
+    /// The URL a plain endpoint names, under the egress rule.
+    fn plain_url(&self, raw: &str) -> Result<String, Refused> {
+        let host = host_of(raw)
+            .ok_or_else(|| Refused("The endpoint must be an http:// or https:// URL.".into()))?;
+        self.outbound
+            .egress
+            .check_saved(&host)
+            .map_err(|e| Refused(format!("The endpoint cannot be used: {e}.")))?;
+        Ok(raw.to_owned())
+    }
+
+    /// A credential reference under the operator's policy; `resolve` also
+    /// reads it now (a URL held by reference is checked against the egress
+    /// rule the same as a plain one).
+    fn reference(&self, raw: &str, what: &str) -> Result<SecretRef, Refused> {
+        SecretRef::checked(raw, &self.outbound.credentials)
+            .map_err(|e| Refused(format!("The {what}: {e}.")))
+    }
+
+    fn checked(&self, team_id: i64, n: &NewChannel) -> Result<ChannelRow, Refused> {
+        let name = n.name.trim();
+        if name.is_empty() || name.chars().count() > 100 {
+            return Err(Refused("A channel's name is 1 to 100 characters.".into()));
+        }
+        let kind = ChannelKind::parse(n.kind.trim()).ok_or_else(|| {
+            Refused("The kind is slack, teams, pagerduty, alertmanager or webhook.".into())
+        })?;
+        let needs = kind.needs();
+        let endpoint = n.endpoint.trim();
+        let (plain, by_ref) = match (needs.endpoint_is_secret, endpoint.is_empty()) {
+            (true, true) => {
+                return Err(Refused(
+                    "Give the webhook URL by reference (env:NAME or file:/path): it holds its token."
+                        .into(),
+                ));
+            }
+            (true, false) => {
+                let url = self
+                    .reference(endpoint, "endpoint reference")?
+                    .resolve()
+                    .map_err(|e| Refused(format!("The endpoint reference: {e}.")))?;
+                self.plain_url(&url)?;
+                (None, Some(endpoint.to_owned()))
+            }
+            (false, true) if needs.default_endpoint.is_some() => (None, None),
+            (false, true) => return Err(Refused("The endpoint URL is missing.".into())),
+            (false, false) => (Some(self.plain_url(endpoint)?), None),
+        };
+        let secret = n.secret.trim();
+        let secret_ref = match (needs.secret, secret.is_empty()) {
+            (Some(true), true) => {
+                return Err(Refused(
+                    "PagerDuty needs its routing key by reference (env:NAME or file:/path).".into(),
+                ));
+            }
+            (Some(_), false) => {
+                self.reference(secret, "secret reference")?;
+                Some(secret.to_owned())
+            }
+            (None, false) => {
+                return Err(Refused(format!(
+                    "A {} channel takes no secret.",
+                    kind.as_str()
+                )));
+            }
+            (_, true) => None,
+        };
+        let severity = match n.min_severity.trim() {
+            "" => Severity::Info,
+            s => Severity::parse(s).ok_or_else(|| {
+                Refused("The least severity is info, warning, error or critical.".into())
+            })?,
+        };
+        let filter =
+            Filter::parse(&n.kinds, severity, &n.clusters).map_err(|e| Refused(e.to_string()))?;
+        Ok(ChannelRow {
+            id: 0,
+            team_id,
+            name: name.to_owned(),
+            kind: kind.as_str().to_owned(),
+            endpoint: plain,
+            endpoint_ref: by_ref,
+            secret_ref,
+            kinds: filter.kinds,
+            min_severity: filter.min_severity.as_str().to_owned(),
+            clusters: filter.clusters,
+            broken_at: None,
+            broken_answer: None,
+        })
+    }
+}
+
+impl NotifyService {
+    /// Sends the test message(s) to `c` now: what the receiver answered,
+    /// the first failure's if any. PagerDuty's test triggers and at once
+    /// resolves its own incident; Alertmanager's alert ends within minutes.
+    async fn try_channel(&self, c: &ChannelRow) -> Result<TestAnswer, AppError> {
+        let kind = ChannelKind::parse(&c.kind)
+            .ok_or_else(|| AppError::Internal(format!("stored kind {}", c.kind)))?;
+        let notice = test_notice(&format!("team {}", c.team_id));
+        let now_ms = crate::platform::clock::now().timestamp_millis();
+        let mut bodies = kind.payload(&notice, now_ms);
+        if kind == ChannelKind::PagerDuty {
+            bodies.extend(streamkeeper::notify::pagerduty::events(&Notice {
+                transition: Transition::Resolve,
+                ..notice.clone()
+            }));
+        }
+        let target = send::Target {
+            kind: &c.kind,
+            endpoint: c.endpoint.as_deref(),
+            endpoint_ref: c.endpoint_ref.as_deref(),
+            secret_ref: c.secret_ref.as_deref(),
+        };
+        let webhooks = Webhooks::new(self.outbound.egress)
+            .map_err(|e| AppError::Unavailable(format!("no HTTP client: {e}")))?;
+        let (mut parts, mut status, mut ok) = (Vec::new(), None, true);
+        for (i, body) in bodies.iter().enumerate() {
+            let key = format!("test-{}-{now_ms}-{i}", c.id);
+            let credentials = &self.outbound.credentials;
+            match send::send(&webhooks, &target, &key, body, credentials).await {
+                Ok(a) => {
+                    (status, ok) = (Some(a.status), a.ok());
+                    parts.push(a.shown());
+                }
+                Err(e) => {
+                    (status, ok) = (None, false);
+                    parts.push(e);
+                }
+            }
+            if !ok {
+                break;
+            }
+        }
+        Ok(TestAnswer {
+            status,
+            answer: parts.join("; then "),
+            ok,
+        })
+    }
+}
+
+/// The message a test sends: one made-up flag, marked as a test.
+fn test_notice(team: &str) -> Notice {
+    Notice {
+        transition: Transition::Raise,
+        cluster: "test".into(),
+        flags: vec![FlagNotice {
+            id: 0,
+            cluster: "test".into(),
+            subject_kind: "group".into(),
+            subject: "streamkeeper-test".into(),
+            kind: "WARN".into(),
+            was: None,
+            reason: "A test message from Streamkeeper: this channel is reached.".into(),
+            team: Some(team.to_owned()),
+            url: "about:blank".into(),
+            onset_ms: crate::platform::clock::now().timestamp_millis(),
+        }],
+        by: None,
+    }
+}
+
+#[async_trait::async_trait]
+impl streamkeeper_app::port::Notify for NotifyService {
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
+    async fn channels(&self, who: &Principal, team_id: i64) -> Result<Vec<ChannelView>, AppError> {
+        self.may_manage(who, "", team_id).await?;
+        Ok(store::channels(&self.pool, team_id)
+            .await?
+            .into_iter()
+            .map(view)
+            .collect())
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
+    async fn add_channel(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        new: &NewChannel,
+    ) -> Result<ChannelView, AppError> {
+        self.may_manage(who, from, team_id).await?;
+        let row = match self.checked(team_id, new) {
+            Ok(r) => r,
+            Err(Refused(why)) => {
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "notify.channel.refused",
+                    format!("team:{team_id}"),
+                    json!({ "kind": new.kind, "refused": why }),
+                )
+                .await;
+                return Err(AppError::Invalid(why));
+            }
+        };
+        let mut tx = begin(&self.pool).await?;
+        let Some(id) = store::add_channel(&mut tx, &row).await? else {
+            return Err(AppError::Conflict(format!(
+                "The team has a channel named {} already.",
+                row.name
+            )));
+        };
+        // References and hosts only: a secret never reaches the log.
+        let detail = json!({ "name": row.name, "kind": row.kind,
+            "host": row.endpoint.as_deref().and_then(host_of), "kinds": row.kinds,
+            "min_severity": row.min_severity, "clusters": row.clusters });
+        audited(
+            &mut tx,
+            who,
+            from,
+            "notify.channel.add",
+            format!("channel:{id}"),
+            detail,
+        )
+        .await?;
+        commit(tx).await?;
+        Ok(view(ChannelRow { id, ..row }))
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id, id))]
+    async fn remove_channel(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        id: i64,
+    ) -> Result<(), AppError> {
+        self.may_manage(who, from, team_id).await?;
+        let mut tx = begin(&self.pool).await?;
+        if !store::remove_channel(&mut tx, team_id, id).await? {
+            return Err(AppError::NotFound(format!("Channel {id}")));
+        }
+        let target = format!("channel:{id}");
+        audited(
+            &mut tx,
+            who,
+            from,
+            "notify.channel.remove",
+            target,
+            json!({ "team_id": team_id }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id, id))]
+    async fn test_channel(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        id: i64,
+    ) -> Result<TestAnswer, AppError> {
+        self.may_manage(who, from, team_id).await?;
+        let c = store::channel(&self.pool, team_id, id)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("Channel {id}")))?;
+        let answer = self.try_channel(&c).await?;
+        let broken = (!answer.ok)
+            .then_some(answer.status)
+            .flatten()
+            .filter(|s| streamkeeper::notify::broken_by(*s))
+            .map(|_| answer.answer.clone());
+        store::set_broken(&self.pool, c.id, broken.as_deref()).await?;
+        let mut tx = begin(&self.pool).await?;
+        let detail = json!({ "status": answer.status, "ok": answer.ok });
+        audited(
+            &mut tx,
+            who,
+            from,
+            "notify.channel.test",
+            format!("channel:{id}"),
+            detail,
+        )
+        .await?;
+        commit(tx).await?;
+        Ok(answer)
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    async fn silences(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+    ) -> Result<Vec<SilenceView>, AppError> {
+        crate::platform::authz::require(
+            who,
+            streamkeeper::accounts::role::Action::Read,
+            "see silences",
+        )?;
+        self.cluster(who, "", cluster_id).await?;
+        Ok(store::silences(&self.pool, cluster_id)
+            .await?
+            .into_iter()
+            .map(silences::view)
+            .collect())
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    async fn silence(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        new: &NewSilence,
+    ) -> Result<SilenceView, AppError> {
+        self.make_silence(who, from, cluster_id, new).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id, id))]
+    async fn unsilence(
+        &self,
+        who: &Principal,
+        from: &str,
+        cluster_id: i64,
+        id: i64,
+    ) -> Result<(), AppError> {
+        self.end_silence(who, from, cluster_id, id).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, flag_id))]
+    async fn deliveries(
+        &self,
+        who: &Principal,
+        flag_id: i64,
+    ) -> Result<Vec<DeliveryView>, AppError> {
+        crate::platform::authz::require(
+            who,
+            streamkeeper::accounts::role::Action::Read,
+            "see flags",
+        )?;
+        if store::team_of_flag(&self.pool, flag_id).await?.is_none() {
+            return Err(AppError::NotFound(format!("Flag {flag_id}")));
+        }
+        Ok(store::deliveries_of(&self.pool, flag_id)
+            .await?
+            .into_iter()
+            .map(|d| DeliveryView {
+                channel: d.channel,
+                kind: d.kind,
+                transition: d.transition,
+                attempts: d.attempts,
+                answer: d.answer,
+                delivered_at: d.delivered_at,
+                failed_at: d.failed_at,
+            })
+            .collect())
+    }
+}

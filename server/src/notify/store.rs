@@ -1,0 +1,466 @@
+//! Notifications' SQL: channels, the transitions' outbox, silences, and
+//! the channels' rows of the deliveries table (the webhook rows are the
+//! flags' store's).
+
+use crate::platform::errors::Db;
+use chrono::{DateTime, Utc};
+use sqlx::{FromRow, PgConnection, PgPool};
+
+#[derive(Debug, Clone, FromRow)]
+pub struct ChannelRow {
+    pub id: i64,
+    pub team_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub endpoint: Option<String>,
+    pub endpoint_ref: Option<String>,
+    pub secret_ref: Option<String>,
+    pub kinds: Vec<String>,
+    pub min_severity: String,
+    pub clusters: Vec<String>,
+    pub broken_at: Option<DateTime<Utc>>,
+    pub broken_answer: Option<String>,
+}
+
+const CHANNEL: &str = "id, team_id, name, kind, endpoint, endpoint_ref, secret_ref, kinds,
+    min_severity, clusters, broken_at, broken_answer";
+
+pub async fn channels(pool: &PgPool, team_id: i64) -> Result<Vec<ChannelRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {CHANNEL} FROM notify_channels WHERE team_id = $1 ORDER BY name"
+    ))
+    .bind(team_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+pub async fn channel(pool: &PgPool, team_id: i64, id: i64) -> Result<Option<ChannelRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {CHANNEL} FROM notify_channels WHERE team_id = $1 AND id = $2"
+    ))
+    .bind(team_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+/// The channels of these teams.
+pub async fn channels_of(conn: &mut PgConnection, teams: &[i64]) -> Result<Vec<ChannelRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {CHANNEL} FROM notify_channels WHERE team_id = ANY($1) ORDER BY id"
+    ))
+    .bind(teams)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Adds a channel; `None` when the team has one of that name already.
+pub async fn add_channel(conn: &mut PgConnection, c: &ChannelRow) -> Result<Option<i64>, Db> {
+    Ok(sqlx::query_scalar(
+        "INSERT INTO notify_channels (team_id, name, kind, endpoint, endpoint_ref, secret_ref,
+                                      kinds, min_severity, clusters)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+         ON CONFLICT (team_id, name) DO NOTHING RETURNING id",
+    )
+    .bind(c.team_id)
+    .bind(&c.name)
+    .bind(&c.kind)
+    .bind(&c.endpoint)
+    .bind(&c.endpoint_ref)
+    .bind(&c.secret_ref)
+    .bind(&c.kinds)
+    .bind(&c.min_severity)
+    .bind(&c.clusters)
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub async fn remove_channel(conn: &mut PgConnection, team_id: i64, id: i64) -> Result<bool, Db> {
+    Ok(
+        sqlx::query("DELETE FROM notify_channels WHERE team_id = $1 AND id = $2")
+            .bind(team_id)
+            .bind(id)
+            .execute(conn)
+            .await?
+            .rows_affected()
+            > 0,
+    )
+}
+
+/// Marks a channel broken with the receiver's answer, or mends it.
+pub async fn set_broken(pool: &PgPool, id: i64, answer: Option<&str>) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notify_channels
+            SET broken_at = CASE WHEN $2::text IS NULL THEN NULL ELSE streamkeeper_now() END,
+                broken_answer = $2
+          WHERE id = $1 AND (broken_answer IS DISTINCT FROM $2)",
+    )
+    .bind(id)
+    .bind(answer)
+    .execute(pool)
+    .await
+    .map(drop)?)
+}
+
+/// A transition waiting to be told, with what the message needs.
+#[derive(Debug, Clone, FromRow)]
+pub struct PendingRow {
+    pub id: i64,
+    pub flag_id: i64,
+    pub transition: String,
+    pub was: Option<String>,
+    pub by_user: Option<String>,
+    pub held: bool,
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub subject_kind: String,
+    pub subject: String,
+    pub kind: String,
+    pub reason: String,
+    pub team_id: Option<i64>,
+    pub team: Option<String>,
+    pub onset_at: DateTime<Utc>,
+    pub live: bool,
+    pub told_before: bool,
+}
+
+/// Locks up to `n` pending transitions, oldest first (rows another
+/// replica is fanning out are skipped). The transaction marks them.
+pub async fn pending(conn: &mut PgConnection, n: i64) -> Result<Vec<PendingRow>, Db> {
+    Ok(sqlx::query_as(
+        "WITH p AS (SELECT * FROM notify_transitions WHERE fanned_out_at IS NULL
+                    ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
+         SELECT p.id, p.flag_id, p.transition, p.was, p.by_user, p.held,
+                f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason,
+                f.team_id, t.name AS team, f.onset_at,
+                f.state IN ('open', 'acknowledged') AS live,
+                EXISTS (SELECT 1 FROM notify_transitions o
+                         WHERE o.flag_id = p.flag_id AND o.id < p.id AND o.told) AS told_before
+           FROM p JOIN flags f ON f.id = p.flag_id JOIN clusters c ON c.id = f.cluster_id
+           LEFT JOIN teams t ON t.id = f.team_id
+          ORDER BY p.id",
+    )
+    .bind(n)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// The silences of these clusters not ended: (cluster name, scope, name, until).
+pub async fn silences_of(
+    conn: &mut PgConnection,
+    clusters: &[i64],
+) -> Result<Vec<(String, String, String, DateTime<Utc>)>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name, s.scope, s.name, s.until FROM notify_silences s
+           JOIN clusters c ON c.id = s.cluster_id
+          WHERE s.cluster_id = ANY($1) AND s.until > streamkeeper_now()",
+    )
+    .bind(clusters)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Marks transitions fanned out (`told`: they became deliveries).
+pub async fn fanned_out(conn: &mut PgConnection, ids: &[i64], told: bool) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notify_transitions SET fanned_out_at = streamkeeper_now(), told = $2
+          WHERE id = ANY($1)",
+    )
+    .bind(ids)
+    .bind(told)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+/// Marks transitions held by a silence: they stay pending.
+pub async fn held(conn: &mut PgConnection, ids: &[i64]) -> Result<(), Db> {
+    Ok(
+        sqlx::query("UPDATE notify_transitions SET held = true WHERE id = ANY($1)")
+            .bind(ids)
+            .execute(conn)
+            .await
+            .map(drop)?,
+    )
+}
+
+/// Queues a channel's message: `flag_ids` the flags it lists.
+pub async fn enqueue(
+    conn: &mut PgConnection,
+    channel_id: i64,
+    transition: &str,
+    flag_ids: &[i64],
+    body: &serde_json::Value,
+) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "INSERT INTO deliveries (channel_id, transition, flag_ids, url, body)
+         VALUES ($1, $2, $3, '', $4)",
+    )
+    .bind(channel_id)
+    .bind(transition)
+    .bind(flag_ids)
+    .bind(body)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+/// A claimed channel delivery, with its channel's settings.
+#[derive(Debug, Clone, FromRow)]
+pub struct ChannelDelivery {
+    pub id: i64,
+    pub transition: String,
+    pub flag_ids: Vec<i64>,
+    pub idempotency_key: String,
+    pub body: serde_json::Value,
+    pub attempts: i32,
+    pub channel_id: i64,
+    pub kind: String,
+    pub endpoint: Option<String>,
+    pub endpoint_ref: Option<String>,
+    pub secret_ref: Option<String>,
+}
+
+/// Claims up to `n` due channel deliveries for `lease_s` seconds.
+pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<ChannelDelivery>, Db> {
+    Ok(sqlx::query_as(
+        "WITH claimed AS (
+            UPDATE deliveries SET claimed_until = streamkeeper_now() + make_interval(secs => $2)
+             WHERE id IN (
+                SELECT id FROM deliveries
+                 WHERE delivered_at IS NULL AND failed_at IS NULL AND channel_id IS NOT NULL
+                   AND next_attempt_at <= streamkeeper_now()
+                   AND (claimed_until IS NULL OR claimed_until < streamkeeper_now())
+                 ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
+            RETURNING id, transition, flag_ids, idempotency_key, body, attempts, channel_id)
+         SELECT d.id, d.transition, d.flag_ids, d.idempotency_key, d.body, d.attempts,
+                d.channel_id, c.kind, c.endpoint, c.endpoint_ref, c.secret_ref
+           FROM claimed d JOIN notify_channels c ON c.id = d.channel_id",
+    )
+    .bind(n)
+    .bind(lease_s as f64)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// Records a 2xx: a raise's first is when its flags were notified.
+pub async fn delivered(pool: &PgPool, d: &ChannelDelivery, answer: &str) -> Result<(), Db> {
+    let mut tx = pool.begin().await?;
+    sqlx::query(
+        "UPDATE deliveries SET delivered_at = streamkeeper_now(), attempts = attempts + 1,
+                claimed_until = NULL, answer = $2
+          WHERE id = $1",
+    )
+    .bind(d.id)
+    .bind(answer)
+    .execute(&mut *tx)
+    .await?;
+    if d.transition == "raise" {
+        sqlx::query(
+            "UPDATE flags SET notified_at = COALESCE(notified_at, streamkeeper_now())
+              WHERE id = ANY($1)",
+        )
+        .bind(&d.flag_ids)
+        .execute(&mut *tx)
+        .await?;
+    }
+    Ok(tx.commit().await?)
+}
+
+/// Records a failed attempt: retried after `backoff_s`, given up after
+/// `max` attempts or at once when `give_up` (the receiver refused it).
+pub async fn failed(
+    pool: &PgPool,
+    d: &ChannelDelivery,
+    answer: &str,
+    backoff_s: i64,
+    max: i32,
+    give_up: bool,
+) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE deliveries SET attempts = attempts + 1, answer = $2, last_error = $2,
+                claimed_until = NULL,
+                next_attempt_at = streamkeeper_now() + make_interval(secs => $3),
+                failed_at = CASE WHEN $5 OR attempts + 1 >= $4 THEN streamkeeper_now() END
+          WHERE id = $1",
+    )
+    .bind(d.id)
+    .bind(answer)
+    .bind(backoff_s as f64)
+    .bind(max)
+    .bind(give_up)
+    .execute(pool)
+    .await
+    .map(drop)?)
+}
+
+/// A flag's channel deliveries, the latest first.
+#[derive(Debug, Clone, FromRow)]
+pub struct DeliveryRow {
+    pub channel: String,
+    pub kind: String,
+    pub transition: String,
+    pub attempts: i32,
+    pub answer: Option<String>,
+    pub delivered_at: Option<DateTime<Utc>>,
+    pub failed_at: Option<DateTime<Utc>>,
+}
+
+pub async fn deliveries_of(pool: &PgPool, flag_id: i64) -> Result<Vec<DeliveryRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.name AS channel, c.kind, d.transition, d.attempts, d.answer,
+                d.delivered_at, d.failed_at
+           FROM deliveries d JOIN notify_channels c ON c.id = d.channel_id
+          WHERE d.flag_ids @> ARRAY[$1]::bigint[] AND d.channel_id IS NOT NULL
+          ORDER BY d.id DESC LIMIT 200",
+    )
+    .bind(flag_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// The team of a flag (`None`: no such flag; `Some(None)`: unowned).
+pub async fn team_of_flag(pool: &PgPool, flag_id: i64) -> Result<Option<Option<i64>>, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT team_id FROM flags WHERE id = $1")
+            .bind(flag_id)
+            .fetch_optional(pool)
+            .await?,
+    )
+}
+
+pub async fn team_exists(pool: &PgPool, team_id: i64) -> Result<bool, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM teams WHERE id = $1)")
+            .bind(team_id)
+            .fetch_one(pool)
+            .await?,
+    )
+}
+
+/// Queues a `repeat` for each open (unacknowledged) flag of a team with
+/// channels that nobody was told of for the team's repeat interval.
+pub async fn queue_repeats(pool: &PgPool) -> Result<u64, Db> {
+    Ok(sqlx::query(
+        "INSERT INTO notify_transitions (flag_id, transition)
+         SELECT f.id, 'repeat' FROM flags f JOIN teams t ON t.id = f.team_id
+          WHERE f.state = 'open'
+            AND EXISTS (SELECT 1 FROM notify_channels c WHERE c.team_id = t.id)
+            AND (SELECT max(n.at) FROM notify_transitions n WHERE n.flag_id = f.id)
+                < streamkeeper_now() - make_interval(secs => t.repeat_s)",
+    )
+    .execute(pool)
+    .await?
+    .rows_affected())
+}
+
+/// An open flag an Alertmanager channel has not been posted for lately.
+#[derive(Debug, Clone, FromRow)]
+pub struct RepostRow {
+    pub channel_id: i64,
+    pub flag_id: i64,
+    pub cluster: String,
+    pub subject_kind: String,
+    pub subject: String,
+    pub kind: String,
+    pub reason: String,
+    pub team: Option<String>,
+    pub onset_at: DateTime<Utc>,
+}
+
+/// The open flags' alerts to post again to their team's Alertmanager
+/// channels, not posted to for `every_s` (an alert ends unless posted
+/// again). Only flags the channel was told of (posted before).
+pub async fn alerts_to_repost(pool: &PgPool, every_s: i64) -> Result<Vec<RepostRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.id AS channel_id, f.id AS flag_id, k.name AS cluster, f.subject_kind,
+                f.subject, f.kind, f.reason, t.name AS team, f.onset_at
+           FROM flags f JOIN notify_channels c ON c.team_id = f.team_id
+           JOIN clusters k ON k.id = f.cluster_id JOIN teams t ON t.id = f.team_id
+          WHERE c.kind = 'alertmanager' AND f.state IN ('open', 'acknowledged')
+            AND EXISTS (SELECT 1 FROM deliveries d
+                         WHERE d.channel_id = c.id AND d.flag_ids @> ARRAY[f.id])
+            AND NOT EXISTS (SELECT 1 FROM deliveries d
+                             WHERE d.channel_id = c.id AND d.flag_ids @> ARRAY[f.id]
+                               AND d.created_at > streamkeeper_now() - make_interval(secs => $1))
+          ORDER BY c.id, k.name",
+    )
+    .bind(every_s as f64)
+    .fetch_all(pool)
+    .await?)
+}
+
+#[derive(Debug, Clone, FromRow)]
+pub struct SilenceRow {
+    pub id: i64,
+    pub cluster_id: i64,
+    pub scope: String,
+    pub name: String,
+    pub until: DateTime<Utc>,
+    pub reason: String,
+    pub created_by: String,
+    pub created_at: DateTime<Utc>,
+}
+
+const SILENCE: &str = "id, cluster_id, scope, name, until, reason, created_by, created_at";
+
+/// A cluster's silences not ended, the soonest end first.
+pub async fn silences(pool: &PgPool, cluster_id: i64) -> Result<Vec<SilenceRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {SILENCE} FROM notify_silences
+          WHERE cluster_id = $1 AND until > streamkeeper_now() ORDER BY until, id"
+    ))
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+pub async fn silence_by_id(
+    pool: &PgPool,
+    cluster_id: i64,
+    id: i64,
+) -> Result<Option<SilenceRow>, Db> {
+    Ok(sqlx::query_as(&format!(
+        "SELECT {SILENCE} FROM notify_silences WHERE cluster_id = $1 AND id = $2"
+    ))
+    .bind(cluster_id)
+    .bind(id)
+    .fetch_optional(pool)
+    .await?)
+}
+
+pub async fn add_silence(conn: &mut PgConnection, s: &SilenceRow) -> Result<SilenceRow, Db> {
+    Ok(sqlx::query_as(&format!(
+        "INSERT INTO notify_silences (cluster_id, scope, name, until, reason, created_by)
+         VALUES ($1, $2, $3, $4, $5, $6) RETURNING {SILENCE}"
+    ))
+    .bind(s.cluster_id)
+    .bind(&s.scope)
+    .bind(&s.name)
+    .bind(s.until)
+    .bind(&s.reason)
+    .bind(&s.created_by)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Ends a silence now: its held deliveries are sent at the next pass if
+/// their trouble is still there.
+pub async fn end_silence(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notify_silences SET until = LEAST(until, streamkeeper_now()) WHERE id = $1",
+    )
+    .bind(id)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+pub async fn cluster_exists(pool: &PgPool, cluster_id: i64) -> Result<bool, Db> {
+    Ok(
+        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM clusters WHERE id = $1)")
+            .bind(cluster_id)
+            .fetch_one(pool)
+            .await?,
+    )
+}

@@ -1,0 +1,688 @@
+//! Notification channels on the real Postgres, against doubles that keep
+//! PagerDuty's, Slack's and Teams' published contracts and a real
+//! Alertmanager: transitions only, one grouped message per channel for a
+//! burst, filters, acknowledgments and resolutions, retries with the same
+//! idempotency key, a broken channel that leaves the others delivering,
+//! silences, and the channels' settings over REST (refusals audited,
+//! secrets never shown back).
+
+mod support;
+
+use axum::http::{Method, StatusCode};
+use serde_json::{Value, json};
+use sqlx::PgPool;
+use std::path::PathBuf;
+use streamkeeper::accounts::role::Role;
+use streamkeeper::flags::{FlagKey, Observation};
+use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::platform::egress::EgressPolicy;
+use streamkeeper_doubles::oncall::{self, Recorder};
+use streamkeeper_server::clients::egress::Outbound;
+use streamkeeper_server::clients::webhook::Webhooks;
+use streamkeeper_server::flags::lifecycle::{self, FlagSource, Route};
+use streamkeeper_server::platform::errors::Db;
+use support::TestApp;
+
+const KEY: &str = "0123456789abcdef0123456789abcdef";
+
+/// A credential directory of the test's own, with the policy allowing it.
+fn secrets(name: &str, files: &[(&str, &str)]) -> (PathBuf, CredentialPolicy) {
+    let dir = std::env::temp_dir().join(format!("sk-notify-{}-{name}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    for (f, v) in files {
+        std::fs::write(dir.join(f), v).expect("write");
+    }
+    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [dir.to_str().expect("utf-8")])
+        .expect("policy");
+    (dir, policy)
+}
+
+fn outbound(policy: &CredentialPolicy) -> Outbound {
+    Outbound {
+        egress: EgressPolicy::LOOPBACK,
+        credentials: policy.clone(),
+    }
+}
+
+async fn app(pool: &PgPool, policy: &CredentialPolicy) -> TestApp {
+    let mut cfg = support::config();
+    cfg.outbound = outbound(policy);
+    TestApp::with_config(pool.clone(), cfg).await
+}
+
+async fn cluster(pool: &PgPool) -> i64 {
+    sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('prod', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(pool)
+    .await
+    .expect("cluster")
+}
+
+async fn team(pool: &PgPool, name: &str) -> Route {
+    let id = sqlx::query_scalar("INSERT INTO teams (name) VALUES ($1) RETURNING id")
+        .bind(name)
+        .fetch_one(pool)
+        .await
+        .expect("team");
+    (id, name.to_owned(), None)
+}
+
+struct Watcher {
+    cluster: i64,
+    route: Route,
+}
+
+#[async_trait::async_trait]
+impl FlagSource for Watcher {
+    fn cluster(&self) -> (i64, &str) {
+        (self.cluster, "prod")
+    }
+    fn evaluated(&self, _: &FlagKey) -> bool {
+        true
+    }
+    fn worse(&self, _: &FlagKey, before: &str, now: &str) -> bool {
+        let rank = |k: &str| ["WARN", "STALL", "STOP"].iter().position(|x| *x == k);
+        rank(now) > rank(before)
+    }
+    async fn route(&self, _: &PgPool, _: &FlagKey) -> Result<Option<Route>, Db> {
+        Ok(Some(self.route.clone()))
+    }
+    fn receipts(&self, _: &mut Observation) {}
+}
+
+fn trouble(group: &str, kind: &str) -> Observation {
+    Observation {
+        key: FlagKey {
+            subject_kind: "group".into(),
+            subject: group.into(),
+            rule: "lag".into(),
+        },
+        kind: kind.into(),
+        reason: format!("{group} is {kind}"),
+        onset_ms: chrono::Utc::now().timestamp_millis() - 60_000,
+        evidence: json!({}),
+    }
+}
+
+async fn watch(pool: &PgPool, w: &mut Watcher, observed: Vec<Observation>) {
+    lifecycle::reconcile(pool, w, observed)
+        .await
+        .expect("reconcile");
+}
+
+/// One pass of the notify routine.
+async fn notify(pool: &PgPool, policy: &CredentialPolicy) -> usize {
+    let hooks = Webhooks::new(EgressPolicy::LOOPBACK).expect("webhooks");
+    streamkeeper_server::notify::routine::pass(pool, "https://sk.example", &hooks, policy)
+        .await
+        .expect("notify")
+}
+
+async fn add(t: &TestApp, token: &str, team: i64, body: Value) -> Value {
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/teams/{team}/channels"),
+            token,
+            Some(body),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    r.json()
+}
+
+async fn admin(t: &TestApp) -> String {
+    let ada = t.user("ada", &[Role::Admin]).await;
+    t.token(ada).await
+}
+
+/// Slack, Teams, PagerDuty and a signed webhook for team `team`.
+async fn four_channels(t: &TestApp, token: &str, team: i64, dir: &std::path::Path, url: &str) {
+    std::fs::write(dir.join("slack"), format!("{url}/services/T1/B1/abc")).expect("w");
+    std::fs::write(dir.join("teams"), format!("{url}/workflows/flow-1")).expect("w");
+    std::fs::write(dir.join("pd"), KEY).expect("w");
+    std::fs::write(dir.join("sign"), "s3cret").expect("w");
+    let d = dir.display();
+    add(
+        t,
+        token,
+        team,
+        json!({"name": "chat", "kind": "slack", "endpoint": format!("file:{d}/slack")}),
+    )
+    .await;
+    add(
+        t,
+        token,
+        team,
+        json!({"name": "teams", "kind": "teams", "endpoint": format!("file:{d}/teams")}),
+    )
+    .await;
+    add(
+        t,
+        token,
+        team,
+        json!({"name": "pager", "kind": "pagerduty",
+        "endpoint": format!("{url}/v2/enqueue"), "secret": format!("file:{d}/pd"),
+        "min_severity": "error"}),
+    )
+    .await;
+    add(
+        t,
+        token,
+        team,
+        json!({"name": "hook", "kind": "webhook",
+        "endpoint": format!("{url}/services/T9/B9/hook"), "secret": format!("file:{d}/sign")}),
+    )
+    .await;
+}
+
+fn actions(rec: &Recorder) -> Vec<String> {
+    rec.of("pagerduty")
+        .iter()
+        .map(|r| format!("{} {}", r.body["event_action"], r.body["dedup_key"]).replace('"', ""))
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_burst_is_one_message_per_channel_and_only_transitions_are_told(pool: PgPool) {
+    let (dir, policy) = secrets("burst", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    four_channels(&t, &token, route.0, &dir, &url).await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+
+    let burst: Vec<Observation> = (0..30)
+        .map(|i| trouble(&format!("g{i}"), if i == 0 { "WARN" } else { "STOP" }))
+        .collect();
+    watch(&pool, &mut w, burst.clone()).await;
+    notify(&pool, &policy).await;
+    let slack = rec.of("slack");
+    let chat: Vec<_> = slack.iter().filter(|r| r.path.ends_with("/abc")).collect();
+    assert_eq!(chat.len(), 1, "one grouped message");
+    assert!(chat.iter().all(|r| r.status == 200), "Slack's limits kept");
+    assert_eq!(
+        chat[0].body["blocks"][0]["text"]["text"],
+        "30 flags raised on cluster prod"
+    );
+    assert_eq!(rec.of("teams").len(), 1);
+    assert_eq!(rec.of("teams")[0].status, 202, "a card Teams takes");
+    // PagerDuty: one event per flag, the WARN filtered out (error and up).
+    let pd = rec.of("pagerduty");
+    assert_eq!(pd.len(), 29);
+    assert!(
+        pd.iter()
+            .all(|r| r.status == 202 && r.body["event_action"] == "trigger")
+    );
+    assert!(pd.iter().all(|r| r.body["routing_key"] == KEY));
+    // The webhook's signature verifies over exactly the bytes sent.
+    let hook: Vec<_> = slack.iter().filter(|r| r.path.ends_with("/hook")).collect();
+    assert_eq!(hook.len(), 1);
+    let sig = hook[0].signature.as_deref().expect("signed");
+    let now = chrono::Utc::now().timestamp();
+    assert_eq!(
+        streamkeeper::notify::webhook::verify(b"s3cret", sig, &hook[0].raw, now, 300),
+        Ok(())
+    );
+    assert_eq!(hook[0].body["flags"].as_array().map(Vec::len), Some(30));
+
+    // The same trouble next pass: nothing is told again.
+    let before = rec.got().len();
+    watch(&pool, &mut w, burst).await;
+    notify(&pool, &policy).await;
+    assert_eq!(rec.got().len(), before, "transitions only");
+
+    // Acknowledged in the console: PagerDuty hears `acknowledge`.
+    let id: i64 = sqlx::query_scalar("SELECT id FROM flags WHERE subject = 'g1'")
+        .fetch_one(&pool)
+        .await
+        .expect("flag");
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/flags/{id}/acknowledge"),
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    notify(&pool, &policy).await;
+    assert!(
+        actions(&rec).contains(&format!("acknowledge streamkeeper-flag-{id}")),
+        "{:?}",
+        actions(&rec)
+    );
+
+    // Everything clears: one resolution message per chat channel, and a
+    // resolve per PagerDuty incident.
+    watch(&pool, &mut w, vec![]).await;
+    notify(&pool, &policy).await;
+    let resolves = actions(&rec)
+        .iter()
+        .filter(|a| a.starts_with("resolve"))
+        .count();
+    assert_eq!(resolves, 29);
+    let last = rec.of("teams").pop().expect("teams");
+    let title = &last.body["attachments"][0]["content"]["body"][0]["text"];
+    assert_eq!(title, "30 flags resolved on cluster prod");
+
+    // The flag's page lists each channel's delivery with its answer.
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/flags/{id}/deliveries"),
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let d = r.json();
+    let of = |ch: &str, tr: &str| {
+        d.as_array()
+            .expect("list")
+            .iter()
+            .find(|x| x["channel"] == ch && x["transition"] == tr)
+            .cloned()
+            .unwrap_or(Value::Null)
+    };
+    assert_eq!(of("chat", "raise")["answer"], "200 ok");
+    assert!(
+        of("pager", "acknowledge")["answer"]
+            .as_str()
+            .expect("a")
+            .starts_with("202 ")
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_refused_channel_is_broken_while_the_others_deliver_and_throttling_retries(pool: PgPool) {
+    let (dir, policy) = secrets("broken", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    four_channels(&t, &token, route.0, &dir, &url).await;
+    rec.revoke("/services/T1/B1/abc");
+    rec.throttle(1);
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    notify(&pool, &policy).await;
+
+    let broken: (Option<chrono::DateTime<chrono::Utc>>, Option<String>) =
+        sqlx::query_as("SELECT broken_at, broken_answer FROM notify_channels WHERE name = 'chat'")
+            .fetch_one(&pool)
+            .await
+            .expect("chat");
+    assert!(broken.0.is_some());
+    assert_eq!(broken.1.as_deref(), Some("404 no_service"));
+    assert_eq!(rec.of("teams").len(), 1, "the others deliver");
+    // PagerDuty throttled the first: retried later with the same key.
+    let pd = rec.of("pagerduty");
+    assert_eq!(pd.len(), 1);
+    assert_eq!(pd[0].status, 429);
+    sqlx::query("UPDATE deliveries SET next_attempt_at = now() WHERE delivered_at IS NULL")
+        .execute(&pool)
+        .await
+        .expect("due");
+    notify(&pool, &policy).await;
+    let pd = rec.of("pagerduty");
+    assert_eq!(pd.len(), 2);
+    assert_eq!(pd[1].status, 202);
+    assert_eq!(pd[0].idempotency_key, pd[1].idempotency_key);
+    // The broken channel's delivery was given up, not retried.
+    assert_eq!(
+        rec.of("slack")
+            .iter()
+            .filter(|r| r.path.ends_with("/abc"))
+            .count(),
+        1
+    );
+
+    // The team's page shows it broken with the receiver's answer.
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/teams/{}/channels", w.route.0),
+            &token,
+            None,
+        )
+        .await;
+    let chat = r
+        .json()
+        .as_array()
+        .expect("list")
+        .iter()
+        .find(|c| c["name"] == "chat")
+        .cloned();
+    assert_eq!(chat.expect("chat")["broken_answer"], "404 no_service");
+    // A receiver that hangs delays only itself (5 s timeout), then retries.
+    assert!(
+        !r.body.contains(KEY) && !r.body.contains("s3cret") && !r.body.contains("/services/T1")
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_silence_holds_deliveries_and_sends_them_if_the_trouble_outlives_it(pool: PgPool) {
+    let (dir, policy) = secrets("silence", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    four_channels(&t, &token, route.0, &dir, &url).await;
+    let cluster_id = cluster(&pool).await;
+    let mut w = Watcher {
+        cluster: cluster_id,
+        route,
+    };
+    let path = format!("/api/v1/clusters/{cluster_id}/silences");
+    let until = chrono::Utc::now() + chrono::Duration::hours(1);
+    // Refused: no reason; a cluster muted by a non-admin (both audited).
+    let r = t
+        .api(
+            Method::POST,
+            &path,
+            &token,
+            Some(json!({"scope": "group", "name": "billing", "until": until, "reason": " "})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let bob = t.user("bob", &[Role::Viewer]).await;
+    let bob = t.token(bob).await;
+    let r = t
+        .api(
+            Method::POST,
+            &path,
+            &bob,
+            Some(json!({"scope": "cluster", "until": until, "reason": "deploy"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let mut ids = Vec::new();
+    for g in ["billing", "orders"] {
+        let r = t
+            .api(
+                Method::POST,
+                &path,
+                &token,
+                Some(json!({"scope": "group", "name": g, "until": until, "reason": "deploy"})),
+            )
+            .await;
+        assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+        ids.push(r.json()["id"].clone());
+    }
+    let listed = t.api(Method::GET, &path, &token, None).await.json();
+    assert_eq!(listed.as_array().map(Vec::len), Some(2));
+    assert_eq!(listed[0]["reason"], "deploy");
+    let audited: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action IN ('notify.silence', 'notify.silence.refused')",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(audited, 3);
+    watch(
+        &pool,
+        &mut w,
+        vec![trouble("billing", "STOP"), trouble("orders", "STOP")],
+    )
+    .await;
+    notify(&pool, &policy).await;
+    assert!(rec.got().is_empty(), "held: {:?}", rec.got());
+    // `orders` clears during the silence; `billing` outlives it.
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    notify(&pool, &policy).await;
+    assert!(rec.got().is_empty());
+    for id in ids {
+        let r = t
+            .api(Method::DELETE, &format!("{path}/{id}"), &token, None)
+            .await;
+        assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    }
+    notify(&pool, &policy).await;
+    let pd = rec.of("pagerduty");
+    assert_eq!(pd.len(), 1, "only the trouble that outlived the silence");
+    assert_eq!(pd[0].body["payload"]["component"], "billing");
+    assert_eq!(pd[0].body["event_action"], "trigger");
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn channels_are_for_admins_and_members_with_secrets_by_reference(pool: PgPool) {
+    let (dir, policy) = secrets("settings", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let (team_id, _, _) = team(&pool, "payments").await;
+    let bob = t.user("bob", &[Role::Viewer]).await;
+    let bob = t.token(bob).await;
+    let path = format!("/api/v1/teams/{team_id}/channels");
+    let body = json!({"name": "x", "kind": "alertmanager", "endpoint": format!("{url}/am")});
+    let r = t.api(Method::POST, &path, &bob, Some(body)).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    // A literal key is refused (422, audited) and nothing is kept.
+    let literal = json!({"name": "p", "kind": "pagerduty", "secret": KEY});
+    let r = t.api(Method::POST, &path, &token, Some(literal)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(!r.body.contains(KEY));
+    let outside = json!({"name": "p", "kind": "pagerduty", "secret": "file:/etc/shadow"});
+    let r = t.api(Method::POST, &path, &token, Some(outside)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let metadata = json!({"name": "m", "kind": "webhook", "endpoint": "http://169.254.169.254/x"});
+    let r = t.api(Method::POST, &path, &token, Some(metadata)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    let refusals: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM audit_log WHERE action = 'notify.channel.refused'",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(refusals, 3);
+    let r = t.api(Method::GET, &path, &token, None).await;
+    assert_eq!(r.json(), json!([]));
+
+    // Send a test: the answer is the receiver's, word for word.
+    std::fs::write(dir.join("pd"), "ffffffffffffffffffffffffffffffff").expect("w");
+    let c = add(
+        &t,
+        &token,
+        team_id,
+        json!({"name": "pager", "kind": "pagerduty",
+        "endpoint": format!("{url}/v2/enqueue"), "secret": format!("file:{}/pd", dir.display())}),
+    )
+    .await;
+    assert_eq!(c["secret_set"], true);
+    assert!(!c.to_string().contains("ffff"));
+    let r = t
+        .api(
+            Method::POST,
+            &format!("{path}/{}/test", c["id"]),
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let a = r.json();
+    assert_eq!(a["status"], 400);
+    assert_eq!(a["ok"], false);
+    assert!(
+        a["answer"]
+            .as_str()
+            .expect("answer")
+            .contains("Invalid routing key"),
+        "{a}"
+    );
+    std::fs::write(dir.join("pd"), KEY).expect("w");
+    let r = t
+        .api(
+            Method::POST,
+            &format!("{path}/{}/test", c["id"]),
+            &token,
+            None,
+        )
+        .await;
+    let a = r.json();
+    assert_eq!(a["ok"], true, "{a}");
+    assert_eq!(a["status"], 202);
+    let pd = rec.of("pagerduty");
+    assert_eq!(
+        pd.last().map(|r| r.body["event_action"].clone()),
+        Some(json!("resolve"))
+    );
+
+    let r = t
+        .api(Method::DELETE, &format!("{path}/{}", c["id"]), &token, None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
+    let doc = t
+        .api(Method::GET, "/api/v1/openapi.json", &token, None)
+        .await;
+    assert!(doc.body.contains("/api/v1/teams/{team}/channels/{id}/test"));
+}
+
+/// A real Alertmanager (Debian's `prometheus-alertmanager`, which
+/// scripts/test installs) on a free loopback port, with no clustering
+/// and a receiver that drops everything: the test reads its API.
+struct Alertmanager {
+    url: String,
+    child: std::process::Child,
+    _dir: PathBuf,
+}
+
+impl Drop for Alertmanager {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn alertmanager() -> Alertmanager {
+    let bin = ["prometheus-alertmanager", "alertmanager"]
+        .into_iter()
+        .find(|b| {
+            std::process::Command::new(b)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect(
+            "Alertmanager installed (apt-get install prometheus-alertmanager; scripts/test does)",
+        );
+    let dir = std::env::temp_dir().join(format!("sk-am-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).expect("dir");
+    let config = dir.join("am.yml");
+    std::fs::write(
+        &config,
+        "route:\n  receiver: drop\nreceivers:\n  - name: drop\n",
+    )
+    .expect("w");
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("port")
+        .port();
+    let child = std::process::Command::new(bin)
+        .arg(format!("--config.file={}", config.display()))
+        .arg(format!("--storage.path={}", dir.display()))
+        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
+        .arg("--cluster.listen-address=")
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .expect("start alertmanager");
+    let url = format!("http://127.0.0.1:{port}");
+    let am = Alertmanager {
+        url,
+        child,
+        _dir: dir,
+    };
+    for _ in 0..100 {
+        let ready = reqwest::get(format!("{}/-/ready", am.url)).await;
+        if ready.is_ok_and(|r| r.status().is_success()) {
+            return am;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    panic!("Alertmanager did not get ready");
+}
+
+/// Alertmanager's own view of the flag's alerts (`GET /api/v2/alerts`).
+async fn alerts_of(am: &Alertmanager, group: &str) -> Vec<Value> {
+    let all: Value = reqwest::get(format!("{}/api/v2/alerts", am.url))
+        .await
+        .expect("alerts")
+        .json()
+        .await
+        .expect("json");
+    all.as_array()
+        .expect("list")
+        .iter()
+        .filter(|a| a["labels"]["group"] == group)
+        .cloned()
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
+    let (_dir, policy) = secrets("am", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let am = alertmanager().await;
+    let route = team(&pool, "payments").await;
+    add(
+        &t,
+        &token,
+        route.0,
+        json!({"name": "am", "kind": "alertmanager",
+        "endpoint": format!("{}/api/v2/alerts", am.url)}),
+    )
+    .await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    notify(&pool, &policy).await;
+    let alerts = alerts_of(&am, "billing").await;
+    assert_eq!(alerts.len(), 1, "{alerts:?}");
+    let a = &alerts[0];
+    assert_eq!(a["status"]["state"], "active", "{a}");
+    let labels = &a["labels"];
+    assert_eq!(labels["alertname"], "StreamkeeperFlag");
+    assert_eq!(labels["cluster"], "prod");
+    assert_eq!(labels["team"], "payments");
+    assert_eq!(labels["severity"], "critical");
+    assert!(
+        a["generatorURL"]
+            .as_str()
+            .expect("url")
+            .starts_with("https://sk.example/flags/")
+    );
+    assert_eq!(a["annotations"]["reason"], "billing is STOP");
+
+    watch(&pool, &mut w, vec![]).await;
+    notify(&pool, &policy).await;
+    // Resolved: its endsAt has passed, so Alertmanager no longer lists it
+    // as active.
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let left = alerts_of(&am, "billing").await;
+    assert!(
+        left.iter().all(|a| a["status"]["state"] != "active"),
+        "{left:?}"
+    );
+    let answers: Vec<String> = sqlx::query_scalar(
+        "SELECT answer FROM deliveries WHERE channel_id IS NOT NULL ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("answers");
+    assert_eq!(answers.len(), 2);
+    assert!(answers.iter().all(|a| a.starts_with("200")), "{answers:?}");
+}

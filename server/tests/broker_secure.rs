@@ -329,3 +329,86 @@ async fn a_hung_tls_broker_is_unreachable_within_the_timeout() {
         started.elapsed()
     );
 }
+
+/// `streamkeeper kafka check` and `kafka lag` on the secured brokers: the
+/// lag read through the CA and login references, and a refusal's cause
+/// said after the read's own error, with exit status 2.
+#[test]
+fn kafka_check_and_lag_on_secured_clusters() {
+    let creds = Creds::new("cli");
+    let (user, password) = login();
+    let (user_ref, password_ref) = (creds.file("user", &user), creds.file("password", &password));
+    let ca = format!("file:{}", certs().join("ca.pem").display());
+    let dirs = format!("{}:{}", creds.dir.display(), certs().display());
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
+            .env_remove("DATABASE_URL")
+            .env("STREAMKEEPER_CRED_DIRS", &dirs)
+            .args(args)
+            .output()
+            .expect("runs");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(!said.contains(&password), "a secret in {said}");
+        (out.status.code(), said)
+    };
+    let scram = env("STREAMKEEPER_TEST_SCRAM_BOOTSTRAP");
+    let sasl = [
+        "--security-protocol",
+        "SASL_SSL",
+        "--sasl-mechanism",
+        "SCRAM-SHA-512",
+        "--username",
+        &user_ref,
+        "--ca",
+        &ca,
+    ];
+    let (code, said) = run(&[
+        &[
+            "kafka",
+            "lag",
+            "--bootstrap",
+            &scram,
+            "--password",
+            &password_ref,
+        ][..],
+        &sasl,
+    ]
+    .concat());
+    assert_eq!(code, Some(0), "{said}");
+
+    let wrong = creds.file("wrong", "not-it-5d1e");
+    let (code, said) = run(&[
+        &[
+            "kafka",
+            "check",
+            "--bootstrap",
+            &scram,
+            "--password",
+            &wrong,
+        ][..],
+        &sasl,
+    ]
+    .concat());
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("why: The broker refused the sign-in (SASL): check the username and password references, and the mechanism."),
+        "{said}"
+    );
+    assert!(!said.contains("not-it-5d1e"), "{said}");
+
+    let tls = env("STREAMKEEPER_TEST_TLS_BOOTSTRAP");
+    let (code, said) = run(&[
+        "kafka",
+        "check",
+        "--bootstrap",
+        &tls,
+        "--security-protocol",
+        "SSL",
+    ]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("why: The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."),
+        "{said}"
+    );
+}

@@ -21,6 +21,7 @@ async fn cluster(pool: &sqlx::PgPool, name: &str, port: u16) -> store::ClusterRo
             sasl_mechanism: None,
             username_ref: None,
             password_ref: None,
+            ca_ref: None,
             insecure_credentials: false,
             interval_s: 5,
         },

@@ -19,6 +19,18 @@ pub enum Unreachable {
     Refused,
     /// The TLS handshake failed.
     Tls,
+    /// The broker's certificate does not name the host connected to.
+    TlsName,
+    /// The broker's certificate is signed by an authority not trusted here.
+    TlsUntrusted,
+    /// The broker's certificate has expired or is not valid yet.
+    TlsExpired,
+    /// TLS was spoken to a listener that does not speak it.
+    TlsToPlaintext,
+    /// The listener speaks TLS but PLAINTEXT (or SASL_PLAINTEXT) was chosen.
+    PlaintextToTls,
+    /// The broker does not offer the SASL mechanism chosen.
+    Mechanism,
     /// The broker refused the credentials.
     Authentication,
     /// Nothing answered in time.
@@ -50,6 +62,10 @@ impl Unreachable {
             Unreachable::Dns
         } else if any(&["connection refused"]) {
             Unreachable::Refused
+        } else if any(&["connecting to a plaintext broker listener"]) {
+            Unreachable::TlsToPlaintext
+        } else if any(&["mechanism handshake failed", "unsupported sasl mechanism"]) {
+            Unreachable::Mechanism
         } else if any(&["sasl", "authentication"]) {
             Unreachable::Authentication
         } else if any(&["ssl", "tls", "certificate", "handshake"]) {
@@ -73,14 +89,92 @@ impl Unreachable {
             Unreachable::Tls => {
                 "The TLS handshake failed: the listener does not speak TLS (or speaks it where PLAINTEXT was chosen), or its certificate is not trusted."
             }
+            Unreachable::TlsName => {
+                "The broker's certificate is for another name than the one connected to: connect by a name it holds, or give the broker a certificate for this one."
+            }
+            Unreachable::TlsUntrusted => {
+                "The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."
+            }
+            Unreachable::TlsExpired => {
+                "The broker's certificate has expired or is not valid yet: renew it, or check this server's clock."
+            }
+            Unreachable::TlsToPlaintext => {
+                "TLS was spoken to a listener without TLS: choose PLAINTEXT (or SASL_PLAINTEXT), or give the cluster's TLS port."
+            }
+            Unreachable::PlaintextToTls => {
+                "The listener speaks TLS, but the security protocol chosen does not: choose SSL (or SASL_SSL)."
+            }
+            Unreachable::Mechanism => {
+                "The broker does not offer the SASL mechanism chosen: choose one it offers (its reasons below list them)."
+            }
             Unreachable::Authentication => {
-                "The broker refused the sign-in (SASL): check the security protocol, the mechanism and the credentials' references."
+                "The broker refused the sign-in (SASL): check the username and password references, and the mechanism."
             }
             Unreachable::Timeout => {
                 "Nothing answered in time (timeout): a firewall, an address this server cannot route to, or a broker that hangs."
             }
             Unreachable::Other => "The cluster could not be read; librdkafka said why below.",
         }
+    }
+}
+
+/// What a TLS handshake of the console's own found at the first
+/// bootstrap server, where librdkafka says only "certificate verify
+/// failed" (for an unknown authority and a wrong name alike) or that the
+/// connection closed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TlsFinding {
+    /// The certificate names `presented`, not `expected`.
+    Name {
+        expected: String,
+        presented: Vec<String>,
+    },
+    Untrusted,
+    Expired,
+    /// The listener answered in TLS (with a certificate).
+    SpeaksTls,
+}
+
+/// Why a test failed and the sentence that says so: the TLS finding, when
+/// it says more than librdkafka's reasons (`why`) did.
+pub fn refine(
+    why: Unreachable,
+    tls_chosen: bool,
+    finding: Option<&TlsFinding>,
+) -> (Unreachable, String) {
+    let named = |expected: &str, presented: &[String]| {
+        let names = if presented.is_empty() {
+            "no name".to_string()
+        } else {
+            presented.join(", ")
+        };
+        format!(
+            "The broker's certificate is for {names}, not {expected}: connect by a name it holds, or give the broker a certificate for this one."
+        )
+    };
+    match (why, finding) {
+        (
+            Unreachable::Tls | Unreachable::Other,
+            Some(TlsFinding::Name {
+                expected,
+                presented,
+            }),
+        ) if tls_chosen => (Unreachable::TlsName, named(expected, presented)),
+        (Unreachable::Tls | Unreachable::Other, Some(TlsFinding::Untrusted)) if tls_chosen => (
+            Unreachable::TlsUntrusted,
+            Unreachable::TlsUntrusted.sentence().into(),
+        ),
+        (Unreachable::Tls | Unreachable::Other, Some(TlsFinding::Expired)) if tls_chosen => (
+            Unreachable::TlsExpired,
+            Unreachable::TlsExpired.sentence().into(),
+        ),
+        // Without TLS, a listener that answers a TLS hello with its
+        // certificate is why the plain requests went unanswered.
+        (Unreachable::Other | Unreachable::Timeout | Unreachable::Tls, Some(_)) if !tls_chosen => (
+            Unreachable::PlaintextToTls,
+            Unreachable::PlaintextToTls.sentence().into(),
+        ),
+        _ => (why, why.sentence().into()),
     }
 }
 
@@ -165,8 +259,17 @@ pub fn trace(
         None => Some((Step::Metadata, StepOutcome::Failed)),
         Some(Unreachable::Dns) => Some((Step::Resolve, StepOutcome::Failed)),
         Some(Unreachable::Refused) => Some((Step::Connect, StepOutcome::Failed)),
-        Some(Unreachable::Tls) => Some((Step::Tls, StepOutcome::Failed)),
-        Some(Unreachable::Authentication) => Some((Step::Authenticate, StepOutcome::Failed)),
+        Some(
+            Unreachable::Tls
+            | Unreachable::TlsName
+            | Unreachable::TlsUntrusted
+            | Unreachable::TlsExpired
+            | Unreachable::TlsToPlaintext
+            | Unreachable::PlaintextToTls,
+        ) => Some((Step::Tls, StepOutcome::Failed)),
+        Some(Unreachable::Authentication | Unreachable::Mechanism) => {
+            Some((Step::Authenticate, StepOutcome::Failed))
+        }
         Some(Unreachable::Timeout) => Some((Step::Connect, StepOutcome::NoAnswer)),
         Some(Unreachable::Other) => {
             return steps
@@ -267,6 +370,61 @@ mod tests {
         assert_eq!(
             of(&["Local: All broker connections are down"]),
             Unreachable::Other
+        );
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:58983/bootstrap: SSL handshake failed: Disconnected: connection reset by peer: connecting to a PLAINTEXT broker listener? (after 0ms in state SSL_HANDSHAKE)"
+            ]),
+            Unreachable::TlsToPlaintext
+        );
+        assert_eq!(
+            of(&[
+                "sasl_ssl://127.0.0.1:9092/bootstrap: SASL PLAIN mechanism handshake failed: Broker: Unsupported SASL mechanism: broker's supported mechanisms: SCRAM-SHA-256,SCRAM-SHA-512"
+            ]),
+            Unreachable::Mechanism
+        );
+    }
+
+    #[test]
+    fn a_tls_finding_says_what_librdkafka_could_not() {
+        let name = TlsFinding::Name {
+            expected: "10.0.0.5".into(),
+            presented: vec!["broker-1.example".into()],
+        };
+        assert_eq!(
+            refine(Unreachable::Tls, true, Some(&name)),
+            (
+                Unreachable::TlsName,
+                "The broker's certificate is for broker-1.example, not 10.0.0.5: connect by a name it holds, or give the broker a certificate for this one.".into()
+            )
+        );
+        assert_eq!(
+            refine(Unreachable::Tls, true, Some(&TlsFinding::Untrusted)).1,
+            "The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."
+        );
+        assert_eq!(
+            refine(Unreachable::Other, false, Some(&TlsFinding::SpeaksTls)).0,
+            Unreachable::PlaintextToTls
+        );
+        // A refused sign-in stays one, whatever TLS found; nothing found
+        // keeps librdkafka's cause.
+        assert_eq!(
+            refine(
+                Unreachable::Authentication,
+                true,
+                Some(&TlsFinding::Untrusted)
+            )
+            .0,
+            Unreachable::Authentication
+        );
+        assert_eq!(refine(Unreachable::Tls, true, None).0, Unreachable::Tls);
+        assert_eq!(
+            trace("SSL", false, Some(Unreachable::TlsName))[2],
+            (Step::Tls, StepOutcome::Failed)
+        );
+        assert_eq!(
+            trace("SASL_SSL", false, Some(Unreachable::Mechanism))[3],
+            (Step::Authenticate, StepOutcome::Failed)
         );
     }
 

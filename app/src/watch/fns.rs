@@ -178,6 +178,7 @@ fn from_form(
     sasl_mechanism: Option<String>,
     username_ref: Option<String>,
     password_ref: Option<String>,
+    ca_ref: Option<String>,
     interval_s: i32,
 ) -> crate::watch::model::NewCluster {
     crate::watch::model::NewCluster {
@@ -187,6 +188,7 @@ fn from_form(
         sasl_mechanism,
         username_ref,
         password_ref,
+        ca_ref,
         insecure_credentials: false,
         interval_s,
     }
@@ -200,6 +202,7 @@ pub async fn add_cluster(
     sasl_mechanism: Option<String>,
     username_ref: Option<String>,
     password_ref: Option<String>,
+    ca_ref: Option<String>,
     interval_s: i32,
     add_anyway: Option<String>,
 ) -> Result<ClusterView, AppError> {
@@ -212,6 +215,7 @@ pub async fn add_cluster(
         sasl_mechanism,
         username_ref,
         password_ref,
+        ca_ref,
         interval_s,
     );
     // The form tests the connection first and adds a cluster it cannot
@@ -249,6 +253,7 @@ pub async fn test_cluster(
     sasl_mechanism: Option<String>,
     username_ref: Option<String>,
     password_ref: Option<String>,
+    ca_ref: Option<String>,
 ) -> Result<ConnectionReport, AppError> {
     use crate::port::{backend, principal};
     let who = principal().await?;
@@ -259,6 +264,7 @@ pub async fn test_cluster(
         sasl_mechanism,
         username_ref,
         password_ref,
+        ca_ref,
         15,
     );
     backend()?.watch.test_connection(&who, new).await
@@ -272,6 +278,7 @@ pub async fn update_cluster(
     sasl_mechanism: Option<String>,
     username_ref: Option<String>,
     password_ref: Option<String>,
+    ca_ref: Option<String>,
     drop_credentials: Option<String>,
     interval_s: i32,
 ) -> Result<ClusterView, AppError> {
@@ -289,6 +296,7 @@ pub async fn update_cluster(
         sasl_mechanism,
         username_ref,
         password_ref,
+        ca_ref,
         interval_s,
     );
     crate::ui::flash::noted(

@@ -85,6 +85,10 @@ pub struct NewCluster {
     pub sasl_mechanism: Option<String>,
     pub username_ref: Option<String>,
     pub password_ref: Option<String>,
+    /// The CA bundle (PEM) the brokers' certificates are checked against,
+    /// by reference like the credentials; absent: the system's.
+    #[serde(default)]
+    pub ca_ref: Option<String>,
     /// Credentials may go without TLS (SASL_PLAINTEXT, an http registry):
     /// for a local cluster only.
     #[serde(default)]

@@ -26,6 +26,7 @@ fn ConnectionFields(
     mechanism: Option<String>,
     user: Option<String>,
     pass: Option<String>,
+    ca: Option<String>,
 ) -> impl IntoView {
     let protocol = protocol.unwrap_or_else(|| "PLAINTEXT".into());
     let mechanism = mechanism.unwrap_or_default();
@@ -49,7 +50,8 @@ fn ConnectionFields(
         </label>
         <label>"Username reference" <input name="username_ref" placeholder="env:KAFKA_API_KEY" value=user /></label>
         <label>"Password reference" <input name="password_ref" placeholder="file:/run/secrets/kafka" value=pass /></label>
-        <small>"Credentials are read from the server's environment or files when it connects; they are never stored or shown."</small>
+        <label>"CA bundle reference (TLS)" <input name="ca_ref" placeholder="file:/run/secrets/kafka-ca.pem" value=ca /></label>
+        <small>"Credentials and the CA bundle are read from the server's environment or files when it connects, at every pass; they are never stored or shown. Without a CA bundle the system's trust store is used."</small>
     }
 }
 
@@ -83,6 +85,7 @@ fn ClusterForms() -> impl IntoView {
     let mechanism = query_param("sasl_mechanism");
     let user = query_param("username_ref");
     let pass = query_param("password_ref");
+    let ca = query_param("ca_ref");
     let report = Resource::new(
         move || {
             (
@@ -91,11 +94,12 @@ fn ClusterForms() -> impl IntoView {
                 mechanism.get(),
                 user.get(),
                 pass.get(),
+                ca.get(),
             )
         },
-        |(b, p, m, u, w)| async move {
+        |(b, p, m, u, w, ca)| async move {
             match b {
-                Some(b) => test_cluster(b, p.unwrap_or_else(|| "PLAINTEXT".into()), m, u, w)
+                Some(b) => test_cluster(b, p.unwrap_or_else(|| "PLAINTEXT".into()), m, u, w, ca)
                     .await
                     .map(Some),
                 None => Ok(None),
@@ -111,7 +115,7 @@ fn ClusterForms() -> impl IntoView {
             <h2>"Test a connection"</h2>
             <form method="get" action="/settings/clusters" class="stack" data-testid="test-connection">
                 <ConnectionFields bootstrap=bootstrap.get_untracked() protocol=protocol.get_untracked()
-                    mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() />
+                    mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() ca=ca.get_untracked() />
                 // Without JavaScript the browser waits for the answer: say
                 // before it is sent what is tried, and for how long.
                 <p class="note" data-testid="test-steps">{testing()}</p>
@@ -135,7 +139,7 @@ fn ClusterForms() -> impl IntoView {
             <ActionForm action=add attr:class="stack" attr:data-testid="add-cluster">
                 <label>"Name" <input name="name" required placeholder="prod-eu" /></label>
                 <ConnectionFields bootstrap=bootstrap.get_untracked() protocol=protocol.get_untracked()
-                    mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() />
+                    mechanism=mechanism.get_untracked() user=user.get_untracked() pass=pass.get_untracked() ca=ca.get_untracked() />
                 <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value="15" /></label>
                 <p class="note">"Adding tests the connection first (a few seconds) and stops if the cluster cannot be reached."</p>
                 <label><input type="checkbox" name="add_anyway" value="yes" />" Add it even though the test fails"</label>
@@ -280,7 +284,7 @@ fn ClusterEdit(
             <ActionForm action=update attr:class="stack" attr:data-testid="update-cluster">
                 <input type="hidden" name="id" value=edit_id.clone() />
                 <ConnectionFields bootstrap=Some(bootstrap.clone()) protocol=Some(protocol.clone())
-                    mechanism=mechanism.clone() user=None pass=None />
+                    mechanism=mechanism.clone() user=None pass=None ca=None />
                 <p class="note">{credentials}</p>
                 {has_credentials.then(|| view! {
                     <label><input type="checkbox" name="drop_credentials" value="yes" />" Remove the credentials"</label>

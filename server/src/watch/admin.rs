@@ -34,6 +34,7 @@ fn probe_row(new: &NewCluster) -> store::ClusterRow {
         sasl_mechanism: some(&new.sasl_mechanism),
         username_ref: some(&new.username_ref),
         password_ref: some(&new.password_ref),
+        ca_ref: some(&new.ca_ref),
         insecure_credentials: new.insecure_credentials,
         interval_s: new.interval_s,
         created_at: Utc::now(),
@@ -104,6 +105,7 @@ pub(super) fn connection_of(c: &store::ClusterRow) -> serde_json::Value {
     json!({
         "bootstrap": c.bootstrap,
         "security_protocol": c.security_protocol,
+        "ca_ref": c.ca_ref,
         "interval_s": c.interval_s,
     })
 }
@@ -124,6 +126,7 @@ pub(super) fn stored(c: &store::ClusterRow) -> store::NewCluster<'_> {
         sasl_mechanism: c.sasl_mechanism.as_deref(),
         username_ref: c.username_ref.as_deref(),
         password_ref: c.password_ref.as_deref(),
+        ca_ref: c.ca_ref.as_deref(),
         insecure_credentials: c.insecure_credentials,
         interval_s: c.interval_s,
     }
@@ -136,6 +139,7 @@ pub(super) fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> boo
         &a.sasl_mechanism,
         &a.username_ref,
         &a.password_ref,
+        &a.ca_ref,
         a.insecure_credentials,
         a.interval_s,
     ) == (
@@ -144,6 +148,7 @@ pub(super) fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> boo
         &b.sasl_mechanism,
         &b.username_ref,
         &b.password_ref,
+        &b.ca_ref,
         b.insecure_credentials,
         b.interval_s,
     )
@@ -215,6 +220,10 @@ impl ClusterService {
             new.username_ref = old.username_ref.clone();
             new.password_ref = old.password_ref.clone();
             new.insecure_credentials = old.insecure_credentials;
+        }
+        // The forms do not show the CA reference either: blank keeps it.
+        if new.ca_ref.as_deref().is_none_or(|r| r.trim().is_empty()) {
+            new.ca_ref = old.ca_ref.clone();
         }
         let probe = match validate(&new, &self.credentials) {
             Ok(p) => p,
@@ -392,6 +401,7 @@ impl ClusterService {
             .map_err(AppError::Invalid)?;
         settings.timeout =
             std::time::Duration::from_secs(streamkeeper::watch::reach::TEST_TIMEOUT_S);
+        let diagnosed = settings.clone();
         let started = Utc::now();
         // One metadata request first: when it fails, librdkafka's reasons
         // on the way say why (the read's own error says only that it did).
@@ -421,8 +431,9 @@ impl ClusterService {
         };
         Ok(match read {
             Err(reasons) => {
-                let why = Unreachable::of(&reasons);
-                let mut problems = vec![why.sentence().to_string()];
+                let (why, sentence) =
+                    crate::clients::kafka::probe::explain(&diagnosed, &reasons).await;
+                let mut problems = vec![sentence];
                 problems.extend(reasons);
                 failed(Some(why), problems)
             }

@@ -2,8 +2,8 @@
 //! and the clusters file, and reading a cluster's lag without a database.
 
 use crate::clients::egress::Outbound;
-use crate::clients::kafka::reader;
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
+use crate::clients::kafka::{probe, reader};
 use crate::platform::cli::{SOURCE, cli_principal};
 use crate::watch::cluster_file::ConnectEntries;
 use clap::{Args, Subcommand};
@@ -101,6 +101,10 @@ pub struct KafkaArgs {
     /// Password reference: env:STREAMKEEPER_CRED_NAME or file:/run/secrets/NAME.
     #[arg(long)]
     pub password: Option<String>,
+    /// CA bundle reference (PEM) for TLS: env:STREAMKEEPER_CRED_NAME or
+    /// file:/run/secrets/NAME. Absent: the system's trust store.
+    #[arg(long)]
+    pub ca: Option<String>,
     /// Send the credentials without TLS (SASL_PLAINTEXT): a local cluster only.
     #[arg(long)]
     pub insecure_credentials: bool,
@@ -112,14 +116,16 @@ fn cluster_settings(a: &KafkaArgs, policy: &CredentialPolicy) -> anyhow::Result<
             .map(|r| SecretRef::checked(r, policy))
             .transpose()
     };
-    Ok(ClusterSettings::new(
+    let mut s = ClusterSettings::new(
         &a.bootstrap,
         a.security_protocol.parse()?,
         a.sasl_mechanism.as_deref().map(str::parse).transpose()?,
         reference(&a.username)?,
         reference(&a.password)?,
         a.insecure_credentials,
-    )?)
+    )?;
+    s.ca = reference(&a.ca)?;
+    Ok(s)
 }
 
 pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<ExitCode> {
@@ -129,13 +135,23 @@ pub async fn kafka(cmd: KafkaCommand, outbound: &Outbound) -> anyhow::Result<Exi
     };
     let settings = cluster_settings(args, &outbound.credentials)?;
     let known = Default::default();
+    let read = settings.clone();
     let reading =
-        tokio::task::spawn_blocking(move || reader::read(&settings, &known, &Default::default()))
+        tokio::task::spawn_blocking(move || reader::read(&read, &known, &Default::default()))
             .await?;
     let r = match reading {
         Ok(r) => r,
         Err(e) => {
             println!("UNREACHABLE: {e}");
+            // The read's error says only that it failed; a probe's reasons
+            // (and a TLS handshake of its own) say why, as the connection
+            // test does.
+            let probed = settings.clone();
+            let attempt = tokio::task::spawn_blocking(move || probe::attempt(&probed)).await?;
+            if let Err(reasons) = attempt {
+                let (_, sentence) = probe::explain(&settings, &reasons).await;
+                println!("why: {sentence}");
+            }
             return Ok(ExitCode::from(2));
         }
     };
@@ -295,6 +311,7 @@ pub async fn cluster(
                 sasl_mechanism: conn.sasl_mechanism,
                 username_ref: conn.username,
                 password_ref: conn.password,
+                ca_ref: conn.ca,
                 insecure_credentials: conn.insecure_credentials,
                 interval_s: interval,
             };

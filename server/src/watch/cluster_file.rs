@@ -64,6 +64,9 @@ struct Entry {
     username: Option<String>,
     /// A reference: `env:STREAMKEEPER_CRED_NAME` or `file:/run/secrets/NAME`.
     password: Option<String>,
+    /// The CA bundle (PEM) TLS is checked against, by reference like the
+    /// credentials. Absent: the system's trust store.
+    ca: Option<String>,
     /// Credentials may go without TLS: a local cluster only.
     #[serde(default)]
     insecure_credentials: bool,
@@ -198,6 +201,7 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
             sasl_mechanism: e.sasl_mechanism,
             username_ref: e.username,
             password_ref: e.password,
+            ca_ref: e.ca,
             insecure_credentials: e.insecure_credentials,
             interval_s: e.interval_s,
         })

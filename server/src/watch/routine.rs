@@ -3,6 +3,7 @@
 //! delaying another. The runner's lease makes one replica sample each
 //! cluster at a time; another takes over when it lapses.
 
+use crate::clients::kafka::probe;
 use crate::clients::kafka::reader::{self, Reading};
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
 use crate::platform::db::{begin, commit};
@@ -22,6 +23,7 @@ use std::sync::Mutex;
 use std::time::Duration;
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::watch::cluster::{HISTORY_DAYS, purge_cutoff};
+use streamkeeper::watch::reach::Unreachable;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -55,6 +57,7 @@ pub fn settings_of(c: &ClusterRow, policy: &CredentialPolicy) -> Result<ClusterS
         c.insecure_credentials,
     )
     .map_err(|e| e.to_string())?;
+    s.ca = reference(&c.ca_ref).map_err(|e| format!("{e}"))?;
     // Requests time out well inside the interval, so a pass ends before the
     // next one is due.
     let interval = u64::try_from(c.interval_s).unwrap_or(15);
@@ -99,6 +102,7 @@ pub async fn pass(
         Err(e) => return PassOutcome::Failed(format!("database: {e}")),
     };
     let budget = Duration::from_secs(u64::try_from(c.interval_s).unwrap_or(15)) * 4 / 5;
+    let probed = settings.clone();
     let handle = tokio::task::spawn_blocking(move || reader::read(&settings, &known, &last_of));
     let deadline = Instant::now() + budget;
     let mut handle = handle;
@@ -119,7 +123,7 @@ pub async fn pass(
             .await
         }
         Some(Err(e)) => fail(pool, c, started, format!("the reader crashed: {e}"), kept).await,
-        Some(Ok(Err(e))) => fail(pool, c, started, e.to_string(), kept).await,
+        Some(Ok(Err(e))) => fail(pool, c, started, failure(probed, e).await, kept).await,
         Some(Ok(Ok(reading))) => match store::record_reading(pool, c.id, &reading).await {
             Ok(stored) => {
                 kept.push_read(stored.pass_id, reading.finished, &stored.samples);
@@ -134,6 +138,30 @@ pub async fn pass(
             // Nothing was stored, so the memory still matches the store.
             Err(e) => PassOutcome::Failed(format!("storing the pass failed: {e}")),
         },
+    }
+}
+
+/// Why a read failed, for the pass's record. The read's own error says
+/// only that the cluster could not be reached; for a cluster that signs in,
+/// one metadata request's reasons say whether the broker refused the
+/// sign-in, which is then said first: a flagged cause to fix, not an
+/// outage. librdkafka's reasons name no secret.
+async fn failure(settings: ClusterSettings, e: reader::ReadError) -> String {
+    if !settings.protocol.sasl() || !matches!(e, reader::ReadError::Unreachable(_)) {
+        return e.to_string();
+    }
+    let mut settings = settings;
+    // A refusal answers at once; a hung broker must not hold the pass.
+    settings.timeout = settings.timeout.min(Duration::from_secs(2));
+    let attempt = tokio::task::spawn_blocking(move || probe::attempt(&settings)).await;
+    match attempt {
+        Ok(Err(reasons)) => match Unreachable::of(&reasons) {
+            why @ (Unreachable::Authentication | Unreachable::Mechanism) => {
+                format!("sign-in refused: {} ({e})", why.sentence())
+            }
+            _ => e.to_string(),
+        },
+        _ => e.to_string(),
     }
 }
 

@@ -17,13 +17,22 @@ pub fn bootstrap() -> String {
     )
 }
 
+/// A plaintext client's configuration.
+pub fn plain(bootstrap: &str) -> ClientConfig {
+    let mut c = ClientConfig::new();
+    c.set("bootstrap.servers", bootstrap);
+    c
+}
+
 /// Creates `topic` with one partition per entry of `per_partition`, and
 /// writes that many messages to each.
 pub async fn topic_with(bootstrap: &str, topic: &str, per_partition: &[i32]) {
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("admin");
+    topic_at(&plain(bootstrap), topic, per_partition).await;
+}
+
+/// [`topic_with`] through a client configured as `conf` (TLS, SASL).
+pub async fn topic_at(conf: &ClientConfig, topic: &str, per_partition: &[i32]) {
+    let admin: AdminClient<DefaultClientContext> = conf.create().expect("admin");
     let partitions = i32::try_from(per_partition.len()).expect("few partitions");
     for r in admin
         .create_topics(
@@ -36,16 +45,17 @@ pub async fn topic_with(bootstrap: &str, topic: &str, per_partition: &[i32]) {
         r.expect("created");
     }
     for (p, n) in per_partition.iter().enumerate() {
-        produce(bootstrap, topic, i32::try_from(p).expect("partition"), *n).await;
+        produce_at(conf, topic, i32::try_from(p).expect("partition"), *n).await;
     }
 }
 
 /// Writes `n` messages to one partition.
 pub async fn produce(bootstrap: &str, topic: &str, partition: i32, n: i32) {
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("producer");
+    produce_at(&plain(bootstrap), topic, partition, n).await;
+}
+
+pub async fn produce_at(conf: &ClientConfig, topic: &str, partition: i32, n: i32) {
+    let producer: FutureProducer = conf.create().expect("producer");
     for i in 0..n {
         let payload = format!("m{i}");
         producer
@@ -63,8 +73,12 @@ pub async fn produce(bootstrap: &str, topic: &str, partition: i32, n: i32) {
 
 /// Commits `offsets` for `group` as a simple (assign-only) consumer would.
 pub fn commit(bootstrap: &str, group: &str, topic: &str, offsets: &[(i32, i64)]) {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+    commit_at(&plain(bootstrap), group, topic, offsets);
+}
+
+pub fn commit_at(conf: &ClientConfig, group: &str, topic: &str, offsets: &[(i32, i64)]) {
+    let c: BaseConsumer = conf
+        .clone()
         .set("group.id", group)
         .set("enable.auto.commit", "false")
         .create()
@@ -86,6 +100,11 @@ pub struct Broker {
 
 impl Broker {
     pub fn start(port: u16) -> Self {
+        Self::start_with(port, &[])
+    }
+
+    /// With more arguments: `--cert C --key K` for a TLS-only listener.
+    pub fn start_with(port: u16, extra: &[&str]) -> Self {
         let url = format!("tcp://127.0.0.1:{port}");
         let child = Command::new("nisshi")
             .args([
@@ -95,6 +114,7 @@ impl Broker {
                 "--advertised-listener-url",
                 &url,
             ])
+            .args(extra)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()

@@ -9,6 +9,7 @@ use rdkafka::consumer::{BaseConsumer, Consumer, ConsumerContext};
 use rdkafka::error::KafkaError;
 use std::sync::Mutex;
 use std::time::Duration;
+use streamkeeper::watch::reach::{self, Unreachable};
 
 /// What one client reported, in order: its failures, warnings and errors
 /// as logged, and its error events.
@@ -75,4 +76,19 @@ pub fn attempt(settings: &ClusterSettings) -> Result<(), Vec<String>> {
             Err(reasons)
         }
     }
+}
+
+/// Why an attempt failed, and the sentence that says it: librdkafka's
+/// `reasons`, and for a TLS failure (or a listener that closed on a plain
+/// request) the console's own handshake, which tells a wrong name from an
+/// unknown authority and a TLS listener from a plain one.
+pub async fn explain(settings: &ClusterSettings, reasons: &[String]) -> (Unreachable, String) {
+    let why = Unreachable::of(reasons);
+    let finding = match why {
+        Unreachable::Tls | Unreachable::Other | Unreachable::Timeout => {
+            super::tls::diagnose(settings, settings.timeout).await
+        }
+        _ => None,
+    };
+    reach::refine(why, settings.protocol.tls(), finding.as_ref())
 }

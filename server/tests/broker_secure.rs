@@ -1,0 +1,414 @@
+//! Secured clusters on real nisshi brokers that scripts/test starts: one
+//! whose listener speaks TLS only (STREAMKEEPER_TEST_TLS_BOOTSTRAP) and one
+//! that also takes SCRAM sign-ins only (STREAMKEEPER_TEST_SCRAM_BOOTSTRAP,
+//! its login in STREAMKEEPER_TEST_SCRAM_LOGIN as user:password), both with
+//! certificates signed by the test CA in STREAMKEEPER_TEST_CERTS. The lag
+//! read exactly, each bad setting named plainly by the connection test's
+//! explanation, a refused sign-in an UNREACHABLE pass (never zeros), and a
+//! password rotated in its file used at the next pass.
+
+mod support;
+
+use rdkafka::ClientConfig;
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+use streamkeeper::platform::credential::CredentialPolicy;
+use streamkeeper::watch::lag::offset::{OffsetLag, offset_lag};
+use streamkeeper::watch::reach::Unreachable;
+use streamkeeper_server::clients::kafka::settings::{ClusterSettings, Protocol, SecretRef};
+use streamkeeper_server::clients::kafka::{probe, reader};
+use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
+use streamkeeper_server::watch::store;
+use support::kafka::{Broker, bootstrap, commit_at, free_port, topic_at};
+
+fn env(name: &str) -> String {
+    std::env::var(name).unwrap_or_else(|_| {
+        panic!("{name} is not set: run this test through scripts/test, which starts the secured brokers")
+    })
+}
+
+fn certs() -> PathBuf {
+    PathBuf::from(env("STREAMKEEPER_TEST_CERTS"))
+}
+
+fn login() -> (String, String) {
+    let l = env("STREAMKEEPER_TEST_SCRAM_LOGIN");
+    let (u, p) = l.split_once(':').expect("user:password");
+    (u.into(), p.into())
+}
+
+/// A directory of credential files, the only one the policy allows (with
+/// the certificates' directory, for the CA bundle).
+struct Creds {
+    dir: PathBuf,
+    policy: CredentialPolicy,
+}
+
+impl Creds {
+    fn new(name: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("sk-secure-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("dir");
+        let certs = certs();
+        let policy = CredentialPolicy::new(
+            "STREAMKEEPER_CRED_",
+            [dir.to_str().expect("utf-8"), certs.to_str().expect("utf-8")],
+        )
+        .expect("policy");
+        Self { dir, policy }
+    }
+
+    /// A `file:` reference to `value`, written now.
+    fn file(&self, name: &str, value: &str) -> String {
+        let path = self.dir.join(name);
+        std::fs::write(&path, format!("{value}\n")).expect("write");
+        format!("file:{}", path.display())
+    }
+
+    fn secret(&self, reference: &str) -> SecretRef {
+        SecretRef::checked(reference, &self.policy).expect("allowed")
+    }
+
+    fn ca(&self) -> SecretRef {
+        self.secret(&format!("file:{}", certs().join("ca.pem").display()))
+    }
+
+    /// TLS to `bootstrap`, with the test CA unless `ca` is false.
+    fn tls(&self, bootstrap: &str, ca: bool) -> ClusterSettings {
+        let mut s = ClusterSettings::new(bootstrap, Protocol::Ssl, None, None, None, false)
+            .expect("settings");
+        s.ca = ca.then(|| self.ca());
+        s.timeout = Duration::from_secs(3);
+        s
+    }
+
+    /// SASL_SSL with `mechanism`, the user's name and `password` in files.
+    fn scram(&self, mechanism: &str, password: &str) -> ClusterSettings {
+        let (user, _) = login();
+        let mut s = ClusterSettings::new(
+            &env("STREAMKEEPER_TEST_SCRAM_BOOTSTRAP"),
+            Protocol::SaslSsl,
+            Some(mechanism.parse().expect("mechanism")),
+            Some(self.secret(&self.file("user", &user))),
+            Some(self.secret(&self.file("password", password))),
+            false,
+        )
+        .expect("settings");
+        s.ca = Some(self.ca());
+        s.timeout = Duration::from_secs(3);
+        s
+    }
+}
+
+impl Drop for Creds {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A producer's and committer's configuration for the secured brokers.
+fn client(s: &ClusterSettings) -> ClientConfig {
+    let mut c = s.client_config().expect("config");
+    // The reader's read-only settings would stop the fixtures writing.
+    c.remove("enable.auto.offset.store");
+    c.remove("allow.auto.create.topics");
+    c
+}
+
+async fn read(s: &ClusterSettings) -> Result<reader::Reading, reader::ReadError> {
+    let s = s.clone();
+    tokio::task::spawn_blocking(move || reader::read(&s, &BTreeMap::new(), &BTreeMap::new()))
+        .await
+        .expect("join")
+}
+
+/// Produces 10 to each of three partitions, commits 4 and 7, and reads
+/// back lag 6, 3 and "no commit" through `s`.
+async fn exact_lag(s: &ClusterSettings, name: &str) {
+    let run = std::process::id();
+    let (topic, group) = (
+        &format!("{name}-orders-{run}"),
+        &format!("{name}-readers-{run}"),
+    );
+    let conf = client(s);
+    topic_at(&conf, topic, &[10, 10, 10]).await;
+    commit_at(&conf, group, topic, &[(0, 4), (1, 7)]);
+    let r = read(s).await.expect("reachable");
+    assert!(r.problems.is_empty(), "{:?}", r.problems);
+    let t = r.topics.iter().find(|t| &t.name == topic).expect("topic");
+    let ends: Vec<Option<i64>> = t.partitions.iter().map(|p| p.log_end).collect();
+    assert_eq!(ends, vec![Some(10); 3]);
+    let g = r.groups.iter().find(|g| &g.name == group).expect("group");
+    let lag = |p: i32| offset_lag(g.offsets.get(&(topic.clone(), p)).copied().flatten(), 0, 10);
+    assert_eq!(lag(0), OffsetLag::Behind { messages: 6 });
+    assert_eq!(lag(1), OffsetLag::Behind { messages: 3 });
+    assert_eq!(lag(2), OffsetLag::NoCommit);
+}
+
+#[tokio::test]
+async fn tls_exact_lag_per_partition() {
+    let creds = Creds::new("tls-lag");
+    exact_lag(
+        &creds.tls(&env("STREAMKEEPER_TEST_TLS_BOOTSTRAP"), true),
+        "tls",
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn scram_512_and_256_exact_lag_per_partition() {
+    let (_, password) = login();
+    let creds = Creds::new("scram-lag");
+    exact_lag(&creds.scram("SCRAM-SHA-512", &password), "scram512").await;
+    exact_lag(&creds.scram("SCRAM-SHA-256", &password), "scram256").await;
+}
+
+/// The connection test's explanation of a failed attempt: the cause and
+/// its sentence, and everything said, none of it holding `secret`.
+async fn explained(s: &ClusterSettings, secret: &str) -> (Unreachable, String) {
+    let probed = s.clone();
+    let reasons = tokio::task::spawn_blocking(move || probe::attempt(&probed))
+        .await
+        .expect("join")
+        .expect_err("the attempt fails");
+    let (why, sentence) = probe::explain(s, &reasons).await;
+    for said in reasons.iter().chain([&sentence]) {
+        assert!(!said.contains(secret), "a secret in {said}");
+    }
+    (why, sentence)
+}
+
+#[tokio::test]
+async fn each_bad_setting_is_named_plainly() {
+    let creds = Creds::new("bad");
+    let tls = env("STREAMKEEPER_TEST_TLS_BOOTSTRAP");
+
+    let (why, said) = explained(&creds.tls(&tls, false), "-----BEGIN").await;
+    assert_eq!(why, Unreachable::TlsUntrusted);
+    assert_eq!(
+        said,
+        "The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."
+    );
+
+    let port = free_port();
+    let (cert, key) = (certs().join("other.pem"), certs().join("other.key"));
+    let _other = Broker::start_with(
+        port,
+        &[
+            "--cert",
+            cert.to_str().expect("utf-8"),
+            "--key",
+            key.to_str().expect("utf-8"),
+        ],
+    );
+    let (why, said) = explained(&creds.tls(&format!("127.0.0.1:{port}"), true), "-----").await;
+    assert_eq!(why, Unreachable::TlsName);
+    assert_eq!(
+        said,
+        "The broker's certificate is for broker-1.example, not 127.0.0.1: connect by a name it holds, or give the broker a certificate for this one."
+    );
+
+    let mut plain = ClusterSettings::plaintext(&tls).expect("settings");
+    plain.timeout = Duration::from_secs(3);
+    let (why, said) = explained(&plain, "-----").await;
+    assert_eq!(why, Unreachable::PlaintextToTls);
+    assert_eq!(
+        said,
+        "The listener speaks TLS, but the security protocol chosen does not: choose SSL (or SASL_SSL)."
+    );
+
+    let (why, said) = explained(&creds.tls(&bootstrap(), true), "-----").await;
+    assert_eq!(why, Unreachable::TlsToPlaintext);
+    assert_eq!(
+        said,
+        "TLS was spoken to a listener without TLS: choose PLAINTEXT (or SASL_PLAINTEXT), or give the cluster's TLS port."
+    );
+
+    let wrong = "not-the-password-7f3a";
+    let (why, said) = explained(&creds.scram("SCRAM-SHA-512", wrong), wrong).await;
+    assert_eq!(why, Unreachable::Authentication);
+    assert_eq!(
+        said,
+        "The broker refused the sign-in (SASL): check the username and password references, and the mechanism."
+    );
+
+    let (_, password) = login();
+    let (why, said) = explained(&creds.scram("PLAIN", &password), &password).await;
+    assert_eq!(why, Unreachable::Mechanism);
+    assert_eq!(
+        said,
+        "The broker does not offer the SASL mechanism chosen: choose one it offers (its reasons below list them)."
+    );
+}
+
+async fn scram_cluster(
+    pool: &sqlx::PgPool,
+    creds: &Creds,
+    password_ref: &str,
+) -> store::ClusterRow {
+    let user = creds.file("user", &login().0);
+    let ca = format!("file:{}", certs().join("ca.pem").display());
+    let mut conn = pool.acquire().await.expect("conn");
+    store::insert(
+        &mut conn,
+        &store::NewCluster {
+            name: "secured",
+            bootstrap: &env("STREAMKEEPER_TEST_SCRAM_BOOTSTRAP"),
+            security_protocol: "SASL_SSL",
+            sasl_mechanism: Some("SCRAM-SHA-512"),
+            username_ref: Some(&user),
+            password_ref: Some(password_ref),
+            ca_ref: Some(&ca),
+            insecure_credentials: false,
+            interval_s: 5,
+        },
+    )
+    .await
+    .expect("cluster")
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pass(
+    pool: sqlx::PgPool,
+) {
+    let creds = Creds::new("rotate");
+    let wrong = "rotated-away-2b9c";
+    let password_ref = creds.file("password", wrong);
+    let c = scram_cluster(&pool, &creds, &password_ref).await;
+    let (mut pending, mut kept) = (None, Default::default());
+    let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
+    let PassOutcome::Failed(why) = outcome else {
+        panic!("a refused sign-in is not a read: {outcome:?}");
+    };
+    assert!(why.starts_with("sign-in refused"), "{why}");
+    assert!(!why.contains(wrong));
+    let samples: i64 = sqlx::query_scalar(
+        "SELECT count(*) FROM lag_samples s JOIN cluster_passes p ON p.id = s.pass_id
+         WHERE p.cluster_id = $1",
+    )
+    .bind(c.id)
+    .fetch_one(&pool)
+    .await
+    .expect("count");
+    assert_eq!(samples, 0, "a refused sign-in stores no lag, zero or other");
+    let last = store::last_pass(&pool, c.id)
+        .await
+        .expect("db")
+        .expect("pass");
+    assert_eq!(last.outcome, "UNREACHABLE");
+
+    // The secret is rotated in its file; the console is not restarted.
+    creds.file("password", &login().1);
+    let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
+    assert!(matches!(outcome, PassOutcome::Stored { .. }), "{outcome:?}");
+}
+
+#[tokio::test]
+async fn a_hung_tls_broker_is_unreachable_within_the_timeout() {
+    let creds = Creds::new("hung");
+    let port = free_port();
+    let (cert, key) = (certs().join("broker.pem"), certs().join("broker.key"));
+    let broker = Broker::start_with(
+        port,
+        &[
+            "--cert",
+            cert.to_str().expect("utf-8"),
+            "--key",
+            key.to_str().expect("utf-8"),
+        ],
+    );
+    let s = creds.tls(&format!("127.0.0.1:{port}"), true);
+    read(&s).await.expect("reachable before it hangs");
+    broker.signal("-STOP");
+    let started = Instant::now();
+    let r = read(&s).await;
+    assert!(matches!(r, Err(reader::ReadError::Unreachable(_))), "{r:?}");
+    assert!(
+        started.elapsed() < Duration::from_secs(15),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+/// `streamkeeper kafka check` and `kafka lag` on the secured brokers: the
+/// lag read through the CA and login references, and a refusal's cause
+/// said after the read's own error, with exit status 2.
+#[test]
+fn kafka_check_and_lag_on_secured_clusters() {
+    let creds = Creds::new("cli");
+    let (user, password) = login();
+    let (user_ref, password_ref) = (creds.file("user", &user), creds.file("password", &password));
+    let ca = format!("file:{}", certs().join("ca.pem").display());
+    let dirs = format!("{}:{}", creds.dir.display(), certs().display());
+    let run = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
+            .env_remove("DATABASE_URL")
+            .env("STREAMKEEPER_CRED_DIRS", &dirs)
+            .args(args)
+            .output()
+            .expect("runs");
+        let said = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(!said.contains(&password), "a secret in {said}");
+        (out.status.code(), said)
+    };
+    let scram = env("STREAMKEEPER_TEST_SCRAM_BOOTSTRAP");
+    let sasl = [
+        "--security-protocol",
+        "SASL_SSL",
+        "--sasl-mechanism",
+        "SCRAM-SHA-512",
+        "--username",
+        &user_ref,
+        "--ca",
+        &ca,
+    ];
+    let (code, said) = run(&[
+        &[
+            "kafka",
+            "lag",
+            "--bootstrap",
+            &scram,
+            "--password",
+            &password_ref,
+        ][..],
+        &sasl,
+    ]
+    .concat());
+    assert_eq!(code, Some(0), "{said}");
+
+    let wrong = creds.file("wrong", "not-it-5d1e");
+    let (code, said) = run(&[
+        &[
+            "kafka",
+            "check",
+            "--bootstrap",
+            &scram,
+            "--password",
+            &wrong,
+        ][..],
+        &sasl,
+    ]
+    .concat());
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("why: The broker refused the sign-in (SASL): check the username and password references, and the mechanism."),
+        "{said}"
+    );
+    assert!(!said.contains("not-it-5d1e"), "{said}");
+
+    let tls = env("STREAMKEEPER_TEST_TLS_BOOTSTRAP");
+    let (code, said) = run(&[
+        "kafka",
+        "check",
+        "--bootstrap",
+        &tls,
+        "--security-protocol",
+        "SSL",
+    ]);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(
+        said.contains("why: The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."),
+        "{said}"
+    );
+}

@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved, is_routine};
+use streamkeeper::review::mail::MailEvent;
 use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::ReviewItem;
@@ -269,6 +270,8 @@ impl ReviewService {
                     &format!("#{id} {} is applied: {reason}", item.title),
                 )
                 .await?;
+                self.mail(&mut tx, &told, super::mail::item_ref(&item), &MailEvent::Applied)
+                    .await?;
                 commit(tx).await?;
                 Ok(())
             }
@@ -311,6 +314,9 @@ impl ReviewService {
             &format!("#{} {} was not applied: {reason}", item.id, item.title),
         )
         .await?;
+        let event = MailEvent::ApplyFailed { why: reason };
+        self.mail(&mut tx, &told, super::mail::item_ref(item), &event)
+            .await?;
         commit(tx).await?;
         Err(AppError::Unavailable(reason.to_owned()))
     }

@@ -343,7 +343,7 @@ sk_version() {
 
 # The release: the site, then the release binary carrying it
 # (server/build.rs), packed with the systemd unit, the example env file and
-# DEPLOY.md (the README's deployment, configuration and security sections)
+# DEPLOY.md (docs/operating.md, configuration.md and security.md)
 # into $1/streamkeeper-<version>-<arch>-linux.tar.gz. Sets SK_RELEASE to
 # the tarball's path.
 build_release() { # out dir
@@ -363,8 +363,11 @@ build_release() { # out dir
   cp "$SK_ROOT/deploy/streamkeeper.service" "$SK_ROOT/deploy/streamkeeper.env.example" "$stage/"
   {
     printf '# Deploying Streamkeeper %s\n\n' "$(sk_version)"
-    printf 'From the README of the source this binary was built from.\n\n'
-    awk '/^## Deployment/ { p = 1 } /^## REST API/ { p = 0 } p' "$SK_ROOT/README.md"
+    printf 'From the docs of the source this binary was built from.\n\n'
+    # Each page's headings one level down (code blocks left as they are),
+    # so its title is a section of this one.
+    awk '/^```/ { f = !f } !f && /^#/ { $0 = "#" $0 } { print }' \
+      "$SK_ROOT/docs/operating.md" "$SK_ROOT/docs/configuration.md" "$SK_ROOT/docs/security.md"
   } >"$stage/DEPLOY.md"
   tar -C "$out" -czf "$out/$name.tar.gz" "$name" || return 1
   rm -rf "$stage"

@@ -31,7 +31,7 @@ use streamkeeper::platform::credential::CredentialPolicy;
 use tokio_util::sync::CancellationToken;
 
 /// The consumer group Streamkeeper joins on a cluster's lineage topic: the
-/// only group it ever joins (README, Security model).
+/// only group it ever joins (docs/security.md).
 pub const GROUP: &str = "streamkeeper-lineage";
 
 /// The routine's name, and the sender its events are stored under.

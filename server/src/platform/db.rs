@@ -23,7 +23,7 @@ pub enum DbError {
     #[error("could not prepare the session table: {0}")]
     Sessions(sqlx::Error),
     #[error(
-        "handing the schema to the DATABASE_URL role failed: {0} (the STREAMKEEPER_MIGRATE_DATABASE_URL role must own the database and be a member of the DATABASE_URL role; see the README's Security model)"
+        "handing the schema to the DATABASE_URL role failed: {0} (the STREAMKEEPER_MIGRATE_DATABASE_URL role must own the database and be a member of the DATABASE_URL role; see docs/security.md)"
     )]
     HandOver(String),
 }

@@ -56,7 +56,7 @@ pub enum ClusterCommand {
     /// Make the clusters a clusters file names match it (GitOps); clusters
     /// it does not name are left alone and listed.
     Apply {
-        /// A TOML file of `[[cluster]]` tables (see the README).
+        /// A TOML file of `[[cluster]]` tables (see docs/configuration.md).
         file: std::path::PathBuf,
         /// Say what would change, change nothing.
         #[arg(long)]

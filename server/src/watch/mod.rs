@@ -1,29 +1,31 @@
 //! Watched clusters as users see them: their state and data age, and a
 //! consumer group's lag evaluated over its recent window.
 
+mod admin;
 pub mod api;
+mod apply;
 pub mod cli;
 pub mod cluster_file;
+mod groups;
 pub mod judge;
 pub mod kept;
 pub mod metrics;
 pub mod routine;
 pub mod store;
 
+pub use apply::ApplyReport;
+pub use groups::windows;
+
 use crate::accounts::{require, team_id};
 use crate::audit::{audited, record_refusal};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
-use crate::platform::errors::{self};
 use crate::platform::ownership;
-use crate::store::is_unique_violation;
 use chrono::Utc;
 use serde_json::json;
 use sqlx::PgPool;
-use std::collections::BTreeMap;
-use store::samples::SampleRow;
 use streamkeeper::access::ownership as rule;
-use streamkeeper::access::stewardship::{DescribeRefusal, StreamEntry, may_claim, may_describe};
+use streamkeeper::access::stewardship::{DescribeRefusal, StreamEntry, may_describe};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::credential::CredentialPolicy;
@@ -32,43 +34,14 @@ use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::health::LastMessage;
-use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
 use streamkeeper::watch::list::{GroupColumn, GroupStatus, StreamColumn, StreamStatus};
 use streamkeeper::watch::listing::Listing;
-use streamkeeper::watch::observe::standings;
-use streamkeeper::watch::reach::Unreachable;
-use streamkeeper::watch::topic_name::topic_issue;
-use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
     LagPoint, NewCluster, PartitionLagView, PartitionRef, Paused, RemovedCluster, StreamConsumer,
     StreamDetail, StreamFilter, StreamSpec, StreamSummary, TopicView,
 };
-
-/// A cluster row from what an admin entered, blanks as absent, for
-/// validation and connection tests before anything is stored.
-fn probe_row(new: &NewCluster) -> store::ClusterRow {
-    let some = |v: &Option<String>| {
-        v.clone()
-            .map(|s| s.trim().to_string())
-            .filter(|s| !s.is_empty())
-    };
-    store::ClusterRow {
-        id: 0,
-        name: new.name.trim().to_string(),
-        bootstrap: new.bootstrap.trim().to_string(),
-        security_protocol: new.security_protocol.trim().to_ascii_uppercase(),
-        sasl_mechanism: some(&new.sasl_mechanism),
-        username_ref: some(&new.username_ref),
-        password_ref: some(&new.password_ref),
-        insecure_credentials: new.insecure_credentials,
-        interval_s: new.interval_s,
-        created_at: Utc::now(),
-        paused_at: None,
-        paused_by: None,
-    }
-}
 
 fn removed_view(r: store::RemovedRow) -> RemovedCluster {
     RemovedCluster {
@@ -124,130 +97,6 @@ fn topic_view(t: store::TopicRow) -> TopicView {
     }
 }
 
-/// A group's samples per partition over its window of passes.
-pub async fn windows(
-    pool: &PgPool,
-    cluster_id: i64,
-    group: &str,
-) -> Result<Windows<SampleRow>, crate::platform::errors::Db> {
-    let rows = store::samples::group_window(pool, cluster_id, group, WINDOW_PASSES).await?;
-    Ok(by_group(rows).remove(group).unwrap_or_default())
-}
-
-/// Checks a cluster as entered and returns it as it would be stored:
-/// name, interval, bootstrap, protocol, mechanism, and credentials as
-/// references the policy allows, sent only over TLS unless the cluster is
-/// marked insecure (resolving them waits for the first pass).
-fn validate(new: &NewCluster, policy: &CredentialPolicy) -> Result<store::ClusterRow, AppError> {
-    let name = streamkeeper::accounts::account::check_team_name(&new.name)
-        .map_err(|e| AppError::Invalid(e.to_string().replace("team name", "cluster name")))?;
-    if !(5..=3600).contains(&new.interval_s) {
-        return Err(AppError::Invalid(
-            "The sampling interval must be 5 to 3600 seconds.".into(),
-        ));
-    }
-    let probe = store::ClusterRow {
-        name,
-        ..probe_row(new)
-    };
-    crate::watch::routine::settings_of(&probe, policy).map_err(AppError::Invalid)?;
-    Ok(probe)
-}
-
-/// An audit entry's detail: `base` with the cluster's credential
-/// references (never what they resolve to), the fields among them that
-/// changed (for a new cluster, those set), and what those were before.
-fn with_credentials(
-    mut base: serde_json::Value,
-    old: Option<&store::ClusterRow>,
-    new: &store::ClusterRow,
-) -> serde_json::Value {
-    let refs = |c: &store::ClusterRow| {
-        json!({
-            "username_ref": c.username_ref,
-            "password_ref": c.password_ref,
-            "insecure_credentials": c.insecure_credentials,
-        })
-    };
-    let (now, was) = (refs(new), old.map(refs));
-    let changed: Vec<&str> = ["username_ref", "password_ref", "insecure_credentials"]
-        .into_iter()
-        .filter(|k| match &was {
-            Some(w) => w[k] != now[k],
-            None => !now[k].is_null() && now[k] != json!(false),
-        })
-        .collect();
-    if let (Some(b), serde_json::Value::Object(n)) = (base.as_object_mut(), now) {
-        b.extend(n);
-        if let Some(w) = was.filter(|_| !changed.is_empty()) {
-            b.insert("credentials_were".into(), w);
-        }
-        b.insert("credentials_changed".into(), json!(changed));
-    }
-    base
-}
-
-/// What an audit entry says of a cluster's connection (its credentials go
-/// through `with_credentials`).
-fn connection_of(c: &store::ClusterRow) -> serde_json::Value {
-    json!({
-        "bootstrap": c.bootstrap,
-        "security_protocol": c.security_protocol,
-        "interval_s": c.interval_s,
-    })
-}
-
-/// A cluster's name for an audit target, however long it was entered.
-fn target_of(name: &str) -> String {
-    format!(
-        "cluster:{}",
-        name.trim().chars().take(100).collect::<String>()
-    )
-}
-
-fn stored(c: &store::ClusterRow) -> store::NewCluster<'_> {
-    store::NewCluster {
-        name: &c.name,
-        bootstrap: &c.bootstrap,
-        security_protocol: &c.security_protocol,
-        sasl_mechanism: c.sasl_mechanism.as_deref(),
-        username_ref: c.username_ref.as_deref(),
-        password_ref: c.password_ref.as_deref(),
-        insecure_credentials: c.insecure_credentials,
-        interval_s: c.interval_s,
-    }
-}
-
-fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> bool {
-    (
-        &a.bootstrap,
-        &a.security_protocol,
-        &a.sasl_mechanism,
-        &a.username_ref,
-        &a.password_ref,
-        a.insecure_credentials,
-        a.interval_s,
-    ) == (
-        &b.bootstrap,
-        &b.security_protocol,
-        &b.sasl_mechanism,
-        &b.username_ref,
-        &b.password_ref,
-        b.insecure_credentials,
-        b.interval_s,
-    )
-}
-
-/// What applying a clusters file did (or, in a dry run, would do).
-#[derive(Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct ApplyReport {
-    pub created: Vec<String>,
-    pub updated: Vec<String>,
-    pub unchanged: Vec<String>,
-    /// Clusters in the console the file does not name: left alone.
-    pub not_in_file: Vec<String>,
-}
-
 #[derive(Clone)]
 pub struct ClusterService {
     pool: PgPool,
@@ -298,248 +147,6 @@ impl ClusterService {
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
         self.view(c).await
-    }
-
-    /// Makes the clusters named in a clusters file match it, in one
-    /// transaction: every entry is validated before anything changes, so a
-    /// bad file changes nothing. Clusters not in the file are left alone
-    /// and listed. With `dry_run`, says what would change.
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn apply(
-        &self,
-        who: &Principal,
-        from: &str,
-        entries: Vec<NewCluster>,
-        dry_run: bool,
-    ) -> Result<ApplyReport, AppError> {
-        require(who, Action::ManageClusters, "apply a clusters file")?;
-        let wanted = entries
-            .iter()
-            .map(|e| {
-                validate(e, &self.credentials).map_err(|err| match err {
-                    AppError::Invalid(m) => {
-                        (e, AppError::Invalid(format!("Cluster {:?}: {m}", e.name)))
-                    }
-                    other => (e, other),
-                })
-            })
-            .collect::<Result<Vec<_>, _>>();
-        let wanted = match wanted {
-            Ok(w) => w,
-            Err((entry, e)) => {
-                let why = e.to_string();
-                let target = target_of(&entry.name);
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.apply.refused",
-                    target,
-                    json!({ "refused": why }),
-                )
-                .await;
-                return Err(e);
-            }
-        };
-        let existing: BTreeMap<String, store::ClusterRow> = store::all(&self.pool)
-            .await?
-            .into_iter()
-            .map(|c| (c.name.clone(), c))
-            .collect();
-        let mut report = ApplyReport::default();
-        let mut tx = begin(&self.pool).await?;
-        for w in &wanted {
-            let (action, old, row) = match existing.get(&w.name) {
-                Some(old) if same_settings(old, w) => {
-                    report.unchanged.push(w.name.clone());
-                    continue;
-                }
-                Some(old) => {
-                    report.updated.push(w.name.clone());
-                    if dry_run {
-                        continue;
-                    }
-                    let row = store::update(&mut tx, old.id, &stored(w)).await?;
-                    ("cluster.update", Some(old), row)
-                }
-                None => {
-                    report.created.push(w.name.clone());
-                    if dry_run {
-                        continue;
-                    }
-                    let row = store::insert(&mut tx, &stored(w)).await?;
-                    ("cluster.create", None, row)
-                }
-            };
-            audited(
-                &mut tx,
-                who,
-                from,
-                action,
-                format!("cluster:{}", row.name),
-                with_credentials(
-                    {
-                        let mut d = connection_of(&row);
-                        d["source"] = json!("clusters file");
-                        d
-                    },
-                    old,
-                    &row,
-                ),
-            )
-            .await?;
-        }
-        commit(tx).await?;
-        report.not_in_file = existing
-            .into_keys()
-            .filter(|n| !wanted.iter().any(|w| &w.name == n))
-            .collect();
-        Ok(report)
-    }
-
-    /// Sets each named cluster's lineage topic as a clusters file says
-    /// (absent: the Kafka transport off), audited per change; clusters not
-    /// named are left alone. A bad topic name changes nothing. Returns the
-    /// clusters changed (that would change, with `dry_run`).
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn set_lineage_topics(
-        &self,
-        who: &Principal,
-        from: &str,
-        wanted: Vec<(String, Option<String>)>,
-        dry_run: bool,
-    ) -> Result<Vec<String>, AppError> {
-        require(who, Action::ManageClusters, "apply a clusters file")?;
-        for (name, topic) in &wanted {
-            if let Some(t) = topic
-                && let Some(why) = topic_issue(t)
-            {
-                let e = AppError::Invalid(format!(
-                    "Cluster {name:?}: the lineage topic {t:?} is not a Kafka topic name: {why}"
-                ));
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.apply.refused",
-                    target_of(name),
-                    json!({ "refused": e.to_string() }),
-                )
-                .await;
-                return Err(e);
-            }
-        }
-        let existing = store::lineage_topics(&self.pool).await?;
-        let mut changed = Vec::new();
-        let mut tx = begin(&self.pool).await?;
-        for (name, topic) in wanted {
-            let Some((id, old)) = existing.get(&name) else {
-                continue;
-            };
-            if *old == topic {
-                continue;
-            }
-            changed.push(name.clone());
-            if dry_run {
-                continue;
-            }
-            store::set_lineage_topic(&mut tx, *id, topic.as_deref()).await?;
-            audited(
-                &mut tx,
-                who,
-                from,
-                "cluster.lineage_topic",
-                format!("cluster:{name}"),
-                json!({ "from": old, "to": topic, "group": "streamkeeper-lineage" }),
-            )
-            .await?;
-        }
-        commit(tx).await?;
-        Ok(changed)
-    }
-
-    /// Sets one cluster's lineage topic (`None`: the Kafka transport off),
-    /// admin only, with the clusters file's validation (a bad name is
-    /// refused and audited as one), audited. Returns whether it changed.
-    #[tracing::instrument(skip_all, fields(user = %who.username))]
-    pub async fn set_lineage_topic(
-        &self,
-        who: &Principal,
-        from: &str,
-        cluster_id: i64,
-        topic: Option<&str>,
-    ) -> Result<bool, AppError> {
-        // A refusal is a 403, audited by the web layer like every refused write.
-        require(who, Action::ManageClusters, "set a cluster's lineage topic")?;
-        let existing = store::lineage_topics(&self.pool).await?;
-        let Some(name) = existing
-            .iter()
-            .find(|(_, (id, _))| *id == cluster_id)
-            .map(|(name, _)| name.clone())
-        else {
-            return Err(AppError::NotFound(format!("Cluster {cluster_id}")));
-        };
-        let topic = topic.map(str::trim).filter(|t| !t.is_empty());
-        let changed = self
-            .set_lineage_topics(who, from, vec![(name, topic.map(str::to_owned))], false)
-            .await?;
-        Ok(!changed.is_empty())
-    }
-
-    /// Judges each partition of a group over its window of passes.
-    async fn evaluate(
-        &self,
-        cluster: &ClusterView,
-        g: store::GroupRow,
-    ) -> Result<GroupLagView, AppError> {
-        let (id, group) = (cluster.id, g.name.as_str());
-        let by_partition = windows(&self.pool, id, group).await?;
-        // The stand its open flag kept, so the page says what the flag says.
-        let known = crate::flags::lifecycle::lag_evidence(&self.pool, id, Some(group))
-            .await?
-            .get(group)
-            .map(standings)
-            .unwrap_or_default();
-        let rules = Rules::default();
-        let has_members = g.members > 0;
-        // A group no longer listed shows its samples from before, but no
-        // status or lag as if current.
-        let listing = Listing::of(g.gone_since);
-        let mut partitions = Vec::new();
-        let mut verdicts = Vec::new();
-        let mut as_of = None;
-        for ((topic, partition), samples) in by_partition {
-            let window = judgeable(&samples);
-            let newest = samples.last();
-            as_of = as_of.max(newest.map(|s| s.at));
-            let standing = known.get(&(topic.clone(), partition)).copied();
-            let verdict = partition_status(&window, has_members, &rules, standing);
-            let time_lag_s = window_time_lag_s(&window);
-            partitions.push(PartitionLagView {
-                topic,
-                partition,
-                committed: newest.and_then(|s| s.committed),
-                log_start: newest.and_then(|s| s.log_start),
-                log_end: newest.and_then(|s| s.log_end),
-                lag: listing.figure(window.last().and_then(|s| s.lag().messages())),
-                time_lag_s: listing.figure(time_lag_s),
-                status: listing.status(verdict.status.as_str()),
-                reason: verdict.reason.clone(),
-            });
-            verdicts.push(verdict);
-        }
-        Ok(GroupLagView {
-            cluster: cluster.name.clone(),
-            group: g.name.clone(),
-            state: listing.state(&g.state, |t| t.to_rfc3339()),
-            members: g.members,
-            status: listing.status(group_status(&verdicts).as_str()),
-            as_of,
-            cluster_state: cluster.state,
-            cluster_paused: cluster.paused.clone(),
-            gone_since: g.gone_since,
-            partitions,
-        })
     }
 }
 
@@ -633,44 +240,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         from: &str,
         new: NewCluster,
     ) -> Result<ClusterView, AppError> {
-        require(who, Action::ManageClusters, "add clusters")?;
-        let probe = match validate(&new, &self.credentials) {
-            Ok(p) => p,
-            Err(e) => {
-                let why = e.to_string();
-                let target = target_of(&new.name);
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.create.refused",
-                    target,
-                    json!({ "refused": why }),
-                )
-                .await;
-                return Err(e);
-            }
-        };
-        let name = probe.name.clone();
-        let mut tx = begin(&self.pool).await?;
-        let row = store::insert(&mut tx, &stored(&probe)).await.map_err(|e| {
-            if is_unique_violation(&e) {
-                AppError::Conflict(format!("A cluster named {name} already exists."))
-            } else {
-                e.into()
-            }
-        })?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "cluster.create",
-            format!("cluster:{name}"),
-            with_credentials(connection_of(&row), None, &row),
-        )
-        .await?;
-        commit(tx).await?;
-        self.view(row).await
+        self.create(who, from, new).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
@@ -679,65 +249,12 @@ impl streamkeeper_app::port::Watch for ClusterService {
         who: &Principal,
         from: &str,
         id: i64,
-        mut new: NewCluster,
+        new: NewCluster,
         keep_credentials: bool,
     ) -> Result<ClusterView, AppError> {
-        require(who, Action::ManageClusters, "change clusters")?;
-        let old = store::by_id(&self.pool, id)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
-        // The name is how the clusters file, the CLI and every audit entry
-        // know the cluster: it stays.
-        new.name = old.name.clone();
-        if keep_credentials {
-            new.username_ref = old.username_ref.clone();
-            new.password_ref = old.password_ref.clone();
-            new.insecure_credentials = old.insecure_credentials;
-        }
-        let probe = match validate(&new, &self.credentials) {
-            Ok(p) => p,
-            Err(e) => {
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.update.refused",
-                    target_of(&old.name),
-                    json!({ "refused": e.to_string() }),
-                )
-                .await;
-                return Err(e);
-            }
-        };
-        if same_settings(&old, &probe) {
-            return self.view(old).await;
-        }
-        let mut tx = begin(&self.pool).await?;
-        let row = store::update(&mut tx, id, &stored(&probe)).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "cluster.update",
-            format!("cluster:{}", row.name),
-            with_credentials(
-                {
-                    let mut d = connection_of(&row);
-                    d["was"] = connection_of(&old);
-                    d
-                },
-                Some(&old),
-                &row,
-            ),
-        )
-        .await?;
-        commit(tx).await?;
-        self.view(row).await
+        self.update(who, from, id, new, keep_credentials).await
     }
 
-    /// Soft: the cluster is no longer watched and is gone from every list
-    /// and page, but its history stays until housekeeping purges it
-    /// ([`cluster::HISTORY_DAYS`] on); the audit entry says when.
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn remove_cluster(
         &self,
@@ -745,39 +262,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         from: &str,
         id: i64,
     ) -> Result<RemovedCluster, AppError> {
-        require(who, Action::ManageClusters, "remove clusters")?;
-        let old = store::by_id(&self.pool, id)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
-        let mut tx = begin(&self.pool).await?;
-        // Removed meanwhile by someone else: gone, as for a second remove.
-        let removed_at = store::remove(&mut tx, id, &who.username)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
-        let purged_on = cluster::purged_on(removed_at);
-        audited(
-            &mut tx,
-            who,
-            from,
-            "cluster.remove",
-            format!("cluster:{}", old.name),
-            {
-                let mut d = connection_of(&old);
-                d["id"] = json!(id);
-                d["history_kept_until"] = json!(purged_on);
-                d
-            },
-        )
-        .await?;
-        commit(tx).await?;
-        Ok(RemovedCluster {
-            id,
-            name: old.name,
-            bootstrap: old.bootstrap,
-            removed_at,
-            removed_by: who.username.clone(),
-            purged_on,
-        })
+        self.remove(who, from, id).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]
@@ -790,8 +275,6 @@ impl streamkeeper_app::port::Watch for ClusterService {
             .collect())
     }
 
-    /// Watched again from the routines' next look at the clusters; its lag
-    /// windows start with its next pass (`store::restore`).
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
     async fn restore_cluster(
         &self,
@@ -799,46 +282,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         from: &str,
         id: i64,
     ) -> Result<ClusterView, AppError> {
-        require(who, Action::ManageClusters, "restore clusters")?;
-        let old = store::removed_by_id(&self.pool, id)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Removed cluster {id}")))?;
-        let mut tx = begin(&self.pool).await?;
-        let restored = match store::restore(&mut tx, id).await {
-            Ok(r) => r,
-            Err(e) if is_unique_violation(&e) => {
-                drop(tx);
-                let e = AppError::Conflict(format!(
-                    "A watched cluster is named {} now: remove or rename it first.",
-                    old.name
-                ));
-                record_refusal(
-                    &self.pool,
-                    who,
-                    from,
-                    "cluster.restore.refused",
-                    target_of(&old.name),
-                    json!({ "id": id, "refused": e.to_string() }),
-                )
-                .await;
-                return Err(e);
-            }
-            Err(e) => return Err(e.into()),
-        };
-        if !restored {
-            return Err(AppError::NotFound(format!("Removed cluster {id}")));
-        }
-        audited(
-            &mut tx,
-            who,
-            from,
-            "cluster.restore",
-            format!("cluster:{}", old.name),
-            json!({ "id": id, "removed_at": old.removed_at, "removed_by": old.removed_by }),
-        )
-        .await?;
-        commit(tx).await?;
-        self.get(who, id).await
+        self.restore(who, from, id).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
@@ -849,27 +293,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         id: i64,
         paused: bool,
     ) -> Result<ClusterView, AppError> {
-        let verb = if paused { "pause" } else { "resume" };
-        require(who, Action::ManageClusters, &format!("{verb} clusters"))?;
-        let old = store::by_id(&self.pool, id)
-            .await?
-            .ok_or_else(|| AppError::NotFound(format!("Cluster {id}")))?;
-        let mut tx = begin(&self.pool).await?;
-        let by = paused.then_some(who.username.as_str());
-        // Asking for the state it is already in changes and audits nothing.
-        if store::set_paused(&mut tx, id, by).await? {
-            audited(
-                &mut tx,
-                who,
-                from,
-                &format!("cluster.{verb}"),
-                format!("cluster:{}", old.name),
-                serde_json::json!({}),
-            )
-            .await?;
-        }
-        commit(tx).await?;
-        self.get(who, id).await
+        self.pause(who, from, id, paused).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]
@@ -878,63 +302,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         who: &Principal,
         new: NewCluster,
     ) -> Result<ConnectionReport, AppError> {
-        require(who, Action::ManageClusters, "test cluster connections")?;
-        let row = probe_row(&new);
-        let mut settings = crate::watch::routine::settings_of(&row, &self.credentials)
-            .map_err(AppError::Invalid)?;
-        settings.timeout =
-            std::time::Duration::from_secs(streamkeeper::watch::reach::TEST_TIMEOUT_S);
-        let started = Utc::now();
-        // One metadata request first: when it fails, librdkafka's reasons
-        // on the way say why (the read's own error says only that it did).
-        let read = tokio::task::spawn_blocking(move || {
-            crate::clients::kafka::probe::attempt(&settings).map(|()| {
-                crate::clients::kafka::reader::read(
-                    &settings,
-                    &Default::default(),
-                    &Default::default(),
-                )
-            })
-        })
-        .await
-        .map_err(|e| errors::internal("the lag reader's task", e))?;
-        let took_ms = (Utc::now() - started).num_milliseconds();
-        let failed = |why: Option<Unreachable>, problems: Vec<String>| ConnectionReport {
-            reachable: false,
-            brokers: 0,
-            topics: 0,
-            partitions: 0,
-            partitions_with_offsets: 0,
-            groups: 0,
-            groups_with_offsets: 0,
-            took_ms,
-            unreachable: why,
-            problems,
-        };
-        Ok(match read {
-            Err(reasons) => {
-                let why = Unreachable::of(&reasons);
-                let mut problems = vec![why.sentence().to_string()];
-                problems.extend(reasons);
-                failed(Some(why), problems)
-            }
-            Ok(Err(e)) => failed(None, vec![e.to_string()]),
-            Ok(Ok(r)) => {
-                let parts = r.topics.iter().flat_map(|t| &t.partitions);
-                ConnectionReport {
-                    reachable: true,
-                    brokers: r.brokers,
-                    topics: r.topics.len(),
-                    partitions: parts.clone().count(),
-                    partitions_with_offsets: parts.filter(|p| p.log_end.is_some()).count(),
-                    groups: r.groups.len(),
-                    groups_with_offsets: r.groups.iter().filter(|g| g.error.is_none()).count(),
-                    took_ms,
-                    unreachable: None,
-                    problems: r.problems,
-                }
-            }
-        })
+        self.try_connect(who, new).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]
@@ -1227,76 +595,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
     }
 }
 
-impl ClusterService {
-    /// Sets or clears a group's owner team. Admins may do anything; an
-    /// owner may claim a group for a team they belong to when it is
-    /// unowned or their team's by a stream it reads (`may_claim`). A claim
-    /// refused, or on a group or team that does not exist, is audited and
-    /// changes nothing.
-    #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]
-    pub async fn set_group_owner(
-        &self,
-        who: &Principal,
-        from: &str,
-        id: i64,
-        group: &str,
-        team: Option<&str>,
-    ) -> Result<(), AppError> {
-        require(who, Action::Read, "claim groups")?;
-        // A removed cluster's groups are gone with it.
-        self.get(who, id).await?;
-        let claimed = self.claim_group(who, id, group, team).await;
-        let team_id = match claimed {
-            Ok(t) => t,
-            // A 403 the web layer audits with its reason; a claim on a
-            // group or team that does not exist is recorded here.
-            Err(e @ AppError::Forbidden(_)) => return Err(e),
-            Err(e) => {
-                let target = format!("group:{group}");
-                let detail = json!({ "cluster_id": id, "team": team, "refused": e.to_string() });
-                record_refusal(&self.pool, who, from, "group.owner.refused", target, detail).await;
-                return Err(e);
-            }
-        };
-        let mut tx = begin(&self.pool).await?;
-        store::set_group_owner(&mut tx, id, group, team_id, crate::platform::clock::now()).await?;
-        audited(
-            &mut tx,
-            who,
-            from,
-            "group.owner",
-            format!("group:{group}"),
-            json!({ "cluster_id": id, "team": team }),
-        )
-        .await?;
-        Ok(commit(tx).await?)
-    }
-
-    /// The team `who` may give the group to, or why not.
-    async fn claim_group(
-        &self,
-        who: &Principal,
-        id: i64,
-        group: &str,
-        team: Option<&str>,
-    ) -> Result<Option<i64>, AppError> {
-        let Some(current) = ownership::group(&self.pool, id, group).await? else {
-            return Err(AppError::NotFound(format!("Consumer group {group}")));
-        };
-        let team_id = match team {
-            Some(name) => Some(team_id(&self.pool, name).await?),
-            None => None,
-        };
-        let mine = Facts::load(&self.pool, who).await?;
-        if !may_claim(mine.steward(who), current.as_ref(), team_id) {
-            return Err(AppError::Forbidden(format!(
-                "change this group's owner: it is {} (owners may claim unowned groups, or their own team's, for their own team)",
-                rule::describe(current.as_ref())
-            )));
-        }
-        Ok(team_id)
-    }
-}
+impl ClusterService {}
 
 impl ClusterService {
     /// The catalog of a cluster: every topic seen, with its stream entry.

@@ -2,7 +2,7 @@
 //! named group and commits offsets, explicitly, only when told. Everything
 //! else in `clients::kafka` is read-only (no group, no commit, no produce);
 //! this exists for the OpenLineage Kafka transport, which producers fill and
-//! Streamkeeper drains (README, Security model).
+//! Streamkeeper drains (docs/security.md).
 
 use super::settings::{ClusterSettings, SettingsError};
 use rdkafka::consumer::{CommitMode, Consumer, StreamConsumer};

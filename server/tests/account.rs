@@ -802,7 +802,7 @@ async fn each_person_sets_their_own_email_and_what_they_hear(pool: sqlx::PgPool)
     let bad = "ada@example.com\r\nBcc: eve@example.com";
     let r = server_fn(&t, "set_mail_preferences", &ada, &[("email", bad), ("waiting", "on")]).await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
-    assert_eq!(tallied(&t, "account.mail.refused").await, 1);
+    assert_eq!(count(&t, "account.mail.refused").await, 1);
     assert!(!all_details(&t).await.contains("eve@example.com"));
 
     // The form as a browser without JS posts it: an unticked box is absent.

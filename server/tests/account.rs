@@ -795,12 +795,22 @@ async fn each_person_sets_their_own_email_and_what_they_hear(pool: sqlx::PgPool)
 
     // Both kinds on, no address, until chosen.
     let page = t.get("/account", Some(&ada)).await;
-    assert!(page.body.contains("data-testid=\"mail-preferences\""), "{}", page.body);
+    assert!(
+        page.body.contains("data-testid=\"mail-preferences\""),
+        "{}",
+        page.body
+    );
 
     // A bad address is a 422 with a reason, refused in the audit log
     // without what was typed, and nothing changes.
     let bad = "ada@example.com\r\nBcc: eve@example.com";
-    let r = server_fn(&t, "set_mail_preferences", &ada, &[("email", bad), ("waiting", "on")]).await;
+    let r = server_fn(
+        &t,
+        "set_mail_preferences",
+        &ada,
+        &[("email", bad), ("waiting", "on")],
+    )
+    .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
     assert_eq!(count(&t, "account.mail.refused").await, 1);
     assert!(!all_details(&t).await.contains("eve@example.com"));
@@ -820,11 +830,21 @@ async fn each_person_sets_their_own_email_and_what_they_hear(pool: sqlx::PgPool)
             .fetch_one(&t.pool)
             .await
             .expect("prefs");
-    assert_eq!((email.as_deref(), waiting, outcomes), (Some("ada@example.com"), true, false));
+    assert_eq!(
+        (email.as_deref(), waiting, outcomes),
+        (Some("ada@example.com"), true, false)
+    );
     let page = t.get("/account", Some(&ada)).await;
-    assert!(page.body.contains("value=\"ada@example.com\""), "{}", page.body);
+    assert!(
+        page.body.contains("value=\"ada@example.com\""),
+        "{}",
+        page.body
+    );
     assert_eq!(count(&t, "account.mail").await, 1);
-    assert!(!all_details(&t).await.contains("ada@example.com"), "the address is not audited");
+    assert!(
+        !all_details(&t).await.contains("ada@example.com"),
+        "the address is not audited"
+    );
 
     // An empty address turns mail off.
     let r = server_fn(&t, "set_mail_preferences", &ada, &[("email", "")]).await;

@@ -2559,14 +2559,21 @@ async fn a_proposal_emails_each_named_approver_once_with_a_link_and_no_token(poo
         port: sink.port,
         security: Security::None,
         credentials: None,
-        from: "Streamkeeper <streamkeeper@example.com>".parse().expect("from"),
+        from: "Streamkeeper <streamkeeper@example.com>"
+            .parse()
+            .expect("from"),
         ca_pem: None,
         egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
         timeout: std::time::Duration::from_secs(5),
     };
     let mut cfg = support::config();
     cfg.smtp = Some(smtp.clone());
-    let w = world_on(TestApp::with_config(pool, cfg).await, "act_after_approval", 1).await;
+    let w = world_on(
+        TestApp::with_config(pool, cfg).await,
+        "act_after_approval",
+        1,
+    )
+    .await;
     // ann wants it; bob gave an address but not for waiting items; eddie
     // gave none; ivy has an address but is not named for payments.
     sqlx::query(
@@ -2614,7 +2621,10 @@ async fn a_proposal_emails_each_named_approver_once_with_a_link_and_no_token(poo
     assert!(data.contains("INCOMPATIBLE"), "the verdict: {data}");
     assert!(data.contains("Breaking consumers: billing"), "{data}");
     let lower = data.to_ascii_lowercase();
-    assert!(!lower.contains("token") && !data.contains(&format!("{link}?")), "{data}");
+    assert!(
+        !lower.contains("token") && !data.contains(&format!("{link}?")),
+        "{data}"
+    );
     let delivered: bool = sqlx::query_scalar(
         "SELECT delivered_at IS NOT NULL FROM deliveries WHERE url = 'mailto:ann@example.com'",
     )

@@ -17,10 +17,18 @@ pub enum MailEvent<'a> {
         by: &'a str,
     },
     /// An approval; `done` when it was the last one needed.
-    Approved { by: &'a str, done: bool },
-    Rejected { by: &'a str, reason: &'a str },
+    Approved {
+        by: &'a str,
+        done: bool,
+    },
+    Rejected {
+        by: &'a str,
+        reason: &'a str,
+    },
     Applied,
-    ApplyFailed { why: &'a str },
+    ApplyFailed {
+        why: &'a str,
+    },
 }
 
 /// Which of a person's choices an event falls under.
@@ -135,7 +143,10 @@ fn words(item: ItemRef<'_>, event: &MailEvent<'_>) -> (String, Vec<String>) {
             by,
         } => {
             let mut lines = vec![
-                format!("{name} waits for your review (revision {}, from {by}).", item.revision),
+                format!(
+                    "{name} waits for your review (revision {}, from {by}).",
+                    item.revision
+                ),
                 format!("Check: {verdict}."),
             ];
             lines.push(if breaking.is_empty() {
@@ -147,7 +158,9 @@ fn words(item: ItemRef<'_>, event: &MailEvent<'_>) -> (String, Vec<String>) {
         }
         MailEvent::Approved { by, done: true } => (
             format!("Approved: {name}"),
-            vec![format!("{name} is approved ({by} gave the last approval needed).")],
+            vec![format!(
+                "{name} is approved ({by} gave the last approval needed)."
+            )],
         ),
         MailEvent::Approved { by, done: false } => (
             format!("Approval: {name}"),
@@ -155,7 +168,10 @@ fn words(item: ItemRef<'_>, event: &MailEvent<'_>) -> (String, Vec<String>) {
         ),
         MailEvent::Rejected { by, reason } => (
             format!("Rejected: {name}"),
-            vec![format!("{by} rejected {name}."), format!("Reason: {reason}")],
+            vec![
+                format!("{by} rejected {name}."),
+                format!("Reason: {reason}"),
+            ],
         ),
         MailEvent::Applied => (
             format!("Applied: {name}"),
@@ -252,9 +268,19 @@ mod tests {
         assert_eq!(m.subject, "Review needed: #42 orders-value <v2> & more");
         assert!(m.text.contains("Check: INCOMPATIBLE."), "{}", m.text);
         assert!(m.text.contains("Breaking consumers: billing, fraud."));
-        assert!(m.text.contains("https://streamkeeper.example.com/review/42\n"));
-        assert!(m.html.contains("href=\"https://streamkeeper.example.com/review/42\""));
-        assert!(m.html.contains("orders-value &lt;v2&gt; &amp; more"), "{}", m.html);
+        assert!(
+            m.text
+                .contains("https://streamkeeper.example.com/review/42\n")
+        );
+        assert!(
+            m.html
+                .contains("href=\"https://streamkeeper.example.com/review/42\"")
+        );
+        assert!(
+            m.html.contains("orders-value &lt;v2&gt; &amp; more"),
+            "{}",
+            m.html
+        );
         assert!(!m.html.contains("<v2>"));
         for body in [&m.text, &m.html] {
             assert!(!body.contains("token") && !body.contains('?'), "{body}");
@@ -274,7 +300,10 @@ mod tests {
         let edited = render(item(2), &waiting, URL, HOST, 2);
         let applied = render(item(2), &MailEvent::Applied, URL, HOST, 3);
         for later in [&edited, &applied] {
-            assert_eq!(later.in_reply_to.as_deref(), Some(first.message_id.as_str()));
+            assert_eq!(
+                later.in_reply_to.as_deref(),
+                Some(first.message_id.as_str())
+            );
             assert_ne!(later.message_id, first.message_id);
         }
         assert_ne!(edited.message_id, applied.message_id);
@@ -293,7 +322,11 @@ mod tests {
             by: "bo",
             reason: "not now",
         };
-        assert!(render(item(1), &r, URL, HOST, 5).text.contains("Reason: not now"));
+        assert!(
+            render(item(1), &r, URL, HOST, 5)
+                .text
+                .contains("Reason: not now")
+        );
         let f = MailEvent::ApplyFailed {
             why: "the registry answered 409",
         };

@@ -255,8 +255,15 @@ impl AccountService {
                 };
                 let target = format!("user:{}", who.username);
                 let detail = json!({ "reason": reason });
-                record_refusal(&self.pool, who, from, "account.mail.refused", target, detail)
-                    .await;
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "account.mail.refused",
+                    target,
+                    detail,
+                )
+                .await;
                 return Err(invalid(e));
             }
         };

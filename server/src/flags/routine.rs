@@ -95,7 +95,11 @@ async fn deliver(
         Err((e, permanent)) => {
             tracing::warn!(delivery = d.id, attempt = d.attempts + 1, error = %e, "delivery failed");
             // A refusal of this very message is final: no retry can help.
-            let max = if permanent { d.attempts + 1 } else { MAX_ATTEMPTS };
+            let max = if permanent {
+                d.attempts + 1
+            } else {
+                MAX_ATTEMPTS
+            };
             store::retry_later(pool, &d, &e, backoff_s(d.attempts), max).await
         }
     }
@@ -105,7 +109,10 @@ async fn deliver(
 /// is not in the error: it is the delivery's URL, shown where it belongs.
 async fn send_mail(mail: Option<&Smtp>, d: &Delivery) -> Result<(), (String, bool)> {
     let Some(smtp) = mail else {
-        return Err(("no mail server is set (STREAMKEEPER_SMTP_HOST)".into(), false));
+        return Err((
+            "no mail server is set (STREAMKEEPER_SMTP_HOST)".into(),
+            false,
+        ));
     };
     let email: Email = serde_json::from_value(d.body.clone())
         .map_err(|e| (format!("the queued email cannot be read: {e}"), true))?;

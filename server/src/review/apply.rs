@@ -12,8 +12,8 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Role;
-use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved, is_routine};
 use streamkeeper::review::mail::MailEvent;
+use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved, is_routine};
 use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::review::model::ReviewItem;
@@ -270,8 +270,13 @@ impl ReviewService {
                     &format!("#{id} {} is applied: {reason}", item.title),
                 )
                 .await?;
-                self.mail(&mut tx, &told, super::mail::item_ref(&item), &MailEvent::Applied)
-                    .await?;
+                self.mail(
+                    &mut tx,
+                    &told,
+                    super::mail::item_ref(&item),
+                    &MailEvent::Applied,
+                )
+                .await?;
                 commit(tx).await?;
                 Ok(())
             }

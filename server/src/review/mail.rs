@@ -64,8 +64,7 @@ impl ReviewService {
             };
             let body = serde_json::to_value(&email)
                 .map_err(|e| crate::platform::errors::internal("an email", e))?;
-            crate::flags::store::enqueue_mail(conn, item.id, &transition, &email.to, &body)
-                .await?;
+            crate::flags::store::enqueue_mail(conn, item.id, &transition, &email.to, &body).await?;
         }
         Ok(())
     }

@@ -353,8 +353,15 @@ impl ReviewService {
             items::enqueue_webhook(conn, id, &url, &body).await?;
         }
         let approvers = &revision.approver_ids;
-        self.mail_approvers(conn, id, &revision.verdict, revision.check_id, approvers, by)
-            .await
+        self.mail_approvers(
+            conn,
+            id,
+            &revision.verdict,
+            revision.check_id,
+            approvers,
+            by,
+        )
+        .await
     }
 }
 

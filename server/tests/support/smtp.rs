@@ -75,12 +75,60 @@ impl Certs {
             "subjectAltName=IP:127.0.0.1\nbasicConstraints=CA:FALSE\n",
         )
         .expect("ext");
-        openssl(d, &["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", "ca.key",
-            "-out", "ca.pem", "-subj", "/CN=streamkeeper test CA", "-days", "2"]);
-        openssl(d, &["req", "-new", "-newkey", "rsa:2048", "-nodes", "-keyout", "leaf.key",
-            "-out", "leaf.csr", "-subj", "/CN=127.0.0.1"]);
-        openssl(d, &["x509", "-req", "-in", "leaf.csr", "-CA", "ca.pem", "-CAkey", "ca.key",
-            "-CAcreateserial", "-out", "leaf.pem", "-days", "2", "-extfile", "ext"]);
+        openssl(
+            d,
+            &[
+                "req",
+                "-x509",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "ca.key",
+                "-out",
+                "ca.pem",
+                "-subj",
+                "/CN=streamkeeper test CA",
+                "-days",
+                "2",
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "req",
+                "-new",
+                "-newkey",
+                "rsa:2048",
+                "-nodes",
+                "-keyout",
+                "leaf.key",
+                "-out",
+                "leaf.csr",
+                "-subj",
+                "/CN=127.0.0.1",
+            ],
+        );
+        openssl(
+            d,
+            &[
+                "x509",
+                "-req",
+                "-in",
+                "leaf.csr",
+                "-CA",
+                "ca.pem",
+                "-CAkey",
+                "ca.key",
+                "-CAcreateserial",
+                "-out",
+                "leaf.pem",
+                "-days",
+                "2",
+                "-extfile",
+                "ext",
+            ],
+        );
         Certs { dir }
     }
 
@@ -120,7 +168,8 @@ impl Sink {
             .arg(&box_dir.0)
             .arg(mode_arg);
         if let Some(c) = certs {
-            cmd.arg(c.dir.0.join("leaf.pem")).arg(c.dir.0.join("leaf.key"));
+            cmd.arg(c.dir.0.join("leaf.pem"))
+                .arg(c.dir.0.join("leaf.key"));
         }
         if let Some(l) = login {
             cmd.arg(l);
@@ -142,7 +191,10 @@ impl Sink {
             box_dir,
         };
         for _ in 0..100 {
-            if tokio::net::TcpStream::connect(("127.0.0.1", port)).await.is_ok() {
+            if tokio::net::TcpStream::connect(("127.0.0.1", port))
+                .await
+                .is_ok()
+            {
                 return sink;
             }
             tokio::time::sleep(Duration::from_millis(100)).await;

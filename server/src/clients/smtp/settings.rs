@@ -228,13 +228,13 @@ mod tests {
         let e = check(&i).expect_err("literal password");
         assert!(!e.to_string().contains("hunter2"), "{e}");
         i.password = None;
-        assert!(matches!(
-            check(&i),
-            Err(SmtpSettingError::HalfCredentials)
-        ));
+        assert!(matches!(check(&i), Err(SmtpSettingError::HalfCredentials)));
         i.password = Some("env:DATABASE_URL");
         let e = check(&i).expect_err("outside the prefix");
-        assert!(e.to_string().contains("not set") || e.to_string().contains("STREAMKEEPER_CRED_"), "{e}");
+        assert!(
+            e.to_string().contains("not set") || e.to_string().contains("STREAMKEEPER_CRED_"),
+            "{e}"
+        );
     }
 
     #[test]

@@ -155,6 +155,28 @@ ensure_oidc_provider() {
   export SK_OIDC_PROVIDER_PYTHON="$OIDC_MOCK_VENV/bin/python"
 }
 
+# A real SMTP server for the mail tests (server/tests/smtp.rs and the
+# approvers-told test): aiosmtpd (PyPI) in a venv beside the builds, run by
+# server/tests/support/smtp_sink.py; openssl makes its test certificates.
+# The tests find it through SK_SMTP_PYTHON.
+AIOSMTPD_VERSION="1.4.6"
+AIOSMTPD_VENV="$HOME/.cache/streamkeeper/aiosmtpd-$AIOSMTPD_VERSION"
+ensure_smtp_server() {
+  apt_install openssl
+  if ! "$AIOSMTPD_VENV/bin/python" -c 'import aiosmtpd' 2>/dev/null; then
+    log "installing aiosmtpd $AIOSMTPD_VERSION (pip, into $AIOSMTPD_VENV)"
+    python3 -m venv "$AIOSMTPD_VENV" >&2
+    "$AIOSMTPD_VENV/bin/pip" install -q "aiosmtpd==$AIOSMTPD_VERSION" >&2
+  fi
+  export SK_SMTP_PYTHON="$AIOSMTPD_VENV/bin/python"
+}
+
+# Prometheus' promtool checks and unit-tests the shipped alerting rules
+# (deploy/prometheus/); Debian's prometheus package carries it.
+ensure_promtool() {
+  command -v promtool >/dev/null 2>&1 || apt_install prometheus
+}
+
 # Schemathesis (PyPI) fuzzes the whole OpenAPI document in scripts/test
 # (the API fuzz step), in a venv of its own.
 SCHEMATHESIS_VERSION="4.32.5"

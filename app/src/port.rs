@@ -87,6 +87,13 @@ pub trait Accounts: Send + Sync {
     ) -> Result<i32, AppError>;
     /// Sets the zone the caller reads times in on the pages (an IANA name).
     async fn set_time_zone(&self, who: &Principal, from: &str, zone: &str) -> Result<(), AppError>;
+    /// Sets the caller's own email address and what they hear there.
+    async fn set_mail_preferences(
+        &self,
+        who: &Principal,
+        from: &str,
+        prefs: crate::accounts::model::MailPreferences,
+    ) -> Result<(), AppError>;
     /// Starts an enrolment (no second factor yet) or a renewal of the
     /// recovery codes (with one); the account page shows what to save.
     async fn start_second_factor(&self, who: &Principal, from: &str) -> Result<(), AppError>;

@@ -538,6 +538,7 @@ async fn main() {
         lineage_forward: None,
         sso: None,
         local_login: Default::default(),
+        smtp: None,
     };
     let store = tower_sessions_sqlx_store::PostgresStore::new(pool.clone());
     store.migrate().await.expect("sessions");

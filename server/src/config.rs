@@ -5,6 +5,7 @@
 use crate::accounts::cli::{TokenCommand, UserCommand};
 use crate::audit::cli::AuditCommand;
 use crate::clients::egress::Outbound;
+use crate::clients::smtp::settings::{Security, SmtpInput, SmtpSettings};
 use crate::connect::cli::ConnectCommand;
 use crate::http::site::Site;
 use crate::lineage::cli::LineageCommand;
@@ -226,6 +227,72 @@ pub struct ServeArgs {
     pub lineage_forward_url: Option<Url>,
     #[command(flatten)]
     pub sso: Box<SsoArgs>,
+    #[command(flatten)]
+    pub smtp: Box<SmtpArgs>,
+}
+
+/// The mail server approvers and authors are written through: on when a
+/// host is set (docs/notifications-email.md).
+#[derive(Debug, Args, Default)]
+pub struct SmtpArgs {
+    /// The mail server (submission relay), a name or an address.
+    #[arg(long, env = "STREAMKEEPER_SMTP_HOST", default_value = "")]
+    pub smtp_host: String,
+    /// Its port; 587 for starttls, 465 for tls, 25 for none.
+    #[arg(long, env = "STREAMKEEPER_SMTP_PORT")]
+    pub smtp_port: Option<u16>,
+    /// starttls (required, never a fall-back to plain text), tls (from the
+    /// first byte), or none (only with STREAMKEEPER_SMTP_INSECURE).
+    #[arg(long, env = "STREAMKEEPER_SMTP_SECURITY", value_enum, default_value_t = SmtpSecurity::Starttls)]
+    pub smtp_security: SmtpSecurity,
+    /// Allows security none: mail and credentials in clear, for a relay on
+    /// this host.
+    #[arg(long, env = "STREAMKEEPER_SMTP_INSECURE", default_value_t = false, action = clap::ArgAction::Set)]
+    pub smtp_insecure: bool,
+    /// The username, by reference: env:STREAMKEEPER_CRED_… or file:/run/secrets/….
+    #[arg(long, env = "STREAMKEEPER_SMTP_USERNAME")]
+    pub smtp_username: Option<String>,
+    /// The password, by reference: env:STREAMKEEPER_CRED_… or file:/run/secrets/….
+    #[arg(long, env = "STREAMKEEPER_SMTP_PASSWORD")]
+    pub smtp_password: Option<String>,
+    /// Who the mail is from, e.g. "Streamkeeper <streamkeeper@example.com>".
+    #[arg(long, env = "STREAMKEEPER_SMTP_FROM")]
+    pub smtp_from: Option<String>,
+    /// A PEM file of extra trusted roots, for a relay with a private CA.
+    #[arg(long, env = "STREAMKEEPER_SMTP_CA_FILE")]
+    pub smtp_ca_file: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum SmtpSecurity {
+    #[default]
+    Starttls,
+    Tls,
+    None,
+}
+
+/// The mail server's settings, checked; `None` when no host is set.
+fn smtp_settings(a: &SmtpArgs, outbound: &Outbound) -> Result<Option<SmtpSettings>, ConfigError> {
+    let security = match a.smtp_security {
+        SmtpSecurity::Starttls => Security::StartTls,
+        SmtpSecurity::Tls => Security::Tls,
+        SmtpSecurity::None => Security::None,
+    };
+    let input = SmtpInput {
+        host: &a.smtp_host,
+        port: a.smtp_port,
+        security: Some(security),
+        insecure: a.smtp_insecure,
+        username: a.smtp_username.as_deref(),
+        password: a.smtp_password.as_deref(),
+        from: a.smtp_from.as_deref(),
+        ca_file: a.smtp_ca_file.as_deref(),
+    };
+    Ok(SmtpSettings::check(
+        &input,
+        &outbound.credentials,
+        outbound.egress,
+    )?)
 }
 
 /// Single sign-on through an OpenID Connect provider (Keycloak, Okta,
@@ -364,6 +431,8 @@ pub enum ConfigError {
     Credentials(#[from] streamkeeper::platform::credential::PolicyError),
     #[error(transparent)]
     Egress(#[from] streamkeeper::platform::egress::EgressSettingError),
+    #[error(transparent)]
+    Smtp(#[from] crate::clients::smtp::settings::SmtpSettingError),
 }
 
 /// The outbound settings, validated.
@@ -582,6 +651,8 @@ pub struct ServeConfig {
     pub lineage_forward: Option<Url>,
     pub sso: Option<crate::accounts::sso::SsoSettings>,
     pub local_login: LocalLogin,
+    /// The mail server, when one is set.
+    pub smtp: Option<SmtpSettings>,
 }
 
 /// The trusted proxies as networks; a bare address is a network of one.
@@ -622,6 +693,7 @@ impl ServeConfig {
             return Err(ConfigError::BadMaxSchemaBytes(a.max_schema_bytes));
         }
         let sso = sso_settings(&a.sso, &public_url)?;
+        let smtp = smtp_settings(&a.smtp, &outbound)?;
         Ok(Self {
             bind,
             public_url,
@@ -636,6 +708,7 @@ impl ServeConfig {
             lineage_forward: a.lineage_forward_url.clone(),
             sso,
             local_login: local_login(&a.sso)?,
+            smtp,
         })
     }
 
@@ -684,6 +757,7 @@ mod tests {
             metrics_max_series: crate::platform::metrics::DEFAULT_MAX_SERIES,
             lineage_forward_url: None,
             sso: Box::default(),
+            smtp: Box::default(),
         }
     }
 

@@ -131,6 +131,7 @@ fn config() -> Result<ServeConfig, HistoryError> {
         lineage_forward: None,
         sso: None,
         local_login: Default::default(),
+        smtp: None,
     })
 }
 

@@ -79,7 +79,9 @@ fn routines(
         }
     }
     match crate::flags::routine::Deliveries::new(pool.clone(), outbound.egress) {
-        Ok(d) => all.push(Arc::new(d)),
+        Ok(d) => all.push(Arc::new(
+            d.with_mail(config.smtp.clone().map(crate::clients::smtp::Smtp::new)),
+        )),
         Err(e) => tracing::error!(error = %e, "no HTTP client: webhooks are not delivered"),
     }
     match crate::notify::routine::Notify::new(

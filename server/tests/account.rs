@@ -786,3 +786,73 @@ async fn each_reader_sees_times_in_the_zone_they_chose(pool: sqlx::PgPool) {
         ]
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn each_person_sets_their_own_email_and_what_they_hear(pool: sqlx::PgPool) {
+    let t = TestApp::new(pool).await;
+    let ada_id = t.user("ada", &[Role::Approver]).await;
+    let ada = t.login("ada", PASSWORD).await.expect("ada signs in");
+
+    // Both kinds on, no address, until chosen.
+    let page = t.get("/account", Some(&ada)).await;
+    assert!(
+        page.body.contains("data-testid=\"mail-preferences\""),
+        "{}",
+        page.body
+    );
+
+    // A bad address is a 422 with a reason, refused in the audit log
+    // without what was typed, and nothing changes.
+    let bad = "ada@example.com\r\nBcc: eve@example.com";
+    let r = server_fn(
+        &t,
+        "set_mail_preferences",
+        &ada,
+        &[("email", bad), ("waiting", "on")],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert_eq!(count(&t, "account.mail.refused").await, 1);
+    assert!(!all_details(&t).await.contains("eve@example.com"));
+
+    // The form as a browser without JS posts it: an unticked box is absent.
+    let r = server_fn(
+        &t,
+        "set_mail_preferences",
+        &ada,
+        &[("email", " ada@example.com "), ("waiting", "on")],
+    )
+    .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let (email, waiting, outcomes): (Option<String>, bool, bool) =
+        sqlx::query_as("SELECT email, mail_waiting, mail_outcomes FROM users WHERE id = $1")
+            .bind(ada_id)
+            .fetch_one(&t.pool)
+            .await
+            .expect("prefs");
+    assert_eq!(
+        (email.as_deref(), waiting, outcomes),
+        (Some("ada@example.com"), true, false)
+    );
+    let page = t.get("/account", Some(&ada)).await;
+    assert!(
+        page.body.contains("value=\"ada@example.com\""),
+        "{}",
+        page.body
+    );
+    assert_eq!(count(&t, "account.mail").await, 1);
+    assert!(
+        !all_details(&t).await.contains("ada@example.com"),
+        "the address is not audited"
+    );
+
+    // An empty address turns mail off.
+    let r = server_fn(&t, "set_mail_preferences", &ada, &[("email", "")]).await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let email: Option<String> = sqlx::query_scalar("SELECT email FROM users WHERE id = $1")
+        .bind(ada_id)
+        .fetch_one(&t.pool)
+        .await
+        .expect("email");
+    assert_eq!(email, None);
+}

@@ -2542,3 +2542,94 @@ async fn a_rebased_revision_names_the_fields_of_the_new_base_it_drops(pool: sqlx
         "{drops}"
     );
 }
+
+/// Approvers told by email, against a real SMTP server (aiosmtpd): a
+/// proposal queues one message per named approver who gave an address
+/// and wants to hear of waiting items, sent by the deliveries' routine,
+/// with the item's title, verdict, breaking consumers and a link that
+/// opens it, and nothing that acts without signing in (no token, no
+/// query). The review's transaction never waits on the mail server.
+#[sqlx::test(migrations = "../migrations")]
+async fn a_proposal_emails_each_named_approver_once_with_a_link_and_no_token(pool: sqlx::PgPool) {
+    use streamkeeper_server::clients::smtp::{Security, Smtp, SmtpSettings};
+    use support::smtp::{Mode, Sink, header};
+    let sink = Sink::start(Mode::Plain, None, None).await;
+    let smtp = SmtpSettings {
+        host: "127.0.0.1".into(),
+        port: sink.port,
+        security: Security::None,
+        credentials: None,
+        from: "Streamkeeper <streamkeeper@example.com>"
+            .parse()
+            .expect("from"),
+        ca_pem: None,
+        egress: streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
+        timeout: std::time::Duration::from_secs(5),
+    };
+    let mut cfg = support::config();
+    cfg.smtp = Some(smtp.clone());
+    let w = world_on(
+        TestApp::with_config(pool, cfg).await,
+        "act_after_approval",
+        1,
+    )
+    .await;
+    // ann wants it; bob gave an address but not for waiting items; eddie
+    // gave none; ivy has an address but is not named for payments.
+    sqlx::query(
+        "UPDATE users SET email = username || '@example.com' WHERE username IN ('ann', 'bob', 'ivy', 'olga')",
+    )
+    .execute(&w.t.pool)
+    .await
+    .expect("addresses");
+    sqlx::query("UPDATE users SET mail_waiting = false WHERE username = 'bob'")
+        .execute(&w.t.pool)
+        .await
+        .expect("bob's choice");
+
+    let item = w.propose(&w.olga, "orders", DROPS_AMOUNT).await;
+    let id = item["id"].as_i64().expect("id");
+    let webhooks = streamkeeper_server::clients::webhook::Webhooks::new(
+        streamkeeper::platform::egress::EgressPolicy::LOOPBACK,
+    )
+    .expect("webhooks");
+    let sent = streamkeeper_server::flags::routine::deliver_due_with_mail(
+        &w.t.pool,
+        &webhooks,
+        Some(&Smtp::new(smtp)),
+    )
+    .await
+    .expect("deliver");
+    assert_eq!(sent, 1, "one message queued: ann's");
+    let kept = sink.wait_for(1).await;
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert_eq!(sink.messages().len(), 1, "exactly one message");
+    let m = &kept[0];
+    assert_eq!(m["rcpt_tos"], json!(["ann@example.com"]));
+    let data = m["data"].as_str().expect("data");
+    assert_eq!(
+        header(data, "Message-ID").as_deref(),
+        Some(format!("<review-{id}@127.0.0.1>").as_str()),
+        "the item's thread opens"
+    );
+    assert!(
+        header(data, "Subject").is_some_and(|s| s.starts_with(&format!("Review needed: #{id} "))),
+        "{data}"
+    );
+    let link = format!("{}/review/{id}", support::ORIGIN);
+    assert!(data.contains(&link), "{data}");
+    assert!(data.contains("INCOMPATIBLE"), "the verdict: {data}");
+    assert!(data.contains("Breaking consumers: billing"), "{data}");
+    let lower = data.to_ascii_lowercase();
+    assert!(
+        !lower.contains("token") && !data.contains(&format!("{link}?")),
+        "{data}"
+    );
+    let delivered: bool = sqlx::query_scalar(
+        "SELECT delivered_at IS NOT NULL FROM deliveries WHERE url = 'mailto:ann@example.com'",
+    )
+    .fetch_one(&w.t.pool)
+    .await
+    .expect("the delivery");
+    assert!(delivered);
+}

@@ -13,6 +13,7 @@
 mod content;
 mod involved;
 mod ladder;
+pub mod mail;
 mod rebase;
 mod rules;
 mod state;

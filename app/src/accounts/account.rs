@@ -5,10 +5,10 @@
 //! each render until the user confirms it.
 
 use crate::accounts::fns::{
-    ChangePassword, ConfirmSecondFactor, DisableSecondFactor, SetTimeZone, StartSecondFactor,
-    account_status,
+    ChangePassword, ConfirmSecondFactor, DisableSecondFactor, SetMailPreferences, SetTimeZone,
+    StartSecondFactor, account_status,
 };
-use crate::accounts::model::AccountView;
+use crate::accounts::model::{AccountView, MailPreferences};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -20,6 +20,7 @@ struct Forms {
     confirm: ServerAction<ConfirmSecondFactor>,
     disable: ServerAction<DisableSecondFactor>,
     zone: ServerAction<SetTimeZone>,
+    mail: ServerAction<SetMailPreferences>,
 }
 
 #[component]
@@ -30,6 +31,7 @@ pub fn AccountPage() -> impl IntoView {
         confirm: ServerAction::<ConfirmSecondFactor>::new(),
         disable: ServerAction::<DisableSecondFactor>::new(),
         zone: ServerAction::<SetTimeZone>::new(),
+        mail: ServerAction::<SetMailPreferences>::new(),
     };
     let account = Resource::new(
         move || {
@@ -39,6 +41,7 @@ pub fn AccountPage() -> impl IntoView {
                 forms.confirm.version().get(),
                 forms.disable.version().get(),
                 forms.zone.version().get(),
+                forms.mail.version().get(),
             )
         },
         |_| account_status(),
@@ -68,6 +71,7 @@ fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
                 <p>"Your password and second factor are kept at the provider; change them there. Your roles and teams here follow your groups at the provider, at every sign-in. Approvals ask you to confirm at the provider."</p>
             </section>
             <TimeZone current=a.time_zone forms />
+            <Mail current=a.mail forms />
         }
         .into_any();
     }
@@ -99,8 +103,10 @@ fn AccountView(a: AccountView, forms: Forms) -> impl IntoView {
         </section>
         {(!must_change).then(|| {
             let current = a.time_zone.clone();
+            let mail = a.mail.clone();
             view! {
                 <TimeZone current forms />
+                <Mail current=mail forms />
                 <SecondFactor a forms />
             }
         })}
@@ -130,6 +136,34 @@ fn TimeZone(current: String, forms: Forms) -> impl IntoView {
                 <button type="submit">"Save time zone"</button>
             </ActionForm>
             <ActionNote value=forms.zone.value() />
+        </section>
+    }
+}
+
+/// The person's own email address and what they hear there about review
+/// items. A message only links to the item: acting on it needs signing in.
+#[component]
+fn Mail(current: MailPreferences, forms: Forms) -> impl IntoView {
+    view! {
+        <section class="card">
+            <h2>"Email"</h2>
+            <p>"Streamkeeper writes to this address about review items. A message links to the item; approving or rejecting it needs you signed in here. Leave the address empty for no email."</p>
+            <ActionForm action=forms.mail attr:class="stack" attr:data-testid="mail-preferences">
+                <label>
+                    "Email address"
+                    <input name="email" type="email" maxlength="254" autocomplete="email" value=current.email />
+                </label>
+                <label>
+                    <input name="waiting" type="checkbox" value="on" checked=current.waiting />
+                    " Items that wait for my review"
+                </label>
+                <label>
+                    <input name="outcomes" type="checkbox" value="on" checked=current.outcomes />
+                    " What becomes of my items (approved, rejected, applied, not applied)"
+                </label>
+                <button type="submit">"Save email settings"</button>
+            </ActionForm>
+            <ActionNote value=forms.mail.value() />
         </section>
     }
 }

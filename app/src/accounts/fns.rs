@@ -65,6 +65,31 @@ pub async fn set_time_zone(time_zone: String) -> Result<(), AppError> {
     .await
 }
 
+/// The caller's email address and choices; an unticked box is absent.
+#[server(prefix = "/fn", endpoint = "set_mail_preferences")]
+pub async fn set_mail_preferences(
+    email: String,
+    waiting: Option<String>,
+    outcomes: Option<String>,
+) -> Result<(), AppError> {
+    use crate::accounts::model::MailPreferences;
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let prefs = MailPreferences {
+        email,
+        waiting: waiting.is_some(),
+        outcomes: outcomes.is_some(),
+    };
+    crate::ui::flash::noted(
+        backend()?
+            .accounts
+            .set_mail_preferences(&who, &client_addr().await, prefs)
+            .await,
+        |_| "Saved: what you hear by email.".into(),
+    )
+    .await
+}
+
 #[server(prefix = "/fn", endpoint = "start_second_factor")]
 pub async fn start_second_factor() -> Result<(), AppError> {
     use crate::port::{backend, client_addr, principal};

@@ -122,6 +122,21 @@ pub struct AccountView {
     pub single_sign_on: bool,
     /// The IANA zone the pages show times in for this user.
     pub time_zone: String,
+    /// What this person hears by email, and where.
+    #[serde(default)]
+    pub mail: MailPreferences,
+}
+
+/// A person's own email address (empty: no mail) and what they want to
+/// hear there about review items.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct MailPreferences {
+    pub email: String,
+    /// Items that start waiting for them as an approver.
+    pub waiting: bool,
+    /// Approvals, rejections, applies and failed applies of their items.
+    pub outcomes: bool,
 }
 
 /// What a started enrolment shows once: the secret for the authenticator

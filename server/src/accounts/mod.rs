@@ -634,6 +634,15 @@ impl streamkeeper_app::port::Accounts for AccountService {
         self.set_own_time_zone(who, from, zone).await
     }
 
+    async fn set_mail_preferences(
+        &self,
+        who: &Principal,
+        from: &str,
+        prefs: streamkeeper_app::accounts::model::MailPreferences,
+    ) -> Result<(), AppError> {
+        self.set_own_mail(who, from, prefs).await
+    }
+
     async fn set_platform_team(
         &self,
         who: &Principal,

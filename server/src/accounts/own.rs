@@ -5,7 +5,7 @@
 
 use serde_json::json;
 use streamkeeper::accounts::account::{Credential, Principal, check_password};
-use streamkeeper_app::accounts::model::AccountView;
+use streamkeeper_app::accounts::model::{AccountView, MailPreferences};
 use streamkeeper_app::error::AppError;
 
 use super::store::users::UserRow;
@@ -40,6 +40,14 @@ impl AccountService {
             pending: second_factor::pending(&u)?,
             single_sign_on: store::sso::is_single_sign_on(&self.pool, u.id).await?,
             time_zone: u.time_zone.clone(),
+            mail: store::mail::preferences(&self.pool, u.id)
+                .await?
+                .map(|m| MailPreferences {
+                    email: m.email.unwrap_or_default(),
+                    waiting: m.mail_waiting,
+                    outcomes: m.mail_outcomes,
+                })
+                .unwrap_or_default(),
         })
     }
 
@@ -222,6 +230,60 @@ impl AccountService {
             "account.time_zone",
             format!("user:{}", who.username),
             json!({ "from": was, "to": tz.name() }),
+        )
+        .await?;
+        Ok(commit(tx).await?)
+    }
+
+    /// The caller's own email address and choices. A bad address is a
+    /// 422, audited as refused without the address typed; the change is
+    /// audited with whether an address is set, not the address.
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    pub(super) async fn set_own_mail(
+        &self,
+        who: &Principal,
+        from: &str,
+        prefs: MailPreferences,
+    ) -> Result<(), AppError> {
+        session_only(who)?;
+        let email = match streamkeeper::review::mail::parse_email(&prefs.email) {
+            Ok(e) => e,
+            Err(e) => {
+                let reason = match e {
+                    streamkeeper::review::mail::BadEmail::TooLong => "too long",
+                    streamkeeper::review::mail::BadEmail::NotAnAddress(_) => "not an address",
+                };
+                let target = format!("user:{}", who.username);
+                let detail = json!({ "reason": reason });
+                record_refusal(
+                    &self.pool,
+                    who,
+                    from,
+                    "account.mail.refused",
+                    target,
+                    detail,
+                )
+                .await;
+                return Err(invalid(e));
+            }
+        };
+        let new = store::mail::MailPrefs {
+            email,
+            mail_waiting: prefs.waiting,
+            mail_outcomes: prefs.outcomes,
+        };
+        let mut tx = begin(&self.pool).await?;
+        let was = store::mail::set_preferences(&mut tx, who.user_id, &new)
+            .await?
+            .ok_or_else(|| AppError::NotFound(format!("User {}", who.user_id)))?;
+        audited(
+            &mut tx,
+            who,
+            from,
+            "account.mail",
+            format!("user:{}", who.username),
+            json!({ "address_set": new.email.is_some(), "address_changed": was.email != new.email,
+                    "waiting": new.mail_waiting, "outcomes": new.mail_outcomes }),
         )
         .await?;
         Ok(commit(tx).await?)

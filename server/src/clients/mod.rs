@@ -1,5 +1,5 @@
 //! The outbound clients: the egress rule every HTTP client is built with,
-//! Kafka (read-only), the Schema Registry, Kafka Connect, webhooks, OpenLineage forwarding.
+//! Kafka (read-only), the Schema Registry, Kafka Connect, webhooks, mail (SMTP), OpenLineage forwarding.
 //! Leaves: they import no feature.
 
 pub mod connect;
@@ -7,4 +7,5 @@ pub mod egress;
 pub mod kafka;
 pub mod openlineage;
 pub mod registry;
+pub mod smtp;
 pub mod webhook;

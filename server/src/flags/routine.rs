@@ -8,8 +8,11 @@
 //! and a receiver that hangs or fails delays only its own deliveries.
 //! Each carries its idempotency key, the same on every retry.
 //!
-//! Deliveries go through [`Webhooks`] (`clients/webhook.rs`).
+//! Deliveries go through [`Webhooks`] (`clients/webhook.rs`), and those
+//! whose URL is `mailto:` through the mail server ([`Smtp`],
+//! `clients/smtp.rs`): one email each, the same message on every retry.
 
+use crate::clients::smtp::{Email, Smtp};
 use crate::clients::webhook::Webhooks;
 use crate::flags::store::{self, Delivery};
 use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope, Spec, Target};
@@ -35,12 +38,23 @@ pub async fn deliver_due(
     pool: &PgPool,
     webhooks: &Webhooks,
 ) -> Result<usize, crate::platform::errors::Db> {
+    deliver_due_with_mail(pool, webhooks, None).await
+}
+
+/// [`deliver_due`], with emails sent through `mail` (without one, an
+/// email delivery fails and is retried, so setting a mail server later
+/// still sends it).
+pub async fn deliver_due_with_mail(
+    pool: &PgPool,
+    webhooks: &Webhooks,
+    mail: Option<&Smtp>,
+) -> Result<usize, crate::platform::errors::Db> {
     let due = store::claim(pool, BATCH, CLAIM_S).await?;
     let n = due.len();
     let mut sending = JoinSet::new();
     for d in due {
-        let (pool, webhooks) = (pool.clone(), webhooks.clone());
-        sending.spawn(async move { deliver(&pool, &webhooks, d).await });
+        let (pool, webhooks, mail) = (pool.clone(), webhooks.clone(), mail.cloned());
+        sending.spawn(async move { deliver(&pool, &webhooks, mail.as_ref(), d).await });
     }
     let mut first_error = None;
     while let Some(done) = sending.join_next().await {
@@ -65,15 +79,46 @@ pub async fn deliver_due(
 async fn deliver(
     pool: &PgPool,
     webhooks: &Webhooks,
+    mail: Option<&Smtp>,
     d: Delivery,
 ) -> Result<(), crate::platform::errors::Db> {
-    match webhooks.post(&d.url, &d.idempotency_key, &d.body).await {
+    let sent = if d.url.starts_with(store::MAILTO) {
+        send_mail(mail, &d).await
+    } else {
+        webhooks
+            .post(&d.url, &d.idempotency_key, &d.body)
+            .await
+            .map_err(|e| (e, false))
+    };
+    match sent {
         Ok(()) => store::delivered(pool, &d, crate::platform::clock::now()).await,
-        Err(e) => {
-            tracing::warn!(delivery = d.id, attempt = d.attempts + 1, error = %e, "webhook failed");
-            store::retry_later(pool, &d, &e, backoff_s(d.attempts), MAX_ATTEMPTS).await
+        Err((e, permanent)) => {
+            tracing::warn!(delivery = d.id, attempt = d.attempts + 1, error = %e, "delivery failed");
+            // A refusal of this very message is final: no retry can help.
+            let max = if permanent {
+                d.attempts + 1
+            } else {
+                MAX_ATTEMPTS
+            };
+            store::retry_later(pool, &d, &e, backoff_s(d.attempts), max).await
         }
     }
+}
+
+/// One email delivery; the error says whether it is final. The address
+/// is not in the error: it is the delivery's URL, shown where it belongs.
+async fn send_mail(mail: Option<&Smtp>, d: &Delivery) -> Result<(), (String, bool)> {
+    let Some(smtp) = mail else {
+        return Err((
+            "no mail server is set (STREAMKEEPER_SMTP_HOST)".into(),
+            false,
+        ));
+    };
+    let email: Email = serde_json::from_value(d.body.clone())
+        .map_err(|e| (format!("the queued email cannot be read: {e}"), true))?;
+    smtp.send(&email)
+        .await
+        .map_err(|e| (e.to_string(), e.is_permanent()))
 }
 
 /// Deliveries as a routine: every replica sends what is due each second
@@ -81,6 +126,7 @@ async fn deliver(
 pub struct Deliveries {
     pool: PgPool,
     webhooks: Webhooks,
+    mail: Option<Smtp>,
 }
 
 impl Deliveries {
@@ -88,7 +134,14 @@ impl Deliveries {
         Ok(Self {
             pool,
             webhooks: Webhooks::new(egress)?,
+            mail: None,
         })
+    }
+
+    /// Emails go through this mail server.
+    pub fn with_mail(mut self, mail: Option<Smtp>) -> Self {
+        self.mail = mail;
+        self
     }
 }
 
@@ -105,7 +158,7 @@ impl Routine for Deliveries {
     }
 
     async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
-        match deliver_due(&self.pool, &self.webhooks).await? {
+        match deliver_due_with_mail(&self.pool, &self.webhooks, self.mail.as_ref()).await? {
             0 => Ok(Outcome::Idle),
             n => Ok(Outcome::Done(serde_json::json!({ "attempted": n }))),
         }

@@ -152,12 +152,20 @@ impl AppState {
             ),
         ));
         let connect = Arc::new(ConnectService::new(pool.clone(), outbound.clone()));
-        let reviews = Arc::new(ReviewService::new(
-            pool.clone(),
-            schemas.clone(),
-            connect.clone(),
-            limiter.clone(),
-        ));
+        let reviews = Arc::new(
+            ReviewService::new(
+                pool.clone(),
+                schemas.clone(),
+                connect.clone(),
+                limiter.clone(),
+            )
+            .with_mail(
+                config
+                    .smtp
+                    .as_ref()
+                    .map(|_| crate::review::MailLinks::new(&config.public_url)),
+            ),
+        );
         let lineage = Arc::new(crate::lineage::LineageService::new(
             pool.clone(),
             crate::lineage::IngestLimits::for_body_limit(config.body_limit()),

@@ -12,6 +12,7 @@ use serde_json::json;
 use std::collections::BTreeMap;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Role;
+use streamkeeper::review::mail::MailEvent;
 use streamkeeper::review::{Content, Kind, Refusal, State, check_apply, involved, is_routine};
 use streamkeeper::schemas::Verdict;
 use streamkeeper_app::error::AppError;
@@ -269,6 +270,13 @@ impl ReviewService {
                     &format!("#{id} {} is applied: {reason}", item.title),
                 )
                 .await?;
+                self.mail(
+                    &mut tx,
+                    &told,
+                    super::mail::item_ref(&item),
+                    &MailEvent::Applied,
+                )
+                .await?;
                 commit(tx).await?;
                 Ok(())
             }
@@ -311,6 +319,9 @@ impl ReviewService {
             &format!("#{} {} was not applied: {reason}", item.id, item.title),
         )
         .await?;
+        let event = MailEvent::ApplyFailed { why: reason };
+        self.mail(&mut tx, &told, super::mail::item_ref(item), &event)
+            .await?;
         commit(tx).await?;
         Err(AppError::Unavailable(reason.to_owned()))
     }

@@ -10,6 +10,7 @@ pub mod api;
 mod apply;
 mod confirm;
 pub mod connector;
+mod mail;
 mod propose;
 pub mod store;
 mod view;
@@ -29,6 +30,7 @@ use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::{Action, Role};
 use streamkeeper::platform::page::{Page, PageRequest};
+use streamkeeper::review::mail::MailEvent;
 use streamkeeper::review::{
     Approver, Autonomy, ItemFacts, Kind, Refusal, State, check_approval, check_reject,
     check_withdraw, completes,
@@ -59,7 +61,11 @@ pub struct ReviewService {
     /// from the same per-account budget, so a stolen session cannot guess
     /// the password faster than the sign-in form allows.
     limiter: LoginLimiter,
+    /// Where emails' links point; `None` without a mail server.
+    mail: Option<mail::MailLinks>,
 }
+
+pub use mail::MailLinks;
 
 /// An item's audit target.
 fn target(id: i64) -> String {
@@ -129,7 +135,15 @@ impl ReviewService {
             schemas,
             connect,
             limiter,
+            mail: None,
         }
+    }
+
+    /// Approvers and authors are also told by email, with links to the
+    /// console at `links`.
+    pub fn with_mail(mut self, links: Option<MailLinks>) -> Self {
+        self.mail = links;
+        self
     }
 
     /// Records a refused attempt in its own transaction: the attempt's
@@ -213,10 +227,19 @@ impl ReviewService {
         }
         items::set_state(&mut tx, id, c.to.as_str(), &c.why).await?;
         let mut detail = c.detail;
+        let reason = detail["reason"].as_str().unwrap_or_default().to_owned();
         detail["revision"] = json!(item.revision);
         crate::audit::audited(&mut tx, who, from, c.action, target(id), detail).await?;
         let message = format!("#{id} {}: {}", item.title, c.why);
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
+        if c.to == State::Rejected {
+            let event = MailEvent::Rejected {
+                by: &who.username,
+                reason: &reason,
+            };
+            self.mail(&mut tx, &writers(&item), mail::item_ref(&item), &event)
+                .await?;
+        }
         items::mark_item_read(&mut tx, who.user_id, id).await?;
         commit(tx).await?;
         self.view(who, item_after(&self.pool, id).await?).await
@@ -357,6 +380,12 @@ impl streamkeeper_app::port::Reviews for ReviewService {
             )
         };
         Self::notify(&mut tx, &writers(&item), id, &message).await?;
+        let event = MailEvent::Approved {
+            by: &who.username,
+            done,
+        };
+        self.mail(&mut tx, &writers(&item), mail::item_ref(&item), &event)
+            .await?;
         items::mark_item_read(&mut tx, who.user_id, id).await?;
         commit(tx).await?;
         if done && self.level(&item.domain).await?.applies() {

@@ -332,8 +332,8 @@ impl ReviewService {
         Ok(())
     }
 
-    /// Tells the revision's approvers, in the app and by their teams'
-    /// webhooks, that an item waits for them.
+    /// Tells the revision's approvers, in the app, by their teams'
+    /// webhooks and by email, that an item waits for them.
     pub(super) async fn tell_approvers(
         &self,
         conn: &mut sqlx::PgConnection,
@@ -352,7 +352,16 @@ impl ReviewService {
         for url in items::team_webhooks(conn, &revision.approver_ids).await? {
             items::enqueue_webhook(conn, id, &url, &body).await?;
         }
-        Ok(())
+        let approvers = &revision.approver_ids;
+        self.mail_approvers(
+            conn,
+            id,
+            &revision.verdict,
+            revision.check_id,
+            approvers,
+            by,
+        )
+        .await
     }
 }
 

@@ -6,6 +6,7 @@
 
 pub mod kafka;
 pub mod oidc;
+pub mod smtp;
 
 use axum::Router;
 use axum::body::{Body, to_bytes};
@@ -55,6 +56,7 @@ pub fn config() -> ServeConfig {
         lineage_forward: None,
         sso: None,
         local_login: Default::default(),
+        smtp: None,
     }
 }
 

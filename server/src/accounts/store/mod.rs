@@ -1,5 +1,6 @@
 //! Users, teams and tokens.
 
+pub mod mail;
 pub mod sso;
 pub mod teams;
 pub mod tokens;

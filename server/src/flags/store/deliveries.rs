@@ -67,6 +67,32 @@ pub async fn enqueue_review(
     )
 }
 
+/// The `url` of an email delivery: `mailto:` and the address. The flags'
+/// routine sends these through the mail server, the rest as webhooks.
+pub const MAILTO: &str = "mailto:";
+
+/// Queues one email about review item `item_id` (`body` is the message,
+/// `clients::smtp::Email` as JSON), in the transaction that makes the
+/// transition it tells; `transition` names it (`mail:waiting`…).
+pub async fn enqueue_mail(
+    conn: &mut PgConnection,
+    item_id: i64,
+    transition: &str,
+    to: &str,
+    body: &serde_json::Value,
+) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "INSERT INTO deliveries (review_item_id, transition, url, body) VALUES ($1, $2, $3, $4)",
+    )
+    .bind(item_id)
+    .bind(transition)
+    .bind(format!("{MAILTO}{to}"))
+    .bind(body)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
 #[derive(Debug, Clone, FromRow)]
 pub struct Delivery {
     pub id: i64,

@@ -170,6 +170,9 @@ impl ReviewService {
             &format!("#{} {} is applied: {reason}", item.id, item.title),
         )
         .await?;
+        let event = streamkeeper::review::mail::MailEvent::Applied;
+        self.mail(&mut tx, &told, crate::review::mail::item_ref(item), &event)
+            .await?;
         commit(tx).await?;
         Ok(())
     }

@@ -36,12 +36,20 @@ fn secret(reference: &str, policy: &CredentialPolicy) -> Result<String, String> 
         .map_err(|e| e.to_string())
 }
 
+/// One message to a channel, ready to post.
+pub struct Prepared {
+    pub url: String,
+    pub headers: Vec<(&'static str, String)>,
+    /// The exact bytes sent (a signature covers these).
+    pub bytes: Vec<u8>,
+}
+
 /// The URL, headers and exact bytes of one message to `t`.
 pub fn prepare(
     t: &Target<'_>,
     body: &Value,
     policy: &CredentialPolicy,
-) -> Result<(String, Vec<(&'static str, String)>, Vec<u8>), String> {
+) -> Result<Prepared, String> {
     let kind = ChannelKind::parse(t.kind).ok_or_else(|| format!("unknown kind {}", t.kind))?;
     let url = match (t.endpoint, t.endpoint_ref, kind.needs().default_endpoint) {
         (Some(u), _, _) => u.to_owned(),
@@ -69,7 +77,11 @@ pub fn prepare(
         _ => serde_json::to_vec(body),
     }
     .map_err(|e| e.to_string())?;
-    Ok((url, headers, bytes))
+    Ok(Prepared {
+        url,
+        headers,
+        bytes,
+    })
 }
 
 /// Sends one message now; `Err` when it could not be sent or got no answer.
@@ -80,8 +92,8 @@ pub async fn send(
     body: &Value,
     policy: &CredentialPolicy,
 ) -> Result<Answer, String> {
-    let (url, headers, bytes) = prepare(t, body, policy)?;
-    webhooks.send(&url, key, bytes, &headers).await
+    let p = prepare(t, body, policy)?;
+    webhooks.send(&p.url, key, p.bytes, &p.headers).await
 }
 
 /// Sends the due channel deliveries once; returns how many were attempted.

@@ -8,9 +8,8 @@
 
 use crate::lineage::fns::{SetLineageOwner, lineage_graph};
 use crate::lineage::model::GraphView;
-use crate::lineage::owner::OwnerCard;
 use crate::lineage::widgets::{
-    GraphCanvas, absent_words, graph_href, graph_svg, impact_href, kind_words, number,
+    GraphCanvas, OwnerCard, absent_words, graph_href, graph_svg, impact_href, kind_words, number,
 };
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;

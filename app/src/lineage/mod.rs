@@ -9,6 +9,5 @@ pub mod fns;
 pub mod graph;
 pub mod impact;
 pub mod model;
-pub mod owner;
 pub mod search;
 pub mod widgets;

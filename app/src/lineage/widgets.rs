@@ -9,8 +9,8 @@
 use crate::error::AppError;
 use crate::lineage::fns::SetLineageOwner;
 use crate::lineage::model::{GraphNode, GraphView, NodeOwnerView};
-use crate::ui::notes::ActionNote;
 use crate::ui::island::mark_hydrated;
+use crate::ui::notes::ActionNote;
 use crate::ui::params::href_with;
 use leptos::prelude::*;
 use std::fmt::Write;

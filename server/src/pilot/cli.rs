@@ -7,6 +7,7 @@ use clap::{Args, Subcommand};
 use std::process::ExitCode;
 use streamkeeper::pilot::stats::human;
 use streamkeeper::pilot::{Baseline, Metric, PilotInput, ScopeKind};
+use streamkeeper::platform::durations::fine;
 
 use super::PilotService;
 use streamkeeper_app::port::Pilot as _;
@@ -104,8 +105,8 @@ pub async fn run(pilot: &PilotService, args: PilotArgs) -> anyhow::Result<ExitCo
                     "{:<18} {:>12} {:>12} {:>12} {:>8} {:>7}  {}",
                     row.metric.as_str(),
                     human(row.baseline_ms),
-                    f.p50_ms.map(human).unwrap_or_else(|| "-".into()),
-                    f.p90_ms.map(human).unwrap_or_else(|| "-".into()),
+                    f.p50_ms.map(fine).unwrap_or_else(|| "-".into()),
+                    f.p90_ms.map(fine).unwrap_or_else(|| "-".into()),
                     f.ratio_p50
                         .map(|r| format!("{r:.3}"))
                         .unwrap_or_else(|| "-".into()),

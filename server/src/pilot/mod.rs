@@ -22,6 +22,7 @@ use streamkeeper::pilot::stats::{Timed, human, report};
 use streamkeeper::pilot::{
     PilotInput, PilotReport, PilotSettings, ScopeKind, baselines, checked_scope,
 };
+use streamkeeper::platform::durations::fine;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::error::AppError;
 
@@ -354,7 +355,7 @@ pub fn table_csv(r: &PilotReport) -> Result<Vec<u8>, AppError> {
                 row.baseline_note.clone(),
                 opt(row.now.p50_ms),
                 opt(row.now.p90_ms),
-                row.now.p50_ms.map(human).unwrap_or_default(),
+                row.now.p50_ms.map(fine).unwrap_or_default(),
                 ratio(row.now.ratio_p50),
                 ratio(row.now.ratio_p90),
                 row.now.events.to_string(),

@@ -412,67 +412,7 @@ pub trait Flags: Send + Sync {
     ) -> Result<crate::flags::model::FlagView, AppError>;
 }
 
-/// Notifications: a team's channels (admins and the team's members) and
-/// a flag's deliveries.
-#[async_trait::async_trait]
-pub trait Notify: Send + Sync {
-    async fn channels(
-        &self,
-        who: &Principal,
-        team_id: i64,
-    ) -> Result<Vec<crate::notify::model::ChannelView>, AppError>;
-    async fn add_channel(
-        &self,
-        who: &Principal,
-        from: &str,
-        team_id: i64,
-        new: &crate::notify::model::NewChannel,
-    ) -> Result<crate::notify::model::ChannelView, AppError>;
-    async fn remove_channel(
-        &self,
-        who: &Principal,
-        from: &str,
-        team_id: i64,
-        id: i64,
-    ) -> Result<(), AppError>;
-    /// Sends a test message now and says exactly what the receiver answered.
-    async fn test_channel(
-        &self,
-        who: &Principal,
-        from: &str,
-        team_id: i64,
-        id: i64,
-    ) -> Result<crate::notify::model::TestAnswer, AppError>;
-    /// A cluster's silences that have not ended.
-    async fn silences(
-        &self,
-        who: &Principal,
-        cluster_id: i64,
-    ) -> Result<Vec<crate::notify::model::SilenceView>, AppError>;
-    /// Mutes a cluster (admins), or a stream or group (admins and its
-    /// owner team's members) until a time, with a reason.
-    async fn silence(
-        &self,
-        who: &Principal,
-        from: &str,
-        cluster_id: i64,
-        new: &crate::notify::model::NewSilence,
-    ) -> Result<crate::notify::model::SilenceView, AppError>;
-    /// Ends a silence now (whoever may make it).
-    async fn unsilence(
-        &self,
-        who: &Principal,
-        from: &str,
-        cluster_id: i64,
-        id: i64,
-    ) -> Result<(), AppError>;
-    /// A flag's deliveries to its team's channels, with their answers.
-    async fn deliveries(
-        &self,
-        who: &Principal,
-        flag_id: i64,
-    ) -> Result<Vec<crate::notify::model::DeliveryView>, AppError>;
-}
+pub use crate::notify::port::Notify;
 
 /// Schemas: the catalog's schemas and checks of proposed producer schemas.
 #[async_trait::async_trait]

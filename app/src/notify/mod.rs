@@ -2,5 +2,4 @@
 //! test, remove) and a flag's deliveries.
 
 pub mod model;
-#[cfg(feature = "ssr")]
 pub mod port;

@@ -2,4 +2,5 @@
 //! test, remove) and a flag's deliveries.
 
 pub mod model;
+#[cfg(feature = "ssr")]
 pub mod port;

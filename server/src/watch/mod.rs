@@ -583,8 +583,6 @@ impl streamkeeper_app::port::Watch for ClusterService {
     }
 }
 
-impl ClusterService {}
-
 impl ClusterService {
     /// The catalog of a cluster: every topic seen, with its stream entry.
     #[tracing::instrument(skip_all, fields(user = %who.username, id = id))]

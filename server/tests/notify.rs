@@ -439,6 +439,18 @@ async fn a_silence_holds_deliveries_and_sends_them_if_the_trouble_outlives_it(po
     .await;
     notify(&pool, &policy).await;
     assert!(rec.got().is_empty(), "held: {:?}", rec.got());
+    // Held until the silence ends, unlooked at by the passes before.
+    let held: Vec<Option<chrono::DateTime<chrono::Utc>>> =
+        sqlx::query_scalar("SELECT held_until FROM notify_transitions WHERE fanned_out_at IS NULL")
+            .fetch_all(&pool)
+            .await
+            .expect("held");
+    assert_eq!(held.len(), 2);
+    assert!(
+        held.iter()
+            .all(|h| h.is_some_and(|h| (h - until).num_milliseconds().abs() < 1_000)),
+        "{held:?} vs {until}"
+    );
     // `orders` clears during the silence; `billing` outlives it.
     watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     notify(&pool, &policy).await;
@@ -737,4 +749,111 @@ async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
     .expect("answers");
     assert_eq!(answers.len(), 2);
     assert!(answers.iter().all(|a| a.starts_with("200")), "{answers:?}");
+}
+
+/// Whether the team's first channel is marked broken.
+async fn is_broken(t: &TestApp, channels: &str, token: &str) -> bool {
+    let list = t.api(Method::GET, channels, token, None).await.json();
+    !list[0]["broken_at"].is_null()
+}
+
+/// What PagerDuty received: (event action, status answered).
+fn pd_events(rec: &Recorder) -> Vec<(String, u16)> {
+    rec.of("pagerduty")
+        .iter()
+        .map(|r| {
+            (
+                r.body["event_action"].as_str().unwrap_or("").to_owned(),
+                r.status,
+            )
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_channel_hears_of_a_flag_in_order_and_a_failed_test_mends_nothing(pool: PgPool) {
+    let (dir, policy) = secrets("order", &[("pd", KEY)]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    let team_id = route.0;
+    let pager = add(
+        &t,
+        &token,
+        team_id,
+        json!({"name": "pager", "kind": "pagerduty", "min_severity": "error",
+               "endpoint": format!("{url}/v2/enqueue"), "secret": format!("file:{}/pd", dir.display())}),
+    )
+    .await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+
+    // A WARN no channel takes reached the team in the app: notified then.
+    watch(&pool, &mut w, vec![trouble("slow", "WARN")]).await;
+    notify(&pool, &policy).await;
+    assert!(rec.of("pagerduty").is_empty());
+    let notified: Option<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT notified_at FROM flags WHERE subject = 'slow'")
+            .fetch_one(&pool)
+            .await
+            .expect("flag");
+    assert!(
+        notified.is_some(),
+        "a raise no filter took is notified in the app"
+    );
+
+    // PagerDuty throttles the trigger and the trouble clears meanwhile:
+    // the resolve waits for the retried trigger, never overtakes it (a
+    // trigger after its resolve opens an incident nobody closes).
+    rec.throttle(1);
+    let slow = trouble("slow", "WARN");
+    watch(
+        &pool,
+        &mut w,
+        vec![slow.clone(), trouble("billing", "STOP")],
+    )
+    .await;
+    notify(&pool, &policy).await;
+    watch(&pool, &mut w, vec![slow.clone()]).await;
+    notify(&pool, &policy).await;
+    assert_eq!(pd_events(&rec), [("trigger".to_owned(), 429)]);
+    sqlx::query("UPDATE deliveries SET next_attempt_at = now() WHERE delivered_at IS NULL")
+        .execute(&pool)
+        .await
+        .expect("due");
+    for _ in 0..3 {
+        notify(&pool, &policy).await;
+    }
+    assert_eq!(
+        pd_events(&rec),
+        [
+            ("trigger".to_owned(), 429),
+            ("trigger".to_owned(), 202),
+            ("resolve".to_owned(), 202)
+        ]
+    );
+
+    // A refused key marks the channel broken; a throttled test says
+    // nothing of its settings and leaves the mark; a 2xx mends it.
+    let path = format!("/api/v1/teams/{team_id}/channels");
+    let try_it = format!("{path}/{}/test", pager["id"]);
+    std::fs::write(dir.join("pd"), "ffffffffffffffffffffffffffffffff").expect("w");
+    assert_eq!(
+        t.api(Method::POST, &try_it, &token, None).await.json()["status"],
+        400
+    );
+    assert!(is_broken(&t, &path, &token).await);
+    std::fs::write(dir.join("pd"), KEY).expect("w");
+    rec.throttle(1);
+    assert_eq!(
+        t.api(Method::POST, &try_it, &token, None).await.json()["status"],
+        429
+    );
+    assert!(is_broken(&t, &path, &token).await, "a 429 mends nothing");
+    let a = t.api(Method::POST, &try_it, &token, None).await.json();
+    assert_eq!(a["ok"], true, "{a}");
+    assert!(!is_broken(&t, &path, &token).await, "a 2xx mends it");
 }

@@ -471,3 +471,34 @@ impl ClusterService {
         })
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn cluster(protocol: &str, ca: Option<&str>) -> NewCluster {
+        NewCluster {
+            name: "prod".into(),
+            bootstrap: "broker-1.example:9093".into(),
+            security_protocol: protocol.into(),
+            sasl_mechanism: None,
+            username_ref: None,
+            password_ref: None,
+            ca_ref: ca.map(Into::into),
+            insecure_credentials: false,
+            interval_s: 15,
+        }
+    }
+
+    #[test]
+    fn a_ca_bundle_is_taken_only_for_a_cluster_spoken_to_over_tls() {
+        let policy = CredentialPolicy::default();
+        let ca = Some("file:/run/secrets/prod-ca.pem");
+        assert!(validate(&cluster("SSL", ca), &policy).is_ok());
+        match validate(&cluster("PLAINTEXT", ca), &policy) {
+            Err(AppError::Invalid(why)) => assert!(why.contains("only over TLS"), "{why}"),
+            other => panic!("refused with a reason, not {other:?}"),
+        }
+        assert!(validate(&cluster("PLAINTEXT", None), &policy).is_ok());
+    }
+}

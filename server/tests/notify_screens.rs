@@ -80,6 +80,13 @@ async fn a_member_adds_a_channel_tests_it_and_a_broken_one_is_told_on_home(pool:
     member(&t, "mallory", &[Role::Owner], fraud).await;
     member(&t, "vic", &[Role::Viewer], payments).await;
     t.user("ada", &[Role::Admin]).await;
+    let platform = team(&t.pool, "platform").await;
+    member(&t, "plato", &[Role::Viewer], platform).await;
+    sqlx::query("INSERT INTO settings (key, value) VALUES ('platform_team_id', $1)")
+        .bind(platform.to_string())
+        .execute(&t.pool)
+        .await
+        .expect("platform team");
     let (url, rec) = streamkeeper_doubles::oncall::spawn(Vec::new()).await;
     let pat = t.login("pat", PASSWORD).await.expect("pat");
     let page = format!("/settings/teams/{payments}/notifications");
@@ -168,8 +175,8 @@ async fn a_member_adds_a_channel_tests_it_and_a_broken_one_is_told_on_home(pool:
     assert_eq!(rec.got().len(), 1, "one test message");
 
     // Revoked: the test says so, the channel is broken on the page, and
-    // its team's owner, the admin (not a viewer, not another team) see it
-    // on their home.
+    // its team's owner, the admin and the platform team (not a viewer, not
+    // another team) see it on their home.
     rec.revoke("/services/T9/B9/hook");
     let back = post(&t, &page, &pat, "test_notify_channel", &test).await;
     let body = shown(&t, &back, &pat).await;

@@ -439,6 +439,39 @@ async fn a_muted_group_says_so_and_a_flags_page_lists_its_deliveries(pool: PgPoo
         "a group's silence is not the cluster's"
     );
 
+    // A stream: its page says so too.
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen)
+         VALUES ($1, 'orders', 1, now(), now())",
+    )
+    .bind(cid)
+    .execute(&t.pool)
+    .await
+    .expect("topic");
+    sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, 'orders', $2)")
+        .bind(cid)
+        .bind(payments)
+        .execute(&t.pool)
+        .await
+        .expect("stream");
+    let back = post(
+        &t,
+        &page,
+        &pat,
+        "add_silence",
+        &[
+            ("cluster_id", &cid_s),
+            ("scope", "stream"),
+            ("name", "orders"),
+            ("until", &until),
+            ("reason", "reindex"),
+        ],
+    )
+    .await;
+    assert!(!back.contains("__err="), "{back}");
+    let stream = shown(&t, &format!("/clusters/{cid}/stream?name=orders"), &pat).await;
+    assert!(stream.contains("(reindex), by pat"), "{stream}");
+
     // A flag of the muted group: its held transition, and a channel's
     // delivery with the receiver's answer, on its page.
     let flag = open_flag(&t.pool, cid, payments, "billing").await;
@@ -468,7 +501,7 @@ async fn a_muted_group_says_so_and_a_flags_page_lists_its_deliveries(pool: PgPoo
     assert!(body.contains(": 200 ok"), "{body}");
 
     // Ended early: no longer muted.
-    let id: i64 = sqlx::query_scalar("SELECT id FROM notify_silences")
+    let id: i64 = sqlx::query_scalar("SELECT id FROM notify_silences WHERE scope = 'group'")
         .fetch_one(&t.pool)
         .await
         .expect("s");

@@ -305,17 +305,21 @@ async fn the_repeat_interval_is_set_on_screen_and_rest_and_the_routine_honours_i
     .await
     .expect("told");
     channel(&t.pool, payments).await;
-    let queued = streamkeeper_server::notify::store::queue_repeats(&t.pool)
-        .await
-        .expect("q");
+    let queued = streamkeeper_server::notify::store::queue_repeats(
+        &mut *t.pool.acquire().await.expect("conn"),
+    )
+    .await
+    .expect("q");
     assert_eq!(queued, 0, "not due at 30 min");
     let r = t
         .api(Method::PUT, &path, &token, Some(json!({"repeat_s": 600})))
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
-    let queued = streamkeeper_server::notify::store::queue_repeats(&t.pool)
-        .await
-        .expect("q");
+    let queued = streamkeeper_server::notify::store::queue_repeats(
+        &mut *t.pool.acquire().await.expect("conn"),
+    )
+    .await
+    .expect("q");
     assert_eq!(queued, 1, "due at 10 min");
     let actions = t.audit_actions().await;
     assert!(

@@ -7,6 +7,7 @@ use crate::notify::NotifyService;
 use crate::notify::store;
 use crate::platform::db::{begin, commit};
 use serde_json::json;
+use streamkeeper::access::stewardship::Stewardship;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Role;
 use streamkeeper::notify::check_repeat;
@@ -19,7 +20,7 @@ impl NotifyService {
         who: &Principal,
         team_id: i64,
     ) -> Result<NotifySettings, AppError> {
-        self.may_manage(who, "", team_id).await?;
+        self.may_manage(who, "", team_id, Stewardship::Act).await?;
         let (team, repeat_s) = store::team_repeat(&self.pool, team_id)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Team {team_id}")))?;
@@ -36,7 +37,8 @@ impl NotifyService {
         team_id: i64,
         new: &NotifySettings,
     ) -> Result<NotifySettings, AppError> {
-        self.may_manage(who, from, team_id).await?;
+        self.may_manage(who, from, team_id, Stewardship::Steer)
+            .await?;
         // In range, it fits the column's i32.
         let checked = check_repeat(new.repeat_s)
             .map_err(|e| e.to_string())

@@ -85,6 +85,8 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/settings/users/:id") view=users::UserPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams") view=teams::TeamsPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/teams/:id") view=teams::TeamPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/teams/:id/notifications") view=crate::notify::pages::TeamNotifyPage ssr=SsrMode::Async />
+                    <Route path=path!("/settings/silences") view=crate::notify::pages::SilencesPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/audit") view=audit::pages::AuditPage ssr=SsrMode::Async />
                     <Route path=path!("/settings/clusters") view=crate::watch::settings::ClusterSettingsPage ssr=SsrMode::Async />
                     <Route path=path!("/flags") view=flags::pages::FlagsPage ssr=SsrMode::Async />

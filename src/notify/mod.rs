@@ -20,7 +20,7 @@ pub mod webhook;
 
 pub use filter::{Filter, FilterError};
 pub use notice::{FlagNotice, Notice, group};
-pub use silence::{Silence, SilenceError, SilenceScope, check_silence, held_until};
+pub use silence::{Silence, SilenceError, SilenceScope, check_silence, held_until, parse_until};
 
 /// What kind of receiver a channel is. A new kind (email) is one more
 /// variant: the payload it takes is chosen by [`ChannelKind::payload`]'s

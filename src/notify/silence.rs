@@ -45,7 +45,9 @@ impl SilenceScope {
         }
     }
 
-    fn covers(&self, subject_kind: &str, subject: &str) -> bool {
+    /// Whether it mutes the flags of `subject` (a `group`, a `topic`, or
+    /// the `cluster` itself).
+    pub fn covers(&self, subject_kind: &str, subject: &str) -> bool {
         match self {
             SilenceScope::Cluster => true,
             SilenceScope::Stream(t) => subject_kind == "topic" && subject == t,
@@ -92,6 +94,23 @@ pub enum SilenceError {
     TooLong,
     #[error("Say what is muted: a cluster, a stream (its topic) or a group by name.")]
     NoScope,
+    #[error("Give the end as a date and time in UTC, as 2026-12-31T18:00.")]
+    UnreadableUntil,
+}
+
+/// The end of a silence as a form gives it: a browser's `datetime-local`
+/// (`2026-12-31T18:00`, with or without seconds), read as UTC, or a full
+/// RFC 3339 time with its offset.
+pub fn parse_until(input: &str) -> Result<chrono::DateTime<chrono::Utc>, SilenceError> {
+    let input = input.trim();
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(input) {
+        return Ok(t.with_timezone(&chrono::Utc));
+    }
+    ["%Y-%m-%dT%H:%M", "%Y-%m-%dT%H:%M:%S", "%Y-%m-%d %H:%M"]
+        .iter()
+        .find_map(|f| chrono::NaiveDateTime::parse_from_str(input, f).ok())
+        .map(|t| t.and_utc())
+        .ok_or(SilenceError::UnreadableUntil)
 }
 
 /// Checks a silence as entered at `now_ms`.
@@ -140,6 +159,17 @@ mod tests {
             None,
             "a group, not a topic"
         );
+    }
+
+    #[test]
+    fn a_forms_end_reads_as_utc() {
+        let at = |s: &str| parse_until(s).map(|t| t.to_rfc3339());
+        let six = Ok("2026-12-31T18:00:00+00:00".to_string());
+        assert_eq!(at("2026-12-31T18:00"), six);
+        assert_eq!(at(" 2026-12-31T18:00:00 "), six);
+        assert_eq!(at("2026-12-31T19:00:00+01:00"), six);
+        assert_eq!(at("tomorrow"), Err(SilenceError::UnreadableUntil));
+        assert_eq!(at(""), Err(SilenceError::UnreadableUntil));
     }
 
     #[test]

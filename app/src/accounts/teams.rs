@@ -121,6 +121,7 @@ fn TeamDetailView(
     view! {
         <h1>{d.team.name.clone()}</h1>
         <p>{d.team.description.clone()}</p>
+        <p><a href=format!("/settings/teams/{}/notifications", d.team.id) data-testid="team-notifications">"Notifications: channels, tests and repeat"</a></p>
         <section class="card">
             <h2>"Members"</h2>
             <table class="list" data-testid="members">

@@ -6,6 +6,7 @@ use crate::error::AppError;
 use crate::flags::fns::{AcknowledgeFlag, DismissFlag, get_flag, list_flags};
 use crate::flags::model::FlagView;
 use crate::flags::widgets::Receipts;
+use crate::notify::widgets::DeliveryLog;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
@@ -250,5 +251,6 @@ fn FlagDetail(
         <ActionNote value=ack.value() />
         <ActionNote value=dismiss.value() />
         <Receipts f=f.clone() />
+        <DeliveryLog flag_id=f.id />
     }
 }

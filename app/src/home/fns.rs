@@ -61,8 +61,10 @@ pub async fn read_home() -> Result<Home, AppError> {
     } else {
         None
     };
+    let broken_channels = b.notify.broken_channels(&who).await?;
     Ok(Home {
         pilot: who.may(Action::ReadPilot),
+        broken_channels,
         me,
         owner,
         waiting,

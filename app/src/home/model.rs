@@ -22,6 +22,9 @@ pub struct Home {
     pub admin: Option<AdminHome>,
     /// Managers read the pilot.
     pub pilot: bool,
+    /// Channels that do not deliver, told to their team's owners, admins
+    /// and the platform team until mended or removed.
+    pub broken_channels: Vec<crate::notify::model::BrokenChannel>,
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -3,6 +3,7 @@
 use crate::flags::model::FlagView;
 use crate::home::fns::read_home;
 use crate::home::model::{AdminHome, FailedConnector, Home, KindCount, OwnerHome};
+use crate::notify::widgets::BrokenChannels;
 use crate::platform::model::RoutineStatus;
 use crate::review::model::ReviewSummary;
 use crate::ui::notes::ErrorNote;
@@ -45,6 +46,7 @@ fn Welcome(home: Home) -> impl IntoView {
     let no_teams = teams.is_empty();
     view! {
         <h1>"Welcome, " {p.display_name.clone()}</h1>
+        <BrokenChannels list=home.broken_channels />
         {home.admin.map(|a| view! { <AdminCard a /> })}
         {home.owner.map(|o| view! { <OwnerCards o teams=team_names.clone() /> })}
         {home.waiting.map(|w| view! { <WaitingCard w /> })}
@@ -66,7 +68,7 @@ fn Welcome(home: Home) -> impl IntoView {
                 <dd>
                     <Show when=move || no_teams fallback=move || view! {
                         <ul class="inline">
-                            {teams.clone().into_iter().map(|t| view! { <li>{t.name}</li> }).collect_view()}
+                            {teams.clone().into_iter().map(|t| view! { <li>{t.name} " (" <a href=format!("/settings/teams/{}/notifications", t.id)>"notifications"</a> ")"</li> }).collect_view()}
                         </ul>
                     }>
                         "You are not in a team yet. An admin adds you to your team's stream ownership."
@@ -81,6 +83,7 @@ fn Welcome(home: Home) -> impl IntoView {
                     <li><a href="/settings/users">"Users"</a>": create accounts, set roles, disable access."</li>
                     <li><a href="/settings/teams">"Teams"</a>": create teams and manage their members."</li>
                     <li><a href="/settings/routines">"Routines"</a>": schedules, last runs, run one now."</li>
+                    <li><a href="/settings/silences">"Silences"</a>": clusters, streams and groups muted, and why."</li>
                     <li><a href="/settings/audit">"Audit log"</a>": every sign-in and change, hash-chained."</li>
                 </ul>
             </section>

@@ -78,6 +78,45 @@ pub struct DeliveryView {
     pub answer: Option<String>,
     pub delivered_at: Option<DateTime<Utc>>,
     pub failed_at: Option<DateTime<Utc>>,
+    /// When it is tried again, while neither delivered nor given up.
+    #[serde(default)]
+    pub next_attempt_at: Option<DateTime<Utc>>,
+    /// A transition a silence holds (no channel yet): what holds it.
+    #[serde(default)]
+    pub held_by: Option<String>,
+}
+
+/// A team's delivery settings: how often a flag left unacknowledged is
+/// told again.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct NotifySettings {
+    /// The team's name (read only: ignored when set).
+    #[serde(default)]
+    pub team: String,
+    /// Seconds, 300 (5 minutes) to 604800 (7 days); 14400 (4 h) by default.
+    pub repeat_s: i64,
+}
+
+/// A broken channel, as the home page of its team's owners and the
+/// platform team tells of it until it is mended or removed.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct BrokenChannel {
+    pub team_id: i64,
+    pub team: String,
+    pub channel_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub broken_at: DateTime<Utc>,
+    pub answer: String,
+}
+
+/// A team's notifications screen: its channels and settings.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TeamNotify {
+    pub team_id: i64,
+    pub settings: NotifySettings,
+    pub channels: Vec<ChannelView>,
 }
 
 /// A silence: a cluster, a stream (its topic) or a group muted until a

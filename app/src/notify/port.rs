@@ -65,4 +65,25 @@ pub trait Notify: Send + Sync {
         who: &Principal,
         flag_id: i64,
     ) -> Result<Vec<crate::notify::model::DeliveryView>, AppError>;
+    /// A team's delivery settings (admins and the team's members).
+    async fn settings(
+        &self,
+        who: &Principal,
+        team_id: i64,
+    ) -> Result<crate::notify::model::NotifySettings, AppError>;
+    /// Sets a team's delivery settings (422, audited, for a repeat
+    /// interval out of range).
+    async fn set_settings(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        new: &crate::notify::model::NotifySettings,
+    ) -> Result<crate::notify::model::NotifySettings, AppError>;
+    /// The broken channels `who` is to be told of: their own teams' when
+    /// they are an owner, every team's for admins and the platform team.
+    async fn broken_channels(
+        &self,
+        who: &Principal,
+    ) -> Result<Vec<crate::notify::model::BrokenChannel>, AppError>;
 }

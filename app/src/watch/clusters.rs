@@ -3,6 +3,7 @@
 
 use crate::connect::widgets::ConnectClusters;
 use crate::error::AppError;
+use crate::notify::widgets::MutedNote;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours, range_token};
 use crate::ui::notes::ErrorNote;
 use crate::ui::owner::owned;
@@ -131,6 +132,7 @@ pub fn ClusterPage() -> impl IntoView {
                             {(!c.problems.is_empty()).then(|| view! {
                                 <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
                             })}
+                            <MutedNote cluster_id=id subject_kind="cluster" subject=c.name.clone() />
                             <h2>"Consumer groups"</h2>
                             <GroupList id />
                             <ConnectClusters id />
@@ -352,6 +354,7 @@ pub fn GroupPage() -> impl IntoView {
                                     None => format!("{state} · {} member(s) · data as of {as_of} · cluster {}", g.members, g.cluster_state.as_str()),
                                 }}
                             </p>
+                            <MutedNote cluster_id=cid subject_kind="group" subject=g.group.clone() />
                             {g.gone_since.map(|t| view! {
                                 <div class="error" role="alert" data-testid="group-gone">
                                     {format!("The cluster has not listed this group since {}: it was deleted, or its offsets expired. The figures below are from before.", stamp_ago(t))}

@@ -8,6 +8,7 @@
 #![allow(clippy::too_many_arguments)]
 
 use crate::error::AppError;
+use crate::notify::widgets::MutedNote;
 use crate::schemas::widgets::StreamSchemasSection;
 use crate::ui::chart::{LagChart, RangeLinks, range_hours};
 use crate::ui::notes::{ActionNote, ErrorNote};
@@ -177,6 +178,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
             Some(p) => format!("Cluster {} {} · data {age}, not current", d.cluster, p.text()),
             None => format!("Cluster {} ({}) · data {age}", d.cluster, d.cluster_state.as_str()),
         }}</p>
+        <MutedNote cluster_id=d.cluster_id subject_kind="topic" subject=t.name.clone() />
         <p><a href=crate::lineage::widgets::topic_graph_href(d.cluster_id, &t.name) data-testid="stream-lineage">"Lineage graph"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(d.cluster_id, &t.name) data-testid="stream-impact">"What breaks if it changes"</a></p>
         <section class="card">
             <dl>

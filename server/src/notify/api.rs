@@ -7,7 +7,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper_app::notify::model::{
-    ChannelView, DeliveryView, NewChannel, NewSilence, SilenceView, TestAnswer,
+    ChannelView, DeliveryView, NewChannel, NewSilence, NotifySettings, SilenceView, TestAnswer,
 };
 use streamkeeper_app::port::{Backend, ClientAddr};
 
@@ -134,6 +134,36 @@ pub async fn unsilence(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// A team's delivery settings: its repeat interval for flags left
+/// unacknowledged (admins and the team's members).
+#[utoipa::path(get, path = "/teams/{team}/notify-settings", tag = "notify",
+    params(("team" = i64, Path)),
+    responses((status = 200, body = NotifySettings), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody)))]
+pub async fn settings(
+    State(st): State<Backend>,
+    Extension(who): Extension<Principal>,
+    ApiPath(team): ApiPath<i64>,
+) -> Result<Json<NotifySettings>, ApiError> {
+    Ok(Json(st.notify.settings(&who, team).await?))
+}
+
+/// Set a team's repeat interval: 300 to 604800 seconds (422, audited,
+/// otherwise).
+#[utoipa::path(put, path = "/teams/{team}/notify-settings", tag = "notify",
+    params(("team" = i64, Path)), request_body = NotifySettings,
+    responses((status = 200, body = NotifySettings), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn set_settings(
+    State(st): State<Backend>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(team): ApiPath<i64>,
+    ApiJson(new): ApiJson<NotifySettings>,
+) -> Result<Json<NotifySettings>, ApiError> {
+    Ok(Json(st.notify.set_settings(&who, &from, team, &new).await?))
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to `/api/v1`.
 pub fn routes<S>() -> OpenApiRouter<S>
 where
@@ -147,4 +177,5 @@ where
         .routes(routes!(deliveries))
         .routes(routes!(silences, silence))
         .routes(routes!(unsilence))
+        .routes(routes!(settings, set_settings))
 }

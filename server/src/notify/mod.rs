@@ -10,6 +10,7 @@ pub mod api;
 pub mod cli;
 pub mod fanout;
 pub mod routine;
+mod screens;
 pub mod send;
 mod silences;
 pub mod store;
@@ -31,7 +32,8 @@ use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::platform::page::Choice;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::notify::model::{
-    ChannelView, DeliveryView, NewChannel, NewSilence, SilenceView, TestAnswer,
+    BrokenChannel, ChannelView, DeliveryView, NewChannel, NewSilence, NotifySettings, SilenceView,
+    TestAnswer,
 };
 
 #[derive(Clone)]
@@ -464,18 +466,27 @@ impl streamkeeper_app::port::Notify for NotifyService {
         if store::team_of_flag(&self.pool, flag_id).await?.is_none() {
             return Err(AppError::NotFound(format!("Flag {flag_id}")));
         }
-        Ok(store::deliveries_of(&self.pool, flag_id)
-            .await?
-            .into_iter()
-            .map(|d| DeliveryView {
-                channel: d.channel,
-                kind: d.kind,
-                transition: d.transition,
-                attempts: d.attempts,
-                answer: d.answer,
-                delivered_at: d.delivered_at,
-                failed_at: d.failed_at,
-            })
-            .collect())
+        self.flag_deliveries(flag_id).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
+    async fn settings(&self, who: &Principal, team_id: i64) -> Result<NotifySettings, AppError> {
+        self.team_settings(who, team_id).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
+    async fn set_settings(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        new: &NotifySettings,
+    ) -> Result<NotifySettings, AppError> {
+        self.set_team_settings(who, from, team_id, new).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username))]
+    async fn broken_channels(&self, who: &Principal) -> Result<Vec<BrokenChannel>, AppError> {
+        self.broken(who).await
     }
 }

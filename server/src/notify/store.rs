@@ -357,12 +357,15 @@ pub struct DeliveryRow {
     pub answer: Option<String>,
     pub delivered_at: Option<DateTime<Utc>>,
     pub failed_at: Option<DateTime<Utc>>,
+    pub next_attempt_at: Option<DateTime<Utc>>,
 }
 
 pub async fn deliveries_of(pool: &PgPool, flag_id: i64) -> Result<Vec<DeliveryRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.name AS channel, c.kind, d.transition, d.attempts, d.answer,
-                d.delivered_at, d.failed_at
+                d.delivered_at, d.failed_at,
+                CASE WHEN d.delivered_at IS NULL AND d.failed_at IS NULL
+                     THEN d.next_attempt_at END AS next_attempt_at
            FROM deliveries d JOIN notify_channels c ON c.id = d.channel_id
           WHERE d.flag_ids @> ARRAY[$1]::bigint[] AND d.channel_id IS NOT NULL
           ORDER BY d.id DESC LIMIT 200",
@@ -521,4 +524,93 @@ pub async fn cluster_exists(pool: &PgPool, cluster_id: i64) -> Result<bool, Db> 
             .fetch_one(pool)
             .await?,
     )
+}
+
+/// A flag's transition a silence holds: the silence covering it now, if
+/// one still does (`None`: it ended, and the next pass decides).
+#[derive(Debug, Clone, FromRow)]
+pub struct HeldRow {
+    pub transition: String,
+    pub at: DateTime<Utc>,
+    pub until: Option<DateTime<Utc>>,
+    pub reason: Option<String>,
+}
+
+pub async fn held_of(pool: &PgPool, flag_id: i64) -> Result<Vec<HeldRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT n.transition, n.at, s.until, s.reason
+           FROM notify_transitions n JOIN flags f ON f.id = n.flag_id
+           LEFT JOIN LATERAL (
+                SELECT s.until, s.reason FROM notify_silences s
+                 WHERE s.cluster_id = f.cluster_id AND s.until > streamkeeper_now()
+                   AND (s.scope = 'cluster'
+                        OR (s.scope = 'group' AND f.subject_kind = 'group' AND s.name = f.subject)
+                        OR (s.scope = 'stream' AND f.subject_kind = 'topic' AND s.name = f.subject))
+                 ORDER BY s.until DESC LIMIT 1) s ON true
+          WHERE n.flag_id = $1 AND n.held AND n.fanned_out_at IS NULL
+          ORDER BY n.id DESC",
+    )
+    .bind(flag_id)
+    .fetch_all(pool)
+    .await?)
+}
+
+/// A team's name and repeat interval (`None`: no such team).
+pub async fn team_repeat(pool: &PgPool, team_id: i64) -> Result<Option<(String, i32)>, Db> {
+    Ok(
+        sqlx::query_as("SELECT name, repeat_s FROM teams WHERE id = $1")
+            .bind(team_id)
+            .fetch_optional(pool)
+            .await?,
+    )
+}
+
+pub async fn set_repeat(conn: &mut PgConnection, team_id: i64, repeat_s: i32) -> Result<(), Db> {
+    Ok(sqlx::query("UPDATE teams SET repeat_s = $2 WHERE id = $1")
+        .bind(team_id)
+        .bind(repeat_s)
+        .execute(conn)
+        .await
+        .map(drop)?)
+}
+
+/// A broken channel with its team's name.
+#[derive(Debug, Clone, FromRow)]
+pub struct BrokenRow {
+    pub team_id: i64,
+    pub team: String,
+    pub channel_id: i64,
+    pub name: String,
+    pub kind: String,
+    pub broken_at: DateTime<Utc>,
+    pub answer: String,
+}
+
+/// The broken channels of every team (`all`), or of the teams `user_id`
+/// belongs to as an `owner`; every team's when they belong to the
+/// platform team.
+pub async fn broken_for(
+    pool: &PgPool,
+    user_id: i64,
+    all: bool,
+    owner: bool,
+) -> Result<Vec<BrokenRow>, Db> {
+    Ok(sqlx::query_as(
+        "SELECT c.team_id, t.name AS team, c.id AS channel_id, c.name, c.kind,
+                c.broken_at, COALESCE(c.broken_answer, '') AS answer
+           FROM notify_channels c JOIN teams t ON t.id = c.team_id
+          WHERE c.broken_at IS NOT NULL
+            AND ($2 OR EXISTS (
+                SELECT 1 FROM memberships m
+                 WHERE m.user_id = $1
+                   AND ((m.team_id = c.team_id AND $3)
+                        OR m.team_id = (SELECT value::bigint FROM settings
+                                         WHERE key = 'platform_team_id'))))
+          ORDER BY c.broken_at DESC, c.id LIMIT 50",
+    )
+    .bind(user_id)
+    .bind(all)
+    .bind(owner)
+    .fetch_all(pool)
+    .await?)
 }

@@ -254,6 +254,7 @@ fn test_notice(team: &str) -> Notice {
             team: Some(team.to_owned()),
             url: "about:blank".into(),
             onset_ms: crate::platform::clock::now().timestamp_millis(),
+            topics: Vec::new(),
         }],
         by: None,
     }

@@ -198,7 +198,11 @@ async fn prometheus_scrapes_with_a_metrics_token_and_a_stopped_group_fires(pool:
         alert(v, "StreamkeeperConsumerGroupStopped").is_some_and(|a| a["state"] == "firing")
     };
     let alerts = p
-        .wait("the stopped group's rule never fired", firing, "/api/v1/alerts")
+        .wait(
+            "the stopped group's rule never fired",
+            firing,
+            "/api/v1/alerts",
+        )
         .await;
     let a = alert(&alerts, "StreamkeeperConsumerGroupStopped").expect("alert");
     let labels = &a["labels"];
@@ -220,7 +224,10 @@ async fn prometheus_scrapes_with_a_metrics_token_and_a_stopped_group_fires(pool:
         .find(|r| r["name"] == "StreamkeeperConsumerGroupStopped")
         .expect("the rule loaded");
     assert_eq!(rule["state"], "firing", "{rule}");
-    assert!(alert(&alerts, "StreamkeeperScrapeDown").is_none(), "{alerts}");
+    assert!(
+        alert(&alerts, "StreamkeeperScrapeDown").is_none(),
+        "{alerts}"
+    );
     stop.cancel();
     drop(p);
     serving.await.expect("served");

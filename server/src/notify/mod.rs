@@ -223,7 +223,7 @@ impl NotifyService {
                 }
                 Err(e) => {
                     (status, ok) = (None, false);
-                    parts.push(e);
+                    parts.push(e.to_string());
                 }
             }
             if !ok {

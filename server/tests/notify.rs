@@ -27,14 +27,16 @@ use support::alertmanager::Alertmanager;
 
 const KEY: &str = "0123456789abcdef0123456789abcdef";
 
-/// A credential directory of the test's own, with the policy allowing it.
+/// A credential directory of the test's own, with the policy allowing it;
+/// the channels' files go in its `notify/` (where channels may read).
 fn secrets(name: &str, files: &[(&str, &str)]) -> (PathBuf, CredentialPolicy) {
-    let dir = std::env::temp_dir().join(format!("sk-notify-{}-{name}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("sk-notify-{}-{name}", std::process::id()));
+    let dir = root.join("notify");
     std::fs::create_dir_all(&dir).expect("dir");
     for (f, v) in files {
         std::fs::write(dir.join(f), v).expect("write");
     }
-    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [dir.to_str().expect("utf-8")])
+    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [root.to_str().expect("utf-8")])
         .expect("policy");
     (dir, policy)
 }
@@ -439,6 +441,18 @@ async fn a_silence_holds_deliveries_and_sends_them_if_the_trouble_outlives_it(po
     .await;
     notify(&pool, &policy).await;
     assert!(rec.got().is_empty(), "held: {:?}", rec.got());
+    // Held until the silence ends, unlooked at by the passes before.
+    let held: Vec<Option<chrono::DateTime<chrono::Utc>>> =
+        sqlx::query_scalar("SELECT held_until FROM notify_transitions WHERE fanned_out_at IS NULL")
+            .fetch_all(&pool)
+            .await
+            .expect("held");
+    assert_eq!(held.len(), 2);
+    assert!(
+        held.iter()
+            .all(|h| h.is_some_and(|h| (h - until).num_milliseconds().abs() < 1_000)),
+        "{held:?} vs {until}"
+    );
     // `orders` clears during the silence; `billing` outlives it.
     watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     notify(&pool, &policy).await;
@@ -490,6 +504,56 @@ async fn channels_are_for_admins_and_members_with_secrets_by_reference(pool: PgP
     assert_eq!(refusals, 3);
     let r = t.api(Method::GET, &path, &token, None).await;
     assert_eq!(r.json(), json!([]));
+    // A channel can name no secret but a notification channel's: not the
+    // cluster's password beside them, nor (for a team's owner) another
+    // team's routing key. A viewer of the team sees its channels only.
+    std::fs::write(dir.join("../kafka"), "hunter2").expect("w");
+    std::fs::create_dir_all(dir.join("payments")).expect("dir");
+    std::fs::write(dir.join("payments/pd"), KEY).expect("w");
+    let root = dir.parent().expect("root").display().to_string();
+    let to_me = |secret: String| {
+        json!({"name": "p", "kind": "pagerduty",
+               "endpoint": format!("{url}/v2/enqueue"), "secret": secret})
+    };
+    let kafka = to_me(format!("file:{root}/kafka"));
+    let r = t.api(Method::POST, &path, &token, Some(kafka)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(!r.body.contains("hunter2"));
+    let olga = t.user("olga", &[Role::Owner]).await;
+    let vera = t.user("vera", &[Role::Viewer]).await;
+    for member in [olga, vera] {
+        let mut conn = pool.acquire().await.expect("conn");
+        streamkeeper_server::accounts::store::teams::add_member(&mut conn, team_id, member)
+            .await
+            .expect("member");
+    }
+    let (olga, vera) = (t.token(olga).await, t.token(vera).await);
+    let others = to_me(format!("file:{}/pd", dir.display()));
+    let r = t.api(Method::POST, &path, &olga, Some(others)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("notify/payments"), "{}", r.body);
+    let theirs = to_me(format!("file:{}/payments/pd", dir.display()));
+    let r = t
+        .api(Method::POST, &path, &vera, Some(theirs.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.api(Method::POST, &path, &olga, Some(theirs)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let own = r.json();
+    let r = t.api(Method::GET, &path, &vera, None).await;
+    assert_eq!(r.json().as_array().map(Vec::len), Some(1), "{}", r.body);
+    let try_it = format!("{path}/{}/test", own["id"]);
+    let r = t.api(Method::POST, &try_it, &vera, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t
+        .api(
+            Method::DELETE,
+            &format!("{path}/{}", own["id"]),
+            &olga,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
 
     // Send a test: the answer is the receiver's, word for word.
     std::fs::write(dir.join("pd"), "ffffffffffffffffffffffffffffffff").expect("w");
@@ -606,6 +670,113 @@ async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
     .expect("answers");
     assert_eq!(answers.len(), 2);
     assert!(answers.iter().all(|a| a.starts_with("200")), "{answers:?}");
+}
+
+/// Whether the team's first channel is marked broken.
+async fn is_broken(t: &TestApp, channels: &str, token: &str) -> bool {
+    let list = t.api(Method::GET, channels, token, None).await.json();
+    !list[0]["broken_at"].is_null()
+}
+
+/// What PagerDuty received: (event action, status answered).
+fn pd_events(rec: &Recorder) -> Vec<(String, u16)> {
+    rec.of("pagerduty")
+        .iter()
+        .map(|r| {
+            (
+                r.body["event_action"].as_str().unwrap_or("").to_owned(),
+                r.status,
+            )
+        })
+        .collect()
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_channel_hears_of_a_flag_in_order_and_a_failed_test_mends_nothing(pool: PgPool) {
+    let (dir, policy) = secrets("order", &[("pd", KEY)]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    let team_id = route.0;
+    let pager = add(
+        &t,
+        &token,
+        team_id,
+        json!({"name": "pager", "kind": "pagerduty", "min_severity": "error",
+               "endpoint": format!("{url}/v2/enqueue"), "secret": format!("file:{}/pd", dir.display())}),
+    )
+    .await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+
+    // A WARN no channel takes reached the team in the app: notified then.
+    watch(&pool, &mut w, vec![trouble("slow", "WARN")]).await;
+    notify(&pool, &policy).await;
+    assert!(rec.of("pagerduty").is_empty());
+    let notified: Option<chrono::DateTime<chrono::Utc>> =
+        sqlx::query_scalar("SELECT notified_at FROM flags WHERE subject = 'slow'")
+            .fetch_one(&pool)
+            .await
+            .expect("flag");
+    assert!(
+        notified.is_some(),
+        "a raise no filter took is notified in the app"
+    );
+
+    // PagerDuty throttles the trigger and the trouble clears meanwhile:
+    // the resolve waits for the retried trigger, never overtakes it (a
+    // trigger after its resolve opens an incident nobody closes).
+    rec.throttle(1);
+    let slow = trouble("slow", "WARN");
+    watch(
+        &pool,
+        &mut w,
+        vec![slow.clone(), trouble("billing", "STOP")],
+    )
+    .await;
+    notify(&pool, &policy).await;
+    watch(&pool, &mut w, vec![slow.clone()]).await;
+    notify(&pool, &policy).await;
+    assert_eq!(pd_events(&rec), [("trigger".to_owned(), 429)]);
+    sqlx::query("UPDATE deliveries SET next_attempt_at = now() WHERE delivered_at IS NULL")
+        .execute(&pool)
+        .await
+        .expect("due");
+    for _ in 0..3 {
+        notify(&pool, &policy).await;
+    }
+    assert_eq!(
+        pd_events(&rec),
+        [
+            ("trigger".to_owned(), 429),
+            ("trigger".to_owned(), 202),
+            ("resolve".to_owned(), 202)
+        ]
+    );
+
+    // A refused key marks the channel broken; a throttled test says
+    // nothing of its settings and leaves the mark; a 2xx mends it.
+    let path = format!("/api/v1/teams/{team_id}/channels");
+    let try_it = format!("{path}/{}/test", pager["id"]);
+    std::fs::write(dir.join("pd"), "ffffffffffffffffffffffffffffffff").expect("w");
+    assert_eq!(
+        t.api(Method::POST, &try_it, &token, None).await.json()["status"],
+        400
+    );
+    assert!(is_broken(&t, &path, &token).await);
+    std::fs::write(dir.join("pd"), KEY).expect("w");
+    rec.throttle(1);
+    assert_eq!(
+        t.api(Method::POST, &try_it, &token, None).await.json()["status"],
+        429
+    );
+    assert!(is_broken(&t, &path, &token).await, "a 429 mends nothing");
+    let a = t.api(Method::POST, &try_it, &token, None).await.json();
+    assert_eq!(a["ok"], true, "{a}");
+    assert!(!is_broken(&t, &path, &token).await, "a 2xx mends it");
 }
 
 /// A webhook receiver for Alertmanager's own notifications: the alerts

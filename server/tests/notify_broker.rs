@@ -104,14 +104,16 @@ fn actions(rec: &Recorder) -> Vec<String> {
         .collect()
 }
 
-/// The credential directory holding the routing key, and a policy allowing it.
+/// The channels' credential directory (`notify/` under the policy's)
+/// holding the routing key, and a policy allowing it.
 fn secrets() -> (std::path::PathBuf, CredentialPolicy) {
-    let dir = std::env::temp_dir().join(format!("sk-notify-broker-{}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("sk-notify-broker-{}", std::process::id()));
+    let dir = root.join("notify");
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("pd"), KEY).expect("write");
-    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [dir.to_str().expect("utf-8")])
+    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [root.to_str().expect("utf-8")])
         .expect("policy");
-    (dir, policy)
+    (root, policy)
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
@@ -166,7 +168,7 @@ async fn a_stopped_consumer_pages_its_owner_once_and_both_resolve(pool: sqlx::Pg
     let channels = format!("/api/v1/teams/{team}/channels");
     for body in [
         json!({"name": "pager", "kind": "pagerduty", "endpoint": format!("{pd_url}/v2/enqueue"),
-               "secret": format!("file:{}/pd", dir.display())}),
+               "secret": format!("file:{}/notify/pd", dir.display())}),
         json!({"name": "am", "kind": "alertmanager", "endpoint": am.alerts_endpoint()}),
     ] {
         let r = t.api(Method::POST, &channels, &at, Some(body)).await;

@@ -171,10 +171,12 @@ ensure_smtp_server() {
   export SK_SMTP_PYTHON="$AIOSMTPD_VENV/bin/python"
 }
 
-# Prometheus' promtool checks and unit-tests the shipped alerting rules
-# (deploy/prometheus/); Debian's prometheus package carries it.
-ensure_promtool() {
-  command -v promtool >/dev/null 2>&1 || apt_install prometheus
+# Prometheus: promtool checks and unit-tests the shipped alerting rules
+# (deploy/prometheus/), and the server scrapes a test's /metrics
+# (server/tests/prometheus.rs); Debian's prometheus package carries both,
+# so this costs nothing beyond the one install.
+ensure_prometheus() {
+  { command -v promtool && command -v prometheus; } >/dev/null 2>&1 || apt_install prometheus
 }
 
 # Schemathesis (PyPI) fuzzes the whole OpenAPI document in scripts/test

@@ -8,9 +8,6 @@ mod support;
 
 use axum::http::{Method, StatusCode};
 use chrono::{DateTime, Utc};
-use rdkafka::config::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
-use rdkafka::producer::{FutureProducer, FutureRecord};
 use serde_json::{Value, json};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -19,7 +16,7 @@ use streamkeeper::accounts::role::Role;
 use streamkeeper_server::clients::kafka::reader::{ReadError, Reading};
 use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
 use support::TestApp;
-use support::kafka::{bootstrap, topic_with};
+use support::kafka::{bootstrap, consuming, producing, topic_with};
 
 /// The sampling interval (the routine's `every` in scripts/test's runs).
 const INTERVAL: Duration = Duration::from_secs(5);
@@ -46,56 +43,6 @@ async fn receiver() -> (String, Arc<Mutex<Vec<DateTime<Utc>>>>) {
     let url = format!("http://{}/hook", listener.local_addr().expect("addr"));
     tokio::spawn(async move { axum::serve(listener, app).await });
     (url, got)
-}
-
-/// Writes a message to `topic` every 100 ms until `stop`.
-fn producing(bootstrap: &str, topic: &str, stop: Arc<AtomicBool>) {
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .create()
-        .expect("producer");
-    let topic = topic.to_owned();
-    tokio::spawn(async move {
-        while !stop.load(Ordering::SeqCst) {
-            let _ = producer
-                .send(
-                    FutureRecord::<(), _>::to(&topic).payload("m"),
-                    Duration::from_secs(5),
-                )
-                .await;
-            tokio::time::sleep(Duration::from_millis(100)).await;
-        }
-    });
-}
-
-/// A group member reading `topic` and committing what it read after each
-/// poll, until `stop`: then it leaves, and says when it stopped.
-fn consuming(
-    bootstrap: &str,
-    group: &str,
-    topic: &str,
-    stop: Arc<AtomicBool>,
-) -> std::thread::JoinHandle<DateTime<Utc>> {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
-        .set("group.id", group)
-        .set("enable.auto.commit", "false")
-        .set("auto.offset.reset", "earliest")
-        .create()
-        .expect("consumer");
-    c.subscribe(&[topic]).expect("subscribe");
-    std::thread::spawn(move || {
-        while !stop.load(Ordering::SeqCst) {
-            if let Some(Ok(_)) = c.poll(Duration::from_millis(100)) {
-                while let Some(Ok(_)) = c.poll(Duration::ZERO) {}
-                let _ = c.commit_consumer_state(CommitMode::Sync);
-            }
-        }
-        let stopped = Utc::now();
-        c.unsubscribe();
-        drop(c);
-        stopped
-    })
 }
 
 /// The sampler's passes of one cluster every [`INTERVAL`] and the

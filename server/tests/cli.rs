@@ -1034,3 +1034,87 @@ async fn a_teams_channels_from_the_command_line(pool: PgPool) {
         ]
     );
 }
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn silences_from_the_command_line(pool: PgPool) {
+    let cluster: i64 = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
+         VALUES ('prod', '127.0.0.1:9092', 'PLAINTEXT', 15) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let cluster = cluster.to_string();
+    let until = (chrono::Utc::now() + chrono::Duration::hours(2)).to_rfc3339();
+    let add = |extra: &[&str]| {
+        let mut args = vec!["notify", "silence", "add", "--cluster", &cluster];
+        args.extend_from_slice(extra);
+        run(&pool, &args, None)
+    };
+    let o = add(&[
+        "--group", "billing", "--until", &until, "--reason", "deploy",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(text(&o).starts_with("silence "), "{}", text(&o));
+    // A stream and a group at once is clap's refusal; a past end the rule's.
+    let o = add(&[
+        "--group", "billing", "--stream", "orders", "--until", &until, "--reason", "x",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    let past = (chrono::Utc::now() - chrono::Duration::hours(1)).to_rfc3339();
+    let o = add(&["--until", &past, "--reason", "deploy"]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("that time has passed"), "{}", text(&o));
+    let o = add(&[
+        "--stream", "orders", "--until", &until, "--reason", "replay",
+    ]);
+    assert!(o.status.success(), "{}", text(&o));
+
+    let o = run(&pool, &["notify", "silences", "--cluster", &cluster], None);
+    assert!(o.status.success(), "{}", text(&o));
+    let listed = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        listed.contains("group billing") && listed.contains("by cli: deploy"),
+        "{listed}"
+    );
+    assert!(listed.contains("stream orders"), "{listed}");
+    let id: i64 = sqlx::query_scalar("SELECT id FROM notify_silences WHERE name = 'billing'")
+        .fetch_one(&pool)
+        .await
+        .expect("id");
+    let o = run(
+        &pool,
+        &[
+            "notify",
+            "silence",
+            "end",
+            "--cluster",
+            &cluster,
+            &id.to_string(),
+        ],
+        None,
+    );
+    assert!(o.status.success(), "{}", text(&o));
+    let o = run(&pool, &["notify", "silences", "--cluster", &cluster], None);
+    let listed = String::from_utf8_lossy(&o.stdout).into_owned();
+    assert!(
+        !listed.contains("billing") && listed.contains("orders"),
+        "{listed}"
+    );
+    let audited: Vec<(String, String)> = sqlx::query_as(
+        "SELECT actor, action FROM audit_log WHERE action LIKE 'notify.silence%' ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    let cli = |a: &str| ("cli".to_string(), a.to_string());
+    assert_eq!(
+        audited,
+        [
+            cli("notify.silence"),
+            cli("notify.silence.refused"),
+            cli("notify.silence"),
+            cli("notify.silence.end")
+        ]
+    );
+}

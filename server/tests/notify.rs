@@ -3,8 +3,9 @@
 //! Alertmanager: transitions only, one grouped message per channel for a
 //! burst, filters, acknowledgments and resolutions, retries with the same
 //! idempotency key, a broken channel that leaves the others delivering,
-//! silences, and the channels' settings over REST (refusals audited,
-//! secrets never shown back).
+//! silences, the channels' settings over REST (refusals audited,
+//! secrets never shown back), and a silence made in Alertmanager itself
+//! that keeps its receiver from being told.
 
 mod support;
 
@@ -22,6 +23,7 @@ use streamkeeper_server::clients::webhook::Webhooks;
 use streamkeeper_server::flags::lifecycle::{self, FlagSource, Route};
 use streamkeeper_server::platform::errors::Db;
 use support::TestApp;
+use support::alertmanager::Alertmanager;
 
 const KEY: &str = "0123456789abcdef0123456789abcdef";
 
@@ -612,100 +614,19 @@ async fn channels_are_for_admins_and_members_with_secrets_by_reference(pool: PgP
     assert!(doc.body.contains("/api/v1/teams/{team}/channels/{id}/test"));
 }
 
-/// A real Alertmanager (Debian's `prometheus-alertmanager`, which
-/// scripts/test installs) on a free loopback port, with no clustering
-/// and a receiver that drops everything: the test reads its API.
-struct Alertmanager {
-    url: String,
-    child: std::process::Child,
-    _dir: PathBuf,
-}
-
-impl Drop for Alertmanager {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
-    }
-}
-
-async fn alertmanager() -> Alertmanager {
-    let bin = ["prometheus-alertmanager", "alertmanager"]
-        .into_iter()
-        .find(|b| {
-            std::process::Command::new(b)
-                .arg("--version")
-                .output()
-                .is_ok_and(|o| o.status.success())
-        })
-        .expect(
-            "Alertmanager installed (apt-get install prometheus-alertmanager; scripts/test does)",
-        );
-    let dir = std::env::temp_dir().join(format!("sk-am-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).expect("dir");
-    let config = dir.join("am.yml");
-    std::fs::write(
-        &config,
-        "route:\n  receiver: drop\nreceivers:\n  - name: drop\n",
-    )
-    .expect("w");
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .expect("port")
-        .port();
-    let child = std::process::Command::new(bin)
-        .arg(format!("--config.file={}", config.display()))
-        .arg(format!("--storage.path={}", dir.display()))
-        .arg(format!("--web.listen-address=127.0.0.1:{port}"))
-        .arg("--cluster.listen-address=")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .expect("start alertmanager");
-    let url = format!("http://127.0.0.1:{port}");
-    let am = Alertmanager {
-        url,
-        child,
-        _dir: dir,
-    };
-    for _ in 0..100 {
-        let ready = reqwest::get(format!("{}/-/ready", am.url)).await;
-        if ready.is_ok_and(|r| r.status().is_success()) {
-            return am;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    panic!("Alertmanager did not get ready");
-}
-
-/// Alertmanager's own view of the flag's alerts (`GET /api/v2/alerts`).
-async fn alerts_of(am: &Alertmanager, group: &str) -> Vec<Value> {
-    let all: Value = reqwest::get(format!("{}/api/v2/alerts", am.url))
-        .await
-        .expect("alerts")
-        .json()
-        .await
-        .expect("json");
-    all.as_array()
-        .expect("list")
-        .iter()
-        .filter(|a| a["labels"]["group"] == group)
-        .cloned()
-        .collect()
-}
-
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
     let (_dir, policy) = secrets("am", &[]);
     let t = app(&pool, &policy).await;
     let token = admin(&t).await;
-    let am = alertmanager().await;
+    let am = Alertmanager::start().await;
     let route = team(&pool, "payments").await;
     add(
         &t,
         &token,
         route.0,
         json!({"name": "am", "kind": "alertmanager",
-        "endpoint": format!("{}/api/v2/alerts", am.url)}),
+        "endpoint": am.alerts_endpoint()}),
     )
     .await;
     let mut w = Watcher {
@@ -714,7 +635,7 @@ async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
     };
     watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
     notify(&pool, &policy).await;
-    let alerts = alerts_of(&am, "billing").await;
+    let alerts = am.alerts("group", "billing").await;
     assert_eq!(alerts.len(), 1, "{alerts:?}");
     let a = &alerts[0];
     assert_eq!(a["status"]["state"], "active", "{a}");
@@ -736,7 +657,7 @@ async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
     // Resolved: its endsAt has passed, so Alertmanager no longer lists it
     // as active.
     tokio::time::sleep(std::time::Duration::from_millis(200)).await;
-    let left = alerts_of(&am, "billing").await;
+    let left = am.alerts("group", "billing").await;
     assert!(
         left.iter().all(|a| a["status"]["state"] != "active"),
         "{left:?}"
@@ -856,4 +777,140 @@ async fn a_channel_hears_of_a_flag_in_order_and_a_failed_test_mends_nothing(pool
     let a = t.api(Method::POST, &try_it, &token, None).await.json();
     assert_eq!(a["ok"], true, "{a}");
     assert!(!is_broken(&t, &path, &token).await, "a 2xx mends it");
+}
+
+/// A webhook receiver for Alertmanager's own notifications: the alerts
+/// (their labels) of each post it got.
+async fn alertmanager_receiver() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    let got: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+    let g = got.clone();
+    let app = axum::Router::new().route(
+        "/am-hook",
+        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
+            let g = g.clone();
+            async move {
+                let alerts = v["alerts"].as_array().cloned().unwrap_or_default();
+                g.lock().expect("lock").extend(alerts);
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!("http://{}/am-hook", listener.local_addr().expect("addr"));
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, got)
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_silence_made_in_alertmanager_stops_its_notification(pool: PgPool) {
+    let (_dir, policy) = secrets("am-silence", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (hook, notified) = alertmanager_receiver().await;
+    let am = Alertmanager::start_with(Some(&hook)).await;
+    let route = team(&pool, "payments").await;
+    let endpoint = am.alerts_endpoint();
+    let channel = json!({"name": "am", "kind": "alertmanager", "endpoint": endpoint});
+    add(&t, &token, route.0, channel).await;
+    // On-call mutes `billing` in their Alertmanager, as they would.
+    let silence = am.silence("group", "billing").await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+    let both = vec![trouble("billing", "STOP"), trouble("orders", "STOP")];
+    watch(&pool, &mut w, both).await;
+    notify(&pool, &policy).await;
+
+    // Alertmanager has both alerts; the silenced one is suppressed by
+    // that silence, the other active.
+    let billing = am.alerts("group", "billing").await;
+    assert_eq!(billing.len(), 1, "{billing:?}");
+    assert_eq!(billing[0]["status"]["state"], "suppressed", "{billing:?}");
+    assert_eq!(billing[0]["status"]["silencedBy"], json!([silence]));
+    let orders = am.alerts("group", "orders").await;
+    assert_eq!(orders[0]["status"]["state"], "active", "{orders:?}");
+
+    // Its receiver is told of `orders` and never of `billing`.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(15);
+    let told = |g: &str| {
+        notified
+            .lock()
+            .expect("lock")
+            .iter()
+            .filter(|a| a["labels"]["group"] == g)
+            .count()
+    };
+    while told("orders") == 0 {
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "Alertmanager never notified its receiver"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // Two more of its group intervals: nothing comes for `billing`.
+    tokio::time::sleep(std::time::Duration::from_secs(2)).await;
+    assert_eq!(told("billing"), 0, "{:?}", notified.lock().expect("lock"));
+    assert_eq!(told("orders"), 1);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_stream_silence_holds_the_flags_of_the_groups_reading_it(pool: PgPool) {
+    let (dir, policy) = secrets("stream-silence", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    four_channels(&t, &token, route.0, &dir, &url).await;
+    let cluster_id = cluster(&pool).await;
+    // `billing` reads only `orders`; `audit` reads `orders` and `payments`.
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Empty', 0, ARRAY['orders'], now(), now()),
+                ($1, 'audit', 'Empty', 0, ARRAY['orders', 'payments'], now(), now())",
+    )
+    .bind(cluster_id)
+    .execute(&pool)
+    .await
+    .expect("groups");
+    let path = format!("/api/v1/clusters/{cluster_id}/silences");
+    let until = chrono::Utc::now() + chrono::Duration::hours(1);
+    let r = t
+        .api(
+            Method::POST,
+            &path,
+            &token,
+            Some(json!({"scope": "stream", "name": "orders", "until": until, "reason": "replay"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let id = r.json()["id"].clone();
+    let mut w = Watcher {
+        cluster: cluster_id,
+        route,
+    };
+    let both = vec![trouble("billing", "STOP"), trouble("audit", "STOP")];
+    watch(&pool, &mut w, both.clone()).await;
+    notify(&pool, &policy).await;
+    let components = |rec: &Recorder| -> Vec<String> {
+        rec.of("pagerduty")
+            .iter()
+            .map(|r| r.body["payload"]["component"].as_str().unwrap_or("").into())
+            .collect()
+    };
+    assert_eq!(
+        components(&rec),
+        ["audit"],
+        "billing held; audit also reads a stream nobody muted"
+    );
+    // The silence ends with the trouble still there: billing is told.
+    let r = t
+        .api(Method::DELETE, &format!("{path}/{id}"), &token, None)
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT, "{}", r.body);
+    watch(&pool, &mut w, both).await;
+    notify(&pool, &policy).await;
+    assert_eq!(components(&rec), ["audit", "billing"]);
 }

@@ -1,7 +1,7 @@
 //! Alertmanager's v2 API (`POST /api/v2/alerts`): one alert per flag,
 //! labelled so teams keep their own routing, silences and inhibitions
-//! (`alertname`, `cluster`, `group`, `topic`, `team`, `severity`, and the
-//! flag's `kind`). An open flag's alert carries an `endsAt` a while ahead
+//! (`alertname`, `cluster`, `group`, `topic` — a group's flag carries the
+//! topics it reads —, `team`, `severity`, and the flag's `kind`). An open flag's alert carries an `endsAt` a while ahead
 //! and is posted again before then ([`REPOST_S`]); a resolution posts it
 //! with `endsAt` now, which resolves it.
 
@@ -32,7 +32,7 @@ fn alert(f: &FlagNotice, t: Transition, now_ms: i64) -> Value {
     label("alertname", ALERTNAME);
     label("cluster", &f.cluster);
     label("group", f.subject_of("group").unwrap_or(""));
-    label("topic", f.subject_of("topic").unwrap_or(""));
+    label("topic", &f.topic_label());
     label("team", f.team.as_deref().unwrap_or("platform"));
     label("severity", f.severity().as_str());
     label("kind", &f.kind);
@@ -76,7 +76,8 @@ mod tests {
         assert_eq!(
             a["labels"],
             json!({ "alertname": ALERTNAME, "cluster": "prod", "group": "billing",
-                    "team": "payments", "severity": "critical", "kind": "STOP" })
+                    "topic": "orders", "team": "payments", "severity": "critical",
+                    "kind": "STOP" })
         );
         assert_eq!(a["generatorURL"], "https://sk.example/flags/4");
         assert_eq!(a["annotations"]["reason"], "no progress for 5 min");
@@ -88,9 +89,21 @@ mod tests {
     fn a_resolution_ends_the_alert_now_and_a_topic_flag_labels_its_topic() {
         let mut f = flag(4, "orders", "UNDER_REPLICATED");
         f.subject_kind = "topic".into();
+        f.topics = vec![];
         let a = alerts(&one(Transition::Resolve, f), 1_765_000_100_000);
         assert_eq!(a[0]["endsAt"], "2025-12-06T05:48:20.000Z");
         assert_eq!(a[0]["labels"]["topic"], "orders");
         assert!(a[0]["labels"].get("group").is_none());
+    }
+
+    #[test]
+    fn a_group_reading_several_topics_labels_them_all_and_one_reading_none_leaves_it_out() {
+        let mut f = flag(4, "billing", "STOP");
+        f.topics = vec!["orders".into(), "refunds".into()];
+        let a = alerts(&one(Transition::Raise, f.clone()), 0);
+        assert_eq!(a[0]["labels"]["topic"], "orders,refunds");
+        f.topics = vec![];
+        let a = alerts(&one(Transition::Raise, f), 0);
+        assert!(a[0]["labels"].get("topic").is_none());
     }
 }

@@ -20,7 +20,9 @@ pub mod webhook;
 
 pub use filter::{Filter, FilterError};
 pub use notice::{FlagNotice, Notice, group};
-pub use silence::{Silence, SilenceError, SilenceScope, check_silence, held_until, parse_until};
+pub use silence::{
+    Silence, SilenceError, SilenceScope, check_silence, flag_held_until, held_until, parse_until,
+};
 
 /// What kind of receiver a channel is. A new kind (email) is one more
 /// variant: the payload it takes is chosen by [`ChannelKind::payload`]'s

@@ -22,6 +22,10 @@ pub struct FlagNotice {
     pub url: String,
     /// When the trouble started, ms since the epoch.
     pub onset_ms: i64,
+    /// For a group, the topics it reads (as last seen): a stream's
+    /// silence holds its groups' flags, and Alertmanager routes on them.
+    #[serde(default)]
+    pub topics: Vec<String>,
 }
 
 impl FlagNotice {
@@ -55,6 +59,16 @@ impl FlagNotice {
     /// What the flag's subject is called in a label: `group`, `topic`.
     pub fn subject_of(&self, kind: &str) -> Option<&str> {
         (self.subject_kind == kind).then_some(self.subject.as_str())
+    }
+
+    /// The topic(s) the flag is about: a topic's own name, a group's
+    /// topics comma-separated (most groups read one).
+    pub fn topic_label(&self) -> String {
+        match self.subject_kind.as_str() {
+            "topic" => self.subject.clone(),
+            "group" => self.topics.join(","),
+            _ => String::new(),
+        }
     }
 }
 
@@ -139,6 +153,7 @@ pub(crate) mod tests {
             team: Some("payments".into()),
             url: format!("https://sk.example/flags/{id}"),
             onset_ms: 1_765_000_000_000,
+            topics: vec!["orders".into()],
         }
     }
 

@@ -3,7 +3,7 @@
 //! then, for each channel whose filter admits them, one message per
 //! cluster and transition listing its flags.
 
-use super::{Filter, FlagNotice, Notice, Silence, Transition, group, held_until};
+use super::{Filter, FlagNotice, Notice, Silence, Transition, flag_held_until, group};
 
 /// A transition waiting to be told.
 #[derive(Clone, Debug, PartialEq)]
@@ -35,8 +35,7 @@ pub enum Fate {
 /// acknowledgment of a flag already told is always sent, silence or not:
 /// a receiver is never left with an incident nobody closes.
 pub fn fate(p: &Pending, silences: &[Silence], now_ms: i64) -> Fate {
-    let f = &p.flag;
-    let held = held_until(silences, &f.cluster, &f.subject_kind, &f.subject, now_ms);
+    let held = flag_held_until(silences, &p.flag, now_ms);
     let closing = matches!(p.transition, Transition::Resolve | Transition::Acknowledge);
     match (closing, held) {
         (true, _) if p.told_before => Fate::Send,

@@ -1,9 +1,10 @@
-//! Silences: a cluster, a stream (its topic) or a group muted until a
-//! time, with a reason. Flags are still raised and recorded; their
+//! Silences: a cluster, a stream (its topic, and the consumer groups that
+//! read only muted streams) or a group muted until a time, with a reason. Flags are still raised and recorded; their
 //! deliveries are held until the silence ends, then sent if the trouble
 //! is still there (a resolution inside the silence is never sent: the
 //! team never heard of the raise).
 
+use super::FlagNotice;
 use serde::{Deserialize, Serialize};
 
 /// What a silence mutes.
@@ -79,6 +80,26 @@ pub fn held_until(
         .filter(|s| s.scope.covers(subject_kind, subject))
         .map(|s| s.until_ms)
         .max()
+}
+
+/// Until when a flag's deliveries are held: by the silences of its own
+/// subject and cluster, and for a consumer group by its streams' — a
+/// stream muted for a deploy mutes the lag of the groups reading it. Only
+/// when every topic the group reads is muted (a group that also reads a
+/// stream nobody muted may be in trouble there), and until the first of
+/// those streams' silences ends.
+pub fn flag_held_until(silences: &[Silence], f: &FlagNotice, now_ms: i64) -> Option<i64> {
+    let own = held_until(silences, &f.cluster, &f.subject_kind, &f.subject, now_ms);
+    let by_streams = if f.subject_kind == "group" && !f.topics.is_empty() {
+        f.topics
+            .iter()
+            .map(|t| held_until(silences, &f.cluster, "topic", t, now_ms))
+            .collect::<Option<Vec<i64>>>()
+            .and_then(|ends| ends.into_iter().min())
+    } else {
+        None
+    };
+    own.max(by_streams)
 }
 
 /// The longest silence: a longer quiet is a change of the channel's filter.
@@ -170,6 +191,44 @@ mod tests {
         assert_eq!(at("2026-12-31T19:00:00+01:00"), six);
         assert_eq!(at("tomorrow"), Err(SilenceError::UnreadableUntil));
         assert_eq!(at(""), Err(SilenceError::UnreadableUntil));
+    }
+
+    #[test]
+    fn a_stream_silence_holds_the_flags_of_groups_reading_only_muted_streams() {
+        use crate::notify::notice::tests::flag;
+        let all = [
+            s(SilenceScope::Stream("orders".into()), 100),
+            s(SilenceScope::Stream("refunds".into()), 60),
+        ];
+        let mut g = flag(1, "billing", "STOP");
+        g.topics = vec!["orders".into()];
+        assert_eq!(flag_held_until(&all, &g, 10), Some(100));
+        assert_eq!(flag_held_until(&all, &g, 100), None, "ended");
+        g.topics = vec!["orders".into(), "refunds".into()];
+        assert_eq!(
+            flag_held_until(&all, &g, 10),
+            Some(60),
+            "until the first of its streams is heard again"
+        );
+        g.topics = vec!["orders".into(), "payments".into()];
+        assert_eq!(
+            flag_held_until(&all, &g, 10),
+            None,
+            "it also reads a stream nobody muted"
+        );
+        g.topics = vec![];
+        assert_eq!(flag_held_until(&all, &g, 10), None);
+        // Its own silence still holds it, the longer of the two.
+        let mut with_own = all.to_vec();
+        with_own.push(s(SilenceScope::Group("billing".into()), 500));
+        g.topics = vec!["orders".into()];
+        assert_eq!(flag_held_until(&with_own, &g, 10), Some(500));
+        // A topic's flag is the stream's own; another cluster's is not.
+        let mut t = flag(2, "refunds", "QUIET");
+        t.subject_kind = "topic".into();
+        assert_eq!(flag_held_until(&all, &t, 10), Some(60));
+        g.cluster = "dev".into();
+        assert_eq!(flag_held_until(&all, &g, 10), None);
     }
 
     #[test]

@@ -247,7 +247,7 @@ impl NotifyService {
                 }
                 Err(e) => {
                     (status, ok) = (None, false);
-                    parts.push(e);
+                    parts.push(e.to_string());
                 }
             }
             if !ok {
@@ -278,6 +278,7 @@ fn test_notice(team: &str) -> Notice {
             team: Some(team.to_owned()),
             url: "about:blank".into(),
             onset_ms: crate::platform::clock::now().timestamp_millis(),
+            topics: Vec::new(),
         }],
         by: None,
     }

@@ -7,7 +7,7 @@
 //! channels deliver regardless. Anything else is retried with back-off and
 //! the same idempotency key.
 
-use crate::clients::kafka::settings::SecretRef;
+use crate::clients::kafka::settings::{SecretRef, SettingsError};
 use crate::clients::webhook::{Answer, Webhooks};
 use crate::notify::store::{self, ChannelDelivery};
 use crate::platform::errors::Db;
@@ -30,10 +30,27 @@ pub struct Target<'a> {
     pub secret_ref: Option<&'a str>,
 }
 
-fn secret(reference: &str, policy: &CredentialPolicy) -> Result<String, String> {
-    SecretRef::checked(reference, policy)
-        .and_then(|s| s.resolve())
-        .map_err(|e| e.to_string())
+/// Why a message was not sent (no answer, or not even tried). Never the
+/// endpoint or a secret: only what went wrong, for the delivery's log.
+#[derive(Debug, thiserror::Error)]
+pub enum SendError {
+    #[error("the channel's kind {0} is unknown")]
+    UnknownKind(String),
+    #[error("the channel has no endpoint")]
+    NoEndpoint,
+    #[error("PagerDuty needs a routing key")]
+    NoRoutingKey,
+    #[error("a credential cannot be read: {0}")]
+    Credential(#[from] SettingsError),
+    #[error("the message cannot be written: {0}")]
+    Body(#[from] serde_json::Error),
+    /// The receiver did not answer (refused, timed out, not allowed).
+    #[error("{0}")]
+    NoAnswer(String),
+}
+
+fn secret(reference: &str, policy: &CredentialPolicy) -> Result<String, SettingsError> {
+    SecretRef::checked(reference, policy).and_then(|s| s.resolve())
 }
 
 /// One message to a channel, ready to post.
@@ -53,8 +70,8 @@ pub fn prepare(
     t: &Target<'_>,
     body: &Value,
     policy: &CredentialPolicy,
-) -> Result<Prepared, String> {
-    let kind = ChannelKind::parse(t.kind).ok_or_else(|| format!("unknown kind {}", t.kind))?;
+) -> Result<Prepared, SendError> {
+    let kind = ChannelKind::parse(t.kind).ok_or_else(|| SendError::UnknownKind(t.kind.into()))?;
     // Read under the channels' own policy again: a reference stored before
     // it narrowed, or edited in the table, still names no other secret.
     let policy = &policy.within(CHANNELS_SCOPE);
@@ -62,7 +79,7 @@ pub fn prepare(
         (Some(u), _, _) => u.to_owned(),
         (None, Some(r), _) => secret(r, policy)?,
         (None, None, Some(d)) => d.to_owned(),
-        (None, None, None) => return Err("the channel has no endpoint".into()),
+        (None, None, None) => return Err(SendError::NoEndpoint),
     };
     let mut headers = Vec::new();
     let bytes = match (kind, t.secret_ref) {
@@ -70,10 +87,10 @@ pub fn prepare(
             let key = secret(r, policy)?;
             serde_json::to_vec(&pagerduty::with_routing_key(body, &key))
         }
-        (ChannelKind::PagerDuty, None) => return Err("PagerDuty needs a routing key".into()),
+        (ChannelKind::PagerDuty, None) => return Err(SendError::NoRoutingKey),
         (ChannelKind::Webhook, Some(r)) => {
             let key = secret(r, policy)?;
-            let bytes = serde_json::to_vec(body).map_err(|e| e.to_string())?;
+            let bytes = serde_json::to_vec(body)?;
             let now_s = crate::platform::clock::now().timestamp();
             headers.push((
                 webhook::SIGNATURE_HEADER,
@@ -82,8 +99,7 @@ pub fn prepare(
             Ok(bytes)
         }
         _ => serde_json::to_vec(body),
-    }
-    .map_err(|e| e.to_string())?;
+    }?;
     Ok(Prepared {
         url,
         headers,
@@ -98,9 +114,12 @@ pub async fn send(
     key: &str,
     body: &Value,
     policy: &CredentialPolicy,
-) -> Result<Answer, String> {
+) -> Result<Answer, SendError> {
     let p = prepare(t, body, policy)?;
-    webhooks.send(&p.url, key, p.bytes, &p.headers).await
+    webhooks
+        .send(&p.url, key, p.bytes, &p.headers)
+        .await
+        .map_err(SendError::NoAnswer)
 }
 
 /// Sends the due channel deliveries once; returns how many were attempted.
@@ -161,7 +180,7 @@ async fn deliver(
         Ok(a) => store::failed(pool, &d, &a.shown(), backoff, MAX_ATTEMPTS, false).await,
         Err(e) => {
             tracing::warn!(delivery = d.id, attempt = d.attempts + 1, error = %e, "channel delivery failed");
-            store::failed(pool, &d, &e, backoff, MAX_ATTEMPTS, false).await
+            store::failed(pool, &d, &e.to_string(), backoff, MAX_ATTEMPTS, false).await
         }
     }
 }

@@ -102,6 +102,11 @@ pub async fn set_broken(pool: &PgPool, id: i64, answer: Option<&str>) -> Result<
     .map(drop)?)
 }
 
+/// For a group's flag `f`, the topics the group reads, as `topics`.
+const GROUP_TOPICS: &str = "COALESCE((SELECT g.topics FROM consumer_groups g
+     WHERE f.subject_kind = 'group' AND g.cluster_id = f.cluster_id AND g.name = f.subject),
+     '{}') AS topics";
+
 /// A transition waiting to be told, with what the message needs.
 #[derive(Debug, Clone, FromRow)]
 pub struct PendingRow {
@@ -122,13 +127,15 @@ pub struct PendingRow {
     pub onset_at: DateTime<Utc>,
     pub live: bool,
     pub told_before: bool,
+    /// For a group, the topics it reads.
+    pub topics: Vec<String>,
 }
 
 /// Locks up to `n` pending transitions, oldest first (rows another
 /// replica is fanning out are skipped, and rows a silence holds until
 /// it ends). The transaction marks them.
 pub async fn pending(conn: &mut PgConnection, n: i64) -> Result<Vec<PendingRow>, Db> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(&format!(
         "WITH p AS (SELECT * FROM notify_transitions
                      WHERE fanned_out_at IS NULL
                        AND (held_until IS NULL OR held_until <= streamkeeper_now())
@@ -138,11 +145,12 @@ pub async fn pending(conn: &mut PgConnection, n: i64) -> Result<Vec<PendingRow>,
                 f.team_id, t.name AS team, f.onset_at,
                 f.state IN ('open', 'acknowledged') AS live,
                 EXISTS (SELECT 1 FROM notify_transitions o
-                         WHERE o.flag_id = p.flag_id AND o.id < p.id AND o.told) AS told_before
+                         WHERE o.flag_id = p.flag_id AND o.id < p.id AND o.told) AS told_before,
+                {GROUP_TOPICS}
            FROM p JOIN flags f ON f.id = p.flag_id JOIN clusters c ON c.id = f.cluster_id
            LEFT JOIN teams t ON t.id = f.team_id
-          ORDER BY p.id",
-    )
+          ORDER BY p.id"
+    ))
     .bind(n)
     .fetch_all(conn)
     .await?)
@@ -426,15 +434,16 @@ pub struct RepostRow {
     pub reason: String,
     pub team: Option<String>,
     pub onset_at: DateTime<Utc>,
+    pub topics: Vec<String>,
 }
 
 /// The open flags' alerts to post again to their team's Alertmanager
 /// channels, not posted to for `every_s` (an alert ends unless posted
 /// again). Only flags the channel was told of (posted before).
 pub async fn alerts_to_repost(conn: &mut PgConnection, every_s: i64) -> Result<Vec<RepostRow>, Db> {
-    Ok(sqlx::query_as(
+    Ok(sqlx::query_as(&format!(
         "SELECT c.id AS channel_id, f.id AS flag_id, k.name AS cluster, f.subject_kind,
-                f.subject, f.kind, f.reason, t.name AS team, f.onset_at
+                f.subject, f.kind, f.reason, t.name AS team, f.onset_at, {GROUP_TOPICS}
            FROM flags f JOIN notify_channels c ON c.team_id = f.team_id
            JOIN clusters k ON k.id = f.cluster_id JOIN teams t ON t.id = f.team_id
           WHERE c.kind = 'alertmanager' AND f.state IN ('open', 'acknowledged')
@@ -444,8 +453,8 @@ pub async fn alerts_to_repost(conn: &mut PgConnection, every_s: i64) -> Result<V
             AND NOT EXISTS (SELECT 1 FROM deliveries d
                              WHERE d.channel_id = c.id AND d.flag_ids @> ARRAY[f.id]
                                AND d.created_at > streamkeeper_now() - make_interval(secs => $1))
-          ORDER BY c.id, k.name",
-    )
+          ORDER BY c.id, k.name"
+    ))
     .bind(every_s as f64)
     .fetch_all(conn)
     .await?)

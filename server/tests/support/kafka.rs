@@ -1,7 +1,9 @@
 //! Kafka fixtures for the broker tests: topics with messages, and groups
 //! with committed offsets, made with rdkafka against the broker scripts/test
-//! starts; and brokers of a test's own, to stop and hang.
+//! starts; a producer and a consumer group member running until told to
+//! stop; and brokers of a test's own, to stop and hang.
 
+use chrono::{DateTime, Utc};
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
 use rdkafka::config::ClientConfig;
@@ -9,6 +11,8 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
 use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 pub fn bootstrap() -> String {
@@ -148,6 +152,56 @@ impl Drop for Broker {
         let _ = self.child.kill();
         let _ = self.child.wait();
     }
+}
+
+/// Writes a message to `topic` every 100 ms until `stop`.
+pub fn producing(bootstrap: &str, topic: &str, stop: Arc<AtomicBool>) {
+    let producer: FutureProducer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .create()
+        .expect("producer");
+    let topic = topic.to_owned();
+    tokio::spawn(async move {
+        while !stop.load(Ordering::SeqCst) {
+            let _ = producer
+                .send(
+                    FutureRecord::<(), _>::to(&topic).payload("m"),
+                    Duration::from_secs(5),
+                )
+                .await;
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    });
+}
+
+/// A group member reading `topic` and committing what it read after each
+/// poll, until `stop`: then it leaves, and says when it stopped.
+pub fn consuming(
+    bootstrap: &str,
+    group: &str,
+    topic: &str,
+    stop: Arc<AtomicBool>,
+) -> std::thread::JoinHandle<DateTime<Utc>> {
+    let c: BaseConsumer = ClientConfig::new()
+        .set("bootstrap.servers", bootstrap)
+        .set("group.id", group)
+        .set("enable.auto.commit", "false")
+        .set("auto.offset.reset", "earliest")
+        .create()
+        .expect("consumer");
+    c.subscribe(&[topic]).expect("subscribe");
+    std::thread::spawn(move || {
+        while !stop.load(Ordering::SeqCst) {
+            if let Some(Ok(_)) = c.poll(Duration::from_millis(100)) {
+                while let Some(Ok(_)) = c.poll(Duration::ZERO) {}
+                let _ = c.commit_consumer_state(CommitMode::Sync);
+            }
+        }
+        let stopped = Utc::now();
+        c.unsubscribe();
+        drop(c);
+        stopped
+    })
 }
 
 pub fn free_port() -> u16 {

@@ -4,6 +4,7 @@
 
 #![allow(dead_code)] // each test file uses a different part of the harness
 
+pub mod alertmanager;
 pub mod kafka;
 pub mod oidc;
 pub mod smtp;

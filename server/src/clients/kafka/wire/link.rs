@@ -132,15 +132,21 @@ fn refused(addr: &str, e: &std::io::Error) -> WireError {
     let rustls_error = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
     let (why, sentence) = match rustls_error {
         // A plain listener answers a ClientHello with something that is
-        // not TLS, or closes.
+        // not TLS, or closes (nisshi resets) the connection.
         Some(rustls::Error::InvalidMessage(_)) => (
             Unreachable::TlsToPlaintext,
             Unreachable::TlsToPlaintext.sentence().to_string(),
         ),
-        _ if e.kind() == std::io::ErrorKind::UnexpectedEof => (
-            Unreachable::TlsToPlaintext,
-            Unreachable::TlsToPlaintext.sentence().to_string(),
-        ),
+        _ if matches!(
+            e.kind(),
+            std::io::ErrorKind::UnexpectedEof | std::io::ErrorKind::ConnectionReset
+        ) =>
+        {
+            (
+                Unreachable::TlsToPlaintext,
+                Unreachable::TlsToPlaintext.sentence().to_string(),
+            )
+        }
         _ => reach::refine(Unreachable::Tls, true, tls::finding_of(e, addr).as_ref()),
     };
     WireError::Tls {

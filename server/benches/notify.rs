@@ -162,7 +162,10 @@ async fn main() {
         .fetch_one(&pool)
         .await
         .expect("team");
-    channels(&pool, team, &url, &am, &dir).await;
+    // Channels read their secrets under `notify/` (`CHANNELS_SCOPE`).
+    let files = dir.join("notify");
+    std::fs::create_dir_all(&files).expect("dir");
+    channels(&pool, team, &url, &am, &files).await;
     let mut burst = Burst {
         cluster,
         route: (team, "t".into(), None),

@@ -25,14 +25,16 @@ use support::TestApp;
 
 const KEY: &str = "0123456789abcdef0123456789abcdef";
 
-/// A credential directory of the test's own, with the policy allowing it.
+/// A credential directory of the test's own, with the policy allowing it;
+/// the channels' files go in its `notify/` (where channels may read).
 fn secrets(name: &str, files: &[(&str, &str)]) -> (PathBuf, CredentialPolicy) {
-    let dir = std::env::temp_dir().join(format!("sk-notify-{}-{name}", std::process::id()));
+    let root = std::env::temp_dir().join(format!("sk-notify-{}-{name}", std::process::id()));
+    let dir = root.join("notify");
     std::fs::create_dir_all(&dir).expect("dir");
     for (f, v) in files {
         std::fs::write(dir.join(f), v).expect("write");
     }
-    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [dir.to_str().expect("utf-8")])
+    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", [root.to_str().expect("utf-8")])
         .expect("policy");
     (dir, policy)
 }
@@ -488,6 +490,56 @@ async fn channels_are_for_admins_and_members_with_secrets_by_reference(pool: PgP
     assert_eq!(refusals, 3);
     let r = t.api(Method::GET, &path, &token, None).await;
     assert_eq!(r.json(), json!([]));
+    // A channel can name no secret but a notification channel's: not the
+    // cluster's password beside them, nor (for a team's owner) another
+    // team's routing key. A viewer of the team sees its channels only.
+    std::fs::write(dir.join("../kafka"), "hunter2").expect("w");
+    std::fs::create_dir_all(dir.join("payments")).expect("dir");
+    std::fs::write(dir.join("payments/pd"), KEY).expect("w");
+    let root = dir.parent().expect("root").display().to_string();
+    let to_me = |secret: String| {
+        json!({"name": "p", "kind": "pagerduty",
+               "endpoint": format!("{url}/v2/enqueue"), "secret": secret})
+    };
+    let kafka = to_me(format!("file:{root}/kafka"));
+    let r = t.api(Method::POST, &path, &token, Some(kafka)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(!r.body.contains("hunter2"));
+    let olga = t.user("olga", &[Role::Owner]).await;
+    let vera = t.user("vera", &[Role::Viewer]).await;
+    for member in [olga, vera] {
+        let mut conn = pool.acquire().await.expect("conn");
+        streamkeeper_server::accounts::store::teams::add_member(&mut conn, team_id, member)
+            .await
+            .expect("member");
+    }
+    let (olga, vera) = (t.token(olga).await, t.token(vera).await);
+    let others = to_me(format!("file:{}/pd", dir.display()));
+    let r = t.api(Method::POST, &path, &olga, Some(others)).await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
+    assert!(r.body.contains("notify/payments"), "{}", r.body);
+    let theirs = to_me(format!("file:{}/payments/pd", dir.display()));
+    let r = t
+        .api(Method::POST, &path, &vera, Some(theirs.clone()))
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t.api(Method::POST, &path, &olga, Some(theirs)).await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let own = r.json();
+    let r = t.api(Method::GET, &path, &vera, None).await;
+    assert_eq!(r.json().as_array().map(Vec::len), Some(1), "{}", r.body);
+    let try_it = format!("{path}/{}/test", own["id"]);
+    let r = t.api(Method::POST, &try_it, &vera, None).await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+    let r = t
+        .api(
+            Method::DELETE,
+            &format!("{path}/{}", own["id"]),
+            &olga,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NO_CONTENT);
 
     // Send a test: the answer is the receiver's, word for word.
     std::fs::write(dir.join("pd"), "ffffffffffffffffffffffffffffffff").expect("w");

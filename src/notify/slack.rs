@@ -95,13 +95,32 @@ pub fn message(n: &Notice) -> Value {
         })),
         _ => {}
     }
-    json!({ "text": cut(&n.text(), MAX_TEXT), "blocks": blocks })
+    // The fallback is mrkdwn too (notifications and old clients show it):
+    // a group named `<!channel>` must not ping the channel.
+    json!({ "text": cut(&escape(&n.text()), MAX_TEXT), "blocks": blocks })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::notify::notice::tests::{flag, one};
+
+    #[test]
+    fn names_from_kafka_cannot_mention_or_link() {
+        let mut f = flag(7, "<!channel> <https://evil.example|click>", "STOP");
+        f.reason = "lag <@U123>".into();
+        let m = message(&one(Transition::Raise, f));
+        // Everything read as mrkdwn (the header is plain text: shown as is).
+        for text in [m["text"].to_string(), m["blocks"][1].to_string()] {
+            assert!(!text.contains("<!channel>"), "{text}");
+            assert!(
+                !text.contains("<https://evil") && !text.contains("<@U123>"),
+                "{text}"
+            );
+            assert!(text.contains("&lt;!channel&gt;"), "{text}");
+        }
+        assert_eq!(m["blocks"][0]["text"]["type"], "plain_text");
+    }
 
     #[test]
     fn one_flag_has_a_header_its_section_and_a_button() {

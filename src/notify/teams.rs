@@ -32,9 +32,9 @@ fn flag_block(f: &FlagNotice, t: Transition) -> Value {
         "separator": true,
         "items": [
             { "type": "TextBlock", "wrap": true, "weight": "Bolder",
-              "text": format!("{status}: {} {}", f.subject_kind, f.subject) },
+              "text": format!("{status}: {} {}", f.subject_kind, plain(&f.subject)) },
             { "type": "TextBlock", "wrap": true,
-              "text": super::slack::cut(&f.reason, MAX_REASON) },
+              "text": super::slack::cut(&plain(&f.reason), MAX_REASON) },
             { "type": "FactSet", "facts": [
                 { "title": "Cluster", "value": f.cluster },
                 { "title": "Owner", "value": owner },
@@ -45,15 +45,25 @@ fn flag_block(f: &FlagNotice, t: Transition) -> Value {
     })
 }
 
+/// Text from Kafka (a group's name, a reason) as an Adaptive Card's
+/// TextBlock shows it: its markdown subset makes `[text](url)` a link and
+/// has no escape Teams honours everywhere, so a zero-width space splits the
+/// link's `](` — a group named `[login](https://evil)` reads as itself and
+/// links nowhere. Emphasis marks are left: `orders_v2` must read as named,
+/// and bold text misleads no one into a click.
+pub fn plain(s: &str) -> String {
+    s.replace("](", "]\u{200B}(")
+}
+
 /// The message for a notice.
 pub fn message(n: &Notice) -> Value {
     let mut body = vec![json!({
         "type": "TextBlock", "size": "Large", "weight": "Bolder", "wrap": true,
-        "text": super::slack::cut(&n.subject(), 300),
+        "text": super::slack::cut(&plain(&n.subject()), 300),
     })];
     if let Some(by) = &n.by {
         body.push(json!({ "type": "TextBlock", "wrap": true, "isSubtle": true,
-                          "text": format!("Acknowledged by {by}") }));
+                          "text": format!("Acknowledged by {}", plain(by)) }));
     }
     for f in n.flags.iter().take(MAX_LISTED) {
         body.push(flag_block(f, n.transition));
@@ -89,6 +99,15 @@ pub fn message(n: &Notice) -> Value {
 mod tests {
     use super::*;
     use crate::notify::notice::tests::{flag, one};
+
+    #[test]
+    fn names_from_kafka_are_not_links_in_a_card() {
+        let mut f = flag(3, "[login](https://evil.example)", "STOP");
+        f.reason = "see [here](https://evil.example)".into();
+        let m = message(&one(Transition::Raise, f)).to_string();
+        assert!(!m.contains("](https://evil"), "{m}");
+        assert!(m.contains("[login]"), "the name still reads as itself: {m}");
+    }
 
     #[test]
     fn a_card_names_the_flag_and_opens_it() {

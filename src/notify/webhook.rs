@@ -48,7 +48,8 @@ pub fn body(n: &Notice) -> Value {
 /// The signature header's value for `body` sent at `unix_s` with `key`.
 pub fn signature(key: &[u8], unix_s: i64, body: &[u8]) -> String {
     // HMAC accepts a key of any length, so `new_from_slice` cannot fail;
-    // an empty key still signs (the channel's settings require one).
+    // an empty key still signs. A webhook channel without a signing key
+    // sends no signature header at all (its settings make one optional).
     let mut mac = match Hmac::<Sha256>::new_from_slice(key) {
         Ok(m) => m,
         Err(_) => return String::new(),

@@ -151,6 +151,28 @@ impl CredentialPolicy {
         Self::new(env_prefix, dirs.split(':'))
     }
 
+    /// The narrower policy of one use of credentials, so a reference made
+    /// for it cannot name the others' secrets: variables under
+    /// `{prefix}{SCOPE}_` and files under `{dir}/{scope}/`. Notification
+    /// channels, which a team's owner sets up, use `within("notify")` and
+    /// then their team's name: a channel can never send a cluster's
+    /// password, or another team's routing key, to an endpoint its author
+    /// chose.
+    pub fn within(&self, scope: &str) -> Self {
+        let env: String = scope
+            .chars()
+            .map(|c| match c {
+                c if c.is_ascii_alphanumeric() => c.to_ascii_uppercase(),
+                _ => '_',
+            })
+            .collect();
+        let dir = scope.replace(['/', '\\'], "_");
+        CredentialPolicy {
+            env_prefix: format!("{}{env}_", self.env_prefix),
+            dirs: self.dirs.iter().map(|d| format!("{d}/{dir}")).collect(),
+        }
+    }
+
     pub fn env_prefix(&self) -> &str {
         &self.env_prefix
     }
@@ -248,6 +270,33 @@ pub fn http_transport(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_scope_narrows_variables_and_directories() {
+        let p = CredentialPolicy::new("STREAMKEEPER_CRED_", ["/run/secrets"]).expect("policy");
+        let team = p.within("notify").within("fraud-scoring");
+        assert_eq!(team.env_prefix(), "STREAMKEEPER_CRED_NOTIFY_FRAUD_SCORING_");
+        assert_eq!(team.dirs(), ["/run/secrets/notify/fraud-scoring"]);
+        assert!(
+            team.check("env:STREAMKEEPER_CRED_NOTIFY_FRAUD_SCORING_SLACK")
+                .is_ok()
+        );
+        assert!(
+            team.check("file:/run/secrets/notify/fraud-scoring/pd")
+                .is_ok()
+        );
+        for other in [
+            "env:STREAMKEEPER_CRED_KAFKA_PASSWORD",
+            "env:STREAMKEEPER_CRED_NOTIFY_PAYMENTS_SLACK",
+            "file:/run/secrets/kafka",
+            "file:/run/secrets/notify/payments/pd",
+            "file:/run/secrets/notify/fraud-scoring/../../kafka",
+        ] {
+            assert!(team.check(other).is_err(), "{other} must be refused");
+        }
+        // A scope cannot climb out of its directory.
+        assert_eq!(p.within("../x").dirs(), ["/run/secrets/.._x"]);
+    }
 
     #[test]
     fn only_prefixed_variables_are_references() {

@@ -12,8 +12,10 @@ pub enum MailEvent<'a> {
     /// review on a moved base).
     Waiting {
         verdict: &'a str,
-        /// Consumer groups that could not read what the change writes.
-        breaking: &'a [String],
+        /// Consumer groups that could not read what the change writes;
+        /// `None` when no check says (a connector, a check not found):
+        /// then the message says nothing rather than "none".
+        breaking: Option<&'a [String]>,
         by: &'a str,
     },
     /// An approval; `done` when it was the last one needed.
@@ -149,11 +151,11 @@ fn words(item: ItemRef<'_>, event: &MailEvent<'_>) -> (String, Vec<String>) {
                 ),
                 format!("Check: {verdict}."),
             ];
-            lines.push(if breaking.is_empty() {
-                "Breaking consumers: none.".into()
-            } else {
-                format!("Breaking consumers: {}.", breaking.join(", "))
-            });
+            match breaking {
+                Some([]) => lines.push("Breaking consumers: none.".into()),
+                Some(groups) => lines.push(format!("Breaking consumers: {}.", groups.join(", "))),
+                None => {}
+            }
             (format!("Review needed: {name}"), lines)
         }
         MailEvent::Approved { by, done: true } => (
@@ -258,7 +260,7 @@ mod tests {
             item(1),
             &MailEvent::Waiting {
                 verdict: "INCOMPATIBLE",
-                breaking: &breaking,
+                breaking: Some(&breaking),
                 by: "ada",
             },
             URL,
@@ -291,10 +293,15 @@ mod tests {
     fn the_first_message_opens_the_thread_and_later_ones_answer_it() {
         let waiting = MailEvent::Waiting {
             verdict: "COMPATIBLE",
-            breaking: &[],
+            breaking: None,
             by: "ada",
         };
         let first = render(item(1), &waiting, URL, HOST, 1);
+        assert!(
+            !first.text.contains("Breaking consumers"),
+            "no check, no claim of none: {}",
+            first.text
+        );
         assert_eq!(first.message_id, "<review-42@streamkeeper.example.com>");
         assert_eq!(first.in_reply_to, None);
         let edited = render(item(2), &waiting, URL, HOST, 2);

@@ -287,7 +287,7 @@ fn ClusterEdit(
                     mechanism=mechanism.clone() user=None pass=None ca=None />
                 <p class="note">{credentials}</p>
                 {has_credentials.then(|| view! {
-                    <label><input type="checkbox" name="drop_credentials" value="yes" />" Remove the credentials"</label>
+                    <label><input type="checkbox" name="drop_credentials" value="yes" />" Remove the credentials and the CA"</label>
                 })}
                 <label>"Sample every (seconds)" <input name="interval_s" type="number" min="5" max="3600" value=interval.clone() /></label>
                 <button type="submit">{save.clone()}</button>

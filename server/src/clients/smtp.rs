@@ -58,13 +58,17 @@ pub enum SmtpError {
 }
 
 impl SmtpError {
-    /// Whether trying again later can help: a refusal of this message or
-    /// of its recipient will be the same next time.
+    /// Whether trying again later cannot help: a refusal of this message
+    /// or of its recipient will be the same next time. A refused sign-in
+    /// (530–539: a rotated or wrong password, auth required) is the
+    /// server's settings, not the message's: the message waits for the
+    /// operator's fix and is retried.
     pub fn is_permanent(&self) -> bool {
-        matches!(
-            self,
-            SmtpError::BadRecipient(_) | SmtpError::Message(_) | SmtpError::Permanent { .. }
-        )
+        match self {
+            SmtpError::BadRecipient(_) | SmtpError::Message(_) => true,
+            SmtpError::Permanent { code, .. } => !code.starts_with("53"),
+            _ => false,
+        }
     }
 }
 
@@ -180,5 +184,24 @@ fn of_lettre(e: lettre::transport::smtp::Error) -> SmtpError {
         }
     } else {
         SmtpError::Unreachable(whole)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SmtpError;
+
+    #[test]
+    fn a_refused_sign_in_is_retried_and_a_refused_recipient_is_not() {
+        let refused = |code: &str| SmtpError::Permanent {
+            code: code.into(),
+            text: "no".into(),
+        };
+        assert!(!refused("535").is_permanent(), "bad credentials: retried");
+        assert!(!refused("530").is_permanent(), "auth required: retried");
+        assert!(refused("550").is_permanent(), "no such mailbox");
+        assert!(refused("554").is_permanent());
+        assert!(SmtpError::BadRecipient("x".into()).is_permanent());
+        assert!(!SmtpError::Timeout.is_permanent());
     }
 }

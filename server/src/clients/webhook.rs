@@ -1,7 +1,8 @@
 //! The webhook sender: the egress rule, no redirects (a 3xx is a failed
 //! delivery: a receiver that moved is fixed in settings, not followed to
-//! wherever it points), and the answer's body is never read, only its
-//! status.
+//! wherever it points), and of the answer only its status and its first
+//! KiB are read (what a channel's test and delivery log show: PagerDuty's
+//! and Slack's answers say why they refused).
 
 use crate::clients::egress::{HttpClient, refusal_of};
 use reqwest::{Method, Url};

@@ -105,8 +105,9 @@ async fn deliver(
     }
 }
 
-/// One email delivery; the error says whether it is final. The address
-/// is not in the error: it is the delivery's URL, shown where it belongs.
+/// One email delivery; the error says whether it is final. It may name
+/// the address (a refused recipient), which the delivery's URL shows too:
+/// an address, never a credential.
 async fn send_mail(mail: Option<&Smtp>, d: &Delivery) -> Result<(), (String, bool)> {
     let Some(smtp) = mail else {
         return Err((

@@ -8,7 +8,9 @@
 
 use crate::notify::store::{self, ChannelRow, PendingRow};
 use crate::platform::errors::Db;
+use chrono::DateTime;
 use sqlx::PgPool;
+use std::collections::HashSet;
 use streamkeeper::notify::plan::{self, Fate, Pending};
 use streamkeeper::notify::{
     ChannelKind, Filter, FlagNotice, Severity, Silence, SilenceScope, Transition,
@@ -77,7 +79,8 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
         })
         .collect();
     let now_ms = crate::platform::clock::now().timestamp_millis();
-    let (mut send, mut hold, mut done) = (Vec::new(), Vec::new(), Vec::new());
+    let (mut send, mut done) = (Vec::new(), Vec::new());
+    let (mut hold, mut hold_until) = (Vec::new(), Vec::new());
     for r in rows {
         let id = r.id;
         let Some(p) = pending(r, base_url) else {
@@ -86,7 +89,10 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
         };
         match plan::fate(&p, &silences, now_ms) {
             Fate::Send => send.push(p),
-            Fate::Hold(_) => hold.push(p.id),
+            Fate::Hold(until_ms) => {
+                hold.push(p.id);
+                hold_until.push(DateTime::from_timestamp_millis(until_ms).unwrap_or_default());
+            }
             Fate::Drop => done.push(p.id),
         }
     }
@@ -99,6 +105,7 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
         })
         .collect();
     let mut queued = 0;
+    let mut reached: HashSet<i64> = HashSet::new();
     for (channel_id, notices) in plan::messages(&send, &routes) {
         let Some(kind) = channels
             .iter()
@@ -109,6 +116,7 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
         };
         for n in notices {
             let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
+            reached.extend(&ids);
             let bodies = kind.payload(&n, now_ms);
             let per_flag = kind == ChannelKind::PagerDuty;
             for (i, body) in bodies.iter().enumerate() {
@@ -118,7 +126,7 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             }
         }
     }
-    let with_channels: Vec<i64> = send
+    let with_channels: HashSet<i64> = send
         .iter()
         .filter(|p| {
             p.team_id
@@ -131,9 +139,25 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             .map(|p| p.id)
             .filter(|id| !with_channels.contains(id)),
     );
-    store::fanned_out(&mut tx, &with_channels, true).await?;
+    // A raise every channel's filter turned away reached the team only in
+    // the app, as if it had no channels: that is when it was notified.
+    let in_app: Vec<i64> = send
+        .iter()
+        .filter(|p| p.transition == Transition::Raise && with_channels.contains(&p.id))
+        .map(|p| p.flag.id)
+        .filter(|id| !reached.contains(id))
+        .collect();
+    store::notified_in_app(&mut tx, &in_app).await?;
+    // Told: it became a message on at least one channel.
+    let (told, untold): (Vec<&Pending>, Vec<&Pending>) = send
+        .iter()
+        .filter(|p| with_channels.contains(&p.id))
+        .partition(|p| reached.contains(&p.flag.id));
+    let told: Vec<i64> = told.iter().map(|p| p.id).collect();
+    done.extend(untold.iter().map(|p| p.id));
+    store::fanned_out(&mut tx, &told, true).await?;
     store::fanned_out(&mut tx, &done, false).await?;
-    store::held(&mut tx, &hold).await?;
+    store::held(&mut tx, &hold, &hold_until).await?;
     tx.commit().await?;
     Ok(queued)
 }

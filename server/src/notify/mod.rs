@@ -20,12 +20,14 @@ use crate::clients::kafka::settings::SecretRef;
 use crate::clients::webhook::Webhooks;
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
+use send::CHANNELS_SCOPE;
 use serde_json::json;
 use sqlx::PgPool;
 use store::ChannelRow;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::notify::{ChannelKind, Filter, FlagNotice, Notice, Severity, Transition};
+use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::platform::page::Choice;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::notify::model::{
@@ -70,10 +72,21 @@ impl NotifyService {
         Self { pool, outbound }
     }
 
-    /// Admins and the team's members only; a missing team is a 404 and a
-    /// refusal either way is audited (403s by the web layer).
-    async fn may_manage(&self, who: &Principal, from: &str, team_id: i64) -> Result<(), AppError> {
-        if !store::team_exists(&self.pool, team_id).await? {
+    /// Who may see a team's channels (`Stewardship::Act`: admins and the
+    /// team's members) and who may change or try them (`Steer`: admins and
+    /// the team's owners), with the credential references a change may
+    /// name: an admin any of the notification channels' (`within
+    /// "notify"`), an owner only their team's — so no one sends a secret
+    /// that is not the channel's to an endpoint they chose. A missing team
+    /// is a 404, audited (403s are audited by the web layer).
+    async fn may_manage(
+        &self,
+        who: &Principal,
+        from: &str,
+        team_id: i64,
+        what: Stewardship,
+    ) -> Result<CredentialPolicy, AppError> {
+        let Some(team) = store::team_name(&self.pool, team_id).await? else {
             let e = AppError::NotFound(format!("Team {team_id}"));
             record_refusal(
                 &self.pool,
@@ -85,15 +98,21 @@ impl NotifyService {
             )
             .await;
             return Err(e);
-        }
+        };
         let facts = Facts::load(&self.pool, who).await?;
-        if may_steward(facts.steward(who), Some(team_id), Stewardship::Act) {
-            Ok(())
-        } else {
-            Err(AppError::Forbidden(
-                "manage another team's notification channels".into(),
-            ))
+        let steward = facts.steward(who);
+        if !may_steward(steward, Some(team_id), what) {
+            return Err(AppError::Forbidden(match what {
+                Stewardship::Act => "see another team's notification channels".into(),
+                _ => "set up notification channels: a team's owners and admins do".into(),
+            }));
         }
+        let channels = self.outbound.credentials.within(CHANNELS_SCOPE);
+        Ok(if steward.admin {
+            channels
+        } else {
+            channels.within(&team)
+        })
     }
 
     /// The URL a plain endpoint names, under the egress rule.
@@ -110,12 +129,16 @@ impl NotifyService {
     /// A credential reference under the operator's policy; `resolve` also
     /// reads it now (a URL held by reference is checked against the egress
     /// rule the same as a plain one).
-    fn reference(&self, raw: &str, what: &str) -> Result<SecretRef, Refused> {
-        SecretRef::checked(raw, &self.outbound.credentials)
-            .map_err(|e| Refused(format!("The {what}: {e}.")))
+    fn reference(raw: &str, what: &str, policy: &CredentialPolicy) -> Result<SecretRef, Refused> {
+        SecretRef::checked(raw, policy).map_err(|e| Refused(format!("The {what}: {e}.")))
     }
 
-    fn checked(&self, team_id: i64, n: &NewChannel) -> Result<ChannelRow, Refused> {
+    fn checked(
+        &self,
+        team_id: i64,
+        n: &NewChannel,
+        policy: &CredentialPolicy,
+    ) -> Result<ChannelRow, Refused> {
         let name = n.name.trim();
         if name.is_empty() || name.chars().count() > 100 {
             return Err(Refused("A channel's name is 1 to 100 characters.".into()));
@@ -133,8 +156,7 @@ impl NotifyService {
                 ));
             }
             (true, false) => {
-                let url = self
-                    .reference(endpoint, "endpoint reference")?
+                let url = Self::reference(endpoint, "endpoint reference", policy)?
                     .resolve()
                     .map_err(|e| Refused(format!("The endpoint reference: {e}.")))?;
                 self.plain_url(&url)?;
@@ -152,7 +174,7 @@ impl NotifyService {
                 ));
             }
             (Some(_), false) => {
-                self.reference(secret, "secret reference")?;
+                Self::reference(secret, "secret reference", policy)?;
                 Some(secret.to_owned())
             }
             (None, false) => {
@@ -263,7 +285,7 @@ fn test_notice(team: &str) -> Notice {
 impl streamkeeper_app::port::Notify for NotifyService {
     #[tracing::instrument(skip_all, fields(user = %who.username, team_id))]
     async fn channels(&self, who: &Principal, team_id: i64) -> Result<Vec<ChannelView>, AppError> {
-        self.may_manage(who, "", team_id).await?;
+        self.may_manage(who, "", team_id, Stewardship::Act).await?;
         Ok(store::channels(&self.pool, team_id)
             .await?
             .into_iter()
@@ -279,8 +301,10 @@ impl streamkeeper_app::port::Notify for NotifyService {
         team_id: i64,
         new: &NewChannel,
     ) -> Result<ChannelView, AppError> {
-        self.may_manage(who, from, team_id).await?;
-        let row = match self.checked(team_id, new) {
+        let policy = self
+            .may_manage(who, from, team_id, Stewardship::Steer)
+            .await?;
+        let row = match self.checked(team_id, new, &policy) {
             Ok(r) => r,
             Err(Refused(why)) => {
                 record_refusal(
@@ -327,7 +351,8 @@ impl streamkeeper_app::port::Notify for NotifyService {
         team_id: i64,
         id: i64,
     ) -> Result<(), AppError> {
-        self.may_manage(who, from, team_id).await?;
+        self.may_manage(who, from, team_id, Stewardship::Steer)
+            .await?;
         let mut tx = begin(&self.pool).await?;
         if !store::remove_channel(&mut tx, team_id, id).await? {
             return Err(AppError::NotFound(format!("Channel {id}")));
@@ -353,7 +378,8 @@ impl streamkeeper_app::port::Notify for NotifyService {
         team_id: i64,
         id: i64,
     ) -> Result<TestAnswer, AppError> {
-        self.may_manage(who, from, team_id).await?;
+        self.may_manage(who, from, team_id, Stewardship::Steer)
+            .await?;
         let c = store::channel(&self.pool, team_id, id)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Channel {id}")))?;
@@ -363,7 +389,11 @@ impl streamkeeper_app::port::Notify for NotifyService {
             .flatten()
             .filter(|s| streamkeeper::notify::broken_by(*s))
             .map(|_| answer.answer.clone());
-        store::set_broken(&self.pool, c.id, broken.as_deref()).await?;
+        // A 4xx marks it broken and a 2xx mends it; a 5xx, a timeout or a
+        // refusal by the egress rule says nothing of its settings.
+        if answer.ok || broken.is_some() {
+            store::set_broken(&self.pool, c.id, broken.as_deref()).await?;
+        }
         let mut tx = begin(&self.pool).await?;
         let detail = json!({ "status": answer.status, "ok": answer.ok });
         audited(

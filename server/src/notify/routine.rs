@@ -8,7 +8,7 @@ use crate::notify::{fanout, send, store};
 use crate::platform::errors::Db;
 use crate::platform::routine::{Lease, Outcome, Record, Routine, RunResult, Scope, Spec, Target};
 use async_trait::async_trait;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use std::time::Duration;
 use streamkeeper::notify::{FlagNotice, Transition, alertmanager, group};
 use streamkeeper::platform::credential::CredentialPolicy;
@@ -16,8 +16,8 @@ use streamkeeper::platform::egress::EgressPolicy;
 use tokio_util::sync::CancellationToken;
 
 /// Queues the re-posts of open flags' alerts due now; returns how many posts.
-pub async fn queue_reposts(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
-    let rows = store::alerts_to_repost(pool, alertmanager::REPOST_S).await?;
+pub async fn queue_reposts(conn: &mut PgConnection, base_url: &str) -> Result<usize, Db> {
+    let rows = store::alerts_to_repost(conn, alertmanager::REPOST_S).await?;
     let now_ms = crate::platform::clock::now().timestamp_millis();
     let mut by_channel: Vec<(i64, Vec<(Transition, FlagNotice)>)> = Vec::new();
     for r in rows {
@@ -38,18 +38,27 @@ pub async fn queue_reposts(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             _ => by_channel.push((r.channel_id, vec![(Transition::Repeat, f)])),
         }
     }
-    let mut tx = pool.begin().await?;
     let mut n = 0;
     for (channel, told) in by_channel {
         for notice in group(told) {
             let ids: Vec<i64> = notice.flags.iter().map(|f| f.id).collect();
             let body = alertmanager::alerts(&notice, now_ms);
-            store::enqueue(&mut tx, channel, "repeat", &ids, &body).await?;
+            store::enqueue(conn, channel, "repeat", &ids, &body).await?;
             n += 1;
         }
     }
-    tx.commit().await?;
     Ok(n)
+}
+
+/// Queues reminders of flags left unacknowledged and re-posts of open
+/// flags' alerts, on one replica at a time (the others skip the step).
+async fn queue_reminders(pool: &PgPool, base_url: &str) -> Result<(), Db> {
+    let mut tx = pool.begin().await?;
+    if store::lock_reminders(&mut tx).await? {
+        store::queue_repeats(&mut tx).await?;
+        queue_reposts(&mut tx, base_url).await?;
+    }
+    Ok(tx.commit().await?)
 }
 
 /// One pass of everything the routine does; how many messages it sent.
@@ -59,8 +68,7 @@ pub async fn pass(
     webhooks: &Webhooks,
     credentials: &CredentialPolicy,
 ) -> Result<usize, Db> {
-    store::queue_repeats(pool).await?;
-    queue_reposts(pool, base_url).await?;
+    queue_reminders(pool, base_url).await?;
     fanout::fan_out(pool, base_url).await?;
     send::send_due(pool, webhooks, credentials).await
 }

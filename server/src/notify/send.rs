@@ -44,6 +44,10 @@ pub struct Prepared {
     pub bytes: Vec<u8>,
 }
 
+/// Where channels' credential references may point (see
+/// `CredentialPolicy::within`): `{prefix}NOTIFY_…` and `{dir}/notify/…`.
+pub const CHANNELS_SCOPE: &str = "notify";
+
 /// The URL, headers and exact bytes of one message to `t`.
 pub fn prepare(
     t: &Target<'_>,
@@ -51,6 +55,9 @@ pub fn prepare(
     policy: &CredentialPolicy,
 ) -> Result<Prepared, String> {
     let kind = ChannelKind::parse(t.kind).ok_or_else(|| format!("unknown kind {}", t.kind))?;
+    // Read under the channels' own policy again: a reference stored before
+    // it narrowed, or edited in the table, still names no other secret.
+    let policy = &policy.within(CHANNELS_SCOPE);
     let url = match (t.endpoint, t.endpoint_ref, kind.needs().default_endpoint) {
         (Some(u), _, _) => u.to_owned(),
         (None, Some(r), _) => secret(r, policy)?,

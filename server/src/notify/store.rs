@@ -125,10 +125,13 @@ pub struct PendingRow {
 }
 
 /// Locks up to `n` pending transitions, oldest first (rows another
-/// replica is fanning out are skipped). The transaction marks them.
+/// replica is fanning out are skipped, and rows a silence holds until
+/// it ends). The transaction marks them.
 pub async fn pending(conn: &mut PgConnection, n: i64) -> Result<Vec<PendingRow>, Db> {
     Ok(sqlx::query_as(
-        "WITH p AS (SELECT * FROM notify_transitions WHERE fanned_out_at IS NULL
+        "WITH p AS (SELECT * FROM notify_transitions
+                     WHERE fanned_out_at IS NULL
+                       AND (held_until IS NULL OR held_until <= streamkeeper_now())
                     ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED)
          SELECT p.id, p.flag_id, p.transition, p.was, p.by_user, p.held,
                 f.cluster_id, c.name AS cluster, f.subject_kind, f.subject, f.kind, f.reason,
@@ -173,15 +176,32 @@ pub async fn fanned_out(conn: &mut PgConnection, ids: &[i64], told: bool) -> Res
     .map(drop)?)
 }
 
-/// Marks transitions held by a silence: they stay pending.
-pub async fn held(conn: &mut PgConnection, ids: &[i64]) -> Result<(), Db> {
-    Ok(
-        sqlx::query("UPDATE notify_transitions SET held = true WHERE id = ANY($1)")
-            .bind(ids)
-            .execute(conn)
-            .await
-            .map(drop)?,
+/// Marks transitions held by a silence until `until` (each its own):
+/// they stay pending, unlooked at until then.
+pub async fn held(conn: &mut PgConnection, ids: &[i64], until: &[DateTime<Utc>]) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notify_transitions t SET held = true, held_until = h.until
+           FROM UNNEST($1::bigint[], $2::timestamptz[]) AS h (id, until)
+          WHERE t.id = h.id",
     )
+    .bind(ids)
+    .bind(until)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+/// Lets every held transition be judged again at the next pass: a
+/// silence ended early, or another one added, changes how long each is
+/// held.
+pub async fn release_holds(conn: &mut PgConnection) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE notify_transitions SET held_until = NULL
+          WHERE fanned_out_at IS NULL AND held_until IS NOT NULL",
+    )
+    .execute(conn)
+    .await
+    .map(drop)?)
 }
 
 /// Queues a channel's message: `flag_ids` the flags it lists.
@@ -231,6 +251,14 @@ pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<ChannelDel
                  WHERE delivered_at IS NULL AND failed_at IS NULL AND channel_id IS NOT NULL
                    AND next_attempt_at <= streamkeeper_now()
                    AND (claimed_until IS NULL OR claimed_until < streamkeeper_now())
+                   -- In order per channel and flag: a resolve waits for its
+                   -- trigger (being retried) to go or be given up, or the
+                   -- retried trigger would open an incident nobody closes.
+                   AND NOT EXISTS (
+                        SELECT 1 FROM deliveries o
+                         WHERE o.channel_id = deliveries.channel_id AND o.id < deliveries.id
+                           AND o.delivered_at IS NULL AND o.failed_at IS NULL
+                           AND o.flag_ids && deliveries.flag_ids)
                  ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED)
             RETURNING id, transition, flag_ids, idempotency_key, body, attempts, channel_id)
          SELECT d.id, d.transition, d.flag_ids, d.idempotency_key, d.body, d.attempts,
@@ -240,6 +268,31 @@ pub async fn claim(pool: &PgPool, n: i64, lease_s: i64) -> Result<Vec<ChannelDel
     .bind(n)
     .bind(lease_s as f64)
     .fetch_all(pool)
+    .await?)
+}
+
+/// Flags raised whose team has channels none of which takes them (every
+/// filter said no): the flag list in the app is their notification, as for
+/// a team without channels.
+pub async fn notified_in_app(conn: &mut PgConnection, flag_ids: &[i64]) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE flags SET notified_at = COALESCE(notified_at, streamkeeper_now())
+          WHERE id = ANY($1)",
+    )
+    .bind(flag_ids)
+    .execute(conn)
+    .await
+    .map(drop)?)
+}
+
+/// Takes the lock of the steps that queue reminders and re-posts, for
+/// this transaction; `false` when another replica holds it (it queues
+/// them: two would queue each twice).
+pub async fn lock_reminders(conn: &mut PgConnection) -> Result<bool, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT pg_try_advisory_xact_lock(hashtext('streamkeeper.notify.reminders'))",
+    )
+    .fetch_one(conn)
     .await?)
 }
 
@@ -329,27 +382,31 @@ pub async fn team_of_flag(pool: &PgPool, flag_id: i64) -> Result<Option<Option<i
     )
 }
 
-pub async fn team_exists(pool: &PgPool, team_id: i64) -> Result<bool, Db> {
-    Ok(
-        sqlx::query_scalar("SELECT EXISTS (SELECT 1 FROM teams WHERE id = $1)")
-            .bind(team_id)
-            .fetch_one(pool)
-            .await?,
-    )
+/// A team's name, `None` when there is no such team.
+pub async fn team_name(pool: &PgPool, team_id: i64) -> Result<Option<String>, Db> {
+    Ok(sqlx::query_scalar("SELECT name FROM teams WHERE id = $1")
+        .bind(team_id)
+        .fetch_optional(pool)
+        .await?)
 }
 
 /// Queues a `repeat` for each open (unacknowledged) flag of a team with
 /// channels that nobody was told of for the team's repeat interval.
-pub async fn queue_repeats(pool: &PgPool) -> Result<u64, Db> {
+pub async fn queue_repeats(conn: &mut PgConnection) -> Result<u64, Db> {
     Ok(sqlx::query(
         "INSERT INTO notify_transitions (flag_id, transition)
          SELECT f.id, 'repeat' FROM flags f JOIN teams t ON t.id = f.team_id
           WHERE f.state = 'open'
             AND EXISTS (SELECT 1 FROM notify_channels c WHERE c.team_id = t.id)
+            -- Told once, and nothing about it still waiting (held by a
+            -- silence, or not yet fanned out): a reminder, not a pile.
+            AND EXISTS (SELECT 1 FROM notify_transitions n WHERE n.flag_id = f.id AND n.told)
+            AND NOT EXISTS (SELECT 1 FROM notify_transitions n
+                             WHERE n.flag_id = f.id AND n.fanned_out_at IS NULL)
             AND (SELECT max(n.at) FROM notify_transitions n WHERE n.flag_id = f.id)
                 < streamkeeper_now() - make_interval(secs => t.repeat_s)",
     )
-    .execute(pool)
+    .execute(conn)
     .await?
     .rows_affected())
 }
@@ -371,13 +428,14 @@ pub struct RepostRow {
 /// The open flags' alerts to post again to their team's Alertmanager
 /// channels, not posted to for `every_s` (an alert ends unless posted
 /// again). Only flags the channel was told of (posted before).
-pub async fn alerts_to_repost(pool: &PgPool, every_s: i64) -> Result<Vec<RepostRow>, Db> {
+pub async fn alerts_to_repost(conn: &mut PgConnection, every_s: i64) -> Result<Vec<RepostRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.id AS channel_id, f.id AS flag_id, k.name AS cluster, f.subject_kind,
                 f.subject, f.kind, f.reason, t.name AS team, f.onset_at
            FROM flags f JOIN notify_channels c ON c.team_id = f.team_id
            JOIN clusters k ON k.id = f.cluster_id JOIN teams t ON t.id = f.team_id
           WHERE c.kind = 'alertmanager' AND f.state IN ('open', 'acknowledged')
+            AND c.broken_at IS NULL
             AND EXISTS (SELECT 1 FROM deliveries d
                          WHERE d.channel_id = c.id AND d.flag_ids @> ARRAY[f.id])
             AND NOT EXISTS (SELECT 1 FROM deliveries d
@@ -386,7 +444,7 @@ pub async fn alerts_to_repost(pool: &PgPool, every_s: i64) -> Result<Vec<RepostR
           ORDER BY c.id, k.name",
     )
     .bind(every_s as f64)
-    .fetch_all(pool)
+    .fetch_all(conn)
     .await?)
 }
 
@@ -447,13 +505,13 @@ pub async fn add_silence(conn: &mut PgConnection, s: &SilenceRow) -> Result<Sile
 /// Ends a silence now: its held deliveries are sent at the next pass if
 /// their trouble is still there.
 pub async fn end_silence(conn: &mut PgConnection, id: i64) -> Result<(), Db> {
-    Ok(sqlx::query(
+    sqlx::query(
         "UPDATE notify_silences SET until = LEAST(until, streamkeeper_now()) WHERE id = $1",
     )
     .bind(id)
-    .execute(conn)
-    .await
-    .map(drop)?)
+    .execute(&mut *conn)
+    .await?;
+    release_holds(conn).await
 }
 
 pub async fn cluster_exists(pool: &PgPool, cluster_id: i64) -> Result<bool, Db> {

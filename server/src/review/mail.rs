@@ -84,27 +84,22 @@ impl ReviewService {
         if self.mail.is_none() {
             return Ok(());
         }
-        let breaking: Vec<String> = match check_id {
-            Some(c) => self
-                .schemas
-                .item_check(c)
-                .await?
-                .map(|r| {
-                    r.consumers
-                        .into_iter()
-                        .filter(|c| c.verdict == Verdict::Incompatible)
-                        .map(|c| c.group)
-                        .collect()
-                })
-                .unwrap_or_default(),
-            None => Vec::new(),
+        let breaking: Option<Vec<String>> = match check_id {
+            Some(c) => self.schemas.item_check(c).await?.map(|r| {
+                r.consumers
+                    .into_iter()
+                    .filter(|c| c.verdict == Verdict::Incompatible)
+                    .map(|c| c.group)
+                    .collect()
+            }),
+            None => None,
         };
         let Some(item) = items::lock_item(conn, id).await? else {
             return Ok(());
         };
         let event = MailEvent::Waiting {
             verdict,
-            breaking: &breaking,
+            breaking: breaking.as_deref(),
             by,
         };
         self.mail(conn, approvers, item_ref(&item), &event).await

@@ -62,7 +62,13 @@ pub(super) fn validate(
         name,
         ..probe_row(new)
     };
-    crate::watch::routine::settings_of(&probe, policy).map_err(AppError::Invalid)?;
+    let settings = crate::watch::routine::settings_of(&probe, policy).map_err(AppError::Invalid)?;
+    if settings.ca.is_some() && !settings.protocol.tls() {
+        return Err(AppError::Invalid(format!(
+            "A CA bundle is used only over TLS: choose SSL or SASL_SSL, or leave the CA empty ({} does not use TLS).",
+            settings.protocol.as_str()
+        )));
+    }
     Ok(probe)
 }
 
@@ -221,8 +227,17 @@ impl ClusterService {
             new.password_ref = old.password_ref.clone();
             new.insecure_credentials = old.insecure_credentials;
         }
-        // The forms do not show the CA reference either: blank keeps it.
-        if new.ca_ref.as_deref().is_none_or(|r| r.trim().is_empty()) {
+        // The forms do not show the CA reference either: blank keeps it,
+        // unless the credentials are being removed ("Remove the credentials
+        // and the CA"), or the cluster no longer uses TLS.
+        let blank = |r: &Option<String>| r.as_deref().is_none_or(|r| r.trim().is_empty());
+        let dropping = !keep_credentials && blank(&new.username_ref) && blank(&new.password_ref);
+        let tls = new
+            .security_protocol
+            .trim()
+            .to_ascii_uppercase()
+            .contains("SSL");
+        if blank(&new.ca_ref) && !dropping && tls {
             new.ca_ref = old.ca_ref.clone();
         }
         let probe = match validate(&new, &self.credentials) {

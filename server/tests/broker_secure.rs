@@ -465,7 +465,8 @@ async fn the_fast_read_over_tls_and_scram_reads_what_librdkafka_reads() {
                 .expect("config")
                 .create()
                 .expect("client");
-            let mut listed = group_offsets::list(&client, &[group.clone()], settings.timeout);
+            let mut listed =
+                group_offsets::list(&client, std::slice::from_ref(&group), settings.timeout);
             let offsets: BTreeMap<(String, i32), i64> = listed
                 .remove(&group)
                 .expect("answered")

@@ -13,6 +13,14 @@
 //! STREAMKEEPER_CONFLUENT_PYTHON names (`ensure_confluent_kafka` in
 //! scripts/lib.sh installs it and sets it; skipped when absent). Ends with
 //! both medians and their ratio.
+//!
+//! A secured broker: STREAMKEEPER_BENCH_SECURITY_PROTOCOL (SSL, SASL_SSL…),
+//! STREAMKEEPER_BENCH_SASL_MECHANISM, STREAMKEEPER_BENCH_CA (the CA bundle's
+//! path) and the login in STREAMKEEPER_CRED_BENCH_USERNAME and
+//! STREAMKEEPER_CRED_BENCH_PASSWORD; the script is given the same settings
+//! (librdkafka's, as the pass makes them). STREAMKEEPER_BENCH_SKIP_SETUP=1
+//! reads what the broker already holds (the same data behind another
+//! listener) instead of adding groups.
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -21,8 +29,9 @@ use rdkafka::consumer::{BaseConsumer, CommitMode, Consumer};
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
+use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper_server::clients::kafka::reader;
-use streamkeeper_server::clients::kafka::settings::ClusterSettings;
+use streamkeeper_server::clients::kafka::settings::{ClusterSettings, SecretRef};
 
 const PER_TOPIC: usize = 50;
 
@@ -40,13 +49,63 @@ async fn main() {
         .collect();
     let groups = args.first().copied().unwrap_or(100);
     let partitions = args.get(1).copied().unwrap_or(1_000);
+    let settings = settings(&bootstrap);
+    let mut base = settings.client_config().expect("settings");
+    // The reader's read-only settings would stop the setup committing.
+    base.remove("enable.auto.offset.store");
+    base.remove("allow.auto.create.topics");
+    if std::env::var("STREAMKEEPER_BENCH_SKIP_SETUP").as_deref() != Ok("1") {
+        setup(&base, groups, partitions).await;
+    }
+    let peer_config = serde_json::Value::Object(
+        [
+            "security.protocol",
+            "sasl.mechanism",
+            "sasl.username",
+            "sasl.password",
+            "ssl.ca.pem",
+            "ssl.endpoint.identification.algorithm",
+        ]
+        .into_iter()
+        .filter_map(|k| Some((k.to_string(), base.get(k)?.into())))
+        .collect(),
+    );
+    read_rounds(&settings, &bootstrap, &peer_config).await;
+}
+
+/// The cluster's settings, with the security the environment names.
+fn settings(bootstrap: &str) -> ClusterSettings {
+    let var = |name: &str| std::env::var(name).ok().filter(|v| !v.is_empty());
+    let protocol = var("STREAMKEEPER_BENCH_SECURITY_PROTOCOL").unwrap_or("PLAINTEXT".into());
+    let ca = var("STREAMKEEPER_BENCH_CA");
+    let dirs: Vec<String> = ca
+        .iter()
+        .filter_map(|p| Some(std::path::Path::new(p).parent()?.display().to_string()))
+        .collect();
+    let policy = CredentialPolicy::new("STREAMKEEPER_CRED_", dirs.iter().map(String::as_str))
+        .expect("policy");
+    let login = |name: &str| {
+        var(name).map(|_| SecretRef::checked(&format!("env:{name}"), &policy).expect("reference"))
+    };
+    let mut s = ClusterSettings::new(
+        bootstrap,
+        protocol.parse().expect("security protocol"),
+        var("STREAMKEEPER_BENCH_SASL_MECHANISM").map(|m| m.parse().expect("mechanism")),
+        login("STREAMKEEPER_CRED_BENCH_USERNAME"),
+        login("STREAMKEEPER_CRED_BENCH_PASSWORD"),
+        false,
+    )
+    .expect("settings");
+    s.ca = ca.map(|p| SecretRef::checked(&format!("file:{p}"), &policy).expect("reference"));
+    s
+}
+
+/// `partitions` in topics of [`PER_TOPIC`], and `groups` groups each
+/// committed on one topic's partitions.
+async fn setup(base: &ClientConfig, groups: usize, partitions: usize) {
     let topics = partitions.div_ceil(PER_TOPIC);
     let run = std::process::id();
-
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .create()
-        .expect("admin");
+    let admin: AdminClient<DefaultClientContext> = base.create().expect("admin");
     let names: Vec<String> = (0..topics).map(|i| format!("bench-{run}-{i}")).collect();
     let new: Vec<NewTopic> = names
         .iter()
@@ -65,8 +124,8 @@ async fn main() {
     }
     for g in 0..groups {
         let topic = &names[g % topics];
-        let c: BaseConsumer = ClientConfig::new()
-            .set("bootstrap.servers", &bootstrap)
+        let c: BaseConsumer = base
+            .clone()
             .set("group.id", format!("bench-{run}-g{g}"))
             .set("enable.auto.commit", "false")
             .create()
@@ -83,8 +142,10 @@ async fn main() {
         "setup: {topics} topics × {PER_TOPIC} partitions, {groups} groups committed in {:.1} s",
         setup.elapsed().as_secs_f64()
     );
+}
 
-    let settings = ClusterSettings::plaintext(&bootstrap).expect("settings");
+/// Three rounds of our read, each followed by the script's.
+async fn read_rounds(settings: &ClusterSettings, bootstrap: &str, peer_config: &serde_json::Value) {
     let python = std::env::var("STREAMKEEPER_CONFLUENT_PYTHON")
         .ok()
         .filter(|p| std::path::Path::new(p).exists());
@@ -131,7 +192,8 @@ async fn main() {
         if let Some(python) = &python {
             let start = Instant::now();
             let out = tokio::process::Command::new(python)
-                .args([script, &bootstrap])
+                .args([script, bootstrap])
+                .env("CONFLUENT_READ_CONFIG", peer_config.to_string())
                 .output()
                 .await
                 .expect("python");

@@ -5,19 +5,24 @@
 //! certificates signed by the test CA in STREAMKEEPER_TEST_CERTS. The lag
 //! read exactly, each bad setting named plainly by the connection test's
 //! explanation, a refused sign-in an UNREACHABLE pass (never zeros), and a
-//! password rotated in its file used at the next pass.
+//! password rotated in its file used at the next pass. The fast read
+//! (clients/kafka/wire.rs) over each: used, not the fallback; what
+//! librdkafka reads; its refusals said in the connection test's words.
 
 mod support;
 
 use rdkafka::ClientConfig;
+use rdkafka::consumer::{BaseConsumer, Consumer};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, Instant};
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::watch::lag::offset::{OffsetLag, offset_lag};
 use streamkeeper::watch::reach::Unreachable;
+use streamkeeper_server::clients::kafka::reader::OffsetsBy;
 use streamkeeper_server::clients::kafka::settings::{ClusterSettings, Protocol, SecretRef};
-use streamkeeper_server::clients::kafka::{probe, reader};
+use streamkeeper_server::clients::kafka::wire::{self, WireError};
+use streamkeeper_server::clients::kafka::{group_offsets, probe, reader};
 use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
 use streamkeeper_server::watch::store;
 use support::kafka::{Broker, bootstrap, commit_at, free_port, topic_at};
@@ -411,4 +416,134 @@ fn kafka_check_and_lag_on_secured_clusters() {
         said.contains("why: The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."),
         "{said}"
     );
+}
+
+/// The fast read (wire.rs) on the secured brokers: the pass reads through
+/// it, not librdkafka, and reads what librdkafka reads on the same client
+/// settings: every committed offset, every log start and end, so the same
+/// lag per partition.
+#[tokio::test]
+async fn the_fast_read_over_tls_and_scram_reads_what_librdkafka_reads() {
+    let (_, password) = login();
+    let creds = Creds::new("wire-lag");
+    let run = std::process::id();
+    for (s, name) in [
+        (
+            creds.tls(&env("STREAMKEEPER_TEST_TLS_BOOTSTRAP"), true),
+            "wire-tls",
+        ),
+        (creds.scram("SCRAM-SHA-512", &password), "wire-512"),
+        (creds.scram("SCRAM-SHA-256", &password), "wire-256"),
+    ] {
+        exact_lag(&s, name).await;
+        let r = read(&s).await.expect("reachable");
+        assert!(
+            matches!(r.offsets_by, OffsetsBy::Wire(_)),
+            "{name}: {:?}",
+            r.offsets_by
+        );
+        let (topic, group) = (
+            format!("{name}-orders-{run}"),
+            format!("{name}-readers-{run}"),
+        );
+        let t = r.topics.iter().find(|t| t.name == topic).expect("topic");
+        let g = r.groups.iter().find(|g| g.name == group).expect("group");
+        let ours: BTreeMap<(String, i32), i64> = g
+            .offsets
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), (*v)?)))
+            .collect();
+        let ends: Vec<(i32, Option<i64>, Option<i64>)> = t
+            .partitions
+            .iter()
+            .map(|p| (p.partition, p.log_start, p.log_end))
+            .collect();
+        let settings = s.clone();
+        let (theirs, their_ends) = tokio::task::spawn_blocking(move || {
+            let client: BaseConsumer = settings
+                .client_config()
+                .expect("config")
+                .create()
+                .expect("client");
+            let mut listed =
+                group_offsets::list(&client, std::slice::from_ref(&group), settings.timeout);
+            let offsets: BTreeMap<(String, i32), i64> = listed
+                .remove(&group)
+                .expect("answered")
+                .expect("read")
+                .into_iter()
+                .filter_map(|(k, v)| Some((k, v?)))
+                .collect();
+            let ends: Vec<(i32, Option<i64>, Option<i64>)> = (0..3)
+                .map(|p| {
+                    let (lo, hi) = client
+                        .fetch_watermarks(&topic, p, settings.timeout)
+                        .expect("watermarks");
+                    (p, Some(lo), Some(hi))
+                })
+                .collect();
+            (offsets, ends)
+        })
+        .await
+        .expect("join");
+        assert_eq!(ours, theirs, "{name}");
+        assert_eq!(ends, their_ends, "{name}");
+    }
+}
+
+/// The fast read's first request to `s`'s first bootstrap server.
+async fn wire_refusal(s: &ClusterSettings) -> WireError {
+    let security = wire::Security::of(s).expect("security");
+    let deadline = tokio::time::Instant::now() + s.timeout;
+    wire::versions(&s.bootstrap, &security, deadline)
+        .await
+        .expect_err("refused")
+}
+
+/// A wrong password, a mechanism not offered, an unknown CA, a name not on
+/// the certificate and a TLS client at a plaintext port, through the fast
+/// read: each said as the connection test says it on librdkafka's path,
+/// and no secret in what is said.
+#[tokio::test]
+async fn the_fast_read_refuses_in_the_connection_tests_words() {
+    let creds = Creds::new("wire-bad");
+    let (_, password) = login();
+    let wrong = "not-the-password-7f3a";
+    let tls = env("STREAMKEEPER_TEST_TLS_BOOTSTRAP");
+    let port = free_port();
+    let (cert, key) = (certs().join("other.pem"), certs().join("other.key"));
+    let _other = Broker::start_with(
+        port,
+        &[
+            "--cert",
+            cert.to_str().expect("utf-8"),
+            "--key",
+            key.to_str().expect("utf-8"),
+        ],
+    );
+    // Made one at a time: the login files are shared, so a case's
+    // password is written just before it is tried.
+    let case = |i: usize| match i {
+        0 => (creds.scram("SCRAM-SHA-512", wrong), wrong.to_string()),
+        1 => (creds.scram("PLAIN", &password), password.clone()),
+        2 => (creds.tls(&tls, false), "-----BEGIN".to_string()),
+        3 => (
+            creds.tls(&format!("127.0.0.1:{port}"), true),
+            "-----BEGIN".to_string(),
+        ),
+        _ => (creds.tls(&bootstrap(), true), "-----BEGIN".to_string()),
+    };
+    for i in 0..5 {
+        let (s, secret) = case(i);
+        let (why, said) = explained(&s, &secret).await;
+        let e = wire_refusal(&s).await;
+        let ours = e.to_string();
+        let got = match &e {
+            WireError::SignIn { why, .. } | WireError::Tls { why, .. } => *why,
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(got, why, "{ours}");
+        assert!(ours.contains(&said), "{ours}\nnot\n{said}");
+        assert!(!ours.contains(&secret), "a secret in {ours}");
+    }
 }

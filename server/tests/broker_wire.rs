@@ -111,14 +111,17 @@ async fn the_wire_client_reads_what_librdkafka_reads() {
                 .build()
                 .expect("runtime");
             let deadline = tokio::time::Instant::now() + timeout;
+            let plain = wire::Security::plaintext();
             let versions = rt
-                .block_on(wire::versions(&bootstrap, deadline))
+                .block_on(wire::versions(&bootstrap, &plain, deadline))
                 .expect("nisshi batches");
-            let by_wire =
-                sets(rt.block_on(wire::committed(&bootstrap, versions, &groups, timeout)));
+            let by_wire = sets(rt.block_on(wire::committed(
+                &bootstrap, &plain, versions, &groups, timeout,
+            )));
             let mut offsets = BTreeMap::new();
             for at in [wire::EARLIEST, wire::LATEST] {
-                let (read, failed) = rt.block_on(wire::offsets_at(&placed, versions, at, timeout));
+                let (read, failed) =
+                    rt.block_on(wire::offsets_at(&placed, &plain, versions, at, timeout));
                 assert!(failed.is_empty(), "{failed:?}");
                 offsets.insert(at, read);
             }
@@ -214,7 +217,8 @@ async fn a_group_whose_coordinator_cannot_be_reached_is_unreadable_not_empty() {
         list_offsets: 1,
     };
     let groups = vec!["a".to_string(), "b".to_string()];
-    let read = wire::committed(&addr, versions, &groups, Duration::from_secs(2)).await;
+    let plain = wire::Security::plaintext();
+    let read = wire::committed(&addr, &plain, versions, &groups, Duration::from_secs(2)).await;
     assert_eq!(read.len(), 2);
     for g in &groups {
         assert!(read[g].is_err(), "{g}: {:?}", read[g]);
@@ -224,8 +228,14 @@ async fn a_group_whose_coordinator_cannot_be_reached_is_unreadable_not_empty() {
         partition: 0,
         leader: addr.clone(),
     }];
-    let (offsets, failed) =
-        wire::offsets_at(&placed, versions, wire::LATEST, Duration::from_secs(2)).await;
+    let (offsets, failed) = wire::offsets_at(
+        &placed,
+        &plain,
+        versions,
+        wire::LATEST,
+        Duration::from_secs(2),
+    )
+    .await;
     assert!(offsets.is_empty(), "unknown, never zero: {offsets:?}");
     assert_eq!(failed.len(), 1, "{failed:?}");
 }

@@ -11,6 +11,9 @@ topic metadata and log-start offsets, which lag needs when retention has
 passed a commit).
 
 Usage: confluent_read.py BOOTSTRAP
+The cluster's security, if any, as librdkafka settings in the environment:
+CONFLUENT_READ_CONFIG='{"security.protocol": "SASL_SSL", ...}' (the
+bench passes the ones our read uses, so both sign in alike).
 Prints one JSON object: total and per-phase seconds, groups, committed
 offsets read, partitions whose end was read, and groups that failed.
 Exits non-zero if a call raised.
@@ -18,6 +21,7 @@ Exits non-zero if a call raised.
 
 import concurrent.futures
 import json
+import os
 import sys
 import time
 
@@ -40,7 +44,9 @@ def phase(name):
     mark = now
 
 
-admin = AdminClient({"bootstrap.servers": bootstrap})
+admin = AdminClient(
+    {"bootstrap.servers": bootstrap, **json.loads(os.environ.get("CONFLUENT_READ_CONFIG", "{}"))}
+)
 
 listed = admin.list_consumer_groups(request_timeout=TIMEOUT_S).result()
 groups = [g.group_id for g in listed.valid]

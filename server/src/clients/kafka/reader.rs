@@ -4,13 +4,13 @@
 //! the end it is compared with (the negative-lag trap in the field notes).
 //! The reader never joins a group, commits, or produces.
 //!
-//! On a plaintext cluster whose brokers batch (FindCoordinator v4,
-//! OffsetFetch v8: Kafka 3.0 and later), committed, log-start and log-end
-//! offsets go through the read's own protocol client (wire.rs): many groups
-//! per request, one request per coordinator and chunk. Otherwise (TLS,
-//! SASL, an older broker) through librdkafka: one OffsetFetch per group,
-//! all in flight together on one client (group_offsets.rs). Metadata and
-//! the group list come from librdkafka either way.
+//! On a cluster whose brokers batch (FindCoordinator v4, OffsetFetch v8:
+//! Kafka 3.0 and later), whatever its security, committed, log-start and
+//! log-end offsets go through the read's own protocol client (wire.rs):
+//! many groups per request, one request per coordinator and chunk.
+//! Otherwise (an older broker) through librdkafka: one OffsetFetch per
+//! group, all in flight together on one client (group_offsets.rs).
+//! Metadata and the group list come from librdkafka either way.
 
 use chrono::{DateTime, Utc};
 use rdkafka::consumer::{BaseConsumer, Consumer};
@@ -23,7 +23,7 @@ use streamkeeper::watch::consumer_protocol::assigned_partitions;
 use streamkeeper::watch::health::PartitionMeta;
 
 use super::group_offsets;
-use super::settings::{ClusterSettings, Protocol, SettingsError};
+use super::settings::{ClusterSettings, SettingsError};
 use super::wire;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -228,12 +228,23 @@ pub fn read(
         Ok(w) => {
             let (fetched, (starts, took)) = w.runtime.block_on(async {
                 tokio::join!(
-                    wire::committed(&w.bootstrap, w.versions, &names, settings.timeout),
+                    wire::committed(
+                        &w.bootstrap,
+                        &w.security,
+                        w.versions,
+                        &names,
+                        settings.timeout
+                    ),
                     async {
                         let t = Instant::now();
-                        let got =
-                            wire::offsets_at(&placed, w.versions, wire::EARLIEST, settings.timeout)
-                                .await;
+                        let got = wire::offsets_at(
+                            &placed,
+                            &w.security,
+                            w.versions,
+                            wire::EARLIEST,
+                            settings.timeout,
+                        )
+                        .await;
                         (got, t.elapsed())
                     }
                 )
@@ -315,6 +326,7 @@ pub fn read(
         Ok(w) => Ok(partly(
             w.runtime.block_on(wire::offsets_at(
                 &placed,
+                &w.security,
                 w.versions,
                 wire::LATEST,
                 settings.timeout,
@@ -358,11 +370,13 @@ pub fn read(
 }
 
 /// What the wire client needs for one pass: a runtime of its own (the read
-/// runs on a blocking thread), a broker to ask, and the versions it speaks.
+/// runs on a blocking thread), a broker to ask, the versions it speaks and
+/// the cluster's security, its references resolved for this pass.
 struct Wired {
     runtime: tokio::runtime::Runtime,
     bootstrap: String,
     versions: wire::Versions,
+    security: wire::Security,
 }
 
 impl Wired {
@@ -372,7 +386,7 @@ impl Wired {
         settings: &ClusterSettings,
         brokers: &BTreeMap<i32, String>,
     ) -> Result<Self, String> {
-        wire_allowed(settings)?;
+        let security = wire::Security::of(settings).map_err(|e| e.to_string())?;
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()
@@ -383,12 +397,13 @@ impl Wired {
         let mut why = String::from("no broker in the metadata");
         for addr in brokers.values() {
             let deadline = tokio::time::Instant::now() + settings.timeout;
-            match runtime.block_on(wire::versions(addr, deadline)) {
+            match runtime.block_on(wire::versions(addr, &security, deadline)) {
                 Ok(versions) => {
                     return Ok(Wired {
                         bootstrap: addr.clone(),
                         versions,
                         runtime,
+                        security,
                     });
                 }
                 Err(e @ wire::WireError::Unsupported { .. }) => return Err(e.to_string()),
@@ -396,15 +411,6 @@ impl Wired {
             }
         }
         Err(why)
-    }
-}
-
-/// The wire client speaks plaintext only: TLS and SASL stay with
-/// librdkafka, which does both.
-fn wire_allowed(settings: &ClusterSettings) -> Result<(), String> {
-    match settings.protocol {
-        Protocol::Plaintext => Ok(()),
-        other => Err(format!("{} is read through librdkafka", other.as_str())),
     }
 }
 
@@ -570,21 +576,26 @@ mod tests {
     use std::io::{Read, Write};
     use streamkeeper::platform::credential::CredentialPolicy;
 
+    /// A login whose reference does not resolve leaves the pass to
+    /// librdkafka, which then says the same; the reason names the
+    /// reference, not a secret.
     #[test]
-    fn tls_and_sasl_clusters_are_read_by_librdkafka() {
+    fn security_that_cannot_be_set_up_is_read_by_librdkafka() {
         let p = CredentialPolicy::default();
-        let cred = || SecretRef::checked("env:STREAMKEEPER_CRED_X", &p).ok();
-        let sasl = ClusterSettings::new("k:9092", Protocol::SaslSsl, None, cred(), cred(), false)
-            .expect("settings");
-        let tls = ClusterSettings::new("k:9093", Protocol::Ssl, None, None, None, false)
-            .expect("settings");
-        for s in [&sasl, &tls] {
-            let why = Wired::try_new(s, &BTreeMap::from([(1, "k:9092".to_string())]))
-                .err()
-                .expect("librdkafka");
-            assert!(why.contains("read through librdkafka"), "{why}");
-        }
-        assert!(wire_allowed(&ClusterSettings::plaintext("k:9092").expect("settings")).is_ok());
+        let cred = || SecretRef::checked("env:STREAMKEEPER_CRED_SURELY_UNSET_X", &p).ok();
+        let sasl = ClusterSettings::new(
+            "k:9092",
+            super::super::settings::Protocol::SaslSsl,
+            None,
+            cred(),
+            cred(),
+            false,
+        )
+        .expect("settings");
+        let why = Wired::try_new(&sasl, &BTreeMap::from([(1, "k:9092".to_string())]))
+            .err()
+            .expect("librdkafka");
+        assert!(why.contains("STREAMKEEPER_CRED_SURELY_UNSET_X"), "{why}");
     }
 
     /// A broker before KIP-699 (FindCoordinator v3 at most), on a real

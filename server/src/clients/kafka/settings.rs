@@ -192,6 +192,12 @@ impl ClusterSettings {
         })
     }
 
+    /// The SASL mechanism as librdkafka and the broker spell it; PLAIN
+    /// when none was chosen (librdkafka's default).
+    pub fn mechanism_name(&self) -> &'static str {
+        self.mechanism.unwrap_or(Mechanism("PLAIN")).0
+    }
+
     /// A librdkafka configuration that can only read: no auto-commit, no
     /// offset store, no topic auto-creation.
     pub fn client_config(&self) -> Result<ClientConfig, SettingsError> {
@@ -216,12 +222,9 @@ impl ClusterSettings {
             let (Some(user), Some(pass)) = (&self.username, &self.password) else {
                 return Err(SettingsError::MissingCredentials);
             };
-            c.set(
-                "sasl.mechanism",
-                self.mechanism.unwrap_or(Mechanism("PLAIN")).0,
-            )
-            .set("sasl.username", user.resolve()?)
-            .set("sasl.password", pass.resolve()?);
+            c.set("sasl.mechanism", self.mechanism_name())
+                .set("sasl.username", user.resolve()?)
+                .set("sasl.password", pass.resolve()?);
         }
         Ok(c)
     }

@@ -95,20 +95,27 @@ pub async fn diagnose(settings: &ClusterSettings, timeout: Duration) -> Option<T
         .ok()?;
     let refused = match shook {
         Ok(_) => None,
-        Err(e) => Some(
-            e.get_ref()?
-                .downcast_ref::<rustls::Error>()
-                .and_then(|e| match e {
-                    rustls::Error::InvalidCertificate(c) => Some(c.clone()),
-                    _ => None,
-                })?,
-        ),
+        Err(e) => Some(refused_certificate(&e)?),
     };
     if !settings.protocol.tls() {
         // It sent a certificate, trusted or not: it speaks TLS.
         return Some(TlsFinding::SpeaksTls);
     }
     refused.and_then(|c| finding(&c, host_of(addr)))
+}
+
+/// Why a handshake's certificate was refused, if that is why it failed.
+fn refused_certificate(e: &std::io::Error) -> Option<CertificateError> {
+    match e.get_ref()?.downcast_ref::<rustls::Error>()? {
+        rustls::Error::InvalidCertificate(c) => Some(c.clone()),
+        _ => None,
+    }
+}
+
+/// What a failed handshake with the broker at `addr` found (the wire
+/// client's, said as the connection test's own handshake says it).
+pub fn finding_of(e: &std::io::Error, addr: &str) -> Option<TlsFinding> {
+    finding(&refused_certificate(e)?, host_of(addr))
 }
 
 /// A name as webpki presents it, `DnsName("broker-1.example")` or

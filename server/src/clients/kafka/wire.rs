@@ -5,13 +5,19 @@
 //! since a broker answers one request per connection at a time and reads
 //! the partitions of one request only a few at a time.
 //!
-//! Plaintext only: a cluster with TLS or SASL, or a broker without the
-//! versions below, is read through librdkafka as before (see reader.rs).
-//! `kafka-protocol` encodes and decodes the messages; this module frames
-//! them (a 4-byte size, then the header and body), matches correlation ids
-//! and bounds each exchange by the pass's timeout. Connections live for one
-//! phase of one pass: opening one on the cluster's network costs a round
-//! trip, against a pass every 15 s.
+//! Over TLS and SASL as over plaintext (link.rs, sasl.rs); a broker
+//! without the versions below is read through librdkafka as before (see
+//! reader.rs). `kafka-protocol` encodes and decodes the messages; this
+//! module frames them (a 4-byte size, then the header and body), matches
+//! correlation ids and bounds each exchange by the pass's timeout.
+//! Connections live for one phase of one pass: opening one on the
+//! cluster's network costs a round trip (and a handshake), against a pass
+//! every 15 s.
+
+mod link;
+mod sasl;
+
+pub use link::{Io, Login, Security};
 
 use kafka_protocol::ResponseError;
 use kafka_protocol::messages::find_coordinator_request::FindCoordinatorRequest;
@@ -27,9 +33,10 @@ use kafka_protocol::messages::{
 };
 use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, StrBytes};
 use std::collections::{BTreeMap, HashMap};
+use std::sync::Arc;
 use std::time::Duration;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
-use tokio::net::TcpStream;
+use streamkeeper::watch::reach::Unreachable;
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
 
 /// The largest answer accepted. An OffsetFetch of [`GROUPS_PER_REQUEST`]
@@ -80,6 +87,23 @@ pub enum WireError {
     },
     #[error("{addr}: ApiVersions failed: {error}")]
     Versions { addr: String, error: ResponseError },
+    /// The TLS handshake failed: `sentence` as the connection test says
+    /// it, then the handshake's own error.
+    #[error("{addr}: {sentence} ({detail})")]
+    Tls {
+        addr: String,
+        why: Unreachable,
+        sentence: String,
+        detail: String,
+    },
+    /// The broker refused the sign-in or the mechanism: as the connection
+    /// test says it, then the broker's own words.
+    #[error("{addr}: {} ({detail})", why.sentence())]
+    SignIn {
+        addr: String,
+        why: Unreachable,
+        detail: String,
+    },
     #[error("the broker lacks {api} v{min} or later (it has {has})")]
     Unsupported {
         api: &'static str,
@@ -170,42 +194,83 @@ impl Call for ListOffsetsRequest {
 }
 
 /// One connection: requests go one at a time, each answer checked against
-/// its request's correlation id.
+/// its request's correlation id. Signed in, if the cluster asks for it,
+/// and again before the session ends (KIP-368).
 pub struct Conn<S> {
     stream: S,
     addr: String,
     next_id: i32,
+    login: Option<Arc<Login>>,
+    /// When to sign in again; `None`: the session does not end.
+    renew_at: Option<Instant>,
 }
 
-impl Conn<TcpStream> {
-    pub async fn open(addr: &str, deadline: Instant) -> Result<Self, WireError> {
-        let stream = tokio::time::timeout_at(deadline, TcpStream::connect(addr))
-            .await
-            .map_err(|_| WireError::Timeout(addr.to_string()))?
-            .map_err(|source| WireError::Io {
-                addr: addr.to_string(),
-                source,
-            })?;
-        // Small requests, one at a time: waiting to fill a segment only adds latency.
-        stream.set_nodelay(true).map_err(|source| WireError::Io {
-            addr: addr.to_string(),
-            source,
-        })?;
-        Ok(Conn::new(stream, addr))
+impl Conn<Box<dyn Io>> {
+    /// A connection to `addr`, over TLS and signed in as `security` says.
+    pub async fn open(
+        addr: &str,
+        security: &Security,
+        deadline: Instant,
+    ) -> Result<Self, WireError> {
+        let stream = link::connect(addr, security, deadline).await?;
+        Conn::signed_in(stream, addr, security.login().cloned(), deadline).await
     }
 }
 
-impl<S: AsyncRead + AsyncWrite + Unpin> Conn<S> {
+impl<S: Io> Conn<S> {
+    /// A connection on `stream`, signed in with `login` if there is one.
+    pub async fn signed_in(
+        stream: S,
+        addr: &str,
+        login: Option<Arc<Login>>,
+        deadline: Instant,
+    ) -> Result<Self, WireError> {
+        let mut conn = Conn::new(stream, addr);
+        conn.login = login;
+        conn.sign_in(deadline).await?;
+        Ok(conn)
+    }
+
     pub fn new(stream: S, addr: &str) -> Self {
         Conn {
             stream,
             addr: addr.to_string(),
             next_id: 1,
+            login: None,
+            renew_at: None,
         }
     }
 
-    /// Sends `request` at `version` and waits, until `deadline`, for its answer.
+    pub fn addr(&self) -> &str {
+        &self.addr
+    }
+
+    async fn sign_in(&mut self, deadline: Instant) -> Result<(), WireError> {
+        let Some(login) = self.login.clone() else {
+            return Ok(());
+        };
+        let asked = Instant::now();
+        let lifetime = sasl::sign_in(self, &login, deadline).await?;
+        self.renew_at = lifetime.map(|l| sasl::renewal(asked, l));
+        Ok(())
+    }
+
+    /// Sends `request` at `version` and waits, until `deadline`, for its
+    /// answer; signs in again first if the session is about to end.
     pub async fn call<R: Call>(
+        &mut self,
+        request: &R,
+        version: i16,
+        deadline: Instant,
+    ) -> Result<R::Answer, WireError> {
+        if self.renew_at.is_some_and(|at| Instant::now() >= at) {
+            self.sign_in(deadline).await?;
+        }
+        self.send(request, version, deadline).await
+    }
+
+    /// One request and its answer, as they are.
+    async fn send<R: Call>(
         &mut self,
         request: &R,
         version: i16,
@@ -318,8 +383,12 @@ fn decode_answer<T: Decodable + HeaderVersion>(
 
 /// The broker's versions, from ApiVersions v0 (which every broker answers
 /// as it is, whatever its newest version).
-pub async fn versions(addr: &str, deadline: Instant) -> Result<Versions, WireError> {
-    let mut conn = Conn::open(addr, deadline).await?;
+pub async fn versions(
+    addr: &str,
+    security: &Security,
+    deadline: Instant,
+) -> Result<Versions, WireError> {
+    let mut conn = Conn::open(addr, security, deadline).await?;
     let answer = conn
         .call(&ApiVersionsRequest::default(), 0, deadline)
         .await?;
@@ -343,6 +412,7 @@ pub async fn versions(addr: &str, deadline: Instant) -> Result<Versions, WireErr
 /// error (never a partial answer taken for a whole one).
 async fn exchange<R>(
     addr: &str,
+    security: &Security,
     requests: Vec<R>,
     version: i16,
     deadline: Instant,
@@ -360,9 +430,10 @@ where
     let mut tasks = tokio::task::JoinSet::new();
     for share in shares {
         let addr = addr.to_string();
+        let security = security.clone();
         tasks.spawn(async move {
             let mut out = Vec::with_capacity(share.len());
-            let mut conn = match Conn::open(&addr, deadline).await {
+            let mut conn = match Conn::open(&addr, &security, deadline).await {
                 Ok(c) => c,
                 Err(e) => {
                     let why = e.to_string();
@@ -439,6 +510,7 @@ const ATTEMPTS: usize = 3;
 /// does.
 pub async fn committed(
     bootstrap: &str,
+    security: &Security,
     versions: Versions,
     groups: &[String],
     timeout: Duration,
@@ -453,7 +525,7 @@ pub async fn committed(
         if attempt > 0 {
             tokio::time::sleep(Duration::from_millis(100)).await;
         }
-        let coordinators = coordinators(bootstrap, versions, &todo, deadline).await;
+        let coordinators = coordinators(bootstrap, security, versions, &todo, deadline).await;
         let mut by_coordinator: BTreeMap<String, Vec<String>> = BTreeMap::new();
         let mut again = Vec::new();
         for g in todo {
@@ -495,8 +567,10 @@ pub async fn committed(
                     })
                     .collect();
                 let version = versions.offset_fetch;
-                let task =
-                    tokio::spawn(async move { exchange(&addr, requests, version, deadline).await });
+                let security = security.clone();
+                let task = tokio::spawn(async move {
+                    exchange(&addr, &security, requests, version, deadline).await
+                });
                 (gs, task)
             })
             .collect();
@@ -563,6 +637,7 @@ pub async fn committed(
 /// Each group's coordinator address, or the error code and reason.
 async fn coordinators(
     bootstrap: &str,
+    security: &Security,
     versions: Versions,
     groups: &[String],
     deadline: Instant,
@@ -580,7 +655,14 @@ async fn coordinators(
                 )
         })
         .collect();
-    let answers = exchange(bootstrap, requests, versions.find_coordinator, deadline).await;
+    let answers = exchange(
+        bootstrap,
+        security,
+        requests,
+        versions.find_coordinator,
+        deadline,
+    )
+    .await;
     let mut out = HashMap::new();
     for (chunk, answer) in groups.chunks(KEYS_PER_REQUEST).zip(answers) {
         match answer {
@@ -619,6 +701,7 @@ pub struct Placed {
 /// unknown, never zero); the failures come back in words.
 pub async fn offsets_at(
     partitions: &[Placed],
+    security: &Security,
     versions: Versions,
     timestamp: i64,
     timeout: Duration,
@@ -663,7 +746,10 @@ pub async fn offsets_at(
                 })
                 .collect();
             let (addr, version) = (addr.to_string(), versions.list_offsets);
-            tokio::spawn(async move { exchange(&addr, requests, version, deadline).await })
+            let security = security.clone();
+            tokio::spawn(
+                async move { exchange(&addr, &security, requests, version, deadline).await },
+            )
         })
         .collect();
     let mut out = BTreeMap::new();

@@ -130,6 +130,30 @@ async fn a_member_adds_a_channel_tests_it_and_a_broken_one_is_told_on_home(pool:
         "{body}"
     );
 
+    // A Slack webhook URL pasted as it is (a secret: it holds its token)
+    // is refused, and not drawn back into the form.
+    let pasted = "https://hooks.slack.com/services/T0/B0/s3cr3tt0k3n";
+    let back = post(
+        &t,
+        &page,
+        &pat,
+        "add_notify_channel",
+        &[
+            ("team_id", &payments.to_string()),
+            ("name", "chat"),
+            ("kind", "slack"),
+            ("endpoint", pasted),
+            ("secret", ""),
+            ("kinds", ""),
+            ("min_severity", ""),
+            ("clusters", ""),
+        ],
+    )
+    .await;
+    let body = shown(&t, &back, &pat).await;
+    assert!(body.contains("value=\"chat\""), "the name is kept: {body}");
+    assert!(!body.contains("s3cr3tt0k3n"), "{body}");
+
     // A webhook to the on-call double.
     let hook = format!("{url}/services/T9/B9/hook");
     let back = post(
@@ -306,7 +330,7 @@ async fn the_repeat_interval_is_set_on_screen_and_rest_and_the_routine_honours_i
     .expect("told");
     channel(&t.pool, payments).await;
     let queued = streamkeeper_server::notify::store::queue_repeats(
-        &mut *t.pool.acquire().await.expect("conn"),
+        &mut t.pool.acquire().await.expect("conn"),
     )
     .await
     .expect("q");
@@ -316,7 +340,7 @@ async fn the_repeat_interval_is_set_on_screen_and_rest_and_the_routine_honours_i
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     let queued = streamkeeper_server::notify::store::queue_repeats(
-        &mut *t.pool.acquire().await.expect("conn"),
+        &mut t.pool.acquire().await.expect("conn"),
     )
     .await
     .expect("q");
@@ -503,6 +527,25 @@ async fn a_muted_group_says_so_and_a_flags_page_lists_its_deliveries(pool: PgPoo
     assert!(body.contains("am (alertmanager)"), "{body}");
     assert!(body.contains("delivered"), "{body}");
     assert!(body.contains(": 200 ok"), "{body}");
+    // Another team's member sees the flag but not where it was told (its
+    // channels and their receivers' answers); the API refuses it too.
+    let risk = team(&t.pool, "risk").await;
+    let rita = member(&t, "rita", &[Role::Owner], risk).await;
+    let rita_in = t.login("rita", PASSWORD).await.expect("rita");
+    let body = shown(&t, &format!("/flags/{flag}"), &rita_in).await;
+    assert!(!body.contains("data-testid=\"delivery-log\""), "{body}");
+    assert!(!body.contains("200 ok"), "{body}");
+    assert!(body.contains("shown to its team"), "{body}");
+    let token = t.token(rita).await;
+    let r = t
+        .api(
+            Method::GET,
+            &format!("/api/v1/flags/{flag}/deliveries"),
+            &token,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 
     // Ended early: no longer muted.
     let id: i64 = sqlx::query_scalar("SELECT id FROM notify_silences WHERE scope = 'group'")

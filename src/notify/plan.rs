@@ -109,6 +109,7 @@ mod tests {
             cluster: "prod".into(),
             scope: SilenceScope::Group("g1".into()),
             until_ms,
+            owner: None,
         }]
     }
 

@@ -63,6 +63,11 @@ pub struct Silence {
     pub cluster: String,
     pub scope: SilenceScope,
     pub until_ms: i64,
+    /// A stream's silence: the stream's owner team as the pass reads it.
+    /// It holds a group's flags only when that team owns the group's flag
+    /// too — no team mutes another's on-call by muting a stream its groups
+    /// happen to read.
+    pub owner: Option<String>,
 }
 
 /// Until when a flag's deliveries are held at `now_ms`: the latest end of
@@ -87,13 +92,19 @@ pub fn held_until(
 /// stream muted for a deploy mutes the lag of the groups reading it. Only
 /// when every topic the group reads is muted (a group that also reads a
 /// stream nobody muted may be in trouble there), and until the first of
-/// those streams' silences ends.
+/// those streams' silences ends. A stream's silence holds only the groups
+/// its owner owns too (see [`Silence::owner`]).
 pub fn flag_held_until(silences: &[Silence], f: &FlagNotice, now_ms: i64) -> Option<i64> {
     let own = held_until(silences, &f.cluster, &f.subject_kind, &f.subject, now_ms);
+    let same_owner: Vec<Silence> = silences
+        .iter()
+        .filter(|s| s.owner.is_some() && s.owner == f.team)
+        .cloned()
+        .collect();
     let by_streams = if f.subject_kind == "group" && !f.topics.is_empty() {
         f.topics
             .iter()
-            .map(|t| held_until(silences, &f.cluster, "topic", t, now_ms))
+            .map(|t| held_until(&same_owner, &f.cluster, "topic", t, now_ms))
             .collect::<Option<Vec<i64>>>()
             .and_then(|ends| ends.into_iter().min())
     } else {
@@ -156,6 +167,7 @@ mod tests {
             cluster: "prod".into(),
             scope,
             until_ms,
+            owner: Some("payments".into()),
         }
     }
 
@@ -218,6 +230,11 @@ mod tests {
         );
         g.topics = vec![];
         assert_eq!(flag_held_until(&all, &g, 10), None);
+        // Another team's group reading the muted stream is not theirs to mute.
+        g.topics = vec!["orders".into()];
+        g.team = Some("risk".into());
+        assert_eq!(flag_held_until(&all, &g, 10), None, "another team's group");
+        g.team = Some("payments".into());
         // Its own silence still holds it, the longer of the two.
         let mut with_own = all.to_vec();
         with_own.push(s(SilenceScope::Group("billing".into()), 500));

@@ -11,7 +11,7 @@ use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, id_param, page_param, query_param};
 use crate::ui::sort::{shown, sort_header};
-use crate::ui::time::stamp_ago;
+use crate::ui::time::{stamp_ago, stamp_ago_or_dash};
 use crate::ui::title::page_title;
 use leptos::prelude::*;
 use leptos_meta::Title;
@@ -33,10 +33,6 @@ fn state_words(f: &crate::flags::model::FlagView) -> String {
     } else {
         f.state.clone()
     }
-}
-
-fn when(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
-    t.map_or("–".to_string(), stamp_ago)
 }
 
 #[component]
@@ -128,7 +124,7 @@ pub fn FlagsPage() -> impl IntoView {
                                             <td>{f.cluster}</td>
                                             <td>{f.team.unwrap_or_else(|| "unrouted".into())}</td>
                                             <td>{state}</td>
-                                            <td>{when(Some(f.onset_at))}</td>
+                                            <td>{stamp_ago_or_dash(Some(f.onset_at))}</td>
                                             <td>{f.reason}</td>
                                         </tr>
                                     }}).collect_view()}
@@ -203,11 +199,11 @@ fn FlagDetail(
                 <dt>"State"</dt><dd data-testid="flag-state">{f.state.clone()}</dd>
                 <dt>"Cluster"</dt><dd>{f.cluster.clone()}</dd>
                 <dt>"Routed to"</dt><dd>{f.team.clone().unwrap_or_else(|| "nobody: no owner and no platform team".into())}</dd>
-                <dt>"Trouble began"</dt><dd>{when(Some(f.onset_at))}</dd>
-                <dt>"Raised"</dt><dd>{when(Some(f.raised_at))}</dd>
-                <dt>"Owner notified"</dt><dd>{when(f.notified_at)}</dd>
-                <dt>"Acknowledged"</dt><dd>{format!("{} {}", when(f.acknowledged_at), f.acknowledged_by.clone().map(|b| format!("by {b}")).unwrap_or_default())}</dd>
-                <dt>"Dismissed"</dt><dd data-testid="flag-dismissed">{format!("{} · {} ({})", when(f.dismissed_at), dismissal_words(f.dismissal.as_deref(), f.dismissed_reason.as_deref()), f.dismissed_by.clone().unwrap_or_default())}</dd>
+                <dt>"Trouble began"</dt><dd>{stamp_ago_or_dash(Some(f.onset_at))}</dd>
+                <dt>"Raised"</dt><dd>{stamp_ago_or_dash(Some(f.raised_at))}</dd>
+                <dt>"Owner notified"</dt><dd>{stamp_ago_or_dash(f.notified_at)}</dd>
+                <dt>"Acknowledged"</dt><dd>{format!("{} {}", stamp_ago_or_dash(f.acknowledged_at), f.acknowledged_by.clone().map(|b| format!("by {b}")).unwrap_or_default())}</dd>
+                <dt>"Dismissed"</dt><dd data-testid="flag-dismissed">{format!("{} · {} ({})", stamp_ago_or_dash(f.dismissed_at), dismissal_words(f.dismissal.as_deref(), f.dismissed_reason.as_deref()), f.dismissed_by.clone().unwrap_or_default())}</dd>
                 {f.snoozed_until.map(|t| view! { <dt>"Snoozed until"</dt><dd>{stamp_ago(t)}</dd> })}
                 {(f.state == "dismissed").then(|| view! {
                     <dt>"Holding back"</dt><dd>{match f.released_at {
@@ -215,7 +211,7 @@ fn FlagDetail(
                         None => "its trouble, while it lasts".to_string(),
                     }}</dd>
                 })}
-                <dt>"Resolved"</dt><dd>{when(f.resolved_at)}</dd>
+                <dt>"Resolved"</dt><dd>{stamp_ago_or_dash(f.resolved_at)}</dd>
             </dl>
             {group_link.map(|h| view! { <p><a href=h>"Open the group's lag and chart"</a></p> })}
         </section>
@@ -251,6 +247,16 @@ fn FlagDetail(
         <ActionNote value=ack.value() />
         <ActionNote value=dismiss.value() />
         <Receipts f=f.clone() />
-        <DeliveryLog flag_id=f.id />
+        // Where it was told is its team's (channel names, receivers'
+        // answers): shown to those who may act on it, as the service rules.
+        {if f.actionable {
+            view! { <DeliveryLog flag_id=f.id /> }.into_any()
+        } else {
+            view! {
+                <section class="card"><h2>"Deliveries"</h2>
+                <p class="muted">"Where it was delivered is shown to its team's members."</p></section>
+            }
+            .into_any()
+        }}
     }
 }

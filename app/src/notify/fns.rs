@@ -53,14 +53,32 @@ pub async fn add_notify_channel(
         min_severity,
         clusters,
     };
-    // References and names only: nothing here is a secret's value.
+    // Kept for the form only as references: a key or a webhook URL pasted
+    // by mistake (the likeliest refusal) is a secret's value, never kept
+    // in the session nor drawn back. Alertmanager's, PagerDuty's and a
+    // plain webhook's endpoints hold no token.
+    let reference = |v: &str| {
+        let v = v.trim();
+        v.starts_with("env:") || v.starts_with("file:")
+    };
+    let plain_endpoint = matches!(new.kind.trim(), "alertmanager" | "pagerduty" | "webhook");
+    let endpoint = if plain_endpoint || reference(&new.endpoint) {
+        new.endpoint.clone()
+    } else {
+        String::new()
+    };
+    let secret = if reference(&new.secret) {
+        new.secret.clone()
+    } else {
+        String::new()
+    };
     let kept = KeptForm {
         form: CHANNEL_FORM.to_string(),
         fields: [
             ("name", &new.name),
             ("kind", &new.kind),
-            ("endpoint", &new.endpoint),
-            ("secret", &new.secret),
+            ("endpoint", &endpoint),
+            ("secret", &secret),
             ("kinds", &new.kinds),
             ("min_severity", &new.min_severity),
             ("clusters", &new.clusters),

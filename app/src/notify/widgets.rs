@@ -5,12 +5,8 @@
 use crate::notify::fns::{flag_deliveries, muted_by, until_words};
 use crate::notify::model::{BrokenChannel, DeliveryView};
 use crate::ui::notes::ErrorText;
-use crate::ui::time::stamp_ago;
+use crate::ui::time::{stamp_ago, stamp_ago_or_dash};
 use leptos::prelude::*;
-
-fn when(t: Option<chrono::DateTime<chrono::Utc>>) -> String {
-    t.map_or("–".to_string(), stamp_ago)
-}
 
 /// What became of one delivery, in words.
 fn outcome(d: &DeliveryView) -> String {
@@ -52,7 +48,7 @@ pub fn DeliveryLog(flag_id: i64) -> impl IntoView {
                                             <td>{d.transition.clone()}</td>
                                             <td>{d.attempts}</td>
                                             <td class="long" data-testid="delivery-answer">{outcome(&d)}</td>
-                                            <td>{when(d.delivered_at)}</td>
+                                            <td>{stamp_ago_or_dash(d.delivered_at)}</td>
                                         </tr>
                                     }).collect_view()}
                                 </tbody>

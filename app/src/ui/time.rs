@@ -63,6 +63,11 @@ pub fn stamp_ago(at: DateTime<Utc>) -> String {
     format!("{} ({})", stamp(at), ago(at, Utc::now()))
 }
 
+/// [`stamp_ago`] of a time that may not have come yet: "–" until it has.
+pub fn stamp_ago_or_dash(at: Option<DateTime<Utc>>) -> String {
+    at.map_or("–".to_string(), stamp_ago)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -8,6 +8,7 @@
 
 use crate::notify::store::{self, ChannelRow, PendingRow};
 use crate::platform::errors::Db;
+use crate::platform::ownership;
 use chrono::DateTime;
 use sqlx::PgPool;
 use std::collections::HashSet;
@@ -68,17 +69,25 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
     clusters.sort_unstable();
     clusters.dedup();
     let channels = store::channels_of(&mut tx, &teams).await?;
-    let silences: Vec<Silence> = store::silences_of(&mut tx, &clusters)
-        .await?
-        .into_iter()
-        .filter_map(|(cluster, scope, name, until)| {
-            Some(Silence {
-                cluster,
-                scope: SilenceScope::parse(&scope, &name)?,
-                until_ms: until.timestamp_millis(),
-            })
-        })
-        .collect();
+    let mut silences = Vec::new();
+    for (cluster_id, cluster, scope, name, until) in store::silences_of(&mut tx, &clusters).await? {
+        let Some(scope) = SilenceScope::parse(&scope, &name) else {
+            continue;
+        };
+        // A stream's owner, by the one ownership rule.
+        let owner = match &scope {
+            SilenceScope::Stream(topic) => ownership::stream(pool, cluster_id, topic)
+                .await?
+                .map(|o| o.team.name),
+            _ => None,
+        };
+        silences.push(Silence {
+            cluster,
+            scope,
+            until_ms: until.timestamp_millis(),
+            owner,
+        });
+    }
     let now_ms = crate::platform::clock::now().timestamp_millis();
     let (mut send, mut done) = (Vec::new(), Vec::new());
     let (mut hold, mut hold_until) = (Vec::new(), Vec::new());

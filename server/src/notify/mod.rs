@@ -464,8 +464,16 @@ impl streamkeeper_app::port::Notify for NotifyService {
             streamkeeper::accounts::role::Action::Read,
             "see flags",
         )?;
-        if store::team_of_flag(&self.pool, flag_id).await?.is_none() {
+        let Some(team) = store::team_of_flag(&self.pool, flag_id).await? else {
             return Err(AppError::NotFound(format!("Flag {flag_id}")));
+        };
+        // Its channels' names and their receivers' answers are the team's:
+        // those who may act on the flag see them (`Stewardship::Act`).
+        let facts = Facts::load(&self.pool, who).await?;
+        if !may_steward(facts.steward(who), team, Stewardship::Act) {
+            return Err(AppError::Forbidden(
+                "see where another team's flag was delivered".into(),
+            ));
         }
         self.flag_deliveries(flag_id).await
     }

@@ -160,9 +160,9 @@ pub async fn pending(conn: &mut PgConnection, n: i64) -> Result<Vec<PendingRow>,
 pub async fn silences_of(
     conn: &mut PgConnection,
     clusters: &[i64],
-) -> Result<Vec<(String, String, String, DateTime<Utc>)>, Db> {
+) -> Result<Vec<(i64, String, String, String, DateTime<Utc>)>, Db> {
     Ok(sqlx::query_as(
-        "SELECT c.name, s.scope, s.name, s.until FROM notify_silences s
+        "SELECT c.id, c.name, s.scope, s.name, s.until FROM notify_silences s
            JOIN clusters c ON c.id = s.cluster_id
           WHERE s.cluster_id = ANY($1) AND s.until > streamkeeper_now()",
     )

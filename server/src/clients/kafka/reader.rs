@@ -406,7 +406,11 @@ impl Wired {
                         security,
                     });
                 }
-                Err(e @ wire::WireError::Unsupported { .. }) => return Err(e.to_string()),
+                // Settings every broker answers the same: trying the next
+                // one (a refused sign-in each) could lock the account.
+                Err(e @ (wire::WireError::Unsupported { .. } | wire::WireError::SignIn { .. })) => {
+                    return Err(e.to_string());
+                }
                 Err(e) => why = e.to_string(),
             }
         }

@@ -14,9 +14,13 @@
 //! cluster's network costs a round trip (and a handshake), against a pass
 //! every 15 s.
 
+mod conn;
 mod link;
 mod sasl;
 
+#[cfg(test)]
+use conn::{AnswerError, FrameError, decode_answer, encode_frame, read_frame};
+pub use conn::{Call, Conn};
 pub use link::{Io, Login, Security};
 
 use kafka_protocol::ResponseError;
@@ -25,24 +29,12 @@ use kafka_protocol::messages::list_offsets_request::{
     ListOffsetsPartition, ListOffsetsRequest, ListOffsetsTopic,
 };
 use kafka_protocol::messages::offset_fetch_request::{OffsetFetchRequest, OffsetFetchRequestGroup};
-use kafka_protocol::messages::{
-    ApiKey, ApiVersionsRequest, BrokerId, GroupId, RequestHeader, ResponseHeader, TopicName,
-};
-use kafka_protocol::messages::{
-    ApiVersionsResponse, FindCoordinatorResponse, ListOffsetsResponse, OffsetFetchResponse,
-};
-use kafka_protocol::protocol::{Decodable, Encodable, HeaderVersion, Message, StrBytes};
+use kafka_protocol::messages::{ApiKey, ApiVersionsRequest, BrokerId, GroupId, TopicName};
+use kafka_protocol::protocol::{Message, StrBytes};
 use std::collections::{BTreeMap, HashMap};
-use std::sync::Arc;
 use std::time::Duration;
 use streamkeeper::watch::reach::Unreachable;
-use tokio::io::{AsyncRead, AsyncReadExt, AsyncWriteExt};
 use tokio::time::Instant;
-
-/// The largest answer accepted. An OffsetFetch of [`GROUPS_PER_REQUEST`]
-/// groups of a few thousand partitions each is a few MiB; a size beyond
-/// this is a broken stream, not an answer.
-const MAX_FRAME: usize = 256 << 20;
 
 /// Groups per OffsetFetch: large enough that a thousand groups take a few
 /// requests, small enough that the requests spread over the connections.
@@ -164,221 +156,6 @@ impl Versions {
             )?,
         })
     }
-}
-
-/// A request this client sends, with the answer it expects. (The crate's
-/// own `Request` trait needs its broker side compiled in too.)
-pub trait Call: Encodable + HeaderVersion {
-    const KEY: ApiKey;
-    type Answer: Decodable + HeaderVersion;
-}
-
-impl Call for ApiVersionsRequest {
-    const KEY: ApiKey = ApiKey::ApiVersions;
-    type Answer = ApiVersionsResponse;
-}
-
-impl Call for FindCoordinatorRequest {
-    const KEY: ApiKey = ApiKey::FindCoordinator;
-    type Answer = FindCoordinatorResponse;
-}
-
-impl Call for OffsetFetchRequest {
-    const KEY: ApiKey = ApiKey::OffsetFetch;
-    type Answer = OffsetFetchResponse;
-}
-
-impl Call for ListOffsetsRequest {
-    const KEY: ApiKey = ApiKey::ListOffsets;
-    type Answer = ListOffsetsResponse;
-}
-
-/// One connection: requests go one at a time, each answer checked against
-/// its request's correlation id. Signed in, if the cluster asks for it,
-/// and again before the session ends (KIP-368).
-pub struct Conn<S> {
-    stream: S,
-    addr: String,
-    next_id: i32,
-    login: Option<Arc<Login>>,
-    /// When to sign in again; `None`: the session does not end.
-    renew_at: Option<Instant>,
-}
-
-impl Conn<Box<dyn Io>> {
-    /// A connection to `addr`, over TLS and signed in as `security` says.
-    pub async fn open(
-        addr: &str,
-        security: &Security,
-        deadline: Instant,
-    ) -> Result<Self, WireError> {
-        let stream = link::connect(addr, security, deadline).await?;
-        Conn::signed_in(stream, addr, security.login().cloned(), deadline).await
-    }
-}
-
-impl<S: Io> Conn<S> {
-    /// A connection on `stream`, signed in with `login` if there is one.
-    pub async fn signed_in(
-        stream: S,
-        addr: &str,
-        login: Option<Arc<Login>>,
-        deadline: Instant,
-    ) -> Result<Self, WireError> {
-        let mut conn = Conn::new(stream, addr);
-        conn.login = login;
-        conn.sign_in(deadline).await?;
-        Ok(conn)
-    }
-
-    pub fn new(stream: S, addr: &str) -> Self {
-        Conn {
-            stream,
-            addr: addr.to_string(),
-            next_id: 1,
-            login: None,
-            renew_at: None,
-        }
-    }
-
-    pub fn addr(&self) -> &str {
-        &self.addr
-    }
-
-    async fn sign_in(&mut self, deadline: Instant) -> Result<(), WireError> {
-        let Some(login) = self.login.clone() else {
-            return Ok(());
-        };
-        let asked = Instant::now();
-        let lifetime = sasl::sign_in(self, &login, deadline).await?;
-        self.renew_at = lifetime.map(|l| sasl::renewal(asked, l));
-        Ok(())
-    }
-
-    /// Sends `request` at `version` and waits, until `deadline`, for its
-    /// answer; signs in again first if the session is about to end.
-    pub async fn call<R: Call>(
-        &mut self,
-        request: &R,
-        version: i16,
-        deadline: Instant,
-    ) -> Result<R::Answer, WireError> {
-        if self.renew_at.is_some_and(|at| Instant::now() >= at) {
-            self.sign_in(deadline).await?;
-        }
-        self.send(request, version, deadline).await
-    }
-
-    /// One request and its answer, as they are.
-    async fn send<R: Call>(
-        &mut self,
-        request: &R,
-        version: i16,
-        deadline: Instant,
-    ) -> Result<R::Answer, WireError> {
-        let id = self.next_id;
-        self.next_id = self.next_id.wrapping_add(1);
-        let frame = encode_frame(request, version, id).map_err(|message| WireError::Codec {
-            addr: self.addr.clone(),
-            what: "a request",
-            message,
-        })?;
-        let exchange = async {
-            self.stream.write_all(&frame).await?;
-            read_frame(&mut self.stream).await
-        };
-        let body = tokio::time::timeout_at(deadline, exchange)
-            .await
-            .map_err(|_| WireError::Timeout(self.addr.clone()))?
-            .map_err(|e| match e {
-                FrameError::Io(source) => WireError::Io {
-                    addr: self.addr.clone(),
-                    source,
-                },
-                FrameError::Size(size) => WireError::FrameSize {
-                    addr: self.addr.clone(),
-                    size,
-                },
-            })?;
-        decode_answer::<R::Answer>(&body, version, id).map_err(|e| match e {
-            AnswerError::Correlation(got) => WireError::Correlation {
-                addr: self.addr.clone(),
-                got,
-                expected: id,
-            },
-            AnswerError::Codec(message) => WireError::Codec {
-                addr: self.addr.clone(),
-                what: "an answer",
-                message,
-            },
-        })
-    }
-}
-
-/// A request as it goes on the wire: its size, its header, its body.
-fn encode_frame<R: Call>(request: &R, version: i16, id: i32) -> Result<Vec<u8>, String> {
-    let header = RequestHeader::default()
-        .with_request_api_key(R::KEY as i16)
-        .with_request_api_version(version)
-        .with_correlation_id(id)
-        .with_client_id(Some(StrBytes::from_static_str("streamkeeper")));
-    let mut buf = vec![0_u8; 4];
-    header
-        .encode(&mut buf, R::header_version(version))
-        .map_err(|e| e.to_string())?;
-    request
-        .encode(&mut buf, version)
-        .map_err(|e| e.to_string())?;
-    let size = i32::try_from(buf.len() - 4).map_err(|_| "request too large".to_string())?;
-    buf[..4].copy_from_slice(&size.to_be_bytes());
-    Ok(buf)
-}
-
-#[derive(Debug)]
-enum FrameError {
-    Io(std::io::Error),
-    Size(i64),
-}
-
-impl From<std::io::Error> for FrameError {
-    fn from(e: std::io::Error) -> Self {
-        FrameError::Io(e)
-    }
-}
-
-/// One answer's bytes after its size; a size below a header's or above
-/// [`MAX_FRAME`] is refused before anything is allocated.
-async fn read_frame<S: AsyncRead + Unpin>(stream: &mut S) -> Result<Vec<u8>, FrameError> {
-    let mut size = [0_u8; 4];
-    stream.read_exact(&mut size).await?;
-    let size = i32::from_be_bytes(size);
-    let len = usize::try_from(size)
-        .ok()
-        .filter(|n| (4..=MAX_FRAME).contains(n))
-        .ok_or(FrameError::Size(i64::from(size)))?;
-    let mut body = vec![0_u8; len];
-    stream.read_exact(&mut body).await?;
-    Ok(body)
-}
-
-#[derive(Debug, PartialEq, Eq)]
-enum AnswerError {
-    Correlation(i32),
-    Codec(String),
-}
-
-fn decode_answer<T: Decodable + HeaderVersion>(
-    body: &[u8],
-    version: i16,
-    id: i32,
-) -> Result<T, AnswerError> {
-    let mut buf = body;
-    let header = ResponseHeader::decode(&mut buf, T::header_version(version))
-        .map_err(|e| AnswerError::Codec(e.to_string()))?;
-    if header.correlation_id != id {
-        return Err(AnswerError::Correlation(header.correlation_id));
-    }
-    T::decode(&mut buf, version).map_err(|e| AnswerError::Codec(e.to_string()))
 }
 
 /// The broker's versions, from ApiVersions v0 (which every broker answers
@@ -781,6 +558,8 @@ pub async fn offsets_at(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use kafka_protocol::messages::ApiVersionsResponse;
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
     /// An ApiVersions v0 answer framed as a broker frames it, written out
     /// by hand from the protocol guide (not by the crate under test): size,
     /// correlation id, error code, then (api key, min, max) per API.

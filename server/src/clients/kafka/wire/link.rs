@@ -84,14 +84,6 @@ impl Security {
         Ok(Security { tls, login })
     }
 
-    /// With `tls` and `login` given as they are (tests, benches).
-    pub fn with(tls: Option<Arc<ClientConfig>>, login: Option<Login>) -> Self {
-        Security {
-            tls,
-            login: login.map(Arc::new),
-        }
-    }
-
     pub(super) fn login(&self) -> Option<&Arc<Login>> {
         self.login.as_ref()
     }

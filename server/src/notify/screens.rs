@@ -110,6 +110,10 @@ impl NotifyService {
                     "held by a silence until {} ({reason})",
                     until.format("%Y-%m-%d %H:%M UTC")
                 ),
+                (Some(until), None) => format!(
+                    "held by its streams' silences until {}",
+                    until.format("%Y-%m-%d %H:%M UTC")
+                ),
                 _ => "held by a silence that has ended: sent at the next pass if the trouble is still there".into(),
             };
             DeliveryView {

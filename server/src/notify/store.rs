@@ -535,19 +535,23 @@ pub async fn cluster_exists(pool: &PgPool, cluster_id: i64) -> Result<bool, Db> 
     )
 }
 
-/// A flag's transition a silence holds: the silence covering it now, if
-/// one still does (`None`: it ended, and the next pass decides).
+/// A flag's transition a silence holds: until when, as the fan-out
+/// decided it (a stream's silence holding a group's flag too), and the
+/// reason of the silence of its own subject if one covers it (`until`
+/// `None`: it ended, and the next pass decides).
 #[derive(Debug, Clone, FromRow)]
 pub struct HeldRow {
     pub transition: String,
-    pub at: DateTime<Utc>,
     pub until: Option<DateTime<Utc>>,
     pub reason: Option<String>,
 }
 
 pub async fn held_of(pool: &PgPool, flag_id: i64) -> Result<Vec<HeldRow>, Db> {
     Ok(sqlx::query_as(
-        "SELECT n.transition, n.at, s.until, s.reason
+        "SELECT n.transition,
+                COALESCE(CASE WHEN n.held_until > streamkeeper_now() THEN n.held_until END,
+                         s.until) AS until,
+                s.reason
            FROM notify_transitions n JOIN flags f ON f.id = n.flag_id
            LEFT JOIN LATERAL (
                 SELECT s.until, s.reason FROM notify_silences s

@@ -108,6 +108,7 @@ pub async fn serve(pool: PgPool, config: ServeConfig) -> Result<(), ServeError> 
     }
     let stopping = runner.stopping();
     tokio::spawn(signalled(stopping.clone()));
+    state.db.spawn(&pool);
     // The first impact question should not wait for every edge to load.
     let lineage = state.lineage.clone();
     tokio::spawn(async move {

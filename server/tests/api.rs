@@ -1879,6 +1879,128 @@ async fn readiness_goes_503_when_postgres_stops_and_200_when_it_is_back(pool: sq
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_database_outage_is_answered_503_within_two_seconds_not_hung(pool: sqlx::PgPool) {
+    use std::time::{Duration, Instant};
+    use streamkeeper_server::http::AppState;
+
+    let pg = OwnPostgres::init();
+    pg.start();
+    let own = sqlx::postgres::PgPoolOptions::new()
+        .acquire_timeout(Duration::from_secs(5))
+        .connect(&pg.url())
+        .await
+        .expect("its own Postgres");
+    streamkeeper_server::platform::db::MIGRATOR
+        .run(&own)
+        .await
+        .expect("migrated");
+    let state = AppState::new(own.clone(), support::config());
+    let _watch = state.db.spawn(&own);
+    // Sessions live in the test's database; everything else in this one.
+    let t = TestApp::with_state(pool, state).await;
+    assert_eq!(
+        t.get("/api/v1/clusters", None).await.status,
+        StatusCode::UNAUTHORIZED
+    );
+
+    pg.stop();
+    // A token is looked up in the database: the pool would wait out its
+    // acquire timeout (5 s); the watch cuts the request short.
+    let started = Instant::now();
+    let r = t
+        .api(
+            axum::http::Method::GET,
+            "/api/v1/clusters",
+            "sk_0123456789abcdef0123456789abcdef",
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::SERVICE_UNAVAILABLE, "{}", r.body);
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "answered in {:?}",
+        started.elapsed()
+    );
+    // A request that needs no database (an unauthenticated one) is answered
+    // as ever until the watch sees the outage, within 2 s of it; from then on
+    // everything is answered 503 at once.
+    while t.get("/api/v1/clusters", None).await.status != StatusCode::SERVICE_UNAVAILABLE {
+        assert!(
+            started.elapsed() < Duration::from_secs(2),
+            "the watch saw nothing"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    for (path, page) in [
+        ("/api/v1/clusters", false),
+        ("/streams", true),
+        ("/login", true),
+    ] {
+        let started = Instant::now();
+        let mut req = axum::http::Request::get(path);
+        if page {
+            // A browser's navigation asks for HTML.
+            req = req.header(
+                axum::http::header::ACCEPT,
+                "text/html,application/xhtml+xml",
+            );
+        }
+        let r = t
+            .send(req.body(axum::body::Body::empty()).expect("request"))
+            .await;
+        let took = started.elapsed();
+        assert_eq!(
+            r.status,
+            StatusCode::SERVICE_UNAVAILABLE,
+            "{path}: {}",
+            r.body
+        );
+        assert!(
+            took < Duration::from_millis(500),
+            "{path} answered in {took:?}"
+        );
+        if page {
+            assert!(
+                r.body.contains("Its database does not answer"),
+                "{path}: {}",
+                r.body
+            );
+        } else {
+            assert_eq!(r.json()["error"]["code"], "unavailable", "{}", r.body);
+        }
+    }
+    assert_eq!(
+        t.get("/healthz", None).await.status,
+        StatusCode::OK,
+        "the process is up"
+    );
+    let started = Instant::now();
+    let ready = t.get("/readyz", None).await;
+    assert_eq!(ready.status, StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(ready.json()["database"], "does not answer");
+    assert!(
+        started.elapsed() < Duration::from_secs(1),
+        "readiness says so at once"
+    );
+
+    pg.start();
+    let mut r = t.get("/api/v1/clusters", None).await;
+    for _ in 0..50 {
+        if r.status != StatusCode::SERVICE_UNAVAILABLE {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+        r = t.get("/api/v1/clusters", None).await;
+    }
+    assert_eq!(
+        r.status,
+        StatusCode::UNAUTHORIZED,
+        "back to answering: {}",
+        r.body
+    );
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_groups_page_charts_each_partition_on_its_own(pool: sqlx::PgPool) {
     use chrono::{Duration, Utc};
     use streamkeeper_server::clients::kafka::reader::PartitionReading;

@@ -52,10 +52,15 @@ pub struct Readiness {
 const CHECK: Duration = Duration::from_secs(2);
 
 pub async fn readyz(State(st): State<AppState>) -> Response {
-    let database = match tokio::time::timeout(CHECK, crate::platform::db::ping(&st.pool)).await {
-        Ok(Ok(())) => Ok("ok".to_string()),
-        Ok(Err(_)) => Err("does not answer".to_string()),
-        Err(_) => Err(format!("no answer within {} s", CHECK.as_secs())),
+    let database = if st.db.now() == crate::platform::db_watch::Database::Down {
+        // The watch saw it down: the pool would only wait out its timeout.
+        Err("does not answer".to_string())
+    } else {
+        match tokio::time::timeout(CHECK, crate::platform::db::ping(&st.pool)).await {
+            Ok(Ok(())) => Ok("ok".to_string()),
+            Ok(Err(_)) => Err("does not answer".to_string()),
+            Err(_) => Err(format!("no answer within {} s", CHECK.as_secs())),
+        }
     };
     let migrations = match database {
         Err(_) => Err("not checked (no database)".to_string()),

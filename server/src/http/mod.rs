@@ -7,6 +7,7 @@ pub mod auth;
 pub mod body_limit;
 pub mod listener;
 pub mod metrics;
+pub mod outage;
 pub mod refusals;
 pub mod request_id;
 pub mod security;
@@ -74,6 +75,8 @@ pub struct Shared {
     pub runner: Option<crate::platform::routine::Health>,
     /// Single sign-on, when an issuer is set.
     pub sso: Option<Arc<crate::accounts::sso::SsoService>>,
+    /// Whether Postgres answers (watched once `serve` spawns it).
+    pub db: crate::platform::db_watch::DbWatch,
 }
 
 impl FromRef<AppState> for LeptosOptions {
@@ -218,6 +221,7 @@ impl AppState {
             sso,
             pool,
             runner,
+            db: crate::platform::db_watch::DbWatch::new(),
         }))
     }
 }
@@ -305,6 +309,10 @@ pub fn router(state: AppState, store: PostgresStore) -> Router {
                 .layer(middleware::from_fn_with_state(
                     state.clone(),
                     security::headers,
+                ))
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    outage::while_database_down,
                 ))
                 .layer(middleware::from_fn_with_state(
                     state.clone(),

@@ -150,6 +150,12 @@ pub async fn ping(pool: &PgPool) -> Result<(), Db> {
     Ok(())
 }
 
+/// For the database watch (`db_watch`): whether its own connection answers.
+pub async fn ping_connection(conn: &mut sqlx::PgConnection) -> Result<(), sqlx::Error> {
+    sqlx::query("SELECT 1").execute(conn).await?;
+    Ok(())
+}
+
 /// For `/readyz`: the embedded migrations this database has not applied
 /// (a replica started by a newer release waits until they are).
 pub async fn pending_migrations(pool: &PgPool) -> Result<Vec<i64>, Db> {

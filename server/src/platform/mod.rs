@@ -8,6 +8,7 @@ pub mod authz;
 pub mod cli;
 pub mod clock;
 pub mod db;
+pub mod db_watch;
 pub mod errors;
 pub mod limiter;
 pub mod limits;

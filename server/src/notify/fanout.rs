@@ -128,7 +128,7 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
             reached.extend(&ids);
             let bodies = kind.payload(&n, now_ms);
-            let per_flag = kind == ChannelKind::PagerDuty;
+            let per_flag = kind.per_flag();
             for (i, body) in bodies.iter().enumerate() {
                 let listed = if per_flag { &ids[i..=i] } else { &ids[..] };
                 store::enqueue(&mut tx, channel_id, n.transition.as_str(), listed, body).await?;

@@ -22,7 +22,8 @@ pub mod webhook;
 pub use filter::{Filter, FilterError};
 pub use notice::{FlagNotice, Notice, group};
 pub use silence::{
-    Silence, SilenceError, SilenceScope, check_silence, flag_held_until, held_until, parse_until,
+    Silence, SilenceError, SilenceScope, check_silence, flag_held_by, flag_held_until, held_until,
+    parse_until,
 };
 
 /// What kind of receiver a channel is. A new kind is one more variant:

@@ -253,8 +253,8 @@ pub async fn end_silence(cluster_id: i64, id: i64) -> Result<(), AppError> {
     crate::ui::flash::noted(ended, |()| "Ended the silence.".to_string()).await
 }
 
-/// The silence muting a page's subject now (`subject_kind` `cluster`,
-/// `topic` or `group`), the one ending last.
+/// The silence holding a page's subject's flags now (`subject_kind`
+/// `cluster`, `topic` or `group`), as delivery holds them.
 #[server(prefix = "/fn", endpoint = "muted_by")]
 pub async fn muted_by(
     cluster_id: i64,
@@ -262,16 +262,11 @@ pub async fn muted_by(
     subject: String,
 ) -> Result<Option<SilenceView>, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::notify::SilenceScope;
     let who = principal().await?;
-    let all = backend()?.notify.silences(&who, cluster_id).await?;
-    Ok(all
-        .into_iter()
-        .filter(|s| {
-            SilenceScope::parse(&s.scope, &s.name)
-                .is_some_and(|scope| scope.covers(&subject_kind, &subject))
-        })
-        .max_by_key(|s| s.until))
+    backend()?
+        .notify
+        .muted(&who, cluster_id, &subject_kind, &subject)
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "flag_deliveries")]

@@ -492,6 +492,17 @@ impl streamkeeper_app::port::Notify for NotifyService {
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    async fn muted(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject_kind: &str,
+        subject: &str,
+    ) -> Result<Option<SilenceView>, AppError> {
+        self.muted_now(who, cluster_id, subject_kind, subject).await
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
     async fn silence(
         &self,
         who: &Principal,

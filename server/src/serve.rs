@@ -90,7 +90,9 @@ fn routines(
         outbound.egress,
         outbound.credentials.clone(),
     ) {
-        Ok(n) => all.push(Arc::new(n)),
+        Ok(n) => all.push(Arc::new(
+            n.with_mail(config.smtp.clone().map(crate::clients::smtp::Smtp::new)),
+        )),
         Err(e) => tracing::error!(error = %e, "no HTTP client: channels are not notified"),
     }
     all

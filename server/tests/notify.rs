@@ -922,3 +922,87 @@ async fn a_stream_silence_holds_the_flags_of_the_groups_reading_it(pool: PgPool)
     notify(&pool, &policy).await;
     assert_eq!(components(&rec), ["audit", "billing"]);
 }
+
+/// An Alertmanager channel's receiver: every post's body (an array of alerts).
+async fn alert_posts() -> (String, std::sync::Arc<std::sync::Mutex<Vec<Value>>>) {
+    let got: std::sync::Arc<std::sync::Mutex<Vec<Value>>> = Default::default();
+    let g = got.clone();
+    let app = axum::Router::new().route(
+        "/api/v2/alerts",
+        axum::routing::post(move |axum::Json(v): axum::Json<Value>| {
+            let g = g.clone();
+            async move {
+                g.lock().expect("lock").push(v);
+                StatusCode::OK
+            }
+        }),
+    );
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .expect("bind");
+    let url = format!(
+        "http://{}/api/v2/alerts",
+        listener.local_addr().expect("addr")
+    );
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    (url, got)
+}
+
+/// Alertmanager knows an alert by its labels: a group that starts reading
+/// another topic while its flag is open must not make the re-post and the
+/// resolve a new alert (leaving the first to linger until it expires).
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn an_alerts_labels_stay_the_same_for_its_flags_life(pool: PgPool) {
+    let (_dir, policy) = secrets("am-labels", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, got) = alert_posts().await;
+    let route = team(&pool, "payments").await;
+    add(
+        &t,
+        &token,
+        route.0,
+        json!({"name": "am", "kind": "alertmanager", "endpoint": url}),
+    )
+    .await;
+    let cluster_id = cluster(&pool).await;
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Empty', 0, ARRAY['orders'], now(), now())",
+    )
+    .bind(cluster_id)
+    .execute(&pool)
+    .await
+    .expect("group");
+    let mut w = Watcher {
+        cluster: cluster_id,
+        route,
+    };
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    notify(&pool, &policy).await;
+    // It starts reading a second topic while its flag is open; a re-post
+    // falls due; then the trouble clears.
+    sqlx::query("UPDATE consumer_groups SET topics = ARRAY['orders', 'refunds']")
+        .execute(&pool)
+        .await
+        .expect("topics");
+    sqlx::query("UPDATE deliveries SET created_at = created_at - interval '10 minutes'")
+        .execute(&pool)
+        .await
+        .expect("due");
+    notify(&pool, &policy).await;
+    watch(&pool, &mut w, vec![]).await;
+    notify(&pool, &policy).await;
+    let posts = got.lock().expect("lock").clone();
+    let labels: Vec<Value> = posts
+        .iter()
+        .flat_map(|p| p.as_array().cloned().unwrap_or_default())
+        .map(|a| a["labels"].clone())
+        .collect();
+    assert_eq!(labels.len(), 3, "raised, re-posted, resolved: {posts:?}");
+    assert_eq!(labels[0]["topic"], "orders", "{labels:?}");
+    assert!(
+        labels.iter().all(|l| *l == labels[0]),
+        "one alert for the flag's life: {labels:?}"
+    );
+}

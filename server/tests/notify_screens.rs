@@ -183,11 +183,13 @@ async fn a_member_adds_a_channel_tests_it_and_a_broken_one_is_told_on_home(pool:
         .await
         .expect("channel");
 
-    // Send a test: the note says what the receiver answered, word for word.
+    // Send a test: the note says what the receiver answered, word for
+    // word, and names the stored channel — a name a forged form posts
+    // beside the id changes nothing.
     let test = [
         ("team_id", payments.to_string()),
         ("id", id.to_string()),
-        ("name", "hook".into()),
+        ("name", "the CEO's pager".into()),
     ];
     let test: Vec<(&str, &str)> = test.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let back = post(&t, &page, &pat, "test_notify_channel", &test).await;
@@ -196,6 +198,7 @@ async fn a_member_adds_a_channel_tests_it_and_a_broken_one_is_told_on_home(pool:
         body.contains("Test sent to hook: the receiver answered HTTP 200, it took the test message. Its answer: 200 ok"),
         "{body}"
     );
+    assert!(!body.contains("the CEO"), "{body}");
     assert_eq!(rec.got().len(), 1, "one test message");
 
     // Revoked: the test says so, the channel is broken on the page, and
@@ -547,7 +550,7 @@ async fn a_muted_group_says_so_and_a_flags_page_lists_its_deliveries(pool: PgPoo
         .await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
 
-    // Ended early: no longer muted.
+    // Ended early: no longer muted by it.
     let id: i64 = sqlx::query_scalar("SELECT id FROM notify_silences WHERE scope = 'group'")
         .fetch_one(&t.pool)
         .await
@@ -561,8 +564,12 @@ async fn a_muted_group_says_so_and_a_flags_page_lists_its_deliveries(pool: PgPoo
     )
     .await;
     assert!(shown(&t, &back, &pat).await.contains("Ended the silence."));
+    // Its own silence ended; the silence of the one stream it reads, its
+    // owner's, still holds its flags — and the page says so, as delivery
+    // does (`flag_held_by`).
     let group = shown(&t, &format!("/clusters/{cid}/group?name=billing"), &pat).await;
-    assert!(!group.contains("data-testid=\"muted\""), "{group}");
+    assert!(group.contains("(reindex), by pat"), "{group}");
+    assert!(!group.contains("(planned deploy), by pat"), "{group}");
     let actions = t.audit_actions().await;
     for a in [
         "notify.silence.refused",
@@ -570,5 +577,60 @@ async fn a_muted_group_says_so_and_a_flags_page_lists_its_deliveries(pool: PgPoo
         "notify.silence.end",
     ] {
         assert!(actions.iter().any(|x| x == a), "{a} in {actions:?}");
+    }
+}
+
+/// A group page's "muted until" says what delivery does (`flag_held_by`,
+/// the fan-out's rule): a stream's silence mutes a group reading it only
+/// when the stream's owner owns the group too and every stream the group
+/// reads is muted.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_groups_page_is_muted_by_its_streams_only_as_delivery_holds_it(pool: PgPool) {
+    let t = TestApp::new(pool).await;
+    let cid = cluster(&t.pool).await;
+    let payments = team(&t.pool, "payments").await;
+    let risk = team(&t.pool, "risk").await;
+    member(&t, "pat", &[Role::Owner], payments).await;
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen,
+                                      owner_team_id, owner_claimed_at)
+         VALUES ($1, 'billing', 'Stable', 1, '{orders}', now(), now(), $2, now()),
+                ($1, 'audit', 'Stable', 1, '{orders,ledger}', now(), now(), $2, now()),
+                ($1, 'fraud', 'Stable', 1, '{orders}', now(), now(), $3, now())",
+    )
+    .bind(cid)
+    .bind(payments)
+    .bind(risk)
+    .execute(&t.pool)
+    .await
+    .expect("groups");
+    sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, 'orders', $2)")
+        .bind(cid)
+        .bind(payments)
+        .execute(&t.pool)
+        .await
+        .expect("stream");
+    sqlx::query(
+        "INSERT INTO notify_silences (cluster_id, scope, name, until, reason, created_by)
+         VALUES ($1, 'stream', 'orders', now() + interval '2 hours', 'reindex', 'pat')",
+    )
+    .bind(cid)
+    .execute(&t.pool)
+    .await
+    .expect("silence");
+    let pat = t.login("pat", PASSWORD).await.expect("pat");
+    let page = |g: &str| format!("/clusters/{cid}/group?name={g}");
+    let billing = shown(&t, &page("billing"), &pat).await;
+    assert!(billing.contains("data-testid=\"muted\""), "held: {billing}");
+    assert!(billing.contains("(reindex), by pat"), "{billing}");
+    for (g, why) in [
+        ("fraud", "another team's group"),
+        ("audit", "it also reads a stream nobody muted"),
+    ] {
+        let body = shown(&t, &page(g), &pat).await;
+        assert!(
+            !body.contains("data-testid=\"muted\""),
+            "{g}: {why}: {body}"
+        );
     }
 }

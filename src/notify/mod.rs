@@ -1,7 +1,7 @@
 //! Notifications: where a team hears of its flags (channels, each with
 //! its own filter), what each receiver is sent (Slack Block Kit, a Teams
 //! Adaptive Card, PagerDuty Events v2, Alertmanager v2 alerts, a signed
-//! generic webhook), and the delivery rules (transitions only, grouping of
+//! generic webhook, an email per flag threaded by the flag), and the delivery rules (transitions only, grouping of
 //! a burst, silences, the repeat of a flag left unacknowledged). Pure
 //! rules; `server/src/notify` carries them out.
 
@@ -9,6 +9,7 @@ use crate::platform::page::Choice;
 use serde::{Deserialize, Serialize};
 
 pub mod alertmanager;
+pub mod email;
 mod filter;
 mod notice;
 pub mod pagerduty;
@@ -21,12 +22,13 @@ pub mod webhook;
 pub use filter::{Filter, FilterError};
 pub use notice::{FlagNotice, Notice, group};
 pub use silence::{
-    Silence, SilenceError, SilenceScope, check_silence, flag_held_until, held_until, parse_until,
+    Silence, SilenceError, SilenceScope, check_silence, flag_held_by, flag_held_until, held_until,
+    parse_until,
 };
 
-/// What kind of receiver a channel is. A new kind (email) is one more
-/// variant: the payload it takes is chosen by [`ChannelKind::payload`]'s
-/// match, so the compiler lists every place that must learn it.
+/// What kind of receiver a channel is. A new kind is one more variant:
+/// the payload it takes is chosen by [`ChannelKind::payload`]'s match, so
+/// the compiler lists every place that must learn it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum ChannelKind {
@@ -40,6 +42,9 @@ pub enum ChannelKind {
     Alertmanager,
     /// Today's JSON, signed with HMAC-SHA-256.
     Webhook,
+    /// Email through the operator's mail server: one message per flag and
+    /// transition, threaded by the flag; the endpoint is the recipients.
+    Email,
 }
 
 impl Choice for ChannelKind {
@@ -51,6 +56,7 @@ impl Choice for ChannelKind {
             ChannelKind::PagerDuty,
             ChannelKind::Alertmanager,
             ChannelKind::Webhook,
+            ChannelKind::Email,
         ]
     }
     fn as_str(self) -> &'static str {
@@ -60,6 +66,7 @@ impl Choice for ChannelKind {
             ChannelKind::PagerDuty => "pagerduty",
             ChannelKind::Alertmanager => "alertmanager",
             ChannelKind::Webhook => "webhook",
+            ChannelKind::Email => "email",
         }
     }
 }
@@ -94,15 +101,21 @@ impl ChannelKind {
         match self {
             ChannelKind::Slack | ChannelKind::Teams => n(true, None, None),
             ChannelKind::PagerDuty => n(false, Some(true), Some(PAGERDUTY_EVENTS)),
-            ChannelKind::Alertmanager => n(false, None, None),
+            ChannelKind::Alertmanager | ChannelKind::Email => n(false, None, None),
             ChannelKind::Webhook => n(false, Some(false), None),
         }
+    }
+
+    /// Whether each body of [`ChannelKind::payload`] tells one flag (in
+    /// the notice's order) rather than the whole notice.
+    pub fn per_flag(self) -> bool {
+        matches!(self, ChannelKind::PagerDuty | ChannelKind::Email)
     }
 
     /// The bodies a notice becomes for this kind (the secrets are added
     /// when sent, never stored): one message for chat and webhooks, one
     /// event per flag for PagerDuty (it deduplicates by flag), one array
-    /// of alerts for Alertmanager.
+    /// of alerts for Alertmanager, one email per flag (a thread per flag).
     pub fn payload(self, n: &Notice, now_ms: i64) -> Vec<serde_json::Value> {
         match self {
             ChannelKind::Slack => vec![slack::message(n)],
@@ -110,6 +123,11 @@ impl ChannelKind {
             ChannelKind::PagerDuty => pagerduty::events(n),
             ChannelKind::Alertmanager => vec![alertmanager::alerts(n, now_ms)],
             ChannelKind::Webhook => vec![webhook::body(n)],
+            ChannelKind::Email => email::messages(n, now_ms)
+                .iter()
+                // Strings only: serializing cannot fail.
+                .filter_map(|m| serde_json::to_value(m).ok())
+                .collect(),
         }
     }
 }
@@ -268,7 +286,9 @@ mod tests {
         for k in ChannelKind::all() {
             assert_eq!(ChannelKind::parse(k.as_str()), Some(*k));
         }
-        assert_eq!(ChannelKind::parse("email"), None);
+        assert_eq!(ChannelKind::parse("email"), Some(ChannelKind::Email));
+        assert_eq!(ChannelKind::parse("sms"), None);
+        assert!(ChannelKind::Email.per_flag() && !ChannelKind::Slack.per_flag());
         assert_eq!(
             Transition::parse("acknowledge"),
             Some(Transition::Acknowledge)

@@ -113,6 +113,28 @@ pub fn flag_held_until(silences: &[Silence], f: &FlagNotice, now_ms: i64) -> Opt
     own.max(by_streams)
 }
 
+/// The silence [`flag_held_until`] holds a flag by: one covering it (its
+/// own subject or cluster, or one of its streams under the same owner)
+/// that ends when the hold does — what a page names as muting it, so the
+/// page says what delivery does.
+pub fn flag_held_by<'a>(
+    silences: &'a [Silence],
+    f: &FlagNotice,
+    now_ms: i64,
+) -> Option<&'a Silence> {
+    let until = flag_held_until(silences, f, now_ms)?;
+    silences
+        .iter()
+        .filter(|s| s.until_ms == until && s.cluster == f.cluster)
+        .find(|s| {
+            s.scope.covers(&f.subject_kind, &f.subject)
+                || (f.subject_kind == "group"
+                    && s.owner.is_some()
+                    && s.owner == f.team
+                    && f.topics.iter().any(|t| s.scope.covers("topic", t)))
+        })
+}
+
 /// The longest silence: a longer quiet is a change of the channel's filter.
 pub const MAX_SILENCE_DAYS: i64 = 30;
 
@@ -246,6 +268,29 @@ mod tests {
         assert_eq!(flag_held_until(&all, &t, 10), Some(60));
         g.cluster = "dev".into();
         assert_eq!(flag_held_until(&all, &g, 10), None);
+    }
+
+    #[test]
+    fn the_silence_named_is_the_one_delivery_holds_by() {
+        use crate::notify::notice::tests::flag;
+        let all = [
+            s(SilenceScope::Stream("orders".into()), 100),
+            s(SilenceScope::Stream("refunds".into()), 60),
+        ];
+        let mut g = flag(1, "billing", "STOP");
+        g.topics = vec!["orders".into(), "refunds".into()];
+        assert_eq!(
+            flag_held_by(&all, &g, 10),
+            Some(&all[1]),
+            "the first to end"
+        );
+        g.team = Some("risk".into());
+        assert_eq!(flag_held_by(&all, &g, 10), None, "another team's group");
+        g.team = Some("payments".into());
+        g.topics = vec!["orders".into(), "payments".into()];
+        assert_eq!(flag_held_by(&all, &g, 10), None, "a stream nobody muted");
+        let own = [s(SilenceScope::Group("billing".into()), 30)];
+        assert_eq!(flag_held_by(&own, &g, 10), Some(&own[0]));
     }
 
     #[test]

@@ -187,7 +187,7 @@ fn words(item: ItemRef<'_>, event: &MailEvent<'_>) -> (String, Vec<String>) {
 }
 
 /// Text as HTML: the five characters that could open markup, escaped.
-fn escape(s: &str) -> String {
+pub fn escape(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         match c {

@@ -55,13 +55,17 @@ pub async fn add_notify_channel(
     };
     // Kept for the form only as references: a key or a webhook URL pasted
     // by mistake (the likeliest refusal) is a secret's value, never kept
-    // in the session nor drawn back. Alertmanager's, PagerDuty's and a
-    // plain webhook's endpoints hold no token.
+    // in the session nor drawn back. Alertmanager's, PagerDuty's, a
+    // plain webhook's endpoints and an email channel's addresses hold no
+    // token.
     let reference = |v: &str| {
         let v = v.trim();
         v.starts_with("env:") || v.starts_with("file:")
     };
-    let plain_endpoint = matches!(new.kind.trim(), "alertmanager" | "pagerduty" | "webhook");
+    let plain_endpoint = matches!(
+        new.kind.trim(),
+        "alertmanager" | "pagerduty" | "webhook" | "email"
+    );
     let endpoint = if plain_endpoint || reference(&new.endpoint) {
         new.endpoint.clone()
     } else {
@@ -112,35 +116,35 @@ pub async fn remove_notify_channel(team_id: i64, id: i64) -> Result<(), AppError
 
 /// Sends a test message; the note says exactly what the receiver answered.
 #[server(prefix = "/fn", endpoint = "test_notify_channel")]
-pub async fn test_notify_channel(
-    team_id: i64,
-    id: i64,
-    name: String,
-) -> Result<TestAnswer, AppError> {
+pub async fn test_notify_channel(team_id: i64, id: i64) -> Result<TestAnswer, AppError> {
     use crate::port::{backend, client_addr, principal};
     let who = principal().await?;
     let answer = backend()?
         .notify
         .test_channel(&who, &client_addr().await, team_id, id)
         .await;
-    crate::ui::flash::noted(answer, |a| test_words(&name, a)).await
+    crate::ui::flash::noted(answer, test_words).await
 }
 
-/// What a test's note says: the receiver's status and the start of its
-/// answer, word for word.
-pub fn test_words(channel: &str, a: &TestAnswer) -> String {
-    let status = a
-        .status
-        .map_or("no answer".to_string(), |s| format!("HTTP {s}"));
+/// What a test's note says: the stored channel's name (never one the form
+/// posted), the receiver's status and the start of its answer, word for
+/// word — a mail server's reply is its own status.
+pub fn test_words(a: &TestAnswer) -> String {
     let verdict = if a.ok {
         "it took the test message"
     } else {
         "it did not take the test message"
     };
-    format!(
-        "Test sent to {channel}: the receiver answered {status}, {verdict}. Its answer: {}",
-        a.answer
-    )
+    match a.status {
+        Some(s) => format!(
+            "Test sent to {}: the receiver answered HTTP {s}, {verdict}. Its answer: {}",
+            a.channel, a.answer
+        ),
+        None => format!(
+            "Test sent to {}: {verdict}. The answer: {}",
+            a.channel, a.answer
+        ),
+    }
 }
 
 /// Sets the team's repeat interval, given in minutes.
@@ -249,8 +253,8 @@ pub async fn end_silence(cluster_id: i64, id: i64) -> Result<(), AppError> {
     crate::ui::flash::noted(ended, |()| "Ended the silence.".to_string()).await
 }
 
-/// The silence muting a page's subject now (`subject_kind` `cluster`,
-/// `topic` or `group`), the one ending last.
+/// The silence holding a page's subject's flags now (`subject_kind`
+/// `cluster`, `topic` or `group`), as delivery holds them.
 #[server(prefix = "/fn", endpoint = "muted_by")]
 pub async fn muted_by(
     cluster_id: i64,
@@ -258,16 +262,11 @@ pub async fn muted_by(
     subject: String,
 ) -> Result<Option<SilenceView>, AppError> {
     use crate::port::{backend, principal};
-    use streamkeeper::notify::SilenceScope;
     let who = principal().await?;
-    let all = backend()?.notify.silences(&who, cluster_id).await?;
-    Ok(all
-        .into_iter()
-        .filter(|s| {
-            SilenceScope::parse(&s.scope, &s.name)
-                .is_some_and(|scope| scope.covers(&subject_kind, &subject))
-        })
-        .max_by_key(|s| s.until))
+    backend()?
+        .notify
+        .muted(&who, cluster_id, &subject_kind, &subject)
+        .await
 }
 
 #[server(prefix = "/fn", endpoint = "flag_deliveries")]

@@ -12,10 +12,11 @@ pub struct ChannelView {
     pub id: i64,
     pub team_id: i64,
     pub name: String,
-    /// slack, teams, pagerduty, alertmanager or webhook.
+    /// slack, teams, pagerduty, alertmanager, webhook or email.
     pub kind: String,
     /// The endpoint's host, when it is a plain URL (Alertmanager, a
-    /// webhook, PagerDuty); `None` when the URL is itself a secret.
+    /// webhook, PagerDuty); an email channel's recipients; `None` when
+    /// the URL is itself a secret.
     pub host: Option<String>,
     /// Whether a secret (routing key, signing key) is referenced.
     pub secret_set: bool,
@@ -34,11 +35,12 @@ pub struct ChannelView {
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct NewChannel {
     pub name: String,
-    /// slack, teams, pagerduty, alertmanager or webhook.
+    /// slack, teams, pagerduty, alertmanager, webhook or email.
     pub kind: String,
     /// Slack and Teams: a credential reference (`env:NAME` or
     /// `file:/path`) whose value is the webhook URL. Alertmanager, a
     /// webhook: its URL. PagerDuty: empty for the Events API v2 endpoint.
+    /// Email: the address, or up to 10 separated by commas.
     #[serde(default)]
     pub endpoint: String,
     /// PagerDuty: a reference to the routing key (required). A webhook: a
@@ -60,11 +62,18 @@ pub struct NewChannel {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
 pub struct TestAnswer {
-    /// The HTTP status, when the receiver answered.
+    /// The channel tested, as stored.
+    #[serde(default)]
+    pub channel: String,
+    /// The HTTP status, when the receiver answered over HTTP.
     pub status: Option<u16>,
-    /// Its answer (the start of its body), or why there was none.
+    /// Its answer (the start of its body; a mail server's reply), or why
+    /// there was none.
     pub answer: String,
     pub ok: bool,
+    /// Whether the answer marks the channel broken (its settings wrong).
+    #[serde(default)]
+    pub broken: bool,
 }
 
 /// One delivery of a flag to a channel, with what its receiver answered.

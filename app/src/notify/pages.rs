@@ -147,7 +147,7 @@ fn ChannelRow(
     };
     // The forms' children are drawn by closures: each gets its own copy.
     let (team, id) = (c.team_id.to_string(), c.id.to_string());
-    let (team2, id2, name) = (team.clone(), id.clone(), c.name.clone());
+    let (team2, id2) = (team.clone(), id.clone());
     view! {
         <tr data-channel=c.name.clone()>
             <td>{c.name.clone()}</td>
@@ -159,7 +159,6 @@ fn ChannelRow(
                 <ActionForm action=test attr:data-testid="test-channel">
                     <input type="hidden" name="team_id" value=team />
                     <input type="hidden" name="id" value=id />
-                    <input type="hidden" name="name" value=name />
                     <button type="submit">"Send a test"</button>
                 </ActionForm>
                 <ActionForm action=remove attr:data-testid="remove-channel">
@@ -192,6 +191,7 @@ fn AddChannelForm(
         ("pagerduty", "PagerDuty (Events API v2)"),
         ("alertmanager", "Alertmanager (/api/v2/alerts)"),
         ("webhook", "Webhook (signed JSON)"),
+        ("email", "Email (the operator's mail server)"),
     ]
     .into_iter()
     .map(|(v, label)| view! { <option value=v selected=kind == v>{label}</option> })
@@ -206,7 +206,7 @@ fn AddChannelForm(
             <label>"Name " <input name="name" required maxlength="100" placeholder="on-call" value=field("name") /></label>
             <label>"Kind " <select name="kind">{kinds}</select></label>
             <label>"Endpoint " <input name="endpoint" autocomplete="off" value=field("endpoint") placeholder="env:STREAMKEEPER_CRED_SLACK or https://am.example/api/v2/alerts" />
-                <small>"Slack and Teams: a reference to the webhook URL (it holds its token). Alertmanager and a webhook: the URL. PagerDuty: empty for its Events API."</small>
+                <small>"Slack and Teams: a reference to the webhook URL (it holds its token). Alertmanager and a webhook: the URL. PagerDuty: empty for its Events API. Email: the team's address (or up to 10, separated by commas)."</small>
             </label>
             <label>"Secret " <input name="secret" autocomplete="off" value=field("secret") placeholder="file:/run/secrets/pd-routing-key" />
                 <small>"PagerDuty: the routing key by reference (required). A webhook: its signing key by reference (optional). Never a value."</small>

@@ -42,6 +42,15 @@ pub trait Notify: Send + Sync {
         who: &Principal,
         cluster_id: i64,
     ) -> Result<Vec<crate::notify::model::SilenceView>, AppError>;
+    /// The silence holding a subject's flags now (`subject_kind`
+    /// `cluster`, `topic` or `group`), by the rule delivery holds them by.
+    async fn muted(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject_kind: &str,
+        subject: &str,
+    ) -> Result<Option<crate::notify::model::SilenceView>, AppError>;
     /// Mutes a cluster (admins), or a stream or group (admins and its
     /// owner team's members) until a time, with a reason.
     async fn silence(

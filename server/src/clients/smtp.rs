@@ -9,7 +9,7 @@
 pub mod settings;
 
 use crate::clients::egress::{ResolveError, Resolver};
-use lettre::message::{Mailbox, MultiPart};
+use lettre::message::{Mailbox, Mailboxes, MultiPart};
 use lettre::transport::smtp::authentication::Credentials;
 use lettre::transport::smtp::client::{Certificate, Tls, TlsParameters};
 use lettre::{AsyncSmtpTransport, AsyncTransport, Message, Tokio1Executor};
@@ -18,6 +18,7 @@ pub use settings::{Security, SmtpSettings};
 /// One message to one person (queued as JSON until it is sent).
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Email {
+    /// One address, or several separated by commas (a team's channel).
     pub to: String,
     pub subject: String,
     pub text: String,
@@ -87,21 +88,30 @@ impl Smtp {
         &self.settings.from
     }
 
-    /// Sends one message, on a connection of its own.
-    pub async fn send(&self, email: &Email) -> Result<(), SmtpError> {
+    /// Sends one message, on a connection of its own; what the server
+    /// answered to it (`250 2.0.0 Ok: queued as …`).
+    pub async fn send(&self, email: &Email) -> Result<String, SmtpError> {
         let message = self.message(email)?;
         let transport = self.transport().await?;
-        transport.send(message).await.map(drop).map_err(of_lettre)
+        let answer = transport.send(message).await.map_err(of_lettre)?;
+        Ok(format!(
+            "{} {}",
+            answer.code(),
+            answer.message().collect::<Vec<_>>().join(" ")
+        ))
     }
 
     fn message(&self, email: &Email) -> Result<Message, SmtpError> {
-        let to: Mailbox = email
-            .to
-            .parse()
-            .map_err(|_| SmtpError::BadRecipient(email.to.clone()))?;
-        let mut builder = Message::builder()
-            .from(self.settings.from.clone())
-            .to(to)
+        let bad = || SmtpError::BadRecipient(email.to.clone());
+        let to: Mailboxes = email.to.parse().map_err(|_| bad())?;
+        if to.iter().next().is_none() {
+            return Err(bad());
+        }
+        let mut builder = Message::builder().from(self.settings.from.clone());
+        for mailbox in to {
+            builder = builder.to(mailbox);
+        }
+        let mut builder = builder
             .subject(email.subject.clone())
             .message_id(Some(email.message_id.clone()));
         if let Some(first) = &email.in_reply_to {

@@ -119,6 +119,7 @@ async fn send_mail(mail: Option<&Smtp>, d: &Delivery) -> Result<(), (String, boo
         .map_err(|e| (format!("the queued email cannot be read: {e}"), true))?;
     smtp.send(&email)
         .await
+        .map(drop)
         .map_err(|e| (e.to_string(), e.is_permanent()))
 }
 

@@ -183,10 +183,10 @@ impl AppState {
             audit: Arc::new(AuditService::new(pool.clone())),
             watch: clusters.clone(),
             flags: Arc::new(crate::flags::FlagService::new(pool.clone())),
-            notify: Arc::new(crate::notify::NotifyService::new(
-                pool.clone(),
-                outbound.clone(),
-            )),
+            notify: Arc::new(
+                crate::notify::NotifyService::new(pool.clone(), outbound.clone())
+                    .with_mail(config.smtp.clone().map(crate::clients::smtp::Smtp::new)),
+            ),
             schemas: schemas.clone(),
             reviews: reviews.clone(),
             connect: connect.clone(),

@@ -25,7 +25,7 @@ pub enum NotifyCommand {
         team: i64,
         #[arg(long)]
         name: String,
-        /// slack, teams, pagerduty, alertmanager or webhook.
+        /// slack, teams, pagerduty, alertmanager, webhook or email.
         #[arg(long)]
         kind: String,
         /// A URL, or for Slack and Teams a reference (env:NAME, file:/path) to it.

@@ -6,16 +6,14 @@
 //! short transaction, so a transition is told once, whichever replica
 //! fans it out.
 
+use crate::notify::silences::silence_rule;
 use crate::notify::store::{self, ChannelRow, PendingRow};
 use crate::platform::errors::Db;
-use crate::platform::ownership;
 use chrono::DateTime;
 use sqlx::PgPool;
 use std::collections::HashSet;
 use streamkeeper::notify::plan::{self, Fate, Pending};
-use streamkeeper::notify::{
-    ChannelKind, Filter, FlagNotice, Severity, Silence, SilenceScope, Transition,
-};
+use streamkeeper::notify::{ChannelKind, Filter, FlagNotice, Severity, Transition};
 
 /// Transitions fanned out at a time: a burst of a thousand flags is one pass.
 const BATCH: i64 = 5000;
@@ -71,22 +69,7 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
     let channels = store::channels_of(&mut tx, &teams).await?;
     let mut silences = Vec::new();
     for (cluster_id, cluster, scope, name, until) in store::silences_of(&mut tx, &clusters).await? {
-        let Some(scope) = SilenceScope::parse(&scope, &name) else {
-            continue;
-        };
-        // A stream's owner, by the one ownership rule.
-        let owner = match &scope {
-            SilenceScope::Stream(topic) => ownership::stream(pool, cluster_id, topic)
-                .await?
-                .map(|o| o.team.name),
-            _ => None,
-        };
-        silences.push(Silence {
-            cluster,
-            scope,
-            until_ms: until.timestamp_millis(),
-            owner,
-        });
+        silences.extend(silence_rule(pool, cluster_id, &cluster, &scope, &name, until).await?);
     }
     let now_ms = crate::platform::clock::now().timestamp_millis();
     let (mut send, mut done) = (Vec::new(), Vec::new());
@@ -128,7 +111,7 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
             reached.extend(&ids);
             let bodies = kind.payload(&n, now_ms);
-            let per_flag = kind == ChannelKind::PagerDuty;
+            let per_flag = kind.per_flag();
             for (i, body) in bodies.iter().enumerate() {
                 let listed = if per_flag { &ids[i..=i] } else { &ids[..] };
                 store::enqueue(&mut tx, channel_id, n.transition.as_str(), listed, body).await?;

@@ -1,5 +1,5 @@
 //! Notifications where on-call lives: a team's channels (Slack, Teams,
-//! PagerDuty, Alertmanager, a signed webhook), each with its own filter,
+//! PagerDuty, Alertmanager, a signed webhook, email), each with its own filter,
 //! managed by admins and the team's members (refusals audited); the
 //! flags' transitions fanned out to them (`fanout`), sent (`send`) by the
 //! `notify` routine (`routine`). Secrets are references, resolved only
@@ -18,6 +18,7 @@ pub mod store;
 use crate::audit::{audited, record_refusal};
 use crate::clients::egress::Outbound;
 use crate::clients::kafka::settings::SecretRef;
+use crate::clients::smtp::Smtp;
 use crate::clients::webhook::Webhooks;
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
@@ -40,6 +41,8 @@ use streamkeeper_app::notify::model::{
 pub struct NotifyService {
     pool: PgPool,
     outbound: Outbound,
+    /// The operator's mail server, for email channels.
+    mail: Option<Smtp>,
 }
 
 fn host_of(url: &str) -> Option<String> {
@@ -50,12 +53,17 @@ fn host_of(url: &str) -> Option<String> {
 }
 
 fn view(c: ChannelRow) -> ChannelView {
+    // An email channel's endpoint is its recipients, shown as they are.
+    let host = match ChannelKind::parse(&c.kind) {
+        Some(ChannelKind::Email) => c.endpoint.clone(),
+        _ => c.endpoint.as_deref().and_then(host_of),
+    };
     ChannelView {
         id: c.id,
         team_id: c.team_id,
         name: c.name,
         kind: c.kind,
-        host: c.endpoint.as_deref().and_then(host_of),
+        host,
         secret_set: c.secret_ref.is_some(),
         kinds: c.kinds,
         min_severity: c.min_severity,
@@ -71,7 +79,17 @@ struct Refused(String);
 
 impl NotifyService {
     pub fn new(pool: PgPool, outbound: Outbound) -> Self {
-        Self { pool, outbound }
+        Self {
+            pool,
+            outbound,
+            mail: None,
+        }
+    }
+
+    /// Email channels' tests go through this mail server.
+    pub fn with_mail(mut self, mail: Option<Smtp>) -> Self {
+        self.mail = mail;
+        self
     }
 
     /// Who may see a team's channels (`Stewardship::Act`: admins and the
@@ -128,6 +146,17 @@ impl NotifyService {
         Ok(raw.to_owned())
     }
 
+    /// An email channel's recipients, and a mail server to reach them.
+    fn recipients(&self, raw: &str) -> Result<String, Refused> {
+        if self.mail.is_none() {
+            return Err(Refused(
+                "No mail server is set (STREAMKEEPER_SMTP_HOST): an email channel could not send."
+                    .into(),
+            ));
+        }
+        streamkeeper::notify::email::recipients(raw).map_err(|e| Refused(e.to_string()))
+    }
+
     /// A credential reference under the operator's policy; `resolve` also
     /// reads it now (a URL held by reference is checked against the egress
     /// rule the same as a plain one).
@@ -146,11 +175,12 @@ impl NotifyService {
             return Err(Refused("A channel's name is 1 to 100 characters.".into()));
         }
         let kind = ChannelKind::parse(n.kind.trim()).ok_or_else(|| {
-            Refused("The kind is slack, teams, pagerduty, alertmanager or webhook.".into())
+            Refused("The kind is slack, teams, pagerduty, alertmanager, webhook or email.".into())
         })?;
         let needs = kind.needs();
         let endpoint = n.endpoint.trim();
         let (plain, by_ref) = match (needs.endpoint_is_secret, endpoint.is_empty()) {
+            _ if kind == ChannelKind::Email => (Some(self.recipients(endpoint)?), None),
             (true, true) => {
                 return Err(Refused(
                     "Give the webhook URL by reference (env:NAME or file:/path): it holds its token."
@@ -234,6 +264,9 @@ impl NotifyService {
             endpoint_ref: c.endpoint_ref.as_deref(),
             secret_ref: c.secret_ref.as_deref(),
         };
+        if kind == ChannelKind::Email {
+            return Ok(self.try_mail(c, &target, &bodies, now_ms).await);
+        }
         let webhooks = Webhooks::new(self.outbound.egress)
             .map_err(|e| AppError::Unavailable(format!("no HTTP client: {e}")))?;
         let (mut parts, mut status, mut ok) = (Vec::new(), None, true);
@@ -255,10 +288,40 @@ impl NotifyService {
             }
         }
         Ok(TestAnswer {
+            channel: c.name.clone(),
             status,
             answer: parts.join("; then "),
             ok,
+            broken: !ok && status.is_some_and(streamkeeper::notify::broken_by),
         })
+    }
+
+    /// An email channel's test: the test flag's message, with an id of
+    /// its own (each test is a message of its own, never a duplicate a
+    /// mailbox would drop), and the mail server's answer word for word.
+    async fn try_mail(
+        &self,
+        c: &ChannelRow,
+        target: &send::Target<'_>,
+        bodies: &[serde_json::Value],
+        now_ms: i64,
+    ) -> TestAnswer {
+        let mut body = bodies.first().cloned().unwrap_or_default();
+        body["message_id"] = json!(format!(
+            "<streamkeeper.test-{}.{now_ms}@streamkeeper.invalid>",
+            c.id
+        ));
+        let (answer, ok, broken) = match send::mail(self.mail.as_ref(), target, &body).await {
+            Ok(a) => (a, true, false),
+            Err(e) => (e.to_string(), false, e.breaks_channel()),
+        };
+        TestAnswer {
+            channel: c.name.clone(),
+            status: None,
+            answer,
+            ok,
+            broken,
+        }
     }
 }
 
@@ -387,13 +450,10 @@ impl streamkeeper_app::port::Notify for NotifyService {
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Channel {id}")))?;
         let answer = self.try_channel(&c).await?;
-        let broken = (!answer.ok)
-            .then_some(answer.status)
-            .flatten()
-            .filter(|s| streamkeeper::notify::broken_by(*s))
-            .map(|_| answer.answer.clone());
-        // A 4xx marks it broken and a 2xx mends it; a 5xx, a timeout or a
-        // refusal by the egress rule says nothing of its settings.
+        let broken = answer.broken.then(|| answer.answer.clone());
+        // A 4xx (a mail server's refusal for good) marks it broken and a
+        // 2xx mends it; a 5xx, a timeout or a refusal by the egress rule
+        // says nothing of its settings.
         if answer.ok || broken.is_some() {
             store::set_broken(&self.pool, c.id, broken.as_deref()).await?;
         }
@@ -429,6 +489,17 @@ impl streamkeeper_app::port::Notify for NotifyService {
             .into_iter()
             .map(silences::view)
             .collect())
+    }
+
+    #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]
+    async fn muted(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject_kind: &str,
+        subject: &str,
+    ) -> Result<Option<SilenceView>, AppError> {
+        self.muted_now(who, cluster_id, subject_kind, subject).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username, cluster_id))]

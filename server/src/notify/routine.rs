@@ -3,6 +3,7 @@
 //! of open flags' Alertmanager alerts, fans the pending transitions out
 //! to the channels, and sends what is due.
 
+use crate::clients::smtp::Smtp;
 use crate::clients::webhook::Webhooks;
 use crate::notify::{fanout, send, store};
 use crate::platform::errors::Db;
@@ -63,21 +64,36 @@ async fn queue_reminders(pool: &PgPool, base_url: &str) -> Result<(), Db> {
 }
 
 /// One pass of everything the routine does; how many messages it sent.
+/// Without a mail server: email channels' messages wait for one.
 pub async fn pass(
     pool: &PgPool,
     base_url: &str,
     webhooks: &Webhooks,
     credentials: &CredentialPolicy,
 ) -> Result<usize, Db> {
+    let senders = send::Senders {
+        webhooks: webhooks.clone(),
+        mail: None,
+    };
+    pass_with(pool, base_url, &senders, credentials).await
+}
+
+/// [`pass`], with email channels' messages sent through `senders.mail`.
+pub async fn pass_with(
+    pool: &PgPool,
+    base_url: &str,
+    senders: &send::Senders,
+    credentials: &CredentialPolicy,
+) -> Result<usize, Db> {
     queue_reminders(pool, base_url).await?;
     fanout::fan_out(pool, base_url).await?;
-    send::send_due(pool, webhooks, credentials).await
+    send::send_due(pool, senders, credentials).await
 }
 
 pub struct Notify {
     pool: PgPool,
     base_url: String,
-    webhooks: Webhooks,
+    senders: send::Senders,
     credentials: CredentialPolicy,
 }
 
@@ -92,9 +108,18 @@ impl Notify {
         Ok(Self {
             pool,
             base_url,
-            webhooks: Webhooks::new(egress)?,
+            senders: send::Senders {
+                webhooks: Webhooks::new(egress)?,
+                mail: None,
+            },
             credentials,
         })
+    }
+
+    /// Email channels' messages go through this mail server.
+    pub fn with_mail(mut self, mail: Option<Smtp>) -> Self {
+        self.senders.mail = mail;
+        self
     }
 }
 
@@ -111,14 +136,7 @@ impl Routine for Notify {
     }
 
     async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
-        match pass(
-            &self.pool,
-            &self.base_url,
-            &self.webhooks,
-            &self.credentials,
-        )
-        .await?
-        {
+        match pass_with(&self.pool, &self.base_url, &self.senders, &self.credentials).await? {
             0 => Ok(Outcome::Idle),
             n => Ok(Outcome::Done(serde_json::json!({ "attempted": n }))),
         }

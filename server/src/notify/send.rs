@@ -5,15 +5,21 @@
 //! marks the channel broken with that answer and gives the delivery up:
 //! its settings are wrong and retrying will not mend them; the other
 //! channels deliver regardless. Anything else is retried with back-off and
-//! the same idempotency key.
+//! the same idempotency key. An email channel's messages go through the
+//! operator's mail server (`clients::smtp`, the approvers' mail's): a
+//! refusal of the message or its recipients (a 5xx) marks it broken the
+//! same, anything else (no mail server yet, STARTTLS not offered, a 4xx)
+//! is retried.
 
 use crate::clients::kafka::settings::{SecretRef, SettingsError};
+use crate::clients::smtp::{Email, Smtp, SmtpError};
 use crate::clients::webhook::{Answer, Webhooks};
 use crate::notify::store::{self, ChannelDelivery};
 use crate::platform::errors::Db;
 use serde_json::Value;
 use sqlx::PgPool;
 use streamkeeper::flags::backoff_s;
+use streamkeeper::notify::email::FlagMail;
 use streamkeeper::notify::{ChannelKind, broken_by, pagerduty, webhook};
 use streamkeeper::platform::credential::CredentialPolicy;
 use tokio::task::JoinSet;
@@ -47,6 +53,20 @@ pub enum SendError {
     /// The receiver did not answer (refused, timed out, not allowed).
     #[error("{0}")]
     NoAnswer(String),
+    #[error("no mail server is set (STREAMKEEPER_SMTP_HOST)")]
+    NoMailServer,
+    /// The mail server's answer, or why there was none.
+    #[error("{0}")]
+    Mail(#[from] SmtpError),
+}
+
+impl SendError {
+    /// Whether it is the channel's settings that are wrong (a mail server
+    /// refusing the message or its recipients for good), so the channel
+    /// is broken until they change.
+    pub fn breaks_channel(&self) -> bool {
+        matches!(self, SendError::Mail(e) if e.is_permanent())
+    }
 }
 
 fn secret(reference: &str, policy: &CredentialPolicy) -> Result<String, SettingsError> {
@@ -122,18 +142,43 @@ pub async fn send(
         .map_err(SendError::NoAnswer)
 }
 
+/// Mails one queued message of an email channel `t` through `mail`; the
+/// mail server's answer.
+pub async fn mail(mail: Option<&Smtp>, t: &Target<'_>, body: &Value) -> Result<String, SendError> {
+    let smtp = mail.ok_or(SendError::NoMailServer)?;
+    let to = t.endpoint.ok_or(SendError::NoEndpoint)?;
+    let m: FlagMail = serde_json::from_value(body.clone())?;
+    let email = Email {
+        to: to.to_owned(),
+        subject: m.subject,
+        text: m.text,
+        html: m.html,
+        message_id: m.message_id,
+        in_reply_to: m.in_reply_to,
+    };
+    Ok(smtp.send(&email).await?)
+}
+
+/// How the channels' messages leave: webhooks, and the mail server (if
+/// one is set) for email channels.
+#[derive(Clone)]
+pub struct Senders {
+    pub webhooks: Webhooks,
+    pub mail: Option<Smtp>,
+}
+
 /// Sends the due channel deliveries once; returns how many were attempted.
 pub async fn send_due(
     pool: &PgPool,
-    webhooks: &Webhooks,
+    senders: &Senders,
     policy: &CredentialPolicy,
 ) -> Result<usize, Db> {
     let due = store::claim(pool, BATCH, CLAIM_S).await?;
     let n = due.len();
     let mut sending = JoinSet::new();
     for d in due {
-        let (pool, webhooks, policy) = (pool.clone(), webhooks.clone(), policy.clone());
-        sending.spawn(async move { deliver(&pool, &webhooks, &policy, d).await });
+        let (pool, senders, policy) = (pool.clone(), senders.clone(), policy.clone());
+        sending.spawn(async move { deliver(&pool, &senders, &policy, d).await });
     }
     let mut first_error = None;
     while let Some(done) = sending.join_next().await {
@@ -151,7 +196,7 @@ pub async fn send_due(
 
 async fn deliver(
     pool: &PgPool,
-    webhooks: &Webhooks,
+    senders: &Senders,
     policy: &CredentialPolicy,
     d: ChannelDelivery,
 ) -> Result<(), Db> {
@@ -161,8 +206,11 @@ async fn deliver(
         endpoint_ref: d.endpoint_ref.as_deref(),
         secret_ref: d.secret_ref.as_deref(),
     };
+    if ChannelKind::parse(&d.kind) == Some(ChannelKind::Email) {
+        return deliver_mail(pool, senders.mail.as_ref(), &t, &d).await;
+    }
     let backoff = backoff_s(d.attempts);
-    match send(webhooks, &t, &d.idempotency_key, &d.body, policy).await {
+    match send(&senders.webhooks, &t, &d.idempotency_key, &d.body, policy).await {
         Ok(a) if a.ok() => {
             store::delivered(pool, &d, &a.shown()).await?;
             store::set_broken(pool, d.channel_id, None).await
@@ -181,6 +229,31 @@ async fn deliver(
         Err(e) => {
             tracing::warn!(delivery = d.id, attempt = d.attempts + 1, error = %e, "channel delivery failed");
             store::failed(pool, &d, &e.to_string(), backoff, MAX_ATTEMPTS, false).await
+        }
+    }
+}
+
+/// One claimed email delivery, recorded as [`deliver`] records a post.
+async fn deliver_mail(
+    pool: &PgPool,
+    smtp: Option<&Smtp>,
+    t: &Target<'_>,
+    d: &ChannelDelivery,
+) -> Result<(), Db> {
+    let backoff = backoff_s(d.attempts);
+    match mail(smtp, t, &d.body).await {
+        Ok(answer) => {
+            store::delivered(pool, d, &answer).await?;
+            store::set_broken(pool, d.channel_id, None).await
+        }
+        Err(e) if e.breaks_channel() => {
+            tracing::warn!(delivery = d.id, channel = d.channel_id, error = %e, "channel broken");
+            store::failed(pool, d, &e.to_string(), backoff, MAX_ATTEMPTS, true).await?;
+            store::set_broken(pool, d.channel_id, Some(&e.to_string())).await
+        }
+        Err(e) => {
+            tracing::warn!(delivery = d.id, attempt = d.attempts + 1, error = %e, "channel delivery failed");
+            store::failed(pool, d, &e.to_string(), backoff, MAX_ATTEMPTS, false).await
         }
     }
 }

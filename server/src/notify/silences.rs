@@ -7,10 +7,16 @@ use crate::notify::NotifyService;
 use crate::notify::store::{self, SilenceRow};
 use crate::platform::authz::Facts;
 use crate::platform::db::{begin, commit};
+use crate::platform::errors::Db;
+use crate::platform::ownership;
+use chrono::{DateTime, Utc};
 use serde_json::json;
+use sqlx::PgPool;
 use streamkeeper::access::stewardship::{Stewardship, may_steward};
 use streamkeeper::accounts::account::Principal;
-use streamkeeper::notify::{SilenceError, SilenceScope, check_silence};
+use streamkeeper::notify::{
+    FlagNotice, Silence, SilenceError, SilenceScope, check_silence, flag_held_by,
+};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::notify::model::{NewSilence, SilenceView};
 
@@ -27,7 +33,91 @@ pub fn view(s: SilenceRow) -> SilenceView {
     }
 }
 
+/// A stored silence as the rules read it, a stream's with its owner team
+/// by the one ownership rule: the fan-out and the pages' "muted until"
+/// both build them here, so a page says what delivery does.
+pub async fn silence_rule(
+    pool: &PgPool,
+    cluster_id: i64,
+    cluster: &str,
+    scope: &str,
+    name: &str,
+    until: DateTime<Utc>,
+) -> Result<Option<Silence>, Db> {
+    let Some(scope) = SilenceScope::parse(scope, name) else {
+        return Ok(None);
+    };
+    let owner = match &scope {
+        SilenceScope::Stream(topic) => ownership::stream(pool, cluster_id, topic)
+            .await?
+            .map(|o| o.team.name),
+        _ => None,
+    };
+    Ok(Some(Silence {
+        cluster: cluster.to_owned(),
+        scope,
+        until_ms: until.timestamp_millis(),
+        owner,
+    }))
+}
+
 impl NotifyService {
+    /// The silence holding `subject`'s flags now (`subject_kind`
+    /// `cluster`, `topic` or `group`), by the rule delivery holds them by
+    /// (`flag_held_by`): a group's own, its cluster's, and its streams'
+    /// when their owner owns the group too and every stream it reads is
+    /// muted.
+    pub(super) async fn muted_now(
+        &self,
+        who: &Principal,
+        cluster_id: i64,
+        subject_kind: &str,
+        subject: &str,
+    ) -> Result<Option<SilenceView>, AppError> {
+        crate::platform::authz::require(
+            who,
+            streamkeeper::accounts::role::Action::Read,
+            "see silences",
+        )?;
+        self.cluster(who, "", cluster_id).await?;
+        let pool = &self.pool;
+        // One cluster: its id names it for the rules.
+        let cluster = cluster_id.to_string();
+        let mut held = Vec::new();
+        for row in store::silences(pool, cluster_id).await? {
+            let rule = silence_rule(pool, cluster_id, &cluster, &row.scope, &row.name, row.until);
+            if let Some(rule) = rule.await? {
+                held.push((rule, row));
+            }
+        }
+        let (team, topics) = if subject_kind == "group" {
+            let owner = ownership::group(pool, cluster_id, subject).await?.flatten();
+            let topics = store::group_topics(pool, cluster_id, subject).await?;
+            (owner.map(|o| o.team.name), topics)
+        } else {
+            (None, Vec::new())
+        };
+        let flag = FlagNotice {
+            id: 0,
+            cluster,
+            subject_kind: subject_kind.to_owned(),
+            subject: subject.to_owned(),
+            kind: String::new(),
+            was: None,
+            reason: String::new(),
+            team,
+            url: String::new(),
+            onset_ms: 0,
+            topics,
+        };
+        let rules: Vec<Silence> = held.iter().map(|(s, _)| s.clone()).collect();
+        let now_ms = crate::platform::clock::now().timestamp_millis();
+        let by = flag_held_by(&rules, &flag, now_ms);
+        Ok(by
+            .and_then(|s| held.into_iter().find(|(r, _)| r == s))
+            .map(|(_, row)| view(row)))
+    }
+
     async fn refuse(&self, who: &Principal, from: &str, cluster_id: i64, e: AppError) -> AppError {
         record_refusal(
             &self.pool,

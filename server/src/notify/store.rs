@@ -102,9 +102,13 @@ pub async fn set_broken(pool: &PgPool, id: i64, answer: Option<&str>) -> Result<
     .map(drop)?)
 }
 
-/// For a group's flag `f`, the topics the group reads, as `topics`.
-const GROUP_TOPICS: &str = "COALESCE((SELECT g.topics FROM consumer_groups g
-     WHERE f.subject_kind = 'group' AND g.cluster_id = f.cluster_id AND g.name = f.subject),
+/// For a group's flag `f`, the topics the group read at its raise (kept
+/// then: an alert's labels never change while it is open), or for a flag
+/// raised before they were kept, the topics the group reads, as `topics`.
+const GROUP_TOPICS: &str =
+    "COALESCE((SELECT k.topics FROM notify_flag_topics k WHERE k.flag_id = f.id),
+     (SELECT g.topics FROM consumer_groups g
+       WHERE f.subject_kind = 'group' AND g.cluster_id = f.cluster_id AND g.name = f.subject),
      '{}') AS topics";
 
 /// A transition waiting to be told, with what the message needs.
@@ -483,6 +487,20 @@ pub async fn silences(pool: &PgPool, cluster_id: i64) -> Result<Vec<SilenceRow>,
     .bind(cluster_id)
     .fetch_all(pool)
     .await?)
+}
+
+/// The topics a consumer group reads (none when it is not there).
+pub async fn group_topics(pool: &PgPool, cluster_id: i64, name: &str) -> Result<Vec<String>, Db> {
+    Ok(
+        sqlx::query_scalar(
+            "SELECT topics FROM consumer_groups WHERE cluster_id = $1 AND name = $2",
+        )
+        .bind(cluster_id)
+        .bind(name)
+        .fetch_optional(pool)
+        .await?
+        .unwrap_or_default(),
+    )
 }
 
 pub async fn silence_by_id(

@@ -6,7 +6,8 @@ the session was under TLS and who authenticated.
 
 MODE is `starttls` (STARTTLS offered and required before MAIL), `tls` (TLS
 from the first byte) or `plain` (no STARTTLS offered). Prints `ready` once
-it listens.
+it listens. A recipient whose address starts with `refused` is refused
+with `550 5.1.1`, as a server refuses an unknown mailbox.
 """
 
 import json
@@ -23,6 +24,12 @@ class Keep:
     def __init__(self, folder):
         self.folder = folder
         self.count = 0
+
+    async def handle_RCPT(self, server, session, envelope, address, rcpt_options):
+        if address.startswith("refused"):
+            return "550 5.1.1 <%s>: Recipient address rejected: no such mailbox" % address
+        envelope.rcpt_tos.append(address)
+        return "250 OK"
 
     async def handle_DATA(self, server, session, envelope):
         self.count += 1

@@ -109,7 +109,9 @@ pub struct Delivery {
 
 /// Records a transition of a flag its team's channels hear of, in the
 /// transaction that makes it: the notify routine turns it into the
-/// channels' (grouped) deliveries (`server/src/notify`).
+/// channels' (grouped) deliveries (`server/src/notify`). A group's flag
+/// keeps, at its first, the topics the group reads then: its messages'
+/// labels stay those for the flag's life (`notify_flag_topics`).
 pub async fn record_transition(
     conn: &mut PgConnection,
     flag_id: i64,
@@ -118,7 +120,13 @@ pub async fn record_transition(
     by: Option<&str>,
 ) -> Result<(), Db> {
     Ok(sqlx::query(
-        "INSERT INTO notify_transitions (flag_id, transition, was, by_user) VALUES ($1, $2, $3, $4)",
+        "WITH t AS (INSERT INTO notify_transitions (flag_id, transition, was, by_user)
+                    VALUES ($1, $2, $3, $4) RETURNING flag_id)
+         INSERT INTO notify_flag_topics (flag_id, topics)
+         SELECT f.id, COALESCE(g.topics, '{}') FROM t JOIN flags f ON f.id = t.flag_id
+           LEFT JOIN consumer_groups g ON g.cluster_id = f.cluster_id AND g.name = f.subject
+          WHERE f.subject_kind = 'group'
+         ON CONFLICT (flag_id) DO NOTHING",
     )
     .bind(flag_id)
     .bind(transition)

@@ -11,6 +11,7 @@
 
 mod support;
 
+use axum::http::Method;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use std::collections::BTreeMap;
@@ -273,7 +274,7 @@ async fn scram_cluster(
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
-async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pass(
+async fn a_refused_sign_in_is_unreachable_since_its_first_pass_and_a_rotated_password_is_used_next_pass(
     pool: sqlx::PgPool,
 ) {
     let creds = Creds::new("rotate");
@@ -281,12 +282,15 @@ async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pa
     let password_ref = creds.file("password", wrong);
     let c = scram_cluster(&pool, &creds, &password_ref).await;
     let (mut pending, mut kept) = (None, Default::default());
-    let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
-    let PassOutcome::Failed(why) = outcome else {
-        panic!("a refused sign-in is not a read: {outcome:?}");
-    };
-    assert!(why.starts_with("sign-in refused"), "{why}");
-    assert!(!why.contains(wrong));
+    let mut refusals = Vec::new();
+    for _ in 0..2 {
+        let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
+        let PassOutcome::Failed(why) = outcome else {
+            panic!("a refused sign-in is not a read: {outcome:?}");
+        };
+        assert!(!why.contains(wrong));
+        refusals.push(why);
+    }
     let samples: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM lag_samples s JOIN cluster_passes p ON p.id = s.pass_id
          WHERE p.cluster_id = $1",
@@ -302,10 +306,62 @@ async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pa
         .expect("pass");
     assert_eq!(last.outcome, "UNREACHABLE");
 
+    // Since the first refused pass, said by every later one.
+    let first: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT min(started_at) FROM cluster_passes WHERE cluster_id = $1")
+            .bind(c.id)
+            .fetch_one(&pool)
+            .await
+            .expect("first pass");
+    let since = format!(
+        "sign-in refused since {}: The broker refused the sign-in (SASL)",
+        first.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    for why in &refusals {
+        assert!(why.starts_with(&since), "{why}");
+    }
+    let app = support::TestApp::new(pool.clone()).await;
+    let admin = app
+        .user("ada", &[streamkeeper::accounts::role::Role::Admin])
+        .await;
+    let token = app.token(admin).await;
+    let path = format!("/api/v1/clusters/{}", c.id);
+    let view = app.api(Method::GET, &path, &token, None).await.json();
+    let shown = view["sign_in_refused_since"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+    assert_eq!(shown, Some(first.fixed_offset()), "{view}");
+    let cookie = app.login("ada", support::PASSWORD).await.expect("signs in");
+    let page = app.get(&format!("/clusters/{}", c.id), Some(&cookie)).await;
+    assert!(
+        page.body.contains("Sign-in refused since "),
+        "{}",
+        page.body
+    );
+    let reason: String = sqlx::query_scalar(
+        "SELECT reason FROM flags WHERE cluster_id = $1 AND kind = 'UNREACHABLE' AND resolved_at IS NULL",
+    )
+    .bind(c.id)
+    .fetch_one(&pool)
+    .await
+    .expect("the cluster's flag");
+    assert!(reason.contains(&since), "{reason}");
+    let audited: Vec<serde_json::Value> = sqlx::query_scalar(
+        "SELECT detail::jsonb FROM audit_log WHERE action = 'cluster.sign_in_refused'",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(audited.len(), 1, "the first refusal only: {audited:?}");
+    assert_eq!(audited[0]["cause"], "authentication");
+    assert!(!audited[0].to_string().contains(wrong));
+
     // The secret is rotated in its file; the console is not restarted.
     creds.file("password", &login().1);
     let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
     assert!(matches!(outcome, PassOutcome::Stored { .. }), "{outcome:?}");
+    let view = app.api(Method::GET, &path, &token, None).await.json();
+    assert!(view["sign_in_refused_since"].is_null(), "{view}");
 }
 
 #[tokio::test]

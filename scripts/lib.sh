@@ -312,22 +312,28 @@ start_broker() {
 }
 
 # make_test_certs DIR: a throwaway CA (DIR/ca.pem), a broker certificate it
-# signed for IP 127.0.0.1 (DIR/broker.pem, DIR/broker.key) and one for
+# signed for IP 127.0.0.1 (DIR/broker.pem, DIR/broker.key), one for
 # another name only, broker-1.example (DIR/other.pem, DIR/other.key), so a
-# client connecting to 127.0.0.1 meets a hostname mismatch.
+# client connecting to 127.0.0.1 meets a hostname mismatch, and one for
+# 127.0.0.1 that expired the day it was made (DIR/expired.pem, DIR/expired.key:
+# `-days -1` puts its end a day before its start).
 make_test_certs() {
-  local dir=$1 name
+  local dir=$1 name days san
   mkdir -p "$dir"
   openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=streamkeeper test CA" \
     -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null || die "openssl could not make the test CA"
-  for name in broker:IP:127.0.0.1 other:DNS:broker-1.example; do
-    openssl req -newkey rsa:2048 -nodes -subj "/CN=${name#*:*:}" \
-      -keyout "$dir/${name%%:*}.key" -out "$dir/${name%%:*}.csr" 2>/dev/null \
-      && openssl x509 -req -in "$dir/${name%%:*}.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
-        -CAcreateserial -days 7 -extfile <(printf 'subjectAltName=%s\n' "${name#*:}") \
-        -out "$dir/${name%%:*}.pem" 2>/dev/null \
-      || die "openssl could not make the ${name%%:*} certificate"
-  done
+  while read -r name days san; do
+    openssl req -newkey rsa:2048 -nodes -subj "/CN=${san#*:}" \
+      -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null \
+      && openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
+        -CAcreateserial -days "$days" -extfile <(printf 'subjectAltName=%s\n' "$san") \
+        -out "$dir/$name.pem" 2>/dev/null \
+      || die "openssl could not make the $name certificate"
+  done <<'CERTS'
+broker 7 IP:127.0.0.1
+other 7 DNS:broker-1.example
+expired -1 IP:127.0.0.1
+CERTS
 }
 
 # start_tls_broker PORT LOGFILE CERTDIR [CERT]: a broker whose listener

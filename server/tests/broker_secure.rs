@@ -11,6 +11,7 @@
 
 mod support;
 
+use axum::http::Method;
 use rdkafka::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use std::collections::BTreeMap;
@@ -26,6 +27,7 @@ use streamkeeper_server::clients::kafka::{group_offsets, probe, reader};
 use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
 use streamkeeper_server::watch::store;
 use support::kafka::{Broker, bootstrap, commit_at, free_port, topic_at};
+use support::stop_flag;
 
 fn env(name: &str) -> String {
     std::env::var(name).unwrap_or_else(|_| {
@@ -109,6 +111,26 @@ impl Drop for Creds {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// A TLS-only broker of the test's own, serving the test certificate
+/// `cert` (`make_test_certs`: broker, other, expired), and its port.
+fn tls_broker(cert: &str) -> (Broker, u16) {
+    let port = free_port();
+    let (cert, key) = (
+        certs().join(format!("{cert}.pem")),
+        certs().join(format!("{cert}.key")),
+    );
+    let broker = Broker::start_with(
+        port,
+        &[
+            "--cert",
+            cert.to_str().expect("utf-8"),
+            "--key",
+            key.to_str().expect("utf-8"),
+        ],
+    );
+    (broker, port)
 }
 
 /// A producer's and committer's configuration for the secured brokers.
@@ -195,17 +217,7 @@ async fn each_bad_setting_is_named_plainly() {
         "The broker's certificate is signed by an authority this console does not trust; give the cluster's CA (its CA bundle reference)."
     );
 
-    let port = free_port();
-    let (cert, key) = (certs().join("other.pem"), certs().join("other.key"));
-    let _other = Broker::start_with(
-        port,
-        &[
-            "--cert",
-            cert.to_str().expect("utf-8"),
-            "--key",
-            key.to_str().expect("utf-8"),
-        ],
-    );
+    let (_other, port) = tls_broker("other");
     let (why, said) = explained(&creds.tls(&format!("127.0.0.1:{port}"), true), "-----").await;
     assert_eq!(why, Unreachable::TlsName);
     assert_eq!(
@@ -273,7 +285,7 @@ async fn scram_cluster(
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
-async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pass(
+async fn a_refused_sign_in_is_unreachable_since_its_first_pass_and_a_rotated_password_is_used_next_pass(
     pool: sqlx::PgPool,
 ) {
     let creds = Creds::new("rotate");
@@ -281,12 +293,15 @@ async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pa
     let password_ref = creds.file("password", wrong);
     let c = scram_cluster(&pool, &creds, &password_ref).await;
     let (mut pending, mut kept) = (None, Default::default());
-    let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
-    let PassOutcome::Failed(why) = outcome else {
-        panic!("a refused sign-in is not a read: {outcome:?}");
-    };
-    assert!(why.starts_with("sign-in refused"), "{why}");
-    assert!(!why.contains(wrong));
+    let mut refusals = Vec::new();
+    for _ in 0..2 {
+        let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
+        let PassOutcome::Failed(why) = outcome else {
+            panic!("a refused sign-in is not a read: {outcome:?}");
+        };
+        assert!(!why.contains(wrong));
+        refusals.push(why);
+    }
     let samples: i64 = sqlx::query_scalar(
         "SELECT count(*) FROM lag_samples s JOIN cluster_passes p ON p.id = s.pass_id
          WHERE p.cluster_id = $1",
@@ -302,26 +317,80 @@ async fn a_refused_sign_in_is_unreachable_and_a_rotated_password_is_used_next_pa
         .expect("pass");
     assert_eq!(last.outcome, "UNREACHABLE");
 
+    // Since the first refused pass, said by every later one.
+    let first: chrono::DateTime<chrono::Utc> =
+        sqlx::query_scalar("SELECT min(started_at) FROM cluster_passes WHERE cluster_id = $1")
+            .bind(c.id)
+            .fetch_one(&pool)
+            .await
+            .expect("first pass");
+    let since = format!(
+        "sign-in refused since {}: The broker refused the sign-in (SASL)",
+        first.format("%Y-%m-%d %H:%M:%S UTC")
+    );
+    for why in &refusals {
+        assert!(why.starts_with(&since), "{why}");
+    }
+    let app = support::TestApp::new(pool.clone()).await;
+    let admin = app
+        .user("ada", &[streamkeeper::accounts::role::Role::Admin])
+        .await;
+    let token = app.token(admin).await;
+    let path = format!("/api/v1/clusters/{}", c.id);
+    let view = app.api(Method::GET, &path, &token, None).await.json();
+    let shown = view["sign_in_refused_since"]
+        .as_str()
+        .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok());
+    assert_eq!(shown, Some(first.fixed_offset()), "{view}");
+    let cookie = app.login("ada", support::PASSWORD).await.expect("signs in");
+    let page = app.get(&format!("/clusters/{}", c.id), Some(&cookie)).await;
+    assert!(
+        page.body.contains("Sign-in refused since "),
+        "{}",
+        page.body
+    );
+    let reason: String = sqlx::query_scalar(
+        "SELECT reason FROM flags WHERE cluster_id = $1 AND kind = 'UNREACHABLE' AND resolved_at IS NULL",
+    )
+    .bind(c.id)
+    .fetch_one(&pool)
+    .await
+    .expect("the cluster's flag");
+    assert!(reason.contains(&since), "{reason}");
+    let audited: Vec<serde_json::Value> = sqlx::query_scalar(
+        "SELECT detail::jsonb FROM audit_log WHERE action = 'cluster.sign_in_refused'",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("audit");
+    assert_eq!(audited.len(), 1, "the first refusal only: {audited:?}");
+    assert_eq!(audited[0]["cause"], "authentication");
+    assert!(!audited[0].to_string().contains(wrong));
+
     // The secret is rotated in its file; the console is not restarted.
     creds.file("password", &login().1);
     let outcome = watch::pass(&pool, &c, &creds.policy, &mut pending, &mut kept).await;
     assert!(matches!(outcome, PassOutcome::Stored { .. }), "{outcome:?}");
+    let view = app.api(Method::GET, &path, &token, None).await.json();
+    assert!(view["sign_in_refused_since"].is_null(), "{view}");
+}
+
+/// The STOP flag delivered, as on the plaintext broker (support::stop_flag),
+/// on a cluster watched over TLS + SCRAM-SHA-512.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_stopped_consumer_on_the_scram_broker_is_flagged_to_its_owner(pool: sqlx::PgPool) {
+    let creds = Creds::new("stop");
+    let (_, password) = login();
+    let c = scram_cluster(&pool, &creds, &creds.file("password", &password)).await;
+    let t = support::TestApp::new(pool).await;
+    let conf = client(&creds.scram("SCRAM-SHA-512", &password));
+    stop_flag::a_stopped_consumer_is_flagged_to_its_owner(&t, c.id, &conf, &creds.policy).await;
 }
 
 #[tokio::test]
 async fn a_hung_tls_broker_is_unreachable_within_the_timeout() {
     let creds = Creds::new("hung");
-    let port = free_port();
-    let (cert, key) = (certs().join("broker.pem"), certs().join("broker.key"));
-    let broker = Broker::start_with(
-        port,
-        &[
-            "--cert",
-            cert.to_str().expect("utf-8"),
-            "--key",
-            key.to_str().expect("utf-8"),
-        ],
-    );
+    let (broker, port) = tls_broker("broker");
     let s = creds.tls(&format!("127.0.0.1:{port}"), true);
     read(&s).await.expect("reachable before it hangs");
     broker.signal("-STOP");
@@ -335,6 +404,52 @@ async fn a_hung_tls_broker_is_unreachable_within_the_timeout() {
     );
 }
 
+/// Runs the binary with the policy's directories (the creds' and the
+/// certificates'): its exit status and all it said, `secret` not in it.
+fn cli(creds: &Creds, secret: &str, args: &[&str]) -> (Option<i32>, String) {
+    let dirs = format!("{}:{}", creds.dir.display(), certs().display());
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
+        .env_remove("DATABASE_URL")
+        .env("STREAMKEEPER_CRED_DIRS", &dirs)
+        .args(args)
+        .output()
+        .expect("runs");
+    let said =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(!said.contains(secret), "a secret in {said}");
+    (out.status.code(), said)
+}
+
+/// A broker whose certificate has expired (`make_test_certs`' expired.pem,
+/// for 127.0.0.1 by the test CA): the connection test and `kafka check`
+/// say so, in the same words.
+#[tokio::test]
+async fn an_expired_certificate_is_named_by_the_connection_test_and_kafka_check() {
+    const EXPIRED: &str = "The broker's certificate has expired or is not valid yet: renew it, or check this server's clock.";
+    let creds = Creds::new("expired");
+    let (_expired, port) = tls_broker("expired");
+    let bootstrap = format!("127.0.0.1:{port}");
+    let (why, said) = explained(&creds.tls(&bootstrap, true), "-----").await;
+    assert_eq!(why, Unreachable::TlsExpired);
+    assert_eq!(said, EXPIRED);
+
+    let ca = format!("file:{}", certs().join("ca.pem").display());
+    let args = [
+        "kafka",
+        "check",
+        "--bootstrap",
+        &bootstrap,
+        "--security-protocol",
+        "SSL",
+        "--ca",
+        &ca,
+    ];
+    // (Blocking is fine here: the test has no other task.)
+    let (code, said) = cli(&creds, "-----BEGIN", &args);
+    assert_eq!(code, Some(2), "{said}");
+    assert!(said.contains(&format!("why: {EXPIRED}")), "{said}");
+}
+
 /// `streamkeeper kafka check` and `kafka lag` on the secured brokers: the
 /// lag read through the CA and login references, and a refusal's cause
 /// said after the read's own error, with exit status 2.
@@ -344,19 +459,7 @@ fn kafka_check_and_lag_on_secured_clusters() {
     let (user, password) = login();
     let (user_ref, password_ref) = (creds.file("user", &user), creds.file("password", &password));
     let ca = format!("file:{}", certs().join("ca.pem").display());
-    let dirs = format!("{}:{}", creds.dir.display(), certs().display());
-    let run = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
-            .env_remove("DATABASE_URL")
-            .env("STREAMKEEPER_CRED_DIRS", &dirs)
-            .args(args)
-            .output()
-            .expect("runs");
-        let said = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(!said.contains(&password), "a secret in {said}");
-        (out.status.code(), said)
-    };
+    let run = |args: &[&str]| cli(&creds, &password, args);
     let scram = env("STREAMKEEPER_TEST_SCRAM_BOOTSTRAP");
     let sasl = [
         "--security-protocol",
@@ -510,17 +613,7 @@ async fn the_fast_read_refuses_in_the_connection_tests_words() {
     let (_, password) = login();
     let wrong = "not-the-password-7f3a";
     let tls = env("STREAMKEEPER_TEST_TLS_BOOTSTRAP");
-    let port = free_port();
-    let (cert, key) = (certs().join("other.pem"), certs().join("other.key"));
-    let _other = Broker::start_with(
-        port,
-        &[
-            "--cert",
-            cert.to_str().expect("utf-8"),
-            "--key",
-            key.to_str().expect("utf-8"),
-        ],
-    );
+    let (_other, port) = tls_broker("other");
     // Made one at a time: the login files are shared, so a case's
     // password is written just before it is tried.
     let case = |i: usize| match i {

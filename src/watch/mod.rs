@@ -12,5 +12,6 @@ pub mod listing;
 pub mod observe;
 pub mod reach;
 pub mod series;
+pub mod sign_in;
 pub mod topic_name;
 pub mod window;

@@ -48,6 +48,18 @@ fn age(s: Option<i64>) -> String {
     }
 }
 
+/// "Sign-in refused since 2026-12-07 18:05:05 UTC (3 min ago). ", in the
+/// reader's time zone, while the cluster's sign-in is refused.
+fn refused_note(since: Option<chrono::DateTime<chrono::Utc>>) -> Option<impl IntoView> {
+    since.map(|at| {
+        view! {
+            <strong data-testid="sign-in-refused">
+                {format!("Sign-in refused since {}. ", stamp_ago(at))}
+            </strong>
+        }
+    })
+}
+
 #[component]
 pub fn ClustersPage() -> impl IntoView {
     let clusters = Resource::new(|| (), |_| list_clusters());
@@ -77,7 +89,7 @@ pub fn ClustersPage() -> impl IntoView {
                                         <td>{c.security_protocol}</td>
                                         <td>{format!("{} s", c.interval_s)}</td>
                                         <td>{age(c.data_age_s)}</td>
-                                        <td>{c.problems.join("; ")}</td>
+                                        <td>{refused_note(c.sign_in_refused_since)}{c.problems.join("; ")}</td>
                                     </tr>
                                 }).collect_view()}
                             </tbody>
@@ -130,7 +142,7 @@ pub fn ClusterPage() -> impl IntoView {
                                 }.into_any(),
                             }}
                             {(!c.problems.is_empty()).then(|| view! {
-                                <div class="error" role="alert">"Last pass: " {c.problems.join("; ")}</div>
+                                <div class="error" role="alert">{refused_note(c.sign_in_refused_since)}"Last pass: " {c.problems.join("; ")}</div>
                             })}
                             <MutedNote cluster_id=id subject_kind="cluster" subject=c.name.clone() />
                             <h2>"Consumer groups"</h2>

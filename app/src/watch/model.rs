@@ -24,6 +24,10 @@ pub struct ClusterView {
     pub data_age_s: Option<i64>,
     /// What the latest pass could not read.
     pub problems: Vec<String>,
+    /// While the latest pass's sign-in was refused: when the first refused
+    /// pass since the cluster last read started.
+    #[serde(default)]
+    pub sign_in_refused_since: Option<DateTime<Utc>>,
     /// Set while the cluster is paused: nothing is read, so its figures
     /// are as of its last pass, not current.
     #[serde(default)]

@@ -37,6 +37,7 @@ use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
 use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::list::{GroupColumn, GroupStatus, StreamColumn, StreamStatus};
 use streamkeeper::watch::listing::Listing;
+use streamkeeper::watch::sign_in;
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{
     ClusterDetail, ClusterView, ConnectionReport, GroupFilter, GroupLagView, GroupSummary,
@@ -115,6 +116,14 @@ impl ClusterService {
     async fn view(&self, c: store::ClusterRow) -> Result<ClusterView, AppError> {
         let last = store::last_pass(&self.pool, c.id).await?;
         let good = store::last_good_pass(&self.pool, c.id).await?;
+        // Shown only while the latest pass is refused: a later timeout
+        // is what the cluster says then.
+        let refused = match last.as_ref().and_then(|p| p.problems.first()) {
+            Some(p) if sign_in::is_refusal(p) => {
+                store::first_refused_since_read(&self.pool, c.id).await?
+            }
+            _ => None,
+        };
         let now = Utc::now();
         let state = cluster::state(
             last.as_ref().map(|p| LastPass {
@@ -135,6 +144,7 @@ impl ClusterService {
             state,
             last_good_pass_at: good,
             data_age_s: good.map(|g| (now - g).num_seconds()),
+            sign_in_refused_since: refused,
             problems: last.map(|p| p.problems).unwrap_or_default(),
             paused: c
                 .paused_at

@@ -24,6 +24,7 @@ use std::time::Duration;
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::watch::cluster::{HISTORY_DAYS, purge_cutoff};
 use streamkeeper::watch::reach::Unreachable;
+use streamkeeper::watch::sign_in;
 use tokio::task::JoinHandle;
 use tokio::time::Instant;
 use tokio_util::sync::CancellationToken;
@@ -123,7 +124,14 @@ pub async fn pass(
             .await
         }
         Some(Err(e)) => fail(pool, c, started, format!("the reader crashed: {e}"), kept).await,
-        Some(Ok(Err(e))) => fail(pool, c, started, failure(probed, e).await, kept).await,
+        Some(Ok(Err(e))) => {
+            let why = failure(probed, e).await;
+            let why = match why {
+                Failure::Refused(cause, why) => refused(pool, c, started, cause, &why).await,
+                Failure::Other(why) => why,
+            };
+            fail(pool, c, started, why, kept).await
+        }
         Some(Ok(Ok(reading))) => match store::record_reading(pool, c.id, &reading).await {
             Ok(stored) => {
                 kept.push_read(stored.pass_id, reading.finished, &stored.samples);
@@ -141,14 +149,21 @@ pub async fn pass(
     }
 }
 
-/// Why a read failed, for the pass's record. The read's own error says
-/// only that the cluster could not be reached; for a cluster that signs in,
-/// one metadata request's reasons say whether the broker refused the
-/// sign-in, which is then said first: a flagged cause to fix, not an
-/// outage. librdkafka's reasons name no secret.
-async fn failure(settings: ClusterSettings, e: reader::ReadError) -> String {
+/// Why a read failed: a refused sign-in (its cause and what the read
+/// said), or anything else, as the pass's record says it.
+enum Failure {
+    Refused(Unreachable, String),
+    Other(String),
+}
+
+/// Why a read failed. The read's own error says only that the cluster
+/// could not be reached; for a cluster that signs in, one metadata
+/// request's reasons say whether the broker refused the sign-in, which is
+/// then said first: a flagged cause to fix, not an outage. librdkafka's
+/// reasons name no secret.
+async fn failure(settings: ClusterSettings, e: reader::ReadError) -> Failure {
     if !settings.protocol.sasl() || !matches!(e, reader::ReadError::Unreachable(_)) {
-        return e.to_string();
+        return Failure::Other(e.to_string());
     }
     let mut settings = settings;
     // A refusal answers at once; a hung broker must not hold the pass.
@@ -157,12 +172,67 @@ async fn failure(settings: ClusterSettings, e: reader::ReadError) -> String {
     match attempt {
         Ok(Err(reasons)) => match Unreachable::of(&reasons) {
             why @ (Unreachable::Authentication | Unreachable::Mechanism) => {
-                format!("sign-in refused: {} ({e})", why.sentence())
+                Failure::Refused(why, e.to_string())
             }
-            _ => e.to_string(),
+            _ => Failure::Other(e.to_string()),
         },
-        _ => e.to_string(),
+        _ => Failure::Other(e.to_string()),
     }
+}
+
+/// A refused sign-in's problem, since the first refusal after the
+/// cluster's last read (this pass's start when it is the first; the
+/// store's answer failing, too: the time is then late, not lost). The
+/// first refusal is audited: the cluster's state changed for a cause
+/// someone must fix.
+async fn refused(
+    pool: &PgPool,
+    c: &ClusterRow,
+    started: chrono::DateTime<Utc>,
+    cause: Unreachable,
+    error: &str,
+) -> String {
+    let first = store::first_refused_since_read(pool, c.id)
+        .await
+        .unwrap_or_else(|e| {
+            tracing::error!(cluster = %c.name, error = %e, "cannot read since when sign-in is refused");
+            None
+        });
+    let since = first.unwrap_or(started);
+    let why = sign_in::refused_problem(since, cause.sentence(), error);
+    if first.is_none()
+        && let Err(e) = audit_refusal(pool, c, since, cause).await
+    {
+        tracing::error!(cluster = %c.name, error = %e, "could not audit a refused sign-in");
+    }
+    why
+}
+
+async fn audit_refusal(
+    pool: &PgPool,
+    c: &ClusterRow,
+    since: chrono::DateTime<Utc>,
+    cause: Unreachable,
+) -> Result<(), crate::platform::errors::Db> {
+    let mut tx = begin(pool).await?;
+    crate::audit::store::append(
+        &mut tx,
+        crate::audit::store::Event {
+            actor: "streamkeeper",
+            action: "cluster.sign_in_refused",
+            target: format!("cluster:{}", c.name),
+            // The cause and the mechanism, never the login.
+            detail: json!({
+                "id": c.id,
+                "since": since,
+                "cause": cause,
+                "mechanism": c.sasl_mechanism,
+            }),
+            source: "sample",
+        },
+    )
+    .await?;
+    commit(tx).await
 }
 
 async fn fail(

@@ -8,6 +8,7 @@ pub mod alertmanager;
 pub mod kafka;
 pub mod oidc;
 pub mod smtp;
+pub mod stop_flag;
 
 use axum::Router;
 use axum::body::{Body, to_bytes};

@@ -517,6 +517,25 @@ pub async fn last_good_pass(pool: &PgPool, cluster_id: i64) -> Result<Option<Dat
     .await?)
 }
 
+/// When the first refused sign-in since the cluster's last read started
+/// (`streamkeeper::watch::sign_in`): the failed passes whose problem says
+/// so, after the last pass that read anything.
+pub async fn first_refused_since_read(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<Option<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT min(started_at) FROM cluster_passes
+         WHERE cluster_id = $1 AND outcome = 'UNREACHABLE' AND starts_with(problems[1], $2)
+           AND started_at > COALESCE((SELECT max(started_at) FROM cluster_passes
+                                      WHERE cluster_id = $1 AND outcome <> 'UNREACHABLE'), '-infinity')",
+    )
+    .bind(cluster_id)
+    .bind(streamkeeper::watch::sign_in::REFUSED)
+    .fetch_one(pool)
+    .await?)
+}
+
 /// Each cluster with its latest pass, for `/metrics`.
 #[derive(Debug, Clone, FromRow)]
 pub struct ClusterPassRow {

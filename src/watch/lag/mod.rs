@@ -8,8 +8,10 @@
 //!   (kafka-lag-exporter's interpolation), with its failure modes named.
 //! - [`status`]: the windowed status of a partition and of a group.
 //! - [`onset`]: when the trouble a status names began.
+//! - [`trend`]: velocity, time to catch up and retention risk.
 
 pub mod offset;
 pub mod onset;
 pub mod status;
 pub mod time;
+pub mod trend;

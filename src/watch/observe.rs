@@ -8,6 +8,8 @@ use super::lag::onset::trouble_onset_ms;
 use super::lag::status::{
     Rules, Standing, Status, Verdict, group_status, partition_status, window_time_lag_s,
 };
+use super::lag::trend::{Trend, group_trend, partition_trend};
+use super::retention::{PartitionTrend, observe_retention};
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
 use crate::platform::durations::human;
@@ -47,6 +49,9 @@ pub struct GroupJudgement {
     pub total_lag: Option<i64>,
     /// The largest time lag of any partition.
     pub max_time_lag_s: Option<f64>,
+    /// Where its lag is heading: velocities summed, its slowest partition's
+    /// catch-up, its soonest retention risk.
+    pub trend: Trend,
 }
 
 /// What the open flag of a group knew of its partitions standing still,
@@ -178,6 +183,8 @@ pub struct GroupObservation {
     pub freshness: Option<Observation>,
     /// Its windowed lag status, when that is a trouble.
     pub lag: Option<LagTrouble>,
+    /// The log start about to pass (or past) a committed offset.
+    pub retention: Option<Observation>,
     pub judgement: GroupJudgement,
     /// What the next pass must know of its partitions standing still: a
     /// trouble's ([`LagTrouble::standings`]), and those of partitions whose
@@ -207,9 +214,15 @@ pub fn observe_group<S: WindowSample>(
     let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
     let mut standings = Standings::new();
+    let mut trends = Vec::with_capacity(windows.len());
     for ((topic, partition), samples) in windows {
         let partition = *partition;
         let window = judgeable(samples);
+        trends.push(PartitionTrend {
+            topic: topic.clone(),
+            partition,
+            trend: partition_trend(&window, rules.allowed_lag),
+        });
         if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
             let lag = i64::try_from(lag).unwrap_or(i64::MAX);
             total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
@@ -298,10 +311,12 @@ pub fn observe_group<S: WindowSample>(
     GroupObservation {
         freshness,
         lag,
+        retention: observe_retention(group, &trends, now_ms),
         judgement: GroupJudgement {
             status,
             total_lag,
             max_time_lag_s: max_time_lag,
+            trend: group_trend(trends.iter().map(|p| &p.trend)),
         },
         standings,
     }
@@ -699,8 +714,38 @@ mod tests {
                 status: group_status(&[]),
                 total_lag: None,
                 max_time_lag_s: None,
+                trend: group_trend([]),
             }
         );
+    }
+
+    #[test]
+    fn a_log_start_closing_on_a_stopped_group_is_a_retention_flag_before_the_loss() {
+        // Stopped at 2,000 while retention deletes 120 a pass (8/s) from 500.
+        let rows = |passes: i64| -> Vec<Row> {
+            (0..passes)
+                .map(|i| {
+                    let log = Some((500 + i * 120, 5_000 + i * 50));
+                    row("billing", "orders", 0, NOW - (passes - i) * 15_000, Some(2_000), log)
+                })
+                .collect()
+        };
+        let none = (HashMap::new(), Standings::new());
+        let seen = observe_group("billing", &windows(rows(10)), 0, &none.0, &none.1, NOW);
+        let Some(risk) = seen.retention else {
+            panic!("a retention flag");
+        };
+        assert_eq!(risk.key, crate::watch::retention::retention_key("billing"));
+        assert_eq!(
+            risk.reason,
+            "billing will lose data on orders[0] in ~52 s at this rate"
+        );
+        assert_eq!(seen.judgement.trend.retention.seconds(), Some(52.5));
+        assert_eq!(seen.lag.map(|l| l.status), Some(Status::Stop));
+        // Two passes on, the log start (1,700… 1,820 … 2,060) has passed it.
+        let seen = observe_group("billing", &windows(rows(14)), 0, &none.0, &none.1, NOW);
+        assert!(seen.retention.is_some_and(|o| o.reason.contains("lost 60 unread")));
+        assert_eq!(seen.lag.map(|l| l.status), Some(Status::Lost));
     }
 
     #[test]

@@ -22,6 +22,7 @@ use streamkeeper::watch::observe::{
     LagTrouble, TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
     standings, with_samples,
 };
+use streamkeeper::watch::retention::retention_key;
 use streamkeeper::watch::window::Windows;
 
 /// How a pass went, as far as flags care.
@@ -139,12 +140,14 @@ pub async fn after_pass(
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 evaluated.insert(freshness_key(&g.name));
+                evaluated.insert(retention_key(&g.name));
                 let none = Windows::new();
                 let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = crate::platform::clock::now().timestamp_millis();
                 let before = known.remove(&g.name).unwrap_or_default();
                 let seen = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
                 observed.extend(seen.freshness);
+                observed.extend(seen.retention);
                 // What its lag flag will keep if it stays open, or what a
                 // return from a stop is remembered by until it commits.
                 if !seen.standings.is_empty() {
@@ -162,6 +165,9 @@ pub async fn after_pass(
                     status: j.status.as_str().to_owned(),
                     total_lag: j.total_lag,
                     max_time_lag_s: j.max_time_lag_s,
+                    lag_velocity: j.trend.velocity,
+                    catch_up_s: j.trend.catch_up.seconds(),
+                    retention_risk_s: j.trend.retention.seconds(),
                 });
             }
             phases.mark("observe groups");

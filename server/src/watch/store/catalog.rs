@@ -122,6 +122,11 @@ pub struct Judgement {
     pub status: String,
     pub total_lag: Option<i64>,
     pub max_time_lag_s: Option<f64>,
+    /// Its trend (`streamkeeper::watch::lag::trend`): messages/s the lag
+    /// grows, seconds to catch up, seconds until data is lost.
+    pub lag_velocity: Option<f64>,
+    pub catch_up_s: Option<f64>,
+    pub retention_risk_s: Option<f64>,
 }
 
 /// Stores the judgements of one pass in one statement.
@@ -135,10 +140,16 @@ pub async fn set_judgements(
     let statuses: Vec<&str> = judgements.iter().map(|j| j.status.as_str()).collect();
     let lags: Vec<Option<i64>> = judgements.iter().map(|j| j.total_lag).collect();
     let times: Vec<Option<f64>> = judgements.iter().map(|j| j.max_time_lag_s).collect();
+    let velocities: Vec<Option<f64>> = judgements.iter().map(|j| j.lag_velocity).collect();
+    let catch_ups: Vec<Option<f64>> = judgements.iter().map(|j| j.catch_up_s).collect();
+    let risks: Vec<Option<f64>> = judgements.iter().map(|j| j.retention_risk_s).collect();
     Ok(sqlx::query(
         "UPDATE consumer_groups g SET status = u.status, total_lag = u.lag,
-            max_time_lag_s = u.time_lag, evaluated_at = $2
-         FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::float8[]) AS u(name, status, lag, time_lag)
+            max_time_lag_s = u.time_lag, lag_velocity = u.velocity, catch_up_s = u.catch_up,
+            retention_risk_s = u.risk, evaluated_at = $2
+         FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::float8[], $7::float8[],
+                     $8::float8[], $9::float8[])
+              AS u(name, status, lag, time_lag, velocity, catch_up, risk)
          WHERE g.cluster_id = $1 AND g.name = u.name",
     )
     .bind(cluster_id)
@@ -147,6 +158,9 @@ pub async fn set_judgements(
     .bind(&statuses)
     .bind(&lags)
     .bind(&times)
+    .bind(&velocities)
+    .bind(&catch_ups)
+    .bind(&risks)
     .execute(pool)
     .await
     .map(drop)?)

@@ -4,6 +4,7 @@
 //! ([`crate::flags::reconcile`]).
 
 use super::health::{LastMessage, PartitionMeta, TopicHealth, topic_health};
+use super::lag::consumed::{self, NotConsumed};
 use super::lag::onset::trouble_onset_ms;
 use super::lag::status::{
     Rules, Standing, Status, Verdict, group_status, partition_status, window_time_lag_s,
@@ -196,13 +197,15 @@ pub struct GroupObservation {
 /// the freshness budgets (seconds, by topic) of the streams it reads. Also
 /// its judgement for the lists. `known` is what the group's open flag knew
 /// of partitions standing still; `now_ms` dates trouble whose onset the
-/// window cannot tell.
+/// window cannot tell. Topics `not_consumed` are left out of all of it (a
+/// group with nothing else is [`Status::NotConsumed`]).
 pub fn observe_group<S: WindowSample>(
     group: &str,
     windows: &Windows<S>,
     members: usize,
     budgets: &HashMap<String, i32>,
     known: &Standings,
+    not_consumed: &NotConsumed,
     now_ms: i64,
 ) -> GroupObservation {
     let rules = Rules::default();
@@ -215,7 +218,13 @@ pub fn observe_group<S: WindowSample>(
     let mut onset: Option<i64> = None;
     let mut standings = Standings::new();
     let mut trends = Vec::with_capacity(windows.len());
+    let mut left_out = false;
     for ((topic, partition), samples) in windows {
+        // Most groups consume all they have offsets on: no look-up then.
+        if !not_consumed.is_empty() && not_consumed.contains_key(topic) {
+            left_out = true;
+            continue;
+        }
         let partition = *partition;
         let window = judgeable(samples);
         trends.push(PartitionTrend {
@@ -286,7 +295,9 @@ pub fn observe_group<S: WindowSample>(
             }),
         }
     });
-    let status = group_status(verdicts.iter().chain(troubled.iter().map(|t| &t.verdict)));
+    let judged = group_status(verdicts.iter().chain(troubled.iter().map(|t| &t.verdict)));
+    let any = !verdicts.is_empty() || !troubled.is_empty();
+    let status = consumed::status_of(judged, any, left_out);
     let lag = status.is_trouble().then(|| {
         // The group's status is its worst partition's: a troubled one.
         let worst = troubled
@@ -478,7 +489,15 @@ mod tests {
         known: &Standings,
         now_ms: i64,
     ) -> (Vec<Observation>, GroupJudgement) {
-        let seen = observe_group(group, windows, members, budgets, known, now_ms);
+        let seen = observe_group(
+            group,
+            windows,
+            members,
+            budgets,
+            known,
+            &NotConsumed::new(),
+            now_ms,
+        );
         let lag = seen.lag.map(|t| t.observation(group, t.evidence()));
         (
             seen.freshness.into_iter().chain(lag).collect(),
@@ -595,6 +614,7 @@ mod tests {
             members,
             &HashMap::new(),
             known,
+            &NotConsumed::new(),
             now,
         );
         seen.lag
@@ -720,18 +740,72 @@ mod tests {
     }
 
     #[test]
+    fn a_topic_no_member_is_assigned_is_left_out_not_a_stall() {
+        // "refunds" stands 90 behind while its members read "orders":
+        // judged, it would STALL; not consumed, it is left out.
+        let mut rows = Vec::new();
+        for i in 0..10 {
+            let at = NOW - (10 - i) * 15_000;
+            rows.push(row(
+                "billing",
+                "orders",
+                0,
+                at,
+                Some(100 + i),
+                Some((0, 100 + i)),
+            ));
+            rows.push(row(
+                "billing",
+                "refunds",
+                0,
+                at,
+                Some(10),
+                Some((0, 100 + i)),
+            ));
+        }
+        let w = windows(rows);
+        let none = (HashMap::new(), Standings::new());
+        let judged = observe_group("billing", &w, 2, &none.0, &none.1, &NotConsumed::new(), NOW);
+        assert_eq!(judged.judgement.status, Status::Stall);
+        let refunds = NotConsumed::from([("refunds".to_owned(), NOW - 3_600_000)]);
+        let seen = observe_group("billing", &w, 2, &none.0, &none.1, &refunds, NOW);
+        assert_eq!(seen.judgement.status, Status::Ok);
+        assert_eq!(seen.judgement.total_lag, Some(0), "its lag is not counted");
+        assert!(seen.lag.is_none());
+        let both = NotConsumed::from([("orders".to_owned(), NOW), ("refunds".to_owned(), NOW)]);
+        let seen = observe_group("billing", &w, 2, &none.0, &none.1, &both, NOW);
+        assert_eq!(seen.judgement.status, Status::NotConsumed);
+        assert_eq!(seen.judgement.total_lag, None);
+    }
+
+    #[test]
     fn a_log_start_closing_on_a_stopped_group_is_a_retention_flag_before_the_loss() {
         // Stopped at 2,000 while retention deletes 120 a pass (8/s) from 500.
         let rows = |passes: i64| -> Vec<Row> {
             (0..passes)
                 .map(|i| {
                     let log = Some((500 + i * 120, 5_000 + i * 50));
-                    row("billing", "orders", 0, NOW - (passes - i) * 15_000, Some(2_000), log)
+                    row(
+                        "billing",
+                        "orders",
+                        0,
+                        NOW - (passes - i) * 15_000,
+                        Some(2_000),
+                        log,
+                    )
                 })
                 .collect()
         };
-        let none = (HashMap::new(), Standings::new());
-        let seen = observe_group("billing", &windows(rows(10)), 0, &none.0, &none.1, NOW);
+        let none = (HashMap::new(), Standings::new(), NotConsumed::new());
+        let seen = observe_group(
+            "billing",
+            &windows(rows(10)),
+            0,
+            &none.0,
+            &none.1,
+            &none.2,
+            NOW,
+        );
         let Some(risk) = seen.retention else {
             panic!("a retention flag");
         };
@@ -743,8 +817,19 @@ mod tests {
         assert_eq!(seen.judgement.trend.retention.seconds(), Some(52.5));
         assert_eq!(seen.lag.map(|l| l.status), Some(Status::Stop));
         // Two passes on, the log start (1,700… 1,820 … 2,060) has passed it.
-        let seen = observe_group("billing", &windows(rows(14)), 0, &none.0, &none.1, NOW);
-        assert!(seen.retention.is_some_and(|o| o.reason.contains("lost 60 unread")));
+        let seen = observe_group(
+            "billing",
+            &windows(rows(14)),
+            0,
+            &none.0,
+            &none.1,
+            &none.2,
+            NOW,
+        );
+        assert!(
+            seen.retention
+                .is_some_and(|o| o.reason.contains("lost 60 unread"))
+        );
         assert_eq!(seen.lag.map(|l| l.status), Some(Status::Lost));
     }
 

@@ -34,7 +34,7 @@ fn status_class(s: &str) -> &'static str {
     match s {
         "OK" => "badge state-ok",
         "WARN" | "INCOMPLETE" => "badge state-warn",
-        "NO_COMMIT" | NOT_LISTED => "badge",
+        "NO_COMMIT" | "NOT_CONSUMED" | NOT_LISTED => "badge",
         _ => "badge state-bad",
     }
 }
@@ -175,7 +175,7 @@ pub fn ClusterPage() -> impl IntoView {
 }
 
 /// Statuses the group list filters on, most troubled first.
-const GROUP_STATUSES: [(&str, &str); 10] = [
+const GROUP_STATUSES: [(&str, &str); 11] = [
     ("trouble", "in trouble"),
     ("STOP", "STOP"),
     ("REWIND", "REWIND"),
@@ -184,6 +184,7 @@ const GROUP_STATUSES: [(&str, &str); 10] = [
     ("WARN", "WARN"),
     ("OK", "OK"),
     ("NO_COMMIT", "no commit"),
+    ("NOT_CONSUMED", "not consumed"),
     ("INCOMPLETE", "incomplete"),
     ("gone", "no longer listed"),
 ];

@@ -10,11 +10,15 @@ use crate::platform::db::{begin, commit};
 use crate::platform::ownership;
 use serde_json::json;
 use sqlx::PgPool;
+use sqlx::types::Json;
 use streamkeeper::access::ownership as rule;
 use streamkeeper::access::stewardship::may_claim;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
-use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
+use streamkeeper::watch::lag::consumed;
+use streamkeeper::watch::lag::status::{
+    Rules, Status, group_status, partition_status, window_time_lag_s,
+};
 use streamkeeper::watch::lag::trend::{Trend, group_trend, partition_trend};
 use streamkeeper::watch::listing::Listing;
 use streamkeeper::watch::observe::standings;
@@ -74,10 +78,30 @@ impl ClusterService {
         let mut verdicts = Vec::new();
         let mut trends = Vec::new();
         let mut as_of = None;
+        let Json(not_consumed) = &g.not_consumed;
+        let left_out = by_partition
+            .keys()
+            .any(|(t, _)| not_consumed.contains_key(t));
         for ((topic, partition), samples) in by_partition {
             let window = judgeable(&samples);
             let newest = samples.last();
             as_of = as_of.max(newest.map(|s| s.at));
+            // Left out of the group's status and trend, with no lag.
+            if let Some(since) = not_consumed.get(&topic) {
+                partitions.push(PartitionLagView {
+                    committed: newest.and_then(|s| s.committed),
+                    log_start: newest.and_then(|s| s.log_start),
+                    log_end: newest.and_then(|s| s.log_end),
+                    lag: None,
+                    time_lag_s: None,
+                    status: listing.status(Status::NotConsumed.as_str()),
+                    reason: consumed::reason(*since),
+                    trend: TrendView::default(),
+                    topic,
+                    partition,
+                });
+                continue;
+            }
             let standing = known.get(&(topic.clone(), partition)).copied();
             let verdict = partition_status(&window, has_members, &rules, standing);
             let time_lag_s = window_time_lag_s(&window);
@@ -104,7 +128,10 @@ impl ClusterService {
             group: g.name.clone(),
             state: listing.state(&g.state, |t| t.to_rfc3339()),
             members: g.members,
-            status: listing.status(group_status(&verdicts).as_str()),
+            status: listing.status(
+                consumed::status_of(group_status(&verdicts), !verdicts.is_empty(), left_out)
+                    .as_str(),
+            ),
             as_of,
             cluster_state: cluster.state,
             cluster_paused: cluster.paused.clone(),

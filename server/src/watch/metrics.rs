@@ -243,7 +243,7 @@ async fn groups(pool: &PgPool, scrape: &mut Scrape, read: &[String]) -> Result<(
             if let Some(s) = g.max_time_lag_s {
                 seconds.set(l(), s);
             }
-            trend.set(&g, l());
+            trend.set(&g, l);
         }
     }
     Ok(())

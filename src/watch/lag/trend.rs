@@ -29,7 +29,9 @@ pub enum CatchUp {
     /// Nothing (or no more than the allowed lag) to read.
     CaughtUp,
     /// At the current consume and produce rates, in this many seconds.
-    In { seconds: f64 },
+    In {
+        seconds: f64,
+    },
     /// It reads no faster than producers write: the lag does not shrink.
     NotCatchingUp,
     NotKnown(Unknown),
@@ -39,9 +41,13 @@ pub enum CatchUp {
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum RetentionRisk {
     /// It already has: these unread messages were deleted.
-    Lost { messages: u64 },
+    Lost {
+        messages: u64,
+    },
     /// At the log start's observed pace and the group's, in this many seconds.
-    In { seconds: f64 },
+    In {
+        seconds: f64,
+    },
     /// The group reads at least as fast as retention deletes, or has
     /// nothing left to read.
     Safe,
@@ -120,7 +126,11 @@ pub fn partition_trend(window: &[Sample], allowed_lag: u64) -> Trend {
         .iter()
         .filter_map(|s| Some(((s.at_ms - t0) as f64 / 1000.0, s, s.committed?)));
     let rate = |value: fn(&Sample, i64) -> i64| {
-        slope(with_commit.clone().map(move |(t, s, c)| (t, value(s, c) as f64)))
+        slope(
+            with_commit
+                .clone()
+                .map(move |(t, s, c)| (t, value(s, c) as f64)),
+        )
     };
     let (Some(consume), Some(produce), Some(deletes)) = (
         rate(|_, c| c),
@@ -334,7 +344,9 @@ mod tests {
     #[test]
     fn a_slope_is_not_thrown_by_one_odd_sample() {
         // A commit read just before a batch lands: one sample 90 low.
-        let mut points: Vec<_> = (0..10).map(|i| (Some(i * 100), 0, 5_000 + i * 100)).collect();
+        let mut points: Vec<_> = (0..10)
+            .map(|i| (Some(i * 100), 0, 5_000 + i * 100))
+            .collect();
         points[9].0 = Some(810);
         let t = partition_trend(&window(&points), 0);
         // First/last would say 0.67/s of growth (90 in 135 s); the slope
@@ -352,7 +364,10 @@ mod tests {
         // Stopped at 2,000, the log start from 500 to 1,580: 420 ahead at 8/s.
         let risk = partition_trend(&steady((2_000, 500, 5_000), 0, 120, 50), 0);
         assert_eq!(risk.retention, RetentionRisk::In { seconds: 52.5 });
-        assert_eq!(risk.retention.sentence(), "loses data in ~52 s at this rate");
+        assert_eq!(
+            risk.retention.sentence(),
+            "loses data in ~52 s at this rate"
+        );
         assert!(risk.retention.is_flagged());
         // Reading faster than retention deletes: safe.
         let safe = partition_trend(&steady((1_000, 0, 50_000), 200, 120, 50), 0);
@@ -405,7 +420,10 @@ mod tests {
             catch_up: CatchUp::NotCatchingUp,
             ..unknown
         };
-        assert_eq!(group_trend([&slow, &stuck]).catch_up, CatchUp::NotCatchingUp);
+        assert_eq!(
+            group_trend([&slow, &stuck]).catch_up,
+            CatchUp::NotCatchingUp
+        );
         assert_eq!(group_trend([&unknown]).velocity, None);
     }
 }

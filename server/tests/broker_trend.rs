@@ -112,7 +112,10 @@ async fn a_log_start_closing_on_a_stopped_group_is_flagged_before_it_is_lost(poo
         v["partitions"][0]["trend"]["retention"], v["trend"]["retention"],
         "one partition: the group's is its"
     );
-    let flags = t.api(Method::GET, "/api/v1/flags", &at, None).await.json();
+    let flags = t
+        .api(Method::GET, "/api/v1/flags?scope=all", &at, None)
+        .await
+        .json();
     let risk = flags_of(&flags, "RETENTION", &group);
     assert_eq!(risk.len(), 1, "{flags}");
     let reason = risk[0]["reason"].as_str().unwrap_or_default();
@@ -151,7 +154,10 @@ async fn a_log_start_closing_on_a_stopped_group_is_flagged_before_it_is_lost(poo
     let v = t.api(Method::GET, &url, &at, None).await.json();
     assert_eq!(v["status"], "LOST", "{v}");
     assert_eq!(v["trend"]["retention_risk_s"], 0.0, "{v}");
-    let flags = t.api(Method::GET, "/api/v1/flags", &at, None).await.json();
+    let flags = t
+        .api(Method::GET, "/api/v1/flags?scope=all", &at, None)
+        .await
+        .json();
     assert_eq!(flags_of(&flags, "LOST", &group).len(), 1, "{flags}");
     let risk = flags_of(&flags, "RETENTION", &group);
     assert_eq!(risk.len(), 1, "{flags}");

@@ -125,6 +125,11 @@ test(`${MODE}: the main pages have no serious accessibility violation, and their
   for (const [name, path] of walk) {
     const response = await page.goto(BASE + path);
     assert.equal(response.status(), 200, `${name} (${path}) answers 200`);
+    // The group's catch-up line: its time to catch up, or why there is none.
+    if (name === 'group') {
+      assert.match(await page.textContent('[data-testid="group-trend"]'),
+        /^Catch-up: (caught up|not catching up|not known|–)/);
+    }
     await hydrated(page);
     const t = await timings(page);
     // Hydrated: how long after the navigation began the islands were.

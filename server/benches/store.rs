@@ -325,6 +325,7 @@ fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<U
                         .map(|p| ((topic.clone(), p), Some(committed)))
                         .collect::<BTreeMap<_, _>>(),
                     error: None,
+                    assigned: Default::default(),
                 }
             })
             .collect(),

@@ -419,6 +419,7 @@ async fn pass(
                 members: *members,
                 offsets: BTreeMap::from([((TOPIC.to_string(), 0), Some(*committed))]),
                 error: None,
+                assigned: Default::default(),
             })
             .collect(),
         // Only the history's groups were read: the others are not gone.

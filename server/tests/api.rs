@@ -623,6 +623,7 @@ fn reading(
                 members: 0,
                 offsets: [((format!("t-{g}"), 0), Some(committed))].into(),
                 error: None,
+                assigned: Default::default(),
             })
             .collect(),
         groups_listed: true,

@@ -53,6 +53,7 @@ fn scenario(n: i64, at: DateTime<Utc>) -> Reading {
             members,
             offsets,
             error: None,
+            assigned: Default::default(),
         };
     let on = |t: &str, parts: i32, c: Option<i64>| -> BTreeMap<(String, i32), Option<i64>> {
         (0..parts).map(|p| ((t.to_string(), p), c)).collect()

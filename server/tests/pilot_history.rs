@@ -87,6 +87,7 @@ async fn real_pass(
             members: 0,
             offsets: BTreeMap::from([(("late".to_string(), 0), Some(committed))]),
             error: None,
+            assigned: Default::default(),
         }],
         groups_listed: false,
         problems: Vec::new(),

@@ -48,6 +48,7 @@ fn reading(groups: &[&str], at: DateTime<Utc>, offset: i64) -> Reading {
                 members: 1,
                 offsets: [((format!("t-{g}"), 0), Some(offset))].into(),
                 error: None,
+                assigned: Default::default(),
             })
             .collect(),
         groups_listed: true,

@@ -174,8 +174,8 @@ impl Severity {
     /// critical, data late or at risk an error, early signs a warning.
     pub fn of_kind(kind: &str) -> Self {
         match kind {
-            "STOP" | "OFFLINE" | "UNREACHABLE" | "FAILED" => Severity::Critical,
-            "STALL" | "REWIND" | "UNDER_REPLICATED" | "FRESHNESS" => Severity::Error,
+            "STOP" | "LOST" | "OFFLINE" | "UNREACHABLE" | "FAILED" => Severity::Critical,
+            "STALL" | "REWIND" | "UNDER_REPLICATED" | "FRESHNESS" | "RETENTION" => Severity::Error,
             "WARN" | "QUIET" | "UNASSIGNED" => Severity::Warning,
             _ => Severity::Info,
         }
@@ -274,6 +274,9 @@ mod tests {
     fn severities_rank_and_map_kinds() {
         assert!(Severity::Critical > Severity::Error && Severity::Warning > Severity::Info);
         assert_eq!(Severity::of_kind("STOP"), Severity::Critical);
+        // Data deleted unread, and about to be.
+        assert_eq!(Severity::of_kind("LOST"), Severity::Critical);
+        assert_eq!(Severity::of_kind("RETENTION"), Severity::Error);
         assert_eq!(Severity::of_kind("STALL"), Severity::Error);
         assert_eq!(Severity::of_kind("WARN"), Severity::Warning);
         assert_eq!(Severity::of_kind("SOMETHING_NEW"), Severity::Info);

@@ -348,6 +348,7 @@ impl Script {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::watch::lag::consumed::NotConsumed;
     use crate::watch::observe::{Standings, observe_group};
     use crate::watch::window::{WindowSample, Windows};
     use std::collections::{BTreeMap, HashMap};
@@ -439,6 +440,7 @@ mod tests {
                     *members,
                     &HashMap::new(),
                     &Standings::new(),
+                    &NotConsumed::new(),
                     p.at * 1_000,
                 );
                 let lag = seen.lag.map(|t| t.observation(g, t.evidence()));

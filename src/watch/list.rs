@@ -42,6 +42,7 @@ impl Choice for GroupStatus {
             GroupStatus::Gone,
             GroupStatus::Is(Status::Incomplete),
             GroupStatus::Is(Status::NoCommit),
+            GroupStatus::Is(Status::NotConsumed),
             GroupStatus::Is(Status::Ok),
             GroupStatus::Is(Status::Warn),
             GroupStatus::Is(Status::Rewind),
@@ -184,7 +185,7 @@ mod tests {
         );
         assert_eq!(
             choice::<GroupStatus>(Some("sideways")).map_err(|e| e.to_string()),
-            Err("unknown status 'sideways' (one of: trouble, gone, INCOMPLETE, NO_COMMIT, OK, WARN, REWIND, STALL, STOP, LOST)".into())
+            Err("unknown status 'sideways' (one of: trouble, gone, INCOMPLETE, NO_COMMIT, NOT_CONSUMED, OK, WARN, REWIND, STALL, STOP, LOST)".into())
         );
         assert_eq!(
             choice::<StreamStatus>(Some("bad")).map_err(|e| e.to_string()),

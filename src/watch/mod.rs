@@ -11,6 +11,7 @@ pub mod list;
 pub mod listing;
 pub mod observe;
 pub mod reach;
+pub mod retention;
 pub mod series;
 pub mod sign_in;
 pub mod topic_name;

@@ -4,10 +4,13 @@
 //! ([`crate::flags::reconcile`]).
 
 use super::health::{LastMessage, PartitionMeta, TopicHealth, topic_health};
+use super::lag::consumed::{self, NotConsumed};
 use super::lag::onset::trouble_onset_ms;
 use super::lag::status::{
     Rules, Standing, Status, Verdict, group_status, partition_status, window_time_lag_s,
 };
+use super::lag::trend::{Trend, group_trend, partition_trend};
+use super::retention::{PartitionTrend, observe_retention};
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
 use crate::platform::durations::human;
@@ -47,6 +50,9 @@ pub struct GroupJudgement {
     pub total_lag: Option<i64>,
     /// The largest time lag of any partition.
     pub max_time_lag_s: Option<f64>,
+    /// Where its lag is heading: velocities summed, its slowest partition's
+    /// catch-up, its soonest retention risk.
+    pub trend: Trend,
 }
 
 /// What the open flag of a group knew of its partitions standing still,
@@ -178,6 +184,8 @@ pub struct GroupObservation {
     pub freshness: Option<Observation>,
     /// Its windowed lag status, when that is a trouble.
     pub lag: Option<LagTrouble>,
+    /// The log start about to pass (or past) a committed offset.
+    pub retention: Option<Observation>,
     pub judgement: GroupJudgement,
     /// What the next pass must know of its partitions standing still: a
     /// trouble's ([`LagTrouble::standings`]), and those of partitions whose
@@ -189,13 +197,15 @@ pub struct GroupObservation {
 /// the freshness budgets (seconds, by topic) of the streams it reads. Also
 /// its judgement for the lists. `known` is what the group's open flag knew
 /// of partitions standing still; `now_ms` dates trouble whose onset the
-/// window cannot tell.
+/// window cannot tell. Topics `not_consumed` are left out of all of it (a
+/// group with nothing else is [`Status::NotConsumed`]).
 pub fn observe_group<S: WindowSample>(
     group: &str,
     windows: &Windows<S>,
     members: usize,
     budgets: &HashMap<String, i32>,
     known: &Standings,
+    not_consumed: &NotConsumed,
     now_ms: i64,
 ) -> GroupObservation {
     let rules = Rules::default();
@@ -207,9 +217,21 @@ pub fn observe_group<S: WindowSample>(
     let mut stale = Vec::new();
     let mut onset: Option<i64> = None;
     let mut standings = Standings::new();
+    let mut trends = Vec::with_capacity(windows.len());
+    let mut left_out = false;
     for ((topic, partition), samples) in windows {
+        // Most groups consume all they have offsets on: no look-up then.
+        if !not_consumed.is_empty() && not_consumed.contains_key(topic) {
+            left_out = true;
+            continue;
+        }
         let partition = *partition;
         let window = judgeable(samples);
+        trends.push(PartitionTrend {
+            topic: topic.clone(),
+            partition,
+            trend: partition_trend(&window, rules.allowed_lag),
+        });
         if let Some(lag) = window.last().and_then(|s| s.lag().messages()) {
             let lag = i64::try_from(lag).unwrap_or(i64::MAX);
             total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
@@ -273,7 +295,9 @@ pub fn observe_group<S: WindowSample>(
             }),
         }
     });
-    let status = group_status(verdicts.iter().chain(troubled.iter().map(|t| &t.verdict)));
+    let judged = group_status(verdicts.iter().chain(troubled.iter().map(|t| &t.verdict)));
+    let any = !verdicts.is_empty() || !troubled.is_empty();
+    let status = consumed::status_of(judged, any, left_out);
     let lag = status.is_trouble().then(|| {
         // The group's status is its worst partition's: a troubled one.
         let worst = troubled
@@ -298,10 +322,12 @@ pub fn observe_group<S: WindowSample>(
     GroupObservation {
         freshness,
         lag,
+        retention: observe_retention(group, &trends, now_ms),
         judgement: GroupJudgement {
             status,
             total_lag,
             max_time_lag_s: max_time_lag,
+            trend: group_trend(trends.iter().map(|p| &p.trend)),
         },
         standings,
     }
@@ -463,7 +489,15 @@ mod tests {
         known: &Standings,
         now_ms: i64,
     ) -> (Vec<Observation>, GroupJudgement) {
-        let seen = observe_group(group, windows, members, budgets, known, now_ms);
+        let seen = observe_group(
+            group,
+            windows,
+            members,
+            budgets,
+            known,
+            &NotConsumed::new(),
+            now_ms,
+        );
         let lag = seen.lag.map(|t| t.observation(group, t.evidence()));
         (
             seen.freshness.into_iter().chain(lag).collect(),
@@ -580,6 +614,7 @@ mod tests {
             members,
             &HashMap::new(),
             known,
+            &NotConsumed::new(),
             now,
         );
         seen.lag
@@ -699,8 +734,103 @@ mod tests {
                 status: group_status(&[]),
                 total_lag: None,
                 max_time_lag_s: None,
+                trend: group_trend([]),
             }
         );
+    }
+
+    #[test]
+    fn a_topic_no_member_is_assigned_is_left_out_not_a_stall() {
+        // "refunds" stands 90 behind while its members read "orders":
+        // judged, it would STALL; not consumed, it is left out.
+        let mut rows = Vec::new();
+        for i in 0..10 {
+            let at = NOW - (10 - i) * 15_000;
+            rows.push(row(
+                "billing",
+                "orders",
+                0,
+                at,
+                Some(100 + i),
+                Some((0, 100 + i)),
+            ));
+            rows.push(row(
+                "billing",
+                "refunds",
+                0,
+                at,
+                Some(10),
+                Some((0, 100 + i)),
+            ));
+        }
+        let w = windows(rows);
+        let none = (HashMap::new(), Standings::new());
+        let judged = observe_group("billing", &w, 2, &none.0, &none.1, &NotConsumed::new(), NOW);
+        assert_eq!(judged.judgement.status, Status::Stall);
+        let refunds = NotConsumed::from([("refunds".to_owned(), NOW - 3_600_000)]);
+        let seen = observe_group("billing", &w, 2, &none.0, &none.1, &refunds, NOW);
+        assert_eq!(seen.judgement.status, Status::Ok);
+        assert_eq!(seen.judgement.total_lag, Some(0), "its lag is not counted");
+        assert!(seen.lag.is_none());
+        let both = NotConsumed::from([("orders".to_owned(), NOW), ("refunds".to_owned(), NOW)]);
+        let seen = observe_group("billing", &w, 2, &none.0, &none.1, &both, NOW);
+        assert_eq!(seen.judgement.status, Status::NotConsumed);
+        assert_eq!(seen.judgement.total_lag, None);
+    }
+
+    #[test]
+    fn a_log_start_closing_on_a_stopped_group_is_a_retention_flag_before_the_loss() {
+        // Stopped at 2,000 while retention deletes 120 a pass (8/s) from 500.
+        let rows = |passes: i64| -> Vec<Row> {
+            (0..passes)
+                .map(|i| {
+                    let log = Some((500 + i * 120, 5_000 + i * 50));
+                    row(
+                        "billing",
+                        "orders",
+                        0,
+                        NOW - (passes - i) * 15_000,
+                        Some(2_000),
+                        log,
+                    )
+                })
+                .collect()
+        };
+        let none = (HashMap::new(), Standings::new(), NotConsumed::new());
+        let seen = observe_group(
+            "billing",
+            &windows(rows(10)),
+            0,
+            &none.0,
+            &none.1,
+            &none.2,
+            NOW,
+        );
+        let Some(risk) = seen.retention else {
+            panic!("a retention flag");
+        };
+        assert_eq!(risk.key, crate::watch::retention::retention_key("billing"));
+        assert_eq!(
+            risk.reason,
+            "billing will lose data on orders[0] in ~52 s at this rate"
+        );
+        assert_eq!(seen.judgement.trend.retention.seconds(), Some(52.5));
+        assert_eq!(seen.lag.map(|l| l.status), Some(Status::Stop));
+        // Two passes on, the log start (1,700… 1,820 … 2,060) has passed it.
+        let seen = observe_group(
+            "billing",
+            &windows(rows(14)),
+            0,
+            &none.0,
+            &none.1,
+            &none.2,
+            NOW,
+        );
+        assert!(
+            seen.retention
+                .is_some_and(|o| o.reason.contains("lost 60 unread"))
+        );
+        assert_eq!(seen.lag.map(|l| l.status), Some(Status::Lost));
     }
 
     #[test]

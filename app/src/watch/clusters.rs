@@ -34,7 +34,7 @@ fn status_class(s: &str) -> &'static str {
     match s {
         "OK" => "badge state-ok",
         "WARN" | "INCOMPLETE" => "badge state-warn",
-        "NO_COMMIT" | NOT_LISTED => "badge",
+        "NO_COMMIT" | "NOT_CONSUMED" | NOT_LISTED => "badge",
         _ => "badge state-bad",
     }
 }
@@ -187,7 +187,7 @@ pub fn ClusterPage() -> impl IntoView {
 }
 
 /// Statuses the group list filters on, most troubled first.
-const GROUP_STATUSES: [(&str, &str); 10] = [
+const GROUP_STATUSES: [(&str, &str); 11] = [
     ("trouble", "in trouble"),
     ("STOP", "STOP"),
     ("REWIND", "REWIND"),
@@ -196,6 +196,7 @@ const GROUP_STATUSES: [(&str, &str); 10] = [
     ("WARN", "WARN"),
     ("OK", "OK"),
     ("NO_COMMIT", "no commit"),
+    ("NOT_CONSUMED", "not consumed"),
     ("INCOMPLETE", "incomplete"),
     ("gone", "no longer listed"),
 ];
@@ -366,6 +367,7 @@ pub fn GroupPage() -> impl IntoView {
                                     None => format!("{state} · {} member(s) · data as of {as_of} · cluster {}", g.members, g.cluster_state.as_str()),
                                 }}
                             </p>
+                            <p class="note" data-testid="group-trend">{g.trend.line()}</p>
                             <MutedNote cluster_id=cid subject_kind="group" subject=g.group.clone() />
                             {g.gone_since.map(|t| view! {
                                 <div class="error" role="alert" data-testid="group-gone">
@@ -384,7 +386,7 @@ pub fn GroupPage() -> impl IntoView {
                             <RangeLinks href=link hours=series.hours />
                             <LagChart points=series.points to=series.to hours=series.hours />
                             <table class="list" data-testid="partitions">
-                                <thead><tr><th>"Topic"</th><th>"Partition (its chart)"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Status"</th><th>"Why"</th></tr></thead>
+                                <thead><tr><th>"Topic"</th><th>"Partition (its chart)"</th><th>"Committed"</th><th>"Log end"</th><th>"Lag (msgs)"</th><th>"Time lag"</th><th>"Catch-up"</th><th>"Retention"</th><th>"Status"</th><th>"Why"</th></tr></thead>
                                 <tbody>
                                     {g.partitions.into_iter().map(|p| view! {
                                         <tr>
@@ -399,6 +401,8 @@ pub fn GroupPage() -> impl IntoView {
                                             <td>{p.log_end.map_or("?".to_string(), |e| e.to_string())}</td>
                                             <td>{p.lag.map_or("–".to_string(), |l| l.to_string())}</td>
                                             <td>{p.time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64))}</td>
+                                            <td title=p.trend.velocity_words()>{p.trend.catch_up.clone()}</td>
+                                            <td>{p.trend.retention.clone()}</td>
                                             <td><span class=status_class(&p.status)>{p.status.clone()}</span></td>
                                             <td>{p.reason}</td>
                                         </tr>

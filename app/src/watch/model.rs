@@ -125,6 +125,56 @@ pub struct PartitionLagView {
     pub time_lag_s: Option<f64>,
     pub status: String,
     pub reason: String,
+    /// Where its lag is heading (`streamkeeper::watch::lag::trend`).
+    #[serde(default)]
+    pub trend: TrendView,
+}
+
+/// Where lag is heading, over the window of passes: velocity, time to
+/// catch up and retention risk, as figures and in words.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct TrendView {
+    /// Messages per second the lag grows (negative: shrinks); absent
+    /// without a commit or with too few samples.
+    pub velocity_per_s: Option<f64>,
+    /// Seconds until caught up at the current pace: 0 when caught up;
+    /// absent when not catching up or not known (`catch_up` says which).
+    pub catch_up_s: Option<f64>,
+    /// "caught up in ~6 min", "not catching up", "not known: …".
+    pub catch_up: String,
+    /// Seconds until the log start passes the committed offset at the
+    /// observed pace: 0 once it has; absent when safe or not known.
+    pub retention_risk_s: Option<f64>,
+    /// "loses data in ~40 min at this rate", "not at risk", "not known: …".
+    pub retention: String,
+}
+
+impl TrendView {
+    /// "lag shrinking 12.5 msg/s", "lag steady"; `–` without a figure.
+    pub fn velocity_words(&self) -> String {
+        match self.velocity_per_s {
+            None => "–".into(),
+            // Within a tenth of a message a second: noise of batched commits.
+            Some(v) if v.abs() < 0.1 => "lag steady".into(),
+            Some(v) if v > 0.0 => format!("lag growing {v:.1} msg/s"),
+            Some(v) => format!("lag shrinking {:.1} msg/s", -v),
+        }
+    }
+
+    /// The group page's line: "Catch-up: caught up in ~6 min · lag
+    /// shrinking 12.5 msg/s · Retention: not at risk".
+    pub fn line(&self) -> String {
+        if self.catch_up.is_empty() {
+            return "Catch-up: – (not listed: no current figures)".into();
+        }
+        format!(
+            "Catch-up: {} · {} · Retention: {}",
+            self.catch_up,
+            self.velocity_words(),
+            self.retention
+        )
+    }
 }
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -147,6 +197,10 @@ pub struct GroupLagView {
     /// When the cluster stopped listing the group (deleted, or expired
     /// with its offsets); `None` while it is listed.
     pub gone_since: Option<DateTime<Utc>>,
+    /// Its slowest partition's catch-up and soonest retention risk, its
+    /// partitions' velocities summed.
+    #[serde(default)]
+    pub trend: TrendView,
     pub partitions: Vec<PartitionLagView>,
 }
 
@@ -343,6 +397,9 @@ pub struct StreamConsumer {
     pub gone_since: Option<DateTime<Utc>>,
     pub lag: Option<u64>,
     pub max_time_lag_s: Option<f64>,
+    /// The group's trend on this stream's partitions.
+    #[serde(default)]
+    pub trend: TrendView,
     pub series: Vec<LagPoint>,
 }
 

@@ -215,6 +215,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                             c.lag.map_or("–".to_string(), |l| counted(l, "message")),
                             c.max_time_lag_s.map_or("–".to_string(), |s| human((s * 1000.0) as i64)),
                         )}</p>
+                        <p class="note" data-testid="consumer-trend">{c.trend.line()}</p>
                         <LagChart points=c.series to=d.series_to hours=d.series_hours />
                     </section>
                 }

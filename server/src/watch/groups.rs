@@ -10,16 +10,21 @@ use crate::platform::db::{begin, commit};
 use crate::platform::ownership;
 use serde_json::json;
 use sqlx::PgPool;
+use sqlx::types::Json;
 use streamkeeper::access::ownership as rule;
 use streamkeeper::access::stewardship::may_claim;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
-use streamkeeper::watch::lag::status::{Rules, group_status, partition_status, window_time_lag_s};
+use streamkeeper::watch::lag::consumed;
+use streamkeeper::watch::lag::status::{
+    Rules, Status, group_status, partition_status, window_time_lag_s,
+};
+use streamkeeper::watch::lag::trend::{Trend, group_trend, partition_trend};
 use streamkeeper::watch::listing::Listing;
 use streamkeeper::watch::observe::standings;
 use streamkeeper::watch::window::{WINDOW_PASSES, Windows, by_group, judgeable};
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::watch::model::{ClusterView, GroupLagView, PartitionLagView};
+use streamkeeper_app::watch::model::{ClusterView, GroupLagView, PartitionLagView, TrendView};
 
 /// A group's samples per partition over its window of passes.
 pub async fn windows(
@@ -31,12 +36,30 @@ pub async fn windows(
     Ok(by_group(rows).remove(group).unwrap_or_default())
 }
 
+/// A trend as the pages and the API show it; none for a group no longer
+/// listed (its samples are from before).
+fn trend_view(t: &Trend, listing: Listing) -> TrendView {
+    match listing.figure(Some(t)) {
+        Some(t) => TrendView {
+            velocity_per_s: t.velocity,
+            catch_up_s: t.catch_up.seconds(),
+            catch_up: t.catch_up.sentence(),
+            retention_risk_s: t.retention.seconds(),
+            retention: t.retention.sentence(),
+        },
+        None => TrendView::default(),
+    }
+}
+
 impl ClusterService {
-    /// Judges each partition of a group over its window of passes.
+    /// Judges each partition of a group over its window of passes. Its
+    /// trend is that of its partitions of topic `only` when given (a
+    /// stream's page), else of all.
     pub(super) async fn evaluate(
         &self,
         cluster: &ClusterView,
         g: store::GroupRow,
+        only: Option<&str>,
     ) -> Result<GroupLagView, AppError> {
         let (id, group) = (cluster.id, g.name.as_str());
         let by_partition = windows(&self.pool, id, group).await?;
@@ -53,14 +76,39 @@ impl ClusterService {
         let listing = Listing::of(g.gone_since);
         let mut partitions = Vec::new();
         let mut verdicts = Vec::new();
+        let mut trends = Vec::new();
         let mut as_of = None;
+        let Json(not_consumed) = &g.not_consumed;
+        let left_out = by_partition
+            .keys()
+            .any(|(t, _)| not_consumed.contains_key(t));
         for ((topic, partition), samples) in by_partition {
             let window = judgeable(&samples);
             let newest = samples.last();
             as_of = as_of.max(newest.map(|s| s.at));
+            // Left out of the group's status and trend, with no lag.
+            if let Some(since) = not_consumed.get(&topic) {
+                partitions.push(PartitionLagView {
+                    committed: newest.and_then(|s| s.committed),
+                    log_start: newest.and_then(|s| s.log_start),
+                    log_end: newest.and_then(|s| s.log_end),
+                    lag: None,
+                    time_lag_s: None,
+                    status: listing.status(Status::NotConsumed.as_str()),
+                    reason: consumed::reason(*since),
+                    trend: TrendView::default(),
+                    topic,
+                    partition,
+                });
+                continue;
+            }
             let standing = known.get(&(topic.clone(), partition)).copied();
             let verdict = partition_status(&window, has_members, &rules, standing);
             let time_lag_s = window_time_lag_s(&window);
+            let trend = partition_trend(&window, rules.allowed_lag);
+            if only.is_none_or(|t| t == topic) {
+                trends.push(trend);
+            }
             partitions.push(PartitionLagView {
                 topic,
                 partition,
@@ -71,6 +119,7 @@ impl ClusterService {
                 time_lag_s: listing.figure(time_lag_s),
                 status: listing.status(verdict.status.as_str()),
                 reason: verdict.reason.clone(),
+                trend: trend_view(&trend, listing),
             });
             verdicts.push(verdict);
         }
@@ -79,11 +128,15 @@ impl ClusterService {
             group: g.name.clone(),
             state: listing.state(&g.state, |t| t.to_rfc3339()),
             members: g.members,
-            status: listing.status(group_status(&verdicts).as_str()),
+            status: listing.status(
+                consumed::status_of(group_status(&verdicts), !verdicts.is_empty(), left_out)
+                    .as_str(),
+            ),
             as_of,
             cluster_state: cluster.state,
             cluster_paused: cluster.paused.clone(),
             gone_since: g.gone_since,
+            trend: trend_view(&group_trend(&trends), listing),
             partitions,
         })
     }

@@ -3,7 +3,7 @@
 //! looked at, who owns what, which lag status is worse, and drawing each
 //! group's receipts from its window.
 
-use crate::clients::kafka::reader::Reading;
+use crate::clients::kafka::reader::{GroupReading, Reading};
 use crate::flags::lifecycle::{self, FlagSource, Route};
 use crate::platform::errors::Db;
 use crate::platform::ownership;
@@ -17,11 +17,13 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 use streamkeeper::access::ownership::team_id;
 use streamkeeper::flags::{FlagKey, Observation, receipts};
+use streamkeeper::watch::lag::consumed::{NotConsumed, not_consumed};
 use streamkeeper::watch::lag::status::Status;
 use streamkeeper::watch::observe::{
     LagTrouble, TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
     standings, with_samples,
 };
+use streamkeeper::watch::retention::retention_key;
 use streamkeeper::watch::window::Windows;
 
 /// How a pass went, as far as flags care.
@@ -134,17 +136,29 @@ pub async fn after_pass(
                     .map(|(group, evidence)| (group.clone(), standings(evidence)))
                     .collect(),
             };
+            let mut unconsumed = crate::watch::store::not_consumed(pool, cluster.id).await?;
             phases.mark("standings");
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 evaluated.insert(freshness_key(&g.name));
+                evaluated.insert(retention_key(&g.name));
                 let none = Windows::new();
                 let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = crate::platform::clock::now().timestamp_millis();
                 let before = known.remove(&g.name).unwrap_or_default();
-                let seen = observe_group(&g.name, w, g.members, &budgets, &before, now_ms);
+                let not_consumed = not_consumed_by(g, unconsumed.remove(&g.name), now_ms);
+                let seen = observe_group(
+                    &g.name,
+                    w,
+                    g.members,
+                    &budgets,
+                    &before,
+                    &not_consumed,
+                    now_ms,
+                );
                 observed.extend(seen.freshness);
+                observed.extend(seen.retention);
                 // What its lag flag will keep if it stays open, or what a
                 // return from a stop is remembered by until it commits.
                 if !seen.standings.is_empty() {
@@ -162,6 +176,10 @@ pub async fn after_pass(
                     status: j.status.as_str().to_owned(),
                     total_lag: j.total_lag,
                     max_time_lag_s: j.max_time_lag_s,
+                    lag_velocity: j.trend.velocity,
+                    catch_up_s: j.trend.catch_up.seconds(),
+                    retention_risk_s: j.trend.retention.seconds(),
+                    not_consumed,
                 });
             }
             phases.mark("observe groups");
@@ -186,6 +204,24 @@ pub async fn after_pass(
     kept.flags = flags;
     tracing::debug!(cluster = %cluster.name, phases = ?phases.spent, "evaluated");
     Ok(())
+}
+
+/// The topics `g` keeps offsets on but does not consume, from what the
+/// last evaluation knew (`before`) and its members' assignments now.
+fn not_consumed_by(g: &GroupReading, before: Option<NotConsumed>, now_ms: i64) -> NotConsumed {
+    let before = before.unwrap_or_default();
+    // Nothing to say without assignments or anything known.
+    if before.is_empty() && (g.members == 0 || g.assigned.is_empty()) {
+        return before;
+    }
+    // Offsets are in topic order: one name per topic.
+    let mut committed_on = BTreeSet::new();
+    for ((topic, _), c) in &g.offsets {
+        if c.is_some() && committed_on.last() != Some(topic) {
+            committed_on.insert(topic.clone());
+        }
+    }
+    not_consumed(&before, &committed_on, &g.assigned, g.members, now_ms)
 }
 
 /// The groups' lag troubles of an evaluation and the windows they were

@@ -4,9 +4,17 @@
 //! dashboards and alerts work unchanged; the rest are `streamkeeper_*`.
 //! A cluster whose latest pass read nothing has no lag series: Prometheus
 //! shows a gap, as the console does, never a lag of 0.
+//!
+//! The trend (velocity, time to catch up, retention) carries klag's names
+//! where it has them, with klag's scale (klag.dev "Metrics Overview",
+//! "Lag Velocity", "Data Loss Prevention": `klag.consumer.lag.velocity`
+//! and `klag.consumer.lag.retention_percent` are × 100,
+//! `klag.consumer.lag.time_to_close_seconds` only while catching up), so
+//! its dashboards read them; klag has no time until retention passes the
+//! commit, which is `streamkeeper_consumergroup_retention_risk_seconds`.
 
 use crate::platform::errors::Db;
-use crate::platform::metrics::Scrape;
+use crate::platform::metrics::{Gauges, Labels, Scrape};
 use crate::platform::ownership;
 use crate::watch::store;
 use sqlx::PgPool;
@@ -66,6 +74,9 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
     let mut sum: BTreeMap<(&str, &str), u64> = BTreeMap::new();
     let mut max: BTreeMap<(&str, &str), u64> = BTreeMap::new();
     let mut topic_sum: BTreeMap<(&str, &str, &str), u64> = BTreeMap::new();
+    // klag's retention percent: lag over the offsets retention keeps, the
+    // largest of the topic's partitions (empty partitions left out).
+    let mut retained: BTreeMap<(&str, &str, &str), f64> = BTreeMap::new();
     let mut partition_lag = Vec::new();
     let mut offsets = BTreeMap::new();
     for r in &rows {
@@ -83,6 +94,13 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
         *topic_sum
             .entry((&r.cluster, &r.group_name, &r.topic))
             .or_default() += messages;
+        if end > start {
+            let share = messages as f64 / (end - start) as f64;
+            let m = retained
+                .entry((&r.cluster, &r.group_name, &r.topic))
+                .or_default();
+            *m = m.max(share);
+        }
         partition_lag.push((r, messages));
     }
 
@@ -116,6 +134,20 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
                 ("topic", topic.to_string()),
             ],
             v as f64,
+        );
+    }
+    let percent = scrape.gauges(
+        "klag_consumer_lag_retention_percent",
+        "The group's largest lag on a partition of the topic as a share of the offsets retention keeps, in percent x 100 (10000: data lost)",
+    );
+    for (&(cluster, group, topic), &share) in &retained {
+        percent.set(
+            vec![
+                ("cluster_name", cluster.to_string()),
+                ("group", group.to_string()),
+                ("topic", topic.to_string()),
+            ],
+            (share * 10_000.0).round(),
         );
     }
 
@@ -174,6 +206,7 @@ async fn groups(pool: &PgPool, scrape: &mut Scrape, read: &[String]) -> Result<(
         "kafka_consumergroup_group_max_lag_seconds",
         "The group's largest time lag on one partition, in seconds",
     );
+    let trend = TrendGauges::new(scrape);
     let rows = store::group_metrics(pool).await?;
     // Owners by the ownership rule, one read per cluster.
     let mut named: BTreeMap<i64, Vec<String>> = BTreeMap::new();
@@ -206,11 +239,52 @@ async fn groups(pool: &PgPool, scrape: &mut Scrape, read: &[String]) -> Result<(
         }
         // Time lag only for clusters the latest pass read: an older
         // judgement of an unreachable cluster is not today's lag.
-        if let (Some(s), true) = (g.max_time_lag_s, read.contains(&g.cluster)) {
-            seconds.set(l(), s);
+        if read.contains(&g.cluster) {
+            if let Some(s) = g.max_time_lag_s {
+                seconds.set(l(), s);
+            }
+            trend.set(&g, l);
         }
     }
     Ok(())
+}
+
+/// The gauges of each group's trend, as its last evaluation judged it.
+struct TrendGauges {
+    velocity: Gauges,
+    to_close: Gauges,
+    risk: Gauges,
+}
+
+impl TrendGauges {
+    fn new(scrape: &mut Scrape) -> Self {
+        TrendGauges {
+            velocity: scrape.gauges(
+                "klag_consumer_lag_velocity",
+                "Messages per second the group's lag grows (negative: shrinks) over its window, x 100",
+            ),
+            to_close: scrape.gauges(
+                "klag_consumer_lag_time_to_close_seconds",
+                "Seconds until the group has caught up at its current pace, while it is catching up",
+            ),
+            risk: scrape.gauges(
+                "streamkeeper_consumergroup_retention_risk_seconds",
+                "Seconds until the log start passes a committed offset of the group at the observed pace (0: it has)",
+            ),
+        }
+    }
+
+    fn set(&self, g: &store::GroupMetricRow, labels: impl Fn() -> Labels) {
+        if let Some(v) = g.lag_velocity {
+            self.velocity.set(labels(), (v * 100.0).round());
+        }
+        if let Some(s) = g.catch_up_s.filter(|s| *s > 0.0) {
+            self.to_close.set(labels(), s.round());
+        }
+        if let Some(s) = g.retention_risk_s {
+            self.risk.set(labels(), s.round());
+        }
+    }
 }
 
 async fn topics(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {

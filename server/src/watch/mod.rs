@@ -239,7 +239,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
         let g = store::group(&self.pool, id, group)
             .await?
             .ok_or_else(|| AppError::NotFound(format!("Consumer group {group}")))?;
-        self.evaluate(&cluster, g).await
+        self.evaluate(&cluster, g, None).await
     }
 
     #[tracing::instrument(skip_all, fields(user = %who.username))]
@@ -399,7 +399,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
             let owner_reason = owned_because(owners.get(&name));
             let owner = owners.remove(&name).flatten().map(|o| o.team.name);
             let listing = Listing::of(g.gone_since);
-            let view = self.evaluate(&cluster, g).await?;
+            let view = self.evaluate(&cluster, g, Some(topic)).await?;
             // Judged on this stream's partitions only.
             let mine: Vec<&PartitionLagView> = view
                 .partitions
@@ -424,6 +424,7 @@ impl streamkeeper_app::port::Watch for ClusterService {
                 gone_since: view.gone_since,
                 lag: (!lags.is_empty()).then(|| lags.iter().sum()),
                 max_time_lag_s: mine.iter().filter_map(|p| p.time_lag_s).reduce(f64::max),
+                trend: view.trend.clone(),
                 series,
             });
         }

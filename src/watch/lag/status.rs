@@ -39,6 +39,9 @@ pub enum Status {
     Incomplete,
     /// The group never committed on this partition.
     NoCommit,
+    /// The group keeps offsets on this topic but no member is assigned it
+    /// (see `super::consumed`): not judged as lag.
+    NotConsumed,
     Ok,
     /// Lag grew over the whole window.
     Warn,
@@ -57,6 +60,7 @@ impl Status {
         match self {
             Status::Incomplete => "INCOMPLETE",
             Status::NoCommit => "NO_COMMIT",
+            Status::NotConsumed => "NOT_CONSUMED",
             Status::Ok => "OK",
             Status::Warn => "WARN",
             Status::Rewind => "REWIND",
@@ -66,9 +70,10 @@ impl Status {
         }
     }
 
-    pub const ALL: [Status; 8] = [
+    pub const ALL: [Status; 9] = [
         Status::Incomplete,
         Status::NoCommit,
+        Status::NotConsumed,
         Status::Ok,
         Status::Warn,
         Status::Rewind,

@@ -72,6 +72,9 @@ pub struct GroupReading {
     /// Empty with `error` set when the offsets could not be read.
     pub offsets: BTreeMap<(String, i32), Option<i64>>,
     pub error: Option<String>,
+    /// The topics its members are assigned (empty when none is, or their
+    /// assignments could not be read).
+    pub assigned: BTreeSet<String>,
 }
 
 #[derive(Clone, Debug)]
@@ -287,6 +290,7 @@ pub fn read(
             members,
             offsets: BTreeMap::new(),
             error: None,
+            assigned: assigned.clone(),
         };
         match fetched.remove(&name) {
             Some(Ok(offsets)) => {

@@ -3,12 +3,15 @@
 //! stream's catalog entry and its page of streams, and who reads a topic.
 
 use chrono::{DateTime, Utc};
+use sqlx::types::Json;
 use sqlx::{FromRow, PgConnection, PgPool};
+use std::collections::HashMap;
 
 use crate::platform::errors::Db;
 use crate::platform::ownership::{GROUP_OWNER, STREAM_OWNER};
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::sort::Sorted;
+use streamkeeper::watch::lag::consumed::NotConsumed;
 use streamkeeper::watch::list::{GroupColumn, StreamColumn};
 
 #[derive(Debug, Clone, FromRow)]
@@ -22,10 +25,12 @@ pub struct GroupRow {
     pub total_lag: Option<i64>,
     pub max_time_lag_s: Option<f64>,
     pub evaluated_at: Option<DateTime<Utc>>,
+    /// Topics it has offsets on that no member is assigned, since when.
+    pub not_consumed: Json<NotConsumed>,
 }
 
 const GROUP_COLUMNS: &str = "g.name, g.state, g.members, g.last_seen, g.gone_since,
-    g.status, g.total_lag, g.max_time_lag_s, g.evaluated_at";
+    g.status, g.total_lag, g.max_time_lag_s, g.evaluated_at, g.not_consumed";
 
 pub async fn group(pool: &PgPool, cluster_id: i64, name: &str) -> Result<Option<GroupRow>, Db> {
     Ok(sqlx::query_as(&format!(
@@ -115,6 +120,22 @@ pub async fn group_list(
     Ok(Page::new(items, page, total.unsigned_abs()))
 }
 
+/// What each group of a cluster was last judged not to consume, for the
+/// next evaluation (one read a pass; most groups have none).
+pub async fn not_consumed(
+    pool: &PgPool,
+    cluster_id: i64,
+) -> Result<HashMap<String, NotConsumed>, Db> {
+    let rows: Vec<(String, Json<NotConsumed>)> = sqlx::query_as(
+        "SELECT name, not_consumed FROM consumer_groups
+         WHERE cluster_id = $1 AND not_consumed <> '{}'",
+    )
+    .bind(cluster_id)
+    .fetch_all(pool)
+    .await?;
+    Ok(rows.into_iter().map(|(g, Json(n))| (g, n)).collect())
+}
+
 /// A group's status and lag after the evaluation of a pass.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Judgement {
@@ -122,6 +143,12 @@ pub struct Judgement {
     pub status: String,
     pub total_lag: Option<i64>,
     pub max_time_lag_s: Option<f64>,
+    /// Its trend (`streamkeeper::watch::lag::trend`): messages/s the lag
+    /// grows, seconds to catch up, seconds until data is lost.
+    pub lag_velocity: Option<f64>,
+    pub catch_up_s: Option<f64>,
+    pub retention_risk_s: Option<f64>,
+    pub not_consumed: NotConsumed,
 }
 
 /// Stores the judgements of one pass in one statement.
@@ -135,10 +162,18 @@ pub async fn set_judgements(
     let statuses: Vec<&str> = judgements.iter().map(|j| j.status.as_str()).collect();
     let lags: Vec<Option<i64>> = judgements.iter().map(|j| j.total_lag).collect();
     let times: Vec<Option<f64>> = judgements.iter().map(|j| j.max_time_lag_s).collect();
+    let velocities: Vec<Option<f64>> = judgements.iter().map(|j| j.lag_velocity).collect();
+    let catch_ups: Vec<Option<f64>> = judgements.iter().map(|j| j.catch_up_s).collect();
+    let risks: Vec<Option<f64>> = judgements.iter().map(|j| j.retention_risk_s).collect();
+    let unconsumed: Vec<Json<&NotConsumed>> =
+        judgements.iter().map(|j| Json(&j.not_consumed)).collect();
     Ok(sqlx::query(
         "UPDATE consumer_groups g SET status = u.status, total_lag = u.lag,
-            max_time_lag_s = u.time_lag, evaluated_at = $2
-         FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::float8[]) AS u(name, status, lag, time_lag)
+            max_time_lag_s = u.time_lag, lag_velocity = u.velocity, catch_up_s = u.catch_up,
+            retention_risk_s = u.risk, not_consumed = u.unconsumed, evaluated_at = $2
+         FROM UNNEST($3::text[], $4::text[], $5::bigint[], $6::float8[], $7::float8[],
+                     $8::float8[], $9::float8[], $10::jsonb[])
+              AS u(name, status, lag, time_lag, velocity, catch_up, risk, unconsumed)
          WHERE g.cluster_id = $1 AND g.name = u.name",
     )
     .bind(cluster_id)
@@ -147,6 +182,10 @@ pub async fn set_judgements(
     .bind(&statuses)
     .bind(&lags)
     .bind(&times)
+    .bind(&velocities)
+    .bind(&catch_ups)
+    .bind(&risks)
+    .bind(&unconsumed)
     .execute(pool)
     .await
     .map(drop)?)

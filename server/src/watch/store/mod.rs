@@ -603,6 +603,9 @@ pub struct GroupMetricRow {
     pub members: i32,
     pub status: Option<String>,
     pub max_time_lag_s: Option<f64>,
+    pub lag_velocity: Option<f64>,
+    pub catch_up_s: Option<f64>,
+    pub retention_risk_s: Option<f64>,
     /// The group's cluster, for its owner.
     pub cluster_id: i64,
 }
@@ -610,7 +613,7 @@ pub struct GroupMetricRow {
 pub async fn group_metrics(pool: &PgPool) -> Result<Vec<GroupMetricRow>, Db> {
     Ok(sqlx::query_as(
         "SELECT c.name AS cluster, g.name, g.state, g.members, g.status, g.max_time_lag_s,
-                g.cluster_id
+                g.lag_velocity, g.catch_up_s, g.retention_risk_s, g.cluster_id
          FROM consumer_groups g JOIN clusters c ON c.id = g.cluster_id AND c.removed_at IS NULL
          WHERE g.gone_since IS NULL
          ORDER BY c.name, g.name",

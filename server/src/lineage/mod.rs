@@ -40,6 +40,7 @@
 pub mod adjacency;
 pub mod api;
 pub mod cli;
+pub mod columns;
 pub mod fold;
 mod impacts;
 mod ingest;
@@ -138,6 +139,8 @@ impl LineageService {
             if !store::write(&mut tx, &graph, &extras, named_by).await? {
                 return Ok(None);
             }
+            let versions = streamkeeper::lineage::columns::versions(&graph, &clusters);
+            store::write_columns(&mut tx, &versions).await?;
             for (id, why) in &failed {
                 tracing::warn!(event = id, error = %why, "a stored lineage event no longer parses");
                 store::fold_failed(&mut tx, *id, why).await?;

@@ -164,6 +164,15 @@ async fn a_field_reaches_columns_with_owners_and_goes_cold_at_a_job_without_colu
         )
         .await;
     assert_eq!(r.status, StatusCode::BAD_REQUEST, "{}", r.body);
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders&field=",
+            &reader,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
     // Notify with a field is refused until it sends a field-level answer.
     let r = t
         .api(

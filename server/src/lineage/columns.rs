@@ -15,7 +15,7 @@ use streamkeeper::lineage::column_walk::{ColumnGraph, FieldImpact, walk};
 use streamkeeper::lineage::columns::FieldRef;
 use streamkeeper::lineage::graph::{DatasetKey, NodeKey};
 use streamkeeper::lineage::impact::{Direction, Limits};
-use streamkeeper::lineage::marquez::DEFAULT_DEPTH;
+use streamkeeper::lineage::marquez::{DEFAULT_DEPTH, NodeId};
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::lineage::model::NodeAsk;
 
@@ -29,12 +29,12 @@ impl LineageService {
         field: &str,
     ) -> Result<FieldImpact, AppError> {
         require(who, Action::Read, "read lineage")?;
+        if field.is_empty() {
+            return Err(AppError::Invalid("field: give the name of a field".into()));
+        }
         self.fold.catch_up().await?;
         let (key, direction, limits) = self.question(ask, Limits::default()).await?;
         let (limits, clamped) = limits.clamped();
-        if field.is_empty() {
-            return Err(AppError::Request("field is empty".into()));
-        }
         let dataset = self.dataset_of(&key).await?;
         let start = FieldRef {
             dataset,
@@ -104,7 +104,10 @@ impl LineageService {
         let rows = store::nodes(&self.pool, &[id]).await?;
         match rows.first().map(store::NodeRow::key) {
             Some(NodeKey::Dataset(d)) => Ok(d),
-            _ => Err(AppError::NotFound(format!("The lineage dataset {key:?}"))),
+            _ => Err(AppError::NotFound(format!(
+                "The lineage dataset {}",
+                NodeId(key.clone())
+            ))),
         }
     }
 }

@@ -36,6 +36,10 @@
 //! the walk runs first and a single statement both catches the memory up
 //! and reads the times and owners of what the answer shows
 //! ([`LineageService::impact`]).
+//!
+//! **Field-level questions** (issue 43) read column edges, kept per
+//! dataset from its newest `columnLineage` facet by the same fold, a
+//! column hop at a time ([`columns`]).
 
 pub mod adjacency;
 pub mod api;

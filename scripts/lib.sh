@@ -451,6 +451,59 @@ build_release() { # out dir
   export SK_RELEASE
 }
 
+# umoci builds the OCI image with no base image to download (Debian's
+# package, 9 s to install).
+ensure_umoci() {
+  command -v umoci >/dev/null && command -v jq >/dev/null || apt_install umoci jq
+}
+
+# build_image TARBALL OUT: an OCI image (OUT/<name>-oci.tar, an OCI layout
+# that `podman load`, `skopeo copy oci-archive:` or a registry push take)
+# from the release tarball, built from scratch: the stripped binary, the
+# shared libraries it links (from this machine's Debian, as `ldd` names
+# them), the CA certificates, and a non-root user (uid 10001) it runs as.
+# Sets SK_IMAGE to the archive and SK_IMAGE_LAYOUT to the unpacked layout.
+build_image() {
+  local tarball=$1 out=$2 work name rootfs bin lib tag
+  ensure_umoci
+  work=$(mktemp -d "${TMPDIR:-/tmp}/streamkeeper-image.XXXXXX")
+  unpack_release "$tarball" "$work/release" || return 1
+  name=$(basename "$tarball" .tar.gz)
+  tag=$(sk_version)
+  SK_IMAGE_LAYOUT="$work/layout"
+  umoci init --layout "$SK_IMAGE_LAYOUT" && umoci new --image "$SK_IMAGE_LAYOUT:$tag"     && umoci unpack --image "$SK_IMAGE_LAYOUT:$tag" "$work/bundle" >/dev/null || return 1
+  rootfs="$work/bundle/rootfs"
+  bin="$rootfs/usr/local/bin/streamkeeper"
+  install -D -m 0755 "$SK_BIN" "$bin"
+  install -D -m 0644 "$(dirname "$SK_BIN")/DEPLOY.md" "$rootfs/usr/share/doc/streamkeeper/DEPLOY.md"
+  # Every library the binary loads, at the path the loader looks it up.
+  for lib in $(ldd "$SK_BIN" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'); do
+    # With Debian's modes: the loader must be executable to be run at all.
+    install -D -m "$(stat -L -c %a "$lib")" "$(readlink -f "$lib")" "$rootfs$lib" || return 1
+  done
+  install -D -m 0644 /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/ca-certificates.crt" || return 1
+  printf 'root:x:0:0:root:/root:/sbin/nologin\nstreamkeeper:x:10001:10001:Streamkeeper:/nonexistent:/sbin/nologin\n' \
+    >"$rootfs/etc/passwd"
+  printf 'root:x:0:\nstreamkeeper:x:10001:\n' >"$rootfs/etc/group"
+  printf 'hosts: files dns\n' >"$rootfs/etc/nsswitch.conf"
+  # Credential files are mounted under /run/secrets (the default of
+  # STREAMKEEPER_CRED_DIRS); /tmp for anything a library wants to write.
+  install -d -m 0755 "$rootfs/run/secrets"
+  install -d -m 1777 "$rootfs/tmp"
+  umoci repack --image "$SK_IMAGE_LAYOUT:$tag" "$work/bundle" || return 1
+  umoci config --image "$SK_IMAGE_LAYOUT:$tag" --config.user 10001:10001 \
+    --config.entrypoint /usr/local/bin/streamkeeper --config.cmd serve \
+    --config.env STREAMKEEPER_BIND=0.0.0.0:3000 --config.env SSL_CERT_FILE=/etc/ssl/certs/ca-certificates.crt \
+    --config.exposedports 3000/tcp --config.workingdir / \
+    --config.label org.opencontainers.image.title=streamkeeper \
+    --config.label "org.opencontainers.image.version=$tag" \
+    --config.label "org.opencontainers.image.description=A read-only watch over Kafka streams" || return 1
+  umoci gc --layout "$SK_IMAGE_LAYOUT" || return 1
+  SK_IMAGE="$out/$name-oci.tar"
+  tar -C "$SK_IMAGE_LAYOUT" -cf "$SK_IMAGE" . || return 1
+  export SK_IMAGE SK_IMAGE_LAYOUT
+}
+
 # Unpacks a release tarball into a new folder outside the source tree and
 # sets SK_BIN to its binary.
 unpack_release() { # tarball, folder

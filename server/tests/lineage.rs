@@ -1163,6 +1163,44 @@ async fn a_dbt_run_joins_the_connector_tables_and_shows_in_the_topic_impact(pool
         "{model}"
     );
     assert_eq!(find("orders-to-db")["known_as"], "derived");
+
+    // Field level (issue 43): the topic's `amount` goes through the sink's
+    // by-name copy to the table's column, and through dbt-ol's
+    // columnLineage (`sum(amount) as amount`) to the model's column, with
+    // the model's owner: what removing `amount` from orders breaks.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders&field=amount",
+            &admin,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let answer = r.json();
+    let fields = answer["fields"].as_array().cloned().expect("fields");
+    let column = |name: &str| {
+        fields
+            .iter()
+            .find(|f| f["field"]["dataset"]["name"] == name && f["field"]["field"] == "amount")
+            .cloned()
+            .unwrap_or_else(|| panic!("{name}.amount in {answer}"))
+    };
+    let table_column = column(&format!("{database}.public.orders"));
+    assert_eq!(table_column["depth"], 1);
+    assert_eq!(table_column["kind"], "DIRECT");
+    let model_column = column(&format!("{database}.public.orders_daily"));
+    assert_eq!(model_column["depth"], 2, "{answer}");
+    assert_eq!(model_column["owner"], "analytics");
+    assert_eq!(model_column["field"]["dataset"]["namespace"], pg);
+    assert_eq!(
+        model_column["path"][0]["dataset"]["name"], "orders",
+        "{model_column}"
+    );
+    assert!(
+        answer["cold"].as_array().is_some_and(Vec::is_empty),
+        "{answer}"
+    );
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]

@@ -14,6 +14,10 @@
 //!    [`neighbourhood`] the part a view draws, laid out by [`layout`];
 //!    [`marquez`] the same in Marquez's read shape.
 //!
+//! Column lineage (issue 43): [`columns`] reads the `columnLineage` facet
+//! into column edges, [`column_walk`] answers field-level impact over
+//! them, [`column_marquez`] in Marquez's column-lineage shape.
+//!
 //! [`breaks`] marks the reached consumer groups a pending producer change
 //! breaks. [`derived`] makes the events for what Streamkeeper discovers itself
 //! (consumer groups, connectors); [`notify`] says who may send an impact
@@ -21,6 +25,9 @@
 
 pub mod breaks;
 pub mod canonical;
+pub mod column_marquez;
+pub mod column_walk;
+pub mod columns;
 pub mod derived;
 pub mod event;
 #[cfg(test)]

@@ -78,6 +78,11 @@ pub enum NameIssue {
     NamespaceTooLong,
     #[error("not a valid Kafka topic name: {reason}")]
     InvalidTopic { reason: TopicIssue },
+    /// Not a name: the dataset's `columnLineage` facet was malformed and
+    /// refused (issue 43), marked where a name's issues are shown while
+    /// the event's dataset-level lineage is kept.
+    #[error("its columnLineage facet was refused: {reason}")]
+    ColumnLineageRefused { reason: String },
 }
 
 /// A dataset's name after the rules: the key it is stored under, the

@@ -29,6 +29,7 @@ use std::collections::HashMap;
 use std::ops::RangeInclusive;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicI64, Ordering};
+use streamkeeper::lineage::columns;
 use streamkeeper::lineage::graph::{FacetSlot, FoldContext, Graph, NodeKey, Upserts, fold};
 use streamkeeper::lineage::naming::Clusters;
 use streamkeeper::lineage::receive::reread;
@@ -332,10 +333,13 @@ impl Fold {
                 Some(names) => names,
                 None => store::cluster_rows(&mut *tx).await?,
             };
-            let (mut graph, mut extras, unreadable) =
-                fold_stored(page, &Clusters::new(&names.registered()));
+            let clusters = Clusters::new(&names.registered());
+            let (mut graph, mut extras, unreadable) = fold_stored(page, &clusters);
             hold_ownership(tx, &mut graph, &mut extras).await?;
             let written = store::write(tx, &graph, &extras, &names).await?;
+            if written {
+                store::write_columns(tx, &columns::versions(&graph, &clusters)).await?;
+            }
             // Kept when they still stood; else registered or removed since
             // they were read.
             *self.named_by.lock().unwrap_or_else(|p| p.into_inner()) = written.then_some(names);

@@ -36,10 +36,15 @@
 //! the walk runs first and a single statement both catches the memory up
 //! and reads the times and owners of what the answer shows
 //! ([`LineageService::impact`]).
+//!
+//! **Field-level questions** (issue 43) read column edges, kept per
+//! dataset from its newest `columnLineage` facet by the same fold, a
+//! column hop at a time ([`columns`]).
 
 pub mod adjacency;
 pub mod api;
 pub mod cli;
+pub mod columns;
 pub mod fold;
 mod impacts;
 mod ingest;
@@ -138,6 +143,8 @@ impl LineageService {
             if !store::write(&mut tx, &graph, &extras, named_by).await? {
                 return Ok(None);
             }
+            let versions = streamkeeper::lineage::columns::versions(&graph, &clusters);
+            store::write_columns(&mut tx, &versions).await?;
             for (id, why) in &failed {
                 tracing::warn!(event = id, error = %why, "a stored lineage event no longer parses");
                 store::fold_failed(&mut tx, *id, why).await?;

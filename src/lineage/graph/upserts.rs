@@ -2,6 +2,7 @@
 //! the keyed [`Upserts`] it makes out, pure and total.
 
 use super::{DatasetKey, JobKey, JobKind, NodeKey, Provenance};
+use crate::lineage::columns;
 use crate::lineage::event::{Dataset, Event, EventType, Facets, Job};
 use crate::lineage::naming::{self, Clusters, NameIssue};
 use chrono::{DateTime, Utc};
@@ -265,12 +266,15 @@ impl Folder<'_, '_> {
                 self.alias(alias, &key, AliasSource::Symlink { kind });
             }
         }
+        let mut issues = named.issues;
+        let mut facets = facet_changes(&d.facets);
+        refuse_bad_column_lineage(&mut facets, &mut issues);
         self.up.datasets.push(DatasetUpsert {
             key: key.clone(),
             raw_namespace: named.raw_namespace,
             cluster: named.cluster,
-            issues: named.issues,
-            facets: facet_changes(&d.facets),
+            issues,
+            facets,
             at: self.at,
             provenance: self.cx.provenance,
         });
@@ -389,6 +393,22 @@ fn symlinks(facets: &Facets, clusters: &Clusters) -> Vec<(DatasetKey, String)> {
 
 fn deleted(facet: &Value) -> bool {
     facet.get("_deleted").and_then(Value::as_bool) == Some(true)
+}
+
+/// A `columnLineage` facet that does not parse is left out (the stored
+/// one stays as it was) and the dataset marked with why; the rest of the
+/// event folds as ever.
+fn refuse_bad_column_lineage(facets: &mut Vec<FacetChange>, issues: &mut Vec<NameIssue>) {
+    let refused = facets.iter().find_map(|f| {
+        let v = f.value.as_ref().filter(|_| f.key == columns::FACET)?;
+        columns::parse(v).err()
+    });
+    if let Some(reason) = refused {
+        facets.retain(|f| f.key != columns::FACET);
+        issues.push(NameIssue::ColumnLineageRefused {
+            reason: reason.to_string(),
+        });
+    }
 }
 
 fn facet_changes(facets: &Facets) -> Vec<FacetChange> {

@@ -78,7 +78,7 @@ pub async fn event_count(pool: &PgPool) -> Result<i64, Db> {
 /// failures go too: the rebuild tries every event again. Events still
 /// waiting for the fold stay queued (folding one twice changes nothing).
 pub async fn clear_graph(conn: &mut PgConnection) -> Result<(), Db> {
-    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes, lineage_fold_failures")
+    sqlx::query("TRUNCATE lineage_aliases, lineage_run_facets, lineage_runs, lineage_edges, lineage_facets, lineage_nodes, lineage_fold_failures, lineage_column_versions, lineage_column_edges")
         .execute(&mut *conn)
         .await?;
     // Node ids change: every in-memory adjacency must read the edges again.

@@ -8,6 +8,7 @@
 //! of what it reads, [`impact_read`]) and load the nodes a question
 //! reached back into a `Graph` for the pure walks.
 
+mod columns;
 mod events;
 mod questions;
 mod reads;
@@ -15,6 +16,7 @@ mod sources;
 mod writes;
 mod yardstick;
 
+pub use columns::*;
 pub use events::*;
 pub use questions::*;
 pub use reads::*;

@@ -1,0 +1,162 @@
+//! Field-level questions (issue 43, item 2): the part of the column
+//! graph within a question's limits read from the store a level at a
+//! time (one statement per column hop, each over the whole frontier, so
+//! depth 6 is seven reads whatever the fan-out), walked by
+//! [`streamkeeper::lineage::column_walk`], with each node's owner.
+
+use super::{LineageService, store};
+use crate::accounts::require;
+use crate::platform::errors::Db;
+use std::collections::HashSet;
+use streamkeeper::accounts::account::Principal;
+use streamkeeper::accounts::role::Action;
+use streamkeeper::lineage::column_marquez::{self, ColumnLineageAnswer, FieldId};
+use streamkeeper::lineage::column_walk::{ColumnGraph, FieldImpact, walk};
+use streamkeeper::lineage::columns::FieldRef;
+use streamkeeper::lineage::graph::{DatasetKey, NodeKey};
+use streamkeeper::lineage::impact::{Direction, Limits};
+use streamkeeper::lineage::marquez::{DEFAULT_DEPTH, NodeId};
+use streamkeeper_app::error::AppError;
+use streamkeeper_app::lineage::model::NodeAsk;
+
+impl LineageService {
+    /// `GET /lineage/impact?…&field=`: what the field of the dataset the
+    /// question names reaches, downstream (or upstream), with owners.
+    pub async fn field_impact(
+        &self,
+        who: &Principal,
+        ask: &NodeAsk,
+        field: &str,
+    ) -> Result<FieldImpact, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        if field.is_empty() {
+            return Err(AppError::Invalid("field: give the name of a field".into()));
+        }
+        self.fold.catch_up().await?;
+        let (key, direction, limits) = self.question(ask, Limits::default()).await?;
+        let (limits, clamped) = limits.clamped();
+        let dataset = self.dataset_of(&key).await?;
+        let start = FieldRef {
+            dataset,
+            field: field.to_string(),
+        };
+        let mut g = ColumnGraph::new();
+        load(&self.pool, &mut g, &start, direction, limits).await?;
+        let mut answer = walk(&g, &start, direction, limits);
+        answer.cut.clamped = clamped;
+        answer.partial |= clamped;
+        let ids = store::node_ids(&self.pool, &answer.nodes()).await?;
+        let id_list: Vec<i64> = ids.values().copied().collect();
+        let ruled = crate::platform::ownership::lineage_nodes(&self.pool, &id_list).await?;
+        answer.attach_owners(|k| {
+            let id = ids.get(k)?;
+            ruled.get(id).map(|o| o.team.name.clone())
+        });
+        Ok(answer)
+    }
+
+    /// Marquez's `GET /api/v1/column-lineage`: the field's upstream (and
+    /// downstream with `with_downstream`) in Marquez's shape.
+    pub async fn column_lineage(
+        &self,
+        who: &Principal,
+        node_id: &str,
+        depth: Option<u32>,
+        with_downstream: bool,
+    ) -> Result<ColumnLineageAnswer, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
+        let id = FieldId::parse(node_id).map_err(|e| AppError::Request(e.to_string()))?;
+        let dataset = self.dataset_of(&NodeKey::Dataset(id.0.dataset)).await?;
+        let start = FieldRef {
+            dataset,
+            field: id.0.field,
+        };
+        let (limits, clamped) = Limits {
+            depth: depth.unwrap_or(DEFAULT_DEPTH),
+            ..Limits::default()
+        }
+        .clamped();
+        let mut directions = vec![Direction::Upstream];
+        if with_downstream {
+            directions.push(Direction::Downstream);
+        }
+        let mut g = ColumnGraph::new();
+        let mut walks = Vec::new();
+        for d in directions {
+            load(&self.pool, &mut g, &start, d, limits).await?;
+            walks.push(walk(&g, &start, d, limits));
+        }
+        let mut answer = column_marquez::answer(&g, &walks);
+        answer.partial |= clamped;
+        Ok(answer)
+    }
+
+    /// The stored dataset a key names (its raw namespace or an alias
+    /// resolved), 404 when none, 400 for a job.
+    async fn dataset_of(&self, key: &NodeKey) -> Result<DatasetKey, AppError> {
+        if let NodeKey::Job(_) = key {
+            return Err(AppError::Request(
+                "a field belongs to a dataset or topic, not a job".into(),
+            ));
+        }
+        let id = self.resolve(key).await?;
+        let rows = store::nodes(&self.pool, &[id]).await?;
+        match rows.first().map(store::NodeRow::key) {
+            Some(NodeKey::Dataset(d)) => Ok(d),
+            _ => Err(AppError::NotFound(format!(
+                "The lineage dataset {}",
+                NodeId(key.clone())
+            ))),
+        }
+    }
+}
+
+/// Reads into `g` the column edges within `limits` of `start` in
+/// `direction`, level by level, and for each dataset reached whether the
+/// graph has it and which jobs read it (for cold trails). Each level
+/// reads the edges of the fields at that depth, so the last read tells
+/// the walk whether anything lies beyond the cap.
+pub async fn load(
+    pool: &sqlx::PgPool,
+    g: &mut ColumnGraph,
+    start: &FieldRef,
+    direction: Direction,
+    limits: Limits,
+) -> Result<(), Db> {
+    let mut seen: HashSet<FieldRef> = HashSet::from([start.clone()]);
+    let mut datasets: HashSet<DatasetKey> = HashSet::new();
+    let mut frontier = vec![start.clone()];
+    for _ in 0..=limits.depth {
+        if frontier.is_empty() || seen.len() > limits.budget.saturating_add(1) {
+            break;
+        }
+        let fresh: Vec<DatasetKey> = frontier
+            .iter()
+            .map(|f| f.dataset.clone())
+            .filter(|d| datasets.insert(d.clone()))
+            .collect();
+        let copied_into: &[DatasetKey] = match direction {
+            Direction::Upstream => &fresh,
+            Direction::Downstream => &[],
+        };
+        let (edges, (known, readers), copiers) = tokio::try_join!(
+            store::column_edges(pool, &frontier, direction),
+            store::readers(pool, &fresh),
+            store::copiers_into(pool, copied_into),
+        )?;
+        known.into_iter().for_each(|d| g.know(d));
+        let readers = readers.into_iter().chain(copiers);
+        readers.for_each(|(d, r)| g.add_reader(d, r));
+        edges.iter().for_each(|(dst, e)| g.add_edge(dst, e));
+        // The walk's own hops (column edges and connectors' by-name
+        // copies) make the next level.
+        frontier = frontier
+            .iter()
+            .flat_map(|f| g.hops(f, direction))
+            .map(|h| h.field)
+            .filter(|f| seen.insert(f.clone()))
+            .collect();
+    }
+    Ok(())
+}

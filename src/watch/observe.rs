@@ -10,7 +10,7 @@ use super::lag::status::{
     Rules, Standing, Status, Verdict, group_status, partition_status, window_time_lag_s,
 };
 use super::lag::trend::{Trend, group_trend, partition_trend};
-use super::retention::{PartitionTrend, observe_retention};
+use super::retention::{PartitionTrend, RetentionCall, observe_retention};
 use super::window::{WINDOW_PASSES, WindowSample, Windows, judgeable};
 use crate::flags::{FlagKey, Observation};
 use crate::platform::durations::human;
@@ -184,8 +184,9 @@ pub struct GroupObservation {
     pub freshness: Option<Observation>,
     /// Its windowed lag status, when that is a trouble.
     pub lag: Option<LagTrouble>,
-    /// The log start about to pass (or past) a committed offset.
-    pub retention: Option<Observation>,
+    /// The log start about to pass (or past) a committed offset; or held,
+    /// when the pass cannot tell.
+    pub retention: RetentionCall,
     pub judgement: GroupJudgement,
     /// What the next pass must know of its partitions standing still: a
     /// trouble's ([`LagTrouble::standings`]), and those of partitions whose
@@ -806,7 +807,7 @@ mod tests {
             &none.2,
             NOW,
         );
-        let Some(risk) = seen.retention else {
+        let RetentionCall::Flag(risk) = seen.retention else {
             panic!("a retention flag");
         };
         assert_eq!(risk.key, crate::watch::retention::retention_key("billing"));
@@ -828,6 +829,7 @@ mod tests {
         );
         assert!(
             seen.retention
+                .flag()
                 .is_some_and(|o| o.reason.contains("lost 60 unread"))
         );
         assert_eq!(seen.lag.map(|l| l.status), Some(Status::Lost));

@@ -3,8 +3,18 @@
 //! this rate"), before the loss, so the owner can act; kept open, saying
 //! what was lost, once it has passed (the group's lag flag is LOST then),
 //! and resolved when no partition is at risk any more.
+//!
+//! Kafka deletes whole segments (every `log.retention.check.interval.ms`,
+//! 5 min by default), so the log start moves in steps: a step inside the
+//! window makes its slope steep, and once the step has left the window
+//! the log start looks still ("not known"). So the flag is raised at a
+//! risk within [`AT_RISK_WITHIN_S`] but resolved only when every partition
+//! is known clear ([`RetentionRisk::is_clear`]: beyond [`CLEAR_BEYOND_S`],
+//! safe, or nothing committed); otherwise the group's retention is
+//! [`RetentionCall::Held`], not evaluated, which keeps an open flag as it
+//! is and raises none, as for a cluster that could not be read.
 
-use super::lag::trend::{AT_RISK_WITHIN_S, RetentionRisk, Trend};
+use super::lag::trend::{AT_RISK_WITHIN_S, CLEAR_BEYOND_S, RetentionRisk, Trend};
 use super::observe::key;
 use crate::flags::{FlagKey, Observation};
 use crate::platform::durations::human;
@@ -26,14 +36,46 @@ pub struct PartitionTrend {
     pub trend: Trend,
 }
 
-/// The retention flag of `group` over its partitions' trends: `None` when
-/// none is lost or at risk within [`AT_RISK_WITHIN_S`]. The reason names
-/// the worst partition (a loss, else the soonest).
-pub fn observe_retention(
-    group: &str,
-    partitions: &[PartitionTrend],
-    now_ms: i64,
-) -> Option<Observation> {
+/// What a pass says of a group's retention flag.
+#[derive(Clone, Debug, PartialEq)]
+pub enum RetentionCall {
+    /// A partition is lost or at risk within [`AT_RISK_WITHIN_S`].
+    Flag(Observation),
+    /// Every partition is known clear: an open flag resolves.
+    Clear,
+    /// Not known, or between the thresholds: the flag stays as it stands
+    /// (its key is not evaluated).
+    Held,
+}
+
+impl RetentionCall {
+    /// The flag raised or kept, when there is one.
+    pub fn flag(self) -> Option<Observation> {
+        match self {
+            RetentionCall::Flag(o) => Some(o),
+            RetentionCall::Clear | RetentionCall::Held => None,
+        }
+    }
+
+    /// Whether the group's retention was judged this pass: only then may
+    /// its flag resolve.
+    pub fn judged(&self) -> bool {
+        !matches!(self, RetentionCall::Held)
+    }
+}
+
+/// The retention call of `group` over its partitions' trends. A flag's
+/// reason names the worst partition (a loss, else the soonest).
+pub fn observe_retention(group: &str, partitions: &[PartitionTrend], now_ms: i64) -> RetentionCall {
+    match flag(group, partitions, now_ms) {
+        Some(o) => RetentionCall::Flag(o),
+        None if partitions.iter().all(|p| p.trend.retention.is_clear()) => RetentionCall::Clear,
+        None => RetentionCall::Held,
+    }
+}
+
+/// The flag when a partition is lost or at risk within [`AT_RISK_WITHIN_S`].
+fn flag(group: &str, partitions: &[PartitionTrend], now_ms: i64) -> Option<Observation> {
     let mut at_risk: Vec<&PartitionTrend> = partitions
         .iter()
         .filter(|p| p.trend.retention.is_flagged())
@@ -81,6 +123,7 @@ pub fn observe_retention(
         evidence: json!({
             "rule": "the log start (advancing at its observed pace over the window) passes the committed offset (advancing at the group's)",
             "flagged_within_s": AT_RISK_WITHIN_S,
+            "resolved_beyond_s": CLEAR_BEYOND_S,
             "partitions": receipts,
         }),
     })
@@ -115,7 +158,7 @@ mod tests {
             ],
             7,
         );
-        let Some(o) = o else {
+        let RetentionCall::Flag(o) = o else {
             panic!("flagged");
         };
         assert_eq!(o.key, retention_key("billing"));
@@ -140,7 +183,7 @@ mod tests {
             0,
         );
         assert_eq!(
-            o.map(|o| o.reason),
+            o.flag().map(|o| o.reason),
             Some(
                 "billing lost 12 unread messages on orders[4] to retention (and 1 more partition at risk)"
                     .into()
@@ -155,7 +198,76 @@ mod tests {
             at(1, RetentionRisk::In { seconds: 90_000.0 }),
             at(2, RetentionRisk::NotKnown(Unknown::NoCommit)),
         ];
-        assert_eq!(observe_retention("billing", &safe, 0), None);
-        assert_eq!(observe_retention("billing", &[], 0), None);
+        assert_eq!(observe_retention("billing", &safe, 0), RetentionCall::Clear);
+        assert_eq!(observe_retention("billing", &[], 0), RetentionCall::Clear);
+    }
+
+    #[test]
+    fn not_known_or_between_the_thresholds_is_held() {
+        for held in [
+            RetentionRisk::NotKnown(Unknown::LogStartStill),
+            RetentionRisk::NotKnown(Unknown::TooFewSamples),
+            RetentionRisk::In {
+                seconds: 2.5 * 3600.0,
+            },
+        ] {
+            let call = observe_retention("billing", &[at(0, RetentionRisk::Safe), at(1, held)], 0);
+            assert_eq!(call, RetentionCall::Held, "{held:?}");
+            assert!(!call.judged());
+        }
+    }
+
+    /// A stopped group's partition, its log start deleted a 1,200-message
+    /// segment every 20 passes (5 min at 15 s a pass), as a broker does,
+    /// judged over the sliding window of 10 passes; the flags' lifecycle
+    /// carries the flag from pass to pass.
+    #[test]
+    fn a_log_start_moving_in_segment_steps_raises_the_flag_once_and_keeps_it() {
+        use crate::flags::lifecycle::{Standing, Step, reconcile};
+        use crate::watch::lag::status::Sample;
+        use crate::watch::lag::trend::partition_trend;
+        use std::collections::{BTreeMap, BTreeSet};
+        let sample = |pass: i64| Sample {
+            at_ms: pass * 15_000,
+            committed: Some(20_000),
+            log_start: (pass / 20) * 1_200,
+            log_end: 30_000 + pass * 50,
+        };
+        let mut standing: BTreeMap<FlagKey, Standing> = BTreeMap::new();
+        let (mut raised, mut resolved) = (0, 0);
+        for pass in 9..120 {
+            let window: Vec<Sample> = (pass - 9..=pass).map(sample).collect();
+            let trend = PartitionTrend {
+                topic: "orders".into(),
+                partition: 0,
+                trend: partition_trend(&window, 0),
+            };
+            let call = observe_retention("billing", &[trend], pass * 15_000);
+            let mut evaluated = BTreeSet::new();
+            if call.judged() {
+                evaluated.insert(retention_key("billing"));
+            }
+            let steps = reconcile(
+                &standing,
+                call.flag().into_iter().collect(),
+                &|k| evaluated.contains(k),
+                pass * 15_000,
+                &|_, _, _| false,
+            );
+            for step in steps {
+                match step {
+                    Step::Raise(o) => {
+                        raised += 1;
+                        standing.insert(o.key, Standing::Live { kind: o.kind });
+                    }
+                    Step::Resolve(key) => {
+                        resolved += 1;
+                        standing.remove(&key);
+                    }
+                    Step::Update { .. } | Step::Release(..) => {}
+                }
+            }
+        }
+        assert_eq!((raised, resolved), (1, 0));
     }
 }

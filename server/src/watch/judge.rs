@@ -142,7 +142,6 @@ pub async fn after_pass(
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 evaluated.insert(freshness_key(&g.name));
-                evaluated.insert(retention_key(&g.name));
                 let none = Windows::new();
                 let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = crate::platform::clock::now().timestamp_millis();
@@ -158,7 +157,13 @@ pub async fn after_pass(
                     now_ms,
                 );
                 observed.extend(seen.freshness);
-                observed.extend(seen.retention);
+                // A retention risk not known this pass (the log start
+                // between two segment deletions) neither raises nor
+                // resolves its flag.
+                if seen.retention.judged() {
+                    evaluated.insert(retention_key(&g.name));
+                }
+                observed.extend(seen.retention.flag());
                 // What its lag flag will keep if it stays open, or what a
                 // return from a stop is remembered by until it commits.
                 if !seen.standings.is_empty() {

@@ -23,6 +23,11 @@ use crate::platform::durations::human;
 /// the rates of a window of passes still say something about it.
 pub const AT_RISK_WITHIN_S: f64 = 2.0 * 3600.0;
 
+/// A raised retention flag resolves only on a known risk further off than
+/// this (or none at all): a figure hovering about [`AT_RISK_WITHIN_S`]
+/// would otherwise raise and resolve it pass after pass.
+pub const CLEAR_BEYOND_S: f64 = 3.0 * 3600.0;
+
 /// When the group will have caught up on a partition.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum CatchUp {
@@ -232,6 +237,18 @@ impl RetentionRisk {
             RetentionRisk::Lost { .. } => true,
             RetentionRisk::In { seconds } => *seconds <= AT_RISK_WITHIN_S,
             RetentionRisk::Safe | RetentionRisk::NotKnown(_) => false,
+        }
+    }
+
+    /// Whether the owner may be told the risk is gone: safe, no commit to
+    /// lose, or a loss known to be more than [`CLEAR_BEYOND_S`] away. Not
+    /// known (the log start still between two segment deletions), or
+    /// between the two thresholds, says nothing either way.
+    pub fn is_clear(&self) -> bool {
+        match self {
+            RetentionRisk::Safe | RetentionRisk::NotKnown(Unknown::NoCommit) => true,
+            RetentionRisk::In { seconds } => *seconds > CLEAR_BEYOND_S,
+            RetentionRisk::Lost { .. } | RetentionRisk::NotKnown(_) => false,
         }
     }
 

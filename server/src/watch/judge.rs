@@ -17,7 +17,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::time::{Duration, Instant};
 use streamkeeper::access::ownership::team_id;
 use streamkeeper::flags::{FlagKey, Observation, receipts};
-use streamkeeper::watch::lag::consumed::{NotConsumed, not_consumed};
+use streamkeeper::watch::lag::consumed::{Consumption, NotConsumed, not_consumed};
 use streamkeeper::watch::lag::status::Status;
 use streamkeeper::watch::observe::{
     LagTrouble, TopicCatalog, cluster_key, freshness_key, group_key, observe_group, observe_topic,
@@ -137,6 +137,8 @@ pub async fn after_pass(
                     .collect(),
             };
             let mut unconsumed = crate::watch::store::not_consumed(pool, cluster.id).await?;
+            // Only this pass's first sightings are kept for the next.
+            let mut seen_once = std::mem::take(&mut flags.unassigned_once);
             phases.mark("standings");
             let mut judgements = Vec::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
@@ -146,7 +148,14 @@ pub async fn after_pass(
                 let w = windows.get(&g.name).unwrap_or(&none);
                 let now_ms = crate::platform::clock::now().timestamp_millis();
                 let before = known.remove(&g.name).unwrap_or_default();
-                let not_consumed = not_consumed_by(g, unconsumed.remove(&g.name), now_ms);
+                let once = seen_once.remove(&g.name).unwrap_or_default();
+                let pass = not_consumed_by(g, unconsumed.remove(&g.name), &once, now_ms);
+                if !pass.unassigned_once.is_empty() {
+                    flags
+                        .unassigned_once
+                        .insert(g.name.clone(), pass.unassigned_once);
+                }
+                let not_consumed = pass.not_consumed;
                 let seen = observe_group(
                     &g.name,
                     w,
@@ -212,12 +221,19 @@ pub async fn after_pass(
 }
 
 /// The topics `g` keeps offsets on but does not consume, from what the
-/// last evaluation knew (`before`) and its members' assignments now.
-fn not_consumed_by(g: &GroupReading, before: Option<NotConsumed>, now_ms: i64) -> NotConsumed {
+/// last evaluation left out (`before`) and saw unassigned once (`once`),
+/// and its members' assignments now.
+fn not_consumed_by(
+    g: &GroupReading,
+    before: Option<NotConsumed>,
+    once: &NotConsumed,
+    now_ms: i64,
+) -> Consumption {
     let before = before.unwrap_or_default();
-    // Nothing to say without assignments or anything known.
-    if before.is_empty() && (g.members == 0 || g.assigned.is_empty()) {
-        return before;
+    let assigned = g.assigned.trusted(&g.state);
+    // Nothing to say without trusted assignments or anything known.
+    if before.is_empty() && once.is_empty() && assigned.is_none() {
+        return Consumption::default();
     }
     // Offsets are in topic order: one name per topic.
     let mut committed_on = BTreeSet::new();
@@ -226,7 +242,7 @@ fn not_consumed_by(g: &GroupReading, before: Option<NotConsumed>, now_ms: i64) -
             committed_on.insert(topic.clone());
         }
     }
-    not_consumed(&before, &committed_on, &g.assigned, g.members, now_ms)
+    not_consumed(&before, once, &committed_on, assigned, now_ms)
 }
 
 /// The groups' lag troubles of an evaluation and the windows they were

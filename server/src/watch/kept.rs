@@ -33,6 +33,7 @@ use chrono::{DateTime, Utc};
 use sqlx::PgPool;
 use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::sync::Arc;
+use streamkeeper::watch::lag::consumed::NotConsumed;
 use streamkeeper::watch::observe::Standings;
 use streamkeeper::watch::window::{WINDOW_PASSES, WindowSample, Windows, slide};
 
@@ -100,6 +101,10 @@ pub struct KeptFlags {
     /// Evaluations made with this memory: whose turn it is to have its
     /// receipts refreshed.
     pub evaluations: u64,
+    /// Each group's topics the last pass saw unassigned for the first time
+    /// (`streamkeeper::watch::lag::consumed`); kept in memory only: after
+    /// a restart a topic is seen twice again before it is left out.
+    pub unassigned_once: HashMap<String, NotConsumed>,
 }
 
 /// The window length as a count (a positive constant).

@@ -19,7 +19,7 @@ use crate::platform::ownership;
 use crate::watch::store;
 use sqlx::PgPool;
 use std::collections::BTreeMap;
-use streamkeeper::watch::lag::offset::offset_lag;
+use streamkeeper::watch::lag::offset::{offset_lag, retention_percent};
 
 pub async fn collect(pool: &PgPool, scrape: &mut Scrape) -> Result<(), Db> {
     clusters(pool, scrape).await?;
@@ -84,7 +84,13 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
             continue;
         };
         offsets.insert((&r.cluster, &r.topic, r.partition), (start, end));
-        let Some(messages) = offset_lag(r.committed, start, end).messages() else {
+        // A topic the group stopped reading keeps offsets until they
+        // expire: its growing "lag" is no lag, as on the group's page.
+        if r.not_consumed {
+            continue;
+        }
+        let lag = offset_lag(r.committed, start, end);
+        let Some(messages) = lag.messages() else {
             continue;
         };
         let group = (r.cluster.as_str(), r.group_name.as_str());
@@ -94,12 +100,11 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
         *topic_sum
             .entry((&r.cluster, &r.group_name, &r.topic))
             .or_default() += messages;
-        if end > start {
-            let share = messages as f64 / (end - start) as f64;
+        if let Some(percent) = retention_percent(lag, start, end) {
             let m = retained
                 .entry((&r.cluster, &r.group_name, &r.topic))
                 .or_default();
-            *m = m.max(share);
+            *m = m.max(percent);
         }
         partition_lag.push((r, messages));
     }
@@ -140,14 +145,14 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
         "klag_consumer_lag_retention_percent",
         "The group's largest lag on a partition of the topic as a share of the offsets retention keeps, in percent x 100 (10000: data lost)",
     );
-    for (&(cluster, group, topic), &share) in &retained {
+    for (&(cluster, group, topic), &percent) in &retained {
         percent.set(
             vec![
                 ("cluster_name", cluster.to_string()),
                 ("group", group.to_string()),
                 ("topic", topic.to_string()),
             ],
-            (share * 10_000.0).round(),
+            percent,
         );
     }
 

@@ -48,6 +48,24 @@ pub fn offset_lag(committed: Option<i64>, log_start: i64, log_end: i64) -> Offse
     }
 }
 
+/// klag's `klag_consumer_lag_retention_percent` of one partition: its lag
+/// over the offsets retention keeps (log end − log start), in percent ×
+/// 100, at most 10000 (data lost, or about to be); `None` for an empty
+/// partition or no commit. Offsets read a moment apart must not give more.
+pub fn retention_percent(lag: OffsetLag, log_start: i64, log_end: i64) -> Option<f64> {
+    let kept = log_end - log_start;
+    match lag {
+        OffsetLag::NoCommit => None,
+        _ if kept <= 0 => None,
+        OffsetLag::BeyondRetention { .. } => Some(10_000.0),
+        OffsetLag::Behind { messages } => Some(
+            (messages as f64 / kept as f64 * 10_000.0)
+                .round()
+                .min(10_000.0),
+        ),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -89,5 +107,22 @@ mod tests {
                 messages: 30
             }
         );
+    }
+
+    #[test]
+    fn the_retention_percent_is_at_most_ten_thousand() {
+        assert_eq!(
+            retention_percent(offset_lag(Some(75), 50, 100), 50, 100),
+            Some(5_000.0)
+        );
+        assert_eq!(
+            retention_percent(offset_lag(Some(10), 50, 80), 50, 80),
+            Some(10_000.0)
+        );
+        // A lag read against an older log start than the window's.
+        let stale = OffsetLag::Behind { messages: 400 };
+        assert_eq!(retention_percent(stale, 50, 100), Some(10_000.0));
+        assert_eq!(retention_percent(offset_lag(Some(5), 50, 50), 50, 50), None);
+        assert_eq!(retention_percent(OffsetLag::NoCommit, 0, 100), None);
     }
 }

@@ -21,6 +21,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
 use streamkeeper::watch::consumer_protocol::assigned_partitions;
 use streamkeeper::watch::health::PartitionMeta;
+use streamkeeper::watch::lag::consumed::Assignments;
 
 use super::group_offsets;
 use super::settings::{ClusterSettings, SettingsError};
@@ -72,9 +73,9 @@ pub struct GroupReading {
     /// Empty with `error` set when the offsets could not be read.
     pub offsets: BTreeMap<(String, i32), Option<i64>>,
     pub error: Option<String>,
-    /// The topics its members are assigned (empty when none is, or their
-    /// assignments could not be read).
-    pub assigned: BTreeSet<String>,
+    /// The topics its members are assigned, and whether every member's
+    /// assignment was read.
+    pub assigned: Assignments,
 }
 
 #[derive(Clone, Debug)]
@@ -186,15 +187,15 @@ pub fn read(
             .iter()
             .filter(|g| g.protocol_type() == "consumer" || g.protocol_type().is_empty())
             .map(|g| {
-                let mut assigned = BTreeSet::new();
-                for m in g.members() {
-                    if let Some(bytes) = m.assignment() {
-                        match assigned_partitions(bytes) {
-                            Ok(a) => assigned.extend(a.into_keys()),
-                            Err(e) => problems.push(format!("group {}: {e}", g.name())),
-                        }
-                    }
-                }
+                // A member whose assignment is missing or unparsed makes
+                // the group's assignments not whole (`Assignments::trusted`).
+                let assigned = Assignments::of(g.members().iter().map(|m| {
+                    let bytes = m.assignment()?;
+                    assigned_partitions(bytes)
+                        .map_err(|e| problems.push(format!("group {}: {e}", g.name())))
+                        .ok()
+                        .map(|a| a.into_keys().collect())
+                }));
                 (
                     g.name().to_string(),
                     g.state().to_string(),
@@ -296,7 +297,7 @@ pub fn read(
             Some(Ok(offsets)) => {
                 // Partitions of topics the group reads (now or before) that it
                 // never committed are "no commit", not absent.
-                let mut topics: BTreeSet<String> = assigned;
+                let mut topics: BTreeSet<String> = assigned.topics;
                 if let Some(k) = known.get(&name) {
                     topics.extend(k.iter().cloned());
                 }

@@ -571,13 +571,17 @@ pub struct LatestSampleRow {
     pub committed: Option<i64>,
     pub log_start: Option<i64>,
     pub log_end: Option<i64>,
+    /// The group's last evaluation left the topic out as not consumed
+    /// (`streamkeeper::watch::lag::consumed`).
+    pub not_consumed: bool,
 }
 
 /// The samples of each cluster's latest pass (none for a cluster whose
 /// latest pass read nothing).
 pub async fn latest_samples(pool: &PgPool) -> Result<Vec<LatestSampleRow>, Db> {
     Ok(sqlx::query_as(
-        "SELECT c.name AS cluster, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end
+        "SELECT c.name AS cluster, s.group_name, s.topic, u.partition, u.committed, u.log_start, u.log_end,
+                COALESCE(g.not_consumed ? s.topic, false) AS not_consumed
          FROM clusters c
          JOIN LATERAL (SELECT id, started_at, finished_at FROM cluster_passes
                        WHERE cluster_id = c.id ORDER BY started_at DESC LIMIT 1) p ON true
@@ -587,6 +591,7 @@ pub async fn latest_samples(pool: &PgPool) -> Result<Vec<LatestSampleRow>, Db> {
               AND s.at BETWEEN p.started_at - interval '1 second' AND p.finished_at + interval '1 second'
          CROSS JOIN LATERAL unnest(s.partitions, s.committed, s.log_start, s.log_end)
               AS u(partition, committed, log_start, log_end)
+         LEFT JOIN consumer_groups g ON g.cluster_id = c.id AND g.name = s.group_name
          WHERE c.removed_at IS NULL
          ORDER BY c.name, s.group_name, s.topic, u.partition",
     )

@@ -145,14 +145,14 @@ async fn lag(pool: &PgPool, scrape: &mut Scrape) -> Result<Vec<String>, Db> {
         "klag_consumer_lag_retention_percent",
         "The group's largest lag on a partition of the topic as a share of the offsets retention keeps, in percent x 100 (10000: data lost)",
     );
-    for (&(cluster, group, topic), &percent) in &retained {
+    for (&(cluster, group, topic), &value) in &retained {
         percent.set(
             vec![
                 ("cluster_name", cluster.to_string()),
                 ("group", group.to_string()),
                 ("topic", topic.to_string()),
             ],
-            percent,
+            value,
         );
     }
 

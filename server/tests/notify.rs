@@ -1017,7 +1017,8 @@ async fn a_stream_silence_holds_a_groups_flag_by_the_topics_it_reads_now(pool: P
     let token = admin(&t).await;
     let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
     let route = team(&pool, "payments").await;
-    four_channels(&t, &token, route.0, &dir, &url).await;
+    let team_id = route.0;
+    four_channels(&t, &token, team_id, &dir, &url).await;
     let cluster_id = cluster(&pool).await;
     sqlx::query(
         "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
@@ -1031,17 +1032,16 @@ async fn a_stream_silence_holds_a_groups_flag_by_the_topics_it_reads_now(pool: P
         cluster: cluster_id,
         route,
     };
+    // Raised while it reads `refunds` (kept for its label); before it is
+    // told, it reads `orders`, whose stream is silenced: the raise is held.
     watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
-    notify(&pool, &policy).await;
-    assert_eq!(pd_events(&rec).len(), 1, "raised: {:?}", pd_events(&rec));
-    // It now reads `orders`, whose stream is silenced: the resolve is held.
     sqlx::query("UPDATE consumer_groups SET topics = ARRAY['orders']")
         .execute(&pool)
         .await
         .expect("topics");
     sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, 'orders', $2)")
         .bind(cluster_id)
-        .bind(route.0)
+        .bind(team_id)
         .execute(&pool)
         .await
         .expect("stream");
@@ -1055,12 +1055,10 @@ async fn a_stream_silence_holds_a_groups_flag_by_the_topics_it_reads_now(pool: P
         )
         .await;
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
-    watch(&pool, &mut w, vec![]).await;
     notify(&pool, &policy).await;
-    assert_eq!(
-        pd_events(&rec).len(),
-        1,
-        "the resolve is held by the silence of what billing reads now: {:?}",
+    assert!(
+        pd_events(&rec).is_empty(),
+        "held by the silence of what billing reads now: {:?}",
         pd_events(&rec)
     );
 }

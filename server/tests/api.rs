@@ -1879,6 +1879,33 @@ async fn readiness_goes_503_when_postgres_stops_and_200_when_it_is_back(pool: sq
     runner.shutdown(std::time::Duration::from_secs(5)).await;
 }
 
+/// Postgres refusing a connection itself (here a role's connection limit;
+/// too many clients or a password refused alike) is a database that
+/// answers: requests are not turned away 503.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_database_refusing_a_connection_itself_is_not_down(pool: sqlx::PgPool) {
+    use streamkeeper_server::platform::db_watch::{Database, DbWatch};
+
+    let role = format!("sk_limited_{}", std::process::id());
+    for sql in [
+        format!("DROP ROLE IF EXISTS {role}"),
+        format!("CREATE ROLE {role} LOGIN CONNECTION LIMIT 0"),
+    ] {
+        sqlx::query(&sql).execute(&pool).await.expect("role");
+    }
+    let options = (*pool.connect_options()).clone().username(&role);
+    let limited = sqlx::postgres::PgPoolOptions::new().connect_lazy_with(options);
+    let watch = DbWatch::new();
+    let seen = watch.spawn(&limited);
+    tokio::time::sleep(std::time::Duration::from_millis(1500)).await;
+    assert_eq!(watch.now(), Database::Answering);
+    seen.abort();
+    sqlx::query(&format!("DROP ROLE {role}"))
+        .execute(&pool)
+        .await
+        .expect("dropped");
+}
+
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
 async fn a_database_outage_is_answered_503_within_two_seconds_not_hung(pool: sqlx::PgPool) {
     use std::time::{Duration, Instant};

@@ -1006,3 +1006,99 @@ async fn an_alerts_labels_stay_the_same_for_its_flags_life(pool: PgPool) {
         "one alert for the flag's life: {labels:?}"
     );
 }
+
+/// The topics kept at a raise are the label's alone: whether a stream's
+/// silence holds a group's flag goes by the topics the group reads now,
+/// as its page's "muted" line tells.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_stream_silence_holds_a_groups_flag_by_the_topics_it_reads_now(pool: PgPool) {
+    let (dir, policy) = secrets("silence-now", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, rec) = oncall::spawn(vec![KEY.into()]).await;
+    let route = team(&pool, "payments").await;
+    let team_id = route.0;
+    four_channels(&t, &token, team_id, &dir, &url).await;
+    let cluster_id = cluster(&pool).await;
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Empty', 0, ARRAY['refunds'], now(), now())",
+    )
+    .bind(cluster_id)
+    .execute(&pool)
+    .await
+    .expect("group");
+    let mut w = Watcher {
+        cluster: cluster_id,
+        route,
+    };
+    // Raised while it reads `refunds` (kept for its label); before it is
+    // told, it reads `orders`, whose stream is silenced: the raise is held.
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    sqlx::query("UPDATE consumer_groups SET topics = ARRAY['orders']")
+        .execute(&pool)
+        .await
+        .expect("topics");
+    sqlx::query("INSERT INTO streams (cluster_id, topic, owner_team_id) VALUES ($1, 'orders', $2)")
+        .bind(cluster_id)
+        .bind(team_id)
+        .execute(&pool)
+        .await
+        .expect("stream");
+    let until = chrono::Utc::now() + chrono::Duration::hours(1);
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/clusters/{cluster_id}/silences"),
+            &token,
+            Some(json!({"scope": "stream", "name": "orders", "until": until, "reason": "replay"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    notify(&pool, &policy).await;
+    assert!(
+        pd_events(&rec).is_empty(),
+        "held by the silence of what billing reads now: {:?}",
+        pd_events(&rec)
+    );
+}
+
+/// A group not seen at its flag's raise keeps no topics (not `{}` for
+/// good): its label tells the topics it reads when told.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_group_unseen_at_its_raise_labels_the_topics_it_reads_later(pool: PgPool) {
+    let (_dir, policy) = secrets("am-unseen", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let (url, got) = alert_posts().await;
+    let route = team(&pool, "payments").await;
+    add(
+        &t,
+        &token,
+        route.0,
+        json!({"name": "am", "kind": "alertmanager", "endpoint": url}),
+    )
+    .await;
+    let cluster_id = cluster(&pool).await;
+    let mut w = Watcher {
+        cluster: cluster_id,
+        route,
+    };
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    let kept: i64 = sqlx::query_scalar("SELECT count(*) FROM notify_flag_topics")
+        .fetch_one(&pool)
+        .await
+        .expect("kept");
+    assert_eq!(kept, 0, "nothing kept for a group not seen");
+    sqlx::query(
+        "INSERT INTO consumer_groups (cluster_id, name, state, members, topics, first_seen, last_seen)
+         VALUES ($1, 'billing', 'Empty', 0, ARRAY['orders'], now(), now())",
+    )
+    .bind(cluster_id)
+    .execute(&pool)
+    .await
+    .expect("group");
+    notify(&pool, &policy).await;
+    let posts = got.lock().expect("lock").clone();
+    assert_eq!(posts[0][0]["labels"]["topic"], "orders", "{posts:?}");
+}

@@ -144,11 +144,15 @@ async fn a_flag_raised_then_resolved_is_two_threaded_messages_to_the_team(pool: 
 
     let kept = sink.wait_for(2).await;
     assert_eq!(kept.len(), 2, "one message per transition");
-    let flag: i64 = sqlx::query_scalar("SELECT id FROM flags WHERE subject = 'billing'")
-        .fetch_one(&pool)
-        .await
-        .expect("flag");
-    let thread = format!("<streamkeeper.flag-{flag}@sk.example>");
+    let (flag, onset): (i64, chrono::DateTime<chrono::Utc>) =
+        sqlx::query_as("SELECT id, onset_at FROM flags WHERE subject = 'billing'")
+            .fetch_one(&pool)
+            .await
+            .expect("flag");
+    let thread = format!(
+        "<streamkeeper.flag-{flag}.{}@sk.example>",
+        onset.timestamp_millis()
+    );
     let (one, two) = (
         kept[0]["data"].as_str().expect("data"),
         kept[1]["data"].as_str().expect("data"),
@@ -304,4 +308,54 @@ async fn without_a_mail_server_an_email_channel_is_refused(pool: PgPool) {
         .await;
     assert_eq!(r.status, StatusCode::UNPROCESSABLE_ENTITY, "{}", r.body);
     assert!(r.body.contains("No mail server is set"), "{}", r.body);
+}
+
+/// A replica without a mail server (one is being set up) does not spend
+/// an email message's attempts: it waits, and goes once one is set.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn without_a_mail_server_a_queued_message_waits_its_attempts_unspent(pool: PgPool) {
+    let sink = Sink::start(Mode::Plain, None, None).await;
+    let settings = smtp(&sink, Security::None);
+    let (t, token, route) = setup(&pool, &settings).await;
+    add(&t, &token, route.0, "oncall@example.com").await;
+    let cluster = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('prod', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let mut w = Watcher { cluster, route };
+    let policy = support::config().outbound.credentials;
+    let webhooks = Webhooks::new(EgressPolicy::LOOPBACK).expect("webhooks");
+    lifecycle::reconcile(&pool, &mut w, vec![stopped("billing")])
+        .await
+        .expect("raised");
+    for _ in 0..3 {
+        streamkeeper_server::notify::routine::pass(&pool, "https://sk.example", &webhooks, &policy)
+            .await
+            .expect("notify");
+        sqlx::query("UPDATE deliveries SET next_attempt_at = now()")
+            .execute(&pool)
+            .await
+            .expect("due");
+    }
+    let (attempts, failed, error): (i32, bool, Option<String>) =
+        sqlx::query_as("SELECT attempts, failed_at IS NOT NULL, last_error FROM deliveries")
+            .fetch_one(&pool)
+            .await
+            .expect("delivery");
+    assert_eq!((attempts, failed), (0, false), "{error:?}");
+    assert!(
+        error.is_some_and(|e| e.contains("no mail server")),
+        "why it waits is shown"
+    );
+    let senders = Senders {
+        webhooks,
+        mail: Some(Smtp::new(settings)),
+    };
+    streamkeeper_server::notify::routine::pass_with(&pool, "https://sk.example", &senders, &policy)
+        .await
+        .expect("notify");
+    assert_eq!(sink.wait_for(1).await.len(), 1, "sent once a server is set");
 }

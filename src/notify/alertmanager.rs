@@ -106,4 +106,16 @@ mod tests {
         let a = alerts(&one(Transition::Raise, f), 0);
         assert!(a[0]["labels"].get("topic").is_none());
     }
+
+    #[test]
+    fn a_group_labels_the_topics_kept_at_its_raise_else_those_it_reads() {
+        let mut f = flag(4, "billing", "STOP");
+        f.topics = vec!["refunds".into()];
+        f.label_topics = Some(vec!["orders".into()]);
+        let a = alerts(&one(Transition::Raise, f.clone()), 0);
+        assert_eq!(a[0]["labels"]["topic"], "orders");
+        f.label_topics = None;
+        let a = alerts(&one(Transition::Raise, f), 0);
+        assert_eq!(a[0]["labels"]["topic"], "refunds");
+    }
 }

@@ -63,9 +63,12 @@ fn host_of(f: &FlagNotice) -> String {
         .unwrap_or_else(|| "streamkeeper.invalid".to_owned())
 }
 
-/// The `Message-ID` of a flag's thread: its raise's.
+/// The `Message-ID` of a flag's thread: its raise's. The flag's onset
+/// (stored with it: the same on every replica and retry) is part of it,
+/// as a flag's id alone repeats once a database is made anew under the
+/// same address, and a mailbox drops a message whose id it has seen.
 pub fn thread_id(f: &FlagNotice) -> String {
-    format!("<streamkeeper.flag-{}@{}>", f.id, host_of(f))
+    format!("<streamkeeper.flag-{}.{}@{}>", f.id, f.onset_ms, host_of(f))
 }
 
 /// A flag's message for one transition; `now_ms` makes a later
@@ -77,8 +80,9 @@ pub fn message(f: &FlagNotice, t: Transition, now_ms: i64) -> FlagMail {
         Transition::Raise => (thread, None),
         _ => (
             format!(
-                "<streamkeeper.flag-{}.{}.{now_ms}@{}>",
+                "<streamkeeper.flag-{}.{}.{}.{now_ms}@{}>",
                 f.id,
+                f.onset_ms,
                 t.as_str(),
                 host_of(f)
             ),
@@ -137,6 +141,7 @@ mod tests {
             url: format!("https://sk.example.com:8443/flags/{id}"),
             onset_ms: 0,
             topics: vec!["orders".into()],
+            label_topics: None,
         }
     }
 
@@ -144,7 +149,7 @@ mod tests {
     fn a_flag_is_one_thread_its_raise_opening_it() {
         let raise = message(&flag(7), Transition::Raise, 1);
         let again = message(&flag(7), Transition::Raise, 2);
-        assert_eq!(raise.message_id, "<streamkeeper.flag-7@sk.example.com>");
+        assert_eq!(raise.message_id, "<streamkeeper.flag-7.0@sk.example.com>");
         assert_eq!(raise, again, "the same on every replica and retry");
         assert_eq!(raise.in_reply_to, None);
         let resolve = message(&flag(7), Transition::Resolve, 5);
@@ -156,6 +161,26 @@ mod tests {
         assert_ne!(
             message(&flag(8), Transition::Raise, 1).message_id,
             raise.message_id
+        );
+    }
+
+    #[test]
+    fn the_same_flag_id_in_a_database_made_anew_is_another_thread() {
+        let before = flag(7);
+        let anew = FlagNotice {
+            onset_ms: 1_765_000_000_000,
+            ..flag(7)
+        };
+        for t in [Transition::Raise, Transition::Resolve] {
+            assert_ne!(
+                message(&before, t, 1).message_id,
+                message(&anew, t, 1).message_id,
+                "{t:?}"
+            );
+        }
+        assert_eq!(
+            message(&anew, Transition::Raise, 1).message_id,
+            "<streamkeeper.flag-7.1765000000000@sk.example.com>"
         );
     }
 

@@ -23,9 +23,14 @@ pub struct FlagNotice {
     /// When the trouble started, ms since the epoch.
     pub onset_ms: i64,
     /// For a group, the topics it reads (as last seen): a stream's
-    /// silence holds its groups' flags, and Alertmanager routes on them.
+    /// silence holds its groups' flags.
     #[serde(default)]
     pub topics: Vec<String>,
+    /// For a group, the topics it read at the flag's raise, which
+    /// Alertmanager routes on (an alert's labels never change while it is
+    /// open); `None` when not kept, and the label tells `topics`.
+    #[serde(default)]
+    pub label_topics: Option<Vec<String>>,
 }
 
 impl FlagNotice {
@@ -66,7 +71,7 @@ impl FlagNotice {
     pub fn topic_label(&self) -> String {
         match self.subject_kind.as_str() {
             "topic" => self.subject.clone(),
-            "group" => self.topics.join(","),
+            "group" => self.label_topics.as_ref().unwrap_or(&self.topics).join(","),
             _ => String::new(),
         }
     }
@@ -154,6 +159,7 @@ pub(crate) mod tests {
             url: format!("https://sk.example/flags/{id}"),
             onset_ms: 1_765_000_000_000,
             topics: vec!["orders".into()],
+            label_topics: None,
         }
     }
 

@@ -231,7 +231,11 @@ pub fn parse_email(s: &str) -> Result<Option<String>, BadEmail> {
         && domain
             .split('.')
             .all(|l| !l.is_empty() && l.chars().all(|c| c.is_ascii_alphanumeric() || c == '-'));
-    if plain && !local.is_empty() && !local.contains('@') && domain_ok {
+    // The sender's parser (lettre's, by `email_address`) must take it too:
+    // a saved address it refuses would fail every message, found only then.
+    let sendable = email_address::EmailAddress::is_valid_local_part(local)
+        && email_address::EmailAddress::is_valid_domain(domain);
+    if plain && !local.is_empty() && !local.contains('@') && domain_ok && sendable {
         Ok(Some(s.to_string()))
     } else {
         Err(BadEmail::NotAnAddress(s.into()))
@@ -360,5 +364,28 @@ mod tests {
         }
         let long = format!("{}@example.com", "a".repeat(250));
         assert_eq!(parse_email(&long), Err(BadEmail::TooLong));
+    }
+
+    #[test]
+    fn an_address_the_mail_servers_client_would_refuse_is_refused_when_given() {
+        let long_local = format!("{}@example.com", "a".repeat(65));
+        for bad in [
+            ".ada@example.com",
+            "ada.@example.com",
+            "ada..x@example.com",
+            "ada(x)@example.com",
+            "a;b@example.com",
+            "a[b]@example.com",
+            "ada@-example.com",
+            long_local.as_str(),
+        ] {
+            assert!(parse_email(bad).is_err(), "{bad}");
+        }
+        for good in [
+            "ada.lovelace+flags@example.com",
+            "o'brien@mail.example.co.uk",
+        ] {
+            assert_eq!(parse_email(good), Ok(Some(good.to_owned())), "{good}");
+        }
     }
 }

@@ -34,6 +34,7 @@ fn pending(r: PendingRow, base_url: &str) -> Option<Pending> {
             team: r.team,
             onset_ms: r.onset_at.timestamp_millis(),
             topics: r.topics,
+            label_topics: r.label_topics,
         },
         team_id: r.team_id,
         by: r.by_user,

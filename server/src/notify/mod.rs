@@ -342,6 +342,7 @@ fn test_notice(team: &str) -> Notice {
             url: "about:blank".into(),
             onset_ms: crate::platform::clock::now().timestamp_millis(),
             topics: Vec::new(),
+            label_topics: None,
         }],
         by: None,
     }
@@ -451,9 +452,11 @@ impl streamkeeper_app::port::Notify for NotifyService {
             .ok_or_else(|| AppError::NotFound(format!("Channel {id}")))?;
         let answer = self.try_channel(&c).await?;
         let broken = answer.broken.then(|| answer.answer.clone());
-        // A 4xx (a mail server's refusal for good) marks it broken and a
-        // 2xx mends it; a 5xx, a timeout or a refusal by the egress rule
-        // says nothing of its settings.
+        // A refusal for good marks it broken (a webhook's 4xx other than
+        // 408/429, a mail server's 5xx other than a refused sign-in) and a
+        // success mends it; anything else (a webhook's 5xx, a mail
+        // server's 4xx, a timeout, a refusal by the egress rule) says
+        // nothing of its settings.
         if answer.ok || broken.is_some() {
             store::set_broken(&self.pool, c.id, broken.as_deref()).await?;
         }

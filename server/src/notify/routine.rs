@@ -34,6 +34,7 @@ pub async fn queue_reposts(conn: &mut PgConnection, base_url: &str) -> Result<us
             team: r.team,
             onset_ms: r.onset_at.timestamp_millis(),
             topics: r.topics,
+            label_topics: r.label_topics,
         };
         match by_channel.last_mut() {
             Some((c, told)) if *c == r.channel_id => told.push((Transition::Repeat, f)),

@@ -8,8 +8,8 @@
 //! the same idempotency key. An email channel's messages go through the
 //! operator's mail server (`clients::smtp`, the approvers' mail's): a
 //! refusal of the message or its recipients (a 5xx) marks it broken the
-//! same, anything else (no mail server yet, STARTTLS not offered, a 4xx)
-//! is retried.
+//! same, anything else (STARTTLS not offered, a 4xx) is retried, and
+//! with no mail server set the message waits for one, no attempt spent.
 
 use crate::clients::kafka::settings::{SecretRef, SettingsError};
 use crate::clients::smtp::{Email, Smtp, SmtpError};
@@ -25,6 +25,9 @@ use streamkeeper::platform::credential::CredentialPolicy;
 use tokio::task::JoinSet;
 
 pub const MAX_ATTEMPTS: i32 = 8;
+/// How long an email channel's message waits before it looks again for a
+/// mail server (one is set by restarting with it).
+const WAIT_FOR_MAIL_S: i64 = 60;
 const BATCH: i64 = 50;
 const CLAIM_S: i64 = 120;
 
@@ -240,6 +243,12 @@ async fn deliver_mail(
     t: &Target<'_>,
     d: &ChannelDelivery,
 ) -> Result<(), Db> {
+    if smtp.is_none() {
+        // No mail server set (yet): the message waits for one, its
+        // attempts unspent, rather than be given up before one is.
+        let why = SendError::NoMailServer.to_string();
+        return store::wait(pool, d, &why, WAIT_FOR_MAIL_S).await;
+    }
     let backoff = backoff_s(d.attempts);
     match mail(smtp, t, &d.body).await {
         Ok(answer) => {

@@ -109,6 +109,7 @@ impl NotifyService {
             url: String::new(),
             onset_ms: 0,
             topics,
+            label_topics: None,
         };
         let rules: Vec<Silence> = held.iter().map(|(s, _)| s.clone()).collect();
         let now_ms = crate::platform::clock::now().timestamp_millis();

@@ -102,14 +102,16 @@ pub async fn set_broken(pool: &PgPool, id: i64, answer: Option<&str>) -> Result<
     .map(drop)?)
 }
 
-/// For a group's flag `f`, the topics the group read at its raise (kept
-/// then: an alert's labels never change while it is open), or for a flag
-/// raised before they were kept, the topics the group reads, as `topics`.
-const GROUP_TOPICS: &str =
-    "COALESCE((SELECT k.topics FROM notify_flag_topics k WHERE k.flag_id = f.id),
-     (SELECT g.topics FROM consumer_groups g
+/// For a group's flag `f`, the topics the group reads now, as `topics`
+/// (a stream's silence holds its groups' flags by these, as the group's
+/// page tells: one rule), and those it read at the flag's raise, as
+/// `label_topics`, kept for the Alertmanager label alone (an alert's
+/// labels never change while it is open; NULL for a flag raised before
+/// they were kept or whose group was not seen then).
+const GROUP_TOPICS: &str = "COALESCE((SELECT g.topics FROM consumer_groups g
        WHERE f.subject_kind = 'group' AND g.cluster_id = f.cluster_id AND g.name = f.subject),
-     '{}') AS topics";
+     '{}') AS topics,
+     (SELECT k.topics FROM notify_flag_topics k WHERE k.flag_id = f.id) AS label_topics";
 
 /// A transition waiting to be told, with what the message needs.
 #[derive(Debug, Clone, FromRow)]
@@ -133,6 +135,8 @@ pub struct PendingRow {
     pub told_before: bool,
     /// For a group, the topics it reads.
     pub topics: Vec<String>,
+    /// For a group's flag, the topics of its label (kept at its raise).
+    pub label_topics: Option<Vec<String>>,
 }
 
 /// Locks up to `n` pending transitions, oldest first (rows another
@@ -332,6 +336,22 @@ pub async fn delivered(pool: &PgPool, d: &ChannelDelivery, answer: &str) -> Resu
     Ok(tx.commit().await?)
 }
 
+/// Puts a claimed delivery back for `after_s` without counting an attempt
+/// (what it waits for is the console's, not the receiver's): `why` shown.
+pub async fn wait(pool: &PgPool, d: &ChannelDelivery, why: &str, after_s: i64) -> Result<(), Db> {
+    Ok(sqlx::query(
+        "UPDATE deliveries SET last_error = $2, claimed_until = NULL,
+                next_attempt_at = streamkeeper_now() + make_interval(secs => $3)
+          WHERE id = $1",
+    )
+    .bind(d.id)
+    .bind(why)
+    .bind(after_s as f64)
+    .execute(pool)
+    .await
+    .map(drop)?)
+}
+
 /// Records a failed attempt: retried after `backoff_s`, given up after
 /// `max` attempts or at once when `give_up` (the receiver refused it).
 pub async fn failed(
@@ -439,6 +459,7 @@ pub struct RepostRow {
     pub team: Option<String>,
     pub onset_at: DateTime<Utc>,
     pub topics: Vec<String>,
+    pub label_topics: Option<Vec<String>>,
 }
 
 /// The open flags' alerts to post again to their team's Alertmanager

@@ -12,9 +12,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::watch;
 
-/// How often the watch asks, and how long an answer may take.
+/// How often the watch asks, how long `SELECT 1` may take, and how long
+/// connecting may (a TLS handshake and authentication take longer than a
+/// query: a busy database is not a database that is down).
 const EVERY: Duration = Duration::from_millis(500);
 const ANSWER: Duration = Duration::from_millis(700);
+const CONNECT: Duration = Duration::from_secs(3);
 /// A refused or broken connection is an outage at once; a slow answer
 /// only when the next one is slow too (a checkpoint can stall one query).
 const SLOW_IN_A_ROW: u32 = 2;
@@ -68,17 +71,13 @@ async fn watch_database(state: Arc<watch::Sender<Database>>, options: PgConnectO
     let mut conn: Option<PgConnection> = None;
     let mut slow = 0;
     loop {
-        let seen = match tokio::time::timeout(ANSWER, ask(&mut conn, &options)).await {
-            Ok(Ok(())) => {
+        let seen = match check(&mut conn, &options).await {
+            Check::Answered => {
                 slow = 0;
                 Database::Answering
             }
-            Ok(Err(_)) => {
-                conn = None;
-                Database::Down
-            }
-            Err(_) => {
-                conn = None;
+            Check::Refused => Database::Down,
+            Check::Slow => {
                 slow += 1;
                 if slow >= SLOW_IN_A_ROW {
                     Database::Down
@@ -104,13 +103,53 @@ async fn watch_database(state: Arc<watch::Sender<Database>>, options: PgConnectO
     }
 }
 
-async fn ask(
-    conn: &mut Option<PgConnection>,
-    options: &PgConnectOptions,
-) -> Result<(), sqlx::Error> {
-    let c = match conn {
-        Some(c) => c,
-        None => conn.insert(options.connect().await?),
+/// What one check saw.
+#[derive(Debug, PartialEq, Eq)]
+enum Check {
+    Answered,
+    /// No connection could be had, or Postgres says it cannot serve.
+    Refused,
+    Slow,
+}
+
+/// Asks on the kept connection; when that one fails (a DBA ended it, a
+/// proxy reset it) a new one is asked in the same check before the
+/// database is said to be down: one lost connection is not an outage.
+async fn check(conn: &mut Option<PgConnection>, options: &PgConnectOptions) -> Check {
+    if let Some(c) = conn.as_mut() {
+        match tokio::time::timeout(ANSWER, crate::platform::db::ping_connection(c)).await {
+            Ok(Ok(())) => return Check::Answered,
+            Ok(Err(_)) => *conn = None,
+            Err(_) => {
+                *conn = None;
+                return Check::Slow;
+            }
+        }
+    }
+    let mut c = match tokio::time::timeout(CONNECT, options.connect()).await {
+        Ok(Ok(c)) => c,
+        Ok(Err(e)) => return refused_or_answered(&e),
+        Err(_) => return Check::Slow,
     };
-    crate::platform::db::ping_connection(c).await
+    let seen =
+        match tokio::time::timeout(ANSWER, crate::platform::db::ping_connection(&mut c)).await {
+            Ok(Ok(())) => Check::Answered,
+            Ok(Err(e)) => return refused_or_answered(&e),
+            Err(_) => return Check::Slow,
+        };
+    *conn = Some(c);
+    seen
+}
+
+/// An error Postgres itself answered (too many clients, a role's
+/// connection limit, a password refused) means the database answers:
+/// the pool's requests get an answer, not a hang. Save Postgres saying it
+/// cannot serve: shutting down or starting up (SQLSTATE class 57).
+fn refused_or_answered(e: &sqlx::Error) -> Check {
+    match e {
+        sqlx::Error::Database(d) if !d.code().is_some_and(|c| c.starts_with("57")) => {
+            Check::Answered
+        }
+        _ => Check::Refused,
+    }
 }

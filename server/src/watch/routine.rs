@@ -192,17 +192,18 @@ async fn refused(
     cause: Unreachable,
     error: &str,
 ) -> String {
-    let first = store::first_refused_since_read(pool, c.id)
-        .await
-        .unwrap_or_else(|e| {
+    // Audited only when the store says none was refused before: an
+    // answer that failed says nothing, and auditing then would repeat.
+    let (first, is_first) = match store::first_refused_since_read(pool, c.id).await {
+        Ok(first) => (first, first.is_none()),
+        Err(e) => {
             tracing::error!(cluster = %c.name, error = %e, "cannot read since when sign-in is refused");
-            None
-        });
+            (None, false)
+        }
+    };
     let since = first.unwrap_or(started);
     let why = sign_in::refused_problem(since, cause.sentence(), error);
-    if first.is_none()
-        && let Err(e) = audit_refusal(pool, c, since, cause).await
-    {
+    if is_first && let Err(e) = audit_refusal(pool, c, since, cause).await {
         tracing::error!(cluster = %c.name, error = %e, "could not audit a refused sign-in");
     }
     why

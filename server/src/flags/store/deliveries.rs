@@ -111,7 +111,9 @@ pub struct Delivery {
 /// transaction that makes it: the notify routine turns it into the
 /// channels' (grouped) deliveries (`server/src/notify`). A group's flag
 /// keeps, at its first, the topics the group reads then: its messages'
-/// labels stay those for the flag's life (`notify_flag_topics`).
+/// labels stay those for the flag's life (`notify_flag_topics`; nothing
+/// is kept when the group is not seen then, and the label tells the
+/// topics it reads when told). Silences go by the topics it reads now.
 pub async fn record_transition(
     conn: &mut PgConnection,
     flag_id: i64,
@@ -123,8 +125,8 @@ pub async fn record_transition(
         "WITH t AS (INSERT INTO notify_transitions (flag_id, transition, was, by_user)
                     VALUES ($1, $2, $3, $4) RETURNING flag_id)
          INSERT INTO notify_flag_topics (flag_id, topics)
-         SELECT f.id, COALESCE(g.topics, '{}') FROM t JOIN flags f ON f.id = t.flag_id
-           LEFT JOIN consumer_groups g ON g.cluster_id = f.cluster_id AND g.name = f.subject
+         SELECT f.id, g.topics FROM t JOIN flags f ON f.id = t.flag_id
+           JOIN consumer_groups g ON g.cluster_id = f.cluster_id AND g.name = f.subject
           WHERE f.subject_kind = 'group'
          ON CONFLICT (flag_id) DO NOTHING",
     )

@@ -79,9 +79,12 @@ async fn a_field_reaches_columns_with_owners_and_goes_cold_at_a_job_without_colu
         ]}}},
         "ownership": {"owners": [{"name": "analytics", "type": "TEAM"}]}
     });
-    let dash_facets = json!({"columnLineage": {"fields": {"total": {"inputFields": [
-        input_field(PG, "daily", "revenue", "DIRECT", "IDENTITY")
-    ]}}}});
+    let dash_facets = json!({
+        "columnLineage": {"fields": {"total": {"inputFields": [
+            input_field(PG, "daily", "revenue", "DIRECT", "IDENTITY")
+        ]}}},
+        "schema": {"fields": [{"name": "total", "type": "long"}, {"name": "note", "type": "string"}]}
+    });
     let events = [
         event(
             "0194b3a2-7c1e-7000-8000-000000004301",
@@ -154,6 +157,34 @@ async fn a_field_reaches_columns_with_owners_and_goes_cold_at_a_job_without_colu
         .await;
     assert_eq!(r.status, StatusCode::OK, "{}", r.body);
     assert_eq!(r.json()["fields"][0]["kind"], "INDIRECT");
+    // A misspelled field is not "nothing breaks": no column edge nor
+    // schema names it, so 404 saying so.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?topic=orders&field=amont",
+            &reader,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::NOT_FOUND, "{}", r.body);
+    assert!(
+        r.body
+            .contains("Field `amont` of dataset:kafka://127.0.0.1:9092:orders (no column lineage or schema names it)"),
+        "{}",
+        r.body
+    );
+    // A field only the schema names, that nothing reads: 200, empty.
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/lineage/impact?node=dataset:postgres://127.0.0.1:5432:dash&field=note",
+            &reader,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    assert_eq!(r.json()["fields"], json!([]), "{}", r.body);
     // A job is not a dataset: a clear 400, not a 500.
     let r = t
         .api(
@@ -359,6 +390,57 @@ async fn a_malformed_facet_is_refused_with_a_reason_and_the_event_kept(pool: PgP
         .await
         .expect("columns");
     assert_eq!(columns, 1);
+}
+
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_column_hop_reads_no_more_rows_than_the_budget_can_take(pool: PgPool) {
+    use streamkeeper::lineage::column_walk::ColumnGraph;
+    use streamkeeper::lineage::columns::FieldRef;
+    use streamkeeper::lineage::impact::{Direction, Limits};
+    // orders.status decides every one of 50 fields (a dataset-wide
+    // INDIRECT fan-out).
+    sqlx::query(
+        "INSERT INTO lineage_column_edges
+             (dst_namespace, dst_name, dst_field, src_namespace, src_name, src_field, kind)
+         SELECT 'pg', 'wide', 'c' || n, 'kafka', 'orders', 'status', 'INDIRECT'
+         FROM generate_series(1, 50) n",
+    )
+    .execute(&pool)
+    .await
+    .expect("edges");
+    let start = FieldRef::new("kafka", "orders", "status");
+    let limits = Limits {
+        depth: 6,
+        budget: 3,
+    };
+    let mut g = ColumnGraph::new();
+    let cut = streamkeeper_server::lineage::columns::load(
+        &pool,
+        &mut g,
+        &start,
+        Direction::Downstream,
+        limits,
+    )
+    .await
+    .expect("load");
+    assert_eq!(g.hops(&start, Direction::Downstream).len(), 4, "budget + 1");
+    assert!(cut, "the read says it was cut");
+    let mut g = ColumnGraph::new();
+    let all = Limits {
+        depth: 6,
+        budget: 100,
+    };
+    let cut = streamkeeper_server::lineage::columns::load(
+        &pool,
+        &mut g,
+        &start,
+        Direction::Downstream,
+        all,
+    )
+    .await
+    .expect("load");
+    assert_eq!(g.hops(&start, Direction::Downstream).len(), 50);
+    assert!(!cut);
 }
 
 /// A nodeId in a query string (its `:` and `/` escaped).

@@ -41,10 +41,12 @@ impl LineageService {
             field: field.to_string(),
         };
         let mut g = ColumnGraph::new();
-        load(&self.pool, &mut g, &start, direction, limits).await?;
+        let truncated = load(&self.pool, &mut g, &start, direction, limits).await?;
         let mut answer = walk(&g, &start, direction, limits);
         answer.cut.clamped = clamped;
-        answer.partial |= clamped;
+        answer.cut.budget |= truncated;
+        answer.partial |= clamped || truncated;
+        self.field_named(&answer).await?;
         let ids = store::node_ids(&self.pool, &answer.nodes()).await?;
         let id_list: Vec<i64> = ids.values().copied().collect();
         let ruled = crate::platform::ownership::lineage_nodes(&self.pool, &id_list).await?;
@@ -53,6 +55,24 @@ impl LineageService {
             ruled.get(id).map(|o| o.team.name.clone())
         });
         Ok(answer)
+    }
+
+    /// 404 when neither a column edge nor a `schema` facet names the
+    /// start or a field it reaches (a connector's by-name copy reaches a
+    /// named column from a topic with no schema): an empty answer for a
+    /// misspelled field would read as "safe to remove".
+    async fn field_named(&self, answer: &FieldImpact) -> Result<(), AppError> {
+        let mut fields = vec![answer.start.clone()];
+        fields.extend(answer.fields.iter().map(|f| f.field.clone()));
+        if store::any_field_named(&self.pool, &fields).await? {
+            return Ok(());
+        }
+        let s = &answer.start;
+        Err(AppError::NotFound(format!(
+            "Field `{}` of {} (no column lineage or schema names it)",
+            s.field,
+            NodeId(NodeKey::Dataset(s.dataset.clone()))
+        )))
     }
 
     /// Marquez's `GET /api/v1/column-lineage`: the field's upstream (and
@@ -83,12 +103,13 @@ impl LineageService {
         }
         let mut g = ColumnGraph::new();
         let mut walks = Vec::new();
+        let mut truncated = false;
         for d in directions {
-            load(&self.pool, &mut g, &start, d, limits).await?;
+            truncated |= load(&self.pool, &mut g, &start, d, limits).await?;
             walks.push(walk(&g, &start, d, limits));
         }
         let mut answer = column_marquez::answer(&g, &walks);
-        answer.partial |= clamped;
+        answer.partial |= clamped || truncated;
         Ok(answer)
     }
 
@@ -116,14 +137,21 @@ impl LineageService {
 /// `direction`, level by level, and for each dataset reached whether the
 /// graph has it and which jobs read it (for cold trails). Each level
 /// reads the edges of the fields at that depth, so the last read tells
-/// the walk whether anything lies beyond the cap.
+/// the walk whether anything lies beyond the cap. A level reads at most
+/// the budget + 1 edges (more cannot be walked, and a dataset-wide
+/// INDIRECT fan-out must not load unbounded rows); true when a level was
+/// cut so, as the edges kept may then name fewer fields than the walk
+/// would have reached.
 pub async fn load(
     pool: &sqlx::PgPool,
     g: &mut ColumnGraph,
     start: &FieldRef,
     direction: Direction,
     limits: Limits,
-) -> Result<(), Db> {
+) -> Result<bool, Db> {
+    let cap = limits.budget.saturating_add(1);
+    let row_limit = i64::try_from(cap).unwrap_or(i64::MAX);
+    let mut truncated = false;
     let mut seen: HashSet<FieldRef> = HashSet::from([start.clone()]);
     let mut datasets: HashSet<DatasetKey> = HashSet::new();
     let mut frontier = vec![start.clone()];
@@ -141,10 +169,11 @@ pub async fn load(
             Direction::Downstream => &[],
         };
         let (edges, (known, readers), copiers) = tokio::try_join!(
-            store::column_edges(pool, &frontier, direction),
+            store::column_edges(pool, &frontier, direction, row_limit),
             store::readers(pool, &fresh),
             store::copiers_into(pool, copied_into),
         )?;
+        truncated |= edges.len() >= cap;
         known.into_iter().for_each(|d| g.know(d));
         let readers = readers.into_iter().chain(copiers);
         readers.for_each(|(d, r)| g.add_reader(d, r));
@@ -158,5 +187,5 @@ pub async fn load(
             .filter(|f| seen.insert(f.clone()))
             .collect();
     }
-    Ok(())
+    Ok(truncated)
 }

@@ -2,16 +2,18 @@
 //! along column edges, every field it reaches with the path, whether the
 //! path is DIRECT all the way, and where the trail goes cold.
 //!
-//! A trail goes cold at a job that reads a reached dataset while none of
-//! its outputs carries column lineage (a consumer group, a job whose
-//! producer sends no `columnLineage`): the field may flow on, but which
-//! fields is unknown, so the answer names the job instead of guessing. A
-//! job whose outputs do carry column lineage and do not name the field
-//! does not use it, and is not reached.
+//! A trail goes cold at a job that reads a reached dataset while an
+//! output of it carries no column lineage (a consumer group, a job whose
+//! producer sends no `columnLineage`, one output of several that lacks
+//! it): the field may flow on into that output, but which fields is
+//! unknown, so the answer names the job and those outputs instead of
+//! guessing. An output that does carry column lineage and does not name
+//! the field does not use it, and is not reached.
 //!
 //! The walk is breadth first: each field once (a cycle of column edges is
-//! walked once), with the shortest path to it; `depth` counts column
-//! hops, the budget counts reached fields. The server loads the part of
+//! walked once), with the shortest path to it, a DIRECT one when one of
+//! that length is; `depth` counts column hops, the budget counts reached
+//! fields. The server loads the part of
 //! the column graph within the limits ([`ColumnGraph`]) and walks here.
 
 use super::columns::{ColumnEdge, FieldRef, Transform};
@@ -51,9 +53,20 @@ impl Reader {
         }
     }
 
-    /// No output says which fields it takes, nor does a rule.
-    fn fields_unknown(&self) -> bool {
-        !self.by_name && !self.outputs.iter().any(|(_, has_columns)| *has_columns)
+    /// The outputs that say not which fields they take (a connector's
+    /// rule says: none), or `None` when every one does. A job with no
+    /// output at all (a consumer group) is cold with none named.
+    fn cold_outputs(&self) -> Option<Vec<DatasetKey>> {
+        if self.by_name {
+            return None;
+        }
+        let cold: Vec<DatasetKey> = self
+            .outputs
+            .iter()
+            .filter(|(_, has_columns)| !has_columns)
+            .map(|(d, _)| d.clone())
+            .collect();
+        (self.outputs.is_empty() || !cold.is_empty()).then_some(cold)
     }
 }
 
@@ -205,6 +218,7 @@ pub struct ColdTrail {
     pub dataset: DatasetKey,
     /// The path to the reached field of `dataset` the job reads.
     pub via: Vec<FieldRef>,
+    /// The job's outputs whose fields are unknown (none for a consumer).
     pub outputs: Vec<DatasetKey>,
     pub message: String,
     pub owner: Option<String>,
@@ -280,13 +294,25 @@ pub fn walk(
             .map_or((0, Transform::Direct), |s| (s.depth, s.kind));
         if direction == Direction::Downstream {
             for r in g.readers(&at.dataset) {
-                if r.fields_unknown() && cold_seen.insert((r.job.clone(), at.dataset.clone())) {
-                    cold.push(cold_trail(r, &at, &seen));
+                let Some(outputs) = r.cold_outputs() else {
+                    continue;
+                };
+                if cold_seen.insert((r.job.clone(), at.dataset.clone())) {
+                    cold.push(cold_trail(r, outputs, &at, &seen));
                 }
             }
         }
         for hop in g.hops(&at, direction) {
-            if seen.contains_key(&hop.field) {
+            let reach = kind.max(hop.kind);
+            if let Some(s) = seen.get_mut(&hop.field) {
+                // Breadth first, a field at `depth + 1` is still queued,
+                // not yet walked: a more direct path of the same length
+                // found now reaches all it leads to, whatever the order
+                // the edges came in.
+                if s.depth == depth + 1 && reach < s.kind {
+                    s.kind = reach;
+                    s.parent = Some(at.clone());
+                }
                 continue;
             }
             if depth >= limits.depth {
@@ -302,7 +328,7 @@ pub fn walk(
                 Seen {
                     parent: Some(at.clone()),
                     depth: depth + 1,
-                    kind: kind.max(hop.kind),
+                    kind: reach,
                 },
             );
             order.push(hop.field.clone());
@@ -335,12 +361,17 @@ pub fn walk(
     }
 }
 
-fn cold_trail(r: &Reader, at: &FieldRef, seen: &HashMap<FieldRef, Seen>) -> ColdTrail {
+fn cold_trail(
+    r: &Reader,
+    outputs: Vec<DatasetKey>,
+    at: &FieldRef,
+    seen: &HashMap<FieldRef, Seen>,
+) -> ColdTrail {
     ColdTrail {
         job: r.job.clone(),
         dataset: at.dataset.clone(),
         via: path_to(at, seen),
-        outputs: r.outputs.iter().map(|(d, _)| d.clone()).collect(),
+        outputs,
         message: format!("reads {}; which fields is unknown", at.dataset.name),
         owner: None,
     }

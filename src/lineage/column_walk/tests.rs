@@ -298,3 +298,64 @@ fn owners_are_attached_to_fields_and_cold_jobs() {
     assert_eq!(i.cold[0].owner.as_deref(), Some("finance"));
     assert_eq!(i.nodes().len(), 4);
 }
+
+#[test]
+fn a_field_reached_at_one_depth_by_a_direct_path_is_direct_whatever_the_order() {
+    // s.x → a.x → t.y → u.z and s.x → b.x → t.y: one path DIRECT all the
+    // way, the other INDIRECT at its first hop, tried both ways round
+    // (hops are walked in field order, so `a` is always met first).
+    for (via_a, via_b) in [
+        (Transform::Indirect, Transform::Direct),
+        (Transform::Direct, Transform::Indirect),
+    ] {
+        let mut g = ColumnGraph::new();
+        edge(&mut g, f("s", "x"), f("a", "x"), via_a);
+        edge(&mut g, f("s", "x"), f("b", "x"), via_b);
+        edge(&mut g, f("a", "x"), f("t", "y"), Transform::Direct);
+        edge(&mut g, f("b", "x"), f("t", "y"), Transform::Direct);
+        edge(&mut g, f("t", "y"), f("u", "z"), Transform::Direct);
+        let i = walk(&g, &f("s", "x"), Direction::Downstream, Limits::default());
+        let got = reached(&i);
+        assert!(
+            got.contains(&("t.y".into(), Transform::Direct, 2)),
+            "{via_a:?}/{via_b:?}: {got:?}"
+        );
+        assert!(
+            got.contains(&("u.z".into(), Transform::Direct, 3)),
+            "{via_a:?}/{via_b:?}: {got:?}"
+        );
+        let direct = if via_a == Transform::Direct { "a" } else { "b" };
+        let t = i.fields.iter().find(|r| r.field == f("t", "y"));
+        assert_eq!(
+            t.map(|r| r.path.clone()),
+            Some(vec![f("s", "x"), f(direct, "x"), f("t", "y")]),
+            "the path shown is the DIRECT one"
+        );
+    }
+}
+
+#[test]
+fn an_output_without_column_lineage_of_a_job_with_several_is_a_cold_trail() {
+    let mut g = chain();
+    let job = JobKey {
+        namespace: "spark".into(),
+        name: "fanout".into(),
+    };
+    g.add_reader(
+        ds("orders"),
+        Reader::new(job.clone(), vec![(ds("daily"), true), (ds("audit"), false)]),
+    );
+    let i = walk(
+        &g,
+        &f("orders", "amount"),
+        Direction::Downstream,
+        Limits::default(),
+    );
+    let trails: Vec<(&JobKey, &str, &[DatasetKey])> = i
+        .cold
+        .iter()
+        .map(|c| (&c.job, c.dataset.name.as_str(), c.outputs.as_slice()))
+        .collect();
+    // Only the output that says nothing of its fields is cold.
+    assert_eq!(trails, vec![(&job, "orders", &[ds("audit")][..])]);
+}

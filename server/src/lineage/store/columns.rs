@@ -5,7 +5,7 @@ use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 use sqlx::{PgConnection, PgPool};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use streamkeeper::lineage::column_walk::Reader;
 use streamkeeper::lineage::columns::{ColumnEdge, ColumnVersion, FieldRef, Transform};
 use streamkeeper::lineage::graph::{DatasetKey, JobKey, NodeKey};
@@ -25,7 +25,7 @@ pub async fn write_columns(conn: &mut PgConnection, versions: &[ColumnVersion]) 
         .collect();
     let names: Vec<&str> = versions.iter().map(|v| v.dataset.name.as_str()).collect();
     let ats: Vec<DateTime<Utc>> = versions.iter().map(|v| v.at).collect();
-    let won: Vec<(String, String)> = sqlx::query_as(
+    let won: HashSet<(String, String)> = sqlx::query_as::<_, (String, String)>(
         "INSERT INTO lineage_column_versions AS v (namespace, name, at)
          SELECT * FROM unnest($1::text[], $2::text[], $3::timestamptz[])
          ON CONFLICT (namespace, name) DO UPDATE SET at = EXCLUDED.at WHERE v.at <= EXCLUDED.at
@@ -35,7 +35,9 @@ pub async fn write_columns(conn: &mut PgConnection, versions: &[ColumnVersion]) 
     .bind(&names)
     .bind(&ats)
     .fetch_all(&mut *conn)
-    .await?;
+    .await?
+    .into_iter()
+    .collect();
     if won.is_empty() {
         return Ok(());
     }
@@ -115,11 +117,14 @@ type EdgeRow = (
 );
 
 /// The column edges out of `fields` (downstream) or into them
-/// (upstream), each as (the dataset it belongs to, the edge).
+/// (upstream), each as (the dataset it belongs to, the edge), at most
+/// `limit` of them: a dataset-wide INDIRECT fan-out cannot load more
+/// than the walk may take.
 pub async fn column_edges(
     pool: &PgPool,
     fields: &[FieldRef],
     direction: Direction,
+    limit: i64,
 ) -> Result<Vec<(DatasetKey, ColumnEdge)>, Db> {
     let (ns, name, field) = split(fields);
     let side = match direction {
@@ -131,11 +136,13 @@ pub async fn column_edges(
                 e.src_field, e.kind, e.subtypes
          FROM unnest($1::text[], $2::text[], $3::text[]) AS f(ns, name, field)
          JOIN lineage_column_edges e
-           ON e.{side}_namespace = f.ns AND e.{side}_name = f.name AND e.{side}_field = f.field"
+           ON e.{side}_namespace = f.ns AND e.{side}_name = f.name AND e.{side}_field = f.field
+         LIMIT $4"
     ))
     .bind(&ns)
     .bind(&name)
     .bind(&field)
+    .bind(limit)
     .fetch_all(pool)
     .await?;
     Ok(rows
@@ -154,6 +161,33 @@ pub async fn column_edges(
             (dst, edge)
         })
         .collect())
+}
+
+/// Whether a column edge (on either side) or its dataset's `schema`
+/// facet names any of `fields`: a field nothing names is likely
+/// misspelled, not safe to remove.
+pub async fn any_field_named(pool: &PgPool, fields: &[FieldRef]) -> Result<bool, Db> {
+    let (ns, name, field) = split(fields);
+    Ok(sqlx::query_scalar(
+        "SELECT EXISTS (
+             SELECT 1 FROM unnest($1::text[], $2::text[], $3::text[]) AS f(ns, name, field)
+             WHERE EXISTS (SELECT 1 FROM lineage_column_edges e
+                           WHERE e.src_namespace = f.ns AND e.src_name = f.name
+                             AND e.src_field = f.field)
+                OR EXISTS (SELECT 1 FROM lineage_column_edges e
+                           WHERE e.dst_namespace = f.ns AND e.dst_name = f.name
+                             AND e.dst_field = f.field)
+                OR EXISTS (SELECT 1 FROM lineage_nodes n
+                           JOIN lineage_facets s ON s.node_id = n.id AND s.key = 'schema'
+                           WHERE n.kind = 'dataset' AND n.namespace = f.ns AND n.name = f.name
+                             AND jsonb_path_exists(s.value, '$.fields[*] ? (@.name == $f)',
+                                                   jsonb_build_object('f', f.field))))",
+    )
+    .bind(&ns)
+    .bind(&name)
+    .bind(&field)
+    .fetch_one(pool)
+    .await?)
 }
 
 fn split(fields: &[FieldRef]) -> (Vec<&str>, Vec<&str>, Vec<&str>) {

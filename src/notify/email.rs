@@ -214,7 +214,7 @@ mod tests {
             recipients("Ada <a@example.com>"),
             Err(RecipientsError::Bad(_))
         ));
-        let many = vec!["a@example.com"; 11].join(",");
+        let many = ["a@example.com"; 11].join(",");
         assert_eq!(recipients(&many), Err(RecipientsError::TooMany));
     }
 }

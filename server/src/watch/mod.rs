@@ -12,9 +12,12 @@ pub mod kept;
 pub mod metrics;
 pub mod routine;
 pub mod store;
+mod views;
 
 pub use apply::ApplyReport;
 pub use groups::windows;
+pub use views::last_message;
+use views::{removed_view, topic_view};
 
 use crate::accounts::{require, team_id};
 use crate::audit::{audited, record_refusal};
@@ -34,7 +37,6 @@ use streamkeeper::platform::page::{Choice, Page, PageRequest, choice};
 use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::Mode;
 use streamkeeper::watch::cluster::{self, ClusterState, LastPass};
-use streamkeeper::watch::health::LastMessage;
 use streamkeeper::watch::list::{GroupColumn, GroupStatus, StreamColumn, StreamStatus};
 use streamkeeper::watch::listing::Listing;
 use streamkeeper::watch::sign_in;
@@ -44,62 +46,6 @@ use streamkeeper_app::watch::model::{
     LagPoint, NewCluster, PartitionLagView, PartitionRef, Paused, RemovedCluster, StreamConsumer,
     StreamDetail, StreamFilter, StreamSpec, StreamSummary, TopicView,
 };
-
-fn removed_view(r: store::RemovedRow) -> RemovedCluster {
-    RemovedCluster {
-        purged_on: cluster::purged_on(r.removed_at),
-        id: r.id,
-        name: r.name,
-        bootstrap: r.bootstrap,
-        removed_at: r.removed_at,
-        removed_by: r.removed_by,
-    }
-}
-
-/// A topic's last message from what the catalog stored of it.
-pub fn last_message(
-    log_end_total: Option<i64>,
-    record: Option<chrono::DateTime<Utc>>,
-    advanced: Option<chrono::DateTime<Utc>>,
-    first_seen: chrono::DateTime<Utc>,
-) -> LastMessage {
-    LastMessage::of(
-        log_end_total,
-        record.map(|r| r.timestamp_millis()),
-        advanced.map(|a| a.timestamp_millis()),
-        first_seen.timestamp_millis(),
-    )
-}
-
-/// A topic as the pages show it, with its owner team (the ownership
-/// rule's, `None` when unowned).
-fn topic_view(t: store::TopicRow, owner: Option<String>) -> TopicView {
-    let last = last_message(
-        t.log_end_total,
-        t.last_message_at,
-        t.last_advanced_at,
-        t.first_seen,
-    );
-    TopicView {
-        name: t.name,
-        partitions: t.partitions,
-        under_replicated: t.under_replicated,
-        offline: t.offline,
-        log_end_total: t.log_end_total,
-        last_seen: t.last_seen,
-        last_message_at: last
-            .at_ms()
-            .and_then(chrono::DateTime::from_timestamp_millis),
-        last_message: last,
-        owner,
-        domain: t.domain,
-        tier: t.tier,
-        freshness_budget_s: t.freshness_budget_s,
-        expected_interval_s: t.expected_interval_s,
-        description: t.description,
-        compatibility: t.compatibility,
-    }
-}
 
 #[derive(Clone)]
 pub struct ClusterService {

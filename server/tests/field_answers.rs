@@ -108,7 +108,9 @@ async fn world(t: &support::TestApp, admin: &str) -> i64 {
         ),
     ];
     for e in events {
-        let r = t.api(Method::POST, "/api/v1/lineage", &token, Some(e)).await;
+        let r = t
+            .api(Method::POST, "/api/v1/lineage", &token, Some(e))
+            .await;
         assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     }
     // Folded now, as the running server's fold would have.
@@ -148,7 +150,10 @@ async fn removing_a_field_names_the_columns_and_dashboards_it_breaks_and_tells_t
     let vic_token = t.token(vic).await;
 
     let report = check(&t, cluster, &vic_token, WITHOUT_AMOUNT).await;
-    let downstream = report["downstream"].as_array().cloned().expect("downstream");
+    let downstream = report["downstream"]
+        .as_array()
+        .cloned()
+        .expect("downstream");
     assert_eq!(downstream.len(), 1, "{report}");
     let amount = &downstream[0];
     assert_eq!(amount["touched"]["field"], "amount");
@@ -270,10 +275,42 @@ async fn removing_a_field_names_the_columns_and_dashboards_it_breaks_and_tells_t
     assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
     let approver = t.user("apu", &[Role::Approver]).await;
     exec(&pool, "INSERT INTO review_domains (domain, updated_by) VALUES ('payments', 'ada') ON CONFLICT DO NOTHING").await;
-    exec(&pool, &format!("INSERT INTO domain_approvers (domain, user_id) VALUES ('payments', {approver})")).await;
+    exec(
+        &pool,
+        &format!("INSERT INTO domain_approvers (domain, user_id) VALUES ('payments', {approver})"),
+    )
+    .await;
     let approver = t.token(approver).await;
     let r = t.api(Method::POST, &path, &approver, None).await;
     assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    // The review item made of the check (checked again as it is proposed)
+    // says it too, with the form, for its approvers to read before they
+    // decide.
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/schema-checks/{id}/proposals"),
+            &admin,
+            Some(json!({"title": "Drop amount"})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let item = r.json()["id"].as_i64().expect("item id");
+    let ada = t.login("ada", support::PASSWORD).await.expect("signed in");
+    let page = t.get(&format!("/review/{item}"), Some(&ada)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body
+            .contains("removing `amount` breaks `analytics.orders_daily.revenue`"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(r#"data-testid="notify-owners-form""#),
+        "{}",
+        page.body
+    );
 
     // A change that touches no field reaches nobody: 422, nothing sent.
     let calm = check(&t, cluster, &vic_token, ADDS_NOTE).await;
@@ -321,8 +358,16 @@ async fn the_impact_page_picks_a_field_and_draws_its_paths_and_a_dataset_lists_i
         .get(&format!("/lineage/impact?node={topic}"), Some(&cookie))
         .await;
     assert_eq!(page.status, StatusCode::OK, "{}", page.body);
-    assert!(page.body.contains(r#"data-testid="field-picker""#), "{}", page.body);
-    assert!(page.body.contains(r#"<option value="amount""#), "{}", page.body);
+    assert!(
+        page.body.contains(r#"data-testid="field-picker""#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(r#"<option value="amount""#),
+        "{}",
+        page.body
+    );
     assert!(!page.body.contains(r#"data-testid="column-paths""#));
 
     // Picked: each reached field with the chain that leads to it.
@@ -333,25 +378,47 @@ async fn the_impact_page_picks_a_field_and_draws_its_paths_and_a_dataset_lists_i
         )
         .await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains(r#"data-testid="column-paths""#), "{}", page.body);
+    assert!(
+        page.body.contains(r#"data-testid="column-paths""#),
+        "{}",
+        page.body
+    );
     assert!(
         page.body.contains(r#"data-field="Finance daily.total""#),
         "{}",
         page.body
     );
-    assert!(page.body.contains("<code>orders.amount</code>"), "{}", page.body);
     assert!(
-        page.body.contains("<code>analytics.orders_daily.revenue</code>"),
+        page.body.contains("<code>orders.amount</code>"),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body
+            .contains("<code>analytics.orders_daily.revenue</code>"),
         "{}",
         page.body
     );
     assert!(page.body.contains("team finance"), "{}", page.body);
-    // A field nothing names is said on the page, not a failed page.
+    // A field nothing names is said on the page, not a failed page: the
+    // dataset's answer is still drawn.
     let page = t
-        .get(&format!("/lineage/impact?node={topic}&field=amont"), Some(&cookie))
+        .get(
+            &format!("/lineage/impact?node={topic}&field=amont"),
+            Some(&cookie),
+        )
         .await;
-    assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains("no column lineage or schema names it"), "{}", page.body);
+    assert_eq!(page.status, StatusCode::OK, "{}", page.body);
+    assert!(
+        page.body.contains(r#"data-testid="impact-summary""#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("no column lineage or schema names it"),
+        "{}",
+        page.body
+    );
 
     // The model's page lists its column and where it comes from.
     let page = t
@@ -361,8 +428,20 @@ async fn the_impact_page_picks_a_field_and_draws_its_paths_and_a_dataset_lists_i
         )
         .await;
     assert_eq!(page.status, StatusCode::OK);
-    assert!(page.body.contains(r#"data-testid="dataset-columns""#), "{}", page.body);
-    assert!(page.body.contains(r#"data-column="revenue""#), "{}", page.body);
-    assert!(page.body.contains("<code>orders.amount</code>"), "{}", page.body);
+    assert!(
+        page.body.contains(r#"data-testid="dataset-columns""#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains(r#"data-column="revenue""#),
+        "{}",
+        page.body
+    );
+    assert!(
+        page.body.contains("<code>orders.amount</code>"),
+        "{}",
+        page.body
+    );
     assert!(page.body.contains("(DIRECT, AGGREGATION)"), "{}", page.body);
 }

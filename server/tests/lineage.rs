@@ -1213,7 +1213,9 @@ async fn a_dbt_run_joins_the_connector_tables_and_shows_in_the_topic_impact(pool
     .await
     .expect("topic");
     let order = |fields: &str| {
-        format!(r#"{{"type":"record","name":"Order","fields":[{{"name":"id","type":"int"}}{fields}]}}"#)
+        format!(
+            r#"{{"type":"record","name":"Order","fields":[{{"name":"id","type":"int"}}{fields}]}}"#
+        )
     };
     let r = t
         .api(

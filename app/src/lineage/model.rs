@@ -441,7 +441,10 @@ pub struct DatasetColumnsView {
 }
 
 impl DatasetColumnsView {
-    pub fn of(node: String, columns: &[streamkeeper::lineage::dataset_columns::DatasetColumn]) -> Self {
+    pub fn of(
+        node: String,
+        columns: &[streamkeeper::lineage::dataset_columns::DatasetColumn],
+    ) -> Self {
         DatasetColumnsView {
             node,
             columns: columns

@@ -3,10 +3,10 @@
 
 use crate::error::AppError;
 use crate::schemas::fns::{
-    CHECK_FORM, CheckSchema, NotifyCheckOwners, ProposeChecked, get_schema_check,
-    get_stream_schemas,
+    CHECK_FORM, CheckSchema, ProposeChecked, get_schema_check, get_stream_schemas,
 };
-use crate::schemas::model::{CatalogSchema, CompatibilityReport, OwnersNotice};
+use crate::schemas::model::{CatalogSchema, CompatibilityReport};
+use crate::schemas::widgets::NotifyOwners;
 use crate::ui::flash::{KeptForm, take_kept};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param, query_param};
@@ -17,7 +17,6 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::review::MAX_TITLE_CHARS;
 use streamkeeper::schemas::SchemaType;
-use streamkeeper::schemas::downstream::by_owner;
 
 /// `/clusters/:id/stream/check?name=TOPIC`: paste a proposed producer
 /// schema and see which consumer groups break. The editor starts from the
@@ -184,8 +183,7 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
         &format!("/clusters/{}/stream/check", r.cluster_id),
         &[("name", Some(r.topic.clone()))],
     );
-    let owners: Vec<String> = by_owner(&r.downstream).into_keys().collect();
-    let notices = r.notices.clone();
+
     view! {
         <p><a href=back>"← " {r.topic.clone()}</a> " · " <a href=again>"Check another change"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(r.cluster_id, &r.topic) data-testid="check-impact">"What breaks if it changes"</a></p>
         <h1>
@@ -200,40 +198,10 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
             r.elapsed_ms,
             r.cluster
         )}</p>
-        <NotifyOwners id=r.id teams=owners notices />
+        <NotifyOwners r=r.clone() />
         <ProposeChecked id=r.id />
         <CheckFindings r />
     }
-}
-
-/// "Notify owners": the owner teams the change's downstream breakage
-/// reaches, told through their channels before anyone approves; the
-/// notices sent so far.
-#[component]
-fn NotifyOwners(id: i64, teams: Vec<String>, notices: Vec<OwnersNotice>) -> impl IntoView {
-    let notify = ServerAction::<NotifyCheckOwners>::new();
-    if teams.is_empty() && notices.is_empty() {
-        return ().into_any();
-    }
-    view! {
-        <section class="card" data-testid="notify-owners">
-            <ActionNote value=notify.value() />
-            {(!teams.is_empty()).then(|| view! {
-                <ActionForm action=notify attr:class="stack" attr:data-testid="notify-owners-form">
-                    <input type="hidden" name="check_id" value=id.to_string() />
-                    <p>{format!("What this change breaks downstream is owned by {}.", teams.join(", "))}</p>
-                    <button type="submit">"Notify owners"</button>
-                    <small class="note">"Sends each team the lines below that concern it, through its notification channels (Slack, Teams, webhook, email), before anyone approves."</small>
-                </ActionForm>
-            })}
-            <ul data-testid="owner-notices">
-                {notices.into_iter().map(|n| view! {
-                    <li>{format!("Sent by {} {} to {} ({} channel message(s))", n.sent_by, stamp_ago(n.sent_at), n.teams.join(", "), n.messages)}</li>
-                }).collect_view()}
-            </ul>
-        </section>
-    }
-    .into_any()
 }
 
 /// Proposes the checked schema for review from its report, with a title,

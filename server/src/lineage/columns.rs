@@ -13,11 +13,11 @@ use streamkeeper::accounts::role::Action;
 use streamkeeper::lineage::column_marquez::{self, ColumnLineageAnswer, FieldId};
 use streamkeeper::lineage::column_walk::{ColumnGraph, FieldImpact, walk};
 use streamkeeper::lineage::columns::FieldRef;
+use streamkeeper::lineage::dataset_columns;
 use streamkeeper::lineage::graph::{DatasetKey, NodeKey};
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::{DEFAULT_DEPTH, NodeId};
 use streamkeeper_app::error::AppError;
-use streamkeeper::lineage::dataset_columns;
 use streamkeeper_app::lineage::model::{DatasetColumnsView, NodeAsk};
 
 impl LineageService {

@@ -79,7 +79,11 @@ pub async fn queue(
     let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
     let bodies = kind.payload(n, now_ms);
     for (i, body) in bodies.iter().enumerate() {
-        let listed = if kind.per_flag() { &ids[i..=i] } else { &ids[..] };
+        let listed = if kind.per_flag() {
+            &ids[i..=i]
+        } else {
+            &ids[..]
+        };
         store::enqueue(conn, channel_id, n.transition.as_str(), listed, body).await?;
     }
     Ok(bodies.len())

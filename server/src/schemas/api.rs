@@ -12,8 +12,7 @@ use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::port::Schemas as _;
 use streamkeeper_app::schemas::model::{
     CatalogSchema, CompatibilityReport, NewCatalogSchema, OwnersNotice, ProposedSchema,
-    RegistrySpec,
-    RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
+    RegistrySpec, RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
 };
 use utoipa::IntoParams;
 

@@ -284,9 +284,9 @@ impl SchemaService {
                     .into_iter()
                     .map(|t| {
                         t.map(|t| {
-                            limits
-                                .parse_here(&t)
-                                .map(|reader| (can_read(&reader, &writer), touched(&reader, &writer)))
+                            limits.parse_here(&t).map(|reader| {
+                                (can_read(&reader, &writer), touched(&reader, &writer))
+                            })
                         })
                     })
                     .collect::<Vec<_>>()
@@ -413,7 +413,7 @@ impl SchemaService {
         id: i64,
     ) -> Result<Option<CompatibilityReport>, AppError> {
         match store::check_of_item(&self.pool, id).await? {
-            Some(report) => parsed_report(id, report).map(Some),
+            Some(report) => Ok(Some(self.with_notices(parsed_report(id, report)?).await?)),
             None => Ok(None),
         }
     }

@@ -5,7 +5,7 @@
 use crate::error::AppError;
 use crate::lineage::model::{DatasetColumnsView, FieldImpactView};
 use crate::lineage::widgets::graph_href;
-use crate::ui::notes::ErrorNote;
+use crate::ui::notes::ErrorText;
 use leptos::prelude::*;
 
 /// A plain GET form (it works with JavaScript off) that asks the impact
@@ -52,14 +52,19 @@ pub fn FieldPicker(
 pub fn ColumnPaths(v: Result<FieldImpactView, AppError>) -> impl IntoView {
     let v = match v {
         Ok(v) => v,
-        Err(err) => return view! { <ErrorNote err /> }.into_any(),
+        // The page went well; only this part is missing: its status stays.
+        Err(err) => return view! { <ErrorText err /> }.into_any(),
     };
     let summary = format!(
         "{} reaches {} field{}{}.",
         v.start,
         v.fields.len(),
         if v.fields.len() == 1 { "" } else { "s" },
-        if v.partial { " (partial: the walk was cut)" } else { "" }
+        if v.partial {
+            " (partial: the walk was cut)"
+        } else {
+            ""
+        }
     );
     view! {
         <section data-testid="column-paths">

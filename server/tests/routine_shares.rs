@@ -4,14 +4,20 @@
 //! stops leaves its clusters to the others; and through it all no cluster
 //! is sampled twice at once nor left unsampled for more than an interval.
 
+mod support;
+
 use async_trait::async_trait;
+use axum::http::{Method, StatusCode};
 use sqlx::PgPool;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+use streamkeeper::accounts::role::Role;
+use streamkeeper::accounts::token::Scope as TokenScope;
 use streamkeeper_server::platform::routine::{
     Lease, Outcome, Record, Routine, RunResult, Runner, Scope, Spec, Target,
 };
+use support::TestApp;
 use tokio_util::sync::CancellationToken;
 
 const EVERY: Duration = Duration::from_secs(3);
@@ -175,6 +181,7 @@ async fn replicas_share_the_clusters_and_a_newcomer_takes_its_share(pool: PgPool
     // (The newcomer's first run ends a little after its lease is seen.)
     tokio::time::sleep(EVERY).await;
     let before = moves(&log.lock().expect("log"));
+    shown_to_admins_only(&pool, [a.holder(), b.holder(), c.holder()]).await;
     tokio::time::sleep(EVERY * 2).await;
     assert_eq!(
         moves(&log.lock().expect("log")),
@@ -196,4 +203,78 @@ async fn replicas_share_the_clusters_and_a_newcomer_takes_its_share(pool: PgPool
         .await
         .expect("replicas");
     assert_eq!(replicas, 0, "stopped replicas leave no heartbeat behind");
+}
+
+/// The shares as an admin reads them (API, page, `/metrics`); others are
+/// refused.
+async fn shown_to_admins_only(pool: &PgPool, holders: [&str; 3]) {
+    let t = TestApp::new(pool.clone()).await;
+    let admin = t.user("ada", &[Role::Admin]).await;
+    let viewer = t.user("vic", &[Role::Viewer]).await;
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/routines/replicas",
+            &t.token(admin).await,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let j = r.json();
+    assert_eq!(
+        (j["clusters"].as_u64(), j["alive"].as_u64()),
+        (Some(4), Some(3)),
+        "{j}"
+    );
+    assert_eq!(j["fair_share"], 2);
+    for h in holders {
+        let row = j["replicas"]
+            .as_array()
+            .and_then(|rs| rs.iter().find(|r| r["replica"] == h))
+            .unwrap_or_else(|| panic!("{h} listed: {j}"));
+        assert_eq!(row["alive"], true);
+        assert_eq!(row["version"], env!("CARGO_PKG_VERSION"));
+        let held = row["held"][0]["clusters"].as_u64().unwrap_or(0);
+        assert!((1..=2).contains(&held), "{h} holds its share: {j}");
+    }
+    let r = t
+        .api(
+            Method::GET,
+            "/metrics",
+            &t.token_with(admin, &[TokenScope::Metrics]).await,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let held = r
+        .body
+        .lines()
+        .filter(|l| l.starts_with("streamkeeper_routine_replica_clusters{"))
+        .count();
+    assert_eq!(held, 3, "one series a live replica: {}", r.body);
+    assert!(
+        r.body.contains("streamkeeper_replicas_alive 3"),
+        "{}",
+        r.body
+    );
+    let r = t
+        .api(
+            Method::GET,
+            "/api/v1/routines/replicas",
+            &t.token(viewer).await,
+            None,
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::FORBIDDEN, "{}", r.body);
+
+    let cookie = t.login("ada", support::PASSWORD).await.expect("signed in");
+    let page = t.get("/settings/routines", Some(&cookie)).await;
+    assert_eq!(page.status, StatusCode::OK);
+    assert!(
+        page.body
+            .contains("3 replicas alive; 4 clusters: each takes at most 2"),
+        "{}",
+        page.body
+    );
+    assert!(page.body.contains(holders[2]), "the newcomer is listed");
 }

@@ -10,6 +10,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 use streamkeeper::platform::share::{self, Holding};
+use streamkeeper_app::platform::model::{Held, ReplicaShare, ReplicaShares};
 use tokio::time::Instant;
 
 /// A replica unseen for this long is not counted in the shares: three
@@ -168,4 +169,37 @@ impl Shares {
             share::should_shed(&self.holder, &holdings, targets, SLACK)
         })
     }
+}
+
+/// Every replica seen in the last day with what it holds, and the share.
+pub async fn listing(pool: &PgPool) -> Result<ReplicaShares, sqlx::Error> {
+    let replicas = store::replicas(pool, ALIVE).await?;
+    let held = store::held(pool).await?;
+    let clusters = u64::try_from(store::targets(pool).await?).unwrap_or(0);
+    let alive = replicas.iter().filter(|r| r.alive).count();
+    let fair_share = share::fair_share(usize::try_from(clusters).unwrap_or(0), alive) as u64;
+    let replicas = replicas
+        .into_iter()
+        .map(|r| ReplicaShare {
+            held: held
+                .iter()
+                .filter(|h| h.holder == r.holder)
+                .map(|h| Held {
+                    routine: h.routine.clone(),
+                    clusters: u64::try_from(h.held).unwrap_or(0),
+                })
+                .collect(),
+            replica: r.holder,
+            version: r.version,
+            started_at: r.started_at,
+            seen_at: r.seen_at,
+            alive: r.alive,
+        })
+        .collect();
+    Ok(ReplicaShares {
+        clusters,
+        alive: alive as u64,
+        fair_share,
+        replicas,
+    })
 }

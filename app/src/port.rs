@@ -477,6 +477,14 @@ pub trait Schemas: Send + Sync {
         from: &str,
         id: i64,
     ) -> Result<crate::schemas::model::CompatibilityReport, AppError>;
+    /// "Notify owners": sends a check's downstream breakage to the owner
+    /// teams it reaches, through their channels (audited).
+    async fn notify_owners(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<crate::schemas::model::OwnersNotice, AppError>;
 }
 
 /// The review inbox: proposals, approvals bound to the content hash, the
@@ -711,6 +719,20 @@ pub trait Lineage: Send + Sync {
         from: &str,
         ask: &crate::lineage::model::NodeAsk,
     ) -> Result<crate::lineage::model::NoticeView, AppError>;
+    /// What one field of the node (a dataset or topic) reaches along
+    /// column lineage, with each path and owner (issue 43).
+    async fn field_paths(
+        &self,
+        who: &Principal,
+        ask: &crate::lineage::model::NodeAsk,
+        field: &str,
+    ) -> Result<crate::lineage::model::FieldImpactView, AppError>;
+    /// The dataset's columns and where each comes from (issue 43).
+    async fn dataset_columns(
+        &self,
+        who: &Principal,
+        ask: &crate::lineage::model::NodeAsk,
+    ) -> Result<crate::lineage::model::DatasetColumnsView, AppError>;
     /// The impacts of `node` (a nodeId) in `direction` sent to owners,
     /// newest first.
     async fn sent(

@@ -92,6 +92,21 @@ test(`${MODE}: an owner opens a topic, sees its graph, asks what breaks and noti
   assert.match(await flash(page), /Sent to payments/);
   await page.waitForSelector('table[data-testid="sent"]');
   assert.match(await page.textContent('table[data-testid="sent"]'), new RegExp(`${OWNER}[\\s\\S]*payments`));
+
+  // Field level (issue 43): the picker lists the topic's fields; `amount`
+  // draws its column paths, through the enricher's table to the model's
+  // column and the dashboard (the fixture's columnLineage facets).
+  await page.selectOption('form[data-testid="field-picker"] select[name="field"]', 'amount');
+  await post(page, 'form[data-testid="field-picker"] button[type="submit"]');
+  const paths = await page.textContent('[data-testid="column-paths"]');
+  assert.match(paths, new RegExp(`e2e-orders-${RUN}\\.amount → shop\\.public\\.orders_${RUN}\\.amount → analytics\\.orders_daily_${RUN}\\.revenue`));
+  assert.match(paths, new RegExp(`Orders ${RUN}\\.revenue`));
+  // The model's page lists its column and where it comes from.
+  const model = `dataset:postgres://127.0.0.1:5432:analytics.orders_daily_${RUN}`;
+  await page.goto(`${BASE}/lineage/graph?node=${encodeURIComponent(model)}`);
+  await hydrated(page);
+  const column = await page.textContent('table[data-testid="dataset-columns"] tr[data-column="revenue"]');
+  assert.match(column, new RegExp(`shop\\.public\\.orders_${RUN}\\.amount \\(DIRECT, AGGREGATION\\)`));
   await context.close();
   assert.deepEqual(problems, []);
 });

@@ -1,6 +1,9 @@
 // An owner pastes a breaking Avro change to a stream and sees which
-// consumer group breaks, and why. scripts/test records the stream's schema
-// (SK_TOPIC in cluster SK_CLUSTER, read by SK_GROUP) before the run.
+// consumer group breaks, and why, and what it breaks further down (the
+// dbt model's column its lineage fixture feeds from `amount`, with its
+// team), which they send to the owners. scripts/test records the stream's
+// schema (SK_TOPIC in cluster SK_CLUSTER, read by SK_GROUP) and sends the
+// lineage fixture (lineage_fixture) before the run.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { BASE, JS, MODE, flash, hydrated, launch, post } from '../support.mjs';
@@ -10,6 +13,7 @@ const PW = process.env.SK_OWNER_PASSWORD;
 const GROUP = process.env.SK_GROUP;
 const TOPIC = process.env.SK_TOPIC;
 const CLUSTER = process.env.SK_CLUSTER;
+const RUN = process.env.SK_JS === 'off' ? 'off' : 'on';
 
 // The stream's schema has `amount` with no default; this drops it.
 const BREAKING = JSON.stringify({
@@ -63,6 +67,19 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   assert.match(text, /amount/, 'the reason names the field');
   assert.match(text, new RegExp(`${GROUP} reads \`amount\` without a default`), 'said as its owner would');
   assert.match(await page.textContent('[data-testid="summary"]'), new RegExp(GROUP));
+
+  // Past the consumers: removing `amount` breaks the dbt model's column
+  // (column lineage: topic → the enricher's table → the model) and the
+  // dashboard on it, each named with its owner team.
+  const downstream = await page.textContent('ul[data-testid="downstream-breakage"] li[data-field="amount"]');
+  assert.match(downstream, new RegExp(
+    `removing \`amount\` breaks .*\`analytics\\.orders_daily_${RUN}\\.revenue\` \\(table, team payments\\)`));
+  assert.match(downstream, new RegExp(`the dashboard \`Orders ${RUN}\``));
+  // Its owners are told before anyone approves: the form works with JS off.
+  assert.match(await page.textContent('[data-testid="notify-owners"]'), /owned by .*payments/);
+  await post(page, 'form[data-testid="notify-owners-form"] button[type="submit"]');
+  assert.match(await flash(page), /Sent to payments/);
+  assert.match(await page.textContent('ul[data-testid="owner-notices"]'), new RegExp(`Sent by ${OWNER}.*payments`));
 
   // The owner declares the group's reader schema on the stream page.
   await page.goto(stream);

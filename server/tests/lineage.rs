@@ -1201,6 +1201,53 @@ async fn a_dbt_run_joins_the_connector_tables_and_shows_in_the_topic_impact(pool
         answer["cold"].as_array().is_some_and(Vec::is_empty),
         "{answer}"
     );
+
+    // And the check of a producer change removing `amount` names that
+    // column and its team (issue 43, item 3).
+    sqlx::query(
+        "INSERT INTO topics (cluster_id, name, partitions, first_seen, last_seen)
+         VALUES ($1, 'orders', 1, now(), now())",
+    )
+    .bind(cluster)
+    .execute(&pool)
+    .await
+    .expect("topic");
+    let order = |fields: &str| {
+        format!(
+            r#"{{"type":"record","name":"Order","fields":[{{"name":"id","type":"int"}}{fields}]}}"#
+        )
+    };
+    let r = t
+        .api(
+            Method::PUT,
+            &format!("/api/v1/clusters/{cluster}/streams/orders/schema"),
+            &admin,
+            Some(json!({"schema_type": "AVRO", "schema": order(r#",{"name":"amount","type":"int"}"#)})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::CREATED, "{}", r.body);
+    let r = t
+        .api(
+            Method::POST,
+            &format!("/api/v1/clusters/{cluster}/streams/orders/compatibility"),
+            &admin,
+            Some(json!({"schema_type": "AVRO", "schema": order("")})),
+        )
+        .await;
+    assert_eq!(r.status, StatusCode::OK, "{}", r.body);
+    let report = r.json();
+    let amount = &report["downstream"][0];
+    assert_eq!(amount["touched"]["field"], "amount", "{report}");
+    assert_eq!(amount["touched"]["change"], "removed", "{report}");
+    let model = format!("{database}.public.orders_daily");
+    let named = amount["columns"]
+        .as_array()
+        .and_then(|cs| cs.iter().find(|c| c["dataset"] == model.as_str()))
+        .cloned()
+        .unwrap_or_else(|| panic!("{model} in {report}"));
+    assert_eq!(named["field"], "amount", "{named}");
+    assert_eq!(named["owner"], "analytics", "{named}");
+    assert_eq!(named["kind"], "table", "{named}");
 }
 
 #[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]

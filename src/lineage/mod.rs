@@ -16,7 +16,9 @@
 //!
 //! Column lineage (issue 43): [`columns`] reads the `columnLineage` facet
 //! into column edges, [`column_walk`] answers field-level impact over
-//! them, [`column_marquez`] in Marquez's column-lineage shape.
+//! them, [`column_marquez`] in Marquez's column-lineage shape;
+//! [`field_breaks`] says a walk as a producer change's downstream breakage;
+//! [`dataset_columns`] lists a dataset's columns and where each comes from.
 //!
 //! [`breaks`] marks the reached consumer groups a pending producer change
 //! breaks. [`derived`] makes the events for what Streamkeeper discovers itself
@@ -28,8 +30,10 @@ pub mod canonical;
 pub mod column_marquez;
 pub mod column_walk;
 pub mod columns;
+pub mod dataset_columns;
 pub mod derived;
 pub mod event;
+pub mod field_breaks;
 #[cfg(test)]
 mod fixtures;
 pub mod graph;

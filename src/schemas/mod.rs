@@ -10,6 +10,8 @@
 //! - [`json`]: Confluent's JSON Schema diff with its content models.
 //! - [`protobuf`]: Confluent's wire-compatibility diff, fields keyed by tag.
 //! - [`reader`]: which schema a consumer group reads with.
+//! - [`fields`]: which fields a change removes, renames or retypes;
+//!   [`downstream`]: what those fields reach past the consumers.
 //! - [`hygiene`]: unregistered topics, orphan subjects, level drift.
 //! - [`verdict`]: one answer from each consumer's, the history's and the
 //!   registry's.
@@ -22,6 +24,8 @@ pub mod avro;
 pub mod breaks;
 #[cfg(feature = "schema")]
 pub mod check;
+pub mod downstream;
+pub mod fields;
 pub mod hygiene;
 #[cfg(feature = "schema")]
 pub mod json;

@@ -2,7 +2,9 @@
 //! impacts sent, notify owners, and a node's owner.
 
 use crate::error::AppError;
-use crate::lineage::model::{GraphView, ImpactView, NodeHit, NoticeView, SentView};
+use crate::lineage::model::{
+    DatasetColumnsView, FieldImpactView, GraphView, ImpactView, NodeHit, NoticeView, SentView,
+};
 use leptos::prelude::*;
 
 #[server(prefix = "/fn", endpoint = "lineage_graph")]
@@ -54,6 +56,51 @@ pub async fn lineage_impact(
         ..NodeAsk::default()
     };
     backend()?.lineage.what_breaks(&who, &ask).await
+}
+
+/// What one field reaches along column lineage (the impact page's
+/// column paths).
+#[server(prefix = "/fn", endpoint = "lineage_field_paths")]
+pub async fn lineage_field_paths(
+    node: Option<String>,
+    topic: Option<String>,
+    cluster_id: Option<i64>,
+    direction: Option<String>,
+    depth: Option<u32>,
+    field: String,
+) -> Result<FieldImpactView, AppError> {
+    use crate::lineage::model::NodeAsk;
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    let ask = NodeAsk {
+        node,
+        topic,
+        cluster_id,
+        direction,
+        depth,
+        ..NodeAsk::default()
+    };
+    backend()?.lineage.field_paths(&who, &ask, &field).await
+}
+
+/// A dataset's columns and where each comes from (the graph page's
+/// columns, the impact page's field picker).
+#[server(prefix = "/fn", endpoint = "lineage_columns")]
+pub async fn lineage_columns(
+    node: Option<String>,
+    topic: Option<String>,
+    cluster_id: Option<i64>,
+) -> Result<DatasetColumnsView, AppError> {
+    use crate::lineage::model::NodeAsk;
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    let ask = NodeAsk {
+        node,
+        topic,
+        cluster_id,
+        ..NodeAsk::default()
+    };
+    backend()?.lineage.dataset_columns(&who, &ask).await
 }
 
 #[server(prefix = "/fn", endpoint = "lineage_sent")]

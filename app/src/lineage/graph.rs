@@ -6,8 +6,9 @@
 //! in the page. The centre's owner card says who owns it and why, and
 //! sets it where it is set on the node.
 
-use crate::lineage::fns::{SetLineageOwner, lineage_graph};
-use crate::lineage::model::GraphView;
+use crate::lineage::fns::{SetLineageOwner, lineage_columns, lineage_graph};
+use crate::lineage::model::{DatasetColumnsView, GraphView};
+use crate::lineage::widgets::columns::DatasetColumns;
 use crate::lineage::widgets::{
     GraphCanvas, OwnerCard, absent_words, graph_href, graph_svg, impact_href, kind_words, number,
 };
@@ -42,7 +43,14 @@ pub fn LineageGraphPage() -> impl IntoView {
             let cluster_id = number(cluster_id, "cluster_id")?;
             let depth = number(depth, "depth")?;
             let budget = number(budget, "budget")?;
-            lineage_graph(node, topic, cluster_id, depth, budget).await
+            let g = lineage_graph(node, topic, cluster_id, depth, budget).await?;
+            // A dataset's page lists its columns; a job has none.
+            let columns = if g.center.starts_with("dataset:") {
+                Some(lineage_columns(Some(g.center.clone()), None, None).await?)
+            } else {
+                None
+            };
+            Ok::<_, crate::error::AppError>((g, columns))
         },
     );
     view! {
@@ -51,7 +59,7 @@ pub fn LineageGraphPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match graph.await {
-                    Ok(g) => view! { <Graph g give /> }.into_any(),
+                    Ok((g, columns)) => view! { <Graph g give columns /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -60,7 +68,11 @@ pub fn LineageGraphPage() -> impl IntoView {
 }
 
 #[component]
-fn Graph(g: GraphView, give: ServerAction<SetLineageOwner>) -> impl IntoView {
+fn Graph(
+    g: GraphView,
+    give: ServerAction<SetLineageOwner>,
+    columns: Option<DatasetColumnsView>,
+) -> impl IntoView {
     let center = g.nodes.first().cloned();
     let name = center.as_ref().map(|c| c.name.clone()).unwrap_or_default();
     let kind = center
@@ -119,6 +131,11 @@ fn Graph(g: GraphView, give: ServerAction<SetLineageOwner>) -> impl IntoView {
         <p class="note lineage-legend">
             "Shapes: topic (pill), consumer group (hexagon), connector (slanted), table (ruled box), job (rounded box), dashboard (folded corner). Dashed edges are derived by Streamkeeper; solid ones were observed in events. A topic with a dotted outline and no fill is named by a connector or an event but is not in the cluster. ⚑ counts open flags."
         </p>
+        {columns.map(|v| view! {
+            <h2>"Columns"</h2>
+            <p class="note">"Each column with the fields its column lineage says it comes from."</p>
+            <DatasetColumns v />
+        })}
         <h2>"Nodes"</h2>
         <table class="list" data-testid="graph-nodes">
             <thead><tr><th>"Node"</th><th>"Kind"</th><th>"Namespace"</th><th>"Owner"</th><th>"Open flags"</th><th>"Known"</th><th>"Last seen"</th></tr></thead>

@@ -6,8 +6,12 @@
 //! team's inbox and webhook (owners of the node's team and admins), and
 //! the impacts sent so far are listed.
 
-use crate::lineage::fns::{NotifyLineageOwners, lineage_impact, lineage_sent};
-use crate::lineage::model::{BreakView, ImpactNode, ImpactView, SentView};
+use crate::error::AppError;
+use crate::lineage::fns::{
+    NotifyLineageOwners, lineage_columns, lineage_field_paths, lineage_impact, lineage_sent,
+};
+use crate::lineage::model::{BreakView, FieldImpactView, ImpactNode, ImpactView, SentView};
+use crate::lineage::widgets::columns::{ColumnPaths, FieldPicker};
 use crate::lineage::widgets::{graph_href, impact_href, number};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::query_param;
@@ -23,6 +27,7 @@ pub fn LineageImpactPage() -> impl IntoView {
     let cluster_id = query_param("cluster_id");
     let direction = query_param("direction");
     let depth = query_param("depth");
+    let field = query_param("field");
     let notify = ServerAction::<NotifyLineageOwners>::new();
     let answer = Resource::new(
         move || {
@@ -32,15 +37,17 @@ pub fn LineageImpactPage() -> impl IntoView {
                 cluster_id.get(),
                 direction.get(),
                 depth.get(),
+                field.get(),
                 notify.version().get(),
             )
         },
-        |(node, topic, cluster_id, direction, depth, _)| async move {
+        |(node, topic, cluster_id, direction, depth, field, _)| async move {
             let cluster_id = number(cluster_id, "cluster_id")?;
             let depth = number(depth, "depth")?;
             let i = lineage_impact(node, topic, cluster_id, direction, depth).await?;
             let sent = lineage_sent(i.start.clone(), i.direction.clone()).await?;
-            Ok::<_, crate::error::AppError>((i, sent, depth))
+            let columns = columns_of(&i, depth, field).await;
+            Ok::<_, AppError>((i, sent, depth, columns))
         },
     );
     view! {
@@ -52,7 +59,7 @@ pub fn LineageImpactPage() -> impl IntoView {
         <Suspense fallback=|| view! { <p>"Loading…"</p> }>
             {move || Suspend::new(async move {
                 match answer.await {
-                    Ok((i, sent, depth)) => view! { <Impact i sent depth notify /> }.into_any(),
+                    Ok((i, sent, depth, columns)) => view! { <Impact i sent depth notify columns /> }.into_any(),
                     Err(err) => view! { <ErrorNote err /> }.into_any(),
                 }
             })}
@@ -66,6 +73,7 @@ fn Impact(
     sent: Vec<SentView>,
     depth: Option<u32>,
     notify: ServerAction<NotifyLineageOwners>,
+    columns: Columns,
 ) -> impl IntoView {
     let down = i.direction == "downstream";
     let (heading, other, other_label) = if down {
@@ -108,6 +116,8 @@ fn Impact(
             " · "
             <a href=impact_href(&start, other)>{other_label}</a>
         </p>
+        <FieldPicker node=start.clone() direction=i.direction.clone() depth fields=columns.fields chosen=columns.chosen />
+        {columns.paths.map(|v| view! { <ColumnPaths v /> })}
         <p class="note" data-testid="impact-summary">{summary}</p>
         {partial}
         <p class="note" data-testid="impact-breaks">{breaks_summary(&i.nodes)}</p>
@@ -168,6 +178,48 @@ fn Impact(
                 }.into_any()
             }}
         </section>
+    }
+}
+
+/// The start's fields to pick from and, for the field picked, its
+/// column paths.
+#[derive(Clone, Debug, Default, serde::Serialize, serde::Deserialize)]
+struct Columns {
+    fields: Vec<String>,
+    chosen: Option<String>,
+    paths: Option<Result<FieldImpactView, AppError>>,
+}
+
+/// The columns of the impact's start (a dataset; a job has none) and the
+/// paths of the `field` asked for (a field the graph does not know is
+/// said on the page, not a failed page).
+async fn columns_of(i: &ImpactView, depth: Option<u32>, field: Option<String>) -> Columns {
+    if !i.start.starts_with("dataset:") {
+        return Columns::default();
+    }
+    let fields = lineage_columns(Some(i.start.clone()), None, None)
+        .await
+        .map(|c| c.columns.into_iter().map(|c| c.field).collect())
+        .unwrap_or_default();
+    let chosen = field.filter(|f| !f.is_empty());
+    let paths = match &chosen {
+        Some(f) => Some(
+            lineage_field_paths(
+                Some(i.start.clone()),
+                None,
+                None,
+                Some(i.direction.clone()),
+                depth,
+                f.clone(),
+            )
+            .await,
+        ),
+        None => None,
+    };
+    Columns {
+        fields,
+        chosen,
+        paths,
     }
 }
 

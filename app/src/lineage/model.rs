@@ -341,3 +341,129 @@ pub struct SentView {
     pub reached: i32,
     pub partial: bool,
 }
+
+/// A field the field-level impact reaches, as the impact page draws it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldPathView {
+    /// The reached dataset's nodeId.
+    pub node: String,
+    pub dataset: String,
+    pub field: String,
+    pub depth: u32,
+    /// DIRECT all the way, else INDIRECT.
+    pub kind: String,
+    /// `dataset.field` from the start to it.
+    pub path: Vec<String>,
+    pub owner: Option<String>,
+    /// The graph has the dataset as a node.
+    pub known: bool,
+}
+
+/// Where the trail goes cold, as the impact page says it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColdView {
+    pub job: String,
+    pub message: String,
+    pub owner: Option<String>,
+}
+
+/// The field-level impact, for the impact page's column paths.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FieldImpactView {
+    /// `dataset.field` asked about.
+    pub start: String,
+    pub fields: Vec<FieldPathView>,
+    pub cold: Vec<ColdView>,
+    pub partial: bool,
+}
+
+fn dotted(f: &streamkeeper::lineage::columns::FieldRef) -> String {
+    format!("{}.{}", f.dataset.name, f.field)
+}
+
+impl FieldImpactView {
+    pub fn of(i: &streamkeeper::lineage::column_walk::FieldImpact) -> Self {
+        FieldImpactView {
+            start: dotted(&i.start),
+            fields: i
+                .fields
+                .iter()
+                .map(|f| FieldPathView {
+                    node: NodeId(NodeKey::Dataset(f.field.dataset.clone())).to_string(),
+                    dataset: f.field.dataset.name.clone(),
+                    field: f.field.field.clone(),
+                    depth: f.depth,
+                    kind: f.kind.as_str().to_owned(),
+                    path: f.path.iter().map(dotted).collect(),
+                    owner: f.owner.clone(),
+                    known: f.known,
+                })
+                .collect(),
+            cold: i
+                .cold
+                .iter()
+                .map(|c| ColdView {
+                    job: c.job.name.clone(),
+                    message: c.message.clone(),
+                    owner: c.owner.clone(),
+                })
+                .collect(),
+            partial: i.partial,
+        }
+    }
+}
+
+/// One input of a column, as the dataset page lists it.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SourceView {
+    /// The input dataset's nodeId.
+    pub node: String,
+    /// `dataset.field`.
+    pub from: String,
+    pub kind: String,
+    pub subtypes: Vec<String>,
+}
+
+/// A dataset's column and where it comes from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct ColumnView {
+    pub field: String,
+    pub sources: Vec<SourceView>,
+    pub read_downstream: bool,
+}
+
+/// A dataset's columns (the impact page picks a field among them).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DatasetColumnsView {
+    /// The dataset's nodeId.
+    pub node: String,
+    pub columns: Vec<ColumnView>,
+}
+
+impl DatasetColumnsView {
+    pub fn of(
+        node: String,
+        columns: &[streamkeeper::lineage::dataset_columns::DatasetColumn],
+    ) -> Self {
+        DatasetColumnsView {
+            node,
+            columns: columns
+                .iter()
+                .map(|c| ColumnView {
+                    field: c.field.clone(),
+                    sources: c
+                        .sources
+                        .iter()
+                        .map(|s| SourceView {
+                            node: NodeId(NodeKey::Dataset(s.from.dataset.clone())).to_string(),
+                            from: dotted(&s.from),
+                            kind: s.kind.as_str().to_owned(),
+                            subtypes: s.subtypes.clone(),
+                        })
+                        .collect(),
+                    read_downstream: c.read_downstream,
+                })
+                .collect(),
+        }
+    }
+}

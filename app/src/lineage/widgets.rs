@@ -16,6 +16,8 @@ use leptos::prelude::*;
 use std::fmt::Write;
 use streamkeeper::platform::words::counted;
 
+pub mod columns;
+
 /// The graph page centred on `node` (a nodeId), at `depth` when given.
 pub fn graph_href(node: &str, depth: Option<u32>) -> String {
     href_with(

@@ -18,6 +18,7 @@ use crate::review::fns::{
 use crate::review::model::{ApprovalView, CommentView, Confirmation, ReviewItem};
 use crate::review::widgets::{RebaseDrops, WhatItBreaks, base_text, state_class};
 use crate::schemas::model::SubjectSeen;
+use crate::schemas::widgets::NotifyOwners;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param};
 use crate::ui::schema::{CheckFindings, DiffTable, TypeSelect, verdict_class};
@@ -456,6 +457,7 @@ fn CheckSection(i: ReviewItem) -> impl IntoView {
                         {format!("Checked {} in {} ms · ", stamp_ago(r.submitted_at), r.elapsed_ms)}
                         <a href=link>"The full report →"</a>
                     </p>
+                    <NotifyOwners r=r.clone() />
                     <CheckFindings r nested=true />
                 </section>
             }

@@ -6,6 +6,7 @@ use crate::schemas::fns::{
     CHECK_FORM, CheckSchema, ProposeChecked, get_schema_check, get_stream_schemas,
 };
 use crate::schemas::model::{CatalogSchema, CompatibilityReport};
+use crate::schemas::widgets::NotifyOwners;
 use crate::ui::flash::{KeptForm, take_kept};
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::{href_with, id_param, query_param};
@@ -182,6 +183,7 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
         &format!("/clusters/{}/stream/check", r.cluster_id),
         &[("name", Some(r.topic.clone()))],
     );
+
     view! {
         <p><a href=back>"← " {r.topic.clone()}</a> " · " <a href=again>"Check another change"</a> " · " <a href=crate::lineage::widgets::topic_impact_href(r.cluster_id, &r.topic) data-testid="check-impact">"What breaks if it changes"</a></p>
         <h1>
@@ -196,6 +198,7 @@ fn ReportView(r: CompatibilityReport) -> impl IntoView {
             r.elapsed_ms,
             r.cluster
         )}</p>
+        <NotifyOwners r=r.clone() />
         <ProposeChecked id=r.id />
         <CheckFindings r />
     }

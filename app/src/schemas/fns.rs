@@ -174,6 +174,29 @@ pub async fn propose_checked(
     crate::ui::flash::noted(Ok(id), |id| format!("Proposed for review as item {id}.")).await
 }
 
+/// "Notify owners" on a check's report: sends its downstream breakage to
+/// the owner teams it reaches, then shows the report again with a note.
+#[server(prefix = "/fn", endpoint = "notify_check_owners")]
+pub async fn notify_check_owners(
+    check_id: i64,
+) -> Result<crate::schemas::model::OwnersNotice, AppError> {
+    use crate::port::{backend, client_addr, principal};
+    let who = principal().await?;
+    let sent = backend()?
+        .schemas
+        .notify_owners(&who, &client_addr().await, check_id)
+        .await?;
+    leptos_axum::redirect(&format!("/schema-checks/{check_id}"));
+    crate::ui::flash::noted(Ok(sent), |n| {
+        format!(
+            "Sent to {} ({} channel message(s)).",
+            n.teams.join(", "),
+            n.messages
+        )
+    })
+    .await
+}
+
 #[server(prefix = "/fn", endpoint = "get_schema_check")]
 pub async fn get_schema_check(id: i64) -> Result<CompatibilityReport, AppError> {
     use crate::port::{backend, client_addr, principal};

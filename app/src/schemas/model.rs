@@ -6,6 +6,8 @@ use chrono::{DateTime, Utc};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use streamkeeper::platform::page::Page;
+use streamkeeper::schemas::downstream::FieldBreakage;
+use streamkeeper::schemas::fields::TouchedField;
 use streamkeeper::schemas::{Incompatibility, Mode, SchemaType, SubjectReference, Verdict};
 
 /// A producer schema proposed for a topic.
@@ -53,6 +55,10 @@ pub struct ConsumerVerdict {
     pub reader_note: String,
     pub verdict: Verdict,
     pub reasons: Vec<Incompatibility>,
+    /// The fields of its reader schema the change removes, renames or
+    /// retypes (checks kept before issue 43 have none).
+    #[serde(default)]
+    pub fields: Vec<TouchedField>,
 }
 
 /// One incompatibility with an earlier version of the subject.
@@ -113,6 +119,26 @@ pub struct CompatibilityReport {
     pub submitted_at: DateTime<Utc>,
     /// Submission to verdict, in milliseconds.
     pub elapsed_ms: i64,
+    /// For each field the change touches, what column lineage says it
+    /// breaks downstream (issue 43).
+    #[serde(default)]
+    pub downstream: Vec<FieldBreakage>,
+    /// "Notify owners" sent of this check, newest first (read beside the
+    /// stored report, never stored in it).
+    #[serde(default)]
+    pub notices: Vec<OwnersNotice>,
+}
+
+/// One "Notify owners" of a check's downstream breakage.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct OwnersNotice {
+    pub sent_by: String,
+    pub sent_at: DateTime<Utc>,
+    /// The owner teams told.
+    pub teams: Vec<String>,
+    /// Channel messages queued (none: no channel of theirs takes it).
+    pub messages: i32,
 }
 
 /// A schema recorded in the catalog.

@@ -1,14 +1,15 @@
 //! A stream's schemas as a section of the stream page (drawn by watch's stream
 //! page), with the forms that record or pin its schema.
 
-use crate::schemas::fns::{PinSchema, RecordSchema, get_stream_schemas};
-use crate::schemas::model::{ReaderSource, StreamSchemas};
+use crate::schemas::fns::{NotifyCheckOwners, PinSchema, RecordSchema, get_stream_schemas};
+use crate::schemas::model::{CompatibilityReport, ReaderSource, StreamSchemas};
 use crate::ui::file_text::FileIntoTextarea;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::params::href_with;
 use crate::ui::schema::{TypeSelect, reader_label, verdict_class};
 use crate::ui::time::stamp_ago;
 use leptos::prelude::*;
+use streamkeeper::schemas::downstream::by_owner;
 
 /// Avro and JSON Schema documents indented for reading (registries keep
 /// them on one line); anything else as it is.
@@ -178,4 +179,36 @@ fn SchemasView(
             </ul>
         })}
     }
+}
+
+/// "Notify owners": the owner teams the change's downstream breakage
+/// reaches, told through their channels before anyone approves; the
+/// notices sent so far.
+#[component]
+pub fn NotifyOwners(r: CompatibilityReport) -> impl IntoView {
+    let notify = ServerAction::<NotifyCheckOwners>::new();
+    let (id, notices) = (r.id, r.notices);
+    let teams: Vec<String> = by_owner(&r.downstream).into_keys().collect();
+    if teams.is_empty() && notices.is_empty() {
+        return ().into_any();
+    }
+    view! {
+        <section class="card" data-testid="notify-owners">
+            <ActionNote value=notify.value() />
+            {(!teams.is_empty()).then(|| view! {
+                <ActionForm action=notify attr:class="stack" attr:data-testid="notify-owners-form">
+                    <input type="hidden" name="check_id" value=id.to_string() />
+                    <p>{format!("What this change breaks downstream is owned by {}.", teams.join(", "))}</p>
+                    <button type="submit">"Notify owners"</button>
+                    <small class="note">"Sends each team the lines below that concern it, through its notification channels (Slack, Teams, webhook, email), before anyone approves."</small>
+                </ActionForm>
+            })}
+            <ul data-testid="owner-notices">
+                {notices.into_iter().map(|n| view! {
+                    <li>{format!("Sent by {} {} to {} ({} channel message(s))", n.sent_by, stamp_ago(n.sent_at), n.teams.join(", "), n.messages)}</li>
+                }).collect_view()}
+            </ul>
+        </section>
+    }
+    .into_any()
 }

@@ -146,6 +146,15 @@ pub fn CheckFindings(r: CompatibilityReport, #[prop(optional)] nested: bool) -> 
                 </table>
             }.into_any()
         }}
+        {(!r.downstream.is_empty()).then(|| view! {
+            {heading("Downstream")}
+            <p class="note">"What the fields the change removes, renames or retypes reach past the consumer groups, by column lineage."</p>
+            <ul data-testid="downstream-breakage">
+                {r.downstream.iter().map(|b| view! {
+                    <li data-field=b.touched.field.clone()>{b.sentence()}</li>
+                }).collect_view()}
+            </ul>
+        })}
         {heading("Subject history")}
         <p data-testid="history-verdict">
             <span class=verdict_class(h.verdict)>{h.verdict.as_str()}</span>

@@ -146,14 +146,26 @@ impl AppState {
             pool.clone(),
             outbound.credentials.clone(),
         ));
-        let schemas = Arc::new(SchemaService::with_limits(
+        let lineage = Arc::new(crate::lineage::LineageService::new(
             pool.clone(),
-            outbound.clone(),
-            crate::platform::limits::SchemaLimits::new(
-                config.max_schema_bytes,
-                crate::platform::limits::Blocking::per_core(),
-            ),
+            crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
         ));
+        // A check names what a change breaks downstream by asking lineage
+        // (which sits above schemas) through schemas' port.
+        let schemas = Arc::new(
+            SchemaService::with_limits(
+                pool.clone(),
+                outbound.clone(),
+                crate::platform::limits::SchemaLimits::new(
+                    config.max_schema_bytes,
+                    crate::platform::limits::Blocking::per_core(),
+                ),
+            )
+            .with_downstream(crate::schemas::downstream::Downstream {
+                lineage: lineage.clone(),
+                public_url: config.public_url.to_string(),
+            }),
+        );
         let connect = Arc::new(ConnectService::new(pool.clone(), outbound.clone()));
         let reviews = Arc::new(
             ReviewService::new(
@@ -169,10 +181,6 @@ impl AppState {
                     .map(|_| crate::review::MailLinks::new(&config.public_url)),
             ),
         );
-        let lineage = Arc::new(crate::lineage::LineageService::new(
-            pool.clone(),
-            crate::lineage::IngestLimits::for_body_limit(config.body_limit()),
-        ));
         let pilot = Arc::new(crate::pilot::PilotService::new(pool.clone()));
         let routines = crate::platform::routine::Routines::new(
             pool.clone(),

@@ -13,11 +13,12 @@ use streamkeeper::accounts::role::Action;
 use streamkeeper::lineage::column_marquez::{self, ColumnLineageAnswer, FieldId};
 use streamkeeper::lineage::column_walk::{ColumnGraph, FieldImpact, walk};
 use streamkeeper::lineage::columns::FieldRef;
+use streamkeeper::lineage::dataset_columns;
 use streamkeeper::lineage::graph::{DatasetKey, NodeKey};
 use streamkeeper::lineage::impact::{Direction, Limits};
 use streamkeeper::lineage::marquez::{DEFAULT_DEPTH, NodeId};
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::lineage::model::NodeAsk;
+use streamkeeper_app::lineage::model::{DatasetColumnsView, NodeAsk};
 
 impl LineageService {
     /// `GET /lineage/impact?…&field=`: what the field of the dataset the
@@ -73,6 +74,25 @@ impl LineageService {
             s.field,
             NodeId(NodeKey::Dataset(s.dataset.clone()))
         )))
+    }
+
+    /// A dataset's columns and where each comes from (its schema facet's
+    /// fields, the column edges into it, its fields read downstream).
+    pub async fn columns_of(
+        &self,
+        who: &Principal,
+        ask: &NodeAsk,
+    ) -> Result<DatasetColumnsView, AppError> {
+        require(who, Action::Read, "read lineage")?;
+        self.fold.catch_up().await?;
+        let (key, _, _) = self.question(ask, Limits::default()).await?;
+        let dataset = self.dataset_of(&key).await?;
+        let (schema, into, read) = store::dataset_columns(&self.pool, &dataset).await?;
+        let node = NodeId(NodeKey::Dataset(dataset)).to_string();
+        Ok(DatasetColumnsView::of(
+            node,
+            &dataset_columns::columns(&schema, &into, &read),
+        ))
     }
 
     /// Marquez's `GET /api/v1/column-lineage`: the field's upstream (and

@@ -43,6 +43,7 @@
 
 pub mod adjacency;
 pub mod api;
+mod breakage;
 pub mod cli;
 pub mod columns;
 pub mod fold;
@@ -57,7 +58,9 @@ pub use ingest::{
     Accepted, IngestLimits, MAX_BATCH, Refused, Stored, WRITERS, accept_one, storable,
 };
 
-use streamkeeper_app::lineage::model::{GraphView, NodeAsk, NodeHit, SentView};
+use streamkeeper_app::lineage::model::{
+    DatasetColumnsView, FieldImpactView, GraphView, NodeAsk, NodeHit, SentView,
+};
 pub use streamkeeper_app::lineage::model::{ImpactNode, ImpactView, NoticeView, TeamNoticeView};
 use streamkeeper_app::port::Lineage;
 
@@ -320,6 +323,25 @@ impl Lineage for LineageService {
     ) -> Result<NoticeView, AppError> {
         let (key, direction, limits) = self.question(ask, Limits::default()).await?;
         self.notify_owners(who, from, &key, direction, limits).await
+    }
+
+    async fn field_paths(
+        &self,
+        who: &Principal,
+        ask: &NodeAsk,
+        field: &str,
+    ) -> Result<FieldImpactView, AppError> {
+        Ok(FieldImpactView::of(
+            &self.field_impact(who, ask, field).await?,
+        ))
+    }
+
+    async fn dataset_columns(
+        &self,
+        who: &Principal,
+        ask: &NodeAsk,
+    ) -> Result<DatasetColumnsView, AppError> {
+        self.columns_of(who, ask).await
     }
 
     async fn sent(

@@ -10,10 +10,10 @@ use crate::notify::silences::silence_rule;
 use crate::notify::store::{self, ChannelRow, PendingRow};
 use crate::platform::errors::Db;
 use chrono::DateTime;
-use sqlx::PgPool;
+use sqlx::{PgConnection, PgPool};
 use std::collections::HashSet;
 use streamkeeper::notify::plan::{self, Fate, Pending};
-use streamkeeper::notify::{ChannelKind, Filter, FlagNotice, Severity, Transition};
+use streamkeeper::notify::{ChannelKind, Filter, FlagNotice, Notice, Severity, Transition};
 
 /// Transitions fanned out at a time: a burst of a thousand flags is one pass.
 const BATCH: i64 = 5000;
@@ -54,6 +54,41 @@ pub fn filter_of(c: &ChannelRow) -> Filter {
     }
 }
 
+/// Each channel as the plan routes to it: its team and its filter.
+pub fn routes(channels: &[ChannelRow]) -> Vec<plan::Route> {
+    channels
+        .iter()
+        .map(|c| plan::Route {
+            channel_id: c.id,
+            team_id: c.team_id,
+            filter: filter_of(c),
+        })
+        .collect()
+}
+
+/// Queues notice `n` on channel `channel_id` of `kind` as the bodies the
+/// kind makes of it (one per flag for PagerDuty and email, each listing
+/// its flag); returns how many.
+pub async fn queue(
+    conn: &mut PgConnection,
+    channel_id: i64,
+    kind: ChannelKind,
+    n: &Notice,
+    now_ms: i64,
+) -> Result<usize, Db> {
+    let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
+    let bodies = kind.payload(n, now_ms);
+    for (i, body) in bodies.iter().enumerate() {
+        let listed = if kind.per_flag() {
+            &ids[i..=i]
+        } else {
+            &ids[..]
+        };
+        store::enqueue(conn, channel_id, n.transition.as_str(), listed, body).await?;
+    }
+    Ok(bodies.len())
+}
+
 /// Fans out what is pending; returns how many messages were queued.
 pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
     let mut tx = pool.begin().await?;
@@ -90,17 +125,9 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             Fate::Drop => done.push(p.id),
         }
     }
-    let routes: Vec<plan::Route> = channels
-        .iter()
-        .map(|c| plan::Route {
-            channel_id: c.id,
-            team_id: c.team_id,
-            filter: filter_of(c),
-        })
-        .collect();
     let mut queued = 0;
     let mut reached: HashSet<i64> = HashSet::new();
-    for (channel_id, notices) in plan::messages(&send, &routes) {
+    for (channel_id, notices) in plan::messages(&send, &routes(&channels)) {
         let Some(kind) = channels
             .iter()
             .find(|c| c.id == channel_id)
@@ -109,15 +136,8 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
             continue;
         };
         for n in notices {
-            let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
-            reached.extend(&ids);
-            let bodies = kind.payload(&n, now_ms);
-            let per_flag = kind.per_flag();
-            for (i, body) in bodies.iter().enumerate() {
-                let listed = if per_flag { &ids[i..=i] } else { &ids[..] };
-                store::enqueue(&mut tx, channel_id, n.transition.as_str(), listed, body).await?;
-                queued += 1;
-            }
+            reached.extend(n.flags.iter().map(|f| f.id));
+            queued += queue(&mut tx, channel_id, kind, &n, now_ms).await?;
         }
     }
     let with_channels: HashSet<i64> = send

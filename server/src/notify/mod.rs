@@ -14,6 +14,7 @@ mod screens;
 pub mod send;
 mod silences;
 pub mod store;
+pub mod tell;
 
 use crate::audit::{audited, record_refusal};
 use crate::clients::egress::Outbound;

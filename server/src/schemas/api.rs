@@ -11,8 +11,8 @@ use streamkeeper::platform::page::PageRequest;
 use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::port::Schemas as _;
 use streamkeeper_app::schemas::model::{
-    CatalogSchema, CompatibilityReport, NewCatalogSchema, ProposedSchema, RegistrySpec,
-    RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
+    CatalogSchema, CompatibilityReport, NewCatalogSchema, OwnersNotice, ProposedSchema,
+    RegistrySpec, RegistryStatus, RegistrySubjects, StreamSchemas, SubjectDiff,
 };
 use utoipa::IntoParams;
 
@@ -97,6 +97,23 @@ pub async fn check_report(
     ApiPath(id): ApiPath<i64>,
 ) -> Result<Json<CompatibilityReport>, ApiError> {
     Ok(Json(st.check_report(&who, &from, id).await?))
+}
+
+/// "Notify owners": send the check's downstream breakage to the owner
+/// teams it reaches, through their notification channels. The check's
+/// submitter, members of the stream's team and admins; 422 when no owned
+/// column or dashboard is reached.
+#[utoipa::path(post, path = "/schema-checks/{id}/notify", tag = "schemas", params(("id" = i64, Path)),
+    responses((status = 201, body = OwnersNotice), (status = 403, body = ErrorBody),
+        (status = 404, body = ErrorBody), (status = 422, body = ErrorBody)))]
+pub async fn notify_owners(
+    State(st): State<Arc<SchemaService>>,
+    Extension(who): Extension<Principal>,
+    Extension(ClientAddr(from)): Extension<ClientAddr>,
+    ApiPath(id): ApiPath<i64>,
+) -> Result<(StatusCode, Json<OwnersNotice>), ApiError> {
+    let sent = st.notify_breakage_owners(&who, &from, id).await?;
+    Ok((StatusCode::CREATED, Json(sent)))
 }
 
 /// Set the cluster's Schema Registry (admin). Credentials are references
@@ -200,6 +217,7 @@ where
         .routes(routes!(record_reader_schema))
         .routes(routes!(check))
         .routes(routes!(check_report))
+        .routes(routes!(notify_owners))
         .routes(routes!(set_registry, registry_status))
         .routes(routes!(registry_subjects))
         .routes(routes!(subject_diff))

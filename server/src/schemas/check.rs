@@ -9,6 +9,7 @@ use streamkeeper::accounts::account::Principal;
 use streamkeeper::accounts::role::Action;
 use streamkeeper::schemas::Verdict;
 use streamkeeper::schemas::check::{ParsedSchema, can_read};
+use streamkeeper::schemas::fields::touched;
 use streamkeeper::schemas::reader::{ReaderChoice, choose};
 use streamkeeper::schemas::report::{ConsumerAnswer, HistoryAnswer, summary};
 use streamkeeper::schemas::subject::value_subject;
@@ -147,6 +148,12 @@ impl SchemaService {
         let consumers = self
             .consumer_verdicts(cluster_id, topic, of_values, &new, &history)
             .await?;
+        let downstream = if of_values {
+            let fields = self.touched_fields(&consumers, &new, &history).await?;
+            self.downstream_of(who, cluster_id, topic, &fields).await
+        } else {
+            Vec::new()
+        };
 
         let (history_verdict, opinion) = match registry {
             Some(r) => {
@@ -195,6 +202,8 @@ impl SchemaService {
             submitted_by: who.username.clone(),
             submitted_at,
             elapsed_ms: i64::try_from(started.elapsed().as_millis()).unwrap_or(i64::MAX),
+            downstream,
+            notices: Vec::new(),
         };
         report.id = self
             .keep(who, cluster_id, &proposed, &report, decided_at)
@@ -275,9 +284,9 @@ impl SchemaService {
                     .into_iter()
                     .map(|t| {
                         t.map(|t| {
-                            limits
-                                .parse_here(&t)
-                                .map(|reader| can_read(&reader, &writer))
+                            limits.parse_here(&t).map(|reader| {
+                                (can_read(&reader, &writer), touched(&reader, &writer))
+                            })
                         })
                     })
                     .collect::<Vec<_>>()
@@ -288,19 +297,19 @@ impl SchemaService {
             .zip(readers)
             .zip(judged)
             .map(|((g, r), judged)| {
-                let (verdict, reasons, note) = match judged {
-                    None => (Verdict::Undecided, Vec::new(), r.note.clone()),
-                    Some(Ok(reasons)) => {
-                        let v = if reasons.is_empty() {
+                let (verdict, (reasons, fields), note) = match judged {
+                    None => (Verdict::Undecided, Default::default(), r.note.clone()),
+                    Some(Ok(judged)) => {
+                        let v = if judged.0.is_empty() {
                             Verdict::Compatible
                         } else {
                             Verdict::Incompatible
                         };
-                        (v, reasons, r.note.clone())
+                        (v, judged, r.note.clone())
                     }
                     Some(Err(e)) => (
                         Verdict::Undecided,
-                        Vec::new(),
+                        Default::default(),
                         format!("{}; but that schema does not parse: {e}", r.note),
                     ),
                 };
@@ -311,6 +320,7 @@ impl SchemaService {
                     reader_note: note,
                     verdict,
                     reasons,
+                    fields,
                 }
             })
             .collect())
@@ -403,7 +413,7 @@ impl SchemaService {
         id: i64,
     ) -> Result<Option<CompatibilityReport>, AppError> {
         match store::check_of_item(&self.pool, id).await? {
-            Some(report) => parsed_report(id, report).map(Some),
+            Some(report) => Ok(Some(self.with_notices(parsed_report(id, report)?).await?)),
             None => Ok(None),
         }
     }

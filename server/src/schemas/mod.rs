@@ -7,6 +7,7 @@
 pub mod api;
 mod check;
 pub mod cli;
+pub mod downstream;
 mod history;
 mod registry;
 pub mod routine;
@@ -62,6 +63,9 @@ pub struct SchemaService {
     /// Every schema a user sends, and every one a check compares, is
     /// parsed through this (size cap, then the blocking pool).
     limits: SchemaLimits,
+    /// Lineage's answer to "what does this field reach?", wired at
+    /// startup (`None`: checks say nothing downstream of consumers).
+    downstream: Option<downstream::Downstream>,
 }
 
 use streamkeeper::schemas::subject::value_subject;
@@ -127,7 +131,15 @@ impl SchemaService {
             pool,
             outbound,
             limits,
+            downstream: None,
         }
+    }
+
+    /// With lineage's field-level answers for the checks' downstream
+    /// breakage, and the console's address for the notices' links.
+    pub fn with_downstream(mut self, downstream: downstream::Downstream) -> Self {
+        self.downstream = Some(downstream);
+        self
     }
 
     async fn cluster_name(&self, cluster_id: i64) -> Result<String, AppError> {
@@ -555,6 +567,15 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         if !readable {
             return Err(self.unreadable_check(who, from, id).await);
         }
-        parsed_report(id, report)
+        self.with_notices(parsed_report(id, report)?).await
+    }
+
+    async fn notify_owners(
+        &self,
+        who: &Principal,
+        from: &str,
+        id: i64,
+    ) -> Result<streamkeeper_app::schemas::model::OwnersNotice, AppError> {
+        self.notify_breakage_owners(who, from, id).await
     }
 }

@@ -9,6 +9,9 @@ use streamkeeper::platform::page::PageRequest;
 use streamkeeper::platform::sort::Sorted;
 use streamkeeper::schemas::list::SubjectColumn;
 
+mod notices;
+pub use notices::{insert_owners_notice, owners_notices, teams_named};
+
 #[derive(Debug, Clone, FromRow)]
 pub struct RegistryRow {
     pub url: String,
@@ -253,6 +256,8 @@ pub struct CheckedRow {
     pub report: serde_json::Value,
     pub subject_references: serde_json::Value,
     pub pasted_references: Vec<String>,
+    /// The stream's owner team when it was checked.
+    pub owner_team_id: Option<i64>,
 }
 
 /// A check's content, with whether `reader` may read it (`None`: no such
@@ -260,7 +265,7 @@ pub struct CheckedRow {
 pub async fn checked(pool: &PgPool, id: i64, reader: Reader<'_>) -> Result<Option<CheckedRow>, Db> {
     Ok(sqlx::query_as(&format!(
         "SELECT ($3 OR {CHECK_READABLE}) AS readable, cluster_id, topic, schema_type, schema, report,
-                subject_references, pasted_references
+                subject_references, pasted_references, owner_team_id
          FROM compatibility_checks c WHERE c.id = $4"
     ))
     .bind(reader.user_id)

@@ -209,3 +209,43 @@ struct Fixed {
     named: Named,
     size: usize,
 }
+
+impl AvroSchema {
+    /// The fields of the record at the root (none when the root is not a
+    /// record), each with its aliases and its type in Avro's words.
+    pub fn top_fields(&self) -> Vec<super::fields::FieldShape> {
+        let Node::Record(r) = self.node(self.root) else {
+            return Vec::new();
+        };
+        r.fields
+            .iter()
+            .map(|f| super::fields::FieldShape {
+                name: f.name.clone(),
+                number: None,
+                aliases: f.aliases.clone(),
+                ty: self.type_words(f.schema, 0),
+            })
+            .collect()
+    }
+
+    /// `int`, `array<string>`, `null|double`, a named type by its full
+    /// name; nested types to a few levels (a recursive type would not end).
+    fn type_words(&self, id: NodeId, depth: usize) -> String {
+        if depth > 4 {
+            return "…".into();
+        }
+        match self.node(id) {
+            Node::Array(i) => format!("array<{}>", self.type_words(*i, depth + 1)),
+            Node::Map(v) => format!("map<{}>", self.type_words(*v, depth + 1)),
+            Node::Union(bs) => bs
+                .iter()
+                .map(|b| self.type_words(*b, depth + 1))
+                .collect::<Vec<_>>()
+                .join("|"),
+            Node::Record(r) => r.named.full_name.clone(),
+            Node::Enum(e) => e.named.full_name.clone(),
+            Node::Fixed(f) => format!("{}[{}]", f.named.full_name, f.size),
+            other => other.avro_type().as_str().to_lowercase(),
+        }
+    }
+}

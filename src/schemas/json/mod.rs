@@ -112,3 +112,56 @@ pub fn can_read_with(
         })
         .collect()
 }
+
+impl JsonSchema {
+    /// The properties of the object at the root (`$ref`s followed; none
+    /// when the root is not an object), each with its type in JSON
+    /// Schema's words.
+    pub fn top_fields(&self) -> Vec<super::fields::FieldShape> {
+        let Some(model::Shape::Object(o)) = self.followed(0).map(|n| &n.shape) else {
+            return Vec::new();
+        };
+        o.properties
+            .iter()
+            .map(|(name, id)| super::fields::FieldShape {
+                name: name.clone(),
+                number: None,
+                aliases: Vec::new(),
+                ty: self.type_words(*id),
+            })
+            .collect()
+    }
+
+    /// The node `id` names, through `$ref`s (a loop of them ends as none).
+    fn followed(&self, mut id: model::NodeId) -> Option<&Node> {
+        for _ in 0..=self.nodes.len() {
+            match &self.nodes.get(id)?.shape {
+                model::Shape::Ref(to) => id = *to,
+                _ => return self.nodes.get(id),
+            }
+        }
+        None
+    }
+
+    fn type_words(&self, id: model::NodeId) -> String {
+        use model::Shape;
+        match self.followed(id).map(|n| &n.shape) {
+            Some(Shape::Any) => "any",
+            Some(Shape::Nothing) => "nothing",
+            Some(Shape::Boolean) => "boolean",
+            Some(Shape::Null) => "null",
+            Some(Shape::String(_)) => "string",
+            Some(Shape::Number(n)) if n.integer => "integer",
+            Some(Shape::Number(_)) => "number",
+            Some(Shape::Object(_)) => "object",
+            Some(Shape::Array(_)) => "array",
+            Some(Shape::Enum(_)) => "enum",
+            Some(Shape::Const(_)) => "const",
+            Some(Shape::Combined(_)) => "combined",
+            Some(Shape::Not(_)) => "not",
+            Some(Shape::Conditional) => "conditional",
+            Some(Shape::Ref(_)) | None => "unresolved",
+        }
+        .to_owned()
+    }
+}

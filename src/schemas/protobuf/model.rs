@@ -383,3 +383,38 @@ fn local_name(full_name: &str, package: &str) -> String {
         .unwrap_or(full_name)
         .to_owned()
 }
+
+impl ProtobufSchema {
+    /// The fields of the main file's first message (the record type, as
+    /// the registry's serializers take it), oneof members included, each
+    /// keyed by its tag, with its type in `.proto` words.
+    pub fn top_fields(&self) -> Vec<crate::schemas::fields::FieldShape> {
+        let Some(m) = self.types.messages.first().map(|i| &self.messages[*i]) else {
+            return Vec::new();
+        };
+        let oneofs = m.oneofs.iter().flat_map(|o| o.fields.iter());
+        m.fields
+            .iter()
+            .chain(oneofs)
+            .map(|f| crate::schemas::fields::FieldShape {
+                name: f.name.clone(),
+                number: Some(f.number),
+                aliases: Vec::new(),
+                ty: match f.label {
+                    Some(Label::Repeated) => format!("repeated {}", self.type_words(&f.ty)),
+                    _ => self.type_words(&f.ty),
+                },
+            })
+            .collect()
+    }
+
+    /// `int64`, a message or enum by its full name, `map<string, a.Item>`.
+    fn type_words(&self, ty: &FieldType) -> String {
+        match ty {
+            FieldType::Scalar(s) => s.as_str().to_owned(),
+            FieldType::Enum(id) => self.enums[*id].full_name.clone(),
+            FieldType::Message(id) => self.messages[*id].full_name.clone(),
+            FieldType::Map(k, v) => format!("map<{}, {}>", self.type_words(k), self.type_words(v)),
+        }
+    }
+}

@@ -9,6 +9,7 @@
 //! reached back into a `Graph` for the pure walks.
 
 mod columns;
+mod dataset_columns;
 mod events;
 mod questions;
 mod reads;
@@ -17,6 +18,7 @@ mod writes;
 mod yardstick;
 
 pub use columns::*;
+pub use dataset_columns::*;
 pub use events::*;
 pub use questions::*;
 pub use reads::*;

@@ -22,6 +22,7 @@ pub mod avro;
 pub mod breaks;
 #[cfg(feature = "schema")]
 pub mod check;
+pub mod drift;
 pub mod hygiene;
 #[cfg(feature = "schema")]
 pub mod json;
@@ -32,6 +33,7 @@ pub mod reader;
 pub mod report;
 pub mod subject;
 pub mod verdict;
+pub mod wire;
 
 pub use verdict::Verdict;
 

@@ -54,6 +54,16 @@ pub enum Carried {
     },
 }
 
+impl Carried {
+    /// The schema ID carried, when it is one.
+    pub fn id(&self) -> Option<u32> {
+        match self {
+            Carried::Id { id } => Some(*id),
+            Carried::NoHeader | Carried::Garbage { .. } => None,
+        }
+    }
+}
+
 /// The records of a stream that carry the same thing: how many, the
 /// newest of them, and (for an ID) the Protobuf indexes it carried.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]

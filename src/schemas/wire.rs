@@ -10,8 +10,6 @@
 //! they read as such, and the drift rules keep them only for a subject
 //! whose type is Protobuf.
 
-use serde::{Deserialize, Serialize};
-
 /// The magic byte that starts every wire-format record.
 pub const MAGIC: u8 = 0;
 
@@ -20,8 +18,7 @@ pub const MAGIC: u8 = 0;
 pub const MAX_INDEXES: usize = 16;
 
 /// What a record's first bytes say of its schema.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub enum WireHeader {
     /// Magic byte 0 and a schema ID; `indexes` when the bytes after the
     /// ID read as Protobuf message indexes.

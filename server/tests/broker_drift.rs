@@ -163,12 +163,13 @@ async fn a_producer_switching_to_an_unregistered_id_is_flagged_with_the_offset(p
         .await
         .expect("stream");
 
-    // The producers write v1, then v2: the latest, no drift.
-    produce_values(&bootstrap, &topic, &[framed(v1), framed(v2), framed(v2)]).await;
+    // The producers write v2, the latest: no drift.
+    produce_values(&bootstrap, &topic, &[framed(v2), framed(v2), framed(v2)]).await;
     let mut kept = KeptWindow::default();
     pass(&t, id, &mut kept).await;
     judge(&t, id).await;
-    assert!(drift_flags(&t, &at, &topic).await.is_empty());
+    let flags = drift_flags(&t, &at, &topic).await;
+    assert!(flags.is_empty(), "{flags:?}");
     assert_eq!(
         producers_write(&t, &at, id, &subject).await,
         "producers write v2 (latest v2)"
@@ -215,14 +216,28 @@ async fn a_producer_switching_to_an_unregistered_id_is_flagged_with_the_offset(p
     produce_values(&bootstrap, &topic, &[framed(v2), framed(v2), framed(v2)]).await;
     pass(&t, id, &mut kept).await;
     judge(&t, id).await;
-    assert!(drift_flags(&t, &at, &topic).await.is_empty());
+    let flags = drift_flags(&t, &at, &topic).await;
+    assert!(flags.is_empty(), "{flags:?}");
+
+    // v1 after v2 was registered: an old version, flagged.
+    produce_values(&bootstrap, &topic, &[framed(v1)]).await;
+    pass(&t, id, &mut kept).await;
+    judge(&t, id).await;
+    let flags = drift_flags(&t, &at, &topic).await;
+    assert_eq!(flags.len(), 1, "{flags:?}");
+    assert_eq!(
+        flags[0]["reason"],
+        format!(
+            "schema ID {v1} is v1 of {subject}, after v2 was registered ({topic}[0] at offset 9)"
+        )
+    );
 
     // The subjects screen says it too.
     let cookie = t.login("ada", support::PASSWORD).await.expect("signed in");
     let page = t.get(&format!("/schemas/{id}"), Some(&cookie)).await;
     assert_eq!(page.status, StatusCode::OK);
     assert!(
-        page.body.contains("producers write v2 (latest v2)"),
+        page.body.contains("producers write v1, v2 (latest v2)"),
         "{}",
         page.body
     );

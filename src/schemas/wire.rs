@@ -30,16 +30,6 @@ pub enum WireHeader {
     Garbage(String),
 }
 
-impl WireHeader {
-    /// The schema ID, when there is one.
-    pub fn id(&self) -> Option<u32> {
-        match self {
-            WireHeader::Confluent { id, .. } => Some(*id),
-            WireHeader::NoHeader | WireHeader::Garbage(_) => None,
-        }
-    }
-}
-
 /// The header at the start of `value`.
 pub fn read(value: &[u8]) -> WireHeader {
     match value {
@@ -101,6 +91,14 @@ mod tests {
 
     /// A wire-format value as Confluent's serializers write it: magic
     /// byte, ID, then `rest` (Protobuf indexes, or the data).
+    /// The schema ID read, when there is one.
+    fn id_of(value: &[u8]) -> Option<u32> {
+        match read(value) {
+            WireHeader::Confluent { id, .. } => Some(id),
+            WireHeader::NoHeader | WireHeader::Garbage(_) => None,
+        }
+    }
+
     fn framed(id: u32, rest: &[u8]) -> Vec<u8> {
         let mut v = vec![MAGIC];
         v.extend(id.to_be_bytes());
@@ -112,22 +110,22 @@ mod tests {
     fn an_avro_record_gives_its_id() {
         // Avro binary of {"name": "ada", "n": 3}: a string (zigzag length
         // 3 = 0x06) and a long (3 = 0x06).
-        let got = read(&framed(42, &[0x06, b'a', b'd', b'a', 0x06]));
-        assert_eq!(got.id(), Some(42));
+        let got = id_of(&framed(42, &[0x06, b'a', b'd', b'a', 0x06]));
+        assert_eq!(got, Some(42));
     }
 
     #[test]
     fn a_json_schema_record_gives_its_id() {
-        let got = read(&framed(7, br#"{"name":"ada"}"#));
-        assert_eq!(got.id(), Some(7));
+        let got = id_of(&framed(7, br#"{"name":"ada"}"#));
+        assert_eq!(got, Some(7));
         // Plain JSON without the header is no header, not garbage.
         assert_eq!(read(br#"{"name":"ada"}"#), WireHeader::NoHeader);
     }
 
     #[test]
     fn the_id_is_big_endian() {
-        assert_eq!(read(&framed(0x0102_0304, &[])).id(), Some(0x0102_0304));
-        assert_eq!(read(&[0, 0, 0, 1, 0]).id(), Some(256));
+        assert_eq!(id_of(&framed(0x0102_0304, &[])), Some(0x0102_0304));
+        assert_eq!(id_of(&[0, 0, 0, 1, 0]), Some(256));
     }
 
     #[test]

@@ -21,6 +21,11 @@
 //! (librdkafka's, as the pass makes them). STREAMKEEPER_BENCH_SKIP_SETUP=1
 //! reads what the broker already holds (the same data behind another
 //! listener) instead of adding groups.
+//!
+//! STREAMKEEPER_BENCH_TAIL=1 also writes 3 wire-format records to every
+//! partition, and from the second round on reads every topic's last
+//! records and their schema headers (as the pass does for streams, see
+//! docs/drift.md): the "last messages" phase is the time that adds.
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
@@ -122,6 +127,9 @@ async fn setup(base: &ClientConfig, groups: usize, partitions: usize) {
     {
         r.expect("topic created");
     }
+    if std::env::var("STREAMKEEPER_BENCH_TAIL").as_deref() == Ok("1") {
+        write_tails(base, &names);
+    }
     for g in 0..groups {
         let topic = &names[g % topics];
         let c: BaseConsumer = base
@@ -144,6 +152,37 @@ async fn setup(base: &ClientConfig, groups: usize, partitions: usize) {
     );
 }
 
+/// Three wire-format records (magic byte, schema ID 1, a byte of data) to
+/// every partition of `names`.
+fn write_tails(base: &ClientConfig, names: &[String]) {
+    use rdkafka::producer::{BaseProducer, BaseRecord, Producer};
+    let producer: BaseProducer = base
+        .clone()
+        .set("linger.ms", "20")
+        .create()
+        .expect("producer");
+    let value = [0_u8, 0, 0, 0, 1, 0x02];
+    for n in names {
+        for p in 0..PER_TOPIC as i32 {
+            for _ in 0..3 {
+                let mut record = BaseRecord::<(), _>::to(n).partition(p).payload(&value[..]);
+                while let Err((e, r)) = producer.send(record) {
+                    assert!(
+                        matches!(
+                            e.rdkafka_error_code(),
+                            Some(rdkafka::types::RDKafkaErrorCode::QueueFull)
+                        ),
+                        "{e}"
+                    );
+                    producer.poll(Duration::from_millis(10));
+                    record = r;
+                }
+            }
+        }
+    }
+    producer.flush(Duration::from_secs(60)).expect("flushed");
+}
+
 /// Three rounds of our read, each followed by the script's.
 async fn read_rounds(settings: &ClusterSettings, bootstrap: &str, peer_config: &serde_json::Value) {
     let python = std::env::var("STREAMKEEPER_CONFLUENT_PYTHON")
@@ -155,15 +194,17 @@ async fn read_rounds(settings: &ClusterSettings, bootstrap: &str, peer_config: &
     );
     // Known topics per group, as the routine keeps them between passes.
     let mut known = BTreeMap::new();
+    let tail = std::env::var("STREAMKEEPER_BENCH_TAIL").as_deref() == Ok("1");
+    let mut last_of: BTreeMap<String, Option<i64>> = BTreeMap::new();
     let (mut ours, mut peers) = (Vec::new(), Vec::new());
     for round in 0..3 {
         let s = settings.clone();
         let k = std::mem::take(&mut known);
+        let l = last_of.clone();
         let start = Instant::now();
-        let (r, k) =
-            tokio::task::spawn_blocking(move || (reader::read(&s, &k, &Default::default()), k))
-                .await
-                .expect("join");
+        let (r, k) = tokio::task::spawn_blocking(move || (reader::read(&s, &k, &l), k))
+            .await
+            .expect("join");
         let elapsed = start.elapsed().as_secs_f64();
         let r = r.expect("pass");
         ours.push(elapsed);
@@ -174,6 +215,16 @@ async fn read_rounds(settings: &ClusterSettings, bootstrap: &str, peer_config: &
                 .or_insert_with(std::collections::BTreeSet::new)
                 .extend(g.offsets.keys().map(|(t, _)| t.clone()));
         }
+        if tail {
+            // Every topic's tail, as if never read: each round reads all.
+            last_of = r.topics.iter().map(|t| (t.name.clone(), None)).collect();
+        }
+        let headers: usize = r
+            .topics
+            .iter()
+            .filter_map(|t| t.wire.as_ref())
+            .map(Vec::len)
+            .sum();
         let offsets: usize = r.groups.iter().map(|g| g.offsets.len()).sum();
         let parts: usize = r.topics.iter().map(|t| t.partitions.len()).sum();
         let phases: Vec<String> = r
@@ -182,7 +233,7 @@ async fn read_rounds(settings: &ClusterSettings, bootstrap: &str, peer_config: &
             .map(|(name, took)| format!("{name} {:.3}", took.as_secs_f64()))
             .collect();
         println!(
-            "pass {round}: {:.3} s — {} groups, {offsets} committed offsets, {parts} partitions, {} problems; phases (s): {}; offsets read by {:?}",
+            "pass {round}: {:.3} s — {} groups, {offsets} committed offsets, {parts} partitions, {headers} wire headers, {} problems; phases (s): {}; offsets read by {:?}",
             elapsed,
             r.groups.len(),
             r.problems.len(),

@@ -310,6 +310,7 @@ fn synthetic(topics: &[String], groups: usize, pass: i64, at: chrono::DateTime<U
                     })
                     .collect(),
                 last_message_at: None,
+                wire: None,
             })
             .collect(),
         groups: (0..groups)

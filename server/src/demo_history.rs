@@ -409,6 +409,7 @@ async fn pass(
                 log_end: Some(p.log_end),
             }],
             last_message_at: None,
+            wire: None,
         }],
         groups: p
             .groups

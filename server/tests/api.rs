@@ -613,6 +613,7 @@ fn reading(
                     log_end: Some(log_end),
                 }],
                 last_message_at: None,
+                wire: None,
             })
             .collect(),
         groups: groups

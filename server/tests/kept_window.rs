@@ -45,6 +45,7 @@ fn scenario(n: i64, at: DateTime<Utc>) -> Reading {
             })
             .collect(),
         last_message_at: None,
+        wire: None,
     };
     let group =
         |name: &str, members: usize, offsets: BTreeMap<(String, i32), Option<i64>>| GroupReading {

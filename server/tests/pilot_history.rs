@@ -80,6 +80,7 @@ async fn real_pass(
                 log_end: Some(log_end),
             }],
             last_message_at: None,
+            wire: None,
         }],
         groups: vec![GroupReading {
             name: "late-reader".into(),

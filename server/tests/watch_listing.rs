@@ -38,6 +38,7 @@ fn reading(groups: &[&str], at: DateTime<Utc>, offset: i64) -> Reading {
                     log_end: Some(offset),
                 }],
                 last_message_at: None,
+                wire: None,
             })
             .collect(),
         groups: groups

@@ -26,6 +26,7 @@ pub mod breaks;
 pub mod check;
 pub mod downstream;
 pub mod fields;
+pub mod drift;
 pub mod hygiene;
 #[cfg(feature = "schema")]
 pub mod json;
@@ -36,6 +37,7 @@ pub mod reader;
 pub mod report;
 pub mod subject;
 pub mod verdict;
+pub mod wire;
 
 pub use verdict::Verdict;
 

@@ -334,6 +334,10 @@ pub struct SubjectSummary {
     pub schema_type: SchemaType,
     /// Its own level; `None` follows the registry's global level.
     pub level: Option<Mode>,
+    /// For a topic's value subject: which versions its producers write
+    /// now, read off the wire ("producers write v3 (latest v4)"); `None`
+    /// before its records were read (docs/drift.md).
+    pub producers_write: Option<String>,
 }
 
 /// A registry's subjects as the hygiene routine last read them (every

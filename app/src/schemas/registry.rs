@@ -168,6 +168,7 @@ fn SubjectsView(r: crate::schemas::model::RegistrySubjects, sort: Option<String>
             {header("Versions", SubjectColumn::Versions)}
             {header("Latest", SubjectColumn::Latest)}
             {header("Level", SubjectColumn::Level)}
+            <th scope="col">"Producers write"</th>
         </tr>
     };
     view! {
@@ -191,6 +192,7 @@ fn SubjectsView(r: crate::schemas::model::RegistrySubjects, sort: Option<String>
                             <td>{s.versions.iter().map(u32::to_string).collect::<Vec<_>>().join(", ")}</td>
                             <td>{format!("{} · id {}", s.schema_type.as_str(), s.latest_id)}</td>
                             <td>{s.level.map_or(format!("{global} (global)"), |m| m.as_str().to_string())}</td>
+                            <td data-testid="producers-write">{s.producers_write.clone().unwrap_or_default()}</td>
                         </tr>
                     }
                 }).collect_view()}

@@ -8,6 +8,7 @@ pub mod api;
 mod check;
 pub mod cli;
 pub mod downstream;
+mod drift;
 mod history;
 mod registry;
 pub mod routine;
@@ -471,9 +472,12 @@ impl streamkeeper_app::port::Schemas for SchemaService {
         let (rows, total) =
             store::subjects_page(&self.pool, cluster_id, search.as_deref(), order, page).await?;
         let number = |n: i32| u32::try_from(n).unwrap_or_default();
+        let names: Vec<String> = rows.iter().map(|r| r.subject.clone()).collect();
+        let mut writes = store::producers_write(&self.pool, cluster_id, &names).await?;
         let items = rows
             .into_iter()
             .map(|r| SubjectSummary {
+                producers_write: writes.remove(&r.subject),
                 name: r.subject,
                 versions: r.versions.into_iter().map(number).collect(),
                 latest_id: number(r.latest_id),

@@ -3,7 +3,8 @@
 //! and level (stored for the subjects screen), compare them with
 //! the cluster's topics and the catalog (`streamkeeper::schemas::hygiene`),
 //! store the findings, and flag unregistered Tier 1 and Tier 2 streams to
-//! their owners. Only reads the registry. A registry that cannot be read
+//! their owners; then places what each stream's producers write against
+//! the registry (schema drift, `schemas::drift`). Only reads the registry. A registry that cannot be read
 //! keeps its last findings, subjects and flags, and says why.
 
 use async_trait::async_trait;
@@ -140,6 +141,7 @@ async fn read(
         })
         .collect();
     judge::reconcile(pool, cluster, observed, &evaluated).await?;
+    super::drift::judge(pool, &registry, cluster).await?;
     Ok(found)
 }
 

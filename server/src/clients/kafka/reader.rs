@@ -19,6 +19,8 @@ use rdkafka::message::Message;
 use rdkafka::{Offset, TopicPartitionList};
 use std::collections::{BTreeMap, BTreeSet};
 use std::time::{Duration, Instant};
+use streamkeeper::schemas::drift::{Evidence, WireRecord};
+use streamkeeper::schemas::wire as wire_format;
 use streamkeeper::watch::consumer_protocol::assigned_partitions;
 use streamkeeper::watch::health::PartitionMeta;
 use streamkeeper::watch::lag::consumed::Assignments;
@@ -47,6 +49,10 @@ pub struct TopicReading {
     /// The timestamp of its newest record, when this pass read it (see
     /// [`read`]'s `last_of`).
     pub last_message_at: Option<DateTime<Utc>>,
+    /// The wire-format headers of the records read back from each
+    /// partition's end with it (tombstones aside): only the header, never
+    /// the payload. `None` when the tail was not read (or not in time).
+    pub wire: Option<Vec<WireRecord>>,
 }
 
 impl TopicReading {
@@ -179,6 +185,7 @@ pub fn read_watched(
                 })
                 .collect(),
             last_message_at: None,
+            wire: None,
         })
         .collect();
     topics.sort_by(|a, b| a.name.cmp(&b.name));
@@ -504,8 +511,10 @@ fn offsets_at(
 /// offset may be a transaction marker, which is never delivered.
 const TAIL: i64 = 3;
 
-/// Reads the timestamp of the newest record of each topic in `last_of`
-/// whose log end moved since it was read (or that was never read): a
+/// Reads the timestamp of the newest record of each topic in `last_of`,
+/// and the wire-format header of each record read (the first bytes of its
+/// value: the payload itself is neither decoded nor kept), of the topics
+/// whose log end moved since it was read (or that were never read): a
 /// consumer assigned to each partition a few records before its end, so
 /// it joins nothing and commits nothing. A partition is done
 /// when its position reaches the end; a topic gets the newest time over
@@ -556,16 +565,45 @@ fn read_last_messages(
     consumer.assign(&tpl).map_err(|e| describe(&e))?;
     let deadline = std::time::Instant::now() + settings.timeout;
     let mut newest: BTreeMap<(String, i32), i64> = BTreeMap::new();
+    let mut headers: BTreeMap<String, Vec<WireRecord>> = BTreeMap::new();
     let mut pending: BTreeSet<(String, i32)> = ends.keys().cloned().collect();
+    // Positions are asked for all assigned partitions at once: on every
+    // record that is quadratic in partitions (10,000 partitions' tails
+    // took the whole timeout), so only when idle or every so often.
+    let mut positions_at = std::time::Instant::now();
     while !pending.is_empty() && std::time::Instant::now() < deadline {
-        if let Some(Ok(m)) = consumer.poll(std::time::Duration::from_millis(100))
-            && let Some(ms) = m.timestamp().to_millis()
-        {
+        let polled = consumer.poll(std::time::Duration::from_millis(100));
+        let idle = polled.is_none();
+        if let Some(Ok(m)) = polled {
+            let at_ms = m.timestamp().to_millis();
             let key = (m.topic().to_string(), m.partition());
-            let e = newest.entry(key).or_insert(ms);
-            *e = (*e).max(ms);
+            if ends.get(&key).is_some_and(|end| m.offset() + 1 >= *end) {
+                pending.remove(&key);
+            }
+            if let Some(ms) = at_ms {
+                let e = newest.entry(key).or_insert(ms);
+                *e = (*e).max(ms);
+            }
+            // A tombstone (no value) carries no header to read.
+            if let Some(value) = m.payload() {
+                headers
+                    .entry(m.topic().to_string())
+                    .or_default()
+                    .push(WireRecord {
+                        at: Evidence {
+                            partition: m.partition(),
+                            offset: m.offset(),
+                            at_ms,
+                        },
+                        header: wire_format::read(value),
+                    });
+            }
         }
         // Positions pass markers that are never delivered.
+        if !idle && positions_at.elapsed() < std::time::Duration::from_millis(250) {
+            continue;
+        }
+        positions_at = std::time::Instant::now();
         if let Ok(positions) = consumer.position() {
             for e in positions.elements() {
                 let key = (e.topic().to_string(), e.partition());
@@ -587,6 +625,7 @@ fn read_last_messages(
             .filter_map(|k| newest.get(*k))
             .max()
             .and_then(|ms| DateTime::from_timestamp_millis(*ms));
+        t.wire = Some(headers.remove(&t.name).unwrap_or_default());
     }
     Ok(())
 }

@@ -3,6 +3,7 @@
 
 mod catalog;
 pub mod samples;
+mod wire;
 
 pub use catalog::*;
 
@@ -253,9 +254,9 @@ pub async fn known_topics(
         .collect())
 }
 
-/// The topics whose newest record's time a pass reads (those whose stream
-/// expects a message every so often), with the log-end total it was last
-/// read at.
+/// The topics whose newest record's time and wire-format headers a pass
+/// reads (every stream's: the headers say which schemas its producers
+/// write, see docs/drift.md), with the log-end total it was last read at.
 pub async fn last_message_targets(
     pool: &PgPool,
     cluster_id: i64,
@@ -263,7 +264,7 @@ pub async fn last_message_targets(
     let rows: Vec<(String, Option<i64>)> = sqlx::query_as(
         "SELECT s.topic, t.last_message_total FROM streams s
          LEFT JOIN topics t ON t.cluster_id = s.cluster_id AND t.name = s.topic
-         WHERE s.cluster_id = $1 AND s.expected_interval_s IS NOT NULL",
+         WHERE s.cluster_id = $1",
     )
     .bind(cluster_id)
     .fetch_all(pool)
@@ -381,6 +382,7 @@ pub async fn record_reading(pool: &PgPool, cluster_id: i64, r: &Reading) -> Resu
         .await?;
     }
     upsert_topics(&mut tx, cluster_id, r).await?;
+    wire::replace_wire(&mut tx, cluster_id, r).await?;
     samples::insert(&mut tx, cluster_id, pass_id, r.finished, &rows).await?;
     tx.commit().await?;
     Ok(Stored {

@@ -1,5 +1,8 @@
 //! Schema registries, the catalog's schemas and compatibility checks.
 
+mod drift;
+pub use drift::{DriftRow, producers_write, record_drift, value_subjects, wire_writes};
+
 use crate::platform::errors::Db;
 use chrono::{DateTime, Utc};
 use sqlx::types::Json;

@@ -25,8 +25,8 @@ pub mod breaks;
 #[cfg(feature = "schema")]
 pub mod check;
 pub mod downstream;
-pub mod fields;
 pub mod drift;
+pub mod fields;
 pub mod hygiene;
 #[cfg(feature = "schema")]
 pub mod json;

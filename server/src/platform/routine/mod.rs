@@ -494,6 +494,8 @@ async fn keep(
     let mut held: Option<Duration> = None;
     // Since when this replica, at its share, has left the target to others.
     let mut declined: Option<Instant> = None;
+    // When the lease of a target this replica handed over lapses.
+    let mut handed: Option<Instant> = None;
     loop {
         // Until the next run or a request; a holder keeps its lease alive meanwhile.
         let mut asked = false;
@@ -551,6 +553,15 @@ async fn keep(
         }
         if spec.lease == Lease::Exclusive {
             let ttl = lease_ttl(every);
+            // A target handed over is left to the others until a little
+            // after its lease lapses; taken back only if nobody took it.
+            if let Some(back) = handed.map(|at| at + ttl / 4) {
+                if Instant::now() < back {
+                    next = Some(back);
+                    continue;
+                }
+                handed = None;
+            }
             if let Some(wait) = over_share(&shared, spec.name, target, ttl, &mut declined).await {
                 next = Some(Instant::now() + wait);
                 continue;
@@ -611,19 +622,23 @@ async fn keep(
             }
         }
         last = Some(started);
+        let began = Instant::now();
         run_once(&shared, &*routine, spec, target, every, gap, &cancel).await;
-        if held.is_some() && shed(&shared, spec.name, target).await {
+        let rest = every.saturating_sub(began.elapsed());
+        if held.is_some() && shed(&shared, spec.name, target, rest).await {
             held = None;
+            handed = Some(Instant::now() + rest);
         }
     }
 }
 
 /// How long to wait before looking again when this replica holds its fair
-/// share of `routine` already and `target` is not one of them: a replica
-/// with less work takes it at its next look. Only for so long: a target
-/// nobody took for a lease's life (the view is a heartbeat old, or the
-/// others are full) is taken anyway, since an unsampled cluster is worse
-/// than an uneven share.
+/// share of `routine` already and `target` is not one of them: while
+/// another replica holds it, until its lease lapses; while it is free, a
+/// replica with less work takes it at its next look. Only for so long: a
+/// target left free for a lease's life (the view is a heartbeat old, or
+/// the others are full) is taken anyway, since an unsampled cluster is
+/// worse than an uneven share.
 async fn over_share(
     shared: &Shared,
     routine: &'static str,
@@ -638,6 +653,10 @@ async fn over_share(
         *declined = None;
         return None;
     }
+    if let Ok(Some(left)) = store::replicas::lease_left(&shared.pool, routine, id).await {
+        *declined = None;
+        return Some(left + Duration::from_millis(100));
+    }
     let since = *declined.get_or_insert_with(Instant::now);
     if since.elapsed() >= ttl {
         tracing::info!(
@@ -648,21 +667,25 @@ async fn over_share(
         *declined = None;
         return None;
     }
-    Some(ttl / 2)
+    Some(ttl / 4)
 }
 
-/// After a run, gives `target` up when this replica holds more than the
-/// replicas' spread allows, so one with less work takes it at its next look
-/// (within a lease's life: the cluster misses no interval, and the run
-/// here has ended, so it is never sampled twice at once). True when given up.
-async fn shed(shared: &Shared, routine: &'static str, target: Target) -> bool {
+/// After a run, hands `target` over when this replica holds more than the
+/// replicas' spread allows: its lease lapses when the next run is due
+/// (`rest` from now), and a replica with less work takes it then, so the
+/// cluster is sampled an interval after this run — never twice at once,
+/// nor twice within an interval, nor skipped. True when handed over.
+async fn shed(shared: &Shared, routine: &'static str, target: Target, rest: Duration) -> bool {
     let Target::Cluster(id) = target else {
         return false;
     };
+    // One decision at a time: targets whose runs end together would
+    // otherwise each count the others as still held and all go.
+    let _one = shared.shares.deciding().await;
     if !shared.shares.should_shed(&shared.pool, routine).await {
         return false;
     }
-    match store::replicas::release_one(&shared.pool, routine, id, &shared.holder).await {
+    match store::replicas::hand_over(&shared.pool, routine, id, &shared.holder, rest).await {
         Ok(released) => {
             shared.shares.holds(routine, id, false);
             if released {

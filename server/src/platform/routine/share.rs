@@ -40,6 +40,8 @@ pub(super) struct Shares {
     view: RwLock<Option<View>>,
     /// routine → the clusters this replica holds its lease for.
     mine: Mutex<HashMap<&'static str, HashSet<i64>>>,
+    /// Held while deciding whether to give a cluster up.
+    deciding: tokio::sync::Mutex<()>,
 }
 
 impl Shares {
@@ -48,7 +50,13 @@ impl Shares {
             holder,
             view: RwLock::new(None),
             mine: Mutex::default(),
+            deciding: tokio::sync::Mutex::default(),
         }
+    }
+
+    /// One give-up decision at a time, its outcome recorded before the next.
+    pub async fn deciding(&self) -> tokio::sync::MutexGuard<'_, ()> {
+        self.deciding.lock().await
     }
 
     /// Writes the heartbeat and reads the others': one poll's share work.

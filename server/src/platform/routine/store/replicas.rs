@@ -84,19 +84,44 @@ pub async fn targets(pool: &PgPool) -> Result<i64, sqlx::Error> {
     .await
 }
 
-/// Gives up one lease of `holder`, after its run, so a replica with less
-/// work takes the cluster at its next look.
-pub async fn release_one(
+/// How long the live lease of `routine` on `cluster` has left, whoever
+/// holds it; none when it has lapsed or was never taken.
+pub async fn lease_left(
+    pool: &PgPool,
+    routine: &str,
+    cluster_id: i64,
+) -> Result<Option<Duration>, sqlx::Error> {
+    let left: Option<f64> = sqlx::query_scalar(
+        "SELECT EXTRACT(EPOCH FROM expires_at - now())::float8 FROM routine_leases
+          WHERE routine = $1 AND cluster_id = $2 AND expires_at > now()",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .fetch_optional(pool)
+    .await?;
+    Ok(left.map(|s| Duration::from_secs_f64(s.max(0.0))))
+}
+
+/// Hands one lease of `holder` over, after its run: it lapses `after` from
+/// now (when the holder's next run would be due), so a replica with less
+/// work takes the cluster then and runs it an interval after the last run,
+/// not at once.
+pub async fn hand_over(
     pool: &PgPool,
     routine: &str,
     cluster_id: i64,
     holder: &str,
+    after: Duration,
 ) -> Result<bool, sqlx::Error> {
-    sqlx::query("DELETE FROM routine_leases WHERE routine = $1 AND cluster_id = $2 AND holder = $3")
-        .bind(routine)
-        .bind(cluster_id)
-        .bind(holder)
-        .execute(pool)
-        .await
-        .map(|r| r.rows_affected() == 1)
+    sqlx::query(
+        "UPDATE routine_leases SET expires_at = now() + make_interval(secs => $4)
+          WHERE routine = $1 AND cluster_id = $2 AND holder = $3",
+    )
+    .bind(routine)
+    .bind(cluster_id)
+    .bind(holder)
+    .bind(after.as_secs_f64())
+    .execute(pool)
+    .await
+    .map(|r| r.rows_affected() == 1)
 }

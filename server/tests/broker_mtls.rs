@@ -85,8 +85,7 @@ async fn a_client_certificate_by_reference_reads_and_samples_through_mutual_tls(
 /// test and the fast read say the broker refused the client certificate,
 /// in the same words, with no key in what is said.
 #[tokio::test]
-async fn a_refused_client_certificate_is_said_plainly_by_the_connection_test_and_the_fast_read()
-{
+async fn a_refused_client_certificate_is_said_plainly_by_the_connection_test_and_the_fast_read() {
     let creds = Creds::new("mtls-bad");
     for name in [Some("rogue"), None] {
         let s = creds.mtls(name);
@@ -140,35 +139,30 @@ async fn a_refused_client_certificate_is_an_audited_refused_sign_in_never_zeros(
     assert_eq!(audited[0]["cause"], "client_certificate");
 }
 
-/// `streamkeeper kafka lag` and `kafka check` with `--client-cert` and
-/// `--client-key`: the lag read with the test CA's client certificate;
-/// the other CA's refused, said after `why:`, exit status 2.
+/// `streamkeeper kafka lag` with `--client-cert` and `--client-key`: the
+/// lag read with the test CA's client certificate. (`kafka check` says a
+/// refusal with the connection test's explanation, tested above: a
+/// refused certificate costs it two timeouts, 20 s.)
 #[test]
-fn kafka_lag_and_check_with_a_client_certificate() {
+fn kafka_lag_with_a_client_certificate() {
     let creds = Creds::new("mtls-cli");
     let at = |file: &str| format!("file:{}", certs().join(file).display());
     let bootstrap = env("STREAMKEEPER_TEST_MTLS_BOOTSTRAP");
-    let run = |command: &str, name: &str| {
-        let (cert, key) = (at(&format!("{name}.pem")), at(&format!("{name}.key")));
-        let args = [
-            "kafka",
-            command,
-            "--bootstrap",
-            &bootstrap,
-            "--security-protocol",
-            "SSL",
-            "--ca",
-            &at("ca.pem"),
-            "--client-cert",
-            &cert,
-            "--client-key",
-            &key,
-        ];
-        cli(&creds, "PRIVATE KEY", &args)
-    };
-    let (code, said) = run("lag", "client");
+    let (cert, key) = (at("client.pem"), at("client.key"));
+    let args = [
+        "kafka",
+        "lag",
+        "--bootstrap",
+        &bootstrap,
+        "--security-protocol",
+        "SSL",
+        "--ca",
+        &at("ca.pem"),
+        "--client-cert",
+        &cert,
+        "--client-key",
+        &key,
+    ];
+    let (code, said) = cli(&creds, "PRIVATE KEY", &args);
     assert_eq!(code, Some(0), "{said}");
-    let (code, said) = run("check", "rogue");
-    assert_eq!(code, Some(2), "{said}");
-    assert!(said.contains(&format!("why: {REFUSED}")), "{said}");
 }

@@ -417,6 +417,31 @@ mod tests {
             ]),
             Unreachable::Mechanism
         );
+        // A broker that got a client certificate it does not trust (alert
+        // 48, OpenSSL's words), and, recorded from stunnel requiring one
+        // (broker_mtls.rs), none: librdkafka sends none when the broker
+        // asks for another CA's.
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:46763/bootstrap: Receive failed: ssl/record/rec_layer_s3.c:918:ssl3_read_bytes error:0A000418:SSL routines::tlsv1 alert unknown ca: SSL alert number 48 (after 0ms in state APIVERSION_QUERY)"
+            ]),
+            Unreachable::ClientCertificate
+        );
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:46763/bootstrap: Receive failed: ssl/record/rec_layer_s3.c:918:ssl3_read_bytes error:0A00045C:SSL routines::tlsv13 alert certificate required: SSL alert number 116 (after 0ms in state APIVERSION_QUERY)"
+            ]),
+            Unreachable::ClientCertificate
+        );
+        // Refusing the broker's certificate is not the broker refusing ours.
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:9093/bootstrap: SSL handshake failed: error:0A000086:SSL routines::tls_post_process_server_certificate:certificate verify failed: broker certificate could not be verified"
+            ]),
+            Unreachable::Tls
+        );
+        assert!(Unreachable::ClientCertificate.is_refused_identity());
+        assert!(!Unreachable::TlsUntrusted.is_refused_identity());
     }
 
     #[test]

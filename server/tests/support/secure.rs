@@ -16,11 +16,11 @@ use std::time::Duration;
 use streamkeeper::platform::credential::CredentialPolicy;
 use streamkeeper::watch::lag::offset::{OffsetLag, offset_lag};
 use streamkeeper::watch::reach::Unreachable;
+use streamkeeper_server::clients::kafka::reader::OffsetsBy;
 use streamkeeper_server::clients::kafka::settings::{
     ClientCert, ClusterSettings, Protocol, SecretRef,
 };
 use streamkeeper_server::clients::kafka::wire::{self, WireError};
-use streamkeeper_server::clients::kafka::reader::OffsetsBy;
 use streamkeeper_server::clients::kafka::{group_offsets, probe, reader};
 
 use super::kafka::{commit_at, topic_at};
@@ -109,8 +109,14 @@ impl Creds {
     pub fn mtls(&self, name: Option<&str>) -> ClusterSettings {
         let mut s = self.tls(&env("STREAMKEEPER_TEST_MTLS_BOOTSTRAP"), true);
         s.client_cert = name.map(|n| ClientCert {
-            cert: self.secret(&format!("file:{}", certs().join(format!("{n}.pem")).display())),
-            key: self.secret(&format!("file:{}", certs().join(format!("{n}.key")).display())),
+            cert: self.secret(&format!(
+                "file:{}",
+                certs().join(format!("{n}.pem")).display()
+            )),
+            key: self.secret(&format!(
+                "file:{}",
+                certs().join(format!("{n}.key")).display()
+            )),
         });
         s
     }
@@ -121,7 +127,6 @@ impl Drop for Creds {
         let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
-
 
 /// How a test's servers and fixtures reach a broker: the cluster's
 /// connection (its credentials by reference), the directories those
@@ -261,7 +266,6 @@ pub async fn exact_lag(s: &ClusterSettings, name: &str) {
     assert_eq!(lag(2), OffsetLag::NoCommit);
 }
 
-
 /// The connection test's explanation of a failed attempt: the cause and
 /// its sentence, and everything said, none of it holding `secret`.
 pub async fn explained(s: &ClusterSettings, secret: &str) -> (Unreachable, String) {
@@ -276,7 +280,6 @@ pub async fn explained(s: &ClusterSettings, secret: &str) -> (Unreachable, Strin
     }
     (why, sentence)
 }
-
 
 /// The fast read's first request to `s`'s first bootstrap server.
 pub async fn wire_refusal(s: &ClusterSettings) -> WireError {

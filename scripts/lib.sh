@@ -252,6 +252,13 @@ ensure_alertmanager() {
     || apt_install prometheus-alertmanager
 }
 
+# stunnel (Debian's stunnel4) stands in front of a plaintext nisshi
+# listener and requires a client certificate: nisshi cannot ask for one,
+# so mutual TLS is tested through it (server/tests/broker_mtls.rs).
+ensure_stunnel() {
+  command -v stunnel4 >/dev/null || apt_install stunnel4
+}
+
 ensure_chromium() {
   [ -x /usr/bin/chromium ] || apt_install chromium
 }
@@ -316,24 +323,63 @@ start_broker() {
 # another name only, broker-1.example (DIR/other.pem, DIR/other.key), so a
 # client connecting to 127.0.0.1 meets a hostname mismatch, and one for
 # 127.0.0.1 that expired the day it was made (DIR/expired.pem, DIR/expired.key:
-# `-days -1` puts its end a day before its start).
+# `-days -1` puts its end a day before its start). For mutual TLS: a client
+# certificate the CA signed (DIR/client.pem, DIR/client.key), and one
+# signed by another CA (DIR/rogue-ca.pem) that the brokers do not trust
+# (DIR/rogue.pem, DIR/rogue.key).
 make_test_certs() {
-  local dir=$1 name days san
+  local dir=$1 name days san ca
   mkdir -p "$dir"
-  openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=streamkeeper test CA" \
-    -keyout "$dir/ca.key" -out "$dir/ca.pem" 2>/dev/null || die "openssl could not make the test CA"
-  while read -r name days san; do
+  for ca in ca rogue-ca; do
+    openssl req -x509 -newkey rsa:2048 -nodes -days 7 -subj "/CN=streamkeeper test $ca" \
+      -keyout "$dir/$ca.key" -out "$dir/$ca.pem" 2>/dev/null || die "openssl could not make the test $ca"
+  done
+  while read -r name days san ca; do
     openssl req -newkey rsa:2048 -nodes -subj "/CN=${san#*:}" \
       -keyout "$dir/$name.key" -out "$dir/$name.csr" 2>/dev/null \
-      && openssl x509 -req -in "$dir/$name.csr" -CA "$dir/ca.pem" -CAkey "$dir/ca.key" \
+      && openssl x509 -req -in "$dir/$name.csr" -CA "$dir/$ca.pem" -CAkey "$dir/$ca.key" \
         -CAcreateserial -days "$days" -extfile <(printf 'subjectAltName=%s\n' "$san") \
         -out "$dir/$name.pem" 2>/dev/null \
       || die "openssl could not make the $name certificate"
   done <<'CERTS'
-broker 7 IP:127.0.0.1
-other 7 DNS:broker-1.example
-expired -1 IP:127.0.0.1
+broker 7 IP:127.0.0.1 ca
+other 7 DNS:broker-1.example ca
+expired -1 IP:127.0.0.1 ca
+client 7 DNS:streamkeeper.test ca
+rogue 7 DNS:streamkeeper.test rogue-ca
 CERTS
+}
+
+# start_mtls_broker PORT LOGFILE CERTDIR: a broker reached over mutual TLS
+# at PORT: stunnel takes TLS there with CERTDIR/broker.pem, requires a
+# client certificate signed by CERTDIR/ca.pem, and passes the plain bytes
+# to a nisshi on a loopback port of its own, which advertises PORT so
+# clients come back through stunnel. Prints both pids.
+start_mtls_broker() {
+  local port=$1 logf=$2 dir=$3 inner pid conf tunnel
+  inner=$(free_port)
+  nisshi broker --listener-url "tcp://127.0.0.1:$inner" \
+    --advertised-listener-url "tcp://127.0.0.1:$port" >"$logf" 2>&1 &
+  pid=$!
+  wait_port "$inner" 20 || { cat "$logf" >&2; die "the mTLS broker did not start"; }
+  conf="$logf.stunnel.conf"
+  cat >"$conf" <<CONF
+foreground = yes
+pid =
+output = $logf.stunnel
+[kafka]
+accept = 127.0.0.1:$port
+connect = 127.0.0.1:$inner
+cert = $dir/broker.pem
+key = $dir/broker.key
+CAfile = $dir/ca.pem
+verifyChain = yes
+requireCert = yes
+CONF
+  stunnel4 "$conf" >/dev/null 2>&1 &
+  tunnel=$!
+  wait_port "$port" 20 || { kill "$pid" "$tunnel"; cat "$logf.stunnel" >&2; die "stunnel did not start"; }
+  echo "$pid $tunnel"
 }
 
 # start_tls_broker PORT LOGFILE CERTDIR [CERT]: a broker whose listener

@@ -4,14 +4,15 @@
 //! server is killed (-9) mid-stream and started again, and every event is
 //! stored exactly once; records that are not events are noted and skipped
 //! without holding up their partition; a replay of the same events stores
-//! nothing. Runs its own nisshi broker (scripts/test installs it) and needs
+//! nothing. On a plaintext nisshi broker of its own (scripts/test installs
+//! it), and again on the TLS + SCRAM broker scripts/test starts
+//! (support::secure), the producer and the server signing in there. Needs
 //! `ensure_openlineage` (SK_OPENLINEAGE_PYTHON).
 
 mod support;
 
 use rdkafka::admin::{AdminClient, AdminOptions, NewTopic, TopicReplication};
 use rdkafka::client::DefaultClientContext;
-use rdkafka::config::ClientConfig;
 use rdkafka::consumer::{BaseConsumer, Consumer};
 use rdkafka::producer::{FutureProducer, FutureRecord};
 use rdkafka::{Offset, TopicPartitionList};
@@ -20,8 +21,8 @@ use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 use support::kafka::{Broker, free_port};
+use support::secure::{Creds, Reach};
 
-const TOPIC: &str = "openlineage.events";
 const PARTITIONS: i32 = 3;
 
 fn url_of(pool: &PgPool) -> String {
@@ -43,16 +44,21 @@ struct Server {
 }
 
 impl Server {
-    async fn start(pool: &PgPool, name: &str) -> Self {
+    /// With `cred_dirs` as its credential directories (STREAMKEEPER_CRED_DIRS;
+    /// empty: the default).
+    async fn start(pool: &PgPool, name: &str, cred_dirs: &str) -> Self {
         let port = free_port();
         let log = std::env::temp_dir().join(format!(
             "streamkeeper-lineage-kafka-{}-{name}.log",
             std::process::id()
         ));
         let out = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
-            .arg("serve")
-            .env_clear()
+        let mut command = Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
+        command.arg("serve").env_clear();
+        if !cred_dirs.is_empty() {
+            command.env("STREAMKEEPER_CRED_DIRS", cred_dirs);
+        }
+        let child = command
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("DATABASE_URL", url_of(pool))
             .env("STREAMKEEPER_BIND", format!("127.0.0.1:{port}"))
@@ -101,24 +107,34 @@ fn openlineage_python() -> String {
     })
 }
 
-/// Emits events `first..first + count` with the real client's Kafka
-/// transport, `pause` apart.
-async fn emit(bootstrap: &str, first: u32, count: u32, pause: f32) {
+/// Emits events `first..first + count` to `topic` with the real client's
+/// Kafka transport, `pause` apart, configured as `reach` says.
+async fn emit(reach: &Reach, topic: &str, first: u32, count: u32, pause: f32) {
     let python = openlineage_python();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/support/openlineage_kafka.py"
     );
+    let config: serde_json::Map<String, serde_json::Value> = reach
+        .producer
+        .iter()
+        .map(|(k, v)| ((*k).to_string(), v.clone().into()))
+        .collect();
+    let config = serde_json::Value::Object(config).to_string();
     let args = [
         script.to_string(),
-        bootstrap.to_string(),
-        TOPIC.to_string(),
+        reach.bootstrap.clone(),
+        topic.to_string(),
         count.to_string(),
         first.to_string(),
         pause.to_string(),
     ];
     let out = tokio::task::spawn_blocking(move || {
-        Command::new(&python).args(args).output().unwrap_or_else(|e| {
+        Command::new(&python)
+            .args(args)
+            .env("SK_OL_KAFKA_CONFIG", config)
+            .output()
+            .unwrap_or_else(|e| {
             panic!("{python} (openlineage-python 1.54 with confluent-kafka; scripts/lib.sh ensure_openlineage): {e}")
         })
     })
@@ -143,26 +159,26 @@ async fn events(pool: &PgPool) -> i64 {
         .expect("count")
 }
 
-/// Whether the group has committed every partition up to its end.
-fn all_committed(bootstrap: &str) -> bool {
-    let c: BaseConsumer = ClientConfig::new()
-        .set("bootstrap.servers", bootstrap)
+/// Whether the group has committed every partition of `topic` up to its end.
+fn all_committed(reach: &Reach, topic: &str) -> bool {
+    let c: BaseConsumer = reach
+        .fixtures()
         .set("group.id", "streamkeeper-lineage")
         .create()
         .expect("consumer");
     let mut tpl = TopicPartitionList::new();
     for p in 0..PARTITIONS {
-        tpl.add_partition(TOPIC, p);
+        tpl.add_partition(topic, p);
     }
     let Ok(committed) = c.committed_offsets(tpl, Duration::from_secs(5)) else {
         return false;
     };
     (0..PARTITIONS).all(|p| {
-        let Ok((_, high)) = c.fetch_watermarks(TOPIC, p, Duration::from_secs(5)) else {
+        let Ok((_, high)) = c.fetch_watermarks(topic, p, Duration::from_secs(5)) else {
             return false;
         };
         let at = committed
-            .find_partition(TOPIC, p)
+            .find_partition(topic, p)
             .map(|e| e.offset())
             .unwrap_or(Offset::Invalid);
         match at {
@@ -188,14 +204,26 @@ async fn wait_for(what: &str, server: &Server, mut done: impl AsyncFnMut() -> bo
 async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPool) {
     let port = free_port();
     let _broker = Broker::start(port);
-    let bootstrap = format!("127.0.0.1:{port}");
-    let admin: AdminClient<DefaultClientContext> = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .create()
-        .expect("admin");
+    exactly_once_across_a_kill(&pool, &Reach::plaintext(&format!("127.0.0.1:{port}"))).await;
+}
+
+/// The same on the TLS + SCRAM-SHA-512 broker: the producer and the
+/// server sign in there, the server with the references it reads itself.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn on_the_scram_broker_events_are_stored_exactly_once_across_a_kill(pool: PgPool) {
+    let creds = Creds::new("lineage");
+    exactly_once_across_a_kill(&pool, &Reach::scram(&creds)).await;
+}
+
+/// The scenario on `reach`'s broker, its topic named for this run (the
+/// secured broker is shared by the tests of a run).
+async fn exactly_once_across_a_kill(pool: &PgPool, reach: &Reach) {
+    let pool = pool.clone();
+    let topic = &format!("openlineage.events-{}", std::process::id());
+    let admin: AdminClient<DefaultClientContext> = reach.fixtures().create().expect("admin");
     for r in admin
         .create_topics(
-            &[NewTopic::new(TOPIC, PARTITIONS, TopicReplication::Fixed(1))],
+            &[NewTopic::new(topic, PARTITIONS, TopicReplication::Fixed(1))],
             &AdminOptions::new().operation_timeout(Some(Duration::from_secs(10))),
         )
         .await
@@ -203,13 +231,7 @@ async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPo
     {
         r.expect("created");
     }
-    let cluster: i64 = sqlx::query_scalar(
-        "INSERT INTO clusters (name, bootstrap, interval_s) VALUES ('local', $1, 60) RETURNING id",
-    )
-    .bind(&bootstrap)
-    .fetch_one(&pool)
-    .await
-    .expect("cluster");
+    let cluster = reach.cluster(&pool, "local", 60).await;
     // Opt-in, as `cluster apply` sets it from the clusters file.
     let clusters = streamkeeper_server::watch::ClusterService::new(
         pool.clone(),
@@ -233,40 +255,36 @@ async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPo
         .set_lineage_topics(
             &who,
             "test",
-            vec![("local".into(), Some(TOPIC.into()))],
+            vec![("local".into(), Some(topic.clone()))],
             false,
         )
         .await
         .expect("set");
     assert_eq!(set, ["local"]);
 
-    let mut server = Server::start(&pool, "first").await;
+    let mut server = Server::start(&pool, "first", &reach.cred_dirs).await;
     // Once it reads (it has joined the group), it is killed while the
     // producer is still sending.
-    emit(&bootstrap, 0, 5, 0.0).await;
+    emit(reach, topic, 0, 5, 0.0).await;
     wait_for("the first events", &server, async || {
         events(&pool).await == 5
     })
     .await;
-    let sending = tokio::spawn({
-        let bootstrap = bootstrap.clone();
-        async move { emit(&bootstrap, 5, 145, 0.01).await }
-    });
-    wait_for("more events", &server, async || events(&pool).await >= 8).await;
-    server.kill();
-    let before = events(&pool).await;
-    sending.await.expect("the producer");
+    let sending = emit(reach, topic, 5, 145, 0.01);
+    let killed = async {
+        wait_for("more events", &server, async || events(&pool).await >= 8).await;
+        server.kill();
+        events(&pool).await
+    };
+    let ((), before) = tokio::join!(sending, killed);
     assert!(before < 150, "killed mid-stream ({before} of 150 stored)");
 
     // While it is down: records that are not events, and more events.
-    let producer: FutureProducer = ClientConfig::new()
-        .set("bootstrap.servers", &bootstrap)
-        .create()
-        .expect("producer");
+    let producer: FutureProducer = reach.fixtures().create().expect("producer");
     for (partition, payload) in [(0, &b"{\"eventTime\":"[..]), (1, &b"[1, 2]"[..])] {
         producer
             .send(
-                FutureRecord::<(), _>::to(TOPIC)
+                FutureRecord::<(), _>::to(topic)
                     .partition(partition)
                     .payload(payload),
                 Duration::from_secs(10),
@@ -275,11 +293,11 @@ async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPo
             .map_err(|(e, _)| e)
             .expect("delivered");
     }
-    emit(&bootstrap, 150, 20, 0.0).await;
+    emit(reach, topic, 150, 20, 0.0).await;
 
-    let server = Server::start(&pool, "again").await;
+    let server = Server::start(&pool, "again", &reach.cred_dirs).await;
     wait_for("every record committed", &server, async || {
-        events(&pool).await == 170 && all_committed(&bootstrap)
+        events(&pool).await == 170 && all_committed(reach, topic)
     })
     .await;
     // Exactly once: 170 events, none twice, nothing lost.
@@ -322,9 +340,9 @@ async fn kafka_transport_events_are_stored_exactly_once_across_a_kill(pool: PgPo
     assert_eq!(readers, 7);
 
     // A producer's replay of events already stored stores nothing.
-    emit(&bootstrap, 0, 10, 0.0).await;
+    emit(reach, topic, 0, 10, 0.0).await;
     wait_for("the replay committed", &server, async || {
-        all_committed(&bootstrap)
+        all_committed(reach, topic)
     })
     .await;
     assert_eq!(events(&pool).await, 170);

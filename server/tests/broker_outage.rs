@@ -22,6 +22,8 @@ async fn cluster(pool: &sqlx::PgPool, name: &str, port: u16) -> store::ClusterRo
             username_ref: None,
             password_ref: None,
             ca_ref: None,
+            client_cert_ref: None,
+            client_key_ref: None,
             insecure_credentials: false,
             interval_s: 5,
         },

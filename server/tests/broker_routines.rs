@@ -2,8 +2,10 @@
 //! SIGTERM with a sampler pass hanging on a stopped broker exits within
 //! 10 s and releases its leases, so the next start samples at once; two
 //! servers on one database sample each cluster once an interval, and when
-//! one is killed (-9) the other takes its clusters within one interval.
-//! Runs its own nisshi brokers, which scripts/test installs.
+//! one is killed (-9) the other takes its clusters within one interval,
+//! on a plaintext broker and again on the TLS + SCRAM broker scripts/test
+//! starts (support::secure). Runs its own plaintext nisshi brokers, which
+//! scripts/test installs.
 
 mod support;
 
@@ -12,10 +14,12 @@ use sqlx::PgPool;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
-use support::kafka::{Broker, commit, free_port, topic_with};
+use support::kafka::{Broker, commit_at, free_port, topic_at};
+use support::secure::{Creds, Reach};
 
 /// The clusters' interval: the shortest a cluster may have.
 const INTERVAL: Duration = Duration::from_secs(5);
+const INTERVAL_S: i32 = 5;
 
 /// The URL of this test's own database.
 fn url_of(pool: &PgPool) -> String {
@@ -38,6 +42,12 @@ struct Server {
 
 impl Server {
     async fn start(pool: &PgPool, name: &str) -> Self {
+        Self::start_with(pool, name, "").await
+    }
+
+    /// With `cred_dirs` as its credential directories (STREAMKEEPER_CRED_DIRS;
+    /// empty: the default).
+    async fn start_with(pool: &PgPool, name: &str, cred_dirs: &str) -> Self {
         let port = free_port();
         let db = pool
             .connect_options()
@@ -46,9 +56,12 @@ impl Server {
             .to_owned();
         let log = std::env::temp_dir().join(format!("streamkeeper-{db}-{name}.log"));
         let out = std::fs::File::create(&log).expect("log file");
-        let child = Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
-            .arg("serve")
-            .env_clear()
+        let mut command = Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
+        command.arg("serve").env_clear();
+        if !cred_dirs.is_empty() {
+            command.env("STREAMKEEPER_CRED_DIRS", cred_dirs);
+        }
+        let child = command
             .env("PATH", std::env::var("PATH").unwrap_or_default())
             .env("DATABASE_URL", url_of(pool))
             .env("STREAMKEEPER_BIND", format!("127.0.0.1:{port}"))
@@ -118,26 +131,15 @@ impl Drop for Server {
     }
 }
 
-async fn cluster(pool: &PgPool, name: &str, port: u16) -> i64 {
-    sqlx::query_scalar(
-        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s)
-         VALUES ($1, $2, 'PLAINTEXT', $3) RETURNING id",
-    )
-    .bind(name)
-    .bind(format!("127.0.0.1:{port}"))
-    .bind(i32::try_from(INTERVAL.as_secs()).expect("interval"))
-    .fetch_one(pool)
-    .await
-    .expect("cluster")
-}
-
 /// A group that read part of a topic and stopped (as the `stopped_group`
-/// example makes), so each pass has a group to read.
-async fn stopped_group(port: u16, name: &str) {
-    let bootstrap = format!("127.0.0.1:{port}");
-    topic_with(&bootstrap, &format!("{name}-orders"), &[20]).await;
-    commit(
-        &bootstrap,
+/// example makes), so each pass has a group to read. Named for this run:
+/// the secured broker is shared by the tests of a run.
+async fn stopped_group(reach: &Reach, name: &str) {
+    let name = format!("{name}-{}", std::process::id());
+    let conf = reach.fixtures();
+    topic_at(&conf, &format!("{name}-orders"), &[20]).await;
+    commit_at(
+        &conf,
         &format!("{name}-readers"),
         &format!("{name}-orders"),
         &[(0, 5)],
@@ -193,8 +195,9 @@ where
 async fn sigterm_mid_pass_exits_within_10_s_and_the_next_start_samples_at_once(pool: PgPool) {
     let port = free_port();
     let broker = Broker::start(port);
-    stopped_group(port, "term").await;
-    let id = cluster(&pool, "hanging", port).await;
+    let reach = Reach::plaintext(&format!("127.0.0.1:{port}"));
+    stopped_group(&reach, "term").await;
+    let id = reach.cluster(&pool, "hanging", INTERVAL_S).await;
 
     let mut first = Server::start(&pool, "first").await;
     let ok = until(Duration::from_secs(20), "a first pass", || async {
@@ -267,11 +270,28 @@ async fn sigterm_mid_pass_exits_within_10_s_and_the_next_start_samples_at_once(p
 async fn two_servers_sample_each_cluster_once_and_the_survivor_takes_over(pool: PgPool) {
     let port = free_port();
     let _broker = Broker::start(port);
-    stopped_group(port, "pair").await;
-    let east = cluster(&pool, "east", port).await;
-    let west = cluster(&pool, "west", port).await;
-    let a = Server::start(&pool, "a").await;
-    let b = Server::start(&pool, "b").await;
+    takeover(&pool, &Reach::plaintext(&format!("127.0.0.1:{port}"))).await;
+}
+
+/// The same on clusters watched over TLS + SCRAM-SHA-512: the survivor
+/// signs in with the references it reads itself.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn on_the_scram_broker_the_survivor_takes_over(pool: PgPool) {
+    let creds = Creds::new("takeover");
+    takeover(&pool, &Reach::scram(&creds)).await;
+}
+
+/// Two servers on one database sample each of two clusters on `reach`'s
+/// broker once an interval, never both at once; when the one holding a
+/// cluster is killed (-9), the other takes its clusters within one
+/// interval.
+async fn takeover(pool: &PgPool, reach: &Reach) {
+    let pool = pool.clone();
+    stopped_group(reach, "pair").await;
+    let east = reach.cluster(&pool, "east", INTERVAL_S).await;
+    let west = reach.cluster(&pool, "west", INTERVAL_S).await;
+    let a = Server::start_with(&pool, "a", &reach.cred_dirs).await;
+    let b = Server::start_with(&pool, "b", &reach.cred_dirs).await;
 
     until(INTERVAL * 3, "both clusters sampled", || async {
         let runs = sample_runs(&pool).await;

@@ -12,106 +12,19 @@
 mod support;
 
 use axum::http::Method;
-use rdkafka::ClientConfig;
-use rdkafka::consumer::{BaseConsumer, Consumer};
-use std::collections::BTreeMap;
-use std::path::PathBuf;
 use std::time::{Duration, Instant};
-use streamkeeper::platform::credential::CredentialPolicy;
-use streamkeeper::watch::lag::offset::{OffsetLag, offset_lag};
 use streamkeeper::watch::reach::Unreachable;
-use streamkeeper_server::clients::kafka::reader::OffsetsBy;
-use streamkeeper_server::clients::kafka::settings::{ClusterSettings, Protocol, SecretRef};
-use streamkeeper_server::clients::kafka::wire::{self, WireError};
-use streamkeeper_server::clients::kafka::{group_offsets, probe, reader};
+use streamkeeper_server::clients::kafka::reader;
+use streamkeeper_server::clients::kafka::settings::ClusterSettings;
+use streamkeeper_server::clients::kafka::wire::WireError;
 use streamkeeper_server::watch::routine::{self as watch, PassOutcome};
 use streamkeeper_server::watch::store;
-use support::kafka::{Broker, bootstrap, commit_at, free_port, topic_at};
+use support::kafka::{Broker, bootstrap, free_port};
+use support::secure::{
+    Creds, certs, cli, client, env, exact_lag, explained, login, read,
+    the_fast_read_reads_what_librdkafka_reads, wire_refusal,
+};
 use support::stop_flag;
-
-fn env(name: &str) -> String {
-    std::env::var(name).unwrap_or_else(|_| {
-        panic!("{name} is not set: run this test through scripts/test, which starts the secured brokers")
-    })
-}
-
-fn certs() -> PathBuf {
-    PathBuf::from(env("STREAMKEEPER_TEST_CERTS"))
-}
-
-fn login() -> (String, String) {
-    let l = env("STREAMKEEPER_TEST_SCRAM_LOGIN");
-    let (u, p) = l.split_once(':').expect("user:password");
-    (u.into(), p.into())
-}
-
-/// A directory of credential files, the only one the policy allows (with
-/// the certificates' directory, for the CA bundle).
-struct Creds {
-    dir: PathBuf,
-    policy: CredentialPolicy,
-}
-
-impl Creds {
-    fn new(name: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("sk-secure-{name}-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("dir");
-        let certs = certs();
-        let policy = CredentialPolicy::new(
-            "STREAMKEEPER_CRED_",
-            [dir.to_str().expect("utf-8"), certs.to_str().expect("utf-8")],
-        )
-        .expect("policy");
-        Self { dir, policy }
-    }
-
-    /// A `file:` reference to `value`, written now.
-    fn file(&self, name: &str, value: &str) -> String {
-        let path = self.dir.join(name);
-        std::fs::write(&path, format!("{value}\n")).expect("write");
-        format!("file:{}", path.display())
-    }
-
-    fn secret(&self, reference: &str) -> SecretRef {
-        SecretRef::checked(reference, &self.policy).expect("allowed")
-    }
-
-    fn ca(&self) -> SecretRef {
-        self.secret(&format!("file:{}", certs().join("ca.pem").display()))
-    }
-
-    /// TLS to `bootstrap`, with the test CA unless `ca` is false.
-    fn tls(&self, bootstrap: &str, ca: bool) -> ClusterSettings {
-        let mut s = ClusterSettings::new(bootstrap, Protocol::Ssl, None, None, None, false)
-            .expect("settings");
-        s.ca = ca.then(|| self.ca());
-        s.timeout = Duration::from_secs(3);
-        s
-    }
-
-    /// SASL_SSL with `mechanism`, the user's name and `password` in files.
-    fn scram(&self, mechanism: &str, password: &str) -> ClusterSettings {
-        let (user, _) = login();
-        let mut s = ClusterSettings::new(
-            &env("STREAMKEEPER_TEST_SCRAM_BOOTSTRAP"),
-            Protocol::SaslSsl,
-            Some(mechanism.parse().expect("mechanism")),
-            Some(self.secret(&self.file("user", &user))),
-            Some(self.secret(&self.file("password", password))),
-            false,
-        )
-        .expect("settings");
-        s.ca = Some(self.ca());
-        s.timeout = Duration::from_secs(3);
-        s
-    }
-}
-
-impl Drop for Creds {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.dir);
-    }
-}
 
 /// A TLS-only broker of the test's own, serving the test certificate
 /// `cert` (`make_test_certs`: broker, other, expired), and its port.
@@ -133,45 +46,6 @@ fn tls_broker(cert: &str) -> (Broker, u16) {
     (broker, port)
 }
 
-/// A producer's and committer's configuration for the secured brokers.
-fn client(s: &ClusterSettings) -> ClientConfig {
-    let mut c = s.client_config().expect("config");
-    // The reader's read-only settings would stop the fixtures writing.
-    c.remove("enable.auto.offset.store");
-    c.remove("allow.auto.create.topics");
-    c
-}
-
-async fn read(s: &ClusterSettings) -> Result<reader::Reading, reader::ReadError> {
-    let s = s.clone();
-    tokio::task::spawn_blocking(move || reader::read(&s, &BTreeMap::new(), &BTreeMap::new()))
-        .await
-        .expect("join")
-}
-
-/// Produces 10 to each of three partitions, commits 4 and 7, and reads
-/// back lag 6, 3 and "no commit" through `s`.
-async fn exact_lag(s: &ClusterSettings, name: &str) {
-    let run = std::process::id();
-    let (topic, group) = (
-        &format!("{name}-orders-{run}"),
-        &format!("{name}-readers-{run}"),
-    );
-    let conf = client(s);
-    topic_at(&conf, topic, &[10, 10, 10]).await;
-    commit_at(&conf, group, topic, &[(0, 4), (1, 7)]);
-    let r = read(s).await.expect("reachable");
-    assert!(r.problems.is_empty(), "{:?}", r.problems);
-    let t = r.topics.iter().find(|t| &t.name == topic).expect("topic");
-    let ends: Vec<Option<i64>> = t.partitions.iter().map(|p| p.log_end).collect();
-    assert_eq!(ends, vec![Some(10); 3]);
-    let g = r.groups.iter().find(|g| &g.name == group).expect("group");
-    let lag = |p: i32| offset_lag(g.offsets.get(&(topic.clone(), p)).copied().flatten(), 0, 10);
-    assert_eq!(lag(0), OffsetLag::Behind { messages: 6 });
-    assert_eq!(lag(1), OffsetLag::Behind { messages: 3 });
-    assert_eq!(lag(2), OffsetLag::NoCommit);
-}
-
 #[tokio::test]
 async fn tls_exact_lag_per_partition() {
     let creds = Creds::new("tls-lag");
@@ -188,21 +62,6 @@ async fn scram_512_and_256_exact_lag_per_partition() {
     let creds = Creds::new("scram-lag");
     exact_lag(&creds.scram("SCRAM-SHA-512", &password), "scram512").await;
     exact_lag(&creds.scram("SCRAM-SHA-256", &password), "scram256").await;
-}
-
-/// The connection test's explanation of a failed attempt: the cause and
-/// its sentence, and everything said, none of it holding `secret`.
-async fn explained(s: &ClusterSettings, secret: &str) -> (Unreachable, String) {
-    let probed = s.clone();
-    let reasons = tokio::task::spawn_blocking(move || probe::attempt(&probed))
-        .await
-        .expect("join")
-        .expect_err("the attempt fails");
-    let (why, sentence) = probe::explain(s, &reasons).await;
-    for said in reasons.iter().chain([&sentence]) {
-        assert!(!said.contains(secret), "a secret in {said}");
-    }
-    (why, sentence)
 }
 
 #[tokio::test]
@@ -276,6 +135,8 @@ async fn scram_cluster(
             username_ref: Some(&user),
             password_ref: Some(password_ref),
             ca_ref: Some(&ca),
+            client_cert_ref: None,
+            client_key_ref: None,
             insecure_credentials: false,
             interval_s: 5,
         },
@@ -404,27 +265,11 @@ async fn a_hung_tls_broker_is_unreachable_within_the_timeout() {
     );
 }
 
-/// Runs the binary with the policy's directories (the creds' and the
-/// certificates'): its exit status and all it said, `secret` not in it.
-fn cli(creds: &Creds, secret: &str, args: &[&str]) -> (Option<i32>, String) {
-    let dirs = format!("{}:{}", creds.dir.display(), certs().display());
-    let out = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"))
-        .env_remove("DATABASE_URL")
-        .env("STREAMKEEPER_CRED_DIRS", &dirs)
-        .args(args)
-        .output()
-        .expect("runs");
-    let said =
-        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
-    assert!(!said.contains(secret), "a secret in {said}");
-    (out.status.code(), said)
-}
-
 /// A broker whose certificate has expired (`make_test_certs`' expired.pem,
-/// for 127.0.0.1 by the test CA): the connection test and `kafka check`
-/// say so, in the same words.
+/// for 127.0.0.1 by the test CA): the connection test, the fast read and
+/// `kafka check` say so, in the same words.
 #[tokio::test]
-async fn an_expired_certificate_is_named_by_the_connection_test_and_kafka_check() {
+async fn an_expired_certificate_is_named_by_the_connection_test_the_fast_read_and_kafka_check() {
     const EXPIRED: &str = "The broker's certificate has expired or is not valid yet: renew it, or check this server's clock.";
     let creds = Creds::new("expired");
     let (_expired, port) = tls_broker("expired");
@@ -432,6 +277,15 @@ async fn an_expired_certificate_is_named_by_the_connection_test_and_kafka_check(
     let (why, said) = explained(&creds.tls(&bootstrap, true), "-----").await;
     assert_eq!(why, Unreachable::TlsExpired);
     assert_eq!(said, EXPIRED);
+
+    let refused = wire_refusal(&creds.tls(&bootstrap, true)).await;
+    match &refused {
+        WireError::Tls { why, sentence, .. } => {
+            assert_eq!(*why, Unreachable::TlsExpired, "{refused}");
+            assert_eq!(sentence, EXPIRED);
+        }
+        other => panic!("the fast read refuses an expired certificate as TLS: {other:?}"),
+    }
 
     let ca = format!("file:{}", certs().join("ca.pem").display());
     let args = [
@@ -523,13 +377,11 @@ fn kafka_check_and_lag_on_secured_clusters() {
 
 /// The fast read (wire.rs) on the secured brokers: the pass reads through
 /// it, not librdkafka, and reads what librdkafka reads on the same client
-/// settings: every committed offset, every log start and end, so the same
-/// lag per partition.
+/// settings (support::secure::the_fast_read_reads_what_librdkafka_reads).
 #[tokio::test]
 async fn the_fast_read_over_tls_and_scram_reads_what_librdkafka_reads() {
     let (_, password) = login();
     let creds = Creds::new("wire-lag");
-    let run = std::process::id();
     for (s, name) in [
         (
             creds.tls(&env("STREAMKEEPER_TEST_TLS_BOOTSTRAP"), true),
@@ -538,69 +390,8 @@ async fn the_fast_read_over_tls_and_scram_reads_what_librdkafka_reads() {
         (creds.scram("SCRAM-SHA-512", &password), "wire-512"),
         (creds.scram("SCRAM-SHA-256", &password), "wire-256"),
     ] {
-        exact_lag(&s, name).await;
-        let r = read(&s).await.expect("reachable");
-        assert!(
-            matches!(r.offsets_by, OffsetsBy::Wire(_)),
-            "{name}: {:?}",
-            r.offsets_by
-        );
-        let (topic, group) = (
-            format!("{name}-orders-{run}"),
-            format!("{name}-readers-{run}"),
-        );
-        let t = r.topics.iter().find(|t| t.name == topic).expect("topic");
-        let g = r.groups.iter().find(|g| g.name == group).expect("group");
-        let ours: BTreeMap<(String, i32), i64> = g
-            .offsets
-            .iter()
-            .filter_map(|(k, v)| Some((k.clone(), (*v)?)))
-            .collect();
-        let ends: Vec<(i32, Option<i64>, Option<i64>)> = t
-            .partitions
-            .iter()
-            .map(|p| (p.partition, p.log_start, p.log_end))
-            .collect();
-        let settings = s.clone();
-        let (theirs, their_ends) = tokio::task::spawn_blocking(move || {
-            let client: BaseConsumer = settings
-                .client_config()
-                .expect("config")
-                .create()
-                .expect("client");
-            let mut listed =
-                group_offsets::list(&client, std::slice::from_ref(&group), settings.timeout);
-            let offsets: BTreeMap<(String, i32), i64> = listed
-                .remove(&group)
-                .expect("answered")
-                .expect("read")
-                .into_iter()
-                .filter_map(|(k, v)| Some((k, v?)))
-                .collect();
-            let ends: Vec<(i32, Option<i64>, Option<i64>)> = (0..3)
-                .map(|p| {
-                    let (lo, hi) = client
-                        .fetch_watermarks(&topic, p, settings.timeout)
-                        .expect("watermarks");
-                    (p, Some(lo), Some(hi))
-                })
-                .collect();
-            (offsets, ends)
-        })
-        .await
-        .expect("join");
-        assert_eq!(ours, theirs, "{name}");
-        assert_eq!(ends, their_ends, "{name}");
+        the_fast_read_reads_what_librdkafka_reads(&s, name).await;
     }
-}
-
-/// The fast read's first request to `s`'s first bootstrap server.
-async fn wire_refusal(s: &ClusterSettings) -> WireError {
-    let security = wire::Security::of(s).expect("security");
-    let deadline = tokio::time::Instant::now() + s.timeout;
-    wire::versions(&s.bootstrap, &security, deadline)
-        .await
-        .expect_err("refused")
 }
 
 /// A wrong password, a mechanism not offered, an unknown CA, a name not on

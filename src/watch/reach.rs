@@ -29,6 +29,9 @@ pub enum Unreachable {
     TlsToPlaintext,
     /// The listener speaks TLS but PLAINTEXT (or SASL_PLAINTEXT) was chosen.
     PlaintextToTls,
+    /// The broker refused this console's client certificate, or wanted
+    /// one and got none (mutual TLS).
+    ClientCertificate,
     /// The broker does not offer the SASL mechanism chosen.
     Mechanism,
     /// The broker refused the credentials.
@@ -64,6 +67,8 @@ impl Unreachable {
             Unreachable::Refused
         } else if any(&["connecting to a plaintext broker listener"]) {
             Unreachable::TlsToPlaintext
+        } else if any(CLIENT_CERTIFICATE_ALERTS) {
+            Unreachable::ClientCertificate
         } else if any(&["mechanism handshake failed", "unsupported sasl mechanism"]) {
             Unreachable::Mechanism
         } else if any(&["sasl", "authentication"]) {
@@ -75,6 +80,16 @@ impl Unreachable {
         } else {
             Unreachable::Other
         }
+    }
+
+    /// Whether the cause is the cluster refusing who this console says it
+    /// is (a login, or a client certificate), not an outage: flagged as a
+    /// refused sign-in, to fix in the cluster's settings.
+    pub fn is_refused_identity(self) -> bool {
+        matches!(
+            self,
+            Unreachable::Authentication | Unreachable::Mechanism | Unreachable::ClientCertificate
+        )
     }
 
     /// What it means and what to check, for the connection test.
@@ -104,6 +119,9 @@ impl Unreachable {
             Unreachable::PlaintextToTls => {
                 "The listener speaks TLS, but the security protocol chosen does not: choose SSL (or SASL_SSL)."
             }
+            Unreachable::ClientCertificate => {
+                "The broker refused this console's client certificate (mutual TLS): give a certificate and key signed by an authority the broker trusts (the client certificate and key references), and check that it has not expired."
+            }
             Unreachable::Mechanism => {
                 "The broker does not offer the SASL mechanism chosen: choose one it offers (its reasons below list them)."
             }
@@ -117,6 +135,21 @@ impl Unreachable {
         }
     }
 }
+
+/// The TLS alerts a broker sends when it refuses a client's certificate,
+/// or gets none where it requires one, as OpenSSL (librdkafka's) logs
+/// them received: "tlsv13 alert certificate required", "tlsv1 alert
+/// unknown ca", "sslv3 alert bad certificate"… A client that refuses the
+/// broker's certificate logs "certificate verify failed" instead.
+const CLIENT_CERTIFICATE_ALERTS: &[&str] = &[
+    "alert certificate required",
+    "alert unknown ca",
+    "alert bad certificate",
+    "alert certificate unknown",
+    "alert certificate expired",
+    "alert certificate revoked",
+    "alert unsupported certificate",
+];
 
 /// What a TLS handshake of the console's own found at the first
 /// bootstrap server, where librdkafka says only "certificate verify
@@ -265,7 +298,8 @@ pub fn trace(
             | Unreachable::TlsUntrusted
             | Unreachable::TlsExpired
             | Unreachable::TlsToPlaintext
-            | Unreachable::PlaintextToTls,
+            | Unreachable::PlaintextToTls
+            | Unreachable::ClientCertificate,
         ) => Some((Step::Tls, StepOutcome::Failed)),
         Some(Unreachable::Authentication | Unreachable::Mechanism) => {
             Some((Step::Authenticate, StepOutcome::Failed))
@@ -383,6 +417,31 @@ mod tests {
             ]),
             Unreachable::Mechanism
         );
+        // A broker that got a client certificate it does not trust (alert
+        // 48, OpenSSL's words), and, recorded from stunnel requiring one
+        // (broker_mtls.rs), none: librdkafka sends none when the broker
+        // asks for another CA's.
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:46763/bootstrap: Receive failed: ssl/record/rec_layer_s3.c:918:ssl3_read_bytes error:0A000418:SSL routines::tlsv1 alert unknown ca: SSL alert number 48 (after 0ms in state APIVERSION_QUERY)"
+            ]),
+            Unreachable::ClientCertificate
+        );
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:46763/bootstrap: Receive failed: ssl/record/rec_layer_s3.c:918:ssl3_read_bytes error:0A00045C:SSL routines::tlsv13 alert certificate required: SSL alert number 116 (after 0ms in state APIVERSION_QUERY)"
+            ]),
+            Unreachable::ClientCertificate
+        );
+        // Refusing the broker's certificate is not the broker refusing ours.
+        assert_eq!(
+            of(&[
+                "ssl://127.0.0.1:9093/bootstrap: SSL handshake failed: error:0A000086:SSL routines::tls_post_process_server_certificate:certificate verify failed: broker certificate could not be verified"
+            ]),
+            Unreachable::Tls
+        );
+        assert!(Unreachable::ClientCertificate.is_refused_identity());
+        assert!(!Unreachable::TlsUntrusted.is_refused_identity());
     }
 
     #[test]

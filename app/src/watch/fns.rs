@@ -189,6 +189,11 @@ fn from_form(
         username_ref,
         password_ref,
         ca_ref,
+        // The forms leave the client certificate as it is (a blank keeps
+        // the stored one): mutual TLS is set by the API, the CLI or the
+        // clusters file.
+        client_cert_ref: None,
+        client_key_ref: None,
         insecure_credentials: false,
         interval_s,
     }

@@ -93,6 +93,13 @@ pub struct NewCluster {
     /// by reference like the credentials; absent: the system's.
     #[serde(default)]
     pub ca_ref: Option<String>,
+    /// Mutual TLS: the certificate (PEM) this console shows brokers that
+    /// ask for one, and its private key (PEM), by reference; both or
+    /// neither.
+    #[serde(default)]
+    pub client_cert_ref: Option<String>,
+    #[serde(default)]
+    pub client_key_ref: Option<String>,
     /// Credentials may go without TLS (SASL_PLAINTEXT, an http registry):
     /// for a local cluster only.
     #[serde(default)]

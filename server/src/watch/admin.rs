@@ -35,6 +35,8 @@ fn probe_row(new: &NewCluster) -> store::ClusterRow {
         username_ref: some(&new.username_ref),
         password_ref: some(&new.password_ref),
         ca_ref: some(&new.ca_ref),
+        client_cert_ref: some(&new.client_cert_ref),
+        client_key_ref: some(&new.client_key_ref),
         insecure_credentials: new.insecure_credentials,
         interval_s: new.interval_s,
         created_at: Utc::now(),
@@ -66,6 +68,12 @@ pub(super) fn validate(
     if settings.ca.is_some() && !settings.protocol.tls() {
         return Err(AppError::Invalid(format!(
             "A CA bundle is used only over TLS: choose SSL or SASL_SSL, or leave the CA empty ({} does not use TLS).",
+            settings.protocol.as_str()
+        )));
+    }
+    if settings.client_cert.is_some() && !settings.protocol.tls() {
+        return Err(AppError::Invalid(format!(
+            "A client certificate is used only over TLS (mutual TLS): choose SSL or SASL_SSL, or leave the client certificate and key empty ({} does not use TLS).",
             settings.protocol.as_str()
         )));
     }
@@ -112,6 +120,8 @@ pub(super) fn connection_of(c: &store::ClusterRow) -> serde_json::Value {
         "bootstrap": c.bootstrap,
         "security_protocol": c.security_protocol,
         "ca_ref": c.ca_ref,
+        "client_cert_ref": c.client_cert_ref,
+        "client_key_ref": c.client_key_ref,
         "interval_s": c.interval_s,
     })
 }
@@ -133,6 +143,8 @@ pub(super) fn stored(c: &store::ClusterRow) -> store::NewCluster<'_> {
         username_ref: c.username_ref.as_deref(),
         password_ref: c.password_ref.as_deref(),
         ca_ref: c.ca_ref.as_deref(),
+        client_cert_ref: c.client_cert_ref.as_deref(),
+        client_key_ref: c.client_key_ref.as_deref(),
         insecure_credentials: c.insecure_credentials,
         interval_s: c.interval_s,
     }
@@ -146,6 +158,8 @@ pub(super) fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> boo
         &a.username_ref,
         &a.password_ref,
         &a.ca_ref,
+        &a.client_cert_ref,
+        &a.client_key_ref,
         a.insecure_credentials,
         a.interval_s,
     ) == (
@@ -155,6 +169,8 @@ pub(super) fn same_settings(a: &store::ClusterRow, b: &store::ClusterRow) -> boo
         &b.username_ref,
         &b.password_ref,
         &b.ca_ref,
+        &b.client_cert_ref,
+        &b.client_key_ref,
         b.insecure_credentials,
         b.interval_s,
     )
@@ -239,6 +255,11 @@ impl ClusterService {
             .contains("SSL");
         if blank(&new.ca_ref) && !dropping && tls {
             new.ca_ref = old.ca_ref.clone();
+        }
+        // So are the client certificate and key (mutual TLS), as a pair.
+        if blank(&new.client_cert_ref) && blank(&new.client_key_ref) && !dropping && tls {
+            new.client_cert_ref = old.client_cert_ref.clone();
+            new.client_key_ref = old.client_key_ref.clone();
         }
         let probe = match validate(&new, &self.credentials) {
             Ok(p) => p,
@@ -485,6 +506,8 @@ mod tests {
             username_ref: None,
             password_ref: None,
             ca_ref: ca.map(Into::into),
+            client_cert_ref: None,
+            client_key_ref: None,
             insecure_credentials: false,
             interval_s: 15,
         }
@@ -500,5 +523,23 @@ mod tests {
             other => panic!("refused with a reason, not {other:?}"),
         }
         assert!(validate(&cluster("PLAINTEXT", None), &policy).is_ok());
+    }
+
+    #[test]
+    fn a_client_certificate_comes_with_its_key_and_only_over_tls() {
+        let policy = CredentialPolicy::default();
+        let mtls = |protocol: &str, key: Option<&str>| NewCluster {
+            client_cert_ref: Some("file:/run/secrets/console.pem".into()),
+            client_key_ref: key.map(Into::into),
+            ..cluster(protocol, None)
+        };
+        let key = Some("file:/run/secrets/console.key");
+        assert!(validate(&mtls("SSL", key), &policy).is_ok());
+        let refused = |new: &NewCluster| match validate(new, &policy) {
+            Err(AppError::Invalid(why)) => why,
+            other => panic!("refused with a reason, not {other:?}"),
+        };
+        assert!(refused(&mtls("PLAINTEXT", key)).contains("only over TLS"));
+        assert!(refused(&mtls("SSL", None)).contains("both a client certificate reference"));
     }
 }

@@ -2,7 +2,7 @@
 //! and the clusters file, and reading a cluster's lag without a database.
 
 use crate::clients::egress::Outbound;
-use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
+use crate::clients::kafka::settings::{ClientCert, ClusterSettings, SecretRef};
 use crate::clients::kafka::{probe, reader};
 use crate::platform::cli::{SOURCE, cli_principal};
 use crate::watch::cluster_file::ConnectEntries;
@@ -105,6 +105,13 @@ pub struct KafkaArgs {
     /// file:/run/secrets/NAME. Absent: the system's trust store.
     #[arg(long)]
     pub ca: Option<String>,
+    /// Mutual TLS: the client certificate reference (PEM, its chain after
+    /// it), shown to brokers that ask for one. Needs --client-key.
+    #[arg(long, requires = "client_key")]
+    pub client_cert: Option<String>,
+    /// Mutual TLS: the client certificate's private key reference (PEM).
+    #[arg(long, requires = "client_cert")]
+    pub client_key: Option<String>,
     /// Send the credentials without TLS (SASL_PLAINTEXT): a local cluster only.
     #[arg(long)]
     pub insecure_credentials: bool,
@@ -125,6 +132,7 @@ fn cluster_settings(a: &KafkaArgs, policy: &CredentialPolicy) -> anyhow::Result<
         a.insecure_credentials,
     )?;
     s.ca = reference(&a.ca)?;
+    s.client_cert = ClientCert::pair(reference(&a.client_cert)?, reference(&a.client_key)?)?;
     Ok(s)
 }
 
@@ -312,6 +320,8 @@ pub async fn cluster(
                 username_ref: conn.username,
                 password_ref: conn.password,
                 ca_ref: conn.ca,
+                client_cert_ref: conn.client_cert,
+                client_key_ref: conn.client_key,
                 insecure_credentials: conn.insecure_credentials,
                 interval_s: interval,
             };

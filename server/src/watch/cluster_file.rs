@@ -67,6 +67,10 @@ struct Entry {
     /// The CA bundle (PEM) TLS is checked against, by reference like the
     /// credentials. Absent: the system's trust store.
     ca: Option<String>,
+    /// Mutual TLS: the client certificate (PEM) and its private key, by
+    /// reference; both or neither.
+    client_cert: Option<String>,
+    client_key: Option<String>,
     /// Credentials may go without TLS: a local cluster only.
     #[serde(default)]
     insecure_credentials: bool,
@@ -202,6 +206,8 @@ pub fn parse(path: &str, text: &str) -> Result<Vec<NewCluster>, ClusterFileError
             username_ref: e.username,
             password_ref: e.password,
             ca_ref: e.ca,
+            client_cert_ref: e.client_cert,
+            client_key_ref: e.client_key,
             insecure_credentials: e.insecure_credentials,
             interval_s: e.interval_s,
         })

@@ -6,7 +6,7 @@
 use crate::clients::kafka::probe;
 use crate::clients::kafka::progress::Progress;
 use crate::clients::kafka::reader::{self, Reading};
-use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
+use crate::clients::kafka::settings::{ClientCert, ClusterSettings, SecretRef};
 use crate::platform::db::{begin, commit};
 use crate::platform::routine::{
     Lease, Outcome, Record, Routine, RunError, RunResult, Scope, Spec, Target,
@@ -60,6 +60,11 @@ pub fn settings_of(c: &ClusterRow, policy: &CredentialPolicy) -> Result<ClusterS
     )
     .map_err(|e| e.to_string())?;
     s.ca = reference(&c.ca_ref).map_err(|e| format!("{e}"))?;
+    s.client_cert = ClientCert::pair(
+        reference(&c.client_cert_ref).map_err(|e| format!("{e}"))?,
+        reference(&c.client_key_ref).map_err(|e| format!("{e}"))?,
+    )
+    .map_err(|e| e.to_string())?;
     // Requests time out well inside the interval, so a pass ends before the
     // next one is due.
     let interval = u64::try_from(c.interval_s).unwrap_or(15);
@@ -166,12 +171,13 @@ enum Failure {
 }
 
 /// Why a read failed. The read's own error says only that the cluster
-/// could not be reached; for a cluster that signs in, one metadata
-/// request's reasons say whether the broker refused the sign-in, which is
-/// then said first: a flagged cause to fix, not an outage. librdkafka's
-/// reasons name no secret.
+/// could not be reached; for a cluster that signs in (SASL, or a client
+/// certificate), one metadata request's reasons say whether the broker
+/// refused the sign-in, which is then said first: a flagged cause to fix,
+/// not an outage. librdkafka's reasons name no secret.
 async fn failure(settings: ClusterSettings, e: reader::ReadError) -> Failure {
-    if !settings.protocol.sasl() || !matches!(e, reader::ReadError::Unreachable(_)) {
+    let signs_in = settings.protocol.sasl() || settings.client_cert.is_some();
+    if !signs_in || !matches!(e, reader::ReadError::Unreachable(_)) {
         return Failure::Other(e.to_string());
     }
     let mut settings = settings;
@@ -180,9 +186,7 @@ async fn failure(settings: ClusterSettings, e: reader::ReadError) -> Failure {
     let attempt = tokio::task::spawn_blocking(move || probe::attempt(&settings)).await;
     match attempt {
         Ok(Err(reasons)) => match Unreachable::of(&reasons) {
-            why @ (Unreachable::Authentication | Unreachable::Mechanism) => {
-                Failure::Refused(why, e.to_string())
-            }
+            why if why.is_refused_identity() => Failure::Refused(why, e.to_string()),
             _ => Failure::Other(e.to_string()),
         },
         _ => Failure::Other(e.to_string()),

@@ -7,6 +7,7 @@
 pub mod alertmanager;
 pub mod kafka;
 pub mod oidc;
+pub mod secure;
 pub mod smtp;
 pub mod stop_flag;
 

@@ -5,9 +5,12 @@ Usage: openlineage_kafka.py BOOTSTRAP TOPIC COUNT FIRST [PAUSE_S]
 Emits COUNT RunEvents (PAUSE_S seconds apart, as a running job would), numbered from FIRST (the same numbers give the same
 events, byte for byte), each a streaming job reading the topic `orders` of
 the cluster at BOOTSTRAP. Prints one line per event; exits non-zero if the
-client raised.
+client raised. SK_OL_KAFKA_CONFIG, a JSON object, adds to the producer's
+librdkafka settings (a secured broker's security.protocol, sasl.*, ssl.*).
 """
 
+import json
+import os
 import sys
 import time
 
@@ -22,7 +25,11 @@ client = OpenLineageClient(
         "transport": {
             "type": "kafka",
             "topic": topic,
-            "config": {"bootstrap.servers": bootstrap, "acks": "all"},
+            "config": {
+                "bootstrap.servers": bootstrap,
+                "acks": "all",
+                **json.loads(os.environ.get("SK_OL_KAFKA_CONFIG", "{}")),
+            },
             # Each emit waits for the broker: the event is on the topic when it returns.
             "flush": True,
         }

@@ -39,6 +39,10 @@ pub enum SettingsError {
     BadMechanism(String),
     #[error("SASL needs both a username and a password reference")]
     MissingCredentials,
+    #[error(
+        "mutual TLS needs both a client certificate reference and its key's (give both, or neither)"
+    )]
+    HalfClientCertificate,
     #[error("bootstrap servers must be host:port[,host:port…], got '{0}'")]
     BadBootstrap(String),
 }
@@ -135,6 +139,28 @@ impl FromStr for Mechanism {
     }
 }
 
+/// A client certificate (its chain after it) and its private key, both
+/// PEM, by reference: resolved when a client is made.
+#[derive(Clone, Debug)]
+pub struct ClientCert {
+    pub cert: SecretRef,
+    pub key: SecretRef,
+}
+
+impl ClientCert {
+    /// Both references or neither; one alone is refused.
+    pub fn pair(
+        cert: Option<SecretRef>,
+        key: Option<SecretRef>,
+    ) -> Result<Option<Self>, SettingsError> {
+        match (cert, key) {
+            (Some(cert), Some(key)) => Ok(Some(ClientCert { cert, key })),
+            (None, None) => Ok(None),
+            _ => Err(SettingsError::HalfClientCertificate),
+        }
+    }
+}
+
 /// Everything needed to connect to one cluster, read-only.
 #[derive(Clone, Debug)]
 pub struct ClusterSettings {
@@ -146,6 +172,9 @@ pub struct ClusterSettings {
     /// The CA bundle (PEM) the brokers' certificates are checked against;
     /// `None`: the system's trust store.
     pub ca: Option<SecretRef>,
+    /// Mutual TLS: the certificate (PEM) shown to brokers that ask for
+    /// one, and its private key; `None`: no client certificate.
+    pub client_cert: Option<ClientCert>,
     /// Per-request timeout; a pass must finish well before the next one.
     pub timeout: Duration,
 }
@@ -188,6 +217,7 @@ impl ClusterSettings {
             username,
             password,
             ca: None,
+            client_cert: None,
             timeout: Duration::from_secs(10),
         })
     }
@@ -216,6 +246,10 @@ impl ClusterSettings {
             c.set("ssl.endpoint.identification.algorithm", "https");
             if let Some(ca) = &self.ca {
                 c.set("ssl.ca.pem", ca.resolve()?);
+            }
+            if let Some(client) = &self.client_cert {
+                c.set("ssl.certificate.pem", client.cert.resolve()?)
+                    .set("ssl.key.pem", client.key.resolve()?);
             }
         }
         if self.protocol.sasl() {
@@ -337,5 +371,21 @@ mod tests {
         assert_eq!("sasl_ssl".parse::<Protocol>(), Ok(Protocol::SaslSsl));
         assert!("scram-sha-512".parse::<Mechanism>().is_ok());
         assert!("GSSAPI".parse::<Mechanism>().is_err());
+    }
+
+    #[test]
+    fn a_client_certificate_comes_with_its_key() {
+        let p = CredentialPolicy::default();
+        let r = || SecretRef::checked("env:STREAMKEEPER_CRED_X", &p).ok();
+        assert!(matches!(ClientCert::pair(r(), r()), Ok(Some(_))));
+        assert!(matches!(ClientCert::pair(None, None), Ok(None)));
+        assert_eq!(
+            ClientCert::pair(r(), None).err(),
+            Some(SettingsError::HalfClientCertificate)
+        );
+        assert_eq!(
+            ClientCert::pair(None, r()).err(),
+            Some(SettingsError::HalfClientCertificate)
+        );
     }
 }

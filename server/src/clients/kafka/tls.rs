@@ -6,7 +6,7 @@
 
 use super::settings::{ClusterSettings, SettingsError};
 use rustls::pki_types::pem::PemObject;
-use rustls::pki_types::{CertificateDer, ServerName};
+use rustls::pki_types::{CertificateDer, PrivateKeyDer, ServerName};
 use rustls::{CertificateError, ClientConfig, RootCertStore};
 use std::sync::Arc;
 use std::time::Duration;
@@ -21,6 +21,10 @@ pub enum TlsSetupError {
     Settings(#[from] SettingsError),
     #[error("the CA bundle holds no PEM certificate")]
     NoCertificates,
+    #[error("the client certificate reference holds no PEM certificate")]
+    NoClientCertificate,
+    #[error("the client key reference holds no PEM private key")]
+    NoClientKey,
     #[error("TLS cannot be set up: {0}")]
     Config(#[from] rustls::Error),
     #[error("'{0}' is not a host name or address TLS can check")]
@@ -28,7 +32,8 @@ pub enum TlsSetupError {
 }
 
 /// The client configuration for a cluster: its CA bundle resolved now (a
-/// rotated bundle is read at the next pass), else the system's roots.
+/// rotated bundle is read at the next pass), else the system's roots; its
+/// client certificate and key too, when it has them (mutual TLS).
 pub fn client_config(settings: &ClusterSettings) -> Result<Arc<ClientConfig>, TlsSetupError> {
     let mut roots = RootCertStore::empty();
     match &settings.ca {
@@ -50,10 +55,24 @@ pub fn client_config(settings: &ClusterSettings) -> Result<Arc<ClientConfig>, Tl
     }
     // ring: the provider the rest of the build already links (sqlx, reqwest).
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = ClientConfig::builder_with_provider(provider)
+    let builder = ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()?
-        .with_root_certificates(roots)
-        .with_no_client_auth();
+        .with_root_certificates(roots);
+    let config = match &settings.client_cert {
+        None => builder.with_no_client_auth(),
+        Some(client) => {
+            let pem = client.cert.resolve()?;
+            let chain = CertificateDer::pem_slice_iter(pem.as_bytes())
+                .collect::<Result<Vec<_>, _>>()
+                .map_err(|_| TlsSetupError::NoClientCertificate)?;
+            if chain.is_empty() {
+                return Err(TlsSetupError::NoClientCertificate);
+            }
+            let key = PrivateKeyDer::from_pem_slice(client.key.resolve()?.as_bytes())
+                .map_err(|_| TlsSetupError::NoClientKey)?;
+            builder.with_client_auth_cert(chain, key)?
+        }
+    };
     Ok(Arc::new(config))
 }
 
@@ -110,6 +129,25 @@ fn refused_certificate(e: &std::io::Error) -> Option<CertificateError> {
         rustls::Error::InvalidCertificate(c) => Some(c.clone()),
         _ => None,
     }
+}
+
+/// Whether the broker refused this console's client certificate, or
+/// wanted one and got none: the alert it sent. Over TLS 1.3 it comes after
+/// the client's side of the handshake is done, so on the first read.
+pub fn client_certificate_refused(e: &std::io::Error) -> bool {
+    use rustls::AlertDescription as A;
+    matches!(
+        e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>()),
+        Some(rustls::Error::AlertReceived(
+            A::CertificateRequired
+                | A::UnknownCA
+                | A::BadCertificate
+                | A::CertificateUnknown
+                | A::CertificateExpired
+                | A::CertificateRevoked
+                | A::UnsupportedCertificate
+        ))
+    )
 }
 
 /// What a failed handshake with the broker at `addr` found (the wire
@@ -176,6 +214,16 @@ mod tests {
             Some(TlsFinding::Expired)
         );
         assert_eq!(finding(&CertificateError::Revoked, "h"), None);
+        let alert = |a| std::io::Error::other(rustls::Error::AlertReceived(a));
+        assert!(client_certificate_refused(&alert(
+            rustls::AlertDescription::CertificateRequired
+        )));
+        assert!(client_certificate_refused(&alert(
+            rustls::AlertDescription::UnknownCA
+        )));
+        assert!(!client_certificate_refused(&alert(
+            rustls::AlertDescription::HandshakeFailure
+        )));
         assert_eq!(bare("IpAddress(10.0.0.6)"), "10.0.0.6");
         assert_eq!(bare("plain.example"), "plain.example");
         assert_eq!(host_of("[::1]:9093"), "::1");

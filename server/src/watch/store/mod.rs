@@ -27,6 +27,10 @@ pub struct ClusterRow {
     pub password_ref: Option<String>,
     /// The CA bundle TLS is checked against, by reference; `None`: the system's.
     pub ca_ref: Option<String>,
+    /// Mutual TLS: the certificate this console shows the brokers and its
+    /// private key, by reference; both or neither.
+    pub client_cert_ref: Option<String>,
+    pub client_key_ref: Option<String>,
     /// Credentials may go without TLS (a local cluster and its registry).
     pub insecure_credentials: bool,
     pub interval_s: i32,
@@ -36,7 +40,7 @@ pub struct ClusterRow {
     pub paused_by: Option<String>,
 }
 
-const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, ca_ref, insecure_credentials, interval_s, created_at, paused_at, paused_by";
+const COLUMNS: &str = "id, name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, ca_ref, client_cert_ref, client_key_ref, insecure_credentials, interval_s, created_at, paused_at, paused_by";
 
 /// The watched clusters: every one not removed.
 pub async fn all(pool: &PgPool) -> Result<Vec<ClusterRow>, Db> {
@@ -94,14 +98,16 @@ pub struct NewCluster<'a> {
     pub username_ref: Option<&'a str>,
     pub password_ref: Option<&'a str>,
     pub ca_ref: Option<&'a str>,
+    pub client_cert_ref: Option<&'a str>,
+    pub client_key_ref: Option<&'a str>,
     pub insecure_credentials: bool,
     pub interval_s: i32,
 }
 
 pub async fn insert(conn: &mut PgConnection, c: &NewCluster<'_>) -> Result<ClusterRow, Db> {
     Ok(sqlx::query_as(&format!(
-        "INSERT INTO clusters (name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s, insecure_credentials, ca_ref)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9) RETURNING {COLUMNS}"
+        "INSERT INTO clusters (name, bootstrap, security_protocol, sasl_mechanism, username_ref, password_ref, interval_s, insecure_credentials, ca_ref, client_cert_ref, client_key_ref)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11) RETURNING {COLUMNS}"
     ))
     .bind(c.name)
     .bind(c.bootstrap)
@@ -112,6 +118,8 @@ pub async fn insert(conn: &mut PgConnection, c: &NewCluster<'_>) -> Result<Clust
     .bind(c.interval_s)
     .bind(c.insecure_credentials)
     .bind(c.ca_ref)
+    .bind(c.client_cert_ref)
+    .bind(c.client_key_ref)
     .fetch_one(conn)
     .await?)
 }
@@ -200,7 +208,7 @@ pub async fn update(
     Ok(sqlx::query_as(&format!(
         "UPDATE clusters SET bootstrap = $2, security_protocol = $3, sasl_mechanism = $4,
             username_ref = $5, password_ref = $6, interval_s = $7, insecure_credentials = $8,
-            ca_ref = $9
+            ca_ref = $9, client_cert_ref = $10, client_key_ref = $11
          WHERE id = $1 RETURNING {COLUMNS}"
     ))
     .bind(id)
@@ -212,6 +220,8 @@ pub async fn update(
     .bind(c.interval_s)
     .bind(c.insecure_credentials)
     .bind(c.ca_ref)
+    .bind(c.client_cert_ref)
+    .bind(c.client_key_ref)
     .fetch_one(conn)
     .await?)
 }

@@ -149,10 +149,11 @@ impl<S: Io> Conn<S> {
             .await
             .map_err(|_| WireError::Timeout(self.addr.clone()))?
             .map_err(|e| match e {
-                FrameError::Io(source) => WireError::Io {
-                    addr: self.addr.clone(),
-                    source,
-                },
+                FrameError::Io(source) => link::client_certificate_refused(&self.addr, &source)
+                    .unwrap_or_else(|| WireError::Io {
+                        addr: self.addr.clone(),
+                        source,
+                    }),
                 FrameError::Size(size) => WireError::FrameSize {
                     addr: self.addr.clone(),
                     size,

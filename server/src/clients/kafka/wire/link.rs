@@ -117,10 +117,27 @@ pub(super) async fn connect(
     }
 }
 
+/// A read or write that failed because the broker refused this console's
+/// client certificate (mutual TLS): said as the connection test says it.
+/// Over TLS 1.3 the broker's alert comes on the first read after the
+/// handshake, so any exchange may meet it.
+pub(super) fn client_certificate_refused(addr: &str, e: &std::io::Error) -> Option<WireError> {
+    tls::client_certificate_refused(e).then(|| WireError::Tls {
+        addr: addr.to_string(),
+        why: Unreachable::ClientCertificate,
+        sentence: Unreachable::ClientCertificate.sentence().to_string(),
+        detail: e.to_string(),
+    })
+}
+
 /// A failed handshake, said as the connection test says it: a wrong name,
-/// an unknown authority, an expired certificate, or a listener that does
-/// not speak TLS; the handshake's own error kept after it.
+/// an unknown authority, an expired certificate, a client certificate
+/// refused, or a listener that does not speak TLS; the handshake's own
+/// error kept after it.
 fn refused(addr: &str, e: &std::io::Error) -> WireError {
+    if let Some(refused) = client_certificate_refused(addr, e) {
+        return refused;
+    }
     let rustls_error = e.get_ref().and_then(|e| e.downcast_ref::<rustls::Error>());
     let (why, sentence) = match rustls_error {
         // A plain listener answers a ClientHello with something that is

@@ -174,9 +174,12 @@ impl Severity {
     /// critical, data late or at risk an error, early signs a warning.
     pub fn of_kind(kind: &str) -> Self {
         match kind {
-            "STOP" | "LOST" | "OFFLINE" | "UNREACHABLE" | "FAILED" => Severity::Critical,
+            // A fast SLO burn pages; a slow one is a ticket.
+            "STOP" | "LOST" | "OFFLINE" | "UNREACHABLE" | "FAILED" | "SLO_BURN_FAST" => {
+                Severity::Critical
+            }
             "STALL" | "REWIND" | "UNDER_REPLICATED" | "FRESHNESS" | "RETENTION" => Severity::Error,
-            "WARN" | "QUIET" | "UNASSIGNED" => Severity::Warning,
+            "WARN" | "QUIET" | "UNASSIGNED" | "SLO_BURN_SLOW" => Severity::Warning,
             _ => Severity::Info,
         }
     }

@@ -277,6 +277,9 @@ pub struct TopicView {
     pub expected_interval_s: Option<i32>,
     pub description: Option<String>,
     pub compatibility: Option<String>,
+    /// Its freshness SLO this month, when it has a freshness budget.
+    #[serde(default)]
+    pub slo: Option<streamkeeper::watch::slo::StreamSlo>,
 }
 
 /// What an owner declares about a stream. `owner_team: null` leaves it unowned.

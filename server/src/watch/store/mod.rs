@@ -3,6 +3,7 @@
 
 mod catalog;
 pub mod samples;
+pub mod slo;
 
 pub use catalog::*;
 

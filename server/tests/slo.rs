@@ -67,7 +67,7 @@ fn pass(n: i64, at: DateTime<Utc>) -> Reading {
         started: at,
         finished: at,
         brokers: 1,
-        topics: vec![topic("orders", end), topic("clicks", 5)],
+        topics: vec![topic("orders", end), topic("clicks", 5), topic("logs", 0)],
         groups: vec![GroupReading {
             name: "billing".into(),
             state: "Stable".into(),

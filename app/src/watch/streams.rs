@@ -185,7 +185,10 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
             <dl>
                 <dt>"Owner"</dt><dd>{t.owner.clone().unwrap_or_else(|| "unowned — an owner can claim it".into())}</dd>
                 <dt>"Domain"</dt><dd>{match t.domain.clone().filter(|d| !d.is_empty()) {
-                    Some(d) => view! { <a href=domain_href(&d) data-testid="stream-domain">{d}</a> }.into_any(),
+                    Some(d) => {
+                        let href = domain_href(&d);
+                        view! { <a href=href data-testid="stream-domain">{d}</a> }.into_any()
+                    }
                     None => "–".into_any(),
                 }}</dd>
                 <dt>"SLA tier"</dt><dd>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</dd>

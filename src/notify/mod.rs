@@ -280,6 +280,9 @@ mod tests {
         // Data deleted unread, and about to be.
         assert_eq!(Severity::of_kind("LOST"), Severity::Critical);
         assert_eq!(Severity::of_kind("RETENTION"), Severity::Error);
+        // A fast SLO burn pages; a slow one is a ticket.
+        assert_eq!(Severity::of_kind("SLO_BURN_FAST"), Severity::Critical);
+        assert_eq!(Severity::of_kind("SLO_BURN_SLOW"), Severity::Warning);
         assert_eq!(Severity::of_kind("STALL"), Severity::Error);
         assert_eq!(Severity::of_kind("WARN"), Severity::Warning);
         assert_eq!(Severity::of_kind("SOMETHING_NEW"), Severity::Info);

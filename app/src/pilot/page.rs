@@ -15,7 +15,7 @@ use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, query_param};
 use crate::ui::time::stamp_ago;
-use crate::watch::slo::WithinTierLine;
+use crate::watch::widgets::WithinTierLine;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::flags::lifecycle::dismissal_words;

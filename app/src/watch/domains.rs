@@ -6,7 +6,7 @@ use crate::ui::notes::ErrorNote;
 use crate::ui::params::query_param;
 use crate::ui::title::page_title;
 use crate::watch::fns::get_domain_slo;
-use crate::watch::slo::DomainSloView;
+use crate::watch::widgets::DomainSloView;
 use leptos::prelude::*;
 use leptos_meta::Title;
 

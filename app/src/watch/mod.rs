@@ -8,5 +8,5 @@ pub mod fns;
 pub mod model;
 pub mod port;
 pub mod settings;
-pub mod slo;
 pub mod streams;
+pub mod widgets;

@@ -3,7 +3,7 @@
 //! own). Kept in watch's folder and re-exported by the hub `port.rs`.
 
 use crate::error::AppError;
-use crate::watch::slo::{DomainSlo, SloStream};
+use crate::watch::model::{DomainSlo, SloStream};
 use streamkeeper::accounts::account::Principal;
 
 #[async_trait::async_trait]

@@ -20,7 +20,7 @@ use crate::ui::time::stamp_ago;
 use crate::ui::title::page_title;
 use crate::watch::fns::{DescribeStream, get_stream, list_streams};
 use crate::watch::model::{StreamDetail, last_message_text};
-use crate::watch::slo::{StreamSloSection, domain_href};
+use crate::watch::widgets::{StreamSloSection, domain_href};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;

@@ -11,11 +11,11 @@ use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
 use streamkeeper_app::port::Slo as _;
 use streamkeeper_app::port::Watch as _;
+use streamkeeper_app::watch::model::DomainSlo;
 use streamkeeper_app::watch::model::{
     ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, RemovedCluster, StreamSpec,
     TopicView,
 };
-use streamkeeper_app::watch::slo::DomainSlo;
 use utoipa::{IntoParams, ToSchema};
 
 use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};

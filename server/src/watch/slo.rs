@@ -19,7 +19,7 @@ use streamkeeper::watch::slo::{
     within_tier,
 };
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::watch::slo::{DomainSlo, SloStream};
+use streamkeeper_app::watch::model::{DomainSlo, SloStream};
 
 /// Each topic's readers' largest time lags in a pass, one a group.
 pub type TimeLags = HashMap<String, Vec<Option<f64>>>;

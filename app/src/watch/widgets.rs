@@ -1,51 +1,12 @@
-//! Freshness SLOs on the screens: the stream page's section, the domain's
-//! table and the "streams within their tier" line (issue 42; the rules are
-//! `streamkeeper::watch::slo`).
+//! Watch's widgets: the freshness SLOs' stream page section, a domain's
+//! table and the "streams within their tier" line (issue 42; the rules
+//! are `streamkeeper::watch::slo`).
 
 use crate::ui::notes::ErrorNote;
 use crate::ui::params::href_with;
+use crate::watch::model::{DomainSlo, within_line};
 use leptos::prelude::*;
-use serde::{Deserialize, Serialize};
 use streamkeeper::watch::slo::{StreamSlo, budget_sentence};
-
-/// A stream's SLO, with where the stream is.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub struct SloStream {
-    pub cluster_id: i64,
-    pub cluster: String,
-    pub topic: String,
-    pub domain: String,
-    pub slo: StreamSlo,
-}
-
-/// A domain's streams with a freshness budget and their SLOs this month.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
-pub struct DomainSlo {
-    pub domain: String,
-    /// Streams within their tier (error budget not spent) …
-    pub within_tier: usize,
-    /// … of the streams judged against a tier this month.
-    pub judged: usize,
-    pub streams: Vec<SloStream>,
-}
-
-impl DomainSlo {
-    /// "streams within their tier: 14 of 15".
-    pub fn line(&self) -> String {
-        within_line(self.within_tier, self.judged)
-    }
-}
-
-/// "streams within their tier: 14 of 15", or why there is no figure.
-pub fn within_line(within: usize, judged: usize) -> String {
-    if judged == 0 {
-        "streams within their tier: not known (no stream with a tier and a freshness budget judged this month)".into()
-    } else {
-        format!("streams within their tier: {within} of {judged}")
-    }
-}
 
 /// Where a domain's SLO page is.
 pub fn domain_href(domain: &str) -> String {

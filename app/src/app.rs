@@ -93,6 +93,7 @@ pub fn App() -> impl IntoView {
                     <Route path=path!("/flags/:id") view=flags::pages::FlagPage ssr=SsrMode::Async />
                     <Route path=path!("/streams") view=streams::StreamsPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/stream") view=streams::StreamPage ssr=SsrMode::Async />
+                    <Route path=path!("/domain") view=crate::watch::domains::DomainPage ssr=SsrMode::Async />
                     <Route path=path!("/clusters/:id/stream/check") view=check::CheckPage ssr=SsrMode::Async />
                     <Route path=path!("/schema-checks/:id") view=check::CheckReportPage ssr=SsrMode::Async />
                     <Route path=path!("/schemas") view=registry::SchemasPage ssr=SsrMode::Async />

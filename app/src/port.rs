@@ -223,6 +223,7 @@ pub struct Backend {
     pub accounts: Arc<dyn Accounts>,
     pub audit: Arc<dyn Audit>,
     pub watch: Arc<dyn Watch>,
+    pub slo: Arc<dyn Slo>,
     pub flags: Arc<dyn Flags>,
     pub notify: Arc<dyn Notify>,
     pub schemas: Arc<dyn Schemas>,
@@ -415,6 +416,7 @@ pub trait Flags: Send + Sync {
 }
 
 pub use crate::notify::port::Notify;
+pub use crate::watch::port::Slo;
 
 /// Schemas: the catalog's schemas and checks of proposed producer schemas.
 #[async_trait::async_trait]

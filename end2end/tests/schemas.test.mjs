@@ -43,6 +43,8 @@ test(`${MODE}: an owner checks a breaking Avro change and sees which group break
   assert.match(await page.textContent('[data-testid="stream-schema"]'), /"amount"/);
   const reader = page.locator('table[data-testid="readers"] tr', { hasText: GROUP });
   assert.match(await reader.textContent(), /assumed/);
+  // And its freshness SLO section: the SLO and budget, or how to get one.
+  assert.match(await page.textContent('[data-testid="stream-slo"]'), /Freshness SLO/);
 
   await Promise.all([page.waitForNavigation(), page.click('a[data-testid="check-change"]')]);
   await hydrated(page);

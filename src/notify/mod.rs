@@ -174,9 +174,12 @@ impl Severity {
     /// critical, data late or at risk an error, early signs a warning.
     pub fn of_kind(kind: &str) -> Self {
         match kind {
-            "STOP" | "LOST" | "OFFLINE" | "UNREACHABLE" | "FAILED" => Severity::Critical,
+            // A fast SLO burn pages; a slow one is a ticket.
+            "STOP" | "LOST" | "OFFLINE" | "UNREACHABLE" | "FAILED" | "SLO_BURN_FAST" => {
+                Severity::Critical
+            }
             "STALL" | "REWIND" | "UNDER_REPLICATED" | "FRESHNESS" | "RETENTION" => Severity::Error,
-            "WARN" | "QUIET" | "UNASSIGNED" => Severity::Warning,
+            "WARN" | "QUIET" | "UNASSIGNED" | "SLO_BURN_SLOW" => Severity::Warning,
             _ => Severity::Info,
         }
     }
@@ -277,6 +280,9 @@ mod tests {
         // Data deleted unread, and about to be.
         assert_eq!(Severity::of_kind("LOST"), Severity::Critical);
         assert_eq!(Severity::of_kind("RETENTION"), Severity::Error);
+        // A fast SLO burn pages; a slow one is a ticket.
+        assert_eq!(Severity::of_kind("SLO_BURN_FAST"), Severity::Critical);
+        assert_eq!(Severity::of_kind("SLO_BURN_SLOW"), Severity::Warning);
         assert_eq!(Severity::of_kind("STALL"), Severity::Error);
         assert_eq!(Severity::of_kind("WARN"), Severity::Warning);
         assert_eq!(Severity::of_kind("SOMETHING_NEW"), Severity::Info);

@@ -14,5 +14,6 @@ pub mod reach;
 pub mod retention;
 pub mod series;
 pub mod sign_in;
+pub mod slo;
 pub mod topic_name;
 pub mod window;

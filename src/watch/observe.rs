@@ -16,7 +16,7 @@ use crate::flags::{FlagKey, Observation};
 use crate::platform::durations::human;
 use chrono::{DateTime, Utc};
 use serde_json::{Value, json};
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::hash::{DefaultHasher, Hash, Hasher};
 
 pub fn key(subject_kind: &str, subject: &str, rule: &str) -> FlagKey {
@@ -192,6 +192,10 @@ pub struct GroupObservation {
     /// trouble's ([`LagTrouble::standings`]), and those of partitions whose
     /// members came back to a stop and have not committed yet.
     pub standings: Standings,
+    /// Each topic's largest time lag (seconds), `None` where no
+    /// partition's is known: what the freshness SLOs judge a pass by
+    /// (`watch::slo::pass_freshness`).
+    pub time_lags: BTreeMap<String, Option<f64>>,
 }
 
 /// A group's troubles: its windowed lag status, and its time lag against
@@ -220,6 +224,7 @@ pub fn observe_group<S: WindowSample>(
     let mut standings = Standings::new();
     let mut trends = Vec::with_capacity(windows.len());
     let mut left_out = false;
+    let mut time_lags: BTreeMap<String, Option<f64>> = BTreeMap::new();
     for ((topic, partition), samples) in windows {
         // Most groups consume all they have offsets on: no look-up then.
         if !not_consumed.is_empty() && not_consumed.contains_key(topic) {
@@ -238,6 +243,11 @@ pub fn observe_group<S: WindowSample>(
             total_lag = Some(total_lag.unwrap_or(0).saturating_add(lag));
         }
         let time_lag = window_time_lag_s(&window);
+        let topic_lag = time_lags.entry(topic.clone()).or_insert(None);
+        *topic_lag = match (*topic_lag, time_lag) {
+            (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        };
         if let Some(t) = time_lag {
             max_time_lag = Some(max_time_lag.map_or(t, |m| m.max(t)));
         }
@@ -331,6 +341,7 @@ pub fn observe_group<S: WindowSample>(
             trend: group_trend(trends.iter().map(|p| &p.trend)),
         },
         standings,
+        time_lags,
     }
 }
 

@@ -15,6 +15,7 @@ use crate::ui::notes::ErrorNote;
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, query_param};
 use crate::ui::time::stamp_ago;
+use crate::watch::widgets::WithinTierLine;
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::flags::lifecycle::dismissal_words;
@@ -87,6 +88,7 @@ fn Report(v: PilotView) -> impl IntoView {
             {format!("Day {} of the pilot (started {started}); scope {scope}. ", r.day)}
             <a href="/settings/pilot">"Change the pilot"</a>
         </p>
+        <WithinTierLine />
         <section class="card">
             <h2>"Day-30 review"</h2>
             <table class="list" data-testid="pilot-table">

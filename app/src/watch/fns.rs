@@ -388,3 +388,17 @@ pub async fn restore_cluster(id: i64) -> Result<String, AppError> {
         });
     crate::ui::flash::noted(said, String::clone).await
 }
+
+#[server(prefix = "/fn", endpoint = "get_domain_slo")]
+pub async fn get_domain_slo(domain: String) -> Result<crate::watch::model::DomainSlo, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.slo.domain_slo(&who, &domain).await
+}
+
+#[server(prefix = "/fn", endpoint = "get_slos")]
+pub async fn get_slos() -> Result<Vec<crate::watch::model::SloStream>, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.slo.slos(&who).await
+}

@@ -284,6 +284,9 @@ pub struct TopicView {
     pub expected_interval_s: Option<i32>,
     pub description: Option<String>,
     pub compatibility: Option<String>,
+    /// Its freshness SLO this month, when it has a freshness budget.
+    #[serde(default)]
+    pub slo: Option<streamkeeper::watch::slo::StreamSlo>,
 }
 
 /// What an owner declares about a stream. `owner_team: null` leaves it unowned.
@@ -446,5 +449,44 @@ pub fn last_message_text(last: LastMessage) -> String {
         LastMessage::Unknown { first_seen_ms } => {
             format!("unknown (first seen {})", at(first_seen_ms))
         }
+    }
+}
+
+/// A stream's SLO, with where the stream is.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct SloStream {
+    pub cluster_id: i64,
+    pub cluster: String,
+    pub topic: String,
+    pub domain: String,
+    pub slo: streamkeeper::watch::slo::StreamSlo,
+}
+
+/// A domain's streams with a freshness budget and their SLOs this month.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct DomainSlo {
+    pub domain: String,
+    /// Streams within their tier (error budget not spent) …
+    pub within_tier: usize,
+    /// … of the streams judged against a tier this month.
+    pub judged: usize,
+    pub streams: Vec<SloStream>,
+}
+
+impl DomainSlo {
+    /// "streams within their tier: 14 of 15".
+    pub fn line(&self) -> String {
+        within_line(self.within_tier, self.judged)
+    }
+}
+
+/// "streams within their tier: 14 of 15", or why there is no figure.
+pub fn within_line(within: usize, judged: usize) -> String {
+    if judged == 0 {
+        "streams within their tier: not known (no stream with a tier and a freshness budget judged this month)".into()
+    } else {
+        format!("streams within their tier: {within} of {judged}")
     }
 }

@@ -20,6 +20,7 @@ use crate::ui::time::stamp_ago;
 use crate::ui::title::page_title;
 use crate::watch::fns::{DescribeStream, get_stream, list_streams};
 use crate::watch::model::{StreamDetail, last_message_text};
+use crate::watch::widgets::{StreamSloSection, domain_href};
 use leptos::prelude::*;
 use leptos_meta::Title;
 use streamkeeper::platform::durations::human;
@@ -183,7 +184,13 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
         <section class="card">
             <dl>
                 <dt>"Owner"</dt><dd>{t.owner.clone().unwrap_or_else(|| "unowned — an owner can claim it".into())}</dd>
-                <dt>"Domain"</dt><dd>{t.domain.clone().filter(|d| !d.is_empty()).unwrap_or_else(|| "–".into())}</dd>
+                <dt>"Domain"</dt><dd>{match t.domain.clone().filter(|d| !d.is_empty()) {
+                    Some(d) => {
+                        let href = domain_href(&d);
+                        view! { <a href=href data-testid="stream-domain">{d}</a> }.into_any()
+                    }
+                    None => "–".into_any(),
+                }}</dd>
                 <dt>"SLA tier"</dt><dd>{t.tier.map_or("–".to_string(), |t| format!("Tier {t}"))}</dd>
                 <dt>"Freshness budget"</dt><dd>{t.freshness_budget_s.map_or("–".to_string(), |b| format!("{b} s"))}</dd>
                 <dt>"Expected interval"</dt><dd>{t.expected_interval_s.map_or("–".to_string(), |b| format!("a message every {b} s"))}</dd>
@@ -193,6 +200,7 @@ fn StreamView(d: StreamDetail, describe: ServerAction<DescribeStream>) -> impl I
                 <dt>"Description"</dt><dd>{t.description.clone().unwrap_or_default()}</dd>
             </dl>
         </section>
+        <StreamSloSection slo=t.slo.clone() />
         {form}
         <StreamSchemasSection cluster_id=d.cluster_id topic=t.name.clone() />
         <h2>"Consumer groups"</h2>

@@ -190,6 +190,7 @@ impl AppState {
             accounts: accounts.clone(),
             audit: Arc::new(AuditService::new(pool.clone())),
             watch: clusters.clone(),
+            slo: clusters.clone(),
             flags: Arc::new(crate::flags::FlagService::new(pool.clone())),
             notify: Arc::new(
                 crate::notify::NotifyService::new(pool.clone(), outbound.clone())

@@ -1,4 +1,5 @@
-//! `/api/v1/clusters`: watched clusters and consumer-group lag.
+//! `/api/v1/clusters`: watched clusters and consumer-group lag; and the
+//! streams' freshness SLOs (`/api/v1/domains/{domain}/slo`, `/api/v1/slo.csv`).
 
 use axum::Extension;
 use axum::Json;
@@ -8,7 +9,9 @@ use serde::{Deserialize, Serialize};
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper_app::port::ClientAddr;
+use streamkeeper_app::port::Slo as _;
 use streamkeeper_app::port::Watch as _;
+use streamkeeper_app::watch::model::DomainSlo;
 use streamkeeper_app::watch::model::{
     ClusterView, GroupFilter, GroupLagView, GroupSummary, NewCluster, RemovedCluster, StreamSpec,
     TopicView,
@@ -279,6 +282,56 @@ pub async fn set_lineage_topic(
     Ok(StatusCode::NO_CONTENT)
 }
 
+/// A domain's streams with a freshness budget, their freshness SLOs this
+/// month (attainment, error budget used and left, when it runs out) and
+/// how many are within their tier.
+#[utoipa::path(get, path = "/domains/{domain}/slo", tag = "watch",
+    params(("domain" = String, Path)),
+    responses((status = 200, body = DomainSlo), (status = 404, body = ErrorBody)))]
+pub async fn domain_slo(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    ApiPath(domain): ApiPath<String>,
+) -> Result<Json<DomainSlo>, ApiError> {
+    Ok(Json(st.domain_slo(&who, &domain).await?))
+}
+
+#[derive(Debug, Deserialize, IntoParams)]
+pub struct SloCsvQuery {
+    /// Only this domain's streams.
+    domain: Option<String>,
+}
+
+/// Every stream's freshness SLO this month as CSV (one row a stream with
+/// a freshness budget), or one domain's.
+#[utoipa::path(get, path = "/slo.csv", tag = "watch", params(SloCsvQuery),
+    responses((status = 200, content_type = "text/csv", body = String),
+        (status = 404, body = ErrorBody)))]
+pub async fn slo_csv(
+    State(st): State<Arc<ClusterService>>,
+    Extension(who): Extension<Principal>,
+    ApiQuery(q): ApiQuery<SloCsvQuery>,
+) -> Result<axum::response::Response, ApiError> {
+    use axum::http::header;
+    use axum::response::IntoResponse;
+    let rows = match q.domain.as_deref().filter(|d| !d.is_empty()) {
+        Some(d) => st.domain_slo(&who, d).await?.streams,
+        None => st.slos(&who).await?,
+    };
+    let body = crate::watch::slo::slo_csv(&rows)?;
+    Ok((
+        [
+            (header::CONTENT_TYPE, "text/csv; charset=utf-8"),
+            (
+                header::CONTENT_DISPOSITION,
+                "attachment; filename=\"slo.csv\"",
+            ),
+        ],
+        body,
+    )
+        .into_response())
+}
+
 /// This feature's REST routes with their OpenAPI paths, relative to
 /// `/api/v1` (the router nests and merges them).
 pub fn routes<S>() -> OpenApiRouter<S>
@@ -298,4 +351,6 @@ where
         .routes(routes!(group))
         .routes(routes!(streams))
         .routes(routes!(describe_stream))
+        .routes(routes!(domain_slo))
+        .routes(routes!(slo_csv))
 }

@@ -141,6 +141,7 @@ pub async fn after_pass(
             let mut seen_once = std::mem::take(&mut flags.unassigned_once);
             phases.mark("standings");
             let mut judgements = Vec::new();
+            let mut time_lags = crate::watch::slo::TimeLags::new();
             for g in reading.groups.iter().filter(|g| g.error.is_none()) {
                 evaluated.insert(group_key(&g.name));
                 evaluated.insert(freshness_key(&g.name));
@@ -166,6 +167,7 @@ pub async fn after_pass(
                     now_ms,
                 );
                 observed.extend(seen.freshness);
+                crate::watch::slo::add_time_lags(&mut time_lags, seen.time_lags);
                 // A retention risk not known this pass (the log start
                 // between two segment deletions) neither raises nor
                 // resolves its flag.
@@ -200,6 +202,17 @@ pub async fn after_pass(
             crate::watch::store::set_judgements(pool, cluster.id, reading.finished, &judgements)
                 .await?;
             phases.mark("judgements stored");
+            let slo = crate::watch::slo::after_pass(
+                pool,
+                cluster,
+                reading.finished,
+                &catalog,
+                &time_lags,
+            )
+            .await?;
+            evaluated.extend(slo.evaluated);
+            observed.extend(slo.observed);
+            phases.mark("freshness SLOs");
             flags.standings = Some(known);
             flags
         }
@@ -341,11 +354,12 @@ impl FlagSource for WatchFlags<'_> {
     }
 
     /// Lag statuses are ordered, worst last (WARN, REWIND, STALL, STOP,
-    /// LOST); the other rules have one kind each.
+    /// LOST), and a fast SLO burn is worse than a slow one; the other
+    /// rules have one kind each.
     fn worse(&self, _: &FlagKey, before: &str, now: &str) -> bool {
         match (Status::parse(before), Status::parse(now)) {
             (Some(before), Some(now)) => now > before,
-            _ => false,
+            _ => streamkeeper::watch::slo::worse(before, now),
         }
     }
 

@@ -11,6 +11,7 @@ pub mod judge;
 pub mod kept;
 pub mod metrics;
 pub mod routine;
+pub mod slo;
 pub mod store;
 mod views;
 
@@ -553,11 +554,13 @@ impl ClusterService {
         let topics = store::topics(&self.pool, id).await?;
         let names: Vec<String> = topics.iter().map(|t| t.name.clone()).collect();
         let mut owners = ownership::streams(&self.pool, id, &names).await?;
+        let mut slos = self.cluster_slos(id).await?;
         Ok(topics
             .into_iter()
             .map(|t| {
                 let owner = owners.remove(&t.name).flatten().map(|o| o.team.name);
-                topic_view(t, owner)
+                let slo = slos.remove(&t.name);
+                topic_view(t, owner, slo)
             })
             .collect())
     }

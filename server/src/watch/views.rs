@@ -34,8 +34,12 @@ pub fn last_message(
 }
 
 /// A topic as the pages show it, with its owner team (the ownership
-/// rule's, `None` when unowned).
-pub(super) fn topic_view(t: store::TopicRow, owner: Option<String>) -> TopicView {
+/// rule's, `None` when unowned) and its freshness SLO.
+pub(super) fn topic_view(
+    t: store::TopicRow,
+    owner: Option<String>,
+    slo: Option<streamkeeper::watch::slo::StreamSlo>,
+) -> TopicView {
     let last = last_message(
         t.log_end_total,
         t.last_message_at,
@@ -60,5 +64,6 @@ pub(super) fn topic_view(t: store::TopicRow, owner: Option<String>) -> TopicView
         expected_interval_s: t.expected_interval_s,
         description: t.description,
         compatibility: t.compatibility,
+        slo,
     }
 }

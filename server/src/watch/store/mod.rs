@@ -4,6 +4,7 @@
 mod catalog;
 pub mod samples;
 mod wire;
+pub mod slo;
 
 pub use catalog::*;
 

@@ -478,7 +478,13 @@ pub async fn expire(pool: &PgPool, now: DateTime<Utc>) -> Result<Expired, Db> {
         .bind(now - Duration::days(RAW_DAYS))
         .execute(&mut *tx)
         .await?;
-    for (table, days) in [("lag_rollup_1m", MINUTE_DAYS), ("lag_rollup_1h", HOUR_DAYS)] {
+    for (table, days) in [
+        ("lag_rollup_1m", MINUTE_DAYS),
+        ("lag_rollup_1h", HOUR_DAYS),
+        // The freshness SLOs' burn windows reach back 6 hours.
+        ("stream_slo_1m", 1),
+        ("stream_slo_1h", HOUR_DAYS),
+    ] {
         out.rollup_rows += sqlx::query(&format!("DELETE FROM {table} WHERE bucket < $1"))
             .bind(now - Duration::days(days))
             .execute(&mut *tx)

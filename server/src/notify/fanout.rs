@@ -2,9 +2,9 @@
 //! pending transitions are locked, each is sent, held by a silence or
 //! dropped (`streamkeeper::notify::plan`), and each channel gets one
 //! message per cluster and transition listing its flags — a burst of a
-//! thousand flags is one message per channel, not a thousand. All in one
-//! short transaction, so a transition is told once, whichever replica
-//! fans it out.
+//! thousand flags is one message per channel, not a thousand (an email
+//! channel's burst is one digest). All in one short transaction, so a
+//! transition is told once, whichever replica fans it out.
 
 use crate::notify::silences::silence_rule;
 use crate::notify::store::{self, ChannelRow, PendingRow};
@@ -108,16 +108,10 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
         else {
             continue;
         };
-        for n in notices {
-            let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
-            reached.extend(&ids);
-            let bodies = kind.payload(&n, now_ms);
-            let per_flag = kind.per_flag();
-            for (i, body) in bodies.iter().enumerate() {
-                let listed = if per_flag { &ids[i..=i] } else { &ids[..] };
-                store::enqueue(&mut tx, channel_id, n.transition.as_str(), listed, body).await?;
-                queued += 1;
-            }
+        reached.extend(notices.iter().flat_map(|n| n.flags.iter().map(|f| f.id)));
+        for q in kind.queue(channel_id, &notices, now_ms) {
+            store::enqueue(&mut tx, channel_id, q.transition, &q.flag_ids, &q.body).await?;
+            queued += 1;
         }
     }
     let with_channels: HashSet<i64> = send

@@ -9,7 +9,7 @@ use crate::accounts::model::{
 };
 use crate::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use crate::error::AppError;
-use crate::platform::model::{RoutineStatus, RunRequested};
+use crate::platform::model::{ReplicaShares, RoutineStatus, RunRequested};
 use axum::Extension;
 use std::sync::Arc;
 use streamkeeper::accounts::account::Principal;
@@ -213,6 +213,8 @@ pub trait Routines: Send + Sync {
         routine: &str,
         cluster: Option<&str>,
     ) -> Result<RunRequested, AppError>;
+    /// How the per-cluster routines are shared out over the replicas (admin).
+    async fn replicas(&self, who: &Principal) -> Result<ReplicaShares, AppError>;
 }
 
 /// Everything the screens need, handed to Leptos as context by the server.

@@ -2,7 +2,7 @@
 //! audits the refusal).
 
 use crate::error::AppError;
-use crate::platform::model::{Rescheduled, RoutineStatus, RunRequested};
+use crate::platform::model::{ReplicaShares, Rescheduled, RoutineStatus, RunRequested};
 use leptos::prelude::*;
 use streamkeeper::platform::page::Page;
 
@@ -20,6 +20,13 @@ pub async fn list_routines(page: u32) -> Result<Page<RoutineStatus>, AppError> {
             PageRequest::new(Some(page), Some(ROUTINES_PER_PAGE)),
         )
         .await
+}
+
+#[server(prefix = "/fn", endpoint = "list_replicas")]
+pub async fn list_replicas() -> Result<ReplicaShares, AppError> {
+    use crate::port::{backend, principal};
+    let who = principal().await?;
+    backend()?.routines.replicas(&who).await
 }
 
 /// Sets a routine's schedule from the form: `kind` is `default`, `every`

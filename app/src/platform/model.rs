@@ -58,3 +58,41 @@ pub struct Rescheduled {
     pub routine: String,
     pub schedule: Schedule,
 }
+
+/// How the per-cluster routines are shared out over the replicas, as
+/// Settings → Routines, `GET /api/v1/routines/replicas` and `/metrics`
+/// show it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ReplicaShares {
+    /// Clusters the per-cluster routines run for (neither paused nor removed).
+    pub clusters: u64,
+    /// Replicas that wrote a heartbeat in the last few seconds.
+    pub alive: u64,
+    /// The most clusters of one routine a replica takes: clusters ÷ live
+    /// replicas, rounded up.
+    pub fair_share: u64,
+    /// Every replica seen in the last day, the live ones first.
+    pub replicas: Vec<ReplicaShare>,
+}
+
+/// One replica: its version (two during a rolling upgrade), its heartbeat
+/// and the clusters it holds of each per-cluster routine.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct ReplicaShare {
+    pub replica: String,
+    pub version: String,
+    pub started_at: DateTime<Utc>,
+    pub seen_at: DateTime<Utc>,
+    pub alive: bool,
+    /// Clusters held, by routine (routines it holds none of are left out).
+    pub held: Vec<Held>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[cfg_attr(feature = "ssr", derive(utoipa::ToSchema))]
+pub struct Held {
+    pub routine: String,
+    pub clusters: u64,
+}

@@ -5,6 +5,7 @@
 
 use crate::platform::fns::{RunRoutine, SetRoutineSchedule, list_routines};
 use crate::platform::model::RoutineStatus;
+use crate::platform::replicas::Replicas;
 use crate::ui::notes::{ActionNote, ErrorNote};
 use crate::ui::pager::Pager;
 use crate::ui::params::{href_with, page_param};
@@ -55,6 +56,7 @@ pub fn RoutinesPage() -> impl IntoView {
                 }
             })}
         </Suspense>
+        <Replicas />
     }
 }
 

@@ -4,6 +4,7 @@
 //! cluster at a time; another takes over when it lapses.
 
 use crate::clients::kafka::probe;
+use crate::clients::kafka::progress::Progress;
 use crate::clients::kafka::reader::{self, Reading};
 use crate::clients::kafka::settings::{ClusterSettings, SecretRef};
 use crate::platform::db::{begin, commit};
@@ -104,7 +105,11 @@ pub async fn pass(
     };
     let budget = Duration::from_secs(u64::try_from(c.interval_s).unwrap_or(15)) * 4 / 5;
     let probed = settings.clone();
-    let handle = tokio::task::spawn_blocking(move || reader::read(&settings, &known, &last_of));
+    let progress = Progress::default();
+    let watched = progress.clone();
+    let handle = tokio::task::spawn_blocking(move || {
+        reader::read_watched(&settings, &known, &last_of, &watched)
+    });
     let deadline = Instant::now() + budget;
     let mut handle = handle;
     let result = tokio::select! {
@@ -118,7 +123,11 @@ pub async fn pass(
                 pool,
                 c,
                 started,
-                format!("the pass took longer than {} s", budget.as_secs()),
+                format!(
+                    "the pass took longer than {} s ({})",
+                    budget.as_secs(),
+                    progress.held_by()
+                ),
                 kept,
             )
             .await

@@ -7,6 +7,7 @@
 pub mod group_consumer;
 pub mod group_offsets;
 pub mod probe;
+pub mod progress;
 pub mod reader;
 pub mod settings;
 pub mod tls;

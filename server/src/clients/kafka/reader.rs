@@ -24,6 +24,7 @@ use streamkeeper::watch::health::PartitionMeta;
 use streamkeeper::watch::lag::consumed::Assignments;
 
 use super::group_offsets;
+use super::progress::Progress;
 use super::settings::{ClusterSettings, SettingsError};
 use super::wire;
 
@@ -130,12 +131,24 @@ pub fn read(
     known: &BTreeMap<String, BTreeSet<String>>,
     last_of: &BTreeMap<String, Option<i64>>,
 ) -> Result<Reading, ReadError> {
+    read_watched(settings, known, last_of, &Progress::default())
+}
+
+/// [`read`], telling `progress` each phase as it finishes, so a routine
+/// that stops waiting can say which phase held the pass.
+pub fn read_watched(
+    settings: &ClusterSettings,
+    known: &BTreeMap<String, BTreeSet<String>>,
+    last_of: &BTreeMap<String, Option<i64>>,
+    progress: &Progress,
+) -> Result<Reading, ReadError> {
     let started = Utc::now();
     let mut phases = Vec::new();
     let mut mark = Instant::now();
     let mut lap = |name: &'static str, phases: &mut Vec<(&'static str, Duration)>| {
         let now = Instant::now();
         phases.push((name, now - mark));
+        progress.finished(name, now - mark);
         mark = now;
     };
     let config = settings.client_config()?;

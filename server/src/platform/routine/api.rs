@@ -13,6 +13,7 @@ use crate::platform::rest::{ApiError, ApiJson, ApiPath, ApiQuery, ErrorBody};
 use crate::platform::routine::{RoutineStatus, Routines, RunRequested};
 use axum::extract::FromRef;
 use streamkeeper::platform::schedule::Schedule;
+use streamkeeper_app::platform::model::ReplicaShares;
 use streamkeeper_app::port::ClientAddr;
 use utoipa::ToSchema;
 use utoipa_axum::router::OpenApiRouter;
@@ -38,6 +39,18 @@ pub async fn list(
 ) -> Result<Json<Page<RoutineStatus>>, ApiError> {
     let page = PageRequest::new(q.page, q.per_page);
     Ok(Json(routines.list(&who, q.routine.as_deref(), page).await?))
+}
+
+/// How the per-cluster routines are shared out over the replicas (admin):
+/// each replica's version and heartbeat, the clusters it holds of each
+/// routine, and the fair share (clusters ÷ live replicas, rounded up).
+#[utoipa::path(get, path = "/routines/replicas", tag = "routines",
+    responses((status = 200, body = ReplicaShares), (status = 403, body = ErrorBody)))]
+pub async fn replicas(
+    State(routines): State<Routines>,
+    Extension(who): Extension<Principal>,
+) -> Result<Json<ReplicaShares>, ApiError> {
+    Ok(Json(routines.replicas(&who).await?))
 }
 
 /// Set a routine's schedule for all its targets (admin): `{"kind":
@@ -96,6 +109,7 @@ where
 {
     OpenApiRouter::new()
         .routes(routes!(list))
+        .routes(routes!(replicas))
         .routes(routes!(set_schedule))
         .routes(routes!(run_now))
 }

@@ -36,6 +36,31 @@ pub async fn collect(pool: &PgPool, scrape: &mut Scrape) -> Result<(), sqlx::Err
         "streamkeeper_routine_last_run_timestamp_seconds",
         "When the routine's latest run finished (Unix time)",
     );
+    let shares = super::share::listing(pool).await?;
+    scrape
+        .gauges(
+            "streamkeeper_replicas_alive",
+            "Replicas that wrote a heartbeat in the last few seconds",
+        )
+        .set(vec![], shares.alive as f64);
+    scrape
+        .gauges(
+            "streamkeeper_routine_fair_share",
+            "The most clusters of a per-cluster routine one replica takes: clusters / live replicas, rounded up",
+        )
+        .set(vec![], shares.fair_share as f64);
+    let held = scrape.gauges(
+        "streamkeeper_routine_replica_clusters",
+        "Clusters a live replica holds the lease of, by routine",
+    );
+    for r in shares.replicas.into_iter().filter(|r| r.alive) {
+        for h in r.held {
+            held.set(
+                vec![("routine", h.routine), ("replica", r.replica.clone())],
+                h.clusters as f64,
+            );
+        }
+    }
     for r in store::last_runs(pool).await? {
         let l = target(r.routine, r.cluster);
         took.set(l.clone(), r.seconds);

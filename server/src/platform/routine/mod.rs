@@ -18,6 +18,7 @@ pub mod api;
 pub mod cli;
 pub mod metrics;
 mod service;
+mod share;
 pub mod store;
 
 pub use service::{Routines, Trail};
@@ -190,6 +191,8 @@ struct Shared {
     stored: RwLock<Stored>,
     /// Bumped when what is stored changed, waking every routine's task.
     wake: tokio::sync::watch::Sender<u64>,
+    /// How the per-cluster routines are shared out over the replicas.
+    shares: share::Shares,
 }
 
 /// What the poller last read.
@@ -249,6 +252,9 @@ async fn poll(shared: Arc<Shared>, cancel: CancellationToken) {
             }
             Err(e) => tracing::warn!(error = %e, "could not read the routine schedules"),
         }
+        if let Err(e) = shared.shares.poll(&shared.pool).await {
+            tracing::warn!(error = %e, "could not read the replicas' shares");
+        }
         // The routines wait for the first read (a paused routine stays
         // paused across a restart); one that failed lets them start on
         // their own intervals.
@@ -300,10 +306,12 @@ pub struct Runner {
 
 impl Runner {
     pub fn new(pool: PgPool) -> Self {
+        let holder = holder_name();
         Self {
             shared: Arc::new(Shared {
                 pool,
-                holder: holder_name(),
+                shares: share::Shares::new(holder.clone()),
+                holder,
                 alive: AtomicUsize::new(0),
                 stored: RwLock::default(),
                 wake: tokio::sync::watch::Sender::new(0),
@@ -395,6 +403,7 @@ impl Runner {
         match tokio::time::timeout(STOP_WRITES, async {
             let released = store::release(pool, holder).await?;
             let abandoned = store::abandon_open(pool, holder).await?;
+            store::replicas::gone(pool, holder).await?;
             Ok::<_, sqlx::Error>((released, abandoned))
         })
         .await
@@ -483,6 +492,8 @@ async fn keep(
     let mut last: Option<DateTime<Utc>> = None;
     let mut next = shared.plan(spec.name, own, last);
     let mut held: Option<Duration> = None;
+    // Since when this replica, at its share, has left the target to others.
+    let mut declined: Option<Instant> = None;
     loop {
         // Until the next run or a request; a holder keeps its lease alive meanwhile.
         let mut asked = false;
@@ -512,6 +523,7 @@ async fn keep(
                         ttl,
                     )
                     .await;
+                    shared.shares.noted(spec.name, target, &claim);
                     match claim {
                         Ok(store::Claim::Ours) => {}
                         Ok(store::Claim::Theirs { .. }) => held = None,
@@ -539,6 +551,10 @@ async fn keep(
         }
         if spec.lease == Lease::Exclusive {
             let ttl = lease_ttl(every);
+            if let Some(wait) = over_share(&shared, spec.name, target, ttl, &mut declined).await {
+                next = Some(Instant::now() + wait);
+                continue;
+            }
             let claim = store::claim(
                 &shared.pool,
                 spec.name,
@@ -547,6 +563,7 @@ async fn keep(
                 ttl,
             )
             .await;
+            shared.shares.noted(spec.name, target, &claim);
             held = matches!(claim, Ok(store::Claim::Ours)).then_some(ttl);
             match claim {
                 Ok(store::Claim::Ours) => {}
@@ -595,6 +612,72 @@ async fn keep(
         }
         last = Some(started);
         run_once(&shared, &*routine, spec, target, every, gap, &cancel).await;
+        if held.is_some() && shed(&shared, spec.name, target).await {
+            held = None;
+        }
+    }
+}
+
+/// How long to wait before looking again when this replica holds its fair
+/// share of `routine` already and `target` is not one of them: a replica
+/// with less work takes it at its next look. Only for so long: a target
+/// nobody took for a lease's life (the view is a heartbeat old, or the
+/// others are full) is taken anyway, since an unsampled cluster is worse
+/// than an uneven share.
+async fn over_share(
+    shared: &Shared,
+    routine: &'static str,
+    target: Target,
+    ttl: Duration,
+    declined: &mut Option<Instant>,
+) -> Option<Duration> {
+    let Target::Cluster(id) = target else {
+        return None;
+    };
+    if shared.shares.may_take(&shared.pool, routine, id).await {
+        *declined = None;
+        return None;
+    }
+    let since = *declined.get_or_insert_with(Instant::now);
+    if since.elapsed() >= ttl {
+        tracing::info!(
+            routine,
+            cluster = id,
+            "no replica with less work took the cluster; taking it over its share"
+        );
+        *declined = None;
+        return None;
+    }
+    Some(ttl / 2)
+}
+
+/// After a run, gives `target` up when this replica holds more than the
+/// replicas' spread allows, so one with less work takes it at its next look
+/// (within a lease's life: the cluster misses no interval, and the run
+/// here has ended, so it is never sampled twice at once). True when given up.
+async fn shed(shared: &Shared, routine: &'static str, target: Target) -> bool {
+    let Target::Cluster(id) = target else {
+        return false;
+    };
+    if !shared.shares.should_shed(&shared.pool, routine).await {
+        return false;
+    }
+    match store::replicas::release_one(&shared.pool, routine, id, &shared.holder).await {
+        Ok(released) => {
+            shared.shares.holds(routine, id, false);
+            if released {
+                tracing::info!(
+                    routine,
+                    cluster = id,
+                    "gave the cluster up to a replica with less work"
+                );
+            }
+            released
+        }
+        Err(e) => {
+            tracing::warn!(routine, cluster = id, error = %e, "could not give a cluster up");
+            false
+        }
     }
 }
 

@@ -10,7 +10,7 @@ use streamkeeper::accounts::role::Action;
 use streamkeeper::platform::page::{Page, PageRequest};
 use streamkeeper::platform::schedule::Schedule;
 use streamkeeper_app::error::AppError;
-use streamkeeper_app::platform::model::{RoutineStatus, RunRequested};
+use streamkeeper_app::platform::model::{ReplicaShares, RoutineStatus, RunRequested};
 use tracing::instrument;
 
 /// Where the routines' changes and refusals are audited: the audit log
@@ -63,6 +63,16 @@ impl Routines {
             return Err(AppError::Forbidden("see the routines".into()));
         }
         store::list(&self.pool, routine, page)
+            .await
+            .map_err(crate::platform::errors::db)
+    }
+
+    /// How the per-cluster routines are shared out over the replicas (admin).
+    pub async fn replicas(&self, who: &Principal) -> Result<ReplicaShares, AppError> {
+        if !who.may(Action::SeeRoutines) {
+            return Err(AppError::Forbidden("see the routines".into()));
+        }
+        super::share::listing(&self.pool)
             .await
             .map_err(crate::platform::errors::db)
     }
@@ -218,5 +228,9 @@ impl streamkeeper_app::port::Routines for Routines {
         cluster: Option<&str>,
     ) -> Result<RunRequested, AppError> {
         Routines::run_now(self, who, from, routine, cluster).await
+    }
+
+    async fn replicas(&self, who: &Principal) -> Result<ReplicaShares, AppError> {
+        Routines::replicas(self, who).await
     }
 }

@@ -5,6 +5,8 @@ use sqlx::{FromRow, PgPool};
 use std::time::Duration;
 use streamkeeper::platform::page::{Page, PageRequest};
 
+pub mod replicas;
+
 use super::RoutineStatus;
 use std::collections::{HashMap, HashSet};
 use streamkeeper::platform::schedule::Schedule;

@@ -179,8 +179,19 @@ pub enum Command {
     /// and setting it up.
     Pilot(crate::pilot::cli::PilotArgs),
     /// A team's notification channels: list, add, send a test, remove.
+    Notify(NotifyArgs),
+}
+
+/// `notify`: its commands, and the mail server an email channel's `add`
+/// and `test` use, read as `serve` reads it (`STREAMKEEPER_SMTP_*`, or the
+/// same flags after `notify`), so a test from the command line goes the
+/// way the channel's messages will.
+#[derive(Debug, Args)]
+pub struct NotifyArgs {
     #[command(subcommand)]
-    Notify(crate::notify::cli::NotifyCommand),
+    pub command: crate::notify::cli::NotifyCommand,
+    #[command(flatten)]
+    pub smtp: Box<SmtpArgs>,
 }
 
 #[derive(Debug, Args)]
@@ -272,7 +283,10 @@ pub enum SmtpSecurity {
 }
 
 /// The mail server's settings, checked; `None` when no host is set.
-fn smtp_settings(a: &SmtpArgs, outbound: &Outbound) -> Result<Option<SmtpSettings>, ConfigError> {
+pub fn smtp_settings(
+    a: &SmtpArgs,
+    outbound: &Outbound,
+) -> Result<Option<SmtpSettings>, ConfigError> {
     let security = match a.smtp_security {
         SmtpSecurity::Starttls => Security::StartTls,
         SmtpSecurity::Tls => Security::Tls,

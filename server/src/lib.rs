@@ -56,7 +56,11 @@ enum DatabaseTask {
     Routines(platform::routine::cli::RoutinesArgs),
     Lineage(lineage::cli::LineageCommand),
     Pilot(pilot::cli::PilotArgs),
-    Notify(notify::cli::NotifyCommand),
+    /// With the mail server for email channels, if one is set.
+    Notify(
+        notify::cli::NotifyCommand,
+        Option<Box<clients::smtp::settings::SmtpSettings>>,
+    ),
 }
 
 enum Offline {
@@ -86,7 +90,10 @@ fn task(
         Some(Command::Routines(a)) => Task::Database(D::Routines(a)),
         Some(Command::Lineage(c)) => Task::Database(D::Lineage(c)),
         Some(Command::Pilot(a)) => Task::Database(D::Pilot(a)),
-        Some(Command::Notify(c)) => Task::Database(D::Notify(c)),
+        Some(Command::Notify(a)) => {
+            let smtp = config::smtp_settings(&a.smtp, &outbound)?;
+            Task::Database(D::Notify(a.command, smtp.map(Box::new)))
+        }
         Some(Command::Kafka(c)) => Task::Offline(Offline::Kafka(c)),
         Some(Command::Schema(c)) => Task::Offline(Offline::Schema(c)),
         Some(Command::Connect(c)) => Task::Offline(Offline::Connect(c)),
@@ -172,12 +179,11 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         }
         DatabaseTask::Lineage(c) => lineage::cli::run(&pool, c).await,
         DatabaseTask::Pilot(a) => pilot::cli::run(&pilot::PilotService::new(pool.clone()), a).await,
-        DatabaseTask::Notify(c) => {
-            notify::cli::run(
-                &notify::NotifyService::new(pool.clone(), outbound.clone()),
-                c,
-            )
-            .await
+        DatabaseTask::Notify(c, smtp) => {
+            let mail = smtp.map(|s| clients::smtp::Smtp::new(*s));
+            let service =
+                notify::NotifyService::new(pool.clone(), outbound.clone()).with_mail(mail);
+            notify::cli::run(&service, c).await
         }
     }
 }

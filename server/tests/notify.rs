@@ -672,6 +672,49 @@ async fn a_real_alertmanager_has_the_alert_active_then_resolved(pool: PgPool) {
     assert!(answers.iter().all(|a| a.starts_with("200")), "{answers:?}");
 }
 
+/// Alertmanager knows an alert by its labels, and a worsening changes
+/// two (`kind`, `severity`): the worse flag's alert is a new one, so the
+/// old label set is ended in the same post, never left to linger as a
+/// second alert until its `endsAt`.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_worsened_flag_ends_its_old_alert_in_alertmanager(pool: PgPool) {
+    let (_dir, policy) = secrets("am-worse", &[]);
+    let t = app(&pool, &policy).await;
+    let token = admin(&t).await;
+    let am = Alertmanager::start().await;
+    let route = team(&pool, "payments").await;
+    add(
+        &t,
+        &token,
+        route.0,
+        json!({"name": "am", "kind": "alertmanager",
+        "endpoint": am.alerts_endpoint()}),
+    )
+    .await;
+    let mut w = Watcher {
+        cluster: cluster(&pool).await,
+        route,
+    };
+    watch(&pool, &mut w, vec![trouble("billing", "WARN")]).await;
+    notify(&pool, &policy).await;
+    let before = am.alerts("group", "billing").await;
+    assert_eq!(before.len(), 1, "{before:?}");
+    assert_eq!(before[0]["labels"]["severity"], "warning");
+
+    watch(&pool, &mut w, vec![trouble("billing", "STOP")]).await;
+    notify(&pool, &policy).await;
+    tokio::time::sleep(std::time::Duration::from_millis(200)).await;
+    let active: Vec<Value> = am
+        .alerts("group", "billing")
+        .await
+        .into_iter()
+        .filter(|a| a["status"]["state"] == "active")
+        .collect();
+    assert_eq!(active.len(), 1, "one alert for one flag: {active:?}");
+    assert_eq!(active[0]["labels"]["kind"], "STOP");
+    assert_eq!(active[0]["labels"]["severity"], "critical");
+}
+
 /// Whether the team's first channel is marked broken.
 async fn is_broken(t: &TestApp, channels: &str, token: &str) -> bool {
     let list = t.api(Method::GET, channels, token, None).await.json();

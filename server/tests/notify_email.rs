@@ -4,7 +4,9 @@
 //! second answers the first), each with a plain-text and an HTML part; a
 //! test to a server refusing the address says what it answered and marks
 //! the channel broken; STARTTLS asked of a server without it is an error,
-//! nothing sent in clear.
+//! nothing sent in clear. A burst is one digest listing every flag, each
+//! flag's delivery log naming it; `notify test` from the command line goes
+//! through the mail server serve's settings name.
 
 mod support;
 
@@ -358,4 +360,199 @@ async fn without_a_mail_server_a_queued_message_waits_its_attempts_unspent(pool:
         .await
         .expect("notify");
     assert_eq!(sink.wait_for(1).await.len(), 1, "sent once a server is set");
+}
+
+/// More than five flags due to an email channel at once are one digest:
+/// its subject counts them, both parts list each flag with its link, and
+/// it is one delivery every flag's log names.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn a_burst_is_one_digest_each_flags_log_naming_it(pool: PgPool) {
+    let sink = Sink::start(Mode::Plain, None, None).await;
+    let settings = smtp(&sink, Security::None);
+    let (t, token, route) = setup(&pool, &settings).await;
+    add(&t, &token, route.0, "oncall@example.com").await;
+    let cluster = sqlx::query_scalar(
+        "INSERT INTO clusters (name, bootstrap, security_protocol, interval_s, insecure_credentials)
+         VALUES ('prod', '127.0.0.1:9092', 'PLAINTEXT', 15, true) RETURNING id",
+    )
+    .fetch_one(&pool)
+    .await
+    .expect("cluster");
+    let mut w = Watcher { cluster, route };
+    let senders = Senders {
+        webhooks: Webhooks::new(EgressPolicy::LOOPBACK).expect("webhooks"),
+        mail: Some(Smtp::new(settings)),
+    };
+    let policy = support::config().outbound.credentials;
+    let pass = || async {
+        streamkeeper_server::notify::routine::pass_with(
+            &pool,
+            "https://sk.example",
+            &senders,
+            &policy,
+        )
+        .await
+        .expect("notify")
+    };
+    // Two flags: two messages, one thread each (five or fewer are not a burst).
+    let first = vec![stopped("old-1"), stopped("old-2")];
+    lifecycle::reconcile(&pool, &mut w, first)
+        .await
+        .expect("raised");
+    pass().await;
+    assert_eq!(sink.wait_for(2).await.len(), 2);
+    // Then 37 groups stop and the first two come back, in one round.
+    let burst: Vec<Observation> = (0..37).map(|i| stopped(&format!("g{i}"))).collect();
+    lifecycle::reconcile(&pool, &mut w, burst)
+        .await
+        .expect("burst");
+    pass().await;
+    let kept = sink.wait_for(3).await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert_eq!(sink.messages().len(), 3, "one digest, not 39 messages");
+    let data = kept[2]["data"].as_str().expect("data");
+    assert_eq!(
+        header(data, "Subject").as_deref(),
+        Some("Streamkeeper: 37 flags raised, 2 resolved on cluster prod"),
+        "{data}"
+    );
+    let id = header(data, "Message-ID").expect("Message-ID");
+    assert!(id.starts_with("<streamkeeper.digest-"), "{id}");
+    assert_eq!(header(data, "In-Reply-To"), None);
+    assert!(data.contains("Content-Type: text/html"), "{data}");
+    let flags: Vec<(i64, String)> = sqlx::query_as("SELECT id, subject FROM flags ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .expect("flags");
+    assert_eq!(flags.len(), 39);
+    for (f, _) in &flags[2..] {
+        assert!(
+            data.contains(&format!("https://sk.example/flags/{f}\r\n")),
+            "{f}: {data}"
+        );
+    }
+    // One delivery listing all 39, answered 250; each flag's log names it.
+    let rows: Vec<(String, Vec<i64>, Option<String>)> = sqlx::query_as(
+        "SELECT transition, flag_ids, answer FROM deliveries
+          WHERE channel_id IS NOT NULL ORDER BY id",
+    )
+    .fetch_all(&pool)
+    .await
+    .expect("deliveries");
+    assert_eq!(rows.len(), 3, "{rows:?}");
+    assert_eq!(rows[2].0, "digest");
+    assert_eq!(rows[2].1.len(), 39);
+    let unnotified: i64 =
+        sqlx::query_scalar("SELECT count(*) FROM flags WHERE notified_at IS NULL")
+            .fetch_one(&pool)
+            .await
+            .expect("notified");
+    assert_eq!(unnotified, 0, "a raise told in a digest was notified");
+    for (f, transition) in [(flags[0].0, "resolve"), (flags[10].0, "raise")] {
+        let log = t
+            .api(
+                Method::GET,
+                &format!("/api/v1/flags/{f}/deliveries"),
+                &token,
+                None,
+            )
+            .await
+            .json();
+        let latest = &log[0];
+        assert_eq!(latest["transition"], transition, "{log}");
+        let answer = latest["answer"].as_str().expect("answer");
+        assert!(
+            answer.starts_with(&format!("in digest {id}: 250")),
+            "{answer}"
+        );
+    }
+}
+
+/// `notify test` from the command line reads the mail server as `serve`
+/// does (`STREAMKEEPER_SMTP_*`) and prints what it answered.
+#[sqlx::test(migrator = "streamkeeper_server::platform::db::MIGRATOR")]
+async fn the_command_lines_test_goes_through_serves_mail_server(pool: PgPool) {
+    let sink = Sink::start(Mode::Plain, None, None).await;
+    let team: i64 = sqlx::query_scalar("INSERT INTO teams (name) VALUES ('payments') RETURNING id")
+        .fetch_one(&pool)
+        .await
+        .expect("team");
+    let base = std::env::var("DATABASE_URL").expect("DATABASE_URL for tests");
+    let mut url = url::Url::parse(&base).expect("DATABASE_URL");
+    url.set_path(pool.connect_options().get_database().unwrap_or("postgres"));
+    let port = sink.port.to_string();
+    let cli = |args: &[&str]| {
+        let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_streamkeeper"));
+        c.env("DATABASE_URL", url.as_str())
+            .env("STREAMKEEPER_SMTP_HOST", "127.0.0.1")
+            .env("STREAMKEEPER_SMTP_PORT", &port)
+            .env("STREAMKEEPER_SMTP_SECURITY", "none")
+            .env("STREAMKEEPER_SMTP_INSECURE", "true")
+            .env(
+                "STREAMKEEPER_SMTP_FROM",
+                "Streamkeeper <streamkeeper@example.com>",
+            )
+            .env("STREAMKEEPER_EGRESS_ALLOW", "loopback")
+            .env_remove("STREAMKEEPER_AUDIT_KEY")
+            .args(args);
+        c.output().expect("run streamkeeper")
+    };
+    let team = team.to_string();
+    for (name, to) in [
+        ("mail", "oncall@example.com"),
+        ("gone", "refused@example.com"),
+    ] {
+        let add = cli(&[
+            "notify",
+            "add",
+            "--team",
+            &team,
+            "--name",
+            name,
+            "--kind",
+            "email",
+            "--endpoint",
+            to,
+        ]);
+        assert!(
+            add.status.success(),
+            "{}",
+            String::from_utf8_lossy(&add.stderr)
+        );
+    }
+    let ids: Vec<i64> = sqlx::query_scalar("SELECT id FROM notify_channels ORDER BY id")
+        .fetch_all(&pool)
+        .await
+        .expect("ids");
+    let ok = cli(&[
+        "notify",
+        "test",
+        "--team",
+        &team,
+        "--id",
+        &ids[0].to_string(),
+    ]);
+    let out = String::from_utf8_lossy(&ok.stdout);
+    assert!(
+        ok.status.success(),
+        "{out}{}",
+        String::from_utf8_lossy(&ok.stderr)
+    );
+    assert!(out.starts_with("250"), "the server's answer: {out}");
+    let kept = sink.wait_for(1).await;
+    assert_eq!(kept[0]["rcpt_tos"], json!(["oncall@example.com"]));
+    let refused = cli(&[
+        "notify",
+        "test",
+        "--team",
+        &team,
+        "--id",
+        &ids[1].to_string(),
+    ]);
+    let out = String::from_utf8_lossy(&refused.stdout);
+    assert_eq!(refused.status.code(), Some(1), "{out}");
+    assert!(
+        out.contains("550") && out.contains("no such mailbox"),
+        "word for word: {out}"
+    );
 }

@@ -53,14 +53,26 @@ fn alert(f: &FlagNotice, t: Transition, now_ms: i64) -> Value {
     })
 }
 
-/// The alerts of a notice, as one post's array.
+/// The alerts of a notice, as one post's array. A worsening changes the
+/// flag's `kind` and `severity` labels, and Alertmanager knows an alert
+/// by its labels: the worse flag is a new alert, so the one under the old
+/// labels is ended in the same post, never left as a second alert of the
+/// flag until its `endsAt`.
 pub fn alerts(n: &Notice, now_ms: i64) -> Value {
-    Value::Array(
-        n.flags
-            .iter()
-            .map(|f| alert(f, n.transition, now_ms))
-            .collect(),
-    )
+    let mut out = Vec::with_capacity(n.flags.len());
+    for f in &n.flags {
+        if n.transition == Transition::Worsen
+            && let Some(was) = f.was.as_ref().filter(|w| **w != f.kind)
+        {
+            let before = FlagNotice {
+                kind: was.clone(),
+                ..f.clone()
+            };
+            out.push(alert(&before, Transition::Resolve, now_ms));
+        }
+        out.push(alert(f, n.transition, now_ms));
+    }
+    Value::Array(out)
 }
 
 #[cfg(test)]
@@ -83,6 +95,28 @@ mod tests {
         assert_eq!(a["annotations"]["reason"], "no progress for 5 min");
         assert_eq!(a["startsAt"], "2025-12-06T05:46:40.000Z");
         assert_eq!(a["endsAt"], "2025-12-06T06:03:20.000Z");
+    }
+
+    #[test]
+    fn a_worsening_ends_the_alert_under_the_old_labels_and_posts_the_new() {
+        let now = 1_765_000_100_000;
+        let mut f = flag(4, "billing", "STOP");
+        f.was = Some("WARN".into());
+        let a = alerts(&one(Transition::Worsen, f.clone()), now);
+        let a = a.as_array().expect("array");
+        assert_eq!(a.len(), 2);
+        assert_eq!(a[0]["labels"]["kind"], "WARN");
+        assert_eq!(a[0]["labels"]["severity"], "warning");
+        assert_eq!(a[0]["endsAt"], "2025-12-06T05:48:20.000Z", "ended now");
+        assert_eq!(a[1]["labels"]["kind"], "STOP");
+        assert_eq!(a[1]["labels"]["severity"], "critical");
+        assert_eq!(a[1]["endsAt"], "2025-12-06T06:03:20.000Z");
+        // The same kind again (news, not a worsening) is the same alert.
+        f.was = Some("STOP".into());
+        let same = alerts(&one(Transition::Worsen, f.clone()), now);
+        assert_eq!(same.as_array().map(Vec::len), Some(1));
+        let raise = alerts(&one(Transition::Raise, f), now);
+        assert_eq!(raise.as_array().map(Vec::len), Some(1));
     }
 
     #[test]

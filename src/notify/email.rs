@@ -56,7 +56,7 @@ pub struct FlagMail {
 
 /// The host a flag's message ids carry: its page's, or a name of our own
 /// for a flag with none (a test message).
-fn host_of(f: &FlagNotice) -> String {
+pub(super) fn host_of(f: &FlagNotice) -> String {
     url::Url::parse(&f.url)
         .ok()
         .and_then(|u| u.host_str().map(str::to_owned))

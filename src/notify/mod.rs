@@ -1,14 +1,16 @@
 //! Notifications: where a team hears of its flags (channels, each with
 //! its own filter), what each receiver is sent (Slack Block Kit, a Teams
 //! Adaptive Card, PagerDuty Events v2, Alertmanager v2 alerts, a signed
-//! generic webhook, an email per flag threaded by the flag), and the delivery rules (transitions only, grouping of
-//! a burst, silences, the repeat of a flag left unacknowledged). Pure
+//! generic webhook, an email per flag threaded by the flag, a digest for a
+//! burst), and the delivery rules (transitions only, grouping of a burst,
+//! silences, the repeat of a flag left unacknowledged). Pure
 //! rules; `server/src/notify` carries them out.
 
 use crate::platform::page::Choice;
 use serde::{Deserialize, Serialize};
 
 pub mod alertmanager;
+pub mod digest;
 pub mod email;
 mod filter;
 mod notice;
@@ -129,6 +131,52 @@ impl ChannelKind {
                 .filter_map(|m| serde_json::to_value(m).ok())
                 .collect(),
         }
+    }
+}
+
+/// One message queued for a channel: the transition it tells (or
+/// [`digest::DIGEST`]), the flags it lists, its body.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Queued {
+    pub transition: &'static str,
+    pub flag_ids: Vec<i64>,
+    pub body: serde_json::Value,
+}
+
+impl ChannelKind {
+    /// What channel `channel_id` of this kind is sent for one round's
+    /// notices: each notice's bodies ([`ChannelKind::payload`]), listing
+    /// the flags each tells; for an email channel a burst is one digest
+    /// listing them all ([`digest::is_burst`]).
+    pub fn queue(self, channel_id: i64, notices: &[Notice], now_ms: i64) -> Vec<Queued> {
+        if self == ChannelKind::Email && digest::is_burst(notices) {
+            let d = digest::digest(channel_id, notices, now_ms);
+            let flag_ids = d.flags.iter().map(|t| t.id).collect();
+            return serde_json::to_value(&d)
+                .map(|body| Queued {
+                    transition: digest::DIGEST,
+                    flag_ids,
+                    body,
+                })
+                .into_iter()
+                .collect();
+        }
+        let mut out = Vec::new();
+        for n in notices {
+            let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
+            for (i, body) in self.payload(n, now_ms).into_iter().enumerate() {
+                let flag_ids = match self.per_flag() {
+                    true => ids.get(i).copied().into_iter().collect(),
+                    false => ids.clone(),
+                };
+                out.push(Queued {
+                    transition: n.transition.as_str(),
+                    flag_ids,
+                    body,
+                });
+            }
+        }
+        out
     }
 }
 
@@ -305,6 +353,32 @@ mod tests {
         assert_eq!(Transition::parse("notice"), None);
         assert!(ChannelKind::Slack.needs().endpoint_is_secret);
         assert_eq!(ChannelKind::PagerDuty.needs().secret, Some(true));
+    }
+
+    #[test]
+    fn an_email_channel_gets_a_digest_for_a_burst_and_one_message_per_flag_else() {
+        use crate::notify::notice::tests::flag;
+        let burst = Notice {
+            transition: Transition::Raise,
+            cluster: "prod".into(),
+            flags: (1..=6).map(|i| flag(i, "g", "STOP")).collect(),
+            by: None,
+        };
+        let q = ChannelKind::Email.queue(3, std::slice::from_ref(&burst), 0);
+        assert_eq!(q.len(), 1, "one digest");
+        assert_eq!(q[0].transition, "digest");
+        assert_eq!(q[0].flag_ids, [1, 2, 3, 4, 5, 6]);
+        let few = Notice {
+            flags: burst.flags[..5].to_vec(),
+            ..burst.clone()
+        };
+        let q = ChannelKind::Email.queue(3, &[few], 0);
+        assert_eq!(q.len(), 5, "one per flag, threaded");
+        assert_eq!((q[4].transition, &q[4].flag_ids[..]), ("raise", &[5][..]));
+        let q = ChannelKind::Slack.queue(3, &[burst], 0);
+        assert_eq!(q.len(), 1);
+        assert_eq!(q[0].transition, "raise");
+        assert_eq!(q[0].flag_ids.len(), 6);
     }
 
     #[test]

@@ -2,9 +2,9 @@
 //! pending transitions are locked, each is sent, held by a silence or
 //! dropped (`streamkeeper::notify::plan`), and each channel gets one
 //! message per cluster and transition listing its flags — a burst of a
-//! thousand flags is one message per channel, not a thousand. All in one
-//! short transaction, so a transition is told once, whichever replica
-//! fans it out.
+//! thousand flags is one message per channel, not a thousand (an email
+//! channel's burst is one digest). All in one short transaction, so a
+//! transition is told once, whichever replica fans it out.
 
 use crate::notify::silences::silence_rule;
 use crate::notify::store::{self, ChannelRow, PendingRow};
@@ -66,27 +66,22 @@ pub fn routes(channels: &[ChannelRow]) -> Vec<plan::Route> {
         .collect()
 }
 
-/// Queues notice `n` on channel `channel_id` of `kind` as the bodies the
-/// kind makes of it (one per flag for PagerDuty and email, each listing
-/// its flag); returns how many.
+/// Queues one round's `notices` on channel `channel_id` of `kind` as the
+/// messages the kind makes of them (one per flag for PagerDuty and email,
+/// a burst to an email channel as one digest), each listing the flags it
+/// tells; returns how many.
 pub async fn queue(
     conn: &mut PgConnection,
     channel_id: i64,
     kind: ChannelKind,
-    n: &Notice,
+    notices: &[Notice],
     now_ms: i64,
 ) -> Result<usize, Db> {
-    let ids: Vec<i64> = n.flags.iter().map(|f| f.id).collect();
-    let bodies = kind.payload(n, now_ms);
-    for (i, body) in bodies.iter().enumerate() {
-        let listed = if kind.per_flag() {
-            &ids[i..=i]
-        } else {
-            &ids[..]
-        };
-        store::enqueue(conn, channel_id, n.transition.as_str(), listed, body).await?;
+    let queued = kind.queue(channel_id, notices, now_ms);
+    for q in &queued {
+        store::enqueue(conn, channel_id, q.transition, &q.flag_ids, &q.body).await?;
     }
-    Ok(bodies.len())
+    Ok(queued.len())
 }
 
 /// Fans out what is pending; returns how many messages were queued.
@@ -135,10 +130,8 @@ pub async fn fan_out(pool: &PgPool, base_url: &str) -> Result<usize, Db> {
         else {
             continue;
         };
-        for n in notices {
-            reached.extend(n.flags.iter().map(|f| f.id));
-            queued += queue(&mut tx, channel_id, kind, &n, now_ms).await?;
-        }
+        reached.extend(notices.iter().flat_map(|n| n.flags.iter().map(|f| f.id)));
+        queued += queue(&mut tx, channel_id, kind, &notices, now_ms).await?;
     }
     let with_channels: HashSet<i64> = send
         .iter()

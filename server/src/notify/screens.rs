@@ -136,7 +136,12 @@ impl NotifyService {
                 kind: d.kind,
                 transition: d.transition,
                 attempts: d.attempts,
-                answer: d.answer,
+                // One message told many flags: each flag's log names it.
+                answer: match (d.digest, d.answer) {
+                    (Some(id), Some(a)) => Some(format!("in digest {id}: {a}")),
+                    (Some(id), None) => Some(format!("in digest {id}")),
+                    (None, a) => a,
+                },
                 delivered_at: d.delivered_at,
                 failed_at: d.failed_at,
                 next_attempt_at: d.next_attempt_at,

@@ -61,10 +61,8 @@ pub async fn tell_teams(
         let Some(kind) = ChannelKind::parse(&c.kind) else {
             continue;
         };
-        for n in notices {
-            let queued = queue(conn, channel_id, kind, &n, now_ms).await?;
-            *told.entry(c.team_id).or_default() += queued;
-        }
+        let queued = queue(conn, channel_id, kind, &notices, now_ms).await?;
+        *told.entry(c.team_id).or_default() += queued;
     }
     Ok(told)
 }

@@ -3,8 +3,8 @@
 
 mod catalog;
 pub mod samples;
-mod wire;
 pub mod slo;
+mod wire;
 
 pub use catalog::*;
 

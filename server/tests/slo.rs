@@ -59,6 +59,7 @@ fn pass(n: i64, at: DateTime<Utc>) -> Reading {
             log_end: Some(end),
         }],
         last_message_at: None,
+        wire: None,
     };
     let committed = 1_000 + 100 * n.min(6);
     let offsets: BTreeMap<(String, i32), Option<i64>> =

@@ -151,6 +151,17 @@ pub fn month_bounds(now: DateTime<Utc>) -> (DateTime<Utc>, DateTime<Utc>) {
     (first(y, m), next)
 }
 
+/// The seconds a pass at `at_ms` stands for: the time since the cluster's
+/// previous pass (read or failed) at `prev_ms`, at most twice its interval
+/// (a longer stretch had no look, so its rest is not known); one interval
+/// for the first pass. Not the interval alone: a routine scheduled faster
+/// or slower, or a run asked for now, would count time that did not pass.
+pub fn stands_for(prev_ms: Option<i64>, at_ms: i64, interval_s: i32) -> i32 {
+    let interval = i64::from(interval_s.max(1));
+    let elapsed = prev_ms.map_or(interval, |p| (at_ms - p).max(0) / 1000);
+    i32::try_from(elapsed.min(2 * interval)).unwrap_or(interval_s)
+}
+
 /// The warning when a cluster sampled every `interval_s` cannot check a
 /// `budget_s` budget at least twice within it.
 pub fn interval_warning(interval_s: i32, budget_s: i32) -> Option<String> {
@@ -502,5 +513,17 @@ mod tests {
         assert_eq!(ordinal(1), "1st");
         assert_eq!(ordinal(12), "12th");
         assert_eq!(ordinal(23), "23rd");
+    }
+
+    #[test]
+    fn a_pass_stands_for_the_time_since_the_last_within_twice_the_interval() {
+        // The first pass: one interval.
+        assert_eq!(stands_for(None, 60_000, 15), 15);
+        // A routine run every 5 s on a 15 s cluster: 5 s, not 15.
+        assert_eq!(stands_for(Some(55_000), 60_000, 15), 5);
+        // A pass after a 5-minute pause: 30 s at most; the rest not known.
+        assert_eq!(stands_for(Some(0), 300_000, 15), 30);
+        // A clock step back counts nothing.
+        assert_eq!(stands_for(Some(70_000), 60_000, 15), 0);
     }
 }

@@ -6,6 +6,7 @@ pub mod clusters;
 pub mod domains;
 pub mod fns;
 pub mod model;
+#[cfg(feature = "ssr")]
 pub mod port;
 pub mod settings;
 pub mod streams;

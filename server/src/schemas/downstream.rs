@@ -146,6 +146,12 @@ impl SchemaService {
         }
         let names: Vec<&str> = lines.keys().map(String::as_str).collect();
         let teams = store::teams_named(&self.pool, &names).await?;
+        if teams.is_empty() {
+            return Err(AppError::Invalid(format!(
+                "The owners named downstream ({}) are no team here: there is nobody to notify.",
+                names.join(", ")
+            )));
+        }
         let url = format!(
             "{}/schema-checks/{id}",
             self.downstream

@@ -16,7 +16,7 @@ use streamkeeper::accounts::role::Action;
 use streamkeeper::flags::{FlagKey, Observation};
 use streamkeeper::watch::slo::{
     BurnCall, StreamSlo, Tally, burn_key, month_bounds, month_slo, observe_burn, pass_freshness,
-    within_tier,
+    stands_for, within_tier,
 };
 use streamkeeper_app::error::AppError;
 use streamkeeper_app::watch::model::{DomainSlo, SloStream};
@@ -54,6 +54,14 @@ pub async fn after_pass(
         .filter_map(|(n, t)| t.freshness_budget_s.map(|b| (n, t, b)))
         .collect();
     let mut pass = SloPass::default();
+    // A stream without a budget or a tier has no burn rate: a burn flag
+    // raised before either was removed resolves.
+    pass.evaluated.extend(
+        catalog
+            .iter()
+            .filter(|(_, t)| t.freshness_budget_s.is_none() || t.tier.is_none())
+            .map(|(n, _)| burn_key(n)),
+    );
     if budgeted.is_empty() {
         return Ok(pass);
     }
@@ -64,7 +72,13 @@ pub async fn after_pass(
             ((*n).clone(), pass_freshness(*b, readers))
         })
         .collect();
-    store::record(pool, cluster.id, at, cluster.interval_s, &verdicts).await?;
+    let prev = store::previous_pass_at(pool, cluster.id, at).await?;
+    let stands = stands_for(
+        prev.map(|p| p.timestamp_millis()),
+        at.timestamp_millis(),
+        cluster.interval_s,
+    );
+    store::record(pool, cluster.id, at, stands, &verdicts).await?;
     let windows = store::burn_windows(pool, cluster.id, at).await?;
     for (topic, t, _) in budgeted {
         let Some(tier) = t.tier else { continue };

@@ -480,6 +480,11 @@ async fn keep(
     cancel: CancellationToken,
 ) {
     let spec = routine.spec();
+    let _forget = Forget {
+        shared: shared.clone(),
+        routine: spec.name,
+        target,
+    };
     let mut wake = shared.wake.subscribe();
     if *wake.borrow_and_update() == 0 {
         tokio::select! {
@@ -549,6 +554,7 @@ async fn keep(
             // A paused routine's lease lapses: a run-now goes to whichever
             // replica takes it first.
             held = None;
+            forget(&shared, spec.name, target);
             continue;
         }
         if spec.lease == Lease::Exclusive {
@@ -629,6 +635,26 @@ async fn keep(
             held = None;
             handed = Some(Instant::now() + rest);
         }
+    }
+}
+
+/// Forgets this replica's hold on a target when its task ends (the cluster
+/// paused or removed, or shutdown): a share counts only what is held.
+struct Forget {
+    shared: Arc<Shared>,
+    routine: &'static str,
+    target: Target,
+}
+
+impl Drop for Forget {
+    fn drop(&mut self) {
+        forget(&self.shared, self.routine, self.target);
+    }
+}
+
+fn forget(shared: &Shared, routine: &'static str, target: Target) {
+    if let Target::Cluster(id) = target {
+        shared.shares.holds(routine, id, false);
     }
 }
 

@@ -266,8 +266,11 @@ pub async fn known_topics(
 }
 
 /// The topics whose newest record's time and wire-format headers a pass
-/// reads (every stream's: the headers say which schemas its producers
-/// write, see docs/drift.md), with the log-end total it was last read at.
+/// reads, with the log-end total it was last read at: streams with an
+/// expected interval (their quiet check) and streams whose value subject
+/// is registered (the headers say which schemas producers write, see
+/// docs/drift.md). Not every stream: on a busy catalog every tail moves
+/// every pass, and reading them all costs more than the pass itself.
 pub async fn last_message_targets(
     pool: &PgPool,
     cluster_id: i64,
@@ -275,7 +278,10 @@ pub async fn last_message_targets(
     let rows: Vec<(String, Option<i64>)> = sqlx::query_as(
         "SELECT s.topic, t.last_message_total FROM streams s
          LEFT JOIN topics t ON t.cluster_id = s.cluster_id AND t.name = s.topic
-         WHERE s.cluster_id = $1",
+         WHERE s.cluster_id = $1
+           AND (s.expected_interval_s IS NOT NULL
+                OR EXISTS (SELECT 1 FROM registry_subjects r
+                            WHERE r.cluster_id = s.cluster_id AND r.subject = s.topic || '-value'))",
     )
     .bind(cluster_id)
     .fetch_all(pool)

@@ -11,6 +11,23 @@ use streamkeeper::watch::slo::{BurnWindows, Freshness, Tally};
 /// Adds a pass at `at`, standing for `seconds`, judging each stream as
 /// `verdicts` say. Streams not known this pass get nothing: their time is
 /// not known.
+/// When the cluster's pass before the one that finished at `at` finished
+/// (read or failed), if any in the last day.
+pub async fn previous_pass_at(
+    pool: &PgPool,
+    cluster_id: i64,
+    at: DateTime<Utc>,
+) -> Result<Option<DateTime<Utc>>, Db> {
+    Ok(sqlx::query_scalar(
+        "SELECT max(finished_at) FROM cluster_passes
+          WHERE cluster_id = $1 AND finished_at < $2 AND finished_at > $2 - interval '1 day'",
+    )
+    .bind(cluster_id)
+    .bind(at)
+    .fetch_one(pool)
+    .await?)
+}
+
 pub async fn record(
     pool: &PgPool,
     cluster_id: i64,
@@ -37,7 +54,7 @@ pub async fn record(
     for (table, unit) in [("stream_slo_1m", "minute"), ("stream_slo_1h", "hour")] {
         sqlx::query(&format!(
             "INSERT INTO {table} (cluster_id, topic, bucket, fresh_s, stale_s)
-             SELECT $1, t, date_trunc('{unit}', $2::timestamptz), f, s
+             SELECT $1, t, date_trunc('{unit}', $2::timestamptz AT TIME ZONE 'UTC') AT TIME ZONE 'UTC', f, s
              FROM UNNEST($3::text[], $4::int[], $5::int[]) AS u(t, f, s)
              ON CONFLICT (cluster_id, topic, bucket) DO UPDATE
              SET fresh_s = {table}.fresh_s + EXCLUDED.fresh_s,

@@ -12,13 +12,27 @@ pub(super) async fn replace_wire(
     cluster_id: i64,
     r: &Reading,
 ) -> Result<(), Db> {
+    // What follows a schema ID is a Protobuf record's message indexes, but
+    // an Avro or JSON record's first values: only a stream whose value
+    // subject is Protobuf keeps them, so no payload is ever stored.
+    let protobuf: Vec<String> = sqlx::query_scalar(
+        "SELECT left(subject, -length('-value')) FROM registry_subjects
+          WHERE cluster_id = $1 AND schema_type = 'PROTOBUF' AND subject LIKE '%-value'",
+    )
+    .bind(cluster_id)
+    .fetch_all(&mut **tx)
+    .await?;
     let (mut names, mut writes) = (Vec::new(), Vec::new());
     for t in &r.topics {
         let Some(records) = &t.wire else {
             continue;
         };
+        let mut w = written(records);
+        if !protobuf.contains(&t.name) {
+            w.iter_mut().for_each(|w| w.indexes = None);
+        }
         names.push(t.name.as_str());
-        writes.push(serde_json::to_value(written(records)).unwrap_or_default());
+        writes.push(serde_json::to_value(w).unwrap_or_default());
     }
     if names.is_empty() {
         return Ok(());

@@ -662,9 +662,9 @@ fn forget(shared: &Shared, routine: &'static str, target: Target) {
 /// share of `routine` already and `target` is not one of them: while
 /// another replica holds it, until its lease lapses; while it is free, a
 /// replica with less work takes it at its next look. Only for so long: a
-/// target left free for a lease's life (the view is a heartbeat old, or
-/// the others are full) is taken anyway, since an unsampled cluster is
-/// worse than an uneven share.
+/// target left free for a quarter of a lease's life (the view is a
+/// heartbeat old, a dead replica still counted, or the others are full) is
+/// taken anyway, since an unsampled cluster is worse than an uneven share.
 async fn over_share(
     shared: &Shared,
     routine: &'static str,
@@ -683,8 +683,11 @@ async fn over_share(
         *declined = None;
         return Some(left + Duration::from_millis(100));
     }
+    // Not a whole lease's life: a replica killed a moment ago still counts
+    // as alive for a few heartbeats, and its clusters must move within an
+    // interval (lapse at most three fifths of one, then this quarter).
     let since = *declined.get_or_insert_with(Instant::now);
-    if since.elapsed() >= ttl {
+    if since.elapsed() >= ttl / 4 {
         tracing::info!(
             routine,
             cluster = id,
@@ -693,7 +696,7 @@ async fn over_share(
         *declined = None;
         return None;
     }
-    Some(ttl / 4)
+    Some(ttl / 8)
 }
 
 /// After a run, hands `target` over when this replica holds more than the

@@ -205,7 +205,7 @@ pub async fn after_pass(
             let slo = crate::watch::slo::after_pass(
                 pool,
                 cluster,
-                reading.finished,
+                (reading.started, reading.finished),
                 &catalog,
                 &time_lags,
             )

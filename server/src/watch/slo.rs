@@ -40,12 +40,13 @@ pub struct SloPass {
 }
 
 /// Judges the streams of `catalog` with a freshness budget after a pass
-/// that read the cluster at `at`, records the pass (standing for the
-/// cluster's interval) and calls each tiered stream's burn rate.
+/// that started at `started` and read the cluster by `at`, records the
+/// pass (standing for the time since the cluster's previous pass, see
+/// `stands_for`) and calls each tiered stream's burn rate.
 pub async fn after_pass(
     pool: &sqlx::PgPool,
     cluster: &ClusterRow,
-    at: DateTime<Utc>,
+    (started, at): (DateTime<Utc>, DateTime<Utc>),
     catalog: &HashMap<String, TopicRow>,
     lags: &TimeLags,
 ) -> Result<SloPass, Db> {
@@ -72,10 +73,10 @@ pub async fn after_pass(
             ((*n).clone(), pass_freshness(*b, readers))
         })
         .collect();
-    let prev = store::previous_pass_at(pool, cluster.id, at).await?;
+    let prev = store::previous_pass_at(pool, cluster.id, started).await?;
     let stands = stands_for(
         prev.map(|p| p.timestamp_millis()),
-        at.timestamp_millis(),
+        started.timestamp_millis(),
         cluster.interval_s,
     );
     store::record(pool, cluster.id, at, stands, &verdicts).await?;

@@ -11,16 +11,17 @@ use streamkeeper::watch::slo::{BurnWindows, Freshness, Tally};
 /// Adds a pass at `at`, standing for `seconds`, judging each stream as
 /// `verdicts` say. Streams not known this pass get nothing: their time is
 /// not known.
-/// When the cluster's pass before the one that finished at `at` finished
-/// (read or failed), if any in the last day.
+/// When the cluster's last pass before the one that started at `at`
+/// started (read or failed: a look at the cluster either way), if any in
+/// the last day.
 pub async fn previous_pass_at(
     pool: &PgPool,
     cluster_id: i64,
     at: DateTime<Utc>,
 ) -> Result<Option<DateTime<Utc>>, Db> {
     Ok(sqlx::query_scalar(
-        "SELECT max(finished_at) FROM cluster_passes
-          WHERE cluster_id = $1 AND finished_at < $2 AND finished_at > $2 - interval '1 day'",
+        "SELECT max(started_at) FROM cluster_passes
+          WHERE cluster_id = $1 AND started_at < $2 AND started_at > $2 - interval '1 day'",
     )
     .bind(cluster_id)
     .bind(at)

@@ -9,12 +9,10 @@ use crate::accounts::model::{
 };
 use crate::audit::model::{AuditFilter, AuditRow, RefusalTally};
 use crate::error::AppError;
-use crate::platform::model::{ReplicaShares, RoutineStatus, RunRequested};
 use axum::Extension;
 use std::sync::Arc;
 use streamkeeper::accounts::account::Principal;
 use streamkeeper::platform::page::{Page, PageRequest};
-use streamkeeper::platform::schedule::Schedule;
 
 /// Where a request came from, as recorded in the audit log. Set by the
 /// server on every request.
@@ -186,35 +184,6 @@ pub trait Audit: Send + Sync {
         filter: AuditFilter,
         page: PageRequest,
     ) -> Result<Page<RefusalTally>, AppError>;
-}
-
-#[async_trait::async_trait]
-pub trait Routines: Send + Sync {
-    /// Every routine for every target with its last run and lease (admin).
-    async fn list(
-        &self,
-        who: &Principal,
-        routine: Option<&str>,
-        page: PageRequest,
-    ) -> Result<Page<RoutineStatus>, AppError>;
-    /// Sets a routine's schedule for all its targets (admin, audited).
-    async fn set_schedule(
-        &self,
-        who: &Principal,
-        from: &str,
-        routine: &str,
-        schedule: Schedule,
-    ) -> Result<Schedule, AppError>;
-    /// Asks for one run now, of one cluster's target or all (admin, audited).
-    async fn run_now(
-        &self,
-        who: &Principal,
-        from: &str,
-        routine: &str,
-        cluster: Option<&str>,
-    ) -> Result<RunRequested, AppError>;
-    /// How the per-cluster routines are shared out over the replicas (admin).
-    async fn replicas(&self, who: &Principal) -> Result<ReplicaShares, AppError>;
 }
 
 /// Everything the screens need, handed to Leptos as context by the server.
@@ -416,6 +385,7 @@ pub trait Flags: Send + Sync {
 }
 
 pub use crate::notify::port::Notify;
+pub use crate::platform::port::Routines;
 pub use crate::watch::port::Slo;
 
 /// Schemas: the catalog's schemas and checks of proposed producer schemas.

@@ -4,5 +4,7 @@
 
 pub mod fns;
 pub mod model;
+#[cfg(feature = "ssr")]
+pub mod port;
 pub mod replicas;
 pub mod routines;

@@ -18,15 +18,19 @@ pub mod api;
 pub mod cli;
 mod handover;
 pub mod metrics;
+mod poll;
+mod retention;
 mod service;
 mod share;
 pub mod store;
 
+pub use retention::RunRetention;
 pub use service::{Routines, Trail};
 
 use async_trait::async_trait;
 use chrono::{DateTime, Utc};
 use handover::{Forget, forget, over_share, shed};
+use poll::poll;
 use sqlx::PgPool;
 use std::collections::{HashMap, HashSet};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -227,46 +231,6 @@ impl Shared {
         let now = Utc::now();
         next_run(&self.schedule(routine), own, last, now)
             .map(|at| Instant::now() + (at - now).to_std().unwrap_or_default())
-    }
-}
-
-/// Reads the stored schedules and requests every [`POLL`] and wakes the
-/// routines when they changed.
-async fn poll(shared: Arc<Shared>, cancel: CancellationToken) {
-    let mut first = true;
-    loop {
-        match store::stored(&shared.pool).await {
-            Ok((schedules, requests)) => {
-                let fresh = Stored {
-                    schedules,
-                    requests,
-                };
-                let changed = match shared.stored.write() {
-                    Ok(mut s) if *s != fresh => {
-                        *s = fresh;
-                        true
-                    }
-                    _ => false,
-                };
-                if changed {
-                    shared.wake.send_modify(|n| *n += 1);
-                }
-            }
-            Err(e) => tracing::warn!(error = %e, "could not read the routine schedules"),
-        }
-        if let Err(e) = shared.shares.poll(&shared.pool).await {
-            tracing::warn!(error = %e, "could not read the replicas' shares");
-        }
-        // The routines wait for the first read (a paused routine stays
-        // paused across a restart); one that failed lets them start on
-        // their own intervals.
-        if std::mem::take(&mut first) {
-            shared.wake.send_modify(|n| *n += 1);
-        }
-        tokio::select! {
-            () = cancel.cancelled() => return,
-            () = tokio::time::sleep(POLL) => {}
-        }
     }
 }
 
@@ -752,38 +716,6 @@ async fn run_once(
     };
     if let Err(e) = stored {
         tracing::error!(error = %e, "could not record the run");
-    }
-}
-
-/// Retention of the runs' record: a week of rows, deleted hourly.
-pub struct RunRetention {
-    pool: PgPool,
-}
-
-impl RunRetention {
-    pub const KEEP: Duration = Duration::from_secs(7 * 24 * 3600);
-
-    pub fn new(pool: PgPool) -> Self {
-        Self { pool }
-    }
-}
-
-#[async_trait]
-impl Routine for RunRetention {
-    fn spec(&self) -> Spec {
-        Spec {
-            name: "routine-run-retention",
-            scope: Scope::Global,
-            lease: Lease::Exclusive,
-            record: Record::EveryRun,
-            every: Duration::from_secs(3600),
-        }
-    }
-
-    async fn run(&self, _: Target, _: &CancellationToken) -> RunResult {
-        let before = Utc::now() - chrono::Duration::from_std(Self::KEEP).unwrap_or_default();
-        let deleted = store::expire_runs(&self.pool, before).await?;
-        Ok(Outcome::Done(serde_json::json!({ "deleted": deleted })))
     }
 }
 
